@@ -1,0 +1,47 @@
+# Set-up and entry points. Both `make repl` and `make test` create the virtual
+# environment .venv (or reuse it) and install minijax into it, editable, with its
+# test extra; the install reruns only when pyproject.toml or this Makefile change.
+#
+#   make repl                      an interactive minijax shell (python -m minijax repl)
+#   make test                      the whole test suite
+#   make test ARGS='-k cli -x'     extra pytest arguments
+#   make repl ARGS=lesson.py       run a script, then stay interactive
+#   make clean                     remove .venv and caches
+#   make PYTHON=python3.12 test    build .venv from another interpreter (>= 3.11)
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.minijax-installed
+ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help install test repl clean
+
+help:
+	@echo "make repl   start the minijax REPL (creates .venv on first use)"
+	@echo "make test   run the test suite (creates .venv on first use)"
+	@echo "make clean  remove .venv and caches"
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@if [ ! -x $(VPY) ]; then \
+	  $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	    { echo "'$(PYTHON)' is not a working Python >= 3.11; name one: make PYTHON=python3.12 $(MAKECMDGOALS)" >&2; exit 1; }; \
+	  echo "Creating $(VENV) with $$($(PYTHON) --version)"; \
+	  $(PYTHON) -m venv $(VENV); \
+	fi
+	@echo "Installing minijax and its dependencies into $(VENV)"
+	@$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+test: $(STAMP)
+	$(VPY) -m pytest -q -p no:cacheprovider $(ARGS)
+
+repl: $(STAMP)
+	@$(VPY) -m minijax repl $(ARGS)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,46 @@
+"""Eager op-by-op dispatch: the cost of one repeated primitive on concrete arrays.
+
+minijax runs an eager op as a cached `jax.jit` of its lowering rule, keyed by
+primitive, params and input avals (minijax/backends/xla.py). The target (DESIGN §7)
+is that a repeated eager op costs no more than JAX's own eager dispatch.
+
+    .venv/bin/python benchmarks/eager_dispatch.py
+
+prints microseconds per call for minijax and JAX and their ratio (minijax / jax;
+below 1.0 means minijax is faster).
+"""
+from __future__ import annotations
+
+import timeit
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import minijax
+import minijax.lax as mlax
+
+
+def _per_call_us(fn, number=3000, repeat=5):
+    fn()  # compile and warm the caches
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+
+
+def main():
+    x = jnp.asarray(np.linspace(-1, 1, 16, dtype=np.float32))
+    m = jnp.asarray(np.ones((8, 8), np.float32))
+    cases = [
+        ("sin", lambda: mlax.sin(x), lambda: jax.lax.sin(x)),
+        ("add", lambda: mlax.add(x, x), lambda: jax.lax.add(x, x)),
+        ("mul by python scalar", lambda: mlax.mul(x, 2.0), lambda: jax.lax.mul(x, 2.0)),
+        ("reduce_sum", lambda: mlax.reduce_sum(x, (0,)), lambda: jax.lax.reduce_sum(x, (0,))),
+        ("dot", lambda: mlax.dot(m, m), lambda: jax.lax.dot(m, m)),
+    ]
+    print(f"{'op':24s} {'minijax us':>11s} {'jax us':>9s} {'ratio':>7s}")
+    for name, mini, ref in cases:
+        mini_us, ref_us = _per_call_us(mini), _per_call_us(ref)
+        print(f"{name:24s} {mini_us:11.2f} {ref_us:9.2f} {mini_us / ref_us:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""minijax: a small, readable re-implementation of JAX's core.
+
+`import minijax as jax; import minijax.numpy as jnp` runs JAX programs. Start
+reading at `minijax/ir/__init__.py` (the IR), then `minijax/transforms` (the
+passes) and `minijax/backends` (XLA lowering and the NumPy reference evaluator).
+"""
+from jax import tree_util  # pytrees are JAX's own
+from jax import Array, ShapeDtypeStruct
+
+from . import ir
+from . import backends
+from .ir.trace import MinijaxError, TracerError
+from .ir.types import float0
+from .api import jit, make_jaxpr
+from . import lax
+
+__version__ = "0.1.0"
+# vmap
+from .api_vmap import vmap
+
+# autodiff
+from .api_ad import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, hessian,
+                     custom_jvp, custom_vjp)
+from . import transforms
+# control flow
+from . import debug  # noqa: E402

@@ -1,0 +1,373 @@
+"""The public autodiff API: jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev,
+hessian (plus custom_jvp / custom_vjp from `transforms/custom_derivatives.py`).
+
+Everything here is pytree handling and argument checking around three functions of
+`minijax.transforms` (read those for the actual differentiation):
+
+* `jvp_flat`       -- forward mode on flat lists (transforms/jvp.py);
+* `linearize_flat` -- jvp + partial evaluation: primal outputs and a linear jaxpr
+                      (transforms/linearize.py);
+* `vjp_backward`   -- that linear jaxpr transposed (transforms/transpose.py).
+
+`grad(f)(x)` is `vjp` with the cotangent 1.0. Every function works eagerly (op by
+op, Python control flow on values allowed) and under any other transformation,
+including itself: `grad(grad(f))`, `jvp(grad(f))`, `jit(grad(f))`, `grad(jit(f))`.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+from jax import tree_util
+
+from . import lax
+from .api_util import check_valid_leaf, fun_name
+from .ir.trace import MinijaxError, aval_of, current_trace
+from .ir.types import float0, is_inexact, is_float, is_complex
+from .transforms.ad_util import Zero, tangent_aval, instantiate, scalar
+from .transforms.jvp import jvp_flat
+from .transforms.linearize import linearize_flat, apply_linear, vjp_backward
+from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+
+
+class NonScalarOutputError(MinijaxError, TypeError):
+    """`grad` of a function whose output is not a real scalar."""
+
+
+class NonDifferentiableInputError(MinijaxError, TypeError):
+    """Differentiating with respect to an integer or boolean input."""
+
+
+class ArgnumsError(MinijaxError, TypeError):
+    """`argnums` names arguments the function was not called with, or is malformed."""
+
+
+class TangentMismatchError(MinijaxError, ValueError):
+    """Tangents or cotangents whose structure, shape or dtype does not fit the primals."""
+
+
+# -- flattening ---------------------------------------------------------------------------------
+
+def _flatten_inputs(values, where: str):
+    leaves, tree = tree_util.tree_flatten(values)
+    for i, leaf in enumerate(leaves):
+        check_valid_leaf(leaf, f"{where}: input leaf {i}")
+    return leaves, tree
+
+
+class _FlatFun:
+    """`fun` on pytrees -> a function on flat leaves; after a call, `out_tree` and (with
+    has_aux) `num_aux`/`aux_tree` describe the outputs, aux leaves last."""
+
+    def __init__(self, fun, in_tree, has_aux: bool, where: str):
+        self.fun, self.in_tree, self.has_aux, self.where = fun, in_tree, has_aux, where
+        self.out_tree = self.aux_tree = None
+        self.num_aux = 0
+
+    def __call__(self, *leaves):
+        args = tree_util.tree_unflatten(self.in_tree, leaves)
+        out = self.fun(*args)
+        if self.has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"{self.where}: a function with has_aux=True must return a "
+                                f"pair (output, aux), got {type(out).__name__}")
+            out, aux = out
+            aux_leaves, self.aux_tree = tree_util.tree_flatten(aux)
+            self.num_aux = len(aux_leaves)
+        else:
+            aux_leaves = []
+        out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        return list(out_leaves) + list(aux_leaves)
+
+    def split(self, outs):
+        """(output pytree, aux pytree or None) from the flat outputs."""
+        n_out = len(outs) - self.num_aux
+        out = tree_util.tree_unflatten(self.out_tree, outs[:n_out])
+        aux = tree_util.tree_unflatten(self.aux_tree, outs[n_out:]) if self.has_aux else None
+        return out, aux
+
+
+# -- jvp and linearize --------------------------------------------------------------------------
+
+def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
+    """`(fun(*primals), d fun(primals)[tangents])`, as `jax.jvp`."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jvp must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}")
+    primal_leaves, in_tree = _flatten_inputs(tuple(primals), "jvp")
+    tangent_leaves, tangent_tree = tree_util.tree_flatten(tuple(tangents))
+    if tangent_tree != in_tree:
+        raise TangentMismatchError(f"jvp: primals have tree structure {in_tree} but "
+                                   f"tangents have {tangent_tree}")
+    flat_tangents = [_check_tangent(p, t) for p, t in zip(primal_leaves, tangent_leaves)]
+    flat_fun = _FlatFun(fun, in_tree, has_aux, "jvp")
+    result = jvp_flat(flat_fun, primal_leaves, flat_tangents, current_trace())
+    n_out = len(result.primals_out) - flat_fun.num_aux
+    tangents_out = [instantiate(t) for t in result.tangents_out[:n_out]]
+    out, aux = flat_fun.split(result.primals_out)
+    tangent_tree = tree_util.tree_unflatten(flat_fun.out_tree, tangents_out)
+    return (out, tangent_tree, aux) if has_aux else (out, tangent_tree)
+
+
+def _check_tangent(primal, tangent):
+    p_aval, t_aval = aval_of(primal), aval_of(tangent)
+    expected = tangent_aval(p_aval)
+    if t_aval.dtype != expected.dtype:
+        raise TangentMismatchError(
+            f"jvp: a primal of dtype {p_aval.dtype.name} needs a tangent of dtype "
+            f"{expected.dtype.name} (float0 for integer and boolean primals), got "
+            f"{t_aval.dtype.name}")
+    if t_aval.shape != p_aval.shape:
+        raise TangentMismatchError(f"jvp: primal shape {p_aval.shape} and tangent shape "
+                                   f"{t_aval.shape} differ")
+    return tangent if is_inexact(p_aval.dtype) else Zero(expected)
+
+
+def linearize(fun: Callable, *primals, has_aux: bool = False):
+    """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` is the JVP at `primals`,
+    evaluated from the saved linear jaxpr without re-running `fun`."""
+    leaves, in_tree = _flatten_inputs(primals, "linearize")
+    flat_fun = _FlatFun(fun, in_tree, has_aux, "linearize")
+    lin = linearize_flat(flat_fun, leaves)
+    out, aux = flat_fun.split(lin.primals_out)
+    n_out = len(lin.primals_out) - flat_fun.num_aux
+    out_avals = [aval_of(p) for p in lin.primals_out[:n_out]]
+
+    def f_jvp(*tangents):
+        tangent_leaves, tree = tree_util.tree_flatten(tangents)
+        if tree != in_tree:
+            raise TangentMismatchError(f"linearize: tangents have tree structure {tree}, "
+                                       f"the primals had {in_tree}")
+        checked = [_check_tangent(p, t) for p, t in zip(leaves, tangent_leaves)]
+        outs = iter(apply_linear(lin, [t for t, d in zip(checked, lin.differentiable) if d]))
+        flat = [next(outs) if d else np.zeros(a.shape, float0)
+                for a, d in zip(out_avals, lin.out_differentiable[:n_out])]
+        return tree_util.tree_unflatten(flat_fun.out_tree, flat)
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+# -- vjp, grad, value_and_grad ----------------------------------------------------------------
+
+def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
+    """`(fun(*primals), vjp_fun)` where `vjp_fun(cotangent)` is the tuple of
+    cotangents of `primals`, as `jax.vjp`."""
+    leaves, in_tree = _flatten_inputs(primals, "vjp")
+    flat_fun = _FlatFun(fun, in_tree, has_aux, "vjp")
+    lin = linearize_flat(flat_fun, leaves)
+    out, aux = flat_fun.split(lin.primals_out)
+    n_out = len(lin.primals_out) - flat_fun.num_aux
+    out_avals = [aval_of(p) for p in lin.primals_out[:n_out]]
+    in_avals = [aval_of(x) for x in leaves]
+
+    def vjp_fun(cotangent):
+        ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
+        if ct_tree != flat_fun.out_tree:
+            raise TangentMismatchError(f"vjp: the cotangent has tree structure {ct_tree} "
+                                       f"but the function's output has {flat_fun.out_tree}")
+        cts = []
+        for ct, aval, diff in zip(ct_leaves, out_avals, lin.out_differentiable):
+            ct_aval = aval_of(ct)
+            if ct_aval.shape != aval.shape or ct_aval.dtype != tangent_aval(aval).dtype:
+                raise TangentMismatchError(
+                    f"vjp: got a cotangent of type {ct_aval} for an output of type {aval}; "
+                    f"they must have the same shape and dtype (float0 for integers)")
+            if diff:
+                cts.append(ct)
+        cts += [Zero(tangent_aval(aval_of(p))) for p, d in
+                zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
+        cts_in = iter(vjp_backward(lin, cts))
+        flat = [instantiate(next(cts_in)) if d else np.zeros(a.shape, float0)
+                for a, d in zip(in_avals, lin.differentiable)]
+        return tree_util.tree_unflatten(in_tree, flat)
+    return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
+
+
+def _normalize_argnums(argnums, n_args: int, where: str):
+    single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
+    nums = (argnums,) if single else argnums
+    if not isinstance(nums, (tuple, list)) or not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in nums):
+        raise ArgnumsError(f"{where}: argnums must be an int or a tuple of ints, got "
+                           f"{argnums!r}")
+    if not nums:
+        raise ArgnumsError(f"{where}: argnums is empty: there is nothing to differentiate "
+                           f"with respect to")
+    for n in nums:
+        if not -n_args <= n < n_args:
+            raise ArgnumsError(f"{where}: differentiating with respect to argnums={n} needs "
+                               f"at least {n + 1 if n >= 0 else -n} positional arguments, "
+                               f"but the function was called with {n_args}")
+    return single, tuple(int(n) % n_args for n in nums)
+
+
+def _argnums_partial(fun, argnums, args, kwargs, where):
+    single, nums = _normalize_argnums(argnums, len(args), where)
+    dyn_args = tuple(args[i] for i in nums)
+
+    def partial_fun(*dyn):
+        full = list(args)
+        for i, value in zip(nums, dyn):
+            full[i] = value
+        return fun(*full, **kwargs)
+    return single, dyn_args, partial_fun
+
+
+def _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic, real_only=False):
+    for leaf in tree_util.tree_leaves(dyn_args):
+        dtype = aval_of(leaf).dtype
+        if holomorphic and not is_complex(dtype):
+            raise NonDifferentiableInputError(
+                f"{where} with holomorphic=True requires complex inputs, got {dtype.name}")
+        ok = is_float(dtype) if real_only else is_inexact(dtype)
+        if not ok and not (allow_int and not real_only):
+            raise NonDifferentiableInputError(
+                f"{where} requires {'real' if real_only else 'real- or complex'}-valued "
+                f"(floating point) inputs, but got {dtype.name}. To differentiate with "
+                f"respect to integer or boolean inputs use vjp"
+                + ("" if real_only else " or pass allow_int=True") + ".")
+
+
+def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False, reduce_axes=()):
+    """`f -> (f(x), grad f(x))` for a scalar-output `f`, as `jax.value_and_grad`."""
+    where = f"grad({fun_name(fun)})"
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
+        _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic)
+        result = vjp(partial_fun, *dyn_args, has_aux=has_aux)
+        out, vjp_fun = result[0], result[1]
+        out_aval = _check_scalar_output(out, where, holomorphic)
+        grads = vjp_fun(scalar(1, out_aval.dtype, out_aval.weak_type))
+        grads = grads[0] if single else grads
+        value = (out, result[2]) if has_aux else out
+        return value, grads
+    return value_and_grad_f
+
+
+def _check_scalar_output(out, where, holomorphic):
+    leaves = tree_util.tree_leaves(out)
+    if len(leaves) != 1 or tree_util.tree_structure(out).num_nodes != 1:
+        raise NonScalarOutputError(f"{where}: gradient is only defined for functions with "
+                                   f"one scalar array output, got {type(out).__name__}")
+    aval = aval_of(leaves[0])
+    if aval.shape != ():
+        raise NonScalarOutputError(f"{where}: gradient is only defined for scalar-output "
+                                   f"functions. Output had shape: {aval.shape}.")
+    if holomorphic and not is_complex(aval.dtype):
+        raise NonScalarOutputError(f"{where} with holomorphic=True needs a complex output, "
+                                   f"got {aval.dtype.name}")
+    if not holomorphic and not is_float(aval.dtype):
+        raise NonScalarOutputError(
+            f"{where}: gradient requires a real floating-point output, got "
+            f"{aval.dtype.name}. For complex outputs pass holomorphic=True or use vjp.")
+    return aval
+
+
+def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False, reduce_axes=()):
+    """The gradient of a scalar-output `fun` with respect to `argnums`, as `jax.grad`."""
+    value_and_grad_f = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_f(*args, **kwargs):
+        (value, grads) = value_and_grad_f(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+    return grad_f
+
+
+# -- Jacobians ------------------------------------------------------------------------------
+
+def _stack(arrays, shape):
+    """Stack same-shaped arrays along a new leading axis: (len(arrays),) + shape."""
+    rows = [lax.broadcast_in_dim(a, (1,) + tuple(shape), tuple(range(1, len(shape) + 1)))
+            for a in arrays]
+    return rows[0] if len(rows) == 1 else lax.concatenate(rows, 0)
+
+
+def _one_hots(avals):
+    """For each position of the flattened leaves: a list of leaf values, one-hot there."""
+    for j, aval in enumerate(avals):
+        for k in range(aval.size):
+            basis = np.zeros(aval.size, aval.dtype)
+            basis[k] = 1
+            yield [basis.reshape(aval.shape) if i == j else np.zeros(a.shape, a.dtype)
+                   for i, a in enumerate(avals)]
+
+
+def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """The Jacobian by forward mode: linearize once, apply to each input basis vector."""
+    where = f"jacfwd({fun_name(fun)})"
+
+    def jacfun(*args, **kwargs):
+        single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
+        _check_differentiable_inputs(dyn_args, where, False, holomorphic, not holomorphic)
+        in_leaves, in_tree = _flatten_inputs(dyn_args, where)
+        flat_fun = _FlatFun(partial_fun, in_tree, has_aux, where)
+        lin = linearize_flat(flat_fun, in_leaves)
+        out, aux = flat_fun.split(lin.primals_out)
+        n_out = len(lin.primals_out) - flat_fun.num_aux
+        in_avals = [aval_of(x) for x in in_leaves]
+        columns = [apply_linear(lin, basis)[:n_out] for basis in _one_hots(in_avals)]
+        blocks = []
+        for i in range(n_out):
+            out_shape = aval_of(lin.primals_out[i]).shape
+            per_input, start = [], 0
+            for aval in in_avals:
+                cols = [c[i] for c in columns[start:start + aval.size]]
+                start += aval.size
+                stacked = _stack(cols, out_shape)          # (n_in,) + out_shape
+                moved = lax.transpose(stacked, tuple(range(1, len(out_shape) + 1)) + (0,))
+                per_input.append(lax.reshape(moved, out_shape + aval.shape))
+            blocks.append(_by_input(per_input, in_tree, single))
+        jac = tree_util.tree_unflatten(flat_fun.out_tree, blocks)
+        return (jac, aux) if has_aux else jac
+    return jacfun
+
+
+def _by_input(per_input_leaves, in_tree, single):
+    tree = tree_util.tree_unflatten(in_tree, per_input_leaves)
+    return tree[0] if single else tree
+
+
+def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False):
+    """The Jacobian by reverse mode: one vjp, pulled back from each output basis vector."""
+    where = f"jacrev({fun_name(fun)})"
+
+    def jacfun(*args, **kwargs):
+        single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
+        _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic)
+        in_leaves, in_tree = _flatten_inputs(dyn_args, where)
+        flat_fun = _FlatFun(partial_fun, in_tree, has_aux, where)
+        lin = linearize_flat(flat_fun, in_leaves)
+        out, aux = flat_fun.split(lin.primals_out)
+        n_out = len(lin.primals_out) - flat_fun.num_aux
+        out_avals = [aval_of(p) for p in lin.primals_out[:n_out]]
+        in_avals = [aval_of(x) for x in in_leaves]
+        aux_zeros = [Zero(tangent_aval(aval_of(p))) for p, d in
+                     zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
+        rows = []
+        for basis in _one_hots(out_avals):
+            cts = [b for b, d in zip(basis, lin.out_differentiable) if d] + aux_zeros
+            cts_in = iter(vjp_backward(lin, cts))
+            rows.append([instantiate(next(cts_in)) if d else np.zeros(a.shape, float0)
+                         for a, d in zip(in_avals, lin.differentiable)])
+        blocks, start = [], 0
+        for aval in out_avals:
+            per_input = []
+            for j, in_aval in enumerate(in_avals):
+                stacked = _stack([r[j] for r in rows[start:start + aval.size]], in_aval.shape)
+                per_input.append(lax.reshape(stacked, aval.shape + in_aval.shape))
+            start += aval.size
+            blocks.append(_by_input(per_input, in_tree, single))
+        jac = tree_util.tree_unflatten(flat_fun.out_tree, blocks)
+        return (jac, aux) if has_aux else jac
+    return jacfun
+
+
+def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """The Hessian: `jacfwd(jacrev(fun))`, as `jax.hessian`."""
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)

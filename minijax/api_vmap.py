@@ -1,0 +1,185 @@
+"""The public `vmap`: JAX's batching API on top of `transforms/vmap.py`.
+
+Read `transforms/vmap.py` first for the batching trace itself. This module only does
+what a user sees: pytrees of arguments and results, `in_axes`/`out_axes` given as
+tree prefixes of them (an int or None applies to a whole subtree), keyword arguments
+(mapped over their axis 0, as in JAX), `axis_size` for when nothing is mapped, and
+errors that name the user's argument and the sizes involved.
+
+`vmap(f)(*args)` runs `f` once on tracers of a fresh `BatchTrace` -- no jaxpr is built
+-- so Python control flow on unbatched values works, and an enclosing `jit`, `grad`
+or `vmap` sees only the batched primitives. Nesting needs nothing special: an inner
+vmap's trace has the outer one as its parent, and its arguments are tracers of it.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from collections import Counter
+from typing import Any, Callable
+
+from jax import tree_util
+
+from .api_util import check_valid_leaf, fun_name
+from .ir.trace import current_trace, set_current_trace, aval_of
+from .ir.types import RefType
+from .transforms.vmap import BatchTrace, BatchingError, move_batch_axis
+
+
+def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
+         axis_size: int | None = None, spmd_axis_name=None) -> Callable:
+    """Vectorise `fun` over a batch axis of its inputs, as `jax.vmap`.
+
+    `in_axes`: an int, None, or a tuple with one entry per positional argument, each a
+    pytree prefix of that argument whose leaves are ints (the mapped axis, negative
+    counting from the end) or None (not mapped: every example sees the same value).
+    Keyword arguments are always mapped over axis 0. `out_axes`: the same for the
+    result, saying where its batch axis goes (None: the output must not depend on a
+    mapped input). `axis_size` is the batch size when no input is mapped.
+    `axis_name` and `spmd_axis_name` are accepted for compatibility; minijax has no
+    collectives that could use them."""
+    if not callable(fun):
+        raise TypeError(f"vmap expects a callable as its first argument, got {fun!r}")
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)    # JAX reads a top-level list as the tuple of args
+    _check_axis_leaves(in_axes, "in_axes")
+    _check_axis_leaves(out_axes, "out_axes")
+    if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
+        raise ValueError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
+
+    # `updated=()`: copy the name and docstring, not the wrapped object's attributes
+    # (a jitted function's `__dict__` holds its cache, which is not ours to share).
+    @functools.wraps(fun, updated=())
+    def vmap_f(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                f"vmap in_axes must be an int, None, or a tuple with one entry per "
+                f"positional argument of {fun_name(fun)}, but got len(in_axes)="
+                f"{len(in_axes)} for {len(args)} positional arguments")
+        paths_and_leaves, in_tree = tree_util.tree_flatten_with_path((args, kwargs))
+        leaves = [leaf for _, leaf in paths_and_leaves]
+        names = [_describe_argument(fun, path) for path, _ in paths_and_leaves]
+        for leaf, name in zip(leaves, names):
+            check_valid_leaf(leaf, f"vmap({fun_name(fun)}): {name}")
+        axes = _broadcast_prefix((in_axes, 0), (args, kwargs), "in_axes")
+        axes = _normalize_in_axes(leaves, axes, names)
+        size = _mapped_axis_size(leaves, axes, names, axis_size)
+
+        trace = BatchTrace(current_trace(), size)
+        inputs = [trace.wrap(leaf, axis) for leaf, axis in zip(leaves, axes)]
+        batched_args, batched_kwargs = tree_util.tree_unflatten(in_tree, inputs)
+        with set_current_trace(trace):
+            out = fun(*batched_args, **batched_kwargs)
+        out_paths_and_leaves, out_tree = tree_util.tree_flatten_with_path(out)
+        out_axes_flat = _broadcast_prefix(out_axes, out, "out_axes")
+        results = []
+        for (path, leaf), out_axis in zip(out_paths_and_leaves, out_axes_flat):
+            value, batch_dim = trace.to_batched(leaf)
+            results.append(move_batch_axis(value, batch_dim, out_axis, size,
+                                           f"output {_keystr(path) or '(the result)'}"))
+        return tree_util.tree_unflatten(out_tree, results)
+
+    return vmap_f
+
+
+# -- in_axes / out_axes --------------------------------------------------------------
+
+def _check_axis_leaves(axes, what):
+    leaves = tree_util.tree_leaves(axes, is_leaf=lambda x: x is None)
+    if any(not (leaf is None or (isinstance(leaf, int) and not isinstance(leaf, bool)))
+           for leaf in leaves):
+        raise TypeError(f"vmap {what} must be an int, None, or a (nested) container with "
+                        f"those as leaves, but got {axes!r}")
+
+
+def _broadcast_prefix(prefix, tree, what) -> list:
+    """One axis per leaf of `tree`: each leaf of the prefix tree `prefix` applies to
+    every leaf of the matching subtree of `tree`."""
+    flat: list = []
+
+    def expand(axis, subtree):
+        flat.extend([axis] * len(tree_util.tree_leaves(subtree)))
+
+    try:
+        tree_util.tree_map(expand, prefix, tree, is_leaf=lambda x: x is None)
+    except ValueError:
+        shown = prefix[0] if what == "in_axes" else prefix
+        value = tree[0] if what == "in_axes" else tree
+        raise ValueError(
+            f"vmap {what} specification must be a tree prefix of the corresponding "
+            f"value, got specification {shown!r} for value tree "
+            f"{tree_util.tree_structure(value)}") from None
+    return flat
+
+
+def _normalize_in_axes(leaves, axes, names) -> list:
+    out = []
+    for leaf, axis, name in zip(leaves, axes, names):
+        if axis is None:
+            out.append(None)
+            continue
+        aval = aval_of(leaf)
+        if isinstance(aval, RefType):
+            raise BatchingError(f"vmap cannot map {name}: it is a ref, and vmap does not "
+                                f"support refs yet")
+        if not -aval.ndim <= axis < aval.ndim:
+            raise ValueError(
+                f"vmap was requested to map {name} along axis {axis}, which implies that "
+                f"its rank should be at least {axis + 1 if axis >= 0 else -axis}, but is "
+                f"only {aval.ndim} (its shape is {aval.shape})")
+        out.append(axis % aval.ndim)
+    return out
+
+
+def _mapped_axis_size(leaves, axes, names, axis_size) -> int:
+    mapped = [(aval_of(leaf), axis, name) for leaf, axis, name in zip(leaves, axes, names)
+              if axis is not None]
+    sizes = {aval.shape[axis] for aval, axis, _ in mapped}
+    if axis_size is not None:
+        sizes.add(axis_size)
+    if len(sizes) == 1:
+        return sizes.pop()
+    if not sizes:
+        raise ValueError("vmap must have at least one non-None value in in_axes, or "
+                         "axis_size must be given, to know how many examples there are")
+    lines = []
+    if axis_size is not None:
+        lines.append(f"the `axis_size` argument was {axis_size}")
+    counts = Counter(aval.shape[axis] for aval, axis, _ in mapped)
+    for size, count in counts.most_common():
+        aval, axis, name = next(m for m in mapped if m[0].shape[m[1]] == size)
+        shape = ",".join(map(str, aval.shape))
+        example = f"axis {axis} of {name} of type {aval.dtype.name}[{shape}]"
+        lines.append(f"one axis had size {size}: {example}" if count == 1 else
+                     f"{count} axes had size {size}, e.g. {example}")
+    raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
+                     + ";\n".join(f"  * {line}" for line in lines))
+
+
+# -- naming arguments in errors ---------------------------------------------------------
+
+def _keystr(path) -> str:
+    return tree_util.keystr(tuple(path)) if path else ""
+
+
+def _describe_argument(fun, path) -> str:
+    """`argument x`, `argument params['w']`, `kwargs['y']` for a leaf's key path."""
+    group, index, rest = path[0].idx, path[1], path[2:]
+    if group == 1:
+        return f"kwargs[{index.key!r}]{_keystr(rest)}"
+    position = index.idx
+    name = _positional_name(fun, position)
+    if name is None:
+        return f"args[{position}]{_keystr(rest)}"
+    return f"argument {name}{_keystr(rest)}"
+
+
+def _positional_name(fun, position) -> str | None:
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if position < len(params) and params[position].kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        return params[position].name
+    return None

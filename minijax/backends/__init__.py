@@ -1,0 +1,6 @@
+"""Backends: `xla` lowers jaxprs to `jax.lax` inside `jax.jit`; `reference` is an
+independent NumPy interpreter used as an oracle and as the step-through evaluator."""
+from . import xla
+from . import reference
+from . import xla_control_flow  # noqa: E402,F401
+from . import reference_control_flow  # noqa: E402,F401

@@ -1,0 +1,299 @@
+"""The XLA backend: each primitive becomes `jax.lax` calls inside `jax.jit`.
+
+Read `lowering_rules` first: one entry per primitive, `rule(*values, **params) ->
+list of values`, where the values are whatever `jax.lax` accepts (tracers of
+`jax.jit`, when running inside a compiled program). `lower_jaxpr` walks a jaxpr and
+applies the rules in order, so running it under `jax.jit` hands XLA one program.
+
+Three things are built on that table:
+
+* `eager_impls` (in `ir/trace.py`) -- op-by-op execution on concrete arrays. Each
+  (primitive, params, input avals) gets one small `jax.jit`-compiled function,
+  cached, so a repeated eager op costs a dictionary lookup plus JAX's dispatch.
+* `compile_jaxpr(jaxpr)` -- a whole jaxpr as one `jax.jit` function, cached by
+  jaxpr identity; `minijax.jit` and the eager impl of the `jit` primitive use it.
+* `lower_closed_jaxpr(closed_jaxpr, *args)` -- JAX's own `Lowered` object for the
+  program, so `.as_text()` shows the StableHLO and `.compile()` gives
+  `cost_analysis()` / `memory_analysis()`.
+
+This module never sees a ref: refs are discharged before lowering.
+"""
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+import numpy as np
+
+from ..ir import primitives as P
+from ..ir.core import Literal
+from ..ir.primitives import out_avals_of, register_rule_table
+from ..ir.trace import eager_impls
+from ..ir.types import aval_of_value
+
+lowering_rules: dict = register_rule_table("xla", {})
+
+
+def _register_single(prim, fn):
+    """Register `fn(*values, **params) -> value` for a single-result primitive."""
+    lowering_rules[prim] = lambda *args, **params: [fn(*args, **params)]
+
+
+# -- elementwise --------------------------------------------------------------------
+
+_UNARY = {
+    "neg": lax.neg, "sin": lax.sin, "cos": lax.cos, "tan": lax.tan, "asin": lax.asin,
+    "acos": lax.acos, "atan": lax.atan, "sinh": lax.sinh, "cosh": lax.cosh,
+    "tanh": lax.tanh, "asinh": lax.asinh, "acosh": lax.acosh, "atanh": lax.atanh,
+    "exp": lax.exp, "exp2": lax.exp2, "log": lax.log, "log1p": lax.log1p,
+    "expm1": lax.expm1, "logistic": lax.logistic, "sqrt": lax.sqrt, "rsqrt": lax.rsqrt,
+    "cbrt": lax.cbrt, "erf": lax.erf, "floor": lax.floor, "ceil": lax.ceil,
+    "abs": lax.abs, "sign": lax.sign, "square": lax.square, "is_finite": lax.is_finite,
+    "not": lax.bitwise_not, "stop_gradient": lambda x: x,
+}
+_BINARY = {
+    "add": lax.add, "sub": lax.sub, "mul": lax.mul, "div": lax.div, "rem": lax.rem,
+    "pow": lax.pow, "max": lax.max, "min": lax.min, "atan2": lax.atan2,
+    "and": lax.bitwise_and, "or": lax.bitwise_or, "xor": lax.bitwise_xor,
+    "eq": lax.eq, "ne": lax.ne, "lt": lax.lt, "le": lax.le, "gt": lax.gt, "ge": lax.ge,
+}
+
+
+def _unary_rule(fn):
+    return lambda x: fn(x)
+
+
+def _binary_rule(fn):
+    def rule(x, y):
+        # The IR lets a rank-0 operand stand for a splat of itself; lax wants equal shapes.
+        x_shape, y_shape = np.shape(x), np.shape(y)
+        if x_shape != y_shape:
+            if x_shape == ():
+                x = lax.broadcast_in_dim(x, y_shape, ())
+            else:
+                y = lax.broadcast_in_dim(y, x_shape, ())
+        return fn(x, y)
+    return rule
+
+
+for _name, _fn in _UNARY.items():
+    _register_single(P.primitives_by_name[_name], _unary_rule(_fn))
+for _name, _fn in _BINARY.items():
+    _register_single(P.primitives_by_name[_name], _binary_rule(_fn))
+
+_register_single(P.round_p, lambda x, *, rounding_method=0:
+                 lax.round(x, lax.RoundingMethod(rounding_method)))
+_register_single(P.integer_pow_p, lambda x, *, y: lax.integer_pow(x, y))
+
+
+def _select_n(which, *cases):
+    shape = np.shape(cases[0])
+    if np.shape(which) != shape:
+        which = lax.broadcast_in_dim(which, shape, ())
+    return lax.select_n(which, *cases)
+
+
+def _clamp(lo, x, hi):
+    return lax.clamp(lo, x, hi)
+
+
+_register_single(P.select_n_p, _select_n)
+_register_single(P.clamp_p, _clamp)
+_register_single(P.convert_element_type_p, lambda x, *, new_dtype, weak_type=False:
+                 lax.convert_element_type(x, new_dtype))
+
+
+# -- shapes ---------------------------------------------------------------------------
+
+_register_single(P.broadcast_in_dim_p, lambda x, *, shape, broadcast_dimensions:
+                 lax.broadcast_in_dim(x, shape, broadcast_dimensions))
+_register_single(P.reshape_p, lambda x, *, new_sizes, dimensions=None:
+                 lax.reshape(x, new_sizes))
+_register_single(P.transpose_p, lambda x, *, permutation: lax.transpose(x, permutation))
+_register_single(P.squeeze_p, lambda x, *, dimensions: lax.squeeze(x, dimensions))
+_register_single(P.expand_dims_p, lambda x, *, dimensions: lax.expand_dims(x, dimensions))
+_register_single(P.concatenate_p, lambda *xs, dimension: lax.concatenate(xs, dimension))
+_register_single(P.pad_p, lambda x, padding_value, *, padding_config:
+                 lax.pad(x, padding_value, padding_config))
+_register_single(P.slice_p, lambda x, *, start_indices, limit_indices, strides=None:
+                 lax.slice(x, start_indices, limit_indices, strides))
+_register_single(P.dynamic_slice_p, lambda x, *starts, slice_sizes:
+                 lax.dynamic_slice(x, starts, slice_sizes))
+_register_single(P.dynamic_update_slice_p, lambda x, update, *starts:
+                 lax.dynamic_update_slice(x, update, starts))
+
+
+# -- reductions, contractions, scans ---------------------------------------------------
+
+_register_single(P.reduce_sum_p, lambda x, *, axes: lax.reduce_sum(x, axes))
+_register_single(P.reduce_prod_p, lambda x, *, axes: lax.reduce_prod(x, axes))
+_register_single(P.reduce_max_p, lambda x, *, axes: lax.reduce_max(x, axes))
+_register_single(P.reduce_min_p, lambda x, *, axes: lax.reduce_min(x, axes))
+_register_single(P.reduce_and_p, lambda x, *, axes: lax.reduce_and(x, axes))
+_register_single(P.reduce_or_p, lambda x, *, axes: lax.reduce_or(x, axes))
+_register_single(P.argmax_p, lambda x, *, axes, index_dtype:
+                 lax.argmax(x, axes[0], index_dtype))
+_register_single(P.argmin_p, lambda x, *, axes, index_dtype:
+                 lax.argmin(x, axes[0], index_dtype))
+
+
+def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+    return lax.dot_general(lhs, rhs, dimension_numbers, precision=precision,
+                           preferred_element_type=preferred_element_type)
+
+
+_register_single(P.dot_general_p, _dot_general)
+_register_single(P.iota_p, lambda *, dtype, shape, dimension:
+                 lax.broadcasted_iota(dtype, shape, dimension))
+for _prim, _fn in [(P.cumsum_p, lax.cumsum), (P.cumprod_p, lax.cumprod),
+                   (P.cummax_p, lax.cummax), (P.cummin_p, lax.cummin)]:
+    _register_single(_prim, functools.partial(
+        lambda fn, x, *, axis, reverse=False: fn(x, axis, reverse), _fn))
+lowering_rules[P.sort_p] = lambda *xs, dimension, is_stable=True, num_keys=1: list(
+    lax.sort(xs, dimension=dimension, is_stable=is_stable, num_keys=num_keys))
+
+
+def _gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
+            slice_sizes, mode="clip"):
+    dnums = lax.GatherDimensionNumbers(offset_dims=tuple(offset_dims),
+                                       collapsed_slice_dims=tuple(collapsed_slice_dims),
+                                       start_index_map=tuple(start_index_map))
+    return lax.gather(operand, indices, dnums, tuple(slice_sizes), mode=mode)
+
+
+def _scatter_rule(fn):
+    def rule(operand, indices, updates, *, update_window_dims, inserted_window_dims,
+             scatter_dims_to_operand_dims, mode="fill"):
+        dnums = lax.ScatterDimensionNumbers(
+            update_window_dims=tuple(update_window_dims),
+            inserted_window_dims=tuple(inserted_window_dims),
+            scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims))
+        return fn(operand, indices, updates, dnums, mode=mode)
+    return rule
+
+
+_register_single(P.gather_p, _gather)
+_register_single(P.scatter_p, _scatter_rule(lax.scatter))
+_register_single(P.scatter_add_p, _scatter_rule(lax.scatter_add))
+
+
+# -- calls ------------------------------------------------------------------------------
+
+def _jit_call(*args, jaxpr, name):
+    # Inlined: the whole program is one XLA computation, which XLA optimises as a unit.
+    return lower_jaxpr(jaxpr, (), args)
+
+
+lowering_rules[P.jit_p] = _jit_call
+
+
+# -- interpreting a jaxpr with the table ------------------------------------------------
+
+def lower_jaxpr(jaxpr, consts, args) -> list:
+    """Evaluate `jaxpr` with `jax.lax` calls; meant to run inside `jax.jit`."""
+    env = {}
+
+    def read(atom):
+        return atom.value if isinstance(atom, Literal) else env[atom]
+
+    for var, value in zip(jaxpr.constvars, consts):
+        env[var] = value
+    for var, value in zip(jaxpr.invars, args):
+        env[var] = value
+    for eqn in jaxpr.eqns:
+        try:
+            rule = lowering_rules[eqn.primitive]
+        except KeyError:
+            raise NotImplementedError(
+                f"the XLA backend has no lowering for {eqn.primitive.name}; refs must be "
+                f"discharged before lowering") from None
+        outs = rule(*map(read, eqn.inputs), **eqn.params)
+        for var, value in zip(eqn.outputs, outs):
+            env[var] = value
+    return [read(v) for v in jaxpr.outvars]
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_jaxpr(jaxpr):
+    """One `jax.jit` function running `jaxpr` (constvars first, then invars)."""
+    n_consts = len(jaxpr.constvars)
+
+    def run(*args):
+        return lower_jaxpr(jaxpr, args[:n_consts], args[n_consts:])
+    run.__name__ = "minijax_program"
+    return jax.jit(run)
+
+
+def lower_closed_jaxpr(closed_jaxpr, *args):
+    """JAX's `Lowered` object for `closed_jaxpr` applied to `args` (consts embedded)."""
+    jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
+
+    def run(*args):
+        return lower_jaxpr(jaxpr, consts, args)
+    run.__name__ = "minijax_program"
+    return jax.jit(run).lower(*args)
+
+
+# -- eager dispatch ---------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=8192)
+def _compiled_primitive(prim, params_key, in_avals):
+    params = dict(params_key)
+    out_avals_of(prim, in_avals, params)  # the type rule names a bad call clearly
+    rule = lowering_rules[prim]
+    return jax.jit(lambda *args: rule(*args, **params))
+
+
+def _as_jax_value(value, aval):
+    """Python scalars pass through (JAX keeps them weakly typed); NumPy values are
+    placed in the canonical (x64-off) dtype."""
+    if isinstance(value, (bool, int, float, complex, jax.Array)):
+        return value
+    return jnp.asarray(value, dtype=aval.dtype)
+
+
+def _signature(value):
+    # What the compiled function depends on, cheaply: jax.Arrays by shape, dtype and
+    # weak type; Python scalars by type; anything else forces the careful path.
+    if isinstance(value, jax.Array):
+        return (value.shape, value.dtype, value.weak_type)
+    if isinstance(value, (bool, int, float, complex)):
+        return type(value)
+    return None
+
+
+# (primitive, params, input signatures) -> compiled function, for inputs that need no
+# conversion. Cleared by `clear_caches`.
+_fast_path: dict = {}
+
+
+def apply_primitive(prim, *args, **params):
+    """Eager execution of one primitive on concrete values."""
+    if prim is P.jit_p:
+        return compile_jaxpr(params["jaxpr"])(*args)
+    signature = tuple(map(_signature, args))
+    key = (prim, tuple(params.items()), signature)
+    fn = _fast_path.get(key)
+    if fn is not None:
+        return fn(*args)
+    in_avals = tuple(aval_of_value(a) for a in args)
+    fn = _compiled_primitive(prim, tuple(sorted(params.items())), in_avals)
+    if None not in signature:
+        _fast_path[key] = fn
+    return fn(*(_as_jax_value(a, aval) for a, aval in zip(args, in_avals)))
+
+
+def clear_caches():
+    _fast_path.clear()
+    _compiled_primitive.cache_clear()
+    compile_jaxpr.cache_clear()
+
+
+def _register_eager_impls():
+    for prim in lowering_rules:
+        eager_impls[prim] = functools.partial(apply_primitive, prim)
+
+
+_register_eager_impls()

@@ -1,0 +1,82 @@
+"""XLA lowering of the control-flow primitives: to XLA's own conditionals and loops.
+
+Read `xla.py` first (the `lowering_rules` table and `lower_jaxpr`). Each body jaxpr
+is lowered by `lower_jaxpr` inside a Python function handed to the matching
+`jax.lax` construct, so the compiled program contains one XLA `conditional`,
+`while` or scan loop -- never an unrolled copy per iteration:
+
+    cond   -> jax.lax.switch (index already clamped by minijax.lax.switch)
+    while  -> jax.lax.while_loop
+    scan   -> jax.lax.scan (with `reverse` and `unroll`)
+
+Loop-invariant inputs (a body's consts) are closed over by those functions, as a
+JAX user would write them. `debug_print` / `debug_callback` become an *ordered*
+`jax.debug.callback`, so XLA keeps them in program order, once per execution.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+
+import jax
+from jax import lax
+
+from ..ir import control_flow_primitives as CF
+from ..ir.trace import eager_impls
+from .xla import lowering_rules, lower_jaxpr, apply_primitive
+
+
+def _cond(index, *operands, branches):
+    def branch_fn(jaxpr):
+        return lambda *ops: lower_jaxpr(jaxpr, (), ops)
+    return list(lax.switch(index, [branch_fn(b) for b in branches], *operands))
+
+
+def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cond_consts = args[:cond_nconsts]
+    body_consts = args[cond_nconsts:cond_nconsts + body_nconsts]
+    init = list(args[cond_nconsts + body_nconsts:])
+
+    def cond_fn(carry):
+        return lower_jaxpr(cond_jaxpr, (), (*cond_consts, *carry))[0]
+
+    def body_fn(carry):
+        return lower_jaxpr(body_jaxpr, (), (*body_consts, *carry))
+    return list(lax.while_loop(cond_fn, body_fn, init))
+
+
+def _scan(*args, jaxpr, num_consts, num_carry, length, reverse=False, unroll=1):
+    consts = args[:num_consts]
+    init = list(args[num_consts:num_consts + num_carry])
+    xs = list(args[num_consts + num_carry:])
+
+    def body_fn(carry, x_slices):
+        outs = lower_jaxpr(jaxpr, (), (*consts, *carry, *x_slices))
+        return outs[:num_carry], outs[num_carry:]
+    carry, ys = lax.scan(body_fn, init, xs, length=length, reverse=reverse, unroll=unroll)
+    return list(carry) + list(ys)
+
+
+def _print_on_host(fmt, layout, *values):
+    # Written to whatever sys.stdout is *now*, so tests capturing stdout see it.
+    sys.stdout.write(CF.format_debug_print(fmt, layout, values) + "\n")
+
+
+def _debug_print(*values, fmt, layout):
+    jax.debug.callback(functools.partial(_print_on_host, fmt, layout), *values,
+                       ordered=True)
+    return []
+
+
+def _debug_callback(*values, callback):
+    jax.debug.callback(callback, *values, ordered=True)
+    return []
+
+
+lowering_rules[CF.cond_p] = _cond
+lowering_rules[CF.while_p] = _while
+lowering_rules[CF.scan_p] = _scan
+lowering_rules[CF.debug_print_p] = _debug_print
+lowering_rules[CF.debug_callback_p] = _debug_callback
+for _prim in (CF.cond_p, CF.while_p, CF.scan_p, CF.debug_print_p, CF.debug_callback_p):
+    eager_impls[_prim] = functools.partial(apply_primitive, _prim)

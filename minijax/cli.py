@@ -1,0 +1,80 @@
+"""The command line: `python -m minijax rules` and `python -m minijax repl [FILE]`.
+
+`rules` prints the primitive x pass coverage table: one row per primitive in
+`minijax.ir.primitives.primitives_by_name`, one column per rule table registered
+with `register_rule_table` (type rules, XLA lowering, and every pass's table), so a
+hole -- a primitive some pass cannot handle yet -- is one glance away. `repl` starts
+the small interactive shell of `minijax/repl.py`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def coverage_table(primitives_by_name: dict, rule_tables: dict, *,
+                   covered: str = "✓", missing: str = "·") -> str:
+    """The coverage table as text: rows are primitives sorted by name, columns are
+    rule tables in registration order, then one line counting each column's holes."""
+    columns = list(rule_tables)
+    names = sorted(primitives_by_name)
+    name_width = max([len("primitive"), *map(len, names)])
+    widths = [max(len(column), 1) for column in columns]
+
+    def row(first, cells):
+        return "  ".join([first.ljust(name_width),
+                          *(cell.ljust(w) for cell, w in zip(cells, widths))]).rstrip()
+
+    lines = [row("primitive", columns)]
+    for name in names:
+        prim = primitives_by_name[name]
+        lines.append(row(name, [covered if prim in rule_tables[column] else missing
+                                for column in columns]))
+    holes = [sum(primitives_by_name[name] not in rule_tables[column] for name in names)
+             for column in columns]
+    lines.append("")
+    lines.append(f"{len(names)} primitives; holes per column: "
+                 + ", ".join(f"{column} {n}" for column, n in zip(columns, holes)))
+    return "\n".join(lines)
+
+
+def _rules(args) -> int:
+    import minijax  # noqa: F401  -- importing the package registers every rule table
+    from minijax.ir.primitives import primitives_by_name, rule_tables
+    covered, missing = "✓", "·"
+    try:
+        (covered + missing).encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        covered, missing = "x", "."
+    print(coverage_table(primitives_by_name, rule_tables, covered=covered, missing=missing))
+    return 0
+
+
+def _repl(args) -> int:
+    from .repl import run_repl
+    return run_repl(args.file)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m minijax",
+        description="minijax: a small, readable re-implementation of JAX's core.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    rules = commands.add_parser(
+        "rules", help="print the primitive x pass coverage table of the rule tables")
+    rules.set_defaults(run=_rules)
+    repl = commands.add_parser(
+        "repl", help="interactive shell with jax (= minijax), jnp, lax, jit, make_jaxpr, np")
+    repl.add_argument("file", nargs="?", metavar="FILE",
+                      help="a Python script to run first; the shell stays open after it")
+    repl.set_defaults(run=_repl)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return args.run(args)

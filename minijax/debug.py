@@ -1,0 +1,107 @@
+"""`minijax.debug`: print and call back into Python from inside traced code.
+
+A plain Python `print` inside a jitted function runs once, at trace time, and shows
+tracers. `debug.print` instead becomes an equation of the program -- a
+`debug_print` primitive carrying the format string -- that prints the *runtime*
+values every time the program runs:
+
+    >>> @minijax.jit
+    ... def f(x):
+    ...     minijax.debug.print("x = {x}", x=x)
+    ...     return x * 2
+
+The equation has the `Debug` effect, an *ordered* effect: passes keep it exactly
+where it is and never drop it (DCE keeps effectful equations) or duplicate it. What
+that means for each transformation (rules in `transforms/debug_rules.py`):
+
+* jit: it prints when the compiled program runs (lowered to an ordered
+  `jax.debug.callback`); in a loop body, once per iteration; in a `cond`, only in
+  the branch taken;
+* jvp / grad / linearize: it prints the primal values, once per forward
+  evaluation; the tangent and backward programs print nothing;
+* vmap: it prints once per example ("lane"), with that example's values.
+
+`debug.callback(fn, *args)` is the general form: `fn` is called with the runtime
+values (NumPy arrays) of `args`, with the same guarantees. Its callback cannot be
+written in the text form, so such jaxprs print but do not parse.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Callable
+
+from jax import tree_util
+
+from .api_util import check_valid_leaf
+from .ir import control_flow_primitives as CF
+from .ir.trace import bind
+from .transforms import debug_rules as _debug_rules  # noqa: F401  (registers the rules)
+from .backends import xla_control_flow as _xla  # noqa: F401
+from .backends import reference_control_flow as _reference  # noqa: F401
+
+__all__ = ["print", "callback"]
+
+
+def print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
+    """Print `fmt.format(*args, **kwargs)` with the runtime values, as
+    `jax.debug.print`. Values may be arrays or tuples/lists/dicts of arrays.
+
+    minijax's prints are always ordered (they happen in program order), so `ordered`
+    is accepted for compatibility and changes nothing."""
+    if not isinstance(fmt, str):
+        raise TypeError(f"debug.print: the format must be a string, got {fmt!r}")
+    leaves = tree_util.tree_leaves((args, kwargs))
+    layout = ("call", CF.layout_of(tuple(args)), CF.layout_of(dict(kwargs)))
+    if _count_leaves(layout) != len(leaves):
+        raise TypeError("debug.print formats arrays and tuples, lists and dicts of "
+                        "arrays; pass other pytrees' fields separately")
+    for i, leaf in enumerate(leaves):
+        check_valid_leaf(leaf, f"debug.print: value {i}")
+    bind(CF.debug_print_p, *leaves, fmt=fmt, layout=layout)
+
+
+def _count_leaves(layout) -> int:
+    if layout == "*":
+        return 1
+    if layout == "None" or isinstance(layout, str):
+        return 0
+    if layout[0] == "dict":
+        return builtins.sum(_count_leaves(item) for _, item in layout[1:])
+    return builtins.sum(_count_leaves(item) for item in layout[1:])
+
+
+class _FlatCallback:
+    """`callback` called with the pytrees rebuilt from flat runtime values."""
+    __slots__ = ("callback", "in_tree")
+    _cache: dict = {}
+
+    def __init__(self, callback, in_tree):
+        self.callback, self.in_tree = callback, in_tree
+
+    @classmethod
+    def of(cls, callback, in_tree):
+        # One object per (callback, tree) keeps eager calls from recompiling each time.
+        key = (callback, in_tree)
+        found = cls._cache.get(key)
+        if found is None:
+            found = cls._cache[key] = cls(callback, in_tree)
+        return found
+
+    def __call__(self, *values):
+        args, kwargs = tree_util.tree_unflatten(self.in_tree, list(values))
+        self.callback(*args, **kwargs)
+
+    def __repr__(self):
+        return getattr(self.callback, "__name__", type(self.callback).__name__)
+
+
+def callback(callback: Callable, *args, ordered: bool = False, partitioned: bool = False,
+             **kwargs) -> None:
+    """Call `callback(*args, **kwargs)` on the host with runtime values, as
+    `jax.debug.callback`. Its return value is ignored."""
+    if not callable(callback):
+        raise TypeError(f"debug.callback: expected a callable, got {callback!r}")
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    for i, leaf in enumerate(leaves):
+        check_valid_leaf(leaf, f"debug.callback: value {i}")
+    bind(CF.debug_callback_p, *leaves, callback=_FlatCallback.of(callback, in_tree))

@@ -1,0 +1,107 @@
+"""The staging trace: run a Python function on tracers and record a `Jaxpr`.
+
+`trace_to_jaxpr(fun, in_avals)` makes a `StagingTrace` whose parent is the current
+trace, feeds `fun` one tracer per input, and records every `bind` as an equation.
+
+Closure conversion happens in `to_atom`: a value the function uses but did not
+receive -- a NumPy/jax array it closed over, or a tracer of an *outer* trace (say,
+a jvp tracer captured by a jitted inner function) -- becomes a constvar of the
+jaxpr, and its value is returned alongside so the caller can pass it back in. Rank-0
+concrete values become `Literal`s inline instead, as in JAX's jaxprs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
+from .primitives import effects_of, out_avals_of
+from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
+from .types import ShapedArray
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, trace: "StagingTrace", var: Var):
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+
+class StagingTrace(Trace):
+    def __init__(self, parent: Trace):
+        super().__init__(parent)
+        self.eqns: list[Eqn] = []
+        self.invars: list[Var] = []
+        self.constvars: list[Var] = []
+        self.const_values: list = []
+        self._const_var_by_id: dict[int, tuple] = {}
+
+    def new_arg(self, aval) -> StagingTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        return StagingTracer(self, var)
+
+    def to_atom(self, x):
+        if isinstance(x, Tracer):
+            if x._trace is self:
+                return x.var
+            if not x._trace.is_ancestor_of(self):
+                raise TracerError(
+                    f"an escaped tracer {x!r} was used in a function being traced; it "
+                    f"belongs to a transformation that has already finished.")
+            return self._closed_over(x, aval_of(x))
+        aval = aval_of(x)
+        if aval.shape == () and isinstance(aval, ShapedArray):
+            return Literal(np.asarray(x), aval)
+        return self._closed_over(x, aval)
+
+    def _closed_over(self, value, aval) -> Var:
+        # Keyed by identity; the original object is kept alive so its id stays unique.
+        original = value
+        known = self._const_var_by_id.get(id(original))
+        if known is not None:
+            return known[1]
+        if isinstance(value, np.ndarray) and value.dtype != aval.dtype:
+            value = value.astype(aval.dtype)  # x64 is off: f64 constants become f32
+        var = Var(aval)
+        self._const_var_by_id[id(original)] = (original, var)
+        self.constvars.append(var)
+        self.const_values.append(value)
+        return var
+
+    def process_primitive(self, prim, args, params):
+        inputs = [self.to_atom(x) for x in args]
+        in_avals = [v.aval for v in inputs]
+        out_avals = out_avals_of(prim, in_avals, params)
+        outputs = [Var(aval) for aval in out_avals]
+        self.eqns.append(Eqn(prim, inputs, params, outputs,
+                             effects_of(prim, in_avals, params)))
+        return [StagingTracer(self, v) for v in outputs]
+
+    def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
+        outvars = [self.to_atom(x) for x in outs]
+        jaxpr = Jaxpr(self.constvars, self.invars, self.eqns, outvars)
+        return ClosedJaxpr(jaxpr, self.const_values)
+
+
+def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:
+    """Trace `fun(*tracers) -> list of outputs` at `in_avals` into a closed jaxpr.
+
+    The closed jaxpr's consts may be tracers of the enclosing trace (closures over
+    traced values); bind the jaxpr in that trace to use it."""
+    trace = StagingTrace(parent=current_trace())
+    args = [trace.new_arg(aval) for aval in in_avals]
+    with set_current_trace(trace):
+        outs = fun(*args)
+    return trace.to_closed_jaxpr(outs)
+
+
+def convert_constvars_to_invars(jaxpr: Jaxpr) -> Jaxpr:
+    """The same program with its constvars turned into leading inputs."""
+    if not jaxpr.constvars:
+        return jaxpr
+    return Jaxpr((), jaxpr.constvars + jaxpr.invars, jaxpr.eqns, jaxpr.outvars)

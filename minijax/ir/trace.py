@@ -1,0 +1,179 @@
+"""Stackless tracing: one current trace, tracers that know their trace, and `bind`.
+
+Every primitive application goes through `bind(prim, *args, **params)`, which hands
+it to the *current* trace. There is no stack of levels: each trace remembers its
+`parent` (the trace that was current when it was made) and runs its rules with the
+parent installed as current, so the rule's own `bind` calls go one level out.
+
+A `Tracer` belongs to exactly one trace, by identity. When a trace meets a value that
+is not its own tracer -- a constant, or a tracer of an outer trace -- it lifts it
+(`JVPTrace` gives it a zero tangent, the staging trace closes over it). A tracer of
+a trace that is no longer reachable is an escaped tracer and an error.
+
+The root is `EvalTrace`, which runs each primitive on concrete values through
+`eager_impls`, a table the XLA backend fills in (so `ir` never imports a backend).
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+from .primitives import Primitive, out_avals_of
+from .types import aval_of_value
+
+
+class MinijaxError(Exception):
+    """Base class of every error minijax raises about a user's program."""
+
+
+class TracerError(MinijaxError, TypeError):
+    """A tracer was used where a concrete value is needed, or escaped its trace."""
+
+
+class Trace:
+    """Base class: a context that interprets primitive applications."""
+
+    def __init__(self, parent: "Trace | None"):
+        self.parent = parent
+
+    def process_primitive(self, prim: Primitive, args, params):
+        raise NotImplementedError(type(self).__name__)
+
+    def is_ancestor_of(self, other: "Trace") -> bool:
+        trace = other
+        while trace is not None:
+            if trace is self:
+                return True
+            trace = trace.parent
+        return False
+
+    def __repr__(self):
+        return f"{type(self).__name__}@{id(self):x}"
+
+
+class Tracer:
+    """A value being traced. Operators and methods are attached by `minijax.numpy`."""
+    __array_priority__ = 1000
+    __slots__ = ("_trace",)
+
+    @property
+    def aval(self):
+        raise NotImplementedError
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def concrete_value(self):
+        """The underlying concrete value, or None if it depends on traced inputs."""
+        return None
+
+    def _concrete_or_raise(self, what):
+        value = self.concrete_value()
+        if value is None:
+            raise TracerError(
+                f"{what} needs a concrete value, but this is an abstract tracer of type "
+                f"{self.aval} inside {type(self._trace).__name__}. Python control flow "
+                f"cannot depend on values traced by jit; use lax.cond / jnp.where, or "
+                f"mark the argument static with static_argnums.")
+        return value
+
+    def __bool__(self):
+        return bool(self._concrete_or_raise("bool()"))
+
+    def __int__(self):
+        return int(self._concrete_or_raise("int()"))
+
+    def __float__(self):
+        return float(self._concrete_or_raise("float()"))
+
+    def __index__(self):
+        return int(self._concrete_or_raise("an index (__index__)"))
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__} (tracers are not hashable)")
+
+    def __array__(self, *args, **kwargs):
+        value = self._concrete_or_raise("conversion to a NumPy array")
+        import numpy as np
+        return np.asarray(value, *args, **kwargs)
+
+    def __repr__(self):
+        return f"Traced<{self.aval}>with<{type(self._trace).__name__}>"
+
+
+# -- the current trace ----------------------------------------------------------------
+
+class _TraceState(threading.local):
+    def __init__(self):
+        self.trace = EvalTrace()
+
+
+class EvalTrace(Trace):
+    """The root trace: apply primitives to concrete values right away."""
+
+    def __init__(self):
+        super().__init__(parent=None)
+
+    def process_primitive(self, prim, args, params):
+        for arg in args:
+            if isinstance(arg, Tracer):
+                raise TracerError(
+                    f"an escaped tracer {arg!r} reached {prim.name} outside its "
+                    f"transformation. A traced value was stored somewhere (a global, a "
+                    f"list, an attribute) and used after the function returned.")
+        try:
+            impl = eager_impls[prim]
+        except KeyError:
+            raise NotImplementedError(f"no eager implementation registered for "
+                                      f"{prim.name}; import minijax first") from None
+        return impl(*args, **params)
+
+
+_state = _TraceState()
+# Filled by minijax.backends: primitive -> function(*concrete_args, **params).
+eager_impls: dict = {}
+
+
+def current_trace() -> Trace:
+    return _state.trace
+
+
+@contextmanager
+def set_current_trace(trace: Trace):
+    previous, _state.trace = _state.trace, trace
+    try:
+        yield trace
+    finally:
+        _state.trace = previous
+
+
+def reset_trace_state():
+    """Back to a fresh root trace (for tests and for the REPL after an interrupt)."""
+    _state.trace = EvalTrace()
+
+
+def bind(prim: Primitive, *args, **params):
+    """Apply `prim` in the current trace. Returns one value, or a list if
+    `prim.multiple_results`."""
+    outs = current_trace().process_primitive(prim, args, params)
+    return outs if prim.multiple_results else outs[0]
+
+
+def aval_of(x):
+    """The aval of a tracer or a concrete value."""
+    if isinstance(x, Tracer):
+        return x.aval
+    return aval_of_value(x)
+
+
+def check_out_avals(prim, args, params):
+    """Run the type rule, turning its complaint into an error about the user's call."""
+    return out_avals_of(prim, [aval_of(x) for x in args], params)

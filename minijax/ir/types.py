@@ -1,0 +1,175 @@
+"""Abstract values ("avals"): what the IR knows about a value without its contents.
+
+Read this first when learning the IR. Every variable in a jaxpr carries one of:
+
+* `ShapedArray(shape, dtype, weak_type)` -- an array of known shape and dtype.
+  `weak_type` marks values that came from Python scalars: as in JAX they take the
+  dtype of whatever strongly typed value they meet (`x_f16 * 2.0` stays f16).
+* `RefType(ShapedArray)` -- a mutable box holding an array of that type. A ref is
+  never an array: it is read with `get` and written with `swap`/`addupdate`.
+
+Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`. The human view omits weak
+types, exactly as `jax.make_jaxpr` does; the exact form (`minijax.ir.dumps`) marks
+them with a trailing `~` (`f32[]~`) so a round trip loses nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+import ml_dtypes
+
+float0 = np.dtype([("float0", np.void, 0)])
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+# Short names used in the text form, in both directions.
+_SHORT_NAMES = {
+    np.dtype("bool"): "bool",
+    np.dtype("int8"): "i8", np.dtype("int16"): "i16",
+    np.dtype("int32"): "i32", np.dtype("int64"): "i64",
+    np.dtype("uint8"): "u8", np.dtype("uint16"): "u16",
+    np.dtype("uint32"): "u32", np.dtype("uint64"): "u64",
+    np.dtype("float16"): "f16", bfloat16: "bf16",
+    np.dtype("float32"): "f32", np.dtype("float64"): "f64",
+    np.dtype("complex64"): "c64", np.dtype("complex128"): "c128",
+    float0: "float0",
+}
+_DTYPES_BY_SHORT_NAME = {name: dtype for dtype, name in _SHORT_NAMES.items()}
+
+
+def dtype_short_name(dtype) -> str:
+    return _SHORT_NAMES[np.dtype(dtype)]
+
+
+def dtype_from_short_name(name: str) -> np.dtype:
+    try:
+        return _DTYPES_BY_SHORT_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown dtype name {name!r}; expected one of "
+                         f"{sorted(_DTYPES_BY_SHORT_NAME)}") from None
+
+
+def canonical_dtype(dtype) -> np.dtype:
+    """The dtype a value of `dtype` takes in minijax (x64 off, as JAX's default)."""
+    dtype = np.dtype(dtype)
+    return _X32.get(dtype, dtype)
+
+
+_X32 = {np.dtype("float64"): np.dtype("float32"), np.dtype("int64"): np.dtype("int32"),
+        np.dtype("uint64"): np.dtype("uint32"), np.dtype("complex128"): np.dtype("complex64")}
+
+
+def is_float(dtype) -> bool:
+    dtype = np.dtype(dtype)
+    return dtype == bfloat16 or np.issubdtype(dtype, np.floating)
+
+
+def is_complex(dtype) -> bool:
+    return np.issubdtype(np.dtype(dtype), np.complexfloating)
+
+
+def is_inexact(dtype) -> bool:
+    return is_float(dtype) or is_complex(dtype)
+
+
+def is_integer(dtype) -> bool:
+    return np.issubdtype(np.dtype(dtype), np.integer)
+
+
+def is_bool(dtype) -> bool:
+    return np.dtype(dtype) == np.dtype("bool")
+
+
+class ShapedArray:
+    """The type of an array: shape, dtype and whether the dtype is weak."""
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> "ShapedArray":
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self) -> "ShapedArray":
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def str_short(self, exact: bool = False) -> str:
+        text = f"{dtype_short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+        return text + "~" if exact and self.weak_type else text
+
+    def __str__(self):
+        return self.str_short()
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.shape}, {self.dtype.name}{weak})"
+
+
+class RefType:
+    """The type of a mutable array reference holding values of type `inner`."""
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: ShapedArray):
+        if not isinstance(inner, ShapedArray):
+            raise TypeError(f"a Ref holds an array, not {inner!r}")
+        self.inner = inner
+
+    shape = property(lambda self: self.inner.shape)
+    dtype = property(lambda self: self.inner.dtype)
+    ndim = property(lambda self: self.inner.ndim)
+    size = property(lambda self: self.inner.size)
+    weak_type = property(lambda self: self.inner.weak_type)
+
+    def __eq__(self, other):
+        return isinstance(other, RefType) and self.inner == other.inner
+
+    def __hash__(self):
+        return hash(("Ref", self.inner))
+
+    def str_short(self, exact: bool = False) -> str:
+        return f"Ref{{{self.inner.str_short(exact)}}}"
+
+    def __str__(self):
+        return self.str_short()
+
+    def __repr__(self):
+        return f"RefType({self.inner!r})"
+
+
+def is_ref_type(aval) -> bool:
+    return isinstance(aval, RefType)
+
+
+def aval_of_value(value) -> ShapedArray:
+    """The aval of a concrete value: a Python scalar (weak), NumPy or jax array."""
+    if isinstance(value, bool):
+        return ShapedArray((), np.bool_)
+    if isinstance(value, int):
+        return ShapedArray((), np.int32, weak_type=True)
+    if isinstance(value, float):
+        return ShapedArray((), np.float32, weak_type=True)
+    if isinstance(value, complex):
+        return ShapedArray((), np.complex64, weak_type=True)
+    aval = getattr(value, "aval", None)
+    if isinstance(aval, (ShapedArray, RefType)):
+        return aval
+    dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    if dtype is None or shape is None:
+        raise TypeError(f"{type(value).__name__} is not a valid minijax value: expected an "
+                        f"array, a NumPy value or a Python scalar, got {value!r}")
+    weak = bool(getattr(value, "weak_type", False))
+    return ShapedArray(shape, canonical_dtype(dtype), weak)

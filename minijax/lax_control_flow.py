@@ -1,0 +1,401 @@
+"""Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`.
+
+Read `ir/control_flow_primitives.py` first (what the primitives mean). This module is
+the user-facing side, with `jax.lax`'s names and signatures. Each function:
+
+1. flattens its pytree arguments (carries, operands, xs) into leaves;
+2. traces each Python body once into a jaxpr at the leaves' types
+   (`_trace_body`); a value the body closes over -- a constant array, or a tracer of
+   an enclosing transformation -- becomes a leading explicit input of the body, so
+   the body is a closed program every pass can transform on its own;
+3. checks that the bodies fit together (branches return the same types, a loop body
+   returns its carry's types) and names both types when they do not;
+4. binds one primitive, which every trace then interprets: eagerly it runs as one
+   compiled XLA program; under jit it is one equation; under jvp/vmap/grad the
+   pass's rule for it applies (minijax/transforms/cond.py, loops.py, scan.py).
+
+Unlike Python `if`/`for`, these work on traced values, and they are *not unrolled*:
+the lowered XLA program has one conditional or loop, whatever the trip count.
+
+Derived forms, as in JAX: `fori_loop` with static (Python int) bounds is a `scan`,
+so it is reverse-differentiable; with traced bounds it is a `while_loop`, which is
+differentiable in forward mode only. `map` is a `scan` with no carry, and with
+`batch_size` a `scan` over chunks of a `vmap`, plus one `vmap` for the remainder.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from jax import tree_util
+
+from .api_util import check_valid_leaf, fun_name
+from .ir import control_flow_primitives as CF
+from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from .ir.trace import MinijaxError, Tracer, aval_of, bind
+from .ir.types import ShapedArray, is_bool, is_integer, RefType
+from . import lax as _lax
+
+# The pass rules for these primitives register themselves on import.
+from .transforms import cond as _cond_rules, loops as _loop_rules  # noqa: F401,E402
+from .transforms import scan as _scan_rules  # noqa: F401,E402
+from .backends import xla_control_flow as _xla  # noqa: F401,E402
+from .backends import reference_control_flow as _ref  # noqa: F401,E402
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
+
+
+class ControlFlowError(MinijaxError, TypeError):
+    """A control-flow construct was called with bodies or operands that do not fit."""
+
+
+class _Body:
+    """One traced body: `jaxpr` takes `consts` (closed-over values) then the leaves."""
+    __slots__ = ("jaxpr", "consts", "out_tree")
+
+    def __init__(self, jaxpr, consts, out_tree):
+        self.jaxpr, self.consts, self.out_tree = jaxpr, consts, out_tree
+
+    @property
+    def out_avals(self):
+        return self.jaxpr.out_avals
+
+
+def _trace_body(fun: Callable, in_tree, in_avals, where: str) -> _Body:
+    """Trace `fun(*args)`, where `in_tree` is the structure of the tuple `args`."""
+    out_tree_cell = []
+
+    def flat_fun(*leaves):
+        out_leaves, out_tree = tree_util.tree_flatten(
+            fun(*tree_util.tree_unflatten(in_tree, leaves)))
+        out_tree_cell.append(out_tree)
+        return out_leaves
+    closed = trace_to_jaxpr(flat_fun, in_avals)
+    out_tree = out_tree_cell[0]
+    for i, aval in enumerate(closed.jaxpr.out_avals):
+        if isinstance(aval, RefType):
+            raise ControlFlowError(f"{where} returns a ref (output leaf {i}); refs cannot "
+                                   f"leave a control-flow body: return its value instead")
+    return _Body(convert_constvars_to_invars(closed.jaxpr), list(closed.consts), out_tree)
+
+
+def _flatten(tree, where: str):
+    leaves, treedef = tree_util.tree_flatten(tree)
+    for i, leaf in enumerate(leaves):
+        check_valid_leaf(leaf, f"{where} leaf {i}")
+    return leaves, treedef
+
+
+def _types_differ_beyond_weakness(actual, expected) -> bool:
+    return not CF.same_types(actual, expected)
+
+
+def _show_tree(treedef, avals) -> str:
+    return str(tree_util.tree_unflatten(treedef, [a.str_short() if hasattr(a, "str_short")
+                                                  else str(a) for a in avals]))
+
+
+def _strengthen(leaves, avals, out_avals):
+    """Where a carry starts weakly typed (a Python scalar) but the body returns a
+    strongly typed value, start it strongly typed instead, as JAX does."""
+    changed = False
+    new_leaves, new_avals = [], []
+    for leaf, aval, out in zip(leaves, avals, out_avals):
+        if isinstance(aval, ShapedArray) and aval.weak_type and not out.weak_type:
+            leaf = _lax.convert_element_type(leaf, aval.dtype, weak_type=False)
+            aval = aval.update(weak_type=False)
+            changed = True
+        new_leaves.append(leaf)
+        new_avals.append(aval)
+    return changed, new_leaves, new_avals
+
+
+def _trace_loop_body(fun, in_tree, carry_leaves, carry_tree, carry_avals, extra_avals,
+                     where, carry_of_output):
+    """Trace a loop body whose output carry must match its input carry. Returns
+    `(body, carry_leaves, carry_avals)` after at most one retrace that strengthens
+    weakly typed initial carries the body makes strong."""
+    for attempt in range(2):
+        body = _trace_body(fun, in_tree, carry_avals + extra_avals, where)
+        out_tree, out_avals = carry_of_output(body)
+        if out_tree != carry_tree:
+            raise ControlFlowError(
+                f"{where} must return a carry with the same structure as its input "
+                f"carry: the input carry is {carry_tree} but the body returns {out_tree}")
+        if _types_differ_beyond_weakness(out_avals, carry_avals):
+            raise ControlFlowError(
+                f"{where} must return a carry of the same types as its input carry: the "
+                f"input carry has types {_show_tree(carry_tree, carry_avals)} but the "
+                f"body returns {_show_tree(carry_tree, out_avals)}")
+        changed, carry_leaves, carry_avals = _strengthen(carry_leaves, carry_avals, out_avals)
+        if not changed:
+            return body, carry_leaves, carry_avals
+    return body, carry_leaves, carry_avals
+
+
+# -- cond and switch -------------------------------------------------------------------
+
+def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=None):
+    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, as `jax.lax.cond`.
+
+    Both branches are traced (they must return the same types); only the one taken
+    runs. Under `vmap` with a batched `pred`, both run and the results are selected
+    per example, as in JAX."""
+    if operand is not None:
+        operands = operands + (operand,)
+    if not callable(true_fun) or not callable(false_fun):
+        raise ControlFlowError("cond: true_fun and false_fun must be callables")
+    pred_aval = aval_of(pred)
+    if not isinstance(pred_aval, ShapedArray) or pred_aval.shape != ():
+        raise ControlFlowError(f"cond: the predicate must be a scalar, got {pred_aval}; "
+                               f"for an elementwise choice use jnp.where or lax.select")
+    if not is_bool(pred_aval.dtype):
+        if not (is_integer(pred_aval.dtype) or np.issubdtype(pred_aval.dtype, np.floating)):
+            raise ControlFlowError(f"cond: the predicate must be a bool or a number, got "
+                                   f"{pred_aval}")
+        pred = _lax.ne(pred, _lax.convert_element_type(0, pred_aval.dtype))
+    index = _lax.convert_element_type(pred, np.int32)
+    return _bind_cond(index, (false_fun, true_fun), operands, "cond")
+
+
+def switch(index, branches: Sequence[Callable], *operands, operand=None):
+    """`branches[index](*operands)`, as `jax.lax.switch`: `index` is clamped into
+    `[0, len(branches) - 1]`."""
+    if operand is not None:
+        operands = operands + (operand,)
+    branches = tuple(branches)
+    if not branches or not all(callable(b) for b in branches):
+        raise ControlFlowError("switch: branches must be a non-empty sequence of callables")
+    index_aval = aval_of(index)
+    if not isinstance(index_aval, ShapedArray) or index_aval.shape != ():
+        raise ControlFlowError(f"switch: the branch index must be a scalar, got {index_aval}")
+    if not is_integer(index_aval.dtype):
+        raise ControlFlowError(f"switch: the branch index must be an integer, got "
+                               f"{index_aval}")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    index = _lax.convert_element_type(index, np.int32)
+    index = _lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    return _bind_cond(index, branches, operands, "switch")
+
+
+def _bind_cond(index, branches, operands, where):
+    leaves, in_tree = _flatten(tuple(operands), f"{where} operand")
+    avals = [aval_of(x) for x in leaves]
+    bodies = [_trace_body(b, in_tree, avals, f"{where} branch {fun_name(b)}")
+              for b in branches]
+    _check_branches_agree(bodies, branches, where)
+    # Every branch takes every branch's closed-over values, so one equation can pass
+    # the same inputs whichever branch runs.
+    all_consts = [c for body in bodies for c in body.consts]
+    const_avals = [aval_of(c) for c in all_consts]
+    jaxprs, start = [], 0
+    for body in bodies:
+        n = len(body.consts)
+        jaxprs.append(_padded(body.jaxpr, const_avals[:start], n,
+                              const_avals[start + n:]))
+        start += n
+    outs = bind(CF.cond_p, index, *all_consts, *leaves, branches=tuple(jaxprs))
+    return tree_util.tree_unflatten(bodies[0].out_tree, outs)
+
+
+def _check_branches_agree(bodies, branches, where):
+    first = bodies[0]
+    names = ["false_fun", "true_fun"] if where == "cond" else \
+        [f"branch {i}" for i in range(len(branches))]
+    for i, body in enumerate(bodies[1:], 1):
+        if body.out_tree != first.out_tree or _types_differ_beyond_weakness(
+                body.out_avals, first.out_avals):
+            raise ControlFlowError(
+                f"{where}: the branches must return the same types, but {names[0]} "
+                f"({fun_name(branches[0])}) returns "
+                f"{_show_tree(first.out_tree, first.out_avals)} and {names[i]} "
+                f"({fun_name(branches[i])}) returns "
+                f"{_show_tree(body.out_tree, body.out_avals)}")
+
+
+def _padded(jaxpr, before_avals, n_own, after_avals):
+    """`jaxpr` (own consts, then operands) with unused inputs of `before_avals` in
+    front of its own consts and of `after_avals` right after them."""
+    from .ir.core import Jaxpr, Var
+    if not before_avals and not after_avals:
+        return jaxpr
+    invars = list(jaxpr.invars)
+    return Jaxpr((), [Var(a) for a in before_avals] + invars[:n_own]
+                 + [Var(a) for a in after_avals] + invars[n_own:], jaxpr.eqns,
+                 jaxpr.outvars)
+
+
+# -- while_loop and fori_loop --------------------------------------------------------------
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
+    """`while cond_fun(val): val = body_fun(val)`, as `jax.lax.while_loop`.
+
+    Differentiable in forward mode (jvp) only: the number of iterations is not known
+    ahead of time, so there is nowhere to store per-iteration residuals for reverse
+    mode. Use `scan`, or `fori_loop` with static bounds, to differentiate in reverse."""
+    carry_leaves, carry_tree = _flatten(init_val, "while_loop init_val")
+    carry_avals = [aval_of(x) for x in carry_leaves]
+    body, carry_leaves, carry_avals = _trace_loop_body(
+        body_fun, tree_util.tree_structure((init_val,)), carry_leaves, carry_tree,
+        carry_avals, [], f"while_loop body_fun ({fun_name(body_fun)})",
+        lambda body: (body.out_tree, body.out_avals))
+    cond_body = _trace_body(cond_fun, tree_util.tree_structure((init_val,)), carry_avals,
+                            f"while_loop cond_fun ({fun_name(cond_fun)})")
+    out = cond_body.out_avals
+    if len(out) != 1 or not isinstance(out[0], ShapedArray) or out[0].shape != () \
+            or not is_bool(out[0].dtype):
+        raise ControlFlowError(
+            f"while_loop: cond_fun ({fun_name(cond_fun)}) must return a boolean scalar, "
+            f"got {_show_tree(cond_body.out_tree, out)}")
+    outs = bind(CF.while_p, *cond_body.consts, *body.consts, *carry_leaves,
+                cond_jaxpr=cond_body.jaxpr, body_jaxpr=body.jaxpr,
+                cond_nconsts=len(cond_body.consts), body_nconsts=len(body.consts))
+    return tree_util.tree_unflatten(carry_tree, outs)
+
+
+def _static_int(x):
+    """`x` as a Python int if it is known at trace time, else None."""
+    if isinstance(x, Tracer):
+        return None
+    if isinstance(x, (int, np.integer)) or (np.ndim(x) == 0 and is_integer(aval_of(x).dtype)):
+        return int(x)
+    return None
+
+
+def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
+    """`for i in range(lower, upper): val = body_fun(i, val)`, as `jax.lax.fori_loop`.
+
+    With static bounds (Python ints) this is a `scan` of `upper - lower` steps, so it
+    is differentiable in reverse mode; with traced bounds it is a `while_loop`
+    (forward mode only)."""
+    for name, bound in (("lower", lower), ("upper", upper)):
+        aval = aval_of(bound)
+        if not isinstance(aval, ShapedArray) or aval.shape != () or not is_integer(aval.dtype):
+            raise ControlFlowError(f"fori_loop: {name} must be an integer scalar, got {aval}")
+    lower_aval, upper_aval = aval_of(lower), aval_of(upper)
+    if lower_aval.weak_type and not upper_aval.weak_type:
+        lower = _lax.convert_element_type(lower, upper_aval.dtype)
+    elif upper_aval.weak_type and not lower_aval.weak_type:
+        upper = _lax.convert_element_type(upper, lower_aval.dtype)
+    elif lower_aval.dtype != upper_aval.dtype:
+        raise ControlFlowError(f"fori_loop: lower and upper must have the same dtype, got "
+                               f"{lower_aval} and {upper_aval}")
+    static_lower, static_upper = _static_int(lower), _static_int(upper)
+    if static_lower is not None and static_upper is not None:
+        def scan_body(carry, _):
+            i, val = carry
+            return (_lax.add(i, 1), body_fun(i, val)), None
+        length = builtins.max(static_upper - static_lower, 0)
+        if unroll is None:
+            unroll = 1
+        (_, result), _ = scan(_named(scan_body, body_fun), (lower, init_val), None,
+                              length=length, unroll=unroll)
+        return result
+    if unroll not in (None, 1, False):
+        raise ControlFlowError("fori_loop: unroll needs static (Python int) bounds")
+
+    def while_cond(carry):
+        i, stop, _ = carry
+        return _lax.lt(i, stop)
+
+    def while_body(carry):
+        i, stop, val = carry
+        return _lax.add(i, 1), stop, body_fun(i, val)
+    _, _, result = while_loop(while_cond, _named(while_body, body_fun), (lower, upper, init_val))
+    return result
+
+
+def _named(wrapper, fun):
+    wrapper.__name__ = fun_name(fun)
+    return wrapper
+
+
+# -- scan and map ----------------------------------------------------------------------------
+
+def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False,
+         unroll: int | bool = 1, _split_transpose: bool = False):
+    """Loop `carry, y = f(carry, x)` over the leading axis of `xs`, as `jax.lax.scan`.
+
+    Returns `(final_carry, ys)` with the `y`s stacked along a new leading axis.
+    `xs=None` with `length` runs `length` steps with `x=None`; `reverse` runs from the
+    last slice to the first (and stacks `ys` in the original order). Reverse-mode
+    differentiable: residuals are saved per iteration, O(length) memory."""
+    carry_leaves, carry_tree = _flatten(init, "scan init")
+    x_leaves, x_tree = _flatten(xs, "scan xs")
+    lengths = set()
+    for i, x in enumerate(x_leaves):
+        aval = aval_of(x)
+        if not isinstance(aval, ShapedArray) or aval.ndim == 0:
+            raise ControlFlowError(f"scan: xs leaf {i} must be an array with a leading "
+                                   f"axis to scan over, got {aval}")
+        lengths.add(aval.shape[0])
+    if length is not None:
+        length = int(length)
+        lengths.add(length)
+    if len(lengths) > 1:
+        raise ControlFlowError(f"scan: every xs leaf (and length=, if given) must have the "
+                               f"same leading axis size, got sizes {sorted(lengths)}")
+    if not lengths:
+        raise ControlFlowError("scan: with xs=None (or xs without leaves) pass length=")
+    length = lengths.pop()
+    x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in x_leaves]
+    carry_avals = [aval_of(x) for x in carry_leaves]
+    in_tree = tree_util.tree_structure((init, xs))
+    num_carry = len(carry_leaves)
+
+    def carry_of_output(body):
+        children = body.out_tree.children() if body.out_tree.num_nodes > 1 else []
+        if len(children) != 2:
+            raise ControlFlowError(f"scan: the body ({fun_name(f)}) must return a pair "
+                                   f"(carry, y), got {body.out_tree}")
+        return children[0], body.out_avals[:num_carry]
+
+    body, carry_leaves, carry_avals = _trace_loop_body(
+        f, in_tree, carry_leaves, carry_tree, carry_avals, x_avals,
+        f"scan body ({fun_name(f)})", carry_of_output)
+    if unroll is True:
+        unroll = builtins.max(length, 1)
+    elif unroll is False:
+        unroll = 1
+    outs = bind(CF.scan_p, *body.consts, *carry_leaves, *x_leaves, jaxpr=body.jaxpr,
+                num_consts=len(body.consts), num_carry=num_carry, length=length,
+                reverse=bool(reverse), unroll=int(unroll))
+    _, y_tree = body.out_tree.children()
+    carry_out = tree_util.tree_unflatten(carry_tree, outs[:num_carry])
+    return carry_out, tree_util.tree_unflatten(y_tree, outs[num_carry:])
+
+
+def map(f: Callable, xs, *, batch_size: int | None = None):
+    """`[f(x) for x in xs]` over the leading axis, stacked, as `jax.lax.map`.
+
+    A `scan` with no carry. With `batch_size`, the leading axis is cut into chunks of
+    `batch_size` examples: a `scan` runs `vmap(f)` on each full chunk and one more
+    `vmap(f)` handles the remainder, so at most `batch_size` examples are in flight."""
+    if batch_size is None:
+        _, ys = scan(lambda carry, x: ((), f(x)), (), xs)
+        return ys
+    from .api_vmap import vmap
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ControlFlowError(f"map: batch_size must be a positive int, got {batch_size!r}")
+    x_leaves, x_tree = _flatten(xs, "map xs")
+    if not x_leaves:
+        raise ControlFlowError("map: xs must have at least one array leaf")
+    n = aval_of(x_leaves[0]).shape[0]
+    num_batches, remainder = divmod(n, batch_size)
+    outs = []
+    if num_batches:
+        chunks = [_lax.reshape(_lax.slice_in_dim(x, 0, num_batches * batch_size),
+                               (num_batches, batch_size) + aval_of(x).shape[1:])
+                  for x in x_leaves]
+        _, ys = scan(lambda carry, chunk: ((), vmap(f)(chunk)), (),
+                     tree_util.tree_unflatten(x_tree, chunks))
+        outs.append(tree_util.tree_map(
+            lambda y: _lax.reshape(y, (num_batches * batch_size,) + aval_of(y).shape[2:]), ys))
+    if remainder:
+        rest = [_lax.slice_in_dim(x, num_batches * batch_size, n) for x in x_leaves]
+        outs.append(vmap(f)(tree_util.tree_unflatten(x_tree, rest)))
+    if len(outs) == 1:
+        return outs[0]
+    return tree_util.tree_map(lambda a, b: _lax.concatenate([a, b], 0), *outs)

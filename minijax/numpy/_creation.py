@@ -1,0 +1,336 @@
+"""Making arrays: `asarray`/`array`, `zeros`/`ones`/`full`/`empty` and their `*_like`,
+`arange`, `linspace`, `eye`/`identity`, `tri`/`tril`/`triu`, `meshgrid`.
+
+Constant data (a Python scalar, a list, a NumPy array) becomes a concrete `jax.Array`
+right away, whatever trace is current -- as `jnp.asarray` does under `jax.jit` -- so a
+traced program closes over it as a constant (or an inline literal when rank-0) rather
+than recording equations for it. That is done by binding at the root `EvalTrace`.
+
+Filled arrays are one `broadcast_in_dim` of a scalar, and `arange`/`eye`/`tri` are
+built from `iota`, so programs stay as lean as JAX's and no large constants appear.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .. import lax
+from ..ir import primitives as P
+from ..ir.trace import EvalTrace, Tracer, bind, set_current_trace, aval_of
+from ..ir.types import canonical_dtype
+from ._dtypes import canonicalize_dtype, _ScalarType
+from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
+                         result_type_and_weak, to_inexact, broadcast_to_shape,
+                         canonicalize_axis, static_int, is_integer, is_inexact,
+                         is_half_float)
+
+_ROOT = EvalTrace()  # stateless, so one shared instance serves as "the root trace"
+
+
+def _shape_arg(fname, shape) -> tuple:
+    if isinstance(shape, (list, tuple)):
+        dims = tuple(static_int(fname, d, "shape") for d in shape)
+    else:
+        dims = (static_int(fname, shape, "shape"),)
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{fname}: negative dimensions are not allowed, got shape {dims}")
+    return dims
+
+
+def _dtype_arg(dtype, default=np.float32):
+    return canonicalize_dtype(default if dtype is None else dtype)
+
+
+# -- constants ----------------------------------------------------------------------------
+
+def concrete_array(value, dtype=None):
+    """A NumPy-convertible constant as a strongly typed concrete jax.Array."""
+    value = np.asarray(value)
+    dtype = canonical_dtype(value.dtype if dtype is None else dtype)
+    with set_current_trace(_ROOT):
+        return bind(P.convert_element_type_p, value, new_dtype=dtype, weak_type=False)
+
+
+def _weak_scalar_array(value):
+    """A Python scalar as a weakly typed rank-0 jax.Array. A reshape to its own shape
+    hands the scalar to the backend untouched, and JAX keeps its weak type."""
+    with set_current_trace(_ROOT):
+        return bind(P.reshape_p, value, new_sizes=(), dimensions=None)
+
+
+def _contains_traced(obj) -> bool:
+    if isinstance(obj, (list, tuple)):
+        return builtins.any(_contains_traced(o) for o in obj)
+    return isinstance(obj, Tracer) or hasattr(obj, "aval")
+
+
+def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0):
+    """`jnp.array`: Python scalars stay weakly typed; lists become arrays (stacked when
+    they hold traced values); `dtype` converts; x64 is off (f64 data becomes f32)."""
+    if order not in (None, "K", "A", "C"):
+        raise NotImplementedError(f"array: order={order!r} is not supported")
+    if isinstance(object, _ScalarType):
+        raise TypeError(f"array: expected data, got the dtype {object!r}")
+    if isinstance(object, (list, tuple)) and _contains_traced(object):
+        out = _stack_nested(object, dtype)
+    elif isinstance(object, Tracer) or hasattr(object, "aval"):
+        out = object if dtype is None else convert("array", object, _dtype_arg(dtype))
+    elif isinstance(object, PY_SCALARS) and dtype is None:
+        out = _weak_scalar_array(object)
+    else:
+        value = np.asarray(object)
+        if value.dtype.kind not in "biufc":
+            raise TypeError(f"array: cannot make an array from {type(object).__name__} "
+                            f"with NumPy dtype {value.dtype}")
+        out = concrete_array(value, None if dtype is None else _dtype_arg(dtype))
+    ndim = len(shape_of(out))
+    if ndmin > ndim:
+        out = lax.expand_dims(out, tuple(range(ndmin - ndim)))
+    return out
+
+
+def asarray(a, dtype=None, order=None, copy=None):
+    """`jnp.asarray`: as `array`, returning `a` itself when no conversion is needed."""
+    return array(a, dtype=dtype, copy=False, order=order)
+
+
+def _stack_nested(items, dtype):
+    from ._shape import stack
+    leaves = [_stack_nested(i, None) if isinstance(i, (list, tuple)) else as_operand("array", i)
+              for i in items]
+    out = stack(leaves) if leaves else concrete_array(np.zeros((0,), np.float32))
+    return out if dtype is None else convert("array", out, _dtype_arg(dtype))
+
+
+def copy(a):
+    return asarray(a)
+
+
+# -- filled arrays ------------------------------------------------------------------------
+
+def _filled(fname, shape, fill_value, dtype, weak):
+    """`shape` filled with `fill_value` (rank-0, or broadcastable to `shape`)."""
+    fill_value = as_operand(fname, fill_value)
+    fill_value = convert(fname, fill_value, dtype, weak)
+    if shape_of(fill_value) == ():
+        return lax.broadcast_in_dim(fill_value, shape, ())
+    return broadcast_to_shape(fname, fill_value, shape)
+
+
+def zeros(shape, dtype=None):
+    return _filled("zeros", _shape_arg("zeros", shape), 0, _dtype_arg(dtype), False)
+
+
+def ones(shape, dtype=None):
+    return _filled("ones", _shape_arg("ones", shape), 1, _dtype_arg(dtype), False)
+
+
+def empty(shape, dtype=None):
+    """`jnp.empty`: XLA has no uninitialised memory, so this is `zeros` (as in JAX)."""
+    return _filled("empty", _shape_arg("empty", shape), 0, _dtype_arg(dtype), False)
+
+
+def full(shape, fill_value, dtype=None):
+    """`jnp.full`; without `dtype` the fill value's dtype and weak type are kept."""
+    shape = _shape_arg("full", shape)
+    fill_value = as_operand("full", fill_value)
+    if dtype is None:
+        fill_dtype, weak = result_type_and_weak(fill_value)
+        return _filled("full", shape, fill_value, fill_dtype, weak)
+    return _filled("full", shape, fill_value, _dtype_arg(dtype), False)
+
+
+def _like(fname, a, fill_value, dtype, shape):
+    a = as_operand(fname, a)
+    a_shape = shape_of(a) if shape is None else _shape_arg(fname, shape)
+    if dtype is None:
+        a_dtype, weak = result_type_and_weak(a)
+        return _filled(fname, a_shape, fill_value, a_dtype, weak)
+    return _filled(fname, a_shape, fill_value, _dtype_arg(dtype), False)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    return _like("zeros_like", a, 0, dtype, shape)
+
+
+def ones_like(a, dtype=None, shape=None):
+    return _like("ones_like", a, 1, dtype, shape)
+
+
+def empty_like(a, dtype=None, shape=None):
+    return _like("empty_like", a, 0, dtype, shape)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    return _like("full_like", a, fill_value, dtype, shape)
+
+
+# -- ranges -------------------------------------------------------------------------------
+
+def _static_scalar(fname, value, what):
+    if isinstance(value, Tracer):
+        value = value._concrete_or_raise(f"{fname}: argument {what!r}")
+    if np.ndim(value) != 0:
+        raise ValueError(f"{fname}: {what} must be a scalar, got shape {np.shape(value)}")
+    if isinstance(value, PY_SCALARS):
+        return value
+    value = np.asarray(value)[()]
+    return value.item()
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """`jnp.arange` with static bounds: an `iota`, scaled and shifted as needed.
+
+    Without `dtype` the result is int32 when all bounds are ints, else float32."""
+    start = _static_scalar("arange", start, "start")
+    stop = None if stop is None else _static_scalar("arange", stop, "stop")
+    step = None if step is None else _static_scalar("arange", step, "step")
+    if builtins.any(isinstance(v, complex) for v in (start, stop, step)):
+        raise ValueError("arange: complex start/stop/step are not supported")
+    bounds = [v for v in (start, stop, step) if v is not None]
+    dtype = result_type(*bounds) if dtype is None else _dtype_arg(dtype)
+    if stop is None:
+        start, stop = 0, start
+    if step is not None:
+        if step == 0:
+            raise ValueError("arange: step must not be zero")
+        # Half-precision floats are computed in f32 so the steps do not drift.
+        working = np.dtype(np.float32) if is_half_float(dtype) else dtype
+        size = builtins.max(0, math.ceil((stop - start) / step))
+        out = lax.iota(working, size)
+        out = lax.add(lax.mul(out, _const(step, working)), _const(start, working))
+        return convert("arange", out, dtype)
+    size = builtins.max(0, math.ceil(stop - start))
+    out = lax.iota(dtype, size)
+    return out if start == 0 else lax.add(out, _const(start, dtype))
+
+
+def _const(value, dtype):
+    return np.array(value, dtype=np.float64 if isinstance(value, float) else None).astype(dtype)[()]
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype=None, axis: int = 0):
+    """`jnp.linspace`: `num` points from `start` to `stop` (arrays allowed, which adds
+    their broadcast shape around `axis`)."""
+    from ._ufuncs import multiply, add, subtract, floor
+    from ._shape import concatenate, expand_dims, reshape
+    num = static_int("linspace", num, "num")
+    if num < 0:
+        raise ValueError(f"linspace: number of samples {num} must be non-negative")
+    start, stop = as_operand("linspace", start), as_operand("linspace", stop)
+    if dtype is None:
+        dtype = to_inexact(*result_type_and_weak(start, stop))[0]
+    else:
+        dtype = _dtype_arg(dtype)
+    compute = dtype if is_inexact(dtype) else np.dtype(np.float32)
+    start, stop = convert("linspace", start, compute), convert("linspace", stop, compute)
+    from ._promotion import broadcast_shapes
+    bounds = list(broadcast_shapes("linspace", shape_of(start), shape_of(stop)))
+    start = broadcast_to_shape("linspace", start, bounds)
+    stop = broadcast_to_shape("linspace", stop, bounds)
+    axis = canonicalize_axis("linspace", axis, len(bounds) + 1)
+    with_axis = bounds[:axis] + [1] + bounds[axis:]
+    div = num - 1 if endpoint else num
+    if num > 1:
+        iota_shape = [1] * len(with_axis)
+        iota_shape[axis] = div
+        t = reshape(lax.iota(compute, div), iota_shape)
+        t = lax.div(t, _const(div, compute))
+        out = add(multiply(reshape(start, with_axis), subtract(1.0, t)),
+                  multiply(reshape(stop, with_axis), t))
+        if endpoint:
+            out = concatenate([out, expand_dims(stop, axis)], axis)
+        delta = lax.div(subtract(stop, start), _const(div, compute))
+    elif num == 1:
+        out = reshape(start, with_axis)
+        delta = full((), np.nan if endpoint else 0.0, compute)
+        if not endpoint:
+            delta = subtract(stop, start)
+    else:
+        out = zeros(bounds[:axis] + [0] + bounds[axis:], compute)
+        delta = full((), np.nan, compute)
+    if is_integer(dtype):
+        out = floor(out)
+    out = convert("linspace", out, dtype)
+    return (out, delta) if retstep else out
+
+
+def _index_mask(fname, n, m, k, compare):
+    n = static_int(fname, n, "N")
+    m = n if m is None else static_int(fname, m, "M")
+    k = static_int(fname, k, "k")
+    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+    if k:
+        rows = lax.add(rows, np.int32(k))
+    return compare(rows, cols)
+
+
+def eye(N, M=None, k=0, dtype=None):
+    """`jnp.eye`: ones on the `k`-th diagonal, from two `iota`s and a comparison."""
+    mask = _index_mask("eye", N, M, k, lax.eq)
+    return convert("eye", mask, _dtype_arg(dtype))
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):
+    """`jnp.tri`: ones at and below the `k`-th diagonal."""
+    mask = _index_mask("tri", N, M, k, lax.ge)
+    return convert("tri", mask, _dtype_arg(dtype))
+
+
+def _triangle(fname, m, k, lower):
+    from ._ufuncs import where
+    m = as_operand(fname, m)
+    shape = shape_of(m)
+    if len(shape) < 2:
+        raise ValueError(f"{fname}: input must be at least 2-d, got shape {shape}")
+    n_rows, n_cols = shape[-2:]
+    mask = _index_mask(fname, n_rows, n_cols, k if lower else k - 1, lax.ge)
+    if not lower:
+        mask = lax.bitwise_not(mask)
+    return where(mask, m, 0)
+
+
+def tril(m, k: int = 0):
+    return _triangle("tril", m, k, True)
+
+
+def triu(m, k: int = 0):
+    return _triangle("triu", m, k, False)
+
+
+def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
+    """`jnp.meshgrid` of 1-d arrays, 'xy' (Cartesian) or 'ij' (matrix) indexing."""
+    from ._shape import reshape, broadcast_to
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    xi = [as_operand("meshgrid", x) for x in xi]
+    for i, x in enumerate(xi):
+        if len(shape_of(x)) != 1:
+            raise ValueError(f"meshgrid: argument {i} must be 1-d, got shape {shape_of(x)}")
+    ndim = len(xi)
+    out = []
+    for i, x in enumerate(xi):
+        shape = [1] * ndim
+        shape[i] = shape_of(x)[0]
+        if indexing == "xy" and ndim > 1 and i < 2:
+            shape[0], shape[1] = shape[1], shape[0]
+        out.append(reshape(x, shape))
+    if not sparse:
+        sizes = [shape_of(x)[0] for x in xi]
+        if indexing == "xy" and ndim > 1:
+            sizes[0], sizes[1] = sizes[1], sizes[0]
+        out = [broadcast_to(x, sizes) for x in out]
+    return out
+
+
+__all__ = ["array", "asarray", "copy", "zeros", "ones", "empty", "full", "zeros_like",
+           "ones_like", "empty_like", "full_like", "arange", "linspace", "eye",
+           "identity", "tri", "tril", "triu", "meshgrid", "concrete_array"]

@@ -1,0 +1,142 @@
+"""Dtype names and dtype queries for `minijax.numpy`: `jnp.float32`, `jnp.dtype`, ...
+
+`jnp.float32` is both a dtype and a constructor, as in JAX: `x.dtype == jnp.float32`
+holds, `jnp.zeros(3, jnp.float32)` works, and `jnp.float32(2)` makes a strongly typed
+rank-0 array (through `minijax.numpy.asarray`, so it also works on tracers).
+
+With x64 off (JAX's default, and the only mode minijax has) the 64-bit names exist but
+mean their 32-bit counterparts once a value is made, exactly as in JAX.
+
+The promotion lattice itself is JAX's (`jax.dtypes.result_type`); see `_promotion.py`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import jax
+import jax.numpy as _jax_numpy
+
+from ..ir.trace import Tracer
+from ..ir.types import bfloat16 as _bfloat16_dtype, canonical_dtype, float0
+
+
+class _ScalarType:
+    """A dtype name that is also a constructor: `jnp.float32(x)` is an f32 array.
+
+    NumPy turns any object with a `.dtype` attribute into that dtype, so these compare
+    equal to dtypes and can be passed wherever NumPy or minijax expects a dtype."""
+
+    def __init__(self, name: str, dtype):
+        self.__name__ = self.name = name
+        self.dtype = np.dtype(dtype)
+        self.type = self.dtype.type  # the NumPy scalar type, for issubdtype
+
+    def __call__(self, value=0):
+        from ._creation import asarray
+        return asarray(value, dtype=self.dtype)
+
+    def __eq__(self, other):
+        try:
+            return self.dtype == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return f"minijax.numpy.{self.name}"
+
+
+bool_ = _ScalarType("bool_", np.bool_)
+int8 = _ScalarType("int8", np.int8)
+int16 = _ScalarType("int16", np.int16)
+int32 = _ScalarType("int32", np.int32)
+int64 = _ScalarType("int64", np.int64)
+uint8 = _ScalarType("uint8", np.uint8)
+uint16 = _ScalarType("uint16", np.uint16)
+uint32 = _ScalarType("uint32", np.uint32)
+uint64 = _ScalarType("uint64", np.uint64)
+float16 = _ScalarType("float16", np.float16)
+bfloat16 = _ScalarType("bfloat16", _bfloat16_dtype)
+float32 = _ScalarType("float32", np.float32)
+float64 = _ScalarType("float64", np.float64)
+complex64 = _ScalarType("complex64", np.complex64)
+complex128 = _ScalarType("complex128", np.complex128)
+# The defaults of a JAX program with x64 off.
+int_ = int32
+uint = uint32
+float_ = float32
+complex_ = complex64
+
+# The abstract scalar hierarchy is NumPy's (bfloat16 is placed in it by `issubdtype`).
+generic, number, inexact, floating = np.generic, np.number, np.inexact, np.floating
+complexfloating, integer = np.complexfloating, np.integer
+signedinteger, unsignedinteger = np.signedinteger, np.unsignedinteger
+
+finfo = _jax_numpy.finfo  # re-exported: they describe dtypes and compute nothing
+iinfo = _jax_numpy.iinfo
+
+
+class _ArrayMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, (jax.Array, Tracer))
+
+
+class ndarray(metaclass=_ArrayMeta):
+    """`isinstance(x, jnp.ndarray)` holds for jax arrays and for minijax tracers."""
+
+
+Array = ndarray
+
+
+def _as_dtype_like(obj):
+    """Unwrap minijax scalar types and tracers to something NumPy understands."""
+    if isinstance(obj, _ScalarType):
+        return obj.dtype
+    if isinstance(obj, Tracer):
+        return obj.dtype
+    return obj
+
+
+def dtype(obj, align: bool = False, copy: bool = False) -> np.dtype:
+    """`numpy.dtype`, also accepting minijax scalar types, arrays and tracers."""
+    obj = _as_dtype_like(obj)
+    if obj is None:
+        return np.dtype(np.float32)
+    if isinstance(obj, str) and obj == "bfloat16":
+        return _bfloat16_dtype
+    if not isinstance(obj, (np.dtype, type, str)) and hasattr(obj, "dtype"):
+        return np.dtype(obj.dtype)
+    return np.dtype(obj, align=align, copy=copy)
+
+
+def canonicalize_dtype(obj) -> np.dtype:
+    """The dtype a value requested as `obj` actually gets (x64 off: 64-bit -> 32-bit)."""
+    return canonical_dtype(dtype(obj))
+
+
+def issubdtype(arg1, arg2) -> bool:
+    """`numpy.issubdtype` with bfloat16 counted as a floating type (as JAX does)."""
+    arg1, arg2 = _as_dtype_like(arg1), _as_dtype_like(arg2)
+    if isinstance(arg2, np.dtype):
+        arg2 = arg2.type
+    return bool(_jax_numpy.issubdtype(arg1, arg2))
+
+
+def isdtype(dtype_, kind) -> bool:
+    """The array-API `isdtype` (kinds such as 'real floating', 'integral', 'bool')."""
+    return bool(_jax_numpy.isdtype(canonicalize_dtype(dtype_), kind))
+
+
+def can_cast(from_, to, casting: str = "safe") -> bool:
+    return bool(np.can_cast(dtype(from_), dtype(to), casting))
+
+
+__all__ = [
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "int_",
+    "uint", "float_", "complex_", "generic", "number", "inexact", "floating",
+    "complexfloating", "integer", "signedinteger", "unsignedinteger", "finfo", "iinfo",
+    "ndarray", "Array", "dtype", "canonicalize_dtype", "issubdtype", "isdtype",
+    "can_cast", "float0",
+]

@@ -1,0 +1,552 @@
+"""NumPy indexing on tracers: `x[idx]`, `x.at[idx].set/add/...`, `take`, `take_along_axis`.
+
+An index expression is first *expanded* into one entry per operand axis (plus `None`
+entries for new axes): `...` becomes full slices, a concrete boolean mask becomes
+the integer arrays of its nonzero positions, lists become arrays.
+
+Reading (`getitem`) then takes one of two routes:
+
+* **Basic** (ints, slices, `None`, traced scalar ints): a `slice` for the static
+  part, a flip (`gather`) per negative step, a `dynamic_slice` for traced scalar
+  ints (clamped into bounds, negatives counted from the end, as JAX does), and one
+  `squeeze` / `expand_dims` / `reshape` to drop and insert axes. A static int out of
+  range is an IndexError.
+* **Advanced** (any integer array): slices are applied first as above, then one
+  `gather` picks the indexed elements. NumPy's layout rule applies: the broadcast
+  shape of the advanced indices replaces them in place when they are adjacent, and
+  goes first when a slice or `None` separates them. Out-of-range array indices are
+  clamped (JAX's choice; NumPy raises).
+
+Writing (`x.at[idx].set(v)` / `.add(v)`) builds the same description as a scatter:
+integer and array indices are scatter indices, unit-step slices are update windows
+(with a constant start), and strided slices become extra scatter index dimensions.
+Out-of-range writes are dropped, as in JAX.
+"""
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import lax
+from ..ir.trace import Tracer
+from ._promotion import (PY_SCALARS, as_operand, shape_of, dtype_of, convert,
+                         broadcast_shapes, broadcast_to_shape, is_integer, is_bool,
+                         canonicalize_axis, is_weak)
+from ._shape import reverse_axis
+
+
+@dataclass
+class _Entry:
+    kind: str             # 'none' | 'slice' | 'int' | 'dynamic' | 'array'
+    axis: int = -1        # operand axis (not for 'none')
+    value: Any = None     # slice triple (start, size, step), int, or index array
+    position: int = 0     # place in the expanded index tuple
+
+
+def _static_slice(s: slice, n: int):
+    """(start, size, step) of a slice of an axis of size n (bounds must be static)."""
+    parts = []
+    for part in (s.start, s.stop, s.step):
+        if isinstance(part, Tracer):
+            part = part._concrete_or_raise("a slice bound in indexing (slice bounds must "
+                                           "be static; use lax.dynamic_slice)")
+        parts.append(None if part is None else int(np.asarray(part)))
+    start, stop, step = slice(*parts).indices(n)
+    return start, len(range(start, stop, step)), step
+
+
+def _holds_tracer(obj) -> bool:
+    if isinstance(obj, (list, tuple)):
+        return any(_holds_tracer(o) for o in obj)
+    return isinstance(obj, Tracer)
+
+
+def _as_index_array(fname, idx):
+    """A list / NumPy array / jax array / tracer used as an index, as an array."""
+    if isinstance(idx, (list, tuple)):
+        if _holds_tracer(idx):
+            from ._creation import array
+            return array(idx)
+        idx = np.asarray(idx)
+        if idx.size == 0:
+            idx = idx.astype(np.int32)
+    return idx
+
+
+def _expand(fname, shape, idx, for_update=False):
+    """One entry per operand axis and per `None`, checked against `shape`."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    raw = []
+    for item in idx:
+        if item is None or item is Ellipsis or isinstance(item, slice):
+            raw.append(item)
+        elif isinstance(item, bool):
+            raise IndexError(f"{fname}: boolean scalar indices are not supported")
+        elif isinstance(item, (int, np.integer)):
+            raw.append(int(item))
+        elif isinstance(item, (list, tuple, np.ndarray, Tracer)) or hasattr(item, "dtype"):
+            raw.append(_as_index_array(fname, item))
+        else:
+            raise TypeError(f"{fname}: invalid index {item!r} of type {type(item).__name__};"
+                            f" use ints, slices, None, ... or integer/boolean arrays")
+    # Boolean masks stand for the integer arrays of their true positions.
+    items = []
+    for item in raw:
+        if hasattr(item, "dtype") and is_bool(np.dtype(item.dtype)):
+            if isinstance(item, Tracer):
+                item = item._concrete_or_raise(
+                    f"{fname}: a boolean mask index (the result's shape depends on its "
+                    f"values; use jnp.where(mask, x, 0) instead)")
+            mask = np.asarray(item)
+            if mask.ndim == 0:
+                raise IndexError(f"{fname}: boolean scalar indices are not supported")
+            items.extend(np.nonzero(mask))
+        else:
+            items.append(item)
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    ellipses = sum(1 for i in items if i is Ellipsis)
+    if ellipses > 1:
+        raise IndexError(f"{fname}: an index can only have a single ellipsis ('...')")
+    if consumed > len(shape):
+        raise IndexError(f"{fname}: too many indices for array: array is "
+                         f"{len(shape)}-dimensional, but {consumed} were indexed")
+    if ellipses:
+        at = next(i for i, item in enumerate(items) if item is Ellipsis)
+        items[at:at + 1] = [slice(None)] * (len(shape) - consumed)
+    else:
+        items += [slice(None)] * (len(shape) - consumed)
+
+    entries, axis = [], 0
+    for position, item in enumerate(items):
+        if item is None:
+            entries.append(_Entry("none", position=position))
+            continue
+        n = shape[axis]
+        if isinstance(item, slice):
+            entries.append(_Entry("slice", axis, _static_slice(item, n), position))
+        elif isinstance(item, int):
+            if not -n <= item < n and not for_update:
+                raise IndexError(f"{fname}: index {item} is out of bounds for axis {axis} "
+                                 f"with size {n}")
+            entries.append(_Entry("int", axis, item + n if item < 0 else item, position))
+        else:
+            dtype = np.dtype(item.dtype)
+            if not is_integer(dtype):
+                raise IndexError(f"{fname}: indices must be integers, got an array of "
+                                 f"dtype {dtype.name} (for axis {axis})")
+            if isinstance(item, (np.ndarray, np.generic)) and np.ndim(item) == 0:
+                value = int(item)  # a static NumPy scalar index is an int
+                if not -n <= value < n and not for_update:
+                    raise IndexError(f"{fname}: index {value} is out of bounds for axis "
+                                     f"{axis} with size {n}")
+                entries.append(_Entry("int", axis, value + n if value < 0 else value,
+                                      position))
+            elif len(shape_of(item)) == 0:
+                entries.append(_Entry("dynamic", axis, item, position))
+            else:
+                entries.append(_Entry("array", axis, item, position))
+        axis += 1
+    return entries
+
+
+def _normalize_index(x, n):
+    """Negative indices count from the end (once): static arrays in NumPy, traced
+    ones with a select; the result is int32."""
+    if isinstance(x, (np.ndarray, np.generic, int)):
+        x = np.asarray(x).astype(np.int64)
+        return np.where(x < 0, x + n, x).astype(np.int32)
+    x = convert("indexing", x, np.int32) if dtype_of(x) != np.int32 else x
+    if np.dtype(dtype_of(x)).kind == "u":
+        return x
+    return lax.select(lax.lt(x, np.int32(0)), lax.add(x, np.int32(n)), x)
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+def getitem(x, idx):
+    """`x[idx]` with NumPy semantics (see the module docstring for the two routes)."""
+    x = as_operand("getitem", x)
+    entries = _expand("getitem", shape_of(x), idx)
+    x, entries = _apply_slices(x, entries)
+    if any(e.kind == "array" for e in entries):
+        plan = _plan(shape_of(x), entries)
+        return _finish(_gather(x, plan, "clip"), plan)
+    dynamic = [e for e in entries if e.kind == "dynamic"]
+    if dynamic:
+        dims = shape_of(x)
+        starts = [np.int32(0)] * len(dims)
+        sizes = list(dims)
+        for e in dynamic:
+            starts[e.axis] = e.value
+            sizes[e.axis] = 1
+        x = lax.dynamic_slice(x, starts, sizes)
+    return _drop_and_insert_axes(x, entries)
+
+
+def _apply_slices(x, entries):
+    """Apply every slice and static int with one `slice` (and flips for negative
+    steps); afterwards slices are full and static ints index axes of size 1."""
+    dims = shape_of(x)
+    starts, limits, strides = [0] * len(dims), list(dims), [1] * len(dims)
+    flips, out = [], []
+    for e in entries:
+        if e.kind == "slice":
+            start, size, step = e.value
+            if size == 0:
+                starts[e.axis], limits[e.axis] = 0, 0
+            elif step > 0:
+                starts[e.axis], limits[e.axis] = start, start + (size - 1) * step + 1
+                strides[e.axis] = step
+            else:
+                last = start + (size - 1) * step  # the smallest index taken
+                starts[e.axis], limits[e.axis], strides[e.axis] = last, start + 1, -step
+                if size > 1:
+                    flips.append(e.axis)
+            out.append(_Entry("slice", e.axis, (0, size, 1), e.position))
+        elif e.kind == "int" and not any(f.kind == "array" for f in entries):
+            starts[e.axis], limits[e.axis] = e.value, e.value + 1
+            out.append(_Entry("int", e.axis, 0, e.position))
+        else:
+            out.append(e)
+    if starts != [0] * len(dims) or limits != list(dims) or strides != [1] * len(dims):
+        x = lax.slice(x, starts, limits, None if strides == [1] * len(dims) else strides)
+    for axis in flips:
+        x = reverse_axis(x, axis)
+    return x, out
+
+
+def _drop_and_insert_axes(x, entries):
+    """Remove the axes indexed by ints and add the `None` axes, in one equation."""
+    dropped = tuple(e.axis for e in entries if e.kind in ("int", "dynamic"))
+    final = []
+    for e in entries:
+        if e.kind == "none":
+            final.append(1)
+        elif e.kind == "slice":
+            final.append(e.value[1])
+    if dropped and len(final) == len(shape_of(x)) - len(dropped):
+        return lax.squeeze(x, dropped)
+    if not dropped and len(final) != len(shape_of(x)):
+        return lax.expand_dims(x, tuple(i for i, e in enumerate(
+            [e for e in entries if e.kind in ("none", "slice")]) if e.kind == "none"))
+    if tuple(final) != shape_of(x):
+        return lax.reshape(x, final)
+    return x
+
+
+# -- the gather / scatter plan ----------------------------------------------------------------
+
+@dataclass
+class _Plan:
+    layout: list           # output dims in order: ('none',), ('window', axis, size) or
+                           # ('batch', size)
+    batch_shape: tuple
+    components: list       # (operand axis, index array broadcastable to batch_shape)
+    window_starts: dict    # window axis -> static start (for scatters)
+    collapsed: tuple       # operand axes indexed by a component and not windowed
+
+
+def _plan(operand_shape, entries):
+    advanced = [e for e in entries if e.kind in ("int", "dynamic", "array")]
+    b_shape = broadcast_shapes("indexing", *(shape_of(e.value) for e in advanced
+                                             if e.kind != "int"))
+    positions = [e.position for e in advanced]
+    adjacent = not positions or positions == list(range(positions[0], positions[-1] + 1))
+    layout, b_at = [], None
+    if advanced and not adjacent:
+        b_at = 0
+    for e in entries:
+        if e.kind in ("int", "dynamic", "array"):
+            if b_at is None:
+                b_at = len(layout)
+            continue
+        if e.kind == "none":
+            layout.append(("none",))
+        elif e.value[2] == 1:
+            layout.append(("window", e.axis, e.value[1]))
+        else:
+            layout.append(("strided", e.axis, e.value))
+    if b_at is None:
+        b_at = len(layout)
+    layout[b_at:b_at] = [("b", i, n) for i, n in enumerate(b_shape)]
+    batch = [d for d in layout if d[0] in ("b", "strided")]
+    batch_shape = tuple(d[2] if d[0] == "b" else d[2][1] for d in batch)
+    b_offset = next((i for i, d in enumerate(batch) if d[0] == "b"), 0)
+
+    def place_b(value):
+        """An index array of B's shape, positioned for broadcasting to batch_shape."""
+        value_shape = shape_of(value)
+        lead = b_offset + len(b_shape) - len(value_shape)
+        dims = tuple(range(lead, lead + len(value_shape)))
+        return value, dims
+
+    components = []
+    for e in advanced:
+        n = operand_shape[e.axis]
+        value = np.int32(e.value) if e.kind == "int" else _normalize_index(e.value, n)
+        components.append((e.axis,) + place_b(value))
+    for j, d in enumerate(batch):
+        if d[0] == "strided":
+            start, size, step = d[2]
+            components.append((d[1], np.arange(size, dtype=np.int32) * step + start, (j,)))
+    # Windows that do not cover their whole axis need their start in the index.
+    window_starts = {e.axis: e.value[0] for e in entries if e.kind == "slice"
+                     and e.value[2] == 1 and e.value[:2] != (0, operand_shape[e.axis])}
+    collapsed = tuple(sorted(c[0] for c in components))
+    layout = [("window", d[1], d[2]) if d[0] == "window" else
+              ("none",) if d[0] == "none" else ("batch", d[2] if d[0] == "b" else d[2][1])
+              for d in layout]
+    return _Plan(layout, batch_shape, components, window_starts, collapsed)
+
+
+def _index_array(plan, with_window_starts):
+    """The gather/scatter index array: batch_shape + (number of components,)."""
+    comps = list(plan.components)
+    if with_window_starts:
+        comps += [(axis, np.int32(start), ()) for axis, start in plan.window_starts.items()]
+    shape = plan.batch_shape + (1,)
+    if all(not isinstance(v, Tracer) and not hasattr(v, "aval") for _, v, _ in comps):
+        parts = []
+        for _, value, dims in comps:
+            value = np.asarray(value, dtype=np.int32)
+            expanded = np.expand_dims(value, tuple(i for i in range(len(shape))
+                                                   if i not in dims))
+            parts.append(np.broadcast_to(expanded, shape))
+        index = np.concatenate(parts, -1) if parts else np.zeros(shape[:-1] + (0,), np.int32)
+        return index, [axis for axis, _, _ in comps]
+    parts = [lax.broadcast_in_dim(convert("indexing", value, np.int32), shape, dims)
+             for _, value, dims in comps]
+    index = parts[0] if len(parts) == 1 else lax.concatenate(parts, len(shape) - 1)
+    return index, [axis for axis, _, _ in comps]
+
+
+def _gather(x, plan, mode):
+    index, start_index_map = _index_array(plan, with_window_starts=True)
+    dims = shape_of(x)
+    out_dims = [d for d in plan.layout if d[0] != "none"]
+    offset_dims = tuple(i for i, d in enumerate(out_dims) if d[0] == "window")
+    slice_sizes = [1] * len(dims)
+    for d in out_dims:
+        if d[0] == "window":
+            slice_sizes[d[1]] = d[2]
+    dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims,
+                                       collapsed_slice_dims=plan.collapsed,
+                                       start_index_map=tuple(start_index_map))
+    return lax.gather(x, index, dnums, slice_sizes, mode=mode)
+
+
+def _finish(out, plan):
+    """Insert the `None` axes into a gather's result."""
+    nones = tuple(i for i, d in enumerate(plan.layout) if d[0] == "none")
+    return lax.expand_dims(out, nones) if nones else out
+
+
+def _result_shape(plan):
+    return tuple(1 if d[0] == "none" else d[-1] for d in plan.layout)
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+def _scatter(x, idx, values, kind, mode=None):
+    """`x` with `values` written (`kind` 'set') or added ('add') at `x[idx]`."""
+    fname = f"at[...].{kind}"
+    x = as_operand(fname, x)
+    entries = _expand(fname, shape_of(x), idx, for_update=True)
+    plan = _plan(shape_of(x), entries)
+    values = as_operand(fname, values)
+    # The written values take x's dtype (and x's weak type when they are Python scalars).
+    values = convert(fname, values, dtype_of(x), weak=is_weak(x))
+    target = _result_shape(plan)
+    extra = len(shape_of(values)) - len(target)
+    if extra > 0 and all(n == 1 for n in shape_of(values)[:extra]):
+        values = lax.reshape(values, shape_of(values)[extra:])  # as NumPy assignment
+    values = broadcast_to_shape(fname, values, target)
+    out_dims = [d for d in plan.layout if d[0] != "none"]
+    update_shape = tuple(d[-1] for d in out_dims)
+    if shape_of(values) != update_shape:
+        values = lax.reshape(values, update_shape)
+    if not plan.components and not plan.window_starts:
+        # The whole array is written: no scatter needed.
+        return values if kind == "set" else lax.add(x, values)
+    index, scatter_dims = _index_array(plan, with_window_starts=True)
+    dnums = lax.ScatterDimensionNumbers(
+        update_window_dims=tuple(i for i, d in enumerate(out_dims) if d[0] == "window"),
+        inserted_window_dims=plan.collapsed,
+        scatter_dims_to_operand_dims=tuple(scatter_dims))
+    op = lax.scatter if kind == "set" else lax.scatter_add
+    return op(x, index, values, dnums, mode="fill" if mode is None else mode)
+
+
+class _IndexUpdateRef:
+    """`x.at[idx]`: functional updates of `x` at `idx`, as in JAX."""
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False,
+            unique_indices=False):
+        if mode not in (None, "clip", "promise_in_bounds") or fill_value is not None:
+            raise NotImplementedError("at[...].get: only the default (clamping) mode is "
+                                      "supported")
+        return getitem(self.array, self.index)
+
+    def set(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _scatter(self.array, self.index, values, "set", _mode(mode))
+
+    def add(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _scatter(self.array, self.index, values, "add", _mode(mode))
+
+    def subtract(self, values, *, mode=None, indices_are_sorted=False,
+                 unique_indices=False):
+        from ._ufuncs import negative
+        return _scatter(self.array, self.index, negative(values), "add", _mode(mode))
+
+    def _unsupported(self, *args, **kwargs):
+        raise NotImplementedError("at[...].multiply/divide/power/min/max need scatter "
+                                  "primitives minijax does not have; use set or add")
+
+    multiply = mul = divide = power = min = max = apply = _unsupported
+
+
+def _mode(mode):
+    if mode is None:
+        return None
+    mode = str(getattr(mode, "name", mode)).lower()
+    if mode in ("drop", "fill", "fill_or_drop", "promise_in_bounds"):
+        return "fill"
+    if mode == "clip":
+        return "clip"
+    raise NotImplementedError(f"indexing mode {mode!r} is not supported")
+
+
+class _IndexUpdateHelper:
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+
+# -- take ---------------------------------------------------------------------------------------
+
+def _gather_mode(fname, mode):
+    mode = "fill" if mode is None else str(getattr(mode, "name", mode)).lower()
+    if mode in ("fill", "drop", "fill_or_drop"):
+        return "fill"
+    if mode in ("clip", "promise_in_bounds", "wrap"):
+        return mode
+    raise NotImplementedError(f"{fname}: mode {mode!r} is not supported")
+
+
+def _fill_outside(out, index, n, fill_value, out_dims_of_index):
+    """Replace results whose index was out of bounds by `fill_value`."""
+    from ._ufuncs import where, logical_and, greater_equal, less
+    ok = logical_and(greater_equal(index, 0), less(index, n))
+    ok = lax.broadcast_in_dim(ok, shape_of(out), out_dims_of_index)
+    return where(ok, out, fill_value)
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+    """Elements of `a` at `indices` along `axis` (None: of the flattened `a`).
+
+    As in JAX the default mode is 'fill': negative indices count from the end once,
+    and indices still out of range give NaN for floats (the most negative value
+    for signed ints). 'clip' clamps, 'wrap' wraps around."""
+    from ._shape import ravel
+    if out is not None:
+        raise NotImplementedError("take: the out argument is not supported")
+    a = as_operand("take", a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    dims = shape_of(a)
+    axis = canonicalize_axis("take", axis, len(dims))
+    indices = _as_index_array("take", as_operand("take", indices))
+    if not is_integer(np.dtype(dtype_of(indices))):
+        raise TypeError(f"take: indices must be integers, got {dtype_of(indices).name}")
+    mode = _gather_mode("take", mode)
+    n = dims[axis]
+    if mode == "wrap":
+        from ._ufuncs import remainder
+        index = remainder(convert("take", indices, np.int32), n)
+        mode = "clip"
+    else:
+        index = _normalize_index(indices, n)
+    i_shape = shape_of(index)
+    if fill_value is not None and mode == "fill":
+        mode = "clip"
+    else:
+        fill_value = None
+    index_arr = (np.asarray(index)[..., None] if not isinstance(index, Tracer)
+                 and not hasattr(index, "aval")
+                 else lax.reshape(index, i_shape + (1,)))
+    offset_dims = tuple(range(axis)) + tuple(range(axis + len(i_shape),
+                                                   len(dims) - 1 + len(i_shape)))
+    dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=(axis,),
+                                       start_index_map=(axis,))
+    slice_sizes = tuple(1 if d == axis else s for d, s in enumerate(dims))
+    result = lax.gather(a, index_arr, dnums, slice_sizes, mode=mode)
+    if fill_value is not None:
+        result = _fill_outside(result, index, n, fill_value,
+                               tuple(range(axis, axis + len(i_shape))))
+    return result
+
+
+def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+    """`arr[..., indices, ...]` elementwise along `axis`, the other axes broadcast."""
+    from ._shape import ravel
+    arr, indices = as_operand("take_along_axis", arr), as_operand("take_along_axis", indices)
+    if axis is None:
+        arr, indices, axis = ravel(arr), ravel(indices), 0
+    dims, i_dims = shape_of(arr), shape_of(indices)
+    if len(dims) != len(i_dims):
+        raise ValueError(f"take_along_axis: indices and arr must have the same number of "
+                         f"dimensions, got shapes {i_dims} and {dims}")
+    axis = canonicalize_axis("take_along_axis", axis, len(dims))
+    if not is_integer(np.dtype(dtype_of(indices))):
+        raise TypeError(f"take_along_axis: indices must be integers, got "
+                        f"{dtype_of(indices).name}")
+    out_shape = list(broadcast_shapes("take_along_axis",
+                                      tuple(1 if d == axis else n for d, n in enumerate(dims)),
+                                      tuple(1 if d == axis else n for d, n in enumerate(i_dims))))
+    out_shape[axis] = i_dims[axis]
+    out_shape = tuple(out_shape)
+    mode = _gather_mode("take_along_axis", mode)
+    if mode == "wrap":
+        from ._ufuncs import remainder
+        index, mode = remainder(convert("take_along_axis", indices, np.int32), dims[axis]), "clip"
+    else:
+        index = _normalize_index(indices, dims[axis])
+    if fill_value is not None and mode == "fill":
+        mode = "clip"
+    else:
+        fill_value = None
+    parts = []
+    for d, n in enumerate(dims):
+        if d == axis:
+            parts.append(broadcast_to_shape("take_along_axis", convert(
+                "take_along_axis", index, np.int32), out_shape))
+        elif n == 1:
+            parts.append(lax.broadcast_in_dim(np.int32(0), out_shape, ()))
+        else:
+            parts.append(lax.broadcasted_iota(np.int32, out_shape, d))
+    parts = [lax.expand_dims(p, (len(out_shape),)) for p in parts]
+    index_arr = parts[0] if len(parts) == 1 else lax.concatenate(parts, len(out_shape))
+    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(
+        range(len(dims))), start_index_map=tuple(range(len(dims))))
+    result = lax.gather(arr, index_arr, dnums, (1,) * len(dims), mode=mode)
+    if fill_value is not None:
+        ok_index = broadcast_to_shape("take_along_axis", index, out_shape)
+        result = _fill_outside(result, ok_index, dims[axis], fill_value,
+                               tuple(range(len(out_shape))))
+    return result
+
+
+__all__ = ["getitem", "take", "take_along_axis"]

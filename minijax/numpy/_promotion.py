@@ -1,0 +1,282 @@
+"""Dtype promotion and NumPy broadcasting for `minijax.numpy`.
+
+Read this before the rest of the package: every jnp function first calls one of
+`promote_args*` here, which
+
+1. checks its operands are array-likes (arrays, tracers, Python scalars, lists),
+2. finds the result dtype with JAX's own lattice (`jax.dtypes.result_type`), where
+   a *weakly typed* operand (a Python scalar, or a value computed only from them)
+   is represented by a Python scalar of its kind -- `0`, `0.0` or `0j` -- so that
+   `x_f16 * 2.0` stays f16 and `x_i32 + 2.5` becomes a weak f32, as in JAX,
+3. converts each operand to that dtype, and
+4. broadcasts shapes with NumPy's rules.
+
+Two choices keep programs as lean as JAX's:
+
+* A Python scalar is converted in Python, never with an equation: it stays a Python
+  scalar when its own weak dtype is the target (`2.0` meeting f32), and otherwise
+  becomes a NumPy scalar of the target dtype. Tracing then records an inline literal.
+* A rank-0 operand of an elementwise op is not broadcast: the IR lets a rank-0
+  operand stand for a splat of itself (`add a 2.0:f32[]`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import jax
+
+from .. import lax
+from ..ir.trace import Tracer, aval_of
+from ..ir.types import (ShapedArray, canonical_dtype, is_complex, is_float, is_inexact,
+                        is_integer, is_bool)
+from ._dtypes import _ScalarType
+
+PY_SCALARS = (bool, int, float, complex)
+_WEAK_REPRESENTATIVE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+_SUPPORTED_KINDS = set("biufc")
+
+
+def is_half_float(dtype) -> bool:
+    """float16 or bfloat16: formats JAX computes sums and ranges of in float32."""
+    return is_float(dtype) and np.dtype(dtype).itemsize < 4
+
+
+def is_python_scalar(x) -> bool:
+    return isinstance(x, PY_SCALARS)
+
+
+def as_operand(fname: str, x):
+    """`x` as something `bind` accepts: tracers, Python scalars and arrays pass as
+    they are; lists and tuples become arrays; anything else is a clear TypeError."""
+    if isinstance(x, Tracer) or isinstance(x, PY_SCALARS):
+        return x
+    if isinstance(x, (list, tuple)):
+        from ._creation import array
+        return array(x)
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and hasattr(x, "shape") and not isinstance(x, type):
+        if np.dtype(dtype).kind not in _SUPPORTED_KINDS:
+            raise TypeError(f"{fname}: arrays of dtype {np.dtype(dtype)} are not "
+                            f"supported (minijax handles bool, int, float and complex)")
+        return x
+    raise TypeError(f"{fname}: expected an array, a Python scalar or a list, got "
+                    f"{type(x).__name__} {x!r}")
+
+
+def shape_of(x) -> tuple:
+    return () if isinstance(x, PY_SCALARS) else tuple(aval_of(x).shape)
+
+
+def ndim_of(x) -> int:
+    return len(shape_of(x))
+
+
+def dtype_of(x) -> np.dtype:
+    return aval_of(x).dtype
+
+
+def is_weak(x) -> bool:
+    return aval_of(x).weak_type
+
+
+def _representative(x):
+    """What stands for `x` in `jax.dtypes.result_type`: a dtype, or a Python scalar of
+    the same kind for a weakly typed value (its value is irrelevant, so 0 of that kind
+    also avoids overflow complaints about large Python ints)."""
+    if isinstance(x, _ScalarType):
+        return x.dtype
+    if isinstance(x, PY_SCALARS):
+        return type(x)(0)
+    if isinstance(x, (np.dtype, type, str)):
+        if isinstance(x, type) and issubclass(x, PY_SCALARS):
+            return x
+        return canonical_dtype(np.dtype(x))
+    aval = aval_of(x)
+    if aval.weak_type and aval.dtype.kind in _WEAK_REPRESENTATIVE:
+        return _WEAK_REPRESENTATIVE[aval.dtype.kind]
+    return aval.dtype
+
+
+def result_type_and_weak(*args) -> tuple[np.dtype, bool]:
+    """JAX's promotion of `args` (values, dtypes or Python types): (dtype, weak)."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    dtype, weak = jax.dtypes.result_type(*map(_representative, args),
+                                         return_weak_type_flag=True)
+    return canonical_dtype(dtype), bool(weak)
+
+
+def result_type(*args) -> np.dtype:
+    """`jnp.result_type`: the dtype JAX's promotion gives these operands."""
+    return result_type_and_weak(*args)[0]
+
+
+def promote_types(a, b) -> np.dtype:
+    """`jnp.promote_types`: promotion of two dtypes, both taken as strongly typed."""
+    from ._dtypes import dtype as as_dtype
+    return result_type(canonical_dtype(as_dtype(a)), canonical_dtype(as_dtype(b)))
+
+
+def _convert_python_scalar(fname, value, dtype, weak):
+    """A Python scalar as an operand of dtype `dtype`, without emitting an equation."""
+    if weak:
+        # A weak target is i32, f32 or c64: keep a Python scalar of that kind, which
+        # traces to an inline weak literal exactly as in JAX.
+        kind = dtype.kind
+        if kind == "i" and dtype == np.int32 and isinstance(value, int):
+            return _check_int32(fname, int(value))
+        if kind == "f" and dtype == np.float32 and isinstance(value, (int, float)):
+            return float(value)
+        if kind == "c" and dtype == np.complex64:
+            return complex(value)
+    try:
+        with np.errstate(over="ignore"):
+            return np.array(value, dtype=dtype)[()]
+    except OverflowError:
+        raise OverflowError(f"{fname}: Python int {value} is too large to convert to "
+                            f"{dtype.name}") from None
+
+
+def _check_int32(fname, value):
+    if not -2**31 <= value < 2**31:
+        raise OverflowError(f"{fname}: Python int {value} is too large to convert to "
+                            f"int32")
+    return value
+
+
+def convert(fname, x, dtype, weak=False):
+    """`x` as dtype `dtype`; a no-op when it already has it (whatever its weak type,
+    since an op's result is weak only if all its operands are)."""
+    dtype = np.dtype(dtype)
+    if isinstance(x, PY_SCALARS):
+        return _convert_python_scalar(fname, x, dtype, weak)
+    if aval_of(x).dtype == dtype:
+        return x
+    return lax.convert_element_type(x, dtype, weak_type=weak)
+
+
+def promote_dtypes(fname, *args):
+    """The operands converted to their common dtype (no broadcasting)."""
+    args = [as_operand(fname, a) for a in args]
+    if len(args) < 2:
+        return args
+    dtype, weak = result_type_and_weak(*args)
+    return [convert(fname, a, dtype, weak) for a in args]
+
+
+def to_inexact(dtype, weak):
+    """The float dtype an integer or bool computation is carried out in (f32)."""
+    return (dtype, weak) if is_inexact(dtype) else (np.dtype(np.float32), weak)
+
+
+def promote_dtypes_inexact(fname, *args):
+    """Operands converted to their common dtype, made floating if it is not."""
+    args = [as_operand(fname, a) for a in args]
+    dtype, weak = to_inexact(*result_type_and_weak(*args))
+    return [convert(fname, a, dtype, weak) for a in args]
+
+
+def promote_dtypes_numeric(fname, *args):
+    """Operands converted to their common dtype, with bool made int32 (for sums)."""
+    args = [as_operand(fname, a) for a in args]
+    dtype, weak = result_type_and_weak(*args)
+    if is_bool(dtype):
+        dtype = np.dtype(np.int32)
+    return [convert(fname, a, dtype, weak) for a in args]
+
+
+# -- broadcasting -----------------------------------------------------------------------
+
+def broadcast_shapes(fname, *shapes) -> tuple:
+    """NumPy's broadcast of shapes, or a ValueError naming `fname` and the shapes."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for axis in range(ndim):
+        sizes = {s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise ValueError(f"{fname}: shapes {', '.join(map(str, map(tuple, shapes)))} "
+                             f"cannot be broadcast together (axis {axis - ndim} has sizes "
+                             f"{sorted(sizes)})")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast_to_shape(fname, x, shape, keep_scalar=False):
+    """`x` broadcast to `shape` (NumPy rules: align trailing axes). With `keep_scalar`
+    a rank-0 operand is returned as is, for ops that splat rank-0 operands."""
+    shape = tuple(shape)
+    x_shape = shape_of(x)
+    if x_shape == shape or (keep_scalar and x_shape == ()):
+        return x
+    if len(x_shape) > len(shape) or any(
+            n not in (1, m) for n, m in zip(x_shape[::-1], shape[::-1])):
+        raise ValueError(f"{fname}: cannot broadcast an operand of shape {x_shape} to "
+                         f"shape {shape}")
+    lead = len(shape) - len(x_shape)
+    return lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+
+
+def promote_args(fname, *args, keep_scalars=True):
+    """Operands of an elementwise op: common dtype, common shape (rank-0 kept)."""
+    args = promote_dtypes(fname, *args)
+    return _broadcast_all(fname, args, keep_scalars)
+
+
+def promote_args_inexact(fname, *args, keep_scalars=True):
+    args = promote_dtypes_inexact(fname, *args)
+    return _broadcast_all(fname, args, keep_scalars)
+
+
+def promote_args_numeric(fname, *args, keep_scalars=True):
+    args = promote_dtypes_numeric(fname, *args)
+    return _broadcast_all(fname, args, keep_scalars)
+
+
+def _broadcast_all(fname, args, keep_scalars):
+    shape = broadcast_shapes(fname, *(shape_of(a) for a in args))
+    return [broadcast_to_shape(fname, a, shape, keep_scalars) for a in args]
+
+
+# -- axes -------------------------------------------------------------------------------
+
+def canonicalize_axis(fname, axis, ndim) -> int:
+    """A non-negative axis, or numpy's AxisError (a ValueError and an IndexError)."""
+    try:
+        axis = int(axis.__index__()) if not isinstance(axis, int) else axis
+    except (AttributeError, TypeError):
+        raise TypeError(f"{fname}: axis must be an integer, got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim, fname)
+    return axis % ndim if ndim else 0
+
+
+def canonicalize_axes(fname, axis, ndim) -> tuple:
+    """`axis` (None, an int or a sequence) as a sorted tuple of distinct axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (list, tuple)):
+        axes = tuple(canonicalize_axis(fname, a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{fname}: repeated axis in {tuple(axis)}")
+        return tuple(sorted(axes))
+    return (canonicalize_axis(fname, axis, ndim),)
+
+
+def static_int(fname, value, what) -> int:
+    """A Python int from a static argument, or a clear error naming `what`."""
+    if isinstance(value, Tracer):
+        value = value._concrete_or_raise(f"{fname}: argument {what!r}")
+    try:
+        return int(value.__index__())
+    except (AttributeError, TypeError):
+        raise TypeError(f"{fname}: {what} must be an integer, got {value!r}") from None
+
+
+__all__ = ["PY_SCALARS", "as_operand", "shape_of", "ndim_of", "dtype_of", "is_weak",
+           "result_type", "result_type_and_weak", "promote_types", "convert",
+           "promote_dtypes", "promote_dtypes_inexact", "promote_dtypes_numeric",
+           "broadcast_shapes", "broadcast_to_shape", "promote_args",
+           "promote_args_inexact", "promote_args_numeric", "canonicalize_axis",
+           "canonicalize_axes", "static_int", "is_python_scalar", "to_inexact",
+           "ShapedArray", "is_float", "is_complex", "is_integer", "is_bool",
+           "is_inexact", "is_half_float"]

@@ -1,0 +1,271 @@
+"""Reductions and scans: sum prod max min mean var std all any argmax argmin, cumsum ...
+
+All take NumPy's `axis` (None, an int or a tuple, negative counting from the end) and
+`keepdims`. Result dtypes follow JAX:
+
+* `sum`/`prod`/`cumsum`/`cumprod` of bool or of a narrow integer type accumulate in the
+  default integer (int32, or uint32 for unsigned), so `sum(bool_array)` counts;
+* `mean`/`var`/`std` of integers are float32;
+* half-precision floats are accumulated in float32 and rounded back once;
+* results are never weakly typed, even when the input was.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .. import lax
+from ._promotion import (as_operand, shape_of, dtype_of, is_weak, convert,
+                         canonicalize_axes, canonicalize_axis, is_bool, is_integer,
+                         is_inexact, is_complex, is_half_float)
+from ._dtypes import canonicalize_dtype
+
+
+def strong(fname, x):
+    """`x` with its weak type dropped (reductions always give strong results)."""
+    if is_weak(x):
+        return lax.convert_element_type(x, dtype_of(x), weak_type=False)
+    return x
+
+
+def _no_out(fname, out, where=None):
+    if out is not None:
+        raise NotImplementedError(f"{fname}: the out argument is not supported (JAX "
+                                  f"arrays are immutable)")
+    if where is not None:
+        raise NotImplementedError(f"{fname}: the where argument is not supported")
+
+
+def _keep_dims(x, axes, keepdims):
+    return lax.expand_dims(x, axes) if keepdims and axes else x
+
+
+def _accumulation_dtype(dtype):
+    """What `sum` of `dtype` returns: narrow integers and bools widen to 32 bits."""
+    if is_bool(dtype):
+        return np.dtype(np.int32)
+    if is_integer(dtype) and dtype.itemsize < 4:
+        return np.dtype(np.uint32 if dtype.kind == "u" else np.int32)
+    return dtype
+
+
+def _compute_dtype(dtype):
+    """Half floats are accumulated in float32 (as JAX does), everything else as is."""
+    return np.dtype(np.float32) if is_half_float(dtype) else dtype
+
+
+def _reduce(fname, reducer, a, axis, dtype, keepdims, initial, combine, widen=True):
+    a = as_operand(fname, a)
+    ndim = len(shape_of(a))
+    axes = canonicalize_axes(fname, axis, ndim)
+    in_dtype = dtype_of(a)
+    if dtype is not None:
+        out_dtype = canonicalize_dtype(dtype)
+    else:
+        out_dtype = _accumulation_dtype(in_dtype) if widen else in_dtype
+    compute = _compute_dtype(out_dtype)
+    x = strong(fname, convert(fname, a, compute))
+    out = reducer(x, axes)
+    if initial is not None:
+        out = combine(out, convert(fname, initial, compute))
+    out = convert(fname, out, out_dtype)
+    return _keep_dims(out, axes, keepdims)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+        promote_integers=True):
+    _no_out("sum", out, where)
+    return _reduce("sum", lax.reduce_sum, a, axis, dtype, keepdims, initial, lax.add,
+                   widen=promote_integers)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+         promote_integers=True):
+    _no_out("prod", out, where)
+    return _reduce("prod", lax.reduce_prod, a, axis, dtype, keepdims, initial, lax.mul,
+                   widen=promote_integers)
+
+
+def _extremum(fname, reducer, combine):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _no_out(fname, out, where)
+        a = as_operand(fname, a)
+        shape = shape_of(a)
+        axes = canonicalize_axes(fname, axis, len(shape))
+        if initial is None and builtins.any(shape[i] == 0 for i in axes):
+            raise ValueError(f"{fname}: zero-size array (shape {shape}) to a reduction "
+                             f"over axes {axes}, which has no identity; pass initial=")
+        return _reduce(fname, reducer, a, axis, None, keepdims, initial, combine,
+                       widen=False)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}` along `axis` (None: all axes)."
+    return fn
+
+
+max = amax = _extremum("max", lax.reduce_max, lax.max)
+min = amin = _extremum("min", lax.reduce_min, lax.min)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Peak to peak: `max - min` along `axis`."""
+    _no_out("ptp", out)
+    return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
+
+
+def _boolean_reduction(fname, reducer):
+    def fn(a, axis=None, out=None, keepdims=False, where=None):
+        _no_out(fname, out, where)
+        from ._ufuncs import _as_bool
+        a = _as_bool(fname, as_operand(fname, a))
+        axes = canonicalize_axes(fname, axis, len(shape_of(a)))
+        return _keep_dims(reducer(a, axes), axes, keepdims)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}`: whether {fname} element is true along `axis`."
+    return fn
+
+
+all = _boolean_reduction("all", lax.reduce_and)
+any = _boolean_reduction("any", lax.reduce_or)
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    from ._ufuncs import _as_bool
+    return sum(_as_bool("count_nonzero", a), axis=axis, keepdims=keepdims)
+
+
+def _count(shape, axes):
+    return math.prod(shape[i] for i in axes)
+
+
+def _mean_dtypes(fname, a, dtype):
+    a = as_operand(fname, a)
+    if dtype is None:
+        out_dtype = dtype_of(a) if is_inexact(dtype_of(a)) else np.dtype(np.float32)
+    else:
+        out_dtype = canonicalize_dtype(dtype)
+    return a, out_dtype, _compute_dtype(out_dtype)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """`jnp.mean`: the sum divided by the count, in float32 for integer inputs."""
+    _no_out("mean", out, where)
+    a, out_dtype, compute = _mean_dtypes("mean", a, dtype)
+    axes = canonicalize_axes("mean", axis, len(shape_of(a)))
+    x = strong("mean", convert("mean", a, compute))
+    total = lax.reduce_sum(x, axes)
+    out = lax.div(total, convert("mean", _count(shape_of(a), axes), compute))
+    return _keep_dims(convert("mean", out, out_dtype), axes, keepdims)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+    """`jnp.var`: the mean squared deviation, divided by `count - ddof`."""
+    _no_out("var", out, where)
+    if correction is not None:
+        ddof = correction
+    a, out_dtype, compute = _mean_dtypes("var", a, dtype)
+    if is_complex(compute):
+        raise NotImplementedError("var of complex arrays is not supported")
+    shape = shape_of(a)
+    axes = canonicalize_axes("var", axis, len(shape))
+    n = _count(shape, axes)
+    x = strong("var", convert("var", a, compute))
+    centre = lax.div(lax.reduce_sum(x, axes), convert("var", n, compute))
+    if axes and shape:
+        kept = tuple(i for i in range(len(shape)) if i not in axes)
+        centre = lax.broadcast_in_dim(centre, shape, kept)
+    squares = lax.square(lax.sub(x, centre))
+    total = lax.reduce_sum(squares, axes)
+    out = lax.div(total, convert("var", builtins.max(n - ddof, 0), compute))
+    return _keep_dims(convert("var", out, out_dtype), axes, keepdims)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+    """`jnp.std`: the square root of `var`."""
+    v = var(a, axis, dtype, out, ddof, keepdims=False, where=where, correction=correction)
+    v = lax.sqrt(v)
+    axes = canonicalize_axes("std", axis, len(shape_of(as_operand("std", a))))
+    return _keep_dims(v, axes, keepdims)
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """`jnp.average`: the mean, or `sum(a * w) / sum(w)` with weights."""
+    from ._ufuncs import multiply
+    if weights is None:
+        result = mean(a, axis, keepdims=keepdims)
+        if not returned:
+            return result
+        a = as_operand("average", a)
+        axes = canonicalize_axes("average", axis, len(shape_of(a)))
+        count = convert("average", _count(shape_of(a), axes), dtype_of(result))
+        from ._creation import full_like
+        return result, full_like(result, count)
+    total_weight = sum(weights, axis, keepdims=keepdims) if axis is not None or \
+        shape_of(as_operand("average", weights)) == shape_of(as_operand("average", a)) \
+        else None
+    if total_weight is None:
+        raise NotImplementedError("average: 1-d weights along an axis need axis=; pass "
+                                  "weights shaped like a")
+    weighted = sum(multiply(a, weights), axis, keepdims=keepdims)
+    from ._ufuncs import true_divide
+    result = true_divide(weighted, total_weight)
+    return (result, total_weight) if returned else result
+
+
+def _arg_extremum(fname, op):
+    def fn(a, axis=None, out=None, keepdims=False):
+        _no_out(fname, out)
+        a = as_operand(fname, a)
+        shape = shape_of(a)
+        if axis is None:
+            if builtins.any(n == 0 for n in shape):
+                raise ValueError(f"{fname}: attempt to get {fname} of an empty sequence")
+            flat = lax.reshape(a, (math.prod(shape),)) if len(shape) != 1 else a
+            if not shape:
+                flat = lax.reshape(a, (1,))
+            out = op(flat, 0, np.int32)
+            return lax.reshape(out, (1,) * len(shape)) if keepdims else out
+        axis = canonicalize_axis(fname, axis, len(shape))
+        if shape[axis] == 0:
+            raise ValueError(f"{fname}: attempt to get {fname} of an empty sequence "
+                             f"(axis {axis} of shape {shape})")
+        out = op(a, axis, np.int32)
+        return lax.expand_dims(out, (axis,)) if keepdims else out
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}`: int32 index of the first extremum along `axis`."
+    return fn
+
+
+argmax = _arg_extremum("argmax", lax.argmax)
+argmin = _arg_extremum("argmin", lax.argmin)
+
+
+def _cumulative(fname, scan):
+    def fn(a, axis=None, dtype=None, out=None):
+        _no_out(fname, out)
+        a = as_operand(fname, a)
+        shape = shape_of(a)
+        if axis is None:
+            a = lax.reshape(a, (math.prod(shape),))
+            axis = 0
+        else:
+            axis = canonicalize_axis(fname, axis, len(shape))
+        out_dtype = (canonicalize_dtype(dtype) if dtype is not None
+                     else _accumulation_dtype(dtype_of(a)))
+        x = strong(fname, convert(fname, a, out_dtype))
+        return scan(x, axis)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}` along `axis` (None: over the flattened array)."
+    return fn
+
+
+cumsum = _cumulative("cumsum", lax.cumsum)
+cumprod = _cumulative("cumprod", lax.cumprod)
+
+
+__all__ = ["sum", "prod", "max", "amax", "min", "amin", "ptp", "all", "any",
+           "count_nonzero", "mean", "var", "std", "average", "argmax", "argmin",
+           "cumsum", "cumprod"]

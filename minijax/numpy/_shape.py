@@ -1,0 +1,562 @@
+"""Shape functions: reshape, transpose, squeeze, broadcast, concatenate/stack/split,
+flip, tile, repeat, pad, roll, diagonal, and the `shape`/`ndim`/`size` queries.
+
+Each is a handful of shape primitives (`reshape`, `transpose`, `broadcast_in_dim`,
+`slice`, `concatenate`, `pad`, `gather`) and does nothing at all when the answer is
+the input (a reshape to the same shape, an identity permutation), as in JAX.
+
+minijax has no `rev` primitive, so `flip` is a `gather` whose index vector counts
+down; the index vector is a constant, so a flip is still one equation.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from .. import lax
+from ..ir.trace import Tracer
+from ._promotion import (as_operand, shape_of, dtype_of, convert, promote_dtypes,
+                         broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
+                         canonicalize_axis, canonicalize_axes, static_int)
+
+
+def shape(a) -> tuple:
+    return shape_of(as_operand("shape", a))
+
+
+def ndim(a) -> int:
+    return len(shape(a))
+
+
+def size(a, axis=None) -> int:
+    dims = shape(a)
+    if axis is None:
+        return math.prod(dims)
+    return dims[canonicalize_axis("size", axis, len(dims))]
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    return _broadcast_shapes("broadcast_shapes", *(tuple(s) if isinstance(s, (list, tuple))
+                                                   else (s,) for s in shapes))
+
+
+# -- reshaping ------------------------------------------------------------------------------
+
+def _resolve_shape(fname, old_shape, new_shape) -> tuple:
+    if not isinstance(new_shape, (list, tuple)):
+        new_shape = (new_shape,)
+    dims = [static_int(fname, d, "shape") for d in new_shape]
+    total = math.prod(old_shape)
+    unknown = [i for i, d in enumerate(dims) if d == -1]
+    if len(unknown) > 1 or builtins.any(d < -1 for d in dims):
+        raise ValueError(f"{fname}: invalid shape {tuple(dims)} (at most one -1, no other "
+                         f"negative sizes)")
+    if unknown:
+        known = math.prod(d for d in dims if d != -1)
+        if known == 0 or total % known:
+            raise ValueError(f"{fname}: cannot reshape array of shape {old_shape} (size "
+                             f"{total}) into shape {tuple(dims)}")
+        dims[unknown[0]] = total // known
+    if math.prod(dims) != total:
+        raise ValueError(f"{fname}: cannot reshape array of shape {old_shape} (size "
+                         f"{total}) into shape {tuple(dims)}")
+    return tuple(dims)
+
+
+def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
+    """`jnp.reshape` in C order; one size may be -1."""
+    if shape is None:
+        shape = newshape
+    if order != "C":
+        raise NotImplementedError(f"reshape: only order='C' is supported, got {order!r}")
+    a = as_operand("reshape", a)
+    new = _resolve_shape("reshape", shape_of(a), shape)
+    return a if new == shape_of(a) else lax.reshape(a, new)
+
+
+def ravel(a, order: str = "C"):
+    a = as_operand("ravel", a)
+    return reshape(a, (-1,), order)
+
+
+def transpose(a, axes=None):
+    """`jnp.transpose`: reverse the axes, or permute them as `axes` says."""
+    a = as_operand("transpose", a)
+    n = len(shape_of(a))
+    if axes is None:
+        perm = tuple(range(n))[::-1]
+    else:
+        perm = tuple(canonicalize_axis("transpose", ax, n) for ax in axes)
+        if sorted(perm) != list(range(n)):
+            raise ValueError(f"transpose: axes {tuple(axes)} are not a permutation of the "
+                             f"{n} axes of an array of shape {shape_of(a)}")
+    return a if perm == tuple(range(n)) else lax.transpose(a, perm)
+
+
+permute_dims = transpose
+
+
+def matrix_transpose(x):
+    """Swap the last two axes (`x.mT`)."""
+    x = as_operand("matrix_transpose", x)
+    n = len(shape_of(x))
+    if n < 2:
+        raise ValueError(f"matrix_transpose: needs at least 2 axes, got shape {shape_of(x)}")
+    return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def swapaxes(a, axis1, axis2):
+    a = as_operand("swapaxes", a)
+    n = len(shape_of(a))
+    perm = list(range(n))
+    i, j = canonicalize_axis("swapaxes", axis1, n), canonicalize_axis("swapaxes", axis2, n)
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    """Move axes `source` to positions `destination`, keeping the others in order."""
+    a = as_operand("moveaxis", a)
+    n = len(shape_of(a))
+    source = (source,) if isinstance(source, int) else tuple(source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(source) != len(destination):
+        raise ValueError(f"moveaxis: source {source} and destination {destination} must "
+                         f"have the same number of elements")
+    source = [canonicalize_axis("moveaxis", s, n) for s in source]
+    destination = [canonicalize_axis("moveaxis", d, n) for d in destination]
+    rest = [i for i in range(n) if i not in source]
+    perm = [None] * n
+    for s, d in zip(source, destination):
+        perm[d] = s
+    it = iter(rest)
+    perm = [next(it) if p is None else p for p in perm]
+    return transpose(a, perm)
+
+
+def squeeze(a, axis=None):
+    """Remove axes of size 1 (all of them, or those named, which must have size 1)."""
+    a = as_operand("squeeze", a)
+    dims = shape_of(a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(dims) if d == 1)
+    else:
+        axes = canonicalize_axes("squeeze", axis, len(dims))
+        bad = [i for i in axes if dims[i] != 1]
+        if bad:
+            raise ValueError(f"squeeze: cannot squeeze axis {bad[0]} of shape {dims}: its "
+                             f"size is not one")
+    return lax.squeeze(a, axes) if axes else a
+
+
+def expand_dims(a, axis):
+    """Insert axes of size 1 at positions `axis` (counted in the result)."""
+    a = as_operand("expand_dims", a)
+    n = len(shape_of(a))
+    axis = (axis,) if not isinstance(axis, (list, tuple)) else axis
+    axes = canonicalize_axes("expand_dims", axis, n + len(axis))
+    return lax.expand_dims(a, axes)
+
+
+def broadcast_to(array, shape):
+    """`array` broadcast to `shape` with NumPy's rules (trailing axes aligned)."""
+    array = as_operand("broadcast_to", array)
+    shape = tuple(static_int("broadcast_to", d, "shape") for d in (
+        shape if isinstance(shape, (list, tuple)) else (shape,)))
+    return broadcast_to_shape("broadcast_to", array, shape)
+
+
+def broadcast_arrays(*args):
+    args = [as_operand("broadcast_arrays", a) for a in args]
+    out_shape = _broadcast_shapes("broadcast_arrays", *(shape_of(a) for a in args))
+    return [broadcast_to_shape("broadcast_arrays", a, out_shape) for a in args]
+
+
+def _atleast(fname, arys, ndim_min, new_shape):
+    out = []
+    for a in arys:
+        a = as_operand(fname, a)
+        dims = shape_of(a)
+        out.append(a if len(dims) >= ndim_min else lax.reshape(a, new_shape(dims)))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys):
+    return _atleast("atleast_1d", arys, 1, lambda s: (1,))
+
+
+def atleast_2d(*arys):
+    return _atleast("atleast_2d", arys, 2, lambda s: (1,) + s if s else (1, 1))
+
+
+def atleast_3d(*arys):
+    return _atleast("atleast_3d", arys, 3,
+                    lambda s: (1, 1, 1) if not s else (1,) + s + (1,) if len(s) == 1 else s + (1,))
+
+
+# -- joining and splitting ------------------------------------------------------------------
+
+def concatenate(arrays, axis=0, dtype=None):
+    """Join arrays along an existing axis (None: flatten them first)."""
+    if isinstance(arrays, Tracer) or hasattr(arrays, "dtype"):
+        arrays = [arrays[i] for i in range(shape_of(arrays)[0])]
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("concatenate: need at least one array to concatenate")
+    arrays = promote_dtypes("concatenate", *arrays)
+    if dtype is not None:
+        from ._dtypes import canonicalize_dtype
+        arrays = [convert("concatenate", a, canonicalize_dtype(dtype)) for a in arrays]
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    shapes = [shape_of(a) for a in arrays]
+    if builtins.any(len(s) == 0 for s in shapes):
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    n = len(shapes[0])
+    axis = canonicalize_axis("concatenate", axis, n)
+    for s in shapes:
+        if len(s) != n or builtins.any(a != b for i, (a, b) in enumerate(zip(s, shapes[0]))
+                                       if i != axis):
+            raise ValueError(f"concatenate: all input shapes must match except on axis "
+                             f"{axis}, got {', '.join(map(str, shapes))}")
+    if len(arrays) == 1:
+        return arrays[0]
+    # Python scalars cannot occur here (they are rank-0), so every operand is an array.
+    return lax.concatenate(arrays, axis)
+
+
+def stack(arrays, axis=0, dtype=None):
+    """Join arrays of equal shape along a new axis."""
+    if isinstance(arrays, Tracer) or hasattr(arrays, "dtype"):
+        arrays = [arrays[i] for i in range(shape_of(arrays)[0])]
+    arrays = [as_operand("stack", a) for a in arrays]
+    if not arrays:
+        raise ValueError("stack: need at least one array to stack")
+    shapes = {shape_of(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"stack: all input arrays must have the same shape, got "
+                         f"{', '.join(str(shape_of(a)) for a in arrays)}")
+    axis = canonicalize_axis("stack", axis, len(shape_of(arrays[0])) + 1)
+    arrays = promote_dtypes("stack", *arrays)
+    if dtype is not None:
+        from ._dtypes import canonicalize_dtype
+        arrays = [convert("stack", a, canonicalize_dtype(dtype)) for a in arrays]
+    return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis)
+
+
+def vstack(tup, dtype=None):
+    arrays = [atleast_2d(a) for a in tup]
+    return concatenate(arrays, 0, dtype)
+
+
+row_stack = vstack
+
+
+def hstack(tup, dtype=None):
+    arrays = [atleast_1d(a) for a in tup]
+    return concatenate(arrays, 0 if len(shape_of(arrays[0])) == 1 else 1, dtype)
+
+
+def dstack(tup, dtype=None):
+    return concatenate([atleast_3d(a) for a in tup], 2, dtype)
+
+
+def column_stack(tup):
+    arrays = []
+    for a in tup:
+        a = as_operand("column_stack", a)
+        arrays.append(lax.reshape(a, (shape_of(a)[0], 1)) if len(shape_of(a)) < 2 else a)
+    return concatenate(arrays, 1)
+
+
+def _split(fname, ary, indices_or_sections, axis, even):
+    ary = as_operand(fname, ary)
+    dims = shape_of(ary)
+    axis = canonicalize_axis(fname, axis, len(dims))
+    n = dims[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError(f"{fname}: number of sections must be positive")
+        if even and n % sections:
+            raise ValueError(f"{fname}: array split does not result in an equal division "
+                             f"({n} elements along axis {axis} into {sections} sections)")
+        size, extra = divmod(n, sections)
+        bounds = [i * size + builtins.min(i, extra) for i in range(sections + 1)]
+    else:
+        points = [static_int(fname, i, "indices") for i in indices_or_sections]
+        bounds = [0] + points + [n]
+    out = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        start, stop, _ = slice(start, stop).indices(n)
+        out.append(lax.slice_in_dim(ary, start, builtins.max(start, stop), 1, axis))
+    return out
+
+
+def split(ary, indices_or_sections, axis: int = 0):
+    """Split into equal sections (an int) or at the given indices, along `axis`."""
+    return _split("split", ary, indices_or_sections, axis, even=True)
+
+
+def array_split(ary, indices_or_sections, axis: int = 0):
+    return _split("array_split", ary, indices_or_sections, axis, even=False)
+
+
+def hsplit(ary, indices_or_sections):
+    ary = as_operand("hsplit", ary)
+    return split(ary, indices_or_sections, 0 if len(shape_of(ary)) == 1 else 1)
+
+
+def vsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 0)
+
+
+# -- reordering -------------------------------------------------------------------------------
+
+def reverse_axis(x, axis):
+    """`x` reversed along one axis: a gather at the constant indices n-1, ..., 0."""
+    dims = shape_of(x)
+    if dims[axis] <= 1:
+        return x
+    indices = np.arange(dims[axis] - 1, -1, -1, dtype=np.int32)[:, None]
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=tuple(d for d in range(len(dims)) if d != axis),
+        collapsed_slice_dims=(axis,), start_index_map=(axis,))
+    slice_sizes = tuple(1 if d == axis else n for d, n in enumerate(dims))
+    return lax.gather(x, indices, dnums, slice_sizes, mode="clip")
+
+
+def flip(m, axis=None):
+    m = as_operand("flip", m)
+    for ax in canonicalize_axes("flip", axis, len(shape_of(m))):
+        m = reverse_axis(m, ax)
+    return m
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def roll(a, shift, axis=None):
+    """Shift elements along `axis` (None: the flattened array), wrapping around.
+
+    A static shift is two slices and a concatenate; a traced one is a dynamic slice
+    of the array concatenated with itself."""
+    a = as_operand("roll", a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), shape_of(a))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = (shift,) * len(axes) if not isinstance(shift, (list, tuple)) else tuple(shift)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
+    for s, ax in zip(shifts, axes):
+        ax = canonicalize_axis("roll", ax, len(shape_of(a)))
+        n = shape_of(a)[ax]
+        if n == 0:
+            continue
+        if isinstance(s, Tracer):
+            from ._ufuncs import remainder, subtract
+            start = remainder(subtract(n, remainder(s, n)), n)
+            doubled = lax.concatenate([a, a], ax)
+            a = lax.dynamic_slice_in_dim(doubled, convert("roll", start, np.int32), n, ax)
+            continue
+        s = operator.index(s) % n
+        if s:
+            a = lax.concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
+                                 lax.slice_in_dim(a, 0, n - s, 1, ax)], ax)
+    return a
+
+
+def rot90(m, k: int = 1, axes=(0, 1)):
+    m = as_operand("rot90", m)
+    ax0, ax1 = (canonicalize_axis("rot90", ax, len(shape_of(m))) for ax in axes)
+    k = k % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, ax0), ax1)
+    if k == 1:
+        return swapaxes(flip(m, ax1), ax0, ax1)
+    return flip(swapaxes(m, ax0, ax1), ax1)
+
+
+# -- tiling and padding -----------------------------------------------------------------------
+
+def tile(A, reps):
+    """Repeat the whole of `A` `reps` times along each axis: one broadcast to an
+    interleaved (reps, size) shape and one reshape."""
+    A = as_operand("tile", A)
+    reps = (reps,) if not isinstance(reps, (list, tuple)) else tuple(reps)
+    reps = tuple(static_int("tile", r, "reps") for r in reps)
+    dims = shape_of(A)
+    n = builtins.max(len(reps), len(dims))
+    dims = (1,) * (n - len(dims)) + dims
+    reps = (1,) * (n - len(reps)) + reps
+    if builtins.all(r == 1 for r in reps):
+        return A if len(shape_of(A)) == n else lax.reshape(A, dims)
+    A = lax.reshape(A, dims) if len(shape_of(A)) != n else A
+    interleaved = tuple(x for pair in zip(reps, dims) for x in pair)
+    out = lax.broadcast_in_dim(A, interleaved, tuple(range(1, 2 * n, 2)))
+    return lax.reshape(out, tuple(r * d for r, d in zip(reps, dims)))
+
+
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Repeat each element `repeats` times (an int, or one count per element)."""
+    a = as_operand("repeat", a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    dims = shape_of(a)
+    axis = canonicalize_axis("repeat", axis, len(dims))
+    if isinstance(repeats, Tracer):
+        repeats = repeats._concrete_or_raise("repeat: the repeats argument")
+    counts = np.asarray(repeats)
+    if counts.ndim == 0:
+        r = int(counts)
+        if r < 0:
+            raise ValueError(f"repeat: repeats must be non-negative, got {r}")
+        expanded = dims[:axis + 1] + (r,) + dims[axis + 1:]
+        keep = tuple(i if i <= axis else i + 1 for i in range(len(dims)))
+        out = lax.broadcast_in_dim(a, expanded, keep)
+        return lax.reshape(out, dims[:axis] + (dims[axis] * r,) + dims[axis + 1:])
+    if counts.shape != (dims[axis],):
+        raise ValueError(f"repeat: {counts.shape[0]} repeats for axis {axis} of size "
+                         f"{dims[axis]} (shape {dims})")
+    from ._indexing import take
+    return take(a, np.repeat(np.arange(dims[axis], dtype=np.int32), counts), axis=axis)
+
+
+def _pad_widths(fname, pad_width, n):
+    widths = np.asarray(pad_width, dtype=object)
+    if widths.ndim == 0:
+        widths = np.array([[pad_width, pad_width]] * n, dtype=object)
+    elif widths.ndim == 1 and widths.shape[0] in (1, 2):
+        widths = np.array([list(widths) * (3 - widths.shape[0])] * n, dtype=object)
+    elif widths.shape == (1, 2):
+        widths = np.repeat(widths, n, axis=0)
+    if widths.shape != (n, 2):
+        raise ValueError(f"{fname}: pad_width {pad_width} does not fit an array with {n} "
+                         f"axes; give (before, after) pairs")
+    out = [(static_int(fname, lo, "pad_width"), static_int(fname, hi, "pad_width"))
+           for lo, hi in widths]
+    if builtins.any(lo < 0 or hi < 0 for lo, hi in out):
+        raise ValueError(f"{fname}: pad widths must be non-negative, got {out}")
+    return out
+
+
+def pad(array, pad_width, mode: str = "constant", **kwargs):
+    """`jnp.pad` in modes 'constant' (one `pad`), 'edge', 'wrap', 'reflect' and
+    'symmetric' (slices, flips and a concatenate per axis)."""
+    array = as_operand("pad", array)
+    dims = shape_of(array)
+    widths = _pad_widths("pad", pad_width, len(dims))
+    if mode == "constant":
+        value = kwargs.pop("constant_values", 0)
+        if kwargs:
+            raise TypeError(f"pad: unexpected arguments {sorted(kwargs)}")
+        values = np.asarray(value, dtype=object) if not isinstance(value, Tracer) else None
+        if values is not None and values.ndim > 0:
+            if len(set(values.ravel().tolist())) != 1:
+                raise NotImplementedError("pad: per-axis constant_values are not supported")
+            value = values.ravel()[0]
+        value = convert("pad", as_operand("pad", value), dtype_of(array))
+        if shape_of(value):
+            raise ValueError(f"pad: constant_values must be a scalar, got {shape_of(value)}")
+        return lax.pad(array, value, [(lo, hi, 0) for lo, hi in widths])
+    if kwargs:
+        raise TypeError(f"pad: unexpected arguments {sorted(kwargs)} for mode {mode!r}")
+    if mode not in ("edge", "wrap", "reflect", "symmetric"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported (use 'constant', "
+                                  f"'edge', 'wrap', 'reflect' or 'symmetric')")
+    for axis, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            array = _pad_axis(array, axis, lo, hi, mode)
+    return array
+
+
+def _pad_axis(x, axis, lo, hi, mode):
+    n = shape_of(x)[axis]
+    limit = {"edge": None, "wrap": n, "reflect": n - 1, "symmetric": n}[mode]
+    if n == 0 or (limit is not None and builtins.max(lo, hi) > limit):
+        raise NotImplementedError(f"pad: mode {mode!r} with widths ({lo}, {hi}) larger "
+                                  f"than axis {axis} of size {n}")
+
+    def part(start, stop, reverse=False):
+        piece = lax.slice_in_dim(x, start, stop, 1, axis)
+        return reverse_axis(piece, axis) if reverse else piece
+
+    def edge(start, count):
+        piece = lax.slice_in_dim(x, start, start + 1, 1, axis)
+        dims = list(shape_of(x))
+        dims[axis] = count
+        return lax.broadcast_in_dim(piece, dims, tuple(range(len(dims))))
+
+    pieces = []
+    if lo:
+        pieces.append({"edge": lambda: edge(0, lo), "wrap": lambda: part(n - lo, n),
+                       "reflect": lambda: part(1, lo + 1, True),
+                       "symmetric": lambda: part(0, lo, True)}[mode]())
+    pieces.append(x)
+    if hi:
+        pieces.append({"edge": lambda: edge(n - 1, hi), "wrap": lambda: part(0, hi),
+                       "reflect": lambda: part(n - 1 - hi, n - 1, True),
+                       "symmetric": lambda: part(n - hi, n, True)}[mode]())
+    return lax.concatenate(pieces, axis)
+
+
+# -- diagonals --------------------------------------------------------------------------------
+
+def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
+    """The `offset` diagonal of the (axis1, axis2) planes, as a last axis."""
+    from ._indexing import getitem
+    a = as_operand("diagonal", a)
+    n = len(shape_of(a))
+    axis1 = canonicalize_axis("diagonal", axis1, n)
+    axis2 = canonicalize_axis("diagonal", axis2, n)
+    if axis1 == axis2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    a = moveaxis(a, (axis1, axis2), (-2, -1))
+    rows, cols = shape_of(a)[-2:]
+    k = builtins.max(0, builtins.min(rows + builtins.min(offset, 0),
+                                     cols - builtins.max(offset, 0)))
+    start = np.arange(k, dtype=np.int32)
+    return getitem(a, (Ellipsis, start - builtins.min(offset, 0),
+                       start + builtins.max(offset, 0)))
+
+
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
+    from ._reductions import sum
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def diag(v, k: int = 0):
+    """A 1-d `v` on the `k`-th diagonal of a square matrix, or a 2-d `v`'s diagonal."""
+    from ._creation import eye
+    from ._ufuncs import where
+    v = as_operand("diag", v)
+    dims = shape_of(v)
+    if len(dims) == 2:
+        return diagonal(v, k)
+    if len(dims) != 1:
+        raise ValueError(f"diag: input must be 1-d or 2-d, got shape {dims}")
+    n = dims[0] + builtins.abs(k)
+    padded = lax.pad(v, convert("diag", 0, dtype_of(v)),
+                     [(builtins.max(k, 0), builtins.max(-k, 0), 0)])
+    rows = lax.broadcast_in_dim(padded, (n, n), (1,))
+    return where(eye(n, k=k, dtype=bool), rows, 0)
+
+
+__all__ = ["shape", "ndim", "size", "broadcast_shapes", "reshape", "ravel", "transpose",
+           "permute_dims", "matrix_transpose", "swapaxes", "moveaxis", "squeeze",
+           "expand_dims", "broadcast_to", "broadcast_arrays", "atleast_1d", "atleast_2d",
+           "atleast_3d", "concatenate", "stack", "vstack", "row_stack", "hstack",
+           "dstack", "column_stack", "split", "array_split", "hsplit", "vsplit", "flip",
+           "fliplr", "flipud", "roll", "rot90", "tile", "repeat", "pad", "diagonal",
+           "trace", "diag"]

@@ -1,0 +1,134 @@
+"""Sorting and searching: `sort`, `argsort`, `searchsorted`, `nonzero`, `argwhere`.
+
+`argsort` is a two-operand `sort` keyed on the data and carrying an `iota` of
+positions along, so it is stable exactly when the sort is. Functions whose *shape*
+depends on the data (`nonzero`, `argwhere`, `unique`) need concrete inputs, as in JAX.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import lax
+from ..ir.trace import Tracer
+from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis, convert,
+                         promote_dtypes, is_complex)
+
+
+def _sort_input(fname, a, axis):
+    a = as_operand(fname, a)
+    shape = shape_of(a)
+    if axis is None:
+        a = lax.reshape(a, (math.prod(shape),))
+        return a, 0
+    if not shape:
+        raise np.exceptions.AxisError(axis, 0, fname)
+    if is_complex(dtype_of(a)):
+        raise NotImplementedError(f"{fname}: sorting complex arrays is not supported")
+    return a, canonicalize_axis(fname, axis, len(shape))
+
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """`jnp.sort` along `axis` (None: the flattened array); NaNs sort last."""
+    if order is not None:
+        raise NotImplementedError("sort: order= (structured arrays) is not supported")
+    a, axis = _sort_input("sort", a, axis)
+    out = lax.sort(a, dimension=axis, is_stable=bool(stable))
+    if descending:
+        from ._shape import flip
+        out = flip(out, axis)
+    return out
+
+
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """`jnp.argsort`: int32 indices that sort `a` along `axis`.
+
+    Descending order keeps equal elements in their original order: sort the reversed
+    array ascending, reverse the result and map reversed positions back."""
+    if order is not None:
+        raise NotImplementedError("argsort: order= is not supported")
+    a, axis = _sort_input("argsort", a, axis)
+    shape = shape_of(a)
+    if descending:
+        from ._shape import flip
+        a = flip(a, axis)
+    positions = lax.broadcasted_iota(np.int32, shape, axis)
+    _, indices = lax.sort((a, positions), dimension=axis, is_stable=bool(stable),
+                          num_keys=1)
+    if descending:
+        from ._shape import flip
+        indices = lax.sub(np.int32(shape[axis] - 1), flip(indices, axis))
+    return indices
+
+
+def searchsorted(a, v, side: str = "left", sorter=None, *, method=None):
+    """Indices at which `v` would be inserted into the sorted 1-d `a`.
+
+    Counts the elements of `a` before each insertion point (a comparison against every
+    element): O(len(a)) work per query, but one fused XLA computation."""
+    from ._reductions import sum
+    from ._shape import expand_dims
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    a, v = promote_dtypes("searchsorted", a, v)
+    if len(shape_of(a)) != 1:
+        raise ValueError(f"searchsorted: a must be 1-d, got shape {shape_of(a)}")
+    if sorter is not None:
+        from ._indexing import take
+        a = take(a, sorter)
+    v_shape = shape_of(v)
+    queries = expand_dims(v, -1)
+    queries = lax.broadcast_in_dim(queries, v_shape + shape_of(a),
+                                   tuple(range(len(v_shape))) + (len(v_shape),))
+    table = lax.broadcast_in_dim(a, v_shape + shape_of(a), (len(v_shape),))
+    before = lax.lt(table, queries) if side == "left" else lax.le(table, queries)
+    return sum(before, axis=-1, dtype=np.int32)
+
+
+def _concrete(fname, x):
+    if isinstance(x, Tracer):
+        x = x._concrete_or_raise(f"{fname} (its result's shape depends on the values; "
+                                 f"pass size= where supported)")
+    return np.asarray(x)
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    """`jnp.nonzero` of a concrete array: a tuple of int32 index arrays."""
+    from ._creation import concrete_array
+    if size is not None:
+        raise NotImplementedError("nonzero: size= is not supported")
+    value = _concrete("nonzero", as_operand("nonzero", a))
+    if value.ndim == 0:
+        raise ValueError("nonzero: calling nonzero on 0-d arrays is not allowed")
+    return tuple(concrete_array(i.astype(np.int32)) for i in np.nonzero(value))
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    from ._creation import concrete_array
+    value = _concrete("flatnonzero", as_operand("flatnonzero", a))
+    return concrete_array(np.flatnonzero(value).astype(np.int32))
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    from ._creation import concrete_array
+    value = _concrete("argwhere", as_operand("argwhere", a))
+    return concrete_array(np.argwhere(value).astype(np.int32))
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False,
+           axis=None, *, size=None, fill_value=None):
+    """`jnp.unique` of a concrete array (computed with NumPy, returned as arrays)."""
+    from ._creation import concrete_array
+    value = _concrete("unique", as_operand("unique", ar))
+    out = np.unique(value, return_index=return_index, return_inverse=return_inverse,
+                    return_counts=return_counts, axis=axis)
+    if not isinstance(out, tuple):
+        return concrete_array(out)
+    values, *indices = out  # the rest are positions and counts: int32 under x64-off
+    return (concrete_array(values),) + tuple(concrete_array(i.astype(np.int32))
+                                             for i in indices)
+
+
+__all__ = ["sort", "argsort", "searchsorted", "nonzero", "flatnonzero", "argwhere",
+           "unique"]

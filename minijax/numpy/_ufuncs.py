@@ -1,0 +1,534 @@
+"""Elementwise functions: arithmetic, comparisons, logic, bit operations, math.
+
+Each function promotes its operands (`_promotion.py`), broadcasts them, and applies
+`minijax.lax` operations. Where NumPy's meaning differs from the XLA primitive's, the
+difference is spelled out here as further `lax` operations, as jnp does:
+
+* `floor_divide` / `remainder` round toward minus infinity (NumPy), while `div` and
+  `rem` truncate toward zero (C and XLA);
+* `true_divide` of integers computes in float32;
+* `power` with a Python int exponent is `integer_pow` (exact, and differentiable at
+  zero), and integer `power` with an array exponent is binary exponentiation;
+* `add`/`multiply` of bools are `or`/`and`, since XLA has no boolean arithmetic.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import lax
+from ..ir.trace import Tracer
+from ._promotion import (PY_SCALARS, as_operand, shape_of, dtype_of, convert,
+                         promote_args, promote_args_inexact, promote_dtypes,
+                         promote_dtypes_inexact, result_type_and_weak,
+                         broadcast_shapes, broadcast_to_shape, is_bool, is_integer,
+                         is_inexact, is_complex, is_float)
+
+
+def _unsigned(dtype) -> bool:
+    return np.dtype(dtype).kind == "u"
+
+
+def _check(fname, x, accepts, what):
+    if not accepts(dtype_of(x)):
+        raise TypeError(f"{fname} does not accept dtype {dtype_of(x).name}; it needs "
+                        f"{what} operands")
+
+
+# -- float functions: integer and bool inputs compute in float32 ----------------------
+
+def _float_unary(fname, op, real_only=False):
+    def fn(x, /):
+        x, = promote_args_inexact(fname, x)
+        if real_only:
+            _check(fname, x, lambda d: not is_complex(d), "real")
+        return op(x)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}`, elementwise (integer inputs compute in float32)."
+    return fn
+
+
+sin, cos, tan = (_float_unary(n, f) for n, f in [("sin", lax.sin), ("cos", lax.cos),
+                                                 ("tan", lax.tan)])
+arcsin, arccos, arctan = (_float_unary(n, f) for n, f in [
+    ("arcsin", lax.asin), ("arccos", lax.acos), ("arctan", lax.atan)])
+sinh, cosh, tanh = (_float_unary(n, f) for n, f in [("sinh", lax.sinh), ("cosh", lax.cosh),
+                                                    ("tanh", lax.tanh)])
+arcsinh, arccosh, arctanh = (_float_unary(n, f) for n, f in [
+    ("arcsinh", lax.asinh), ("arccosh", lax.acosh), ("arctanh", lax.atanh)])
+asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
+exp = _float_unary("exp", lax.exp)
+exp2 = _float_unary("exp2", lax.exp2)
+expm1 = _float_unary("expm1", lax.expm1)
+log = _float_unary("log", lax.log)
+log1p = _float_unary("log1p", lax.log1p)
+sqrt = _float_unary("sqrt", lax.sqrt)
+cbrt = _float_unary("cbrt", lax.cbrt, real_only=True)
+rint = _float_unary("rint", lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN),
+                    real_only=True)
+
+
+def _log_base(fname, base):
+    log_of_base = float(np.log(base))
+
+    def fn(x, /):
+        x, = promote_args_inexact(fname, x)
+        return lax.div(lax.log(x), convert(fname, log_of_base, dtype_of(x)))
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}`: the natural log divided by log({base})."
+    return fn
+
+
+log2 = _log_base("log2", 2)
+log10 = _log_base("log10", 10)
+
+
+def reciprocal(x, /):
+    """`jnp.reciprocal`: `1 / x`, computed in floating point."""
+    x, = promote_args_inexact("reciprocal", x)
+    return lax.integer_pow(x, -1)
+
+
+def deg2rad(x, /):
+    x, = promote_args_inexact("deg2rad", x)
+    return lax.mul(x, convert("deg2rad", float(np.pi / 180), dtype_of(x)))
+
+
+def rad2deg(x, /):
+    x, = promote_args_inexact("rad2deg", x)
+    return lax.mul(x, convert("rad2deg", float(180 / np.pi), dtype_of(x)))
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+# -- rounding: the identity on integers and bools -----------------------------------------
+
+def _rounding(fname, op):
+    def fn(x, /):
+        x = as_operand(fname, x)
+        if not is_inexact(dtype_of(x)):
+            return x
+        _check(fname, x, lambda d: not is_complex(d), "real")
+        return op(x)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}`; integers and bools are returned unchanged."
+    return fn
+
+
+floor = _rounding("floor", lax.floor)
+ceil = _rounding("ceil", lax.ceil)
+trunc = _rounding("trunc", lambda x: lax.select(lax.lt(x, convert("trunc", 0, dtype_of(x))),
+                                                lax.ceil(x), lax.floor(x)))
+fix = trunc
+
+
+def round(a, decimals: int = 0, out=None):
+    """`jnp.round`: half to even, at `decimals` places (floats only; ints unchanged)."""
+    if out is not None:
+        raise NotImplementedError("round: the out argument is not supported")
+    a = as_operand("round", a)
+    dtype = dtype_of(a)
+    if is_bool(dtype):
+        raise ValueError("round: bool inputs are not supported, as in JAX")
+    if not is_inexact(dtype):
+        if decimals < 0:
+            raise NotImplementedError("round: negative decimals for integers")
+        return a
+    _check("round", a, lambda d: not is_complex(d), "real")
+    even = lax.RoundingMethod.TO_NEAREST_EVEN
+    if decimals == 0:
+        return lax.round(a, even)
+    # As NumPy: scale, round, scale back, computing half floats in f32.
+    work = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    x = convert("round", a, work)
+    factor = convert("round", float(10 ** decimals), work)
+    return convert("round", lax.div(lax.round(lax.mul(x, factor), even), factor), dtype)
+
+
+around = round
+
+
+# -- sign, abs and friends ----------------------------------------------------------------
+
+def negative(x, /):
+    x = as_operand("negative", x)
+    if is_bool(dtype_of(x)):
+        raise TypeError("negative: the negative of a bool is not supported; use "
+                        "logical_not or ~")
+    return lax.neg(x)
+
+
+def positive(x, /):
+    return as_operand("positive", x)
+
+
+def absolute(x, /):
+    """`jnp.abs`; bools and unsigned integers are returned unchanged."""
+    x = as_operand("absolute", x)
+    dtype = dtype_of(x)
+    if is_bool(dtype) or _unsigned(dtype):
+        return x
+    if is_complex(dtype):
+        raise NotImplementedError("absolute of complex arrays is not supported (minijax "
+                                  "has no primitive returning the real part)")
+    return lax.abs(x)
+
+
+abs = absolute
+
+
+def fabs(x, /):
+    x, = promote_args_inexact("fabs", x)
+    return lax.abs(x)
+
+
+def sign(x, /):
+    x = as_operand("sign", x)
+    _check("sign", x, lambda d: not is_bool(d), "numeric")
+    return lax.sign(x)
+
+
+def square(x, /):
+    x = as_operand("square", x)
+    if is_bool(dtype_of(x)):
+        x = convert("square", x, np.int32)
+    return lax.square(x)
+
+
+# -- binary arithmetic --------------------------------------------------------------------
+
+def _binary(fname, op, promote=promote_args, accepts=None, what=""):
+    def fn(x, y, /):
+        x, y = promote(fname, x, y)
+        if accepts is not None:
+            _check(fname, x, accepts, what)
+        return op(x, y)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}`, elementwise with NumPy broadcasting and JAX promotion."
+    return fn
+
+
+def _bool_as(op_for_bool, op):
+    def apply(x, y):
+        return (op_for_bool if is_bool(dtype_of(x)) else op)(x, y)
+    return apply
+
+
+add = _binary("add", _bool_as(lax.bitwise_or, lax.add))
+multiply = _binary("multiply", _bool_as(lax.bitwise_and, lax.mul))
+subtract = _binary("subtract", lax.sub, accepts=lambda d: not is_bool(d),
+                   what="numeric (subtract bools with logical_xor)")
+true_divide = _binary("true_divide", lax.div, promote=promote_args_inexact)
+divide = true_divide
+maximum = _binary("maximum", lax.max)
+minimum = _binary("minimum", lax.min)
+arctan2 = _binary("arctan2", lax.atan2, promote=promote_args_inexact,
+                  accepts=lambda d: not is_complex(d), what="real")
+atan2 = arctan2
+
+
+def _floor_divmod(fname, x, y, want_div, want_mod):
+    """NumPy's floor division and modulo for floats, from truncating `rem`."""
+    mod = lax.rem(x, y)
+    zero = convert(fname, 0, dtype_of(x))
+    # The truncated remainder has the sign of x; NumPy's has the sign of y.
+    fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(y, zero), lax.lt(mod, zero)))
+    results = []
+    if want_div:
+        div = lax.div(lax.sub(x, mod), y)
+        div = lax.select(fix, lax.sub(div, convert(fname, 1, dtype_of(x))), div)
+        results.append(lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN))
+    if want_mod:
+        results.append(lax.select(fix, lax.add(mod, y), mod))
+    return results
+
+
+def floor_divide(x, y, /):
+    """`x // y`, rounding toward minus infinity for signed integers and floats."""
+    x, y = promote_args("floor_divide", x, y)
+    dtype = dtype_of(x)
+    _check("floor_divide", x, lambda d: not is_complex(d), "real")
+    if is_bool(dtype):
+        raise TypeError("floor_divide: bool operands are not supported")
+    if _unsigned(dtype):
+        return lax.div(x, y)
+    if is_integer(dtype):
+        zero = convert("floor_divide", 0, dtype)
+        quotient = lax.div(x, y)
+        # Truncation rounds up when the signs differ and the division is inexact.
+        signs_differ = lax.ne(lax.lt(x, zero), lax.lt(y, zero))
+        inexact = lax.ne(lax.rem(x, y), zero)
+        return lax.select(lax.bitwise_and(signs_differ, inexact),
+                          lax.sub(quotient, convert("floor_divide", 1, dtype)), quotient)
+    return _floor_divmod("floor_divide", x, y, True, False)[0]
+
+
+def remainder(x, y, /):
+    """`x % y` with the sign of `y`, as NumPy (XLA's `rem` takes the sign of `x`)."""
+    x, y = promote_args("remainder", x, y)
+    dtype = dtype_of(x)
+    _check("remainder", x, lambda d: not is_complex(d) and not is_bool(d), "real numeric")
+    if _unsigned(dtype):
+        return lax.rem(x, y)
+    return _floor_divmod("remainder", x, y, False, True)[0]
+
+
+mod = remainder
+
+
+def fmod(x, y, /):
+    """C's remainder: the sign of `x` (XLA's `rem`)."""
+    x, y = promote_args("fmod", x, y)
+    return lax.rem(x, y)
+
+
+def divmod(x, y, /):
+    return floor_divide(x, y), remainder(x, y)
+
+
+def power(x, y, /):
+    """`x ** y`. A Python int (or concrete integer) exponent uses `integer_pow`."""
+    if isinstance(y, int) and not isinstance(y, bool):
+        x = as_operand("power", x)
+        x, = promote_dtypes("power", x)
+        if is_bool(dtype_of(x)):
+            x = convert("power", x, np.int32, False)
+        if is_integer(dtype_of(x)) and y < 0:
+            raise ValueError(f"power: integers cannot be raised to the negative power {y}")
+        return lax.integer_pow(x, y)
+    x, y = promote_args("power", x, y)
+    dtype = dtype_of(x)
+    if is_inexact(dtype):
+        return lax.pow(x, y)
+    if is_bool(dtype):
+        x, y = convert("power", x, np.int32), convert("power", y, np.int32)
+    return _integer_power(x, y)
+
+
+pow = power
+
+
+def _integer_power(x, y):
+    """Integer `x ** y` for an integer array `y >= 0`, by binary exponentiation.
+
+    Six squarings suffice: an exponent of 64 or more overflows every |x| > 1, and the
+    remaining bases (0, 1, -1) are fixed points of squaring."""
+    dtype = dtype_of(x)
+    zero, one, two = (convert("power", v, dtype) for v in (0, 1, 2))
+    shape = broadcast_shapes("power", shape_of(x), shape_of(y))
+    x = broadcast_to_shape("power", x, shape)
+    y = broadcast_to_shape("power", y, shape)
+    # 0 ** 0 is 1 but 0 ** n is 0: start from 0 where the base is 0 and y != 0.
+    acc = lax.select(lax.bitwise_and(lax.eq(x, zero), lax.ne(y, zero)),
+                     broadcast_to_shape("power", zero, shape),
+                     broadcast_to_shape("power", one, shape))
+    for _ in range(6):
+        acc = lax.select(lax.ne(lax.rem(y, two), zero), lax.mul(acc, x), acc)
+        x = lax.mul(x, x)
+        y = lax.div(y, two)
+    return acc
+
+
+def float_power(x, y, /):
+    x, y = promote_args_inexact("float_power", x, y)
+    return lax.pow(x, y)
+
+
+def hypot(x, y, /):
+    """`sqrt(x**2 + y**2)`, scaled by the larger magnitude so it does not overflow."""
+    x, y = promote_args_inexact("hypot", x, y)
+    x, y = lax.abs(x), lax.abs(y)
+    big, small = lax.max(x, y), lax.min(x, y)
+    zero = convert("hypot", 0, dtype_of(big))
+    safe = lax.select(lax.eq(big, zero), lax.add(big, convert("hypot", 1, dtype_of(big))), big)
+    ratio = lax.div(small, safe)
+    return lax.select(lax.eq(big, zero), big,
+                      lax.mul(big, lax.sqrt(lax.add(convert("hypot", 1, dtype_of(big)),
+                                                    lax.mul(ratio, ratio)))))
+
+
+def fmax(x, y, /):
+    """`maximum` that ignores NaNs (returns the other operand)."""
+    x, y = promote_args("fmax", x, y)
+    if not is_inexact(dtype_of(x)):
+        return lax.max(x, y)
+    return lax.select(lax.ne(x, x), y, lax.select(lax.ne(y, y), x, lax.max(x, y)))
+
+
+def fmin(x, y, /):
+    x, y = promote_args("fmin", x, y)
+    if not is_inexact(dtype_of(x)):
+        return lax.min(x, y)
+    return lax.select(lax.ne(x, x), y, lax.select(lax.ne(y, y), x, lax.min(x, y)))
+
+
+def copysign(x, y, /):
+    x, y = promote_args_inexact("copysign", x, y)
+    zero = convert("copysign", 0, dtype_of(x))
+    negative_y = lax.lt(y, zero)
+    # -0.0 has a negative sign bit; test it through 1/y.
+    negative_y = lax.bitwise_or(negative_y, lax.bitwise_and(
+        lax.eq(y, zero), lax.lt(lax.integer_pow(y, -1), zero)))
+    return lax.select(negative_y, lax.neg(lax.abs(x)), lax.abs(x))
+
+
+# -- comparisons and logic ----------------------------------------------------------------
+
+def _comparison(fname, op, ordered):
+    def fn(x, y, /):
+        x, y = promote_args(fname, x, y)
+        if ordered:
+            _check(fname, x, lambda d: not is_complex(d), "real (complex numbers are "
+                   "unordered)")
+        return op(x, y)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}`: a bool array, elementwise."
+    return fn
+
+
+equal = _comparison("equal", lax.eq, False)
+not_equal = _comparison("not_equal", lax.ne, False)
+less = _comparison("less", lax.lt, True)
+less_equal = _comparison("less_equal", lax.le, True)
+greater = _comparison("greater", lax.gt, True)
+greater_equal = _comparison("greater_equal", lax.ge, True)
+
+
+def _as_bool(fname, x):
+    """Truthiness of each element (`x != 0`), as NumPy's logical functions use."""
+    x = as_operand(fname, x)
+    if is_bool(dtype_of(x)):
+        return x
+    if isinstance(x, PY_SCALARS):
+        return np.bool_(bool(x))
+    return lax.ne(x, convert(fname, 0, dtype_of(x)))
+
+
+def _logical(fname, op):
+    def fn(x, y, /):
+        x, y = _as_bool(fname, x), _as_bool(fname, y)
+        x, y = promote_args(fname, x, y)
+        return op(x, y)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}` of the truthiness of each element (no short-circuit)."
+    return fn
+
+
+logical_and = _logical("logical_and", lax.bitwise_and)
+logical_or = _logical("logical_or", lax.bitwise_or)
+logical_xor = _logical("logical_xor", lax.bitwise_xor)
+
+
+def logical_not(x, /):
+    return lax.bitwise_not(_as_bool("logical_not", x))
+
+
+def _bitwise(fname, op):
+    return _binary(fname, op, accepts=lambda d: is_integer(d) or is_bool(d),
+                   what="integer or bool")
+
+
+bitwise_and = _bitwise("bitwise_and", lax.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", lax.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", lax.bitwise_xor)
+
+
+def invert(x, /):
+    x = as_operand("invert", x)
+    _check("invert", x, lambda d: is_integer(d) or is_bool(d), "integer or bool")
+    return lax.bitwise_not(x)
+
+
+bitwise_not = bitwise_invert = invert
+
+
+def isfinite(x, /):
+    x = as_operand("isfinite", x)
+    dtype = dtype_of(x)
+    if is_float(dtype):
+        return lax.is_finite(x)
+    if is_complex(dtype):
+        raise NotImplementedError("isfinite of complex arrays is not supported")
+    from ._creation import full
+    return full(shape_of(x), True)
+
+
+def isnan(x, /):
+    x = as_operand("isnan", x)
+    if is_inexact(dtype_of(x)):
+        return lax.ne(x, x)  # NaN is the one value unequal to itself
+    from ._creation import full
+    return full(shape_of(x), False)
+
+
+def isinf(x, /):
+    x = as_operand("isinf", x)
+    dtype = dtype_of(x)
+    if is_float(dtype):
+        return lax.eq(lax.abs(x), convert("isinf", np.inf, dtype))
+    if is_complex(dtype):
+        raise NotImplementedError("isinf of complex arrays is not supported")
+    from ._creation import full
+    return full(shape_of(x), False)
+
+
+def isposinf(x, /):
+    x = as_operand("isposinf", x)
+    return equal(x, np.inf) if is_float(dtype_of(x)) else isinf(x)
+
+
+def isneginf(x, /):
+    x = as_operand("isneginf", x)
+    return equal(x, -np.inf) if is_float(dtype_of(x)) else isinf(x)
+
+
+def signbit(x, /):
+    """True where the sign bit is set (so also for -0.0 and -NaN... as far as `copysign`
+    can tell: -0.0 is detected through `1 / x`)."""
+    x = as_operand("signbit", x)
+    if not is_float(dtype_of(x)):
+        return less(x, 0)
+    one = convert("signbit", 1, dtype_of(x))
+    return lax.lt(copysign(one, x), convert("signbit", 0, dtype_of(x)))
+
+
+# -- selection -----------------------------------------------------------------------------
+
+def where(condition, x=None, y=None, /):
+    """`jnp.where(c, x, y)`: `x` where `c` is true, else `y` (broadcast together).
+
+    The one-argument form `where(c)` returns the indices of nonzero entries, whose
+    count depends on the values, so it needs a concrete `c` (as in JAX)."""
+    if x is None and y is None:
+        from ._sorting import nonzero
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where: pass both x and y, or neither")
+    condition = _as_bool("where", condition)
+    x, y = promote_dtypes("where", x, y)
+    shape = broadcast_shapes("where", shape_of(condition), shape_of(x), shape_of(y))
+    # select_n needs equal case shapes; a rank-0 predicate may stay rank-0.
+    x = broadcast_to_shape("where", x, shape)
+    y = broadcast_to_shape("where", y, shape)
+    condition = broadcast_to_shape("where", condition, shape, keep_scalar=True)
+    return lax.select(condition, x, y)
+
+
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
+    """`jnp.clip`: `minimum(maximum(arr, min), max)`, either bound optional."""
+    arr = a if arr is None else arr
+    min = a_min if min is None else min
+    max = a_max if max is None else max
+    arr = as_operand("clip", arr)
+    if min is not None:
+        arr = maximum(min, arr)
+    if max is not None:
+        arr = minimum(max, arr)
+    return arr
+
+
+__all__ = [name for name in list(globals()) if not name.startswith("_") and name not in (
+    "annotations", "np", "lax", "Tracer", "PY_SCALARS", "as_operand", "shape_of",
+    "dtype_of", "convert", "promote_args", "promote_args_inexact", "promote_dtypes",
+    "promote_dtypes_inexact", "result_type_and_weak", "broadcast_shapes",
+    "broadcast_to_shape", "is_bool", "is_integer", "is_inexact", "is_complex", "is_float")]

@@ -1,0 +1,101 @@
+"""The differential-testing harness: run the same program through minijax and JAX.
+
+minijax is an independent implementation of JAX's semantics, so every disagreement
+between the two is a finding in one of them. This module is what minijax's own test
+suite uses, and it is public so users can point it at their programs:
+
+    import jax, minijax
+    from minijax.testing import assert_same_results
+    assert_same_results(lambda x: minijax.numpy.tanh(x) * 2,
+                        lambda x: jax.numpy.tanh(x) * 2, np.ones(3, np.float32))
+
+`assert_trees_match` compares two pytrees of results leaf by leaf: structure, shape,
+dtype, weak type (where both sides say) and values within a tolerance that depends
+on the dtype. `check_jaxpr` is the check every traced program goes through in tests:
+the verifier, and the text form's print -> parse -> print round trip.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from jax import tree_util
+
+from .ir.types import bfloat16
+
+# Tolerances by dtype, loose enough for XLA's transcendental approximations.
+_TOLERANCES = {
+    np.dtype("float16"): (2e-3, 2e-3), bfloat16: (2e-2, 2e-2),
+    np.dtype("float32"): (2e-5, 2e-6), np.dtype("float64"): (1e-12, 1e-12),
+    np.dtype("complex64"): (2e-5, 2e-6),
+}
+
+
+def _tolerance(dtype, rtol, atol):
+    default_rtol, default_atol = _TOLERANCES.get(np.dtype(dtype), (0, 0))
+    return (default_rtol if rtol is None else rtol), (default_atol if atol is None else atol)
+
+
+def assert_trees_match(actual, expected, *, rtol=None, atol=None, check_dtypes=True,
+                       check_weak_types=True, what="result"):
+    """Assert two pytrees of arrays agree in structure, shape, dtype and value."""
+    actual_leaves, actual_tree = tree_util.tree_flatten(actual)
+    expected_leaves, expected_tree = tree_util.tree_flatten(expected)
+    if actual_tree != expected_tree:
+        raise AssertionError(f"{what}: tree structures differ:\n  minijax: {actual_tree}\n"
+                             f"  jax:     {expected_tree}")
+    for i, (a, e) in enumerate(zip(actual_leaves, expected_leaves)):
+        where = f"{what} leaf {i}"
+        a_np, e_np = np.asarray(a), np.asarray(e)
+        if a_np.shape != e_np.shape:
+            raise AssertionError(f"{where}: shape {a_np.shape} != jax's {e_np.shape}")
+        if check_dtypes and a_np.dtype != e_np.dtype:
+            raise AssertionError(f"{where}: dtype {a_np.dtype} != jax's {e_np.dtype}")
+        if check_weak_types and hasattr(a, "weak_type") and hasattr(e, "weak_type") \
+                and bool(a.weak_type) != bool(e.weak_type):
+            raise AssertionError(f"{where}: weak_type {a.weak_type} != jax's {e.weak_type}")
+        r, t = _tolerance(e_np.dtype, rtol, atol)
+        if e_np.dtype == bfloat16 or a_np.dtype == bfloat16:
+            a_np, e_np = a_np.astype(np.float32), e_np.astype(np.float32)
+        if e_np.dtype.kind == "V":  # float0 tangents carry no values
+            continue
+        np.testing.assert_allclose(a_np, e_np, rtol=r, atol=t, equal_nan=True,
+                                   err_msg=f"{where} differs from jax")
+
+
+def assert_same_results(minijax_fun: Callable, jax_fun: Callable, *args,
+                        rtol=None, atol=None, check_dtypes=True, check_weak_types=True):
+    """Call both functions on `args` and assert their results match."""
+    actual = minijax_fun(*args)
+    expected = jax_fun(*args)
+    assert_trees_match(actual, expected, rtol=rtol, atol=atol, check_dtypes=check_dtypes,
+                       check_weak_types=check_weak_types)
+    return actual, expected
+
+
+def check_jaxpr(closed_jaxpr):
+    """Verify a jaxpr and check that its text form round-trips.
+
+    Raises the verifier's error for an ill-formed program, or AssertionError naming
+    the first differing line when print -> parse -> print is not the identity."""
+    from .ir.verify import verify_jaxpr
+    from .ir.printer import pp_jaxpr, dumps
+    from .ir.parser import parse_jaxpr, loads
+    verify_jaxpr(closed_jaxpr)
+    jaxpr = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
+    text = pp_jaxpr(jaxpr)
+    reparsed = pp_jaxpr(parse_jaxpr(text))
+    _assert_same_text(reparsed, text, "print -> parse -> print")
+    if hasattr(closed_jaxpr, "consts"):
+        exact = dumps(closed_jaxpr)
+        _assert_same_text(dumps(loads(exact)), exact, "dumps -> loads -> dumps")
+    return closed_jaxpr
+
+
+def _assert_same_text(actual: str, expected: str, what: str):
+    if actual == expected:
+        return
+    for n, (a, e) in enumerate(zip(actual.splitlines(), expected.splitlines()), 1):
+        if a != e:
+            raise AssertionError(f"{what} changed line {n}:\n  before: {e}\n  after:  {a}")
+    raise AssertionError(f"{what} changed the number of lines")

@@ -1,0 +1,192 @@
+"""Shared vocabulary of automatic differentiation: symbolic zeros and small op helpers.
+
+Read this before `jvp.py` and `transpose.py`.
+
+* `Zero(aval)` is a tangent (or cotangent) that is known to be zero. It is carried
+  symbolically, never as an array: most values in a program have no derivative with
+  respect to most inputs, and building arrays of zeros for them would double the
+  work. A zero becomes an array only when an operation really needs one
+  (`instantiate`), e.g. `select_n` choosing between a zero and a non-zero tangent.
+* Integer and boolean values have tangents of dtype `float0` (a zero-width dtype,
+  as in JAX): they can only ever be zero, so inside minijax they are always `Zero`.
+* The op helpers (`add`, `mul`, ...) call `bind` on a primitive directly: the
+  transforms sit below `minijax.lax` in the dependency order, and binding directly
+  also keeps the traced programs free of convenience conversions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import primitives as P
+from ..ir.core import Literal
+from ..ir.trace import bind, aval_of, current_trace
+from ..ir.types import ShapedArray, float0, is_inexact, aval_of_value
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent of type `aval`."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval})"
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """The type of a tangent of a value of type `aval`: the same for inexact dtypes,
+    `float0` (same shape) for integers and booleans."""
+    if is_inexact(aval.dtype):
+        return aval
+    return ShapedArray(aval.shape, float0)
+
+
+def is_differentiable(aval) -> bool:
+    return isinstance(aval, ShapedArray) and is_inexact(aval.dtype)
+
+
+def scalar(value, dtype, weak: bool = False):
+    """A rank-0 constant of `dtype`. A weak float32 constant is a Python float, so that
+    it traces to an inline literal exactly like a scalar the user wrote."""
+    dtype = np.dtype(dtype)
+    if weak and dtype == np.float32:
+        return float(value)
+    return np.asarray(value, dtype)
+
+
+def const_like(x, value):
+    """`value` as a rank-0 constant of `x`'s dtype (binary ops splat rank-0 operands)."""
+    aval = aval_of(x)
+    return scalar(value, aval.dtype, aval.weak_type)
+
+
+def zeros(aval):
+    """An array of zeros of type `aval`, built in the current trace."""
+    if aval.dtype == float0:
+        return np.zeros(aval.shape, float0)
+    zero = scalar(0, aval.dtype, aval.weak_type)
+    if not aval.shape:
+        return zero
+    return bind(P.broadcast_in_dim_p, zero, shape=aval.shape, broadcast_dimensions=())
+
+
+def instantiate(t):
+    """A tangent as an array: symbolic zeros become real ones."""
+    return zeros(t.aval) if type(t) is Zero else t
+
+
+def add_tangents(a, b):
+    """`a + b` where either may be a symbolic zero (both have the same type)."""
+    if type(a) is Zero:
+        return b
+    if type(b) is Zero:
+        return a
+    return bind(P.add_p, a, b)
+
+
+def broadcast_to(x, shape):
+    """`x` (rank-0, or already of `shape`) as an array of `shape`."""
+    if aval_of(x).shape == tuple(shape):
+        return x
+    return bind(P.broadcast_in_dim_p, x, shape=tuple(shape), broadcast_dimensions=())
+
+
+def sum_to_shape(x, shape):
+    """Undo the implicit splat of a rank-0 operand: sum `x` down to `shape` (`()`)."""
+    x_shape = aval_of(x).shape
+    if x_shape == tuple(shape):
+        return x
+    return bind(P.reduce_sum_p, x, axes=tuple(range(len(x_shape))))
+
+
+def literal_value(literal: Literal):
+    """The value a `Literal` stands for when a jaxpr is re-run through `bind`.
+
+    A weakly typed literal whose dtype is the Python scalar default (f32, i32) comes
+    back as a Python scalar so that it stays weak; everything else is a NumPy value."""
+    aval = literal.aval
+    if aval.weak_type:
+        py = literal.value.item()
+        if aval_of_value(py).dtype == aval.dtype:
+            return py
+    return literal.value
+
+
+def eval_jaxpr(jaxpr, consts, args) -> list:
+    """Run `jaxpr` by binding each equation in the current trace.
+
+    This is how every trace-based pass transforms a jaxpr: evaluate it with the
+    pass's tracers as inputs and let `bind` route each equation through the pass."""
+    env = {}
+    for var, value in zip(jaxpr.constvars, consts):
+        env[var] = value
+    for var, value in zip(jaxpr.invars, args):
+        env[var] = value
+    for eqn in jaxpr.eqns:
+        inputs = [literal_value(a) if type(a) is Literal else env[a] for a in eqn.inputs]
+        outs = current_trace().process_primitive(eqn.primitive, inputs, eqn.params)
+        for var, value in zip(eqn.outputs, outs):
+            env[var] = value
+    return [literal_value(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]
+
+
+# -- one-line op helpers (each binds one primitive in the current trace) -----------------
+
+def add(x, y): return bind(P.add_p, x, y)
+def sub(x, y): return bind(P.sub_p, x, y)
+def mul(x, y): return bind(P.mul_p, x, y)
+def div(x, y): return bind(P.div_p, x, y)
+def neg(x): return bind(P.neg_p, x)
+def eq(x, y): return bind(P.eq_p, x, y)
+
+
+def convert(x, dtype, weak_type: bool = False):
+    return bind(P.convert_element_type_p, x, new_dtype=np.dtype(dtype), weak_type=weak_type)
+
+
+def reduce_sum(x, axes):
+    return bind(P.reduce_sum_p, x, axes=tuple(axes))
+
+
+def broadcast_in_dim(x, shape, dims):
+    return bind(P.broadcast_in_dim_p, x, shape=tuple(shape), broadcast_dimensions=tuple(dims))
+
+
+def transpose(x, permutation):
+    permutation = tuple(permutation)
+    if permutation == tuple(range(len(permutation))):
+        return x
+    return bind(P.transpose_p, x, permutation=permutation)
+
+
+def reshape(x, shape):
+    if aval_of(x).shape == tuple(shape):
+        return x
+    return bind(P.reshape_p, x, new_sizes=tuple(shape), dimensions=None)
+
+
+def iota(dtype, shape, dimension):
+    return bind(P.iota_p, dtype=np.dtype(dtype), shape=tuple(shape), dimension=dimension)
+
+
+def take_along_axis(x, indices, axis: int):
+    """`x[..., indices, ...]` along `axis`, `indices` shaped like `x` (one gather)."""
+    shape = aval_of(x).shape
+    rank = len(shape)
+    index_shape = shape + (1,)
+    columns = []
+    for a in range(rank):
+        column = indices if a == axis else iota(np.int32, shape, a)
+        columns.append(broadcast_in_dim(column, index_shape, tuple(range(rank))))
+    full_indices = bind(P.concatenate_p, *columns, dimension=rank)
+    return bind(P.gather_p, x, full_indices, offset_dims=(),
+                collapsed_slice_dims=tuple(range(rank)), start_index_map=tuple(range(rank)),
+                slice_sizes=(1,) * rank, mode="clip")
+
+
+def fresh_root():
+    """A new root trace. A call body (a jaxpr without constvars) is transformed under
+    one, so the result depends on no enclosing trace and can be cached."""
+    from ..ir.trace import EvalTrace
+    return EvalTrace()

@@ -1,0 +1,122 @@
+"""The `jit` primitive under every autodiff pass: it stays one staged call.
+
+Read `jvp.py`, `partial_eval.py` and `transpose.py` first. A `jit` equation carries
+its body as a jaxpr (no constvars). Each pass transforms the *body* with the pass's
+own jaxpr -> jaxpr function and binds a new `jit` of the result, so that
+`grad(jit(f))` is a `jit` of the forward pass and a `jit` of the backward pass
+rather than `f` inlined:
+
+* jvp: `jit(jvp_jaxpr(body))` of the primals and the non-zero tangents;
+* partial eval: `partial_eval_jaxpr(body)` gives a known body, bound as a `jit` in
+  the parent trace, and a staged body, bound as a `jit` in the staged jaxpr, with
+  the residuals flowing from one to the other;
+* transpose: `jit(transpose_jaxpr(body))` of the non-linear inputs and cotangents;
+* dce: the body is pruned to the outputs that are used.
+
+The transformed bodies are cached by (body, which inputs are linear/unknown/...),
+so repeated calls of a jitted function under `grad` trace each pass once.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..ir import primitives as P
+from ..ir.core import Eqn, Jaxpr
+from ..ir.primitives import effects_of
+from ..ir.trace import bind, set_current_trace
+from .ad_util import Zero, tangent_aval
+from .dce import dce_rules, dce_jaxpr, DceEqn
+from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
+from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
+from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear
+
+
+def _jit_jvp(primals, tangents, *, jaxpr, name):
+    nonzeros = tuple(type(t) is not Zero for t in tangents)
+    jvp = jvp_jaxpr_for_call(jaxpr, nonzeros)
+    outs = bind(P.jit_p, *jvp.consts, *primals, *[t for t in tangents if type(t) is not Zero],
+                jaxpr=jvp.jaxpr, name=f"jvp({name})")
+    n_out = len(jaxpr.outvars)
+    nonzero_tangents = iter(outs[n_out:])
+    differentiable = iter(jvp.out_nonzeros)
+    tangents_out = []
+    for var in jaxpr.outvars:
+        has_tangent = tangent_aval(var.aval) is var.aval and next(differentiable)
+        tangents_out.append(next(nonzero_tangents) if has_tangent
+                            else Zero(tangent_aval(var.aval)))
+    return JvpResult(outs[:n_out], tangents_out)
+
+
+jvp_rules[P.jit_p] = _jit_jvp
+
+
+def _jit_partial_eval(trace, args, params):
+    jaxpr, name = params["jaxpr"], params["name"]
+    unknowns = tuple(trace.is_unknown(x) for x in args)
+    split = partial_eval_jaxpr_for_call(jaxpr, unknowns, trace.policy)
+    known_body = split.known_jaxpr
+    known_args = [x for x, u in zip(args, unknowns) if not u]
+    with set_current_trace(trace.parent):
+        known_outs = bind(P.jit_p, *known_body.consts, *known_args,
+                          jaxpr=_without_consts(known_body.jaxpr), name=name)
+    n_known = len(split.out_unknowns) - sum(split.out_unknowns)
+    residuals = known_outs[n_known:]
+    staged_outs = trace.stage(P.jit_p, residuals + [x for x, u in zip(args, unknowns) if u],
+                              dict(jaxpr=split.staged_jaxpr.jaxpr, name=name))
+    known_iter, staged_iter = iter(known_outs[:n_known]), iter(staged_outs)
+    return [next(staged_iter) if u else next(known_iter) for u in split.out_unknowns]
+
+
+@functools.lru_cache(maxsize=1024)
+def _without_consts(jaxpr: Jaxpr) -> Jaxpr:
+    return Jaxpr((), jaxpr.constvars + jaxpr.invars, jaxpr.eqns, jaxpr.outvars)
+
+
+partial_eval_rules[P.jit_p] = _jit_partial_eval
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    linear = tuple(is_linear(x) for x in args)
+    body, consts = transpose_jaxpr_for_call(jaxpr, linear)
+    cts = [ct if type(ct) is not Zero else _zeros_like(ct) for ct in cts]
+    outs = iter(bind(P.jit_p, *consts, *[x for x in args if not is_linear(x)], *cts,
+                     jaxpr=body, name=f"transpose({name})"))
+    return [next(outs) if lin else None for lin in linear]
+
+
+def _zeros_like(zero: Zero):
+    from .ad_util import zeros
+    return zeros(zero.aval)
+
+
+transpose_rules[P.jit_p] = _jit_transpose
+
+
+def _jit_dce(eqn: Eqn, used_outputs) -> DceEqn:
+    jaxpr = eqn.params["jaxpr"]
+    if all(used_outputs) and _dce_fixed_point(jaxpr):
+        return DceEqn(eqn, (True,) * len(eqn.inputs))
+    pruned = _dce_call_body(jaxpr, tuple(used_outputs))
+    if not pruned.jaxpr.outvars and not pruned.jaxpr.effects:
+        return DceEqn(None, (False,) * len(eqn.inputs))
+    inputs = [x for x, u in zip(eqn.inputs, pruned.used_inputs) if u]
+    outputs = [v for v, u in zip(eqn.outputs, used_outputs) if u]
+    params = dict(eqn.params, jaxpr=pruned.jaxpr)
+    new_eqn = Eqn(P.jit_p, inputs, params, outputs,
+                  effects_of(P.jit_p, [x.aval for x in inputs], params), eqn.source_info)
+    return DceEqn(new_eqn, pruned.used_inputs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dce_call_body(jaxpr: Jaxpr, used_outputs: tuple):
+    return dce_jaxpr(jaxpr, list(used_outputs), prune_inputs=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dce_fixed_point(jaxpr: Jaxpr) -> bool:
+    """Whether the body has nothing to remove when all its outputs are used."""
+    pruned = _dce_call_body(jaxpr, (True,) * len(jaxpr.outvars))
+    return (len(pruned.jaxpr.eqns) == len(jaxpr.eqns) and all(pruned.used_inputs))
+
+
+dce_rules[P.jit_p] = _jit_dce

@@ -1,0 +1,73 @@
+"""Dead-code elimination: drop the equations no wanted output depends on.
+
+`dce_jaxpr(jaxpr, used_outputs)` walks the equations once, last to first, keeping
+an equation if one of its outputs is used later or if it has an effect (writing a
+ref, printing): effects must happen even when nothing reads their result. Inputs
+of kept equations become used. The result says which inputs are still used, so a
+caller can stop computing values nobody needs (remat and vjp prune residuals so).
+
+Equations with sub-jaxprs can shrink their body too: `dce_rules[prim](eqn,
+used_outputs) -> DceEqn(eqn or None, used_inputs)` (for `jit`: see `calls.py`).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..ir.core import Var, Jaxpr, ClosedJaxpr
+from ..ir.primitives import register_rule_table
+
+dce_rules: dict = register_rule_table("dce", {})
+
+
+class DceResult(NamedTuple):
+    jaxpr: Jaxpr | ClosedJaxpr
+    used_inputs: tuple       # one bool per invar
+
+
+class DceEqn(NamedTuple):
+    eqn: object              # the (possibly pruned) equation, or None to drop it
+    used_inputs: tuple       # one bool per input of the original equation
+
+
+def dce_jaxpr(jaxpr, used_outputs=None, prune_inputs: bool = False) -> DceResult:
+    """Remove equations that no used output needs (default: all outputs are used).
+
+    Outputs that are not used are dropped from the result. With `prune_inputs`,
+    unused invars are dropped too (`used_inputs` says which were kept)."""
+    closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else None
+    if closed is not None:
+        jaxpr = closed.jaxpr
+    if used_outputs is None:
+        used_outputs = [True] * len(jaxpr.outvars)
+    live: set = {v for v, used in zip(jaxpr.outvars, used_outputs)
+                 if used and isinstance(v, Var)}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        used = [v in live for v in eqn.outputs]
+        if not any(used) and not eqn.effects:
+            continue
+        rule = dce_rules.get(eqn.primitive)
+        if rule is not None and not eqn.effects:
+            pruned = rule(eqn, used)
+            if pruned.eqn is None:
+                continue
+            kept.append(pruned.eqn)
+            live.update(v for v, u in zip(eqn.inputs, pruned.used_inputs)
+                        if u and isinstance(v, Var))
+            continue
+        kept.append(eqn)
+        live.update(v for v in eqn.inputs if isinstance(v, Var))
+    kept.reverse()
+    used_inputs = tuple(v in live for v in jaxpr.invars)
+    invars = [v for v, u in zip(jaxpr.invars, used_inputs) if u] if prune_inputs \
+        else jaxpr.invars
+    outvars = [v for v, used in zip(jaxpr.outvars, used_outputs) if used]
+    used_consts = [v in live for v in jaxpr.constvars]
+    # Unused consts of a closed jaxpr go with their values; an open jaxpr's constvars
+    # are part of its calling convention and stay.
+    constvars = ([v for v, u in zip(jaxpr.constvars, used_consts) if u]
+                 if closed is not None else jaxpr.constvars)
+    new = Jaxpr(constvars, invars, kept, outvars)
+    if closed is not None:
+        new = ClosedJaxpr(new, [c for c, u in zip(closed.consts, used_consts) if u])
+    return DceResult(new, used_inputs)

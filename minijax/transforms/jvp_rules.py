@@ -1,0 +1,395 @@
+"""The JVP rule of every differentiable primitive (the `jvp_rules` table of `jvp.py`).
+
+Each rule has the table's one signature,
+
+    rule(primals, tangents, **params) -> JvpResult(primals_out, tangents_out)
+
+and runs with the parent trace current, so its `bind`s are ordinary operations one
+level out. Tangents may be symbolic `Zero`s; rules avoid building arrays for them.
+
+Rules are written so that the tangent is *linear* in the input tangents, with every
+non-linear factor computed from primals only, e.g. `sin`: `t * cos(x)`. This matters
+beyond correctness: under `linearize` the primal factors (`cos(x)`) are known and
+become residuals, while the tangent operations (`mul t _`) are the staged linear
+program that `transpose.py` runs backwards.
+
+Families, most general first:
+* `_defjvp(prim, *jacobian_products)` -- one function per operand giving that
+  operand's contribution `(t, ans, *primals, **params) -> tangent`;
+* `_deflinear(prim, linear_operands)` -- the op is linear in those operands: the
+  tangent is the op applied to the tangents (other operands, e.g. indices, as is);
+* `_defzero(prim)` -- integer/boolean-valued or piecewise-constant: zero tangent.
+
+Refs (`new_ref`, `get`, `swap`, ...) are handled by the refs pass, not here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import primitives as P
+from ..ir.trace import bind, aval_of
+from ..ir.types import is_inexact
+from .ad_util import (Zero, tangent_aval, instantiate, add_tangents, broadcast_to,
+                      const_like, zeros, add, sub, mul, div, neg, eq, convert, reduce_sum,
+                      broadcast_in_dim, transpose, reshape, iota, take_along_axis)
+from .jvp import jvp_rules, JvpResult
+
+
+def _out(prim, primals, params):
+    outs = bind(prim, *primals, **params)
+    return outs if prim.multiple_results else [outs]
+
+
+def _zero_like_out(ans):
+    return Zero(tangent_aval(aval_of(ans)))
+
+
+def _defjvp(prim, *jacobian_products):
+    """`jacobian_products[i](t_i, ans, *primals, **params)` is operand i's part of the
+    output tangent (None: the operand is not differentiable)."""
+    def rule(primals, tangents, **params):
+        ans = bind(prim, *primals, **params)
+        total = _zero_like_out(ans)
+        if is_inexact(aval_of(ans).dtype):
+            for jvp_i, t in zip(jacobian_products, tangents):
+                if jvp_i is not None and type(t) is not Zero:
+                    total = add_tangents(total, broadcast_to(
+                        jvp_i(t, ans, *primals, **params), aval_of(ans).shape))
+        return JvpResult([ans], [total])
+    jvp_rules[prim] = rule
+
+
+def _deflinear(prim, linear_operands=None):
+    """The op is linear in `linear_operands` (default: all), jointly."""
+    def rule(primals, tangents, **params):
+        outs = _out(prim, primals, params)
+        positions = range(len(primals)) if linear_operands is None else linear_operands
+        if all(type(tangents[i]) is Zero for i in positions):
+            return JvpResult(outs, [_zero_like_out(o) for o in outs])
+        args = list(primals)
+        for i in positions:
+            args[i] = instantiate(tangents[i])
+        return JvpResult(outs, _out(prim, args, params))
+    jvp_rules[prim] = rule
+
+
+def _defzero(prim):
+    def rule(primals, tangents, **params):
+        outs = _out(prim, primals, params)
+        return JvpResult(outs, [_zero_like_out(o) for o in outs])
+    jvp_rules[prim] = rule
+
+
+def _scale(coefficient):
+    """A jacobian product `t * coefficient(ans, *primals)`."""
+    return lambda t, ans, *primals, **params: mul(t, coefficient(ans, *primals, **params))
+
+
+def _applier(name):
+    prim = P.primitives_by_name[name]
+    return lambda x: bind(prim, x)
+
+
+sin, cos, exp, log, rsqrt, sign, floor, abs_, square = map(
+    _applier, ("sin", "cos", "exp", "log", "rsqrt", "sign", "floor", "abs", "square"))
+
+
+def _integer_pow(x, y):
+    return bind(P.integer_pow_p, x, y=y)
+
+
+def _one_minus(x):
+    return sub(const_like(x, 1), x)
+
+
+# -- elementwise unary ---------------------------------------------------------------------
+
+_defjvp(P.sin_p, _scale(lambda ans, x: cos(x)))
+_defjvp(P.cos_p, _scale(lambda ans, x: neg(sin(x))))
+_defjvp(P.tan_p, _scale(lambda ans, x: add(const_like(x, 1), square(ans))))
+_defjvp(P.asin_p, _scale(lambda ans, x: rsqrt(_one_minus(square(x)))))
+_defjvp(P.acos_p, _scale(lambda ans, x: neg(rsqrt(_one_minus(square(x))))))
+_defjvp(P.atan_p, lambda t, ans, x: div(t, add(const_like(x, 1), square(x))))
+_defjvp(P.sinh_p, _scale(lambda ans, x: bind(P.cosh_p, x)))
+_defjvp(P.cosh_p, _scale(lambda ans, x: bind(P.sinh_p, x)))
+_defjvp(P.tanh_p, _scale(lambda ans, x: _one_minus(square(ans))))
+_defjvp(P.asinh_p, _scale(lambda ans, x: rsqrt(add(square(x), const_like(x, 1)))))
+_defjvp(P.acosh_p, _scale(lambda ans, x: rsqrt(mul(sub(x, const_like(x, 1)),
+                                                   add(x, const_like(x, 1))))))
+_defjvp(P.atanh_p, lambda t, ans, x: div(t, _one_minus(square(x))))
+_defjvp(P.exp_p, _scale(lambda ans, x: ans))
+_defjvp(P.exp2_p, _scale(lambda ans, x: mul(ans, const_like(x, np.log(2)))))
+_defjvp(P.log_p, lambda t, ans, x: div(t, x))
+_defjvp(P.log1p_p, lambda t, ans, x: div(t, add(x, const_like(x, 1))))
+_defjvp(P.expm1_p, _scale(lambda ans, x: add(ans, const_like(x, 1))))
+_defjvp(P.logistic_p, _scale(lambda ans, x: mul(ans, _one_minus(ans))))
+_defjvp(P.sqrt_p, lambda t, ans, x: div(t, mul(ans, const_like(x, 2))))
+_defjvp(P.rsqrt_p, _scale(lambda ans, x: mul(div(ans, x), const_like(x, -0.5))))
+_defjvp(P.cbrt_p, _scale(lambda ans, x: mul(_integer_pow(ans, -2), const_like(x, 1 / 3))))
+_defjvp(P.erf_p, _scale(lambda ans, x: mul(exp(neg(square(x))),
+                                           const_like(x, 2 / np.sqrt(np.pi)))))
+_defjvp(P.square_p, _scale(lambda ans, x: mul(x, const_like(x, 2))))
+# |x|' is 1 at x >= 0 and -1 below (JAX's convention at 0).
+_defjvp(P.abs_p, _scale(lambda ans, x: sub(mul(convert(bind(P.ge_p, x, const_like(x, 0)),
+                                                       aval_of(x).dtype),
+                                               const_like(x, 2)), const_like(x, 1))))
+jvp_rules[P.neg_p] = lambda primals, tangents: JvpResult(
+    [neg(primals[0])], [tangents[0] if type(tangents[0]) is Zero else neg(tangents[0])])
+
+
+def _integer_pow_jvp(t, ans, x, *, y):
+    if y == 0:
+        return Zero(tangent_aval(aval_of(x)))
+    if y == 1:
+        return t
+    factor = x if y == 2 else _integer_pow(x, y - 1)
+    return mul(t, mul(factor, const_like(x, y)))
+
+
+def _integer_pow_rule(primals, tangents, *, y):
+    ans = _integer_pow(primals[0], y)
+    t = tangents[0]
+    if type(t) is Zero or not is_inexact(aval_of(ans).dtype):
+        return JvpResult([ans], [_zero_like_out(ans)])
+    return JvpResult([ans], [_integer_pow_jvp(t, ans, primals[0], y=y)])
+
+
+jvp_rules[P.integer_pow_p] = _integer_pow_rule
+
+for _prim in (P.floor_p, P.ceil_p, P.round_p, P.sign_p, P.is_finite_p, P.not_p,
+              P.stop_gradient_p, P.and_p, P.or_p, P.xor_p, *P.comparison_primitives,
+              P.argmax_p, P.argmin_p, P.iota_p, P.reduce_and_p, P.reduce_or_p):
+    _defzero(_prim)
+
+
+# -- elementwise binary ----------------------------------------------------------------------
+
+_defjvp(P.add_p, lambda t, ans, x, y: t, lambda t, ans, x, y: t)
+_defjvp(P.sub_p, lambda t, ans, x, y: t, lambda t, ans, x, y: neg(t))
+_defjvp(P.mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+_defjvp(P.div_p, lambda t, ans, x, y: div(t, y),
+        lambda t, ans, x, y: mul(t, neg(div(ans, y))))
+
+
+def _trunc(x):
+    return mul(sign(x), floor(abs_(x)))
+
+
+_defjvp(P.rem_p, lambda t, ans, x, y: t,
+        lambda t, ans, x, y: mul(t, neg(_trunc(div(x, y)))))
+
+
+def _replace_zero(x):
+    """x with zeros replaced by ones (so log(x) is finite where x == 0)."""
+    return add(x, convert(eq(x, const_like(x, 0)), aval_of(x).dtype))
+
+
+def _pow_jvp_base(t, ans, x, y):
+    # y * x**(y-1), defined as 0 where y == 0 (even at x == 0).
+    shape = aval_of(ans).shape
+    x, y = broadcast_to(x, shape), broadcast_to(y, shape)
+    power = bind(P.pow_p, x, sub(y, const_like(y, 1)))
+    nonzero = convert(bind(P.ne_p, y, const_like(y, 0)), aval_of(y).dtype)
+    return mul(t, mul(mul(y, power), nonzero))
+
+
+_defjvp(P.pow_p, _pow_jvp_base,
+        lambda t, ans, x, y: mul(t, mul(log(_replace_zero(x)), ans)))
+
+
+def _chooser_share(x, y, ans):
+    """Where max/min picked x: 1, where it tied: 1/2 (JAX's balanced convention)."""
+    dtype = aval_of(ans).dtype
+    picked_x = convert(eq(x, ans), dtype)
+    picked_y = convert(eq(y, ans), dtype)
+    return div(picked_x, add(picked_x, picked_y))
+
+
+for _prim in (P.max_p, P.min_p):
+    _defjvp(_prim, lambda t, ans, x, y: mul(t, _chooser_share(x, y, ans)),
+            lambda t, ans, x, y: mul(t, _chooser_share(y, x, ans)))
+
+
+def _atan2_denominator(x, y):
+    return add(square(x), square(y))
+
+
+_defjvp(P.atan2_p, lambda t, ans, x, y: mul(t, div(y, _atan2_denominator(x, y))),
+        lambda t, ans, x, y: mul(t, neg(div(x, _atan2_denominator(x, y)))))
+
+
+def _mask(pred, like):
+    return convert(pred, aval_of(like).dtype)
+
+
+_defjvp(P.clamp_p,
+        lambda t, ans, lo, x, hi: mul(t, _mask(bind(P.and_p, bind(P.gt_p, lo, x),
+                                                    bind(P.lt_p, lo, hi)), ans)),
+        lambda t, ans, lo, x, hi: mul(t, _mask(bind(P.and_p, bind(P.gt_p, x, lo),
+                                                    bind(P.lt_p, x, hi)), ans)),
+        lambda t, ans, lo, x, hi: mul(t, _mask(bind(P.lt_p, hi, x), ans)))
+
+
+def _select_n_rule(primals, tangents):
+    ans = bind(P.select_n_p, *primals)
+    case_tangents = tangents[1:]
+    if all(type(t) is Zero for t in case_tangents):
+        return JvpResult([ans], [_zero_like_out(ans)])
+    return JvpResult([ans], [bind(P.select_n_p, primals[0],
+                                  *[instantiate(t) for t in case_tangents])])
+
+
+jvp_rules[P.select_n_p] = _select_n_rule
+
+
+def _convert_rule(primals, tangents, *, new_dtype, weak_type=False):
+    ans = convert(primals[0], new_dtype, weak_type)
+    t = tangents[0]
+    if type(t) is Zero or not is_inexact(new_dtype):
+        return JvpResult([ans], [_zero_like_out(ans)])
+    return JvpResult([ans], [convert(t, new_dtype, weak_type)])
+
+
+jvp_rules[P.convert_element_type_p] = _convert_rule
+
+
+# -- linear ops: shapes, indexing, sums, contraction --------------------------------------------
+
+for _prim in (P.broadcast_in_dim_p, P.reshape_p, P.transpose_p, P.squeeze_p,
+              P.expand_dims_p, P.concatenate_p, P.pad_p, P.slice_p, P.reduce_sum_p,
+              P.cumsum_p):
+    _deflinear(_prim)
+_deflinear(P.dynamic_slice_p, (0,))
+_deflinear(P.dynamic_update_slice_p, (0, 1))
+_deflinear(P.gather_p, (0,))
+_deflinear(P.scatter_add_p, (0, 2))
+# With distinct indices a scatter overwrites: linear in (operand, updates) jointly.
+_deflinear(P.scatter_p, (0, 2))
+
+
+def _dot_general_rule(primals, tangents, **params):
+    lhs, rhs = primals
+    t_lhs, t_rhs = tangents
+    ans = bind(P.dot_general_p, lhs, rhs, **params)
+    t = _zero_like_out(ans)
+    if type(t_lhs) is not Zero:
+        t = bind(P.dot_general_p, t_lhs, rhs, **params)
+    if type(t_rhs) is not Zero:
+        t = add_tangents(t, bind(P.dot_general_p, lhs, t_rhs, **params))
+    return JvpResult([ans], [t])
+
+
+jvp_rules[P.dot_general_p] = _dot_general_rule
+
+
+# -- reductions and scans that are not linear ------------------------------------------------
+
+def _reduce_chooser_rule(prim):
+    # The tangent is the average of the tangents at the positions that attain the extremum.
+    def rule(primals, tangents, *, axes):
+        x, = primals
+        ans = bind(prim, x, axes=axes)
+        if type(tangents[0]) is Zero or not is_inexact(aval_of(x).dtype):
+            return JvpResult([ans], [_zero_like_out(ans)])
+        shape = aval_of(x).shape
+        kept = [d for d in range(len(shape)) if d not in axes]
+        location = _mask(eq(x, broadcast_in_dim(ans, shape, kept)), x)
+        counts = reduce_sum(location, axes)
+        return JvpResult([ans], [div(reduce_sum(mul(tangents[0], location), axes), counts)])
+    jvp_rules[prim] = rule
+
+
+_reduce_chooser_rule(P.reduce_max_p)
+_reduce_chooser_rule(P.reduce_min_p)
+
+
+def _reduce_prod_rule(primals, tangents, *, axes):
+    # d(prod x) = sum_k t_k * prod_{j != k} x_j, with the "product of the others" built
+    # from exclusive prefix and suffix products, so zeros in x are handled exactly.
+    x, = primals
+    ans = bind(P.reduce_prod_p, x, axes=axes)
+    t = tangents[0]
+    if type(t) is Zero or not axes:
+        return JvpResult([ans], [t if not axes else _zero_like_out(ans)])
+    shape = aval_of(x).shape
+    kept = [d for d in range(len(shape)) if d not in axes]
+    moved_shape = tuple(shape[d] for d in kept) + (int(np.prod([shape[d] for d in axes])),)
+    flat = reshape(transpose(x, kept + list(axes)), moved_shape)
+    last = len(moved_shape) - 1
+    ones = broadcast_to(const_like(x, 1), moved_shape[:-1] + (1,))
+    n = moved_shape[-1]
+
+    def exclusive_cumprod(v, reverse):
+        full = bind(P.cumprod_p, v, axis=last, reverse=reverse)
+        starts, limits = [0] * len(moved_shape), list(moved_shape)
+        if reverse:
+            starts[last] = 1
+            body = bind(P.slice_p, full, start_indices=tuple(starts),
+                        limit_indices=tuple(limits), strides=None)
+            return bind(P.concatenate_p, body, ones, dimension=last)
+        limits[last] = n - 1
+        body = bind(P.slice_p, full, start_indices=tuple(starts), limit_indices=tuple(limits),
+                    strides=None)
+        return bind(P.concatenate_p, ones, body, dimension=last)
+
+    others = mul(exclusive_cumprod(flat, False), exclusive_cumprod(flat, True))
+    t_flat = reshape(transpose(t, kept + list(axes)), moved_shape)
+    return JvpResult([ans], [reduce_sum(mul(t_flat, others), (last,))])
+
+
+jvp_rules[P.reduce_prod_p] = _reduce_prod_rule
+
+
+def _cumprod_rule(primals, tangents, *, axis, reverse=False):
+    # d(prod_{j<=i} x_j) = ans_i * sum_{j<=i} t_j / x_j. (Not defined where x has zeros.)
+    x, = primals
+    ans = bind(P.cumprod_p, x, axis=axis, reverse=reverse)
+    if type(tangents[0]) is Zero:
+        return JvpResult([ans], [_zero_like_out(ans)])
+    ratio = bind(P.cumsum_p, div(tangents[0], x), axis=axis, reverse=reverse)
+    return JvpResult([ans], [mul(ratio, ans)])
+
+
+jvp_rules[P.cumprod_p] = _cumprod_rule
+
+
+def _cumulative_chooser_rule(prim):
+    # out_i = x_{k(i)} where k(i) is the latest position that set the running extremum;
+    # the tangent is t gathered at k(i).
+    def rule(primals, tangents, *, axis, reverse=False):
+        x, = primals
+        ans = bind(prim, x, axis=axis, reverse=reverse)
+        if type(tangents[0]) is Zero:
+            return JvpResult([ans], [_zero_like_out(ans)])
+        shape = aval_of(x).shape
+        positions = iota(np.int32, shape, axis)
+        sets_extremum = eq(x, ans)
+        if reverse:
+            fill = broadcast_to(np.int32(shape[axis]), shape)
+            source = bind(P.cummin_p, bind(P.select_n_p, sets_extremum, fill, positions),
+                          axis=axis, reverse=True)
+        else:
+            fill = broadcast_to(np.int32(0), shape)
+            source = bind(P.cummax_p, bind(P.select_n_p, sets_extremum, fill, positions),
+                          axis=axis, reverse=False)
+        return JvpResult([ans], [take_along_axis(tangents[0], source, axis)])
+    jvp_rules[prim] = rule
+
+
+_cumulative_chooser_rule(P.cummax_p)
+_cumulative_chooser_rule(P.cummin_p)
+
+
+def _sort_rule(primals, tangents, *, dimension, is_stable=True, num_keys=1):
+    # Sort an iota along with the operands to learn the permutation, then apply it to
+    # each tangent with one gather.
+    shape = aval_of(primals[0]).shape
+    outs = bind(P.sort_p, *primals, iota(np.int32, shape, dimension), dimension=dimension,
+                is_stable=is_stable, num_keys=num_keys)
+    permutation = outs[-1]
+    tangents_out = [t if type(t) is Zero else take_along_axis(t, permutation, dimension)
+                    for t in tangents]
+    return JvpResult(outs[:-1], tangents_out)
+
+
+jvp_rules[P.sort_p] = _sort_rule

@@ -1,0 +1,228 @@
+"""Partial evaluation: split a computation into what can run now and what must wait.
+
+This is the hub of minijax's autodiff (DESIGN.md section 3): linearize is jvp + partial
+evaluation, vjp is linearize + transpose, and checkpointing is the same partial
+evaluation with a policy. Read `jvp.py` first.
+
+Some inputs are *known* (values we have, or values being traced by an enclosing
+trace) and some are *unknown* (not available yet). The `PartialEvalTrace` runs a
+computation in which the unknown inputs are its tracers:
+
+* an application with only known inputs is *evaluated* right away -- handed to the
+  parent trace, so it runs eagerly, or is staged into the enclosing jaxpr;
+* an application with an unknown input is *staged*: recorded as an equation of the
+  staged jaxpr. Known values it uses become **residuals**: the constvars of the
+  staged jaxpr, whose values the known side computed.
+
+Under `linearize` the tangent inputs are unknown and everything else is known, so
+the primal computation runs (concrete Python control flow still works) and the
+tangent computation -- linear in the unknowns -- is what gets staged.
+
+`partial_eval_jaxpr(jaxpr, unknowns, policy)` is the same trace as an IR -> IR pass:
+it re-runs a jaxpr whose known inputs are tracers of a staging trace (which records
+the *known jaxpr*) and whose unknown inputs are partial-eval tracers (which record
+the *staged jaxpr*), and returns both with the residuals between them.
+
+The `policy` decides which known values may be saved as residuals:
+`policy(prim, *in_avals, **params) -> bool` for each known equation. A value whose
+equation may not be saved is recomputed on the staged side instead (from values
+that are saved), which is what checkpointing (remat) needs. The default,
+`save_everything`, saves every residual and records no recipes.
+
+Primitives with sub-jaxprs (`jit`) have rules in `partial_eval_rules`, one signature:
+`rule(trace, args, params) -> list of outputs`.
+"""
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import numpy as np
+
+from ..ir.core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
+from ..ir.primitives import effects_of, out_avals_of, register_rule_table
+from ..ir.staging import StagingTrace, convert_constvars_to_invars
+from ..ir.trace import Trace, Tracer, aval_of, current_trace, set_current_trace
+from ..ir.types import ShapedArray
+from .ad_util import eval_jaxpr, fresh_root
+
+
+def save_everything(prim, *in_avals, **params) -> bool:
+    """The default policy: every known value a staged equation needs is saved."""
+    return True
+
+
+partial_eval_rules: dict = register_rule_table("partial_eval", {})
+
+
+class PartialEvalTracer(Tracer):
+    """An unknown value: a variable of the staged jaxpr."""
+    __slots__ = ("var",)
+
+    def __init__(self, trace: "PartialEvalTrace", var: Var):
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+
+class _Recipe(NamedTuple):
+    """How a known value was computed, kept so the staged side can recompute it."""
+    prim: object
+    args: list
+    params: dict
+    outs: list
+
+
+class PartialEvalTrace(Trace):
+    def __init__(self, parent: Trace, policy=save_everything):
+        super().__init__(parent)
+        self.policy = None if policy is save_everything else policy
+        self.invars: list[Var] = []
+        self.eqns: list[Eqn] = []
+        self.residual_vars: list[Var] = []
+        self.residual_values: list = []
+        self._residual_by_id: dict[int, tuple] = {}   # id(value) -> (value, atom)
+        self._recipes: dict[int, tuple] = {}          # id(value) -> (recipe, output index)
+
+    def new_arg(self, aval) -> PartialEvalTracer:
+        var = Var(aval)
+        self.invars.append(var)
+        return PartialEvalTracer(self, var)
+
+    def is_unknown(self, x) -> bool:
+        return type(x) is PartialEvalTracer and x._trace is self
+
+    def process_primitive(self, prim, args, params):
+        for x in args:
+            if type(x) is PartialEvalTracer and x._trace is self:
+                break
+        else:
+            return self._evaluate_known(prim, args, params)
+        rule = partial_eval_rules.get(prim)
+        if rule is not None:
+            return rule(self, args, params)
+        return self.stage(prim, args, params)
+
+    def _evaluate_known(self, prim, args, params):
+        parent = self.parent
+        with set_current_trace(parent):
+            outs = parent.process_primitive(prim, args, params)
+        if self.policy is not None and not self.policy(
+                prim, *[aval_of(x) for x in args], **params):
+            recipe = _Recipe(prim, list(args), params, outs)
+            for i, out in enumerate(outs):
+                self._recipes[id(out)] = (recipe, i)
+        return outs
+
+    def stage(self, prim, args, params) -> list:
+        """Record `prim(*args)` as an equation of the staged jaxpr."""
+        inputs = [self.to_atom(x) for x in args]
+        in_avals = [a.aval for a in inputs]
+        outputs = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
+        self.eqns.append(Eqn(prim, inputs, params, outputs,
+                             effects_of(prim, in_avals, params)))
+        return [PartialEvalTracer(self, v) for v in outputs]
+
+    def to_atom(self, x):
+        if type(x) is PartialEvalTracer and x._trace is self:
+            return x.var
+        known = self._residual_by_id.get(id(x))
+        if known is not None:
+            return known[1]
+        if not isinstance(x, Tracer):
+            aval = aval_of(x)
+            if isinstance(aval, ShapedArray) and aval.shape == ():
+                return Literal(np.asarray(x), aval)   # scalars stay inline, as in staging
+        recipe = self._recipes.get(id(x))
+        atom = self._recompute(x, *recipe) if recipe is not None else self._save(x)
+        self._residual_by_id[id(x)] = (x, atom)       # keeps x alive: ids stay unique
+        return atom
+
+    def _save(self, value) -> Var:
+        var = Var(aval_of(value))
+        self.residual_vars.append(var)
+        self.residual_values.append(value)
+        return var
+
+    def _recompute(self, value, recipe: _Recipe, index: int):
+        # The policy would not save `value`: stage its equation again, from its inputs
+        # (themselves saved or recomputed), on the staged side.
+        inputs = [self.to_atom(x) for x in recipe.args]
+        in_avals = [a.aval for a in inputs]
+        outputs = [Var(aval) for aval in out_avals_of(recipe.prim, in_avals, recipe.params)]
+        self.eqns.append(Eqn(recipe.prim, inputs, recipe.params, outputs,
+                             effects_of(recipe.prim, in_avals, recipe.params)))
+        for out, var in zip(recipe.outs, outputs):
+            self._residual_by_id[id(out)] = (out, var)
+        return outputs[index]
+
+    def to_jaxpr(self, outs) -> ClosedJaxpr:
+        """The staged jaxpr: constvars are the residuals (with their known values as
+        consts), invars the unknown inputs."""
+        outvars = [self.to_atom(x) for x in outs]
+        jaxpr = Jaxpr(self.residual_vars, self.invars, self.eqns, outvars)
+        return ClosedJaxpr(jaxpr, self.residual_values)
+
+
+# -- the IR -> IR pass ----------------------------------------------------------------------
+
+class PartialEvalResult(NamedTuple):
+    """`known_jaxpr`: known inputs -> known outputs + residuals.
+    `staged_jaxpr`: residuals + unknown inputs -> unknown outputs.
+    `residuals`: the staged jaxpr's residual inputs, in order (their avals say what is
+    saved). `out_unknowns[i]`: whether output i is computed by the staged jaxpr."""
+    known_jaxpr: ClosedJaxpr
+    staged_jaxpr: ClosedJaxpr
+    residuals: tuple
+    out_unknowns: tuple
+
+    @property
+    def num_residuals(self) -> int:
+        return len(self.residuals)
+
+    def __str__(self):
+        return (f"known:\n{self.known_jaxpr}\nstaged ({self.num_residuals} residuals):\n"
+                f"{self.staged_jaxpr}")
+
+
+def partial_eval_jaxpr(jaxpr, unknowns, policy=save_everything,
+                       instantiate=False) -> PartialEvalResult:
+    """Split `jaxpr` given which inputs are `unknowns` (a bool per input).
+
+    `instantiate` (a bool, or a bool per output) forces outputs onto the staged side
+    even when they could be computed from known inputs. A `Jaxpr` with constvars is
+    treated as having them as leading known inputs."""
+    closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(
+        convert_constvars_to_invars(jaxpr), [])
+    jaxpr = closed.jaxpr
+    if len(unknowns) != len(jaxpr.invars):
+        raise ValueError(f"partial_eval_jaxpr: {len(unknowns)} unknowns flags for a "
+                         f"jaxpr with {len(jaxpr.invars)} inputs")
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * len(jaxpr.outvars)
+
+    known_trace = StagingTrace(parent=current_trace())
+    staged_trace = PartialEvalTrace(parent=known_trace, policy=policy)
+    args = [staged_trace.new_arg(v.aval) if unknown else known_trace.new_arg(v.aval)
+            for v, unknown in zip(jaxpr.invars, unknowns)]
+    with set_current_trace(staged_trace):
+        outs = eval_jaxpr(jaxpr, closed.consts, args)
+    out_unknowns = tuple(staged_trace.is_unknown(x) or bool(force)
+                         for x, force in zip(outs, instantiate))
+    staged = staged_trace.to_jaxpr([x for x, u in zip(outs, out_unknowns) if u])
+    staged_jaxpr = Jaxpr((), staged.jaxpr.constvars + staged.jaxpr.invars,
+                         staged.jaxpr.eqns, staged.jaxpr.outvars)
+    known_outs = [x for x, u in zip(outs, out_unknowns) if not u] + staged.consts
+    known_jaxpr = known_trace.to_closed_jaxpr(known_outs)
+    return PartialEvalResult(known_jaxpr, ClosedJaxpr(staged_jaxpr, []),
+                             tuple(staged.jaxpr.constvars), out_unknowns)
+
+
+@functools.lru_cache(maxsize=1024)
+def partial_eval_jaxpr_for_call(jaxpr: Jaxpr, unknowns: tuple, policy) -> PartialEvalResult:
+    """Cached partial evaluation of a call's body, for the `jit` rule."""
+    with set_current_trace(fresh_root()):
+        return partial_eval_jaxpr(jaxpr, unknowns, policy)

@@ -1,0 +1,161 @@
+"""Transposition: run a linear program backwards, from output cotangents to input ones.
+
+Read `partial_eval.py` first: `linearize` produces a jaxpr that is linear in its
+inputs (the tangents) given its residuals. If that jaxpr computes `y = A t`, its
+transpose computes `t_bar = A^T y_bar` -- the vector-Jacobian product. This is how
+reverse mode is built from forward mode: vjp = linearize + transpose.
+
+`backward_pass(jaxpr, consts, args, cts_out)` interprets the jaxpr in two sweeps:
+
+1. forward: inputs given as `UndefinedPrimal(aval)` are the linear ones. Every
+   equation that reads a linear value is linear; the others (which only read
+   residuals) are evaluated now, because the linear ones may need their results;
+2. backward: the linear equations, last to first. Each output's cotangent is looked
+   up, the primitive's transpose rule turns it into cotangents for the equation's
+   linear inputs, and those are *added* into the cotangents of those variables --
+   a value used twice (fan-out) receives the sum of both uses' cotangents.
+
+Cotangents are symbolic `Zero`s until something contributes, so equations whose
+outputs do not influence the requested cotangents are skipped: transposition does
+its own dead-code elimination.
+
+Transpose rules, in `transpose_rules.py`, share one signature:
+
+    rule(cts_out: list, *inputs, **params) -> list with one cotangent per input
+
+where linear inputs arrive as `UndefinedPrimal` and non-linear ones as values; the
+result has `None` for non-linear inputs and may have `Zero` for linear ones.
+
+`transpose_jaxpr(jaxpr, linear)` is the IR -> IR pass: the backward pass traced into a
+jaxpr from `(non-linear inputs..., output cotangents...)` to the cotangents of the
+linear inputs.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..ir.core import Literal, Jaxpr, ClosedJaxpr
+from ..ir.primitives import register_rule_table
+from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from ..ir.trace import MinijaxError, current_trace, set_current_trace
+from .ad_util import Zero, add_tangents, instantiate, literal_value, fresh_root
+
+transpose_rules: dict = register_rule_table("transpose", {})
+
+
+class UndefinedPrimal:
+    """A linear input of a program being transposed: only its type is known."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval})"
+
+
+class NonLinearError(MinijaxError, TypeError):
+    """A program being transposed applies a non-linear operation to a linear value."""
+
+
+def is_linear(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
+    """Cotangents of `jaxpr`'s invars (Zero where none), given output cotangents.
+
+    `args[i]` is `UndefinedPrimal` for a linear input, else its value."""
+    env = {}                   # non-linear var -> value
+    linear_vars = set()
+    for var, value in zip(jaxpr.constvars, consts):
+        env[var] = value
+    for var, value in zip(jaxpr.invars, args):
+        if is_linear(value):
+            linear_vars.add(var)
+        else:
+            env[var] = value
+
+    def read(atom):
+        if type(atom) is Literal:
+            return literal_value(atom)
+        return UndefinedPrimal(atom.aval) if atom in linear_vars else env[atom]
+
+    linear_eqns = []
+    trace = current_trace()
+    for eqn in jaxpr.eqns:
+        if any(type(a) is not Literal and a in linear_vars for a in eqn.inputs):
+            linear_eqns.append(eqn)
+            linear_vars.update(eqn.outputs)
+        else:
+            outs = trace.process_primitive(eqn.primitive, [read(a) for a in eqn.inputs],
+                                           eqn.params)
+            env.update(zip(eqn.outputs, outs))
+
+    cts = {}                   # linear var -> accumulated cotangent
+
+    def accumulate(var, ct):
+        if type(ct) is Zero or ct is None:
+            return
+        previous = cts.get(var)
+        cts[var] = ct if previous is None else add_tangents(previous, ct)
+
+    for var, ct in zip(jaxpr.outvars, cts_out):
+        if type(var) is not Literal and var in linear_vars:
+            accumulate(var, ct)
+    for eqn in reversed(linear_eqns):
+        eqn_cts = [cts.pop(v, None) for v in eqn.outputs]
+        if all(ct is None for ct in eqn_cts):
+            continue
+        rule = transpose_rules.get(eqn.primitive)
+        if rule is None:
+            raise NonLinearError(
+                f"cannot transpose '{eqn.primitive.name}': it has no transpose rule, so "
+                f"it must not be applied to a linear (tangent) value")
+        eqn_cts = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outputs, eqn_cts)]
+        cts_in = rule(eqn_cts, *[read(a) for a in eqn.inputs], **eqn.params)
+        for atom, ct in zip(eqn.inputs, cts_in):
+            if type(atom) is not Literal and atom in linear_vars:
+                accumulate(atom, ct)
+    return [cts.get(v, Zero(v.aval)) if v in linear_vars else Zero(v.aval)
+            for v in jaxpr.invars]
+
+
+def transpose_jaxpr(jaxpr, linear=None):
+    """The transpose of `jaxpr` with respect to its `linear` inputs (a bool per invar;
+    default: all). The result takes `(non-linear inputs..., output cotangents...)` and
+    returns the cotangents of the linear inputs, in order. A closed jaxpr's consts
+    are non-linear and stay consts."""
+    closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(
+        convert_constvars_to_invars(jaxpr), [])
+    out = _transpose_closed(closed, tuple(linear) if linear is not None
+                            else (True,) * len(closed.jaxpr.invars))
+    if isinstance(jaxpr, ClosedJaxpr):
+        return out
+    return convert_constvars_to_invars(out.jaxpr) if not out.consts else out
+
+
+def _transpose_closed(closed: ClosedJaxpr, linear: tuple) -> ClosedJaxpr:
+    jaxpr = closed.jaxpr
+    nonlinear_avals = [v.aval for v, lin in zip(jaxpr.invars, linear) if not lin]
+    n_nonlinear = len(nonlinear_avals)
+
+    def backward(*args):
+        values = iter(args[:n_nonlinear])
+        inputs = [UndefinedPrimal(v.aval) if lin else next(values)
+                  for v, lin in zip(jaxpr.invars, linear)]
+        cts_in = backward_pass(jaxpr, closed.consts, inputs, args[n_nonlinear:])
+        return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
+    return trace_to_jaxpr(backward, nonlinear_avals + jaxpr.out_avals)
+
+
+@functools.lru_cache(maxsize=1024)
+def transpose_jaxpr_for_call(jaxpr: Jaxpr, linear: tuple):
+    """Cached transpose of a call's body (no constvars), for the `jit` rule. Returns
+    `(jaxpr, consts)` with the consts to pass as leading inputs."""
+    with set_current_trace(fresh_root()):
+        out = _transpose_closed(ClosedJaxpr(jaxpr, []), linear)
+    return convert_constvars_to_invars(out.jaxpr), list(out.consts)
+
+
+from . import transpose_rules as _transpose_rules  # noqa: E402,F401

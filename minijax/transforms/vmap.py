@@ -1,0 +1,419 @@
+"""Batching (vmap): run a program written for one example on a whole batch at once.
+
+Read `ir/trace.py` (stackless tracing) first. Then this file, then `vmap_rules.py`.
+
+A *batched value* is a pair `(value, batch_dim)`: `value` holds every example
+stacked along axis `batch_dim`. When every example sees the same value -- a
+constant, or an input mapped with `in_axes=None` -- there is no batch axis at all
+and `batch_dim` is `not_mapped` (None); the value is then stored once, not copied
+per example. So with 5 examples of type `f32[3]`:
+
+    (f32[5,3] value, batch_dim=0)     (f32[3,5] value, batch_dim=1)     (f32[3], None)
+
+all stand for "a `f32[3]` per example".
+
+The batching trace
+------------------
+`BatchTrace` interprets each primitive application on batched values. Its tracers
+(`BatchTracer`) carry `(value, batch_dim)` and report the *per-example* aval, so the
+user's function cannot tell it is being batched. Only batched values become tracers:
+an unbatched value is passed around as itself (a constant, or a tracer of the parent
+trace), which keeps Python control flow on unbatched values working, as in JAX.
+
+When a primitive has no batched input, the trace simply binds it in the parent: the
+result is the same for every example. Otherwise it looks up the primitive's rule:
+
+    vmap_rules[prim](axis_size, values, batch_dims, **params) -> Batched(values, batch_dims)
+
+A rule receives the stacked values and where their batch axes are, runs (under the
+parent trace) primitives that compute the results for all examples at once, and says
+where the batch axis of each result ended up. Rules are free to leave the batch axis
+anywhere: moving it costs a transpose, so they move axes only when the primitive
+cannot work around them (an elementwise op whose operands disagree, a reshape with
+the batch axis in the middle, ...). `vmap_rules.py` holds the rules for shape ops,
+contractions and indexing; this file holds the trace, the elementwise rules and
+`vmap_jaxpr`.
+
+The pass
+--------
+`vmap_jaxpr(jaxpr, in_axes, axis_size)` is batching as an IR -> IR function: it
+interprets `jaxpr` under a `BatchTrace` whose parent is a staging trace, and returns
+the batched jaxpr with the batch axis of each output. The `jit` rule uses it, so a
+vmapped jitted function stays one staged call. `minijax.vmap` (in `api_vmap.py`) is
+the same trace driven by a Python function instead of a jaxpr.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from ..ir import primitives as P
+from ..ir.core import Jaxpr, ClosedJaxpr, Literal
+from ..ir.primitives import register_rule_table
+from ..ir.staging import trace_to_jaxpr
+from ..ir.trace import (Trace, Tracer, MinijaxError, aval_of, current_trace,
+                        set_current_trace, bind)
+from ..ir.types import ShapedArray
+
+not_mapped = None
+
+
+class Batched(NamedTuple):
+    """What a batching rule returns: one entry per primitive output."""
+    values: list
+    batch_dims: list     # axis of each value that indexes examples, or not_mapped
+
+
+class BatchedJaxpr(NamedTuple):
+    """What `vmap_jaxpr` returns."""
+    jaxpr: Jaxpr | ClosedJaxpr
+    out_axes: tuple      # batch axis of each output of `jaxpr`, or None if unbatched
+
+
+class BatchingError(MinijaxError, ValueError):
+    """A vmapped program cannot be batched as written (bad axes, sizes, a ref...)."""
+
+
+vmap_rules: dict = register_rule_table("vmap", {})
+
+# Ref primitives get their batching rules with the refs work; until then, hitting
+# one with a batched operand is reported clearly rather than as a missing rule.
+_REF_PRIMITIVES = {"new_ref", "empty_ref", "get", "swap", "addupdate", "freeze",
+                   "free_ref"}
+
+
+# -- the trace ---------------------------------------------------------------------
+
+class BatchTracer(Tracer):
+    __slots__ = ("value", "batch_dim", "_aval")
+
+    def __init__(self, trace: "BatchTrace", value, batch_dim: int):
+        self._trace = trace
+        self.value = value
+        self.batch_dim = batch_dim
+        self._aval = None
+
+    @property
+    def aval(self):
+        # The per-example type: the stacked value's type without its batch axis.
+        if self._aval is None:
+            stacked = aval_of(self.value)
+            shape = stacked.shape
+            d = self.batch_dim
+            self._aval = stacked.update(shape=shape[:d] + shape[d + 1:])
+        return self._aval
+
+
+class BatchTrace(Trace):
+    def __init__(self, parent: Trace, axis_size: int):
+        super().__init__(parent)
+        self.axis_size = axis_size
+
+    def to_batched(self, x):
+        """`(value, batch_dim)` for anything that reaches this trace."""
+        if isinstance(x, BatchTracer) and x._trace is self:
+            return x.value, x.batch_dim
+        return x, not_mapped
+
+    def wrap(self, value, batch_dim):
+        return value if batch_dim is not_mapped else BatchTracer(self, value, batch_dim)
+
+    def process_primitive(self, prim, args, params):
+        values, dims = [], []
+        for x in args:
+            if isinstance(x, BatchTracer) and x._trace is self:
+                values.append(x.value)
+                dims.append(x.batch_dim)
+            else:
+                values.append(x)
+                dims.append(not_mapped)
+        parent = self.parent
+        with set_current_trace(parent):
+            if all(d is not_mapped for d in dims):
+                # Every example computes the same thing: compute it once.
+                return parent.process_primitive(prim, values, params)
+            rule = vmap_rules.get(prim)
+            if rule is None:
+                raise _missing_rule(prim)
+            out = rule(self.axis_size, values, dims, **params)
+        return [self.wrap(v, d) for v, d in zip(out.values, out.batch_dims)]
+
+
+def _missing_rule(prim):
+    if prim.name in _REF_PRIMITIVES:
+        return BatchingError(
+            f"vmap does not support refs yet: the vmapped function applies "
+            f"`{prim.name}` to a batched value. Create and use refs outside the "
+            f"vmapped function, or loop over the batch with lax.map.")
+    return BatchingError(f"vmap has no batching rule for the primitive `{prim.name}`")
+
+
+# -- helpers for rules ---------------------------------------------------------------
+#
+# Rules run with the parent trace current, so binding a primitive here emits it one
+# level out (into the staged program under `jit`, or eagerly at the top).
+
+def moveaxis(x, src: int, dst: int):
+    """`x` with axis `src` moved to position `dst`; no equation when they agree."""
+    if src == dst:
+        return x
+    perm = [i for i in range(aval_of(x).ndim) if i != src]
+    perm.insert(dst, src)
+    return P.transpose_p.bind(x, permutation=tuple(perm))
+
+
+def batch_at(x, batch_dim, target: int, axis_size: int):
+    """`x` with its batch axis at `target`: moved if it is elsewhere, broadcast (one
+    copy per example) if `x` is unbatched."""
+    if batch_dim is not_mapped:
+        aval = aval_of(x)
+        shape = aval.shape[:target] + (axis_size,) + aval.shape[target:]
+        dims = tuple(i for i in range(aval.ndim + 1) if i != target)
+        return P.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
+    return moveaxis(x, batch_dim, target)
+
+
+def shift_axes(axes, batch_dim: int) -> tuple:
+    """Per-example axis numbers -> axis numbers of the stacked value whose batch
+    axis is `batch_dim` (axes at or after it move up by one)."""
+    return tuple(a + (a >= batch_dim) for a in axes)
+
+
+def unbatched_ndim(x, batch_dim) -> int:
+    return aval_of(x).ndim - (batch_dim is not not_mapped)
+
+
+# -- elementwise rules ------------------------------------------------------------------
+
+def _unary_rule(prim):
+    """One operand: the op is per element, so the batch axis stays where it is."""
+    def rule(axis_size, values, dims, **params):
+        return Batched([prim.bind(values[0], **params)], [dims[0]])
+    return rule
+
+
+def broadcast_batched(axis_size, values, dims, may_stay_scalar):
+    """Bring operands of an elementwise op to one common stacked shape.
+
+    Per example, an operand is either full-rank or rank-0 (the IR lets a rank-0
+    operand stand for a splat of itself). The result's batch axis is that of the first
+    batched full-rank operand, so that operand and every other already laid out the
+    same way pass through untouched. Returns `(operands, result_batch_dim)`.
+
+    `may_stay_scalar[i]` says operand i may stay rank-0 when unbatched (true for
+    `add`'s operands; for `select_n` only the predicate)."""
+    ranks = [unbatched_ndim(x, d) for x, d in zip(values, dims)]
+    out_rank = max(ranks)
+    target = next((d for d, r in zip(dims, ranks) if d is not None and r == out_rank), 0)
+    full = next(aval_of(x) for x, r in zip(values, ranks) if r == out_rank)
+    full_dim = next(d for d, r in zip(dims, ranks) if r == out_rank)
+    per_example_shape = full.shape if full_dim is None else (
+        full.shape[:full_dim] + full.shape[full_dim + 1:])
+    stacked_shape = (per_example_shape[:target] + (axis_size,)
+                     + per_example_shape[target:])
+    operands = []
+    for x, d, rank, stay in zip(values, dims, ranks, may_stay_scalar):
+        if d is None and rank == 0 and stay:
+            operands.append(x)                       # a splat works at any shape
+        elif rank == out_rank:
+            operands.append(batch_at(x, d, target, axis_size))
+        else:                                        # rank-0 per example, full result
+            operands.append(P.broadcast_in_dim_p.bind(
+                x, shape=stacked_shape, broadcast_dimensions=() if d is None else (target,)))
+    return operands, target
+
+
+def _nary_rule(prim):
+    def rule(axis_size, values, dims, **params):
+        operands, target = broadcast_batched(axis_size, values, dims,
+                                             [True] * len(values))
+        return Batched([prim.bind(*operands, **params)], [target])
+    return rule
+
+
+def _select_n_rule(axis_size, values, dims):
+    # The cases must share one shape; only the predicate may be a rank-0 splat.
+    operands, target = broadcast_batched(axis_size, values, dims,
+                                         [True] + [False] * (len(values) - 1))
+    return Batched([P.select_n_p.bind(*operands)], [target])
+
+
+def _clamp_rule(axis_size, values, dims):
+    operands, target = broadcast_batched(axis_size, values, dims, [True, False, True])
+    return Batched([P.clamp_p.bind(*operands)], [target])
+
+
+_UNARY_NAMES = [
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
+    "acosh", "atanh", "exp", "exp2", "log", "log1p", "expm1", "logistic", "sqrt",
+    "rsqrt", "cbrt", "erf", "floor", "ceil", "neg", "abs", "sign", "square", "round",
+    "is_finite", "not", "stop_gradient", "integer_pow", "convert_element_type"]
+_NARY_NAMES = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and",
+               "or", "xor", "eq", "ne", "lt", "le", "gt", "ge"]
+for _name in _UNARY_NAMES:
+    _prim = P.primitives_by_name[_name]
+    vmap_rules[_prim] = _unary_rule(_prim)
+for _name in _NARY_NAMES:
+    _prim = P.primitives_by_name[_name]
+    vmap_rules[_prim] = _nary_rule(_prim)
+vmap_rules[P.select_n_p] = _select_n_rule
+vmap_rules[P.clamp_p] = _clamp_rule
+
+
+# -- reductions and scans -----------------------------------------------------------------
+
+def _reduction_rule(prim):
+    """Reduce the same axes, renumbered around the batch axis, which survives."""
+    def rule(axis_size, values, dims, *, axes, **params):
+        (x,), (d,) = values, dims
+        out = prim.bind(x, axes=shift_axes(axes, d), **params)
+        return Batched([out], [d - sum(a < d for a in axes)])
+    return rule
+
+
+def _cumulative_rule(prim):
+    def rule(axis_size, values, dims, *, axis, **params):
+        (x,), (d,) = values, dims
+        return Batched([prim.bind(x, axis=axis + (axis >= d), **params)], [d])
+    return rule
+
+
+for _prim in (P.reduce_sum_p, P.reduce_prod_p, P.reduce_max_p, P.reduce_min_p,
+              P.reduce_and_p, P.reduce_or_p, P.argmax_p, P.argmin_p):
+    vmap_rules[_prim] = _reduction_rule(_prim)
+for _prim in (P.cumsum_p, P.cumprod_p, P.cummax_p, P.cummin_p):
+    vmap_rules[_prim] = _cumulative_rule(_prim)
+
+
+# -- the pass: vmap_jaxpr ----------------------------------------------------------------
+
+def _literal_value(literal: Literal):
+    # A weak literal goes back in as the Python scalar it came from, so re-tracing it
+    # keeps its weak type (a NumPy scalar would become strongly typed).
+    value = literal.value
+    if literal.aval.weak_type and value.dtype in (np.float32, np.int32):
+        return value.item()
+    return value
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts, args) -> list:
+    """Run `jaxpr` by binding each equation in the current trace."""
+    env = {}
+    for var, value in zip(jaxpr.constvars, consts):
+        env[var] = value
+    for var, value in zip(jaxpr.invars, args):
+        env[var] = value
+
+    def read(atom):
+        return _literal_value(atom) if isinstance(atom, Literal) else env[atom]
+
+    for eqn in jaxpr.eqns:
+        outs = bind(eqn.primitive, *map(read, eqn.inputs), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for var, value in zip(eqn.outputs, outs):
+            env[var] = value
+    return [read(v) for v in jaxpr.outvars]
+
+
+def batched_aval(aval, batch_dim, axis_size):
+    if batch_dim is None:
+        return aval
+    shape = aval.shape[:batch_dim] + (axis_size,) + aval.shape[batch_dim:]
+    return aval.update(shape=shape)
+
+
+def _check_in_axes(jaxpr: Jaxpr, in_axes) -> list:
+    in_axes = list(in_axes)
+    if len(in_axes) != len(jaxpr.invars):
+        raise BatchingError(f"vmap_jaxpr: {len(in_axes)} in_axes for a jaxpr with "
+                            f"{len(jaxpr.invars)} inputs")
+    out = []
+    for i, (axis, var) in enumerate(zip(in_axes, jaxpr.invars)):
+        if axis is not None:
+            ndim = var.aval.ndim + 1
+            if not isinstance(var.aval, ShapedArray):
+                raise BatchingError(f"vmap_jaxpr: input {i} is a ref; refs cannot be "
+                                    f"batched yet")
+            if not -ndim <= axis < ndim:
+                raise BatchingError(f"vmap_jaxpr: in_axes[{i}]={axis} is out of range "
+                                    f"for input {i} of type {var.aval} (batched rank {ndim})")
+            axis %= ndim
+        out.append(axis)
+    return out
+
+
+def vmap_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, in_axes: Sequence[int | None],
+               axis_size: int, out_axes: Sequence[int | None] | None = None
+               ) -> BatchedJaxpr:
+    """Batch `jaxpr`: the returned jaxpr computes it for `axis_size` examples at once.
+
+    `in_axes[i]` is the axis of input i that indexes examples, or None if every
+    example shares that input (constvars are always shared). The result's
+    `out_axes` say where each output's batch axis is (None: the output does not
+    depend on any batched input). Pass `out_axes` to ask for specific positions
+    instead; an output requested at None must then be unbatched."""
+    closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else None
+    program = closed.jaxpr if closed is not None else jaxpr
+    in_axes = _check_in_axes(program, in_axes)
+    n_consts = len(program.constvars)
+    const_avals = [v.aval for v in program.constvars]
+    in_avals = [batched_aval(v.aval, a, axis_size) for v, a in zip(program.invars, in_axes)]
+    out_dims_found: list = []
+
+    def batched_program(*args):
+        trace = BatchTrace(current_trace(), axis_size)
+        inputs = [trace.wrap(x, a) for x, a in zip(args[n_consts:], in_axes)]
+        with set_current_trace(trace):
+            outs = eval_jaxpr(program, args[:n_consts], inputs)
+        values, dims = [], []
+        for out in outs:
+            value, dim = trace.to_batched(out)
+            if out_axes is not None:
+                value = move_batch_axis(value, dim, out_axes[len(values)], axis_size,
+                                        f"output {len(values)}")
+                dim = out_axes[len(values)]
+            values.append(value)
+            dims.append(dim)
+        out_dims_found[:] = dims
+        return values
+
+    traced = trace_to_jaxpr(batched_program, const_avals + in_avals).jaxpr
+    if traced.constvars:
+        raise AssertionError("a batching rule closed over a non-scalar constant")
+    batched = Jaxpr(traced.invars[:n_consts], traced.invars[n_consts:], traced.eqns,
+                    traced.outvars)
+    if closed is not None:
+        batched = ClosedJaxpr(batched, closed.consts)
+    return BatchedJaxpr(batched, tuple(out_dims_found))
+
+
+def move_batch_axis(value, batch_dim, out_axis, axis_size, what: str):
+    """`value` with its batch axis where an `out_axes` entry asks for it."""
+    if out_axis is None:
+        if batch_dim is not None:
+            raise BatchingError(
+                f"vmap out_axes is None for {what}, but that output is batched (on axis "
+                f"{batch_dim}): it depends on a mapped input, so it differs per example "
+                f"and cannot be returned without a batch axis")
+        return value
+    ndim = unbatched_ndim(value, batch_dim) + 1
+    if not -ndim <= out_axis < ndim:
+        raise BatchingError(f"vmap out_axes {out_axis} is out of range for {what}, "
+                            f"which has rank {ndim} once batched")
+    return batch_at(value, batch_dim, out_axis % ndim, axis_size)
+
+
+# -- calls: jit stays one staged call ------------------------------------------------------
+
+def _jit_rule(axis_size, values, dims, *, jaxpr, name):
+    batched = vmap_jaxpr(jaxpr, dims, axis_size)
+    outs = P.jit_p.bind(*values, jaxpr=batched.jaxpr, name=name)
+    return Batched(list(outs), list(batched.out_axes))
+
+
+vmap_rules[P.jit_p] = _jit_rule
+
+# The rules for shape ops, contractions and indexing register themselves on import.
+from . import vmap_rules as _vmap_rules  # noqa: E402,F401
