@@ -13,6 +13,7 @@ from .ir.trace import MinijaxError, TracerError
 from .ir.types import float0
 from .api import jit, make_jaxpr
 from . import lax
+from . import numpy
 
 __version__ = "0.1.0"
 # vmap
@@ -24,3 +25,7 @@ from .api_ad import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, 
 from . import transforms
 # control flow
 from . import debug  # noqa: E402
+
+# refs (after minijax.numpy: ref tracers dispatch their indexing before array tracers')
+from .refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof
+from . import ref

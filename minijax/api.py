@@ -22,6 +22,8 @@ from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from .ir.trace import Tracer, bind, aval_of
 from .ir.verify import verify_jaxpr
 from .backends import xla
+from .api_refs import check_ref_arguments, check_staged_refs, value_of
+from .transforms.discharge import discharge_jaxpr, mentions_refs
 
 
 def _trace_flat(fun, args, kwargs, where: str):
@@ -88,11 +90,15 @@ class JitFunction:
         leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
         for i, leaf in enumerate(leaves):
             check_valid_leaf(leaf, f"jit({fun_name(self._fun)}): input leaf {i}")
+        where = f"jit({fun_name(self._fun)})"
+        check_ref_arguments(dyn_args, dyn_kwargs, leaves, where)        # refs: live, unaliased
+        # A ref's aval is its RefType, so a trace for one ref type is never reused
+        # for another (or for an array of the same shape).
         key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
         staged = self._cache.get(key)
         if staged is None:
-            closed, _, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs,
-                                              f"jit({fun_name(self._fun)})")
+            closed, _, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, where)
+            check_staged_refs(closed, leaves, where)   # refs: not returned, not aliased
             verify_jaxpr(closed)
             staged = _Staged(closed, out_tree)
             # A trace that closed over tracers of an enclosing transformation is only
@@ -115,7 +121,13 @@ class JitFunction:
         """JAX's `Lowered` object for the XLA program minijax emits for these arguments:
         `.as_text()` is its StableHLO, `.compile()` its executable."""
         staged, leaves = self._stage(args, kwargs)
-        return xla.lower_closed_jaxpr(staged.closed, *leaves)
+        closed = staged.closed
+        if mentions_refs(closed.jaxpr):
+            # XLA never sees a ref: lower the discharged program on the boxes' contents.
+            discharged = discharge_jaxpr(closed).jaxpr
+            closed = ClosedJaxpr(discharged.jaxpr, [value_of(c) for c in closed.consts])
+            leaves = [value_of(leaf) for leaf in leaves]
+        return xla.lower_closed_jaxpr(closed, *leaves)
 
     def clear_cache(self):
         self._cache.clear()

@@ -24,11 +24,28 @@ from jax import tree_util
 from . import lax
 from .api_util import check_valid_leaf, fun_name
 from .ir.trace import MinijaxError, aval_of, current_trace
-from .ir.types import float0, is_inexact, is_float, is_complex
+from .ir.types import float0, is_inexact, is_float, is_complex, dtype_short_name
 from .transforms.ad_util import Zero, tangent_aval, instantiate, scalar
 from .transforms.jvp import jvp_flat
 from .transforms.linearize import linearize_flat, apply_linear, vjp_backward
 from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+
+
+def _register_custom_call_lowerings():
+    """The XLA backend runs a custom call as its primal body, inlined; `custom_lin`
+    (forward mode through custom_vjp) has no lowering and says why."""
+    from .backends import xla
+    from .ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
+    from .transforms.custom_derivatives import custom_lin_impl
+
+    def inline(*args, call_jaxpr, num_consts, rule, name):
+        return xla.lower_jaxpr(call_jaxpr, (), args)
+    for prim in (custom_jvp_call_p, custom_vjp_call_p):
+        xla.lowering_rules.setdefault(prim, inline)
+    xla.lowering_rules.setdefault(custom_lin_p, custom_lin_impl)
+
+
+_register_custom_call_lowerings()
 
 
 class NonScalarOutputError(MinijaxError, TypeError):
@@ -44,7 +61,11 @@ class ArgnumsError(MinijaxError, TypeError):
 
 
 class TangentMismatchError(MinijaxError, ValueError):
-    """Tangents or cotangents whose structure, shape or dtype does not fit the primals."""
+    """Tangents or cotangents whose structure or shape does not fit the primals."""
+
+
+class TangentDtypeError(MinijaxError, TypeError):
+    """A tangent or cotangent of the wrong dtype (integers need float0 tangents)."""
 
 
 # -- flattening ---------------------------------------------------------------------------------
@@ -114,10 +135,10 @@ def _check_tangent(primal, tangent):
     p_aval, t_aval = aval_of(primal), aval_of(tangent)
     expected = tangent_aval(p_aval)
     if t_aval.dtype != expected.dtype:
-        raise TangentMismatchError(
-            f"jvp: a primal of dtype {p_aval.dtype.name} needs a tangent of dtype "
-            f"{expected.dtype.name} (float0 for integer and boolean primals), got "
-            f"{t_aval.dtype.name}")
+        raise TangentDtypeError(
+            f"jvp: a primal of dtype {dtype_short_name(p_aval.dtype)} needs a tangent of "
+            f"dtype {dtype_short_name(expected.dtype)} (float0 for integer and boolean "
+            f"primals), got {dtype_short_name(t_aval.dtype)}")
     if t_aval.shape != p_aval.shape:
         raise TangentMismatchError(f"jvp: primal shape {p_aval.shape} and tangent shape "
                                    f"{t_aval.shape} differ")

@@ -58,9 +58,11 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
                 f"{len(in_axes)} for {len(args)} positional arguments")
         paths_and_leaves, in_tree = tree_util.tree_flatten_with_path((args, kwargs))
         leaves = [leaf for _, leaf in paths_and_leaves]
-        names = [_describe_argument(fun, path) for path, _ in paths_and_leaves]
-        for leaf, name in zip(leaves, names):
-            check_valid_leaf(leaf, f"vmap({fun_name(fun)}): {name}")
+        # Argument names are only worked out for an error message: `inspect` is slow.
+        names = _LazyNames(fun, [path for path, _ in paths_and_leaves])
+        for i, leaf in enumerate(leaves):
+            if _invalid(leaf):
+                check_valid_leaf(leaf, f"vmap({fun_name(fun)}): {names[i]}")
         axes = _broadcast_prefix((in_axes, 0), (args, kwargs), "in_axes")
         axes = _normalize_in_axes(leaves, axes, names)
         size = _mapped_axis_size(leaves, axes, names, axis_size)
@@ -76,7 +78,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
         for (path, leaf), out_axis in zip(out_paths_and_leaves, out_axes_flat):
             value, batch_dim = trace.to_batched(leaf)
             results.append(move_batch_axis(value, batch_dim, out_axis, size,
-                                           f"output {_keystr(path) or '(the result)'}"))
+                                           _OutputName(path)))
         return tree_util.tree_unflatten(out_tree, results)
 
     return vmap_f
@@ -114,17 +116,17 @@ def _broadcast_prefix(prefix, tree, what) -> list:
 
 def _normalize_in_axes(leaves, axes, names) -> list:
     out = []
-    for leaf, axis, name in zip(leaves, axes, names):
+    for i, (leaf, axis) in enumerate(zip(leaves, axes)):
         if axis is None:
             out.append(None)
             continue
         aval = aval_of(leaf)
         if isinstance(aval, RefType):
-            raise BatchingError(f"vmap cannot map {name}: it is a ref, and vmap does not "
+            raise BatchingError(f"vmap cannot map {names[i]}: it is a ref, and vmap does not "
                                 f"support refs yet")
         if not -aval.ndim <= axis < aval.ndim:
             raise ValueError(
-                f"vmap was requested to map {name} along axis {axis}, which implies that "
+                f"vmap was requested to map {names[i]} along axis {axis}, which implies that "
                 f"its rank should be at least {axis + 1 if axis >= 0 else -axis}, but is "
                 f"only {aval.ndim} (its shape is {aval.shape})")
         out.append(axis % aval.ndim)
@@ -132,7 +134,7 @@ def _normalize_in_axes(leaves, axes, names) -> list:
 
 
 def _mapped_axis_size(leaves, axes, names, axis_size) -> int:
-    mapped = [(aval_of(leaf), axis, name) for leaf, axis, name in zip(leaves, axes, names)
+    mapped = [(aval_of(leaf), axis, i) for i, (leaf, axis) in enumerate(zip(leaves, axes))
               if axis is not None]
     sizes = {aval.shape[axis] for aval, axis, _ in mapped}
     if axis_size is not None:
@@ -147,9 +149,9 @@ def _mapped_axis_size(leaves, axes, names, axis_size) -> int:
         lines.append(f"the `axis_size` argument was {axis_size}")
     counts = Counter(aval.shape[axis] for aval, axis, _ in mapped)
     for size, count in counts.most_common():
-        aval, axis, name = next(m for m in mapped if m[0].shape[m[1]] == size)
+        aval, axis, i = next(m for m in mapped if m[0].shape[m[1]] == size)
         shape = ",".join(map(str, aval.shape))
-        example = f"axis {axis} of {name} of type {aval.dtype.name}[{shape}]"
+        example = f"axis {axis} of {names[i]} of type {aval.dtype.name}[{shape}]"
         lines.append(f"one axis had size {size}: {example}" if count == 1 else
                      f"{count} axes had size {size}, e.g. {example}")
     raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
@@ -157,6 +159,34 @@ def _mapped_axis_size(leaves, axes, names, axis_size) -> int:
 
 
 # -- naming arguments in errors ---------------------------------------------------------
+
+class _LazyNames:
+    """`names[i]` describes leaf i of the arguments, worked out when first asked."""
+
+    def __init__(self, fun, paths):
+        self.fun, self.paths = fun, paths
+
+    def __getitem__(self, i):
+        return _describe_argument(self.fun, self.paths[i])
+
+
+class _OutputName:
+    """Names an output in an error message; the key path is rendered only then."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __str__(self):
+        return f"output {_keystr(self.path) or '(the result)'}"
+
+
+def _invalid(leaf) -> bool:
+    try:
+        aval_of(leaf)
+        return False
+    except TypeError:
+        return True
+
 
 def _keystr(path) -> str:
     return tree_util.keystr(tuple(path)) if path else ""

@@ -5,19 +5,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from minijax.cli import coverage_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_minijax(*args, stdin="", cwd=ROOT):
+def run_minijax(*args, stdin=""):
     env = dict(os.environ, PYTHONIOENCODING="utf-8",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, "-m", "minijax", *args], input=stdin,
                           capture_output=True, text=True, encoding="utf-8",
-                          cwd=cwd, env=env, timeout=300)
+                          cwd=ROOT, env=env, timeout=300)
 
 
 def test_help_lists_the_subcommands():
@@ -100,3 +98,24 @@ def test_repl_runs_a_file_then_reads_stdin(tmp_path):
     result = run_minijax("repl", str(script), stdin="print(y + 1)\nfail()\nprint('on')\n")
     assert result.stdout.splitlines() == ["42", "on"], result.stderr
     assert result.stderr.strip() == f"{script}, line 4: ZeroDivisionError: division by zero"
+
+
+def test_readme_tour_runs_as_shown():
+    """The README's ```python blocks, run in order as doctests in the REPL's namespace;
+    a failure is reported at its README line."""
+    import doctest
+    import re
+    from minijax.repl import repl_namespace
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    namespace = repl_namespace()
+    examples = 0
+    for block in re.finditer(r"^```python\n(.*?)^```", readme, flags=re.M | re.S):
+        lineno = readme.count("\n", 0, block.start(1))
+        test = parser.get_doctest(block.group(1), namespace, "README.md",
+                                  str(ROOT / "README.md"), lineno)
+        runner.run(test, clear_globs=False)
+        namespace = test.globs  # a DocTest runs in a copy; the next block goes on from it
+        examples += len(test.examples)
+    assert examples and runner.summarize(verbose=False).failed == 0

@@ -261,3 +261,21 @@ def test_out_of_bounds_dynamic_starts_clamp_like_jax():
     ours = minijax.vmap(lambda i: minijax.lax.dynamic_update_slice(x, upd, (i, i)))(starts)
     theirs = jax.vmap(lambda i: jax.lax.dynamic_update_slice(x, upd, (i, i)))(starts)
     np.testing.assert_array_equal(ours, theirs)
+
+
+def test_batched_start_on_a_full_size_axis_is_ignored_like_jax():
+    # A window as large as its axis always starts at 0, whatever the batched index.
+    x = np.arange(30, dtype=np.float32).reshape(5, 6)
+    starts = np.array([0, 3, 4, 9], np.int32)
+
+    def slices(lax):
+        return lambda i, j: lax.dynamic_slice(x, (i, j), (2, 6))
+
+    def updates(lax):
+        return lambda i, j: lax.dynamic_update_slice(x, np.ones((5, 2), np.float32), (i, j))
+    for program in (slices, updates):
+        for in_axes in [(0, None), (None, 0), (0, 0)]:
+            args = [starts if axis == 0 else np.int32(2) for axis in in_axes]
+            ours = minijax.vmap(program(minijax.lax), in_axes)(*args)
+            theirs = jax.vmap(program(jax.lax), in_axes)(*args)
+            np.testing.assert_array_equal(ours, theirs)

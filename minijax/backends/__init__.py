@@ -4,3 +4,4 @@ from . import xla
 from . import reference
 from . import xla_control_flow  # noqa: E402,F401
 from . import reference_control_flow  # noqa: E402,F401
+from . import eager_refs   # after xla: refs' eager impls, and `jit` of bodies with refs

@@ -32,6 +32,8 @@ from lark.lexer import PatternStr
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from .primitives import primitives_by_name, effects_of, get_p, swap_p, addupdate_p
 from .printer import DTYPES_BY_NAME, Bits, float_array, param_constructors
+from .ref_indexing import RefIndexer, Transpose, Reshape, build_index, step_shape, \
+    indexer_shape
 from .trace import MinijaxError
 from .types import ShapedArray, RefType, dtype_from_short_name, bfloat16
 
@@ -207,36 +209,107 @@ class _Builder(Transformer):
         return children[0], self.param_value(children[1])
 
     # -- ref sugar --------------------------------------------------------------------
+    #
+    # `place` resolves `r.at[..].T[..]` step by step against the ref's shape, turning
+    # each index into an `Index` with `ref_indexing.build_index` (the same function
+    # `r[...]` uses in Python, so the text means what the Python would) and collecting
+    # dynamic index atoms, which become the equation's trailing inputs.
 
     def place(self, children):
-        name, index_params = children
+        name, *views, index = children
         ref = self.lookup(name)
         if not isinstance(ref.aval, RefType):
             raise self.error(f"'{name}' is indexed like a ref but has type {ref.aval}", name)
-        return ref, index_params, name
+        shape, steps, dynamic = ref.aval.shape, [], []
+        for kind, payload in [*views, ("index", index)]:
+            if kind == "index":
+                step, values = self._index_step(shape, payload, name)
+                dynamic += values
+            else:
+                step = Transpose(tuple(payload) if kind == "transpose"
+                                 else tuple(reversed(range(len(shape)))))
+                step = Reshape(tuple(payload)) if kind == "reshape" else step
+            try:
+                shape = step_shape(shape, step, [a.aval for a in values]
+                                   if kind == "index" else [])
+            except ValueError as e:
+                raise self.error(f"bad index of '{name}': {e}", name) from None
+            steps.append(step)
+        if len(steps) == 1 and not steps[0].items:
+            return ref, {}, [], name
+        return ref, {"indexer": RefIndexer(tuple(steps))}, dynamic, name
+
+    def _index_step(self, shape, raw_items, anchor):
+        def error(cls, message):
+            return self.error(f"bad index of '{anchor}': {message}", anchor)
+        index, values = build_index(shape, tuple(raw_items),
+                                    lambda x: isinstance(x, (Var, Literal)), error)
+        return index, values
+
+    def view_at(self, children):
+        return "index", children[0]
+
+    def view_t(self, children):
+        return "T", None
+
+    def view_reshape(self, children):
+        return "reshape", children[0]
+
+    def view_transpose(self, children):
+        return "transpose", children[0]
+
+    def int_list(self, children):
+        return [self.scalar(token, int, "an integer") for token in children]
 
     def index(self, children):
-        return {}       # `...`: the whole ref, no indexing params
+        return children
+
+    def index_ellipsis(self, children):
+        return Ellipsis
+
+    def index_name(self, children):
+        return None if children[0].value == "None" else self.lookup(children[0])
+
+    def index_int(self, children):
+        return self.scalar(children[0], int, "an integer index")
+
+    def index_literal(self, children):
+        return self.literal(children)
+
+    def index_slice(self, children):
+        parts, current = [], None
+        for child in children:
+            if child == ":":
+                parts.append(current)
+                current = None
+            else:
+                current = self.scalar(child, int, "an integer slice bound")
+        parts.append(current)
+        return slice(*parts)
 
     def get(self, children):
-        (name, aval), (ref, params, where) = children
-        return self.make_eqn(get_p, [ref], params, [self.define(name, aval)], where)
-
-    def swap_unused(self, children):
-        (ref, params, where), value = children
-        return self.make_eqn(swap_p, [ref, value], params, [Var(ref.aval.inner)], where)
-
-    def swap(self, children):
-        (name, aval), (ref, params, where), (ref2, params2, where2), value = children
-        if ref2 is not ref or params2 != params:
-            raise self.error(f"a swap reads and writes the same place; expected "
-                             f"'{where}[...]' here", where2)
-        return self.make_eqn(swap_p, [ref, value], params, [self.define(name, aval)],
+        (name, aval), (ref, params, dynamic, where) = children
+        return self.make_eqn(get_p, [ref, *dynamic], params, [self.define(name, aval)],
                              where)
 
+    def swap_unused(self, children):
+        (ref, params, dynamic, where), value = children
+        out = Var(_place_aval(ref, params, dynamic))
+        return self.make_eqn(swap_p, [ref, value, *dynamic], params, [out], where)
+
+    def swap(self, children):
+        (name, aval), (ref, params, dynamic, where), (ref2, params2, dynamic2, where2), \
+            value = children
+        if ref2 is not ref or params2 != params or any(
+                a is not b for a, b in zip(dynamic, dynamic2)) or len(dynamic) != len(dynamic2):
+            raise self.error(f"a swap reads and writes the same place; expected the "
+                             f"place written before '<-' here", where2)
+        return self.make_eqn(swap_p, [ref, value, *dynamic], params,
+                             [self.define(name, aval)], where)
+
     def addupdate(self, children):
-        (ref, params, where), value = children
-        return self.make_eqn(addupdate_p, [ref, value], params, [], where)
+        (ref, params, dynamic, where), value = children
+        return self.make_eqn(addupdate_p, [ref, value, *dynamic], params, [], where)
 
     # -- atoms and values -------------------------------------------------------------
 
@@ -358,6 +431,16 @@ class _Builder(Transformer):
         if isinstance(node, _Call) and node.name.value == "complex" and len(node.args) == 2:
             return self.float_scalar(node.args[0]), self.float_scalar(node.args[1])
         return self.float_scalar(node), 0.0
+
+
+def _place_aval(ref, params, dynamic) -> ShapedArray:
+    """The type of the unused result of `r[idx] <- v`: the indexed part of the ref."""
+    inner = ref.aval.inner
+    indexer = params.get("indexer")
+    if indexer is None:
+        return inner
+    return inner.update(shape=indexer_shape(inner.shape, indexer,
+                                            [a.aval for a in dynamic]))
 
 
 def _position(node):

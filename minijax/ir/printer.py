@@ -293,14 +293,14 @@ class _Printer:
         return f"{self.binder(eqn.outputs[0])} <- {self.place(eqn.inputs[0], eqn)}"
 
     def swap_sugar(self, eqn, used) -> str:
-        ref, value = eqn.inputs
+        ref, value = eqn.inputs[:2]
         place = self.place(ref, eqn)
         if id(eqn.outputs[0]) not in used:
             return f"{place} <- {self.atom(value)}"
         return f"{self.binder(eqn.outputs[0])}, {place} <- {place}, {self.atom(value)}"
 
     def addupdate_sugar(self, eqn, used) -> str:
-        ref, value = eqn.inputs
+        ref, value = eqn.inputs[:2]
         return f"{self.place(ref, eqn)} += {self.atom(value)}"
 
     # params

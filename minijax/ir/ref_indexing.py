@@ -365,7 +365,7 @@ def build_index(shape, idx, is_dynamic, error) -> tuple[Index, list]:
             items.append(int(item) % n)
         elif isinstance(item, (list, tuple)) or is_dynamic(item):
             value = np.asarray(item) if isinstance(item, (list, tuple)) else item
-            dtype = getattr(value, "dtype", None)
+            dtype = getattr(getattr(value, "aval", value), "dtype", None)
             if dtype is None or not is_integer(dtype):
                 what = "boolean masks" if dtype is not None and is_bool(dtype) else \
                     f"indices of dtype {getattr(dtype, 'name', dtype)}"
@@ -403,7 +403,9 @@ def _static_slice(item: slice, n: int, axis: int, error) -> Slice:
                     f"on axis {axis}; read the ref and reverse the value instead")
     start, stop, stride = item.indices(n)
     size = max(0, -(-(stop - start) // stride))
-    return Slice(start if size else min(start, n), size, stride)
+    # One canonical form per set of positions: the stride of a 0- or 1-element slice
+    # does not matter, so it is 1.
+    return Slice(start if size else min(start, n), size, stride if size > 1 else 1)
 
 
 # -- text ---------------------------------------------------------------------------------

@@ -333,4 +333,4 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
 
 __all__ = ["array", "asarray", "copy", "zeros", "ones", "empty", "full", "zeros_like",
            "ones_like", "empty_like", "full_like", "arange", "linspace", "eye",
-           "identity", "tri", "tril", "triu", "meshgrid", "concrete_array"]
+           "identity", "tri", "tril", "triu", "meshgrid"]

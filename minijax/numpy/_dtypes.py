@@ -16,7 +16,7 @@ import jax
 import jax.numpy as _jax_numpy
 
 from ..ir.trace import Tracer
-from ..ir.types import bfloat16 as _bfloat16_dtype, canonical_dtype, float0
+from ..ir.types import bfloat16 as _bfloat16_dtype, canonical_dtype
 
 
 class _ScalarType:
@@ -86,8 +86,6 @@ class ndarray(metaclass=_ArrayMeta):
     """`isinstance(x, jnp.ndarray)` holds for jax arrays and for minijax tracers."""
 
 
-Array = ndarray
-
 
 def _as_dtype_like(obj):
     """Unwrap minijax scalar types and tracers to something NumPy understands."""
@@ -137,6 +135,6 @@ __all__ = [
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "int_",
     "uint", "float_", "complex_", "generic", "number", "inexact", "floating",
     "complexfloating", "integer", "signedinteger", "unsignedinteger", "finfo", "iinfo",
-    "ndarray", "Array", "dtype", "canonicalize_dtype", "issubdtype", "isdtype",
-    "can_cast", "float0",
+    "ndarray", "dtype", "issubdtype", "isdtype",
+    "can_cast",
 ]

@@ -24,7 +24,7 @@ from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes, convert
 from ._dtypes import canonicalize_dtype
 
 
-def _dot_general(lhs, rhs, contracting, batch, preferred=None):
+def _contract(lhs, rhs, contracting, batch, preferred=None):
     dtype = dtype_of(lhs) if preferred is None else canonicalize_dtype(preferred)
     return lax.dot_general(lhs, rhs, (contracting, batch), preferred_element_type=dtype)
 
@@ -83,7 +83,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     contracting = ((a_nd - 1,), (0,) if b_vec else (b_nd - 2,))
     batch = (tuple(renumber(ai, a_squeeze) for _, ai, _ in batch_pairs),
              tuple(renumber(bi, b_squeeze) for _, _, bi in batch_pairs))
-    out = _dot_general(a, b, contracting, batch, out_dtype)
+    out = _contract(a, b, contracting, batch, out_dtype)
     # dot_general's order: batch, a's free (batch axes, then m), b's free (batch, n).
     order = ([i for i, _, _ in batch_pairs] + [i for i, _ in a_free_batch]
              + ([] if a_vec else ["m"]) + [i for i, _ in b_free_batch]
@@ -107,7 +107,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         raise ValueError(f"dot: shapes {a_shape} and {b_shape} are not aligned: "
                          f"{a_shape[-1]} (axis {len(a_shape) - 1}) != {b_shape[b_axis]} "
                          f"(axis {b_axis})")
-    return _dot_general(a, b, ((len(a_shape) - 1,), (b_axis,)), ((), ()), out_dtype)
+    return _contract(a, b, ((len(a_shape) - 1,), (b_axis,)), ((), ()), out_dtype)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -120,7 +120,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     if shape_of(a) != shape_of(b):
         raise ValueError(f"vdot: operands have different sizes {shape_of(a)[0]} and "
                          f"{shape_of(b)[0]}")
-    return _dot_general(a, b, ((0,), (0,)), ((), ()), out_dtype)
+    return _contract(a, b, ((0,), (0,)), ((), ()), out_dtype)
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
@@ -132,7 +132,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
         return convert("inner", multiply(a, b), out_dtype)
     if a_shape[-1] != b_shape[-1]:
         raise ValueError(f"inner: last dimensions differ: {a_shape} and {b_shape}")
-    return _dot_general(a, b, ((len(a_shape) - 1,), (len(b_shape) - 1,)), ((), ()),
+    return _contract(a, b, ((len(a_shape) - 1,), (len(b_shape) - 1,)), ((), ()),
                         out_dtype)
 
 
@@ -175,7 +175,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         if a_shape[i] != b_shape[j]:
             raise ValueError(f"tensordot: axis {i} of {a_shape} and axis {j} of {b_shape} "
                              f"have different sizes")
-    return _dot_general(a, b, (a_axes, b_axes), ((), ()), out_dtype)
+    return _contract(a, b, (a_axes, b_axes), ((), ()), out_dtype)
 
 
 # -- einsum ---------------------------------------------------------------------------------
@@ -295,7 +295,7 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
         shared = [c for c in labels if c in y_labels]
         batch = [c for c in shared if c in keep]
         contract = [c for c in shared if c not in keep]
-        x = _dot_general(
+        x = _contract(
             x, y, (tuple(labels.index(c) for c in contract),
                    tuple(y_labels.index(c) for c in contract)),
             (tuple(labels.index(c) for c in batch), tuple(y_labels.index(c) for c in batch)),

@@ -62,6 +62,15 @@ def as_operand(fname: str, x):
                     f"{type(x).__name__} {x!r}")
 
 
+def as_array(x):
+    """`x` as an array value: tracers and jax arrays as they are, NumPy data and Python
+    scalars as concrete jax arrays (for functions that would return their input)."""
+    if isinstance(x, Tracer) or hasattr(x, "aval"):
+        return x
+    from ._creation import asarray
+    return asarray(x)
+
+
 def shape_of(x) -> tuple:
     return () if isinstance(x, PY_SCALARS) else tuple(aval_of(x).shape)
 
@@ -152,6 +161,13 @@ def convert(fname, x, dtype, weak=False):
     if aval_of(x).dtype == dtype:
         return x
     return lax.convert_element_type(x, dtype, weak_type=weak)
+
+
+def like(x, value):
+    """A constant operand for an op on `x`: `x`'s dtype, and weak when `x` is, so the
+    constant never changes the result type (nor adds an equation)."""
+    aval = aval_of(x)
+    return convert("constant", value, aval.dtype, aval.weak_type)
 
 
 def promote_dtypes(fname, *args):
@@ -272,11 +288,11 @@ def static_int(fname, value, what) -> int:
         raise TypeError(f"{fname}: {what} must be an integer, got {value!r}") from None
 
 
-__all__ = ["PY_SCALARS", "as_operand", "shape_of", "ndim_of", "dtype_of", "is_weak",
+__all__ = ["PY_SCALARS", "as_operand", "as_array", "shape_of", "ndim_of", "dtype_of", "is_weak",
            "result_type", "result_type_and_weak", "promote_types", "convert",
            "promote_dtypes", "promote_dtypes_inexact", "promote_dtypes_numeric",
            "broadcast_shapes", "broadcast_to_shape", "promote_args",
            "promote_args_inexact", "promote_args_numeric", "canonicalize_axis",
            "canonicalize_axes", "static_int", "is_python_scalar", "to_inexact",
-           "ShapedArray", "is_float", "is_complex", "is_integer", "is_bool",
+           "ShapedArray", "like", "is_float", "is_complex", "is_integer", "is_bool",
            "is_inexact", "is_half_float"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
-from ._promotion import (as_operand, shape_of, dtype_of, convert, promote_dtypes,
+from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, promote_dtypes,
                          broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
                          canonicalize_axis, canonicalize_axes, static_int)
 
@@ -74,7 +74,7 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
         raise NotImplementedError(f"reshape: only order='C' is supported, got {order!r}")
     a = as_operand("reshape", a)
     new = _resolve_shape("reshape", shape_of(a), shape)
-    return a if new == shape_of(a) else lax.reshape(a, new)
+    return as_array(a) if new == shape_of(a) else lax.reshape(a, new)
 
 
 def ravel(a, order: str = "C"):
@@ -93,7 +93,7 @@ def transpose(a, axes=None):
         if sorted(perm) != list(range(n)):
             raise ValueError(f"transpose: axes {tuple(axes)} are not a permutation of the "
                              f"{n} axes of an array of shape {shape_of(a)}")
-    return a if perm == tuple(range(n)) else lax.transpose(a, perm)
+    return as_array(a) if perm == tuple(range(n)) else lax.transpose(a, perm)
 
 
 permute_dims = transpose
@@ -149,7 +149,7 @@ def squeeze(a, axis=None):
         if bad:
             raise ValueError(f"squeeze: cannot squeeze axis {bad[0]} of shape {dims}: its "
                              f"size is not one")
-    return lax.squeeze(a, axes) if axes else a
+    return lax.squeeze(a, axes) if axes else as_array(a)
 
 
 def expand_dims(a, axis):
@@ -180,7 +180,7 @@ def _atleast(fname, arys, ndim_min, new_shape):
     for a in arys:
         a = as_operand(fname, a)
         dims = shape_of(a)
-        out.append(a if len(dims) >= ndim_min else lax.reshape(a, new_shape(dims)))
+        out.append(as_array(a) if len(dims) >= ndim_min else lax.reshape(a, new_shape(dims)))
     return out[0] if len(out) == 1 else out
 
 
@@ -224,7 +224,7 @@ def concatenate(arrays, axis=0, dtype=None):
             raise ValueError(f"concatenate: all input shapes must match except on axis "
                              f"{axis}, got {', '.join(map(str, shapes))}")
     if len(arrays) == 1:
-        return arrays[0]
+        return as_array(arrays[0])
     # Python scalars cannot occur here (they are rank-0), so every operand is an array.
     return lax.concatenate(arrays, axis)
 
@@ -251,9 +251,6 @@ def stack(arrays, axis=0, dtype=None):
 def vstack(tup, dtype=None):
     arrays = [atleast_2d(a) for a in tup]
     return concatenate(arrays, 0, dtype)
-
-
-row_stack = vstack
 
 
 def hstack(tup, dtype=None):
@@ -334,7 +331,7 @@ def flip(m, axis=None):
     m = as_operand("flip", m)
     for ax in canonicalize_axes("flip", axis, len(shape_of(m))):
         m = reverse_axis(m, ax)
-    return m
+    return as_array(m)
 
 
 def fliplr(m):
@@ -372,7 +369,7 @@ def roll(a, shift, axis=None):
         if s:
             a = lax.concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
                                  lax.slice_in_dim(a, 0, n - s, 1, ax)], ax)
-    return a
+    return as_array(a)
 
 
 def rot90(m, k: int = 1, axes=(0, 1)):
@@ -380,7 +377,7 @@ def rot90(m, k: int = 1, axes=(0, 1)):
     ax0, ax1 = (canonicalize_axis("rot90", ax, len(shape_of(m))) for ax in axes)
     k = k % 4
     if k == 0:
-        return m
+        return as_array(m)
     if k == 2:
         return flip(flip(m, ax0), ax1)
     if k == 1:
@@ -401,7 +398,7 @@ def tile(A, reps):
     dims = (1,) * (n - len(dims)) + dims
     reps = (1,) * (n - len(reps)) + reps
     if builtins.all(r == 1 for r in reps):
-        return A if len(shape_of(A)) == n else lax.reshape(A, dims)
+        return as_array(A) if len(shape_of(A)) == n else lax.reshape(A, dims)
     A = lax.reshape(A, dims) if len(shape_of(A)) != n else A
     interleaved = tuple(x for pair in zip(reps, dims) for x in pair)
     out = lax.broadcast_in_dim(A, interleaved, tuple(range(1, 2 * n, 2)))
@@ -556,7 +553,7 @@ def diag(v, k: int = 0):
 __all__ = ["shape", "ndim", "size", "broadcast_shapes", "reshape", "ravel", "transpose",
            "permute_dims", "matrix_transpose", "swapaxes", "moveaxis", "squeeze",
            "expand_dims", "broadcast_to", "broadcast_arrays", "atleast_1d", "atleast_2d",
-           "atleast_3d", "concatenate", "stack", "vstack", "row_stack", "hstack",
+           "atleast_3d", "concatenate", "stack", "vstack", "hstack",
            "dstack", "column_stack", "split", "array_split", "hsplit", "vsplit", "flip",
            "fliplr", "flipud", "roll", "rot90", "tile", "repeat", "pad", "diagonal",
            "trace", "diag"]

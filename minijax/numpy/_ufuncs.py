@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
-from ._promotion import (PY_SCALARS, as_operand, shape_of, dtype_of, convert,
+from ._promotion import (PY_SCALARS, as_operand, as_array, shape_of, dtype_of, convert, like, is_weak,
                          promote_args, promote_args_inexact, promote_dtypes,
                          promote_dtypes_inexact, result_type_and_weak,
                          broadcast_shapes, broadcast_to_shape, is_bool, is_integer,
@@ -72,7 +72,7 @@ def _log_base(fname, base):
 
     def fn(x, /):
         x, = promote_args_inexact(fname, x)
-        return lax.div(lax.log(x), convert(fname, log_of_base, dtype_of(x)))
+        return lax.div(lax.log(x), like(x, log_of_base))
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`: the natural log divided by log({base})."
     return fn
@@ -90,12 +90,12 @@ def reciprocal(x, /):
 
 def deg2rad(x, /):
     x, = promote_args_inexact("deg2rad", x)
-    return lax.mul(x, convert("deg2rad", float(np.pi / 180), dtype_of(x)))
+    return lax.mul(x, like(x, float(np.pi / 180)))
 
 
 def rad2deg(x, /):
     x, = promote_args_inexact("rad2deg", x)
-    return lax.mul(x, convert("rad2deg", float(180 / np.pi), dtype_of(x)))
+    return lax.mul(x, like(x, float(180 / np.pi)))
 
 
 radians, degrees = deg2rad, rad2deg
@@ -107,7 +107,7 @@ def _rounding(fname, op):
     def fn(x, /):
         x = as_operand(fname, x)
         if not is_inexact(dtype_of(x)):
-            return x
+            return as_array(x)
         _check(fname, x, lambda d: not is_complex(d), "real")
         return op(x)
     fn.__name__ = fname
@@ -117,9 +117,8 @@ def _rounding(fname, op):
 
 floor = _rounding("floor", lax.floor)
 ceil = _rounding("ceil", lax.ceil)
-trunc = _rounding("trunc", lambda x: lax.select(lax.lt(x, convert("trunc", 0, dtype_of(x))),
+trunc = _rounding("trunc", lambda x: lax.select(lax.lt(x, like(x, 0)),
                                                 lax.ceil(x), lax.floor(x)))
-fix = trunc
 
 
 def round(a, decimals: int = 0, out=None):
@@ -133,7 +132,7 @@ def round(a, decimals: int = 0, out=None):
     if not is_inexact(dtype):
         if decimals < 0:
             raise NotImplementedError("round: negative decimals for integers")
-        return a
+        return as_array(a)
     _check("round", a, lambda d: not is_complex(d), "real")
     even = lax.RoundingMethod.TO_NEAREST_EVEN
     if decimals == 0:
@@ -159,7 +158,7 @@ def negative(x, /):
 
 
 def positive(x, /):
-    return as_operand("positive", x)
+    return as_array(as_operand("positive", x))
 
 
 def absolute(x, /):
@@ -167,7 +166,7 @@ def absolute(x, /):
     x = as_operand("absolute", x)
     dtype = dtype_of(x)
     if is_bool(dtype) or _unsigned(dtype):
-        return x
+        return as_array(x)
     if is_complex(dtype):
         raise NotImplementedError("absolute of complex arrays is not supported (minijax "
                                   "has no primitive returning the real part)")
@@ -230,13 +229,13 @@ atan2 = arctan2
 def _floor_divmod(fname, x, y, want_div, want_mod):
     """NumPy's floor division and modulo for floats, from truncating `rem`."""
     mod = lax.rem(x, y)
-    zero = convert(fname, 0, dtype_of(x))
+    zero = like(x, 0)
     # The truncated remainder has the sign of x; NumPy's has the sign of y.
     fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(y, zero), lax.lt(mod, zero)))
     results = []
     if want_div:
         div = lax.div(lax.sub(x, mod), y)
-        div = lax.select(fix, lax.sub(div, convert(fname, 1, dtype_of(x))), div)
+        div = lax.select(fix, lax.sub(div, like(x, 1)), div)
         results.append(lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN))
     if want_mod:
         results.append(lax.select(fix, lax.add(mod, y), mod))
@@ -253,13 +252,13 @@ def floor_divide(x, y, /):
     if _unsigned(dtype):
         return lax.div(x, y)
     if is_integer(dtype):
-        zero = convert("floor_divide", 0, dtype)
+        zero = like(x, 0)
         quotient = lax.div(x, y)
         # Truncation rounds up when the signs differ and the division is inexact.
         signs_differ = lax.ne(lax.lt(x, zero), lax.lt(y, zero))
         inexact = lax.ne(lax.rem(x, y), zero)
         return lax.select(lax.bitwise_and(signs_differ, inexact),
-                          lax.sub(quotient, convert("floor_divide", 1, dtype)), quotient)
+                          lax.sub(quotient, like(x, 1)), quotient)
     return _floor_divmod("floor_divide", x, y, True, False)[0]
 
 
@@ -286,16 +285,41 @@ def divmod(x, y, /):
     return floor_divide(x, y), remainder(x, y)
 
 
+def _concrete_int(y):
+    """`y` as a Python int if it is a concrete integer scalar, else None."""
+    if isinstance(y, Tracer) or isinstance(y, (float, complex)):
+        return None
+    if isinstance(y, int):
+        return int(y)
+    if getattr(y, "shape", None) == () and np.dtype(y.dtype).kind in "biu":
+        return int(np.asarray(y))
+    return None
+
+
 def power(x, y, /):
-    """`x ** y`. A Python int (or concrete integer) exponent uses `integer_pow`."""
-    if isinstance(y, int) and not isinstance(y, bool):
-        x = as_operand("power", x)
+    """`x ** y`, with JAX's cases:
+
+    * a concrete integer exponent is `integer_pow` (exact repeated multiplication);
+    * integer (or bool) base and exponent: binary exponentiation;
+    * a float base with an integer exponent array keeps the base's dtype;
+    * otherwise both operands are promoted and `pow` applies."""
+    exponent = _concrete_int(y)
+    if exponent is not None:
         x, = promote_dtypes("power", x)
         if is_bool(dtype_of(x)):
-            x = convert("power", x, np.int32, False)
-        if is_integer(dtype_of(x)) and y < 0:
-            raise ValueError(f"power: integers cannot be raised to the negative power {y}")
-        return lax.integer_pow(x, y)
+            x = convert("power", x, np.int32, is_weak(x))
+        if is_integer(dtype_of(x)) and exponent < 0:
+            raise ValueError(f"power: integers cannot be raised to the negative power "
+                             f"{exponent}")
+        return lax.integer_pow(x, exponent)
+    x, y = as_operand("power", x), as_operand("power", y)
+    x_dtype, y_dtype = dtype_of(x), dtype_of(y)
+    if is_inexact(x_dtype) and is_integer(y_dtype):
+        shape = broadcast_shapes("power", shape_of(x), shape_of(y))
+        x = broadcast_to_shape("power", x, shape, keep_scalar=True)
+        y = broadcast_to_shape("power", convert("power", y, x_dtype, is_weak(y)), shape,
+                               keep_scalar=True)
+        return lax.pow(x, y)
     x, y = promote_args("power", x, y)
     dtype = dtype_of(x)
     if is_inexact(dtype):
@@ -314,7 +338,7 @@ def _integer_power(x, y):
     Six squarings suffice: an exponent of 64 or more overflows every |x| > 1, and the
     remaining bases (0, 1, -1) are fixed points of squaring."""
     dtype = dtype_of(x)
-    zero, one, two = (convert("power", v, dtype) for v in (0, 1, 2))
+    zero, one, two = (like(x, v) for v in (0, 1, 2))
     shape = broadcast_shapes("power", shape_of(x), shape_of(y))
     x = broadcast_to_shape("power", x, shape)
     y = broadcast_to_shape("power", y, shape)
@@ -339,11 +363,11 @@ def hypot(x, y, /):
     x, y = promote_args_inexact("hypot", x, y)
     x, y = lax.abs(x), lax.abs(y)
     big, small = lax.max(x, y), lax.min(x, y)
-    zero = convert("hypot", 0, dtype_of(big))
-    safe = lax.select(lax.eq(big, zero), lax.add(big, convert("hypot", 1, dtype_of(big))), big)
+    zero = like(big, 0)
+    safe = lax.select(lax.eq(big, zero), lax.add(big, like(big, 1)), big)
     ratio = lax.div(small, safe)
     return lax.select(lax.eq(big, zero), big,
-                      lax.mul(big, lax.sqrt(lax.add(convert("hypot", 1, dtype_of(big)),
+                      lax.mul(big, lax.sqrt(lax.add(like(big, 1),
                                                     lax.mul(ratio, ratio)))))
 
 
@@ -364,7 +388,7 @@ def fmin(x, y, /):
 
 def copysign(x, y, /):
     x, y = promote_args_inexact("copysign", x, y)
-    zero = convert("copysign", 0, dtype_of(x))
+    zero = like(x, 0)
     negative_y = lax.lt(y, zero)
     # -0.0 has a negative sign bit; test it through 1/y.
     negative_y = lax.bitwise_or(negative_y, lax.bitwise_and(
@@ -401,7 +425,7 @@ def _as_bool(fname, x):
         return x
     if isinstance(x, PY_SCALARS):
         return np.bool_(bool(x))
-    return lax.ne(x, convert(fname, 0, dtype_of(x)))
+    return lax.ne(x, like(x, 0))
 
 
 def _logical(fname, op):
@@ -465,7 +489,7 @@ def isinf(x, /):
     x = as_operand("isinf", x)
     dtype = dtype_of(x)
     if is_float(dtype):
-        return lax.eq(lax.abs(x), convert("isinf", np.inf, dtype))
+        return lax.eq(lax.abs(x), like(x, np.inf))
     if is_complex(dtype):
         raise NotImplementedError("isinf of complex arrays is not supported")
     from ._creation import full
@@ -488,8 +512,8 @@ def signbit(x, /):
     x = as_operand("signbit", x)
     if not is_float(dtype_of(x)):
         return less(x, 0)
-    one = convert("signbit", 1, dtype_of(x))
-    return lax.lt(copysign(one, x), convert("signbit", 0, dtype_of(x)))
+    one = like(x, 1)
+    return lax.lt(copysign(one, x), like(x, 0))
 
 
 # -- selection -----------------------------------------------------------------------------
@@ -524,11 +548,11 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
         arr = maximum(min, arr)
     if max is not None:
         arr = minimum(max, arr)
-    return arr
+    return as_array(arr)
 
 
 __all__ = [name for name in list(globals()) if not name.startswith("_") and name not in (
-    "annotations", "np", "lax", "Tracer", "PY_SCALARS", "as_operand", "shape_of",
-    "dtype_of", "convert", "promote_args", "promote_args_inexact", "promote_dtypes",
+    "annotations", "np", "lax", "Tracer", "PY_SCALARS", "as_operand", "as_array", "shape_of", "like",
+    "dtype_of", "convert", "is_weak", "promote_args", "promote_args_inexact", "promote_dtypes",
     "promote_dtypes_inexact", "result_type_and_weak", "broadcast_shapes",
     "broadcast_to_shape", "is_bool", "is_integer", "is_inexact", "is_complex", "is_float")]

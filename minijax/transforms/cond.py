@@ -1,1 +1,247 @@
-"""placeholder"""
+"""`cond` under every pass: jvp, partial evaluation, transpose, vmap and DCE.
+
+Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
+*operands`: each rule transforms every branch the same way and binds a new `cond`.
+
+* jvp: each branch is jvp'd; a branch whose tangent output is provably zero still
+  returns zeros when another branch's is not, so all branches return the same types.
+* partial eval (the hub of linearize/grad): with a known index, each branch is split
+  into a known and a staged part. The known `cond` runs now and returns the known
+  outputs plus *residuals* for the staged `cond`. Branches save different residuals,
+  so each known branch returns the residuals of *every* branch, zeros for the
+  others', and each staged branch reads only its own. An unknown index stages the
+  whole `cond`.
+* transpose: branch-wise: the transposed `cond` runs the transpose of the branch that
+  ran forward (the index is a residual), mapping output cotangents to operand ones.
+* vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
+  means examples take different branches: as in JAX, every branch runs on the whole
+  batch and `select_n` picks each example's result -- unless a branch has effects
+  (a print, a ref write), which must happen only for the examples that take it; then
+  the examples are looped over one at a time with a `scan`, each running its branch.
+* DCE: each branch is pruned to the used outputs; an operand stays if any branch
+  still reads it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import control_flow_primitives as CF
+from ..ir import primitives as P
+from ..ir.core import Eqn, Jaxpr
+from ..ir.primitives import effects_of
+from ..ir.trace import bind, set_current_trace, aval_of
+from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root
+from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
+                                  tangent_or_zero_list, split_list)
+from .dce import dce_rules, dce_jaxpr, DceEqn
+from .jvp import jvp_rules, JvpResult
+from .partial_eval import partial_eval_rules, partial_eval_jaxpr
+from .transpose import transpose_rules, backward_pass, UndefinedPrimal, is_linear
+from .vmap import vmap_rules, vmap_jaxpr, Batched, batch_at, moveaxis, not_mapped
+
+cond_p = CF.cond_p
+
+
+# -- jvp --------------------------------------------------------------------------------
+
+def _cond_jvp(primals, tangents, *, branches):
+    index, operands = primals[0], primals[1:]
+    nonzeros = [type(t) is not Zero for t in tangents[1:]]
+    n_out = len(branches[0].outvars)
+    # Which outputs have a tangent in *some* branch: every branch must then give one.
+    out_nonzeros = [False] * n_out
+    for branch in branches:
+        found = jvp_body(branch, nonzeros, [False] * n_out).out_nonzeros
+        out_nonzeros = [a or b for a, b in zip(out_nonzeros, found)]
+    bodies = [jvp_body(branch, nonzeros, out_nonzeros) for branch in branches]
+    jaxprs, consts = merge_bodies([Body(b.jaxpr, b.consts) for b in bodies])
+    outs = bind(cond_p, index, *consts, *operands, *tangent_or_zero_list(tangents[1:]),
+                branches=tuple(jaxprs))
+    primals_out, tangent_outs = outs[:n_out], iter(outs[n_out:])
+    tangents_out = [next(tangent_outs) if nz else Zero(tangent_aval(v.aval))
+                    for v, nz in zip(branches[0].outvars, bodies[0].out_nonzeros)]
+    return JvpResult(primals_out, tangents_out)
+
+
+jvp_rules[cond_p] = _cond_jvp
+
+
+# -- partial evaluation -------------------------------------------------------------------
+
+def _cond_partial_eval(trace, args, params):
+    branches = params["branches"]
+    if trace.is_unknown(args[0]):
+        return trace.stage(cond_p, args, params)      # which branch runs is unknown
+    index, operands = args[0], args[1:]
+    unknowns = [trace.is_unknown(x) for x in operands]
+    n_out = len(branches[0].outvars)
+    with set_current_trace(fresh_root()):
+        out_unknowns = [False] * n_out
+        for branch in branches:
+            split = partial_eval_jaxpr(branch, unknowns, trace.policy)
+            out_unknowns = [a or b for a, b in zip(out_unknowns, split.out_unknowns)]
+        splits = [partial_eval_jaxpr(branch, unknowns, trace.policy, instantiate=out_unknowns)
+                  for branch in branches]
+    residual_avals = [[v.aval for v in split.residuals] for split in splits]
+    all_residual_avals = [a for avals in residual_avals for a in avals]
+    n_known_out = n_out - sum(out_unknowns)
+
+    known_bodies, staged_jaxprs, start = [], [], 0
+    for split, avals in zip(splits, residual_avals):
+        known_bodies.append(_known_branch(split.known_jaxpr, n_known_out, start,
+                                          len(avals), all_residual_avals))
+        staged_jaxprs.append(_staged_branch(split.staged_jaxpr.jaxpr, start, len(avals),
+                                            all_residual_avals))
+        start += len(avals)
+    known_jaxprs, known_consts = merge_bodies(known_bodies)
+    known_operands = [x for x, u in zip(operands, unknowns) if not u]
+    with set_current_trace(trace.parent):
+        known_outs = bind(cond_p, index, *known_consts, *known_operands,
+                          branches=tuple(known_jaxprs))
+    residuals = known_outs[n_known_out:]
+    unknown_operands = [x for x, u in zip(operands, unknowns) if u]
+    staged_outs = trace.stage(cond_p, [index, *residuals, *unknown_operands],
+                              dict(branches=tuple(staged_jaxprs)))
+    known_iter, staged_iter = iter(known_outs[:n_known_out]), iter(staged_outs)
+    return [next(staged_iter) if u else next(known_iter) for u in out_unknowns]
+
+
+def _known_branch(known, n_known_out, start, n_own, all_residual_avals) -> Body:
+    """The known part of one branch, returning every branch's residuals (zeros for the
+    residuals of the other branches)."""
+    def fun(*args):
+        outs = run_body_closed(known, args)
+        own = outs[n_known_out:]
+        residuals = ([zeros(a) for a in all_residual_avals[:start]] + own
+                     + [zeros(a) for a in all_residual_avals[start + n_own:]])
+        return outs[:n_known_out] + residuals
+    return trace_body(fun, known.jaxpr.in_avals)
+
+
+def run_body_closed(closed, args):
+    from .ad_util import eval_jaxpr
+    return eval_jaxpr(closed.jaxpr, closed.consts, list(args))
+
+
+def _staged_branch(staged: Jaxpr, start, n_own, all_residual_avals) -> Jaxpr:
+    from .control_flow_common import with_unused_inputs
+    jaxpr = with_unused_inputs(staged, 0, all_residual_avals[:start])
+    return with_unused_inputs(jaxpr, start + n_own, all_residual_avals[start + n_own:])
+
+
+partial_eval_rules[cond_p] = _cond_partial_eval
+
+
+# -- transpose -----------------------------------------------------------------------------
+
+def _cond_transpose(cts, index, *operands, branches):
+    if is_linear(index):
+        raise TypeError("cond: the branch index cannot be a linear value")
+    linear = [is_linear(x) for x in operands]
+    nonlinear_avals = [aval_of(x) for x, lin in zip(operands, linear) if not lin]
+    out_avals = branches[0].out_avals
+    bodies = [trace_body(_transposed_branch(branch, linear), nonlinear_avals + out_avals)
+              for branch in branches]
+    jaxprs, consts = merge_bodies(bodies)
+    cts = [instantiate(ct) for ct in cts]
+    outs = iter(bind(cond_p, index, *consts, *[x for x in operands if not is_linear(x)],
+                     *cts, branches=tuple(jaxprs)))
+    return [None] + [next(outs) if lin else None for lin in linear]
+
+
+def _transposed_branch(branch: Jaxpr, linear):
+    n_nonlinear = len(linear) - sum(linear)
+
+    def fun(*args):
+        values = iter(args[:n_nonlinear])
+        inputs = [UndefinedPrimal(v.aval) if lin else next(values)
+                  for v, lin in zip(branch.invars, linear)]
+        cts_in = backward_pass(branch, (), inputs, list(args[n_nonlinear:]))
+        return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
+    return fun
+
+
+transpose_rules[cond_p] = _cond_transpose
+
+
+# -- vmap ------------------------------------------------------------------------------------
+
+def _cond_vmap(axis_size, values, dims, *, branches):
+    index, operands = values[0], values[1:]
+    index_dim, operand_dims = dims[0], list(dims[1:])
+    if index_dim is not_mapped:
+        return _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches)
+    if any(branch.effects for branch in branches):
+        return _vmap_one_example_at_a_time(axis_size, values, dims, branches)
+    # Examples take different branches: run all of them on the whole batch, then let
+    # each example pick its branch's result.
+    index = moveaxis(index, index_dim, 0)
+    per_branch = []
+    with set_current_trace(fresh_root()):
+        batched = [vmap_jaxpr(b, operand_dims, axis_size,
+                              out_axes=[0] * len(b.outvars)).jaxpr for b in branches]
+    for jaxpr in batched:
+        per_branch.append(run_body(jaxpr, operands))
+    outs = []
+    for results in zip(*per_branch):
+        shape = aval_of(results[0]).shape
+        which = index if len(shape) == 1 else P.broadcast_in_dim_p.bind(
+            index, shape=shape, broadcast_dimensions=(0,))
+        outs.append(P.select_n_p.bind(which, *results))
+    return Batched(outs, [0] * len(outs))
+
+
+def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches):
+    with set_current_trace(fresh_root()):
+        found = [vmap_jaxpr(b, operand_dims, axis_size).out_axes for b in branches]
+        out_batched = [any(d is not None for d in ds) for ds in zip(*found)]
+        out_axes = [0 if b else None for b in out_batched]
+        batched = [vmap_jaxpr(b, operand_dims, axis_size, out_axes=out_axes).jaxpr
+                   for b in branches]
+    outs = bind(cond_p, index, *operands, branches=tuple(batched))
+    return Batched(list(outs), out_axes)
+
+
+def _vmap_one_example_at_a_time(axis_size, values, dims, branches):
+    """A `scan` over the examples, each running its own branch: needed when branches
+    have effects, which must happen only for the examples that take the branch."""
+    mapped = [d is not not_mapped for d in dims]
+    shared = [v for v, m in zip(values, mapped) if not m]
+    stacked = [moveaxis(v, d, 0) for v, d, m in zip(values, dims, mapped) if m]
+    n_shared = len(shared)
+
+    def one_example(*args):
+        shared_args, example = iter(args[:n_shared]), iter(args[n_shared:])
+        inputs = [next(example) if m else next(shared_args) for m in mapped]
+        return bind(cond_p, *inputs, branches=branches)
+    example_avals = [aval_of(v) for v in shared] + [
+        aval_of(v).update(shape=aval_of(v).shape[1:]) for v in stacked]
+    body = trace_body(one_example, example_avals)
+    outs = bind(CF.scan_p, *body.consts, *shared, *stacked, jaxpr=body.jaxpr,
+                num_consts=len(body.consts) + n_shared, num_carry=0, length=axis_size,
+                reverse=False, unroll=1)
+    return Batched(list(outs), [0] * len(outs))
+
+
+vmap_rules[cond_p] = _cond_vmap
+
+
+# -- DCE ----------------------------------------------------------------------------------------
+
+def _cond_dce(eqn: Eqn, used_outputs) -> DceEqn:
+    branches = eqn.params["branches"]
+    pruned = [dce_jaxpr(b, list(used_outputs)) for b in branches]
+    used_operands = [any(flags) for flags in zip(*(p.used_inputs for p in pruned))]
+    if not any(used_outputs):
+        return DceEqn(None, (False,) * len(eqn.inputs))
+    new_branches = tuple(
+        Jaxpr((), [v for v, u in zip(p.jaxpr.invars, used_operands) if u], p.jaxpr.eqns,
+              p.jaxpr.outvars) for p in pruned)
+    inputs = [eqn.inputs[0]] + [x for x, u in zip(eqn.inputs[1:], used_operands) if u]
+    params = dict(eqn.params, branches=new_branches)
+    new_eqn = Eqn(cond_p, inputs, params, [v for v, u in zip(eqn.outputs, used_outputs) if u],
+                  effects_of(cond_p, [x.aval for x in inputs], params), eqn.source_info)
+    return DceEqn(new_eqn, (True,) + tuple(used_operands))
+
+
+dce_rules[cond_p] = _cond_dce

@@ -1,2 +1,330 @@
-"""custom_jvp / custom_vjp (in progress)."""
-custom_jvp = custom_vjp = None
+"""`custom_jvp` and `custom_vjp`: functions that bring their own derivative rules.
+
+Read `ir/custom_primitives.py` (the three primitives) and `linearize.py` first.
+
+Outside any transformation a custom function simply runs. Under one (jvp, grad,
+jit, vmap) calling it traces the *primal* function into a jaxpr and binds one
+`custom_jvp_call` / `custom_vjp_call` equation whose `rule` param holds the user's
+rule functions, so the rule travels with the program: `jit(f)` keeps it for a later
+`grad`. The rules themselves run only when the call is differentiated, called in
+the parent trace like any jvp rule -- so they may call the custom function itself,
+and branch in Python on concrete values, exactly as in JAX.
+
+* jvp of `custom_jvp_call`: call the user's jvp rule on (primals, tangents).
+* jvp of `custom_vjp_call`: call `fwd` for the outputs and residuals; the output
+  tangents are a `custom_lin` of the input tangents. `linearize` stages that (its
+  tangent inputs are unknown) and its transpose calls `bwd`. Pure forward mode would
+  have to evaluate `custom_lin`: an error, as in JAX.
+
+Closed-over traced values become leading operands of the call; the rules see them
+as constants (their tangents are not propagated), so close over values only to use
+them as constants -- JAX's rule too.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+from jax import tree_util
+
+from ..ir import primitives as P
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
+from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from ..ir.trace import MinijaxError, EvalTrace, bind, aval_of, current_trace, eager_impls
+from ..ir.types import float0
+from .ad_util import Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr, zeros
+from .jvp import jvp_rules, JvpResult
+from .transpose import transpose_rules
+
+
+class CustomDerivativeError(MinijaxError, TypeError):
+    """A custom derivative rule is missing or returns values of the wrong structure."""
+
+
+def _resolve_args(fun, args, kwargs):
+    """Keyword arguments become positional, so argument numbers mean one thing."""
+    if not kwargs:
+        return tuple(args)
+    bound = inspect.signature(fun).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.args) + tuple(bound.kwargs.values())
+
+
+class _CallSite:
+    """One call of a custom function: the static (nondiff) arguments, how the
+    differentiable ones flatten, and the traced primal body."""
+
+    def __init__(self, fun, args, nondiff_argnums, name):
+        self.name = name
+        self.nondiff_positions = sorted({i % len(args) for i in nondiff_argnums})
+        self.nondiff = [args[i] for i in self.nondiff_positions]
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in self.nondiff_positions)
+        self.num_dyn = len(dyn_args)
+        self.leaves, self.in_tree = tree_util.tree_flatten(dyn_args)
+        self.in_avals = [aval_of(x) for x in self.leaves]
+        cell = []
+
+        def flat(*leaves):
+            out_leaves, out_tree = tree_util.tree_flatten(fun(*self.full_args(leaves)))
+            cell.append(out_tree)
+            return out_leaves
+        closed = trace_to_jaxpr(flat, self.in_avals)
+        self.call_jaxpr = convert_constvars_to_invars(closed.jaxpr)
+        self.consts = list(closed.consts)
+        self.out_tree = cell[0]
+        self.out_avals = closed.out_avals
+
+    def full_args(self, leaves):
+        """All the function's arguments, nondiff ones back in their places."""
+        dyn = iter(self.dyn_tree(leaves))
+        fixed = dict(zip(self.nondiff_positions, self.nondiff))
+        return [fixed[i] if i in fixed else next(dyn)
+                for i in range(len(fixed) + self.num_dyn)]
+
+    def dyn_tree(self, leaves):
+        return tuple(tree_util.tree_unflatten(self.in_tree, list(leaves)))
+
+    def bind(self, prim, rule):
+        outs = bind(prim, *self.consts, *self.leaves, call_jaxpr=self.call_jaxpr,
+                    num_consts=len(self.consts), rule=rule, name=self.name)
+        return tree_util.tree_unflatten(self.out_tree, outs)
+
+    def __repr__(self):
+        return self.name
+
+
+def _float0_zeros(aval):
+    return np.zeros(aval.shape, float0)
+
+
+def _check_like(where, value, expected_tree, expected_avals, tangent=False):
+    """Flatten `value`, checking it matches the expected structure and types."""
+    leaves, tree = tree_util.tree_flatten(value)
+    if tree != expected_tree:
+        raise CustomDerivativeError(f"{where} returned a value with tree structure {tree}, "
+                                    f"expected {expected_tree}")
+    for leaf, want in zip(leaves, expected_avals):
+        want = tangent_aval(want) if tangent else want
+        got = aval_of(leaf)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise CustomDerivativeError(f"{where} returned a value of type {got} where "
+                                        f"{want} was expected")
+    return leaves
+
+
+# -- custom_jvp --------------------------------------------------------------------------------
+
+class _JvpRule:
+    """The `rule` param of a `custom_jvp_call`: the user's jvp function at one call site."""
+
+    def __init__(self, jvp, site: _CallSite):
+        self.jvp, self.site = jvp, site
+
+    def __repr__(self):
+        return f"jvp={getattr(self.jvp, '__name__', 'rule')}"
+
+
+class custom_jvp:
+    """`f = custom_jvp(fun)`, then `@f.defjvp` a rule `(primals, tangents) ->
+    (primal_out, tangent_out)` (or `f.defjvps(*per_argument_rules)`), as `jax.custom_jvp`.
+    With `nondiff_argnums`, the rule is called as `rule(*nondiff_args, primals, tangents)`."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+
+    def defjvp(self, jvp, symbolic_zeros: bool = False):
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        """One rule per argument: `jvps[i](t_i, primal_out, *primals)` is argument i's
+        part of the output tangent (None: the argument does not contribute)."""
+        def jvp(primals, tangents):
+            primal_out = self(*primals)
+            parts = [rule(t, primal_out, *primals) for rule, t in zip(jvps, tangents)
+                     if rule is not None]
+            total = parts[0] if parts else tree_util.tree_map(
+                lambda x: zeros(aval_of(x)), primal_out)
+            for part in parts[1:]:
+                total = tree_util.tree_map(lambda a, b: bind(P.add_p, a, b), total, part)
+            return primal_out, total
+        self.defjvp(jvp)
+
+    def __call__(self, *args, **kwargs):
+        name = getattr(self.fun, "__name__", "custom_jvp")
+        if self.jvp is None:
+            raise CustomDerivativeError(f"no JVP rule defined for custom_jvp function "
+                                        f"{name}: use defjvp")
+        args = _resolve_args(self.fun, args, kwargs)
+        if isinstance(current_trace(), EvalTrace):
+            return self.fun(*args)
+        site = _CallSite(self.fun, args, self.nondiff_argnums, name)
+        return site.bind(custom_jvp_call_p, _JvpRule(self.jvp, site))
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
+    site = rule.site
+    args, arg_tangents = primals[num_consts:], tangents[num_consts:]
+    tangent_leaves = [instantiate(t) if is_differentiable(aval_of(a)) else
+                      _float0_zeros(aval_of(a)) for a, t in zip(args, arg_tangents)]
+    result = rule.jvp(*site.nondiff, site.dyn_tree(args), site.dyn_tree(tangent_leaves))
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise CustomDerivativeError(f"the JVP rule of {name} must return a pair "
+                                    f"(primal_out, tangent_out)")
+    where = f"the JVP rule of {name}"
+    out_avals = call_jaxpr.out_avals
+    primals_out = _check_like(where, result[0], site.out_tree, out_avals)
+    tangents_out = _check_like(where, result[1], site.out_tree, out_avals, tangent=True)
+    return JvpResult(primals_out, [t if is_differentiable(a) else Zero(tangent_aval(a))
+                                   for t, a in zip(tangents_out, out_avals)])
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+def _custom_call_impl(*args, call_jaxpr, num_consts, rule, name):
+    # Not differentiated: the primal body, op by op like any eager code.
+    return eval_jaxpr(call_jaxpr, (), args)
+
+
+eager_impls[custom_jvp_call_p] = _custom_call_impl
+eager_impls[custom_vjp_call_p] = _custom_call_impl
+
+
+# -- custom_vjp ---------------------------------------------------------------------------------
+
+class _VjpRule:
+    """The `rule` param of a `custom_vjp_call`: the user's fwd and bwd at one call site."""
+
+    def __init__(self, fwd, bwd, site: _CallSite):
+        self.fwd, self.bwd, self.site = fwd, bwd, site
+
+    def __repr__(self):
+        return (f"fwd={getattr(self.fwd, '__name__', 'fwd')} "
+                f"bwd={getattr(self.bwd, '__name__', 'bwd')}")
+
+
+class _LinRule:
+    """The `rule` param of a `custom_lin`: `bwd` with the residuals' tree structure."""
+
+    def __init__(self, vjp_rule: _VjpRule, residual_tree, out_avals):
+        self.vjp_rule, self.residual_tree = vjp_rule, residual_tree
+        self.out_avals = out_avals
+        self.tangent_out_avals = tuple(tangent_aval(a) for a in out_avals
+                                       if is_differentiable(a))
+
+    def __repr__(self):
+        return f"bwd={getattr(self.vjp_rule.bwd, '__name__', 'bwd')}"
+
+
+class custom_vjp:
+    """`f = custom_vjp(fun)`, then `f.defvjp(fwd, bwd)` with `fwd(*args) -> (out,
+    residuals)` and `bwd(*nondiff_args, residuals, out_cotangent) -> tuple of
+    cotangents, one per differentiable argument`, as `jax.custom_vjp`."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd, symbolic_zeros: bool = False):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args, **kwargs):
+        name = getattr(self.fun, "__name__", "custom_vjp")
+        if self.fwd is None:
+            raise CustomDerivativeError(f"no VJP rule defined for custom_vjp function "
+                                        f"{name}: use defvjp")
+        args = _resolve_args(self.fun, args, kwargs)
+        if isinstance(current_trace(), EvalTrace):
+            return self.fun(*args)
+        site = _CallSite(self.fun, args, self.nondiff_argnums, name)
+        return site.bind(custom_vjp_call_p, _VjpRule(self.fwd, self.bwd, site))
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
+    site = rule.site
+    args, arg_tangents = primals[num_consts:], tangents[num_consts:]
+    result = rule.fwd(*site.full_args(args))
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise CustomDerivativeError(f"the fwd rule of {name} must return a pair "
+                                    f"(output, residuals)")
+    out_avals = call_jaxpr.out_avals
+    primals_out = _check_like(f"the fwd rule of {name}", result[0], site.out_tree, out_avals)
+    residuals, residual_tree = tree_util.tree_flatten(result[1])
+    float_tangents = [instantiate(t) for a, t in zip(args, arg_tangents)
+                      if is_differentiable(aval_of(a))]
+    if all(type(t) is Zero for t in arg_tangents) or not float_tangents:
+        return JvpResult(primals_out, [Zero(tangent_aval(a)) for a in out_avals])
+    lin_rule = _LinRule(rule, residual_tree, out_avals)
+    tangents_out = iter(bind(custom_lin_p, *residuals, *float_tangents, rule=lin_rule,
+                             num_residuals=len(residuals), name=name))
+    return JvpResult(primals_out, [next(tangents_out) if is_differentiable(a)
+                                   else Zero(tangent_aval(a)) for a in out_avals])
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+
+
+def _custom_lin_transpose(cts, *inputs, rule, num_residuals, name):
+    vjp_rule = rule.vjp_rule
+    site = vjp_rule.site
+    residuals = tree_util.tree_unflatten(rule.residual_tree, list(inputs[:num_residuals]))
+    ct_iter = iter(instantiate(ct) for ct in cts)
+    ct_leaves = [next(ct_iter) if is_differentiable(a) else _float0_zeros(a)
+                 for a in rule.out_avals]
+    ct = tree_util.tree_unflatten(site.out_tree, ct_leaves)
+    cts_in = vjp_rule.bwd(*site.nondiff, residuals, ct)
+    return [None] * num_residuals + _bwd_float_leaves(name, cts_in, site)
+
+
+def _bwd_float_leaves(name, cts_in, site: _CallSite):
+    """The float leaves of bwd's output: one entry per argument, None meaning zero."""
+    dyn_args = site.dyn_tree(site.leaves)
+    if not isinstance(cts_in, (tuple, list)) or len(cts_in) != len(dyn_args):
+        raise CustomDerivativeError(
+            f"the bwd rule of {name} must return a tuple with one cotangent per "
+            f"differentiable argument ({len(dyn_args)}), got {type(cts_in).__name__}"
+            + (f" of length {len(cts_in)}" if isinstance(cts_in, (tuple, list)) else ""))
+    leaves = []
+    for ct, arg in zip(cts_in, dyn_args):
+        arg_leaves, arg_tree = tree_util.tree_flatten(arg)
+        if ct is None:
+            leaves += [None] * len(arg_leaves)
+            continue
+        ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
+        if ct_tree != arg_tree:
+            raise CustomDerivativeError(f"the bwd rule of {name} returned a cotangent with "
+                                        f"tree structure {ct_tree} for an argument with "
+                                        f"{arg_tree}")
+        leaves += ct_leaves
+    out = []
+    for leaf, aval in zip(leaves, site.in_avals):
+        if not is_differentiable(aval):
+            continue
+        if leaf is None:
+            out.append(Zero(aval))
+            continue
+        if aval_of(leaf).shape != aval.shape:
+            raise CustomDerivativeError(f"the bwd rule of {name} returned a cotangent of "
+                                        f"shape {aval_of(leaf).shape} for an argument of "
+                                        f"shape {aval.shape}")
+        out.append(leaf)
+    return out
+
+
+transpose_rules[custom_lin_p] = _custom_lin_transpose
+
+
+def custom_lin_impl(*args, rule, num_residuals, name):
+    raise CustomDerivativeError(
+        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function ({name}): it "
+        f"only defines reverse mode. Use grad/vjp, or custom_jvp for forward mode.")
+
+
+eager_impls[custom_lin_p] = custom_lin_impl

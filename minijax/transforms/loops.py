@@ -1,1 +1,266 @@
-"""placeholder"""
+"""`while` under every pass: jvp, partial evaluation, transpose (an error), vmap.
+
+Read `scan.py` first: the carry fixpoint is the same. `fori_loop` needs no rules of its
+own: with static bounds it *is* a `scan`, with traced bounds a `while`.
+
+* jvp: the body is jvp'd over `(body consts + their tangents, carry + carry
+  tangents)`; the predicate only reads primals, so `cond_jaxpr` just ignores the
+  tangent carries. Forward mode works for any loop.
+* partial eval: the carries that do not depend on unknowns are computed by a known
+  `while` now; a staged `while` recomputes the whole loop with the unknown carries
+  (its prints stripped: they already happened in the known loop). If the *predicate*
+  depends on an unknown, nothing is known and the whole loop is staged.
+* transpose: impossible. Reverse mode would need every iteration's values, but the
+  number of iterations is only known when the loop has run, so there is no
+  statically shaped place to keep them. The rule raises an error saying so and
+  pointing at `scan` / `fori_loop` with static bounds / forward mode -- JAX does
+  the same.
+* vmap: if the predicate is unbatched, the loop stays one loop over batched carries.
+  If it is batched, examples finish at different times: the loop runs while *any*
+  example is still going, and each step keeps the old carry for examples that are
+  done (a `select_n` per carry). Every carry becomes batched for that. A body with
+  effects (a print) must not run for finished examples: then the examples are
+  looped over one at a time with a `scan`, each running its own `while`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import control_flow_primitives as CF
+from ..ir import primitives as P
+from ..ir.trace import MinijaxError, bind, set_current_trace, aval_of
+from .ad_util import Zero, tangent_aval, instantiate, fresh_root
+from .control_flow_common import (trace_body, run_body, jvp_body, reorder, split_list,
+                                  with_unused_inputs, strip_debug_effects)
+from .jvp import jvp_rules, JvpResult
+from .partial_eval import partial_eval_rules, partial_eval_jaxpr
+from .dce import dce_jaxpr
+from .transpose import transpose_rules
+from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
+
+while_p = CF.while_p
+
+
+class WhileLoopReverseModeError(MinijaxError, TypeError):
+    """Reverse-mode differentiation of a `while_loop` (or dynamic-bound `fori_loop`)."""
+
+
+# -- jvp --------------------------------------------------------------------------------
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cond_consts, body_consts, init = split_list(primals, [cond_nconsts, body_nconsts])
+    _, body_const_t, init_t = split_list(tangents, [cond_nconsts, body_nconsts])
+    const_nz = [type(t) is not Zero for t in body_const_t]
+    carry_nz = [type(t) is not Zero for t in init_t]
+    n_carry = len(init)
+    while True:     # the carry fixpoint, as for scan
+        found = jvp_body(body_jaxpr, const_nz + carry_nz, [False] * n_carry).out_nonzeros
+        grown = [a or b for a, b in zip(carry_nz, found)]
+        if grown == carry_nz:
+            break
+        carry_nz = grown
+    body = jvp_body(body_jaxpr, const_nz + carry_nz, carry_nz)
+    n_jc, n_const_t, n_carry_t = len(body.consts), sum(const_nz), sum(carry_nz)
+    # (jvp consts, consts, carry, const t., carry t.) -> (jvp consts, consts, const t. |
+    # carry, carry t.); outputs (carry, carry t.) are already in order.
+    jc, c, cr, ct, crt = split_list(range(len(body.jaxpr.invars)),
+                                    [n_jc, body_nconsts, n_carry, n_const_t])
+    new_body = reorder(body.jaxpr, jc + c + ct + cr + crt)
+    carry_t_avals = [tangent_aval(v.aval) for v, nz in
+                     zip(body_jaxpr.invars[body_nconsts:], carry_nz) if nz]
+    new_cond = with_unused_inputs(cond_jaxpr, len(cond_jaxpr.invars), carry_t_avals)
+    carry_tangents = [instantiate(t) for t, nz in zip(init_t, carry_nz) if nz]
+    outs = bind(while_p, *cond_consts, *body.consts, *body_consts,
+                *[t for t in body_const_t if type(t) is not Zero], *init, *carry_tangents,
+                cond_jaxpr=new_cond, body_jaxpr=new_body, cond_nconsts=cond_nconsts,
+                body_nconsts=n_jc + body_nconsts + n_const_t)
+    carry_out, carry_t_out = outs[:n_carry], iter(outs[n_carry:])
+    tangents_out = [next(carry_t_out) if nz else Zero(tangent_aval(aval_of(p)))
+                    for p, nz in zip(carry_out, carry_nz)]
+    return JvpResult(carry_out, tangents_out)
+
+
+jvp_rules[while_p] = _while_jvp
+
+
+# -- partial evaluation -------------------------------------------------------------------
+
+def _while_partial_eval(trace, args, params):
+    cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
+    cond_nconsts, body_nconsts = params["cond_nconsts"], params["body_nconsts"]
+    unknowns = [trace.is_unknown(x) for x in args]
+    cond_uk, const_uk, carry_uk = split_list(unknowns, [cond_nconsts, body_nconsts])
+    with set_current_trace(fresh_root()):
+        while True:
+            split = partial_eval_jaxpr(body_jaxpr, const_uk + carry_uk)
+            grown = [a or b for a, b in zip(carry_uk, split.out_unknowns)]
+            if grown == carry_uk:
+                break
+            carry_uk = grown
+        pred_uk = partial_eval_jaxpr(cond_jaxpr, cond_uk + carry_uk).out_unknowns[0]
+    if pred_uk or all(carry_uk):
+        return trace.stage(while_p, args, params)
+    # The known loop: only the known carries (which, by the fixpoint, need only known
+    # inputs), and a predicate that reads only known carries.
+    known_carry = [not u for u in carry_uk]
+    with set_current_trace(fresh_root()):
+        known_body = dce_jaxpr(body_jaxpr, known_carry, prune_inputs=True)
+        known_cond = dce_jaxpr(cond_jaxpr, [True], prune_inputs=True)
+    body_used = list(known_body.used_inputs)
+    cond_used = list(known_cond.used_inputs)
+    # Keep exactly the known carries as inputs of both (a loop's carry in == out).
+    body_keep = body_used[:body_nconsts] + known_carry
+    cond_keep = cond_used[:cond_nconsts] + known_carry
+    known_body_jaxpr = _keep_inputs(body_jaxpr, known_body.jaxpr, body_used, body_keep)
+    known_cond_jaxpr = _keep_inputs(cond_jaxpr, known_cond.jaxpr, cond_used, cond_keep)
+    cond_consts, body_consts, init = split_list(args, [cond_nconsts, body_nconsts])
+    kept_cond_consts = [x for x, k in zip(cond_consts, cond_keep) if k]
+    kept_body_consts = [x for x, k in zip(body_consts, body_keep) if k]
+    if any(trace.is_unknown(x) for x in kept_cond_consts + kept_body_consts):
+        return trace.stage(while_p, args, params)
+    with set_current_trace(trace.parent):
+        known_outs = bind(while_p, *kept_cond_consts, *kept_body_consts,
+                          *[x for x, k in zip(init, known_carry) if k],
+                          cond_jaxpr=known_cond_jaxpr, body_jaxpr=known_body_jaxpr,
+                          cond_nconsts=len(kept_cond_consts),
+                          body_nconsts=len(kept_body_consts))
+    # The staged loop recomputes everything; its prints already ran in the known loop.
+    staged_params = dict(params, cond_jaxpr=strip_debug_effects(cond_jaxpr),
+                         body_jaxpr=strip_debug_effects(body_jaxpr))
+    staged_outs = trace.stage(while_p, args, staged_params)
+    known_iter = iter(known_outs)
+    return [staged if u else next(known_iter) for staged, u in zip(staged_outs, carry_uk)]
+
+
+def _keep_inputs(original, pruned, used, keep):
+    """`pruned` (whose invars are the `used` inputs of `original`) taking exactly the
+    `keep` inputs of `original` (a superset of `used`)."""
+    from ..ir.core import Jaxpr
+    pruned_vars = iter(pruned.invars)
+    invars = []
+    for var, u, k in zip(original.invars, used, keep):
+        mine = next(pruned_vars) if u else None
+        if k:
+            invars.append(mine if mine is not None else type(var)(var.aval))
+    return Jaxpr((), invars, pruned.eqns, pruned.outvars)
+
+
+partial_eval_rules[while_p] = _while_partial_eval
+
+
+# -- transpose: reverse mode is an error ----------------------------------------------------
+
+def _while_transpose(cts, *args, **params):
+    raise WhileLoopReverseModeError(
+        "Reverse-mode differentiation (grad, vjp, jacrev) does not work for "
+        "lax.while_loop, nor for lax.fori_loop with traced (non-static) bounds: the "
+        "number of iterations is only known once the loop has run, so there is no "
+        "fixed-size place to save each iteration's values for the backward pass. Use "
+        "lax.scan, or lax.fori_loop with static Python int bounds (which becomes a "
+        "scan), or differentiate in forward mode (jvp, jacfwd).")
+
+
+transpose_rules[while_p] = _while_transpose
+
+
+# -- vmap -------------------------------------------------------------------------------------
+
+def _while_vmap(axis_size, values, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
+                body_nconsts):
+    cond_v, const_v, carry_v = split_list(values, [cond_nconsts, body_nconsts])
+    cond_d, const_d, carry_d = split_list(dims, [cond_nconsts, body_nconsts])
+    carry_b = [d is not not_mapped for d in carry_d]
+
+    def axes(ds):
+        return [None if d is not_mapped else 0 for d in ds]
+    cond_axes, const_axes = axes(cond_d), axes(const_d)
+    with set_current_trace(fresh_root()):
+        while True:
+            found = vmap_jaxpr(body_jaxpr, const_axes + [0 if b else None for b in carry_b],
+                               axis_size).out_axes
+            grown = [b or d is not None for b, d in zip(carry_b, found)]
+            if grown == carry_b:
+                break
+            carry_b = grown
+        pred_batched = vmap_jaxpr(cond_jaxpr, cond_axes + [0 if b else None for b in carry_b],
+                                  axis_size).out_axes[0] is not None
+    if pred_batched and (body_jaxpr.effects or cond_jaxpr.effects):
+        return _vmap_one_example_at_a_time(axis_size, values, dims, cond_jaxpr, body_jaxpr,
+                                           cond_nconsts, body_nconsts)
+    if pred_batched:
+        carry_b = [True] * len(carry_b)     # finished examples must keep their own carry
+    carry_axes = [0 if b else None for b in carry_b]
+    with set_current_trace(fresh_root()):
+        body = vmap_jaxpr(body_jaxpr, const_axes + carry_axes, axis_size,
+                          out_axes=carry_axes).jaxpr
+        cond = vmap_jaxpr(cond_jaxpr, cond_axes + carry_axes, axis_size,
+                          out_axes=[0 if pred_batched else None]).jaxpr
+    cond_consts = [moveaxis(v, d, 0) if d is not None else v for v, d in zip(cond_v, cond_d)]
+    body_consts = [moveaxis(v, d, 0) if d is not None else v for v, d in zip(const_v, const_d)]
+    init = [batch_at(v, d, 0, axis_size) if b else v
+            for v, d, b in zip(carry_v, carry_d, carry_b)]
+    if pred_batched:
+        cond, body = _run_while_any_lane(cond, body, len(cond_consts), len(body_consts))
+        outs = bind(while_p, *cond_consts, *cond_consts, *body_consts, *init,
+                    cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=len(cond_consts),
+                    body_nconsts=len(cond_consts) + len(body_consts))
+    else:
+        outs = bind(while_p, *cond_consts, *body_consts, *init, cond_jaxpr=cond,
+                    body_jaxpr=body, cond_nconsts=len(cond_consts),
+                    body_nconsts=len(body_consts))
+    return Batched(list(outs), carry_axes)
+
+
+def _run_while_any_lane(batched_cond, batched_body, n_cond_consts, n_body_consts):
+    """From a batched predicate `(cond consts, carry) -> bool[B]` and body, the loop
+    `while any(pred): carry = select(pred, body(carry), carry)`. The new body takes the
+    cond consts too, to know which examples are still running."""
+    carry_avals = batched_body.in_avals[n_body_consts:]
+    cond_const_avals = batched_cond.in_avals[:n_cond_consts]
+    body_const_avals = batched_body.in_avals[:n_body_consts]
+
+    def any_running(*args):
+        pred = run_body(batched_cond, args)[0]
+        return [P.reduce_or_p.bind(pred, axes=(0,))]
+
+    def step(*args):
+        cond_consts, body_consts, carry = split_list(args, [n_cond_consts, n_body_consts])
+        pred = run_body(batched_cond, cond_consts + carry)[0]
+        new = run_body(batched_body, body_consts + carry)
+        outs = []
+        for old, value in zip(carry, new):
+            shape = aval_of(old).shape
+            which = pred if len(shape) == 1 else P.broadcast_in_dim_p.bind(
+                pred, shape=shape, broadcast_dimensions=(0,))
+            outs.append(P.select_n_p.bind(which, old, value))
+        return outs
+    cond = trace_body(any_running, cond_const_avals + carry_avals)
+    body = trace_body(step, cond_const_avals + body_const_avals + carry_avals)
+    assert not cond.consts and not body.consts
+    return cond.jaxpr, body.jaxpr
+
+
+def _vmap_one_example_at_a_time(axis_size, values, dims, cond_jaxpr, body_jaxpr,
+                                cond_nconsts, body_nconsts):
+    """A `scan` over the examples, each running its own `while`: for effectful bodies,
+    whose effects must happen only for the iterations each example really runs."""
+    mapped = [d is not not_mapped for d in dims]
+    shared = [v for v, m in zip(values, mapped) if not m]
+    stacked = [moveaxis(v, d, 0) for v, d, m in zip(values, dims, mapped) if m]
+    n_shared = len(shared)
+
+    def one_example(*args):
+        shared_args, example = iter(args[:n_shared]), iter(args[n_shared:])
+        inputs = [next(example) if m else next(shared_args) for m in mapped]
+        return bind(while_p, *inputs, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
+                    cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+    example_avals = [aval_of(v) for v in shared] + [
+        aval_of(v).update(shape=aval_of(v).shape[1:]) for v in stacked]
+    body = trace_body(one_example, example_avals)
+    outs = bind(CF.scan_p, *body.consts, *shared, *stacked, jaxpr=body.jaxpr,
+                num_consts=len(body.consts) + n_shared, num_carry=0, length=axis_size,
+                reverse=False, unroll=1)
+    return Batched(list(outs), [0] * len(outs))
+
+
+vmap_rules[while_p] = _while_vmap

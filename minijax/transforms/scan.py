@@ -1,1 +1,301 @@
-"""placeholder"""
+"""`scan` under every pass: jvp, partial evaluation, transpose, vmap and DCE.
+
+Read `control_flow_common.py` and `cond.py` first. A scan equation is
+`scan[jaxpr, num_consts, num_carry, length, reverse] *consts, *init, *xs`, its body
+`(consts, carry, x) -> (carry, y)`. Loops add one idea to the branch-wise rules of
+`cond`: a **fixpoint over the carry**. Whether a carry has a tangent (jvp), is
+unknown (partial eval), is batched (vmap) or is needed (DCE) can change from one
+iteration to the next: a carry that starts with a zero tangent gets one if the body
+mixes a differentiated value into it. The rules start from what holds for the
+initial carry, transform the body, see which carry *outputs* then have the property,
+add those to the inputs, and repeat until nothing changes (at most once per carry).
+
+* jvp: `(consts, carry, x) -> (carry, y)` becomes a scan over
+  `(consts + const tangents, carry + carry tangents, xs + x tangents)`.
+* partial eval: the known scan runs now, and its body also emits the residuals the
+  staged body needs -- *one per iteration*, stacked as extra `ys` (so grad of a scan
+  of length n keeps O(n) residuals, as in JAX). Residuals that are loop-invariant
+  (a known const passed straight through) are passed once, as consts, and an x
+  slice passed straight through is read from the original `xs`: neither is copied.
+* transpose: the staged, linear scan runs backwards: a scan in the *opposite*
+  direction whose carry holds the carry cotangents plus accumulators for the
+  cotangents of linear consts, and whose `xs` are the stacked residuals and the
+  `ys` cotangents; its `ys` are the cotangents of the linear `xs`.
+* vmap: batched consts/carries on axis 0, batched `xs` on axis 1 (axis 0 is the
+  one scanned over), the carry fixpoint deciding which carries must be batched.
+* DCE: a carry is needed if its final value is used or if the body needs it to
+  compute something needed -- another fixpoint.
+"""
+from __future__ import annotations
+
+from ..ir import control_flow_primitives as CF
+from ..ir.core import Eqn, Jaxpr, Var
+from ..ir.primitives import effects_of
+from ..ir.trace import bind, set_current_trace, aval_of
+from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents
+from .control_flow_common import (trace_body, jvp_body, reorder, split_list)
+from .dce import dce_rules, dce_jaxpr, DceEqn
+from .jvp import jvp_rules, JvpResult
+from .partial_eval import partial_eval_rules, partial_eval_jaxpr
+from .transpose import transpose_rules, backward_pass, UndefinedPrimal, is_linear
+from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
+
+scan_p = CF.scan_p
+
+
+def _bind_scan(consts, init, xs, jaxpr, like_params, **changes):
+    params = dict(like_params, jaxpr=jaxpr, num_consts=len(consts), num_carry=len(init))
+    params.update(changes)
+    return bind(scan_p, *consts, *init, *xs, **params)
+
+
+# -- jvp --------------------------------------------------------------------------------
+
+def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
+    nonzeros = [type(t) is not Zero for t in tangents]
+    const_nz, carry_nz, x_nz = split_list(nonzeros, [num_consts, num_carry])
+    n_ys = len(jaxpr.outvars) - num_carry
+    # The carry fixpoint: a carry has a tangent if it starts with one or if the body
+    # gives it one from any input that has a tangent.
+    while True:
+        found = jvp_body(jaxpr, const_nz + carry_nz + x_nz,
+                         [False] * len(jaxpr.outvars)).out_nonzeros[:num_carry]
+        grown = [a or b for a, b in zip(carry_nz, found)]
+        if grown == carry_nz:
+            break
+        carry_nz = grown
+    body = jvp_body(jaxpr, const_nz + carry_nz + x_nz, carry_nz + [False] * n_ys)
+    n_const_t, n_carry_t = sum(const_nz), sum(carry_nz)
+    n_in = len(jaxpr.invars)
+    n_jc = len(body.consts)
+    # The jvp body takes (jvp consts, consts, carry, xs, const t., carry t., x t.) and
+    # returns (carry, ys, carry t., y t.); scan wants (consts, carry, xs) -> (carry, ys).
+    jc = list(range(n_jc))
+    c, cr, x = split_list(range(n_jc, n_jc + n_in), [num_consts, num_carry])
+    ct, crt, xt = split_list(range(n_jc + n_in, len(body.jaxpr.invars)), [n_const_t, n_carry_t])
+    y_nz = body.out_nonzeros[num_carry:]
+    n_yt = sum(y_nz)
+    co, yo, crto, yto = split_list(range(len(body.jaxpr.outvars)),
+                                   [num_carry, n_ys, n_carry_t])
+    scan_body = reorder(body.jaxpr, jc + c + ct + cr + crt + x + xt, co + crto + yo + yto)
+
+    const_p, init_p, xs_p = split_list(primals, [num_consts, num_carry])
+    const_t, init_t, xs_t = split_list(tangents, [num_consts, num_carry])
+    carry_tangents = [instantiate(t) for t, nz in zip(init_t, carry_nz) if nz]
+    outs = _bind_scan(body.consts + const_p + [t for t in const_t if type(t) is not Zero],
+                      init_p + carry_tangents,
+                      xs_p + [t for t in xs_t if type(t) is not Zero],
+                      scan_body, params)
+    carry_out, carry_t_out, ys_out, ys_t_out = split_list(outs, [num_carry, n_carry_t, n_ys])
+    carry_t_iter, y_t_iter = iter(carry_t_out), iter(ys_t_out)
+    tangents_out = [next(carry_t_iter) if nz else Zero(tangent_aval(aval_of(p)))
+                    for p, nz in zip(carry_out, carry_nz)]
+    tangents_out += [next(y_t_iter) if nz else Zero(tangent_aval(aval_of(p)))
+                     for p, nz in zip(ys_out, y_nz)]
+    assert n_yt == len(ys_t_out)
+    return JvpResult(carry_out + ys_out, tangents_out)
+
+
+jvp_rules[scan_p] = _scan_jvp
+
+
+# -- partial evaluation -------------------------------------------------------------------
+
+def _scan_partial_eval(trace, args, params):
+    jaxpr, num_consts, num_carry = params["jaxpr"], params["num_consts"], params["num_carry"]
+    length = params["length"]
+    unknowns = [trace.is_unknown(x) for x in args]
+    const_uk, carry_uk, x_uk = split_list(unknowns, [num_consts, num_carry])
+    n_ys = len(jaxpr.outvars) - num_carry
+    with set_current_trace(fresh_root()):
+        while True:     # the carry fixpoint: unknown in, or made unknown by the body
+            split = partial_eval_jaxpr(jaxpr, const_uk + carry_uk + x_uk, trace.policy)
+            grown = [a or b for a, b in zip(carry_uk, split.out_unknowns[:num_carry])]
+            if grown == carry_uk:
+                break
+            carry_uk = grown
+        split = partial_eval_jaxpr(jaxpr, const_uk + carry_uk + x_uk, trace.policy,
+                                   instantiate=carry_uk + [False] * n_ys)
+    out_uk = list(split.out_unknowns)
+    known = split.known_jaxpr
+    n_known_consts = num_consts - sum(const_uk)
+    n_known_carry = num_carry - sum(carry_uk)
+    n_known_out = len(out_uk) - sum(out_uk)
+    n_known_carry_out = n_known_carry
+    n_res = split.num_residuals
+
+    # Residuals come in three kinds. A known const of the body passed straight through
+    # is the same every iteration: it is passed once, as a const ("invariant"). A known
+    # x slice passed straight through is already stacked: the staged scan reads the
+    # original xs ("forwarded"). Everything else is emitted by the known scan as an
+    # extra y, one per iteration ("stacked").
+    known_invars = list(known.jaxpr.invars)
+    res_outvars = list(known.jaxpr.outvars[n_known_out:])
+    const_side = list(known.jaxpr.constvars) + known_invars[:n_known_consts]
+    x_side = known_invars[n_known_consts + n_known_carry:]
+    kinds = ["invariant" if isinstance(v, Var) and v in const_side else
+             "forwarded" if isinstance(v, Var) and v in x_side else "stacked"
+             for v in res_outvars]
+
+    const_args, carry_args, x_args = split_list(args, [num_consts, num_carry])
+    known_consts = [x for x, u in zip(const_args, const_uk) if not u]
+    known_init = [x for x, u in zip(carry_args, carry_uk) if not u]
+    known_xs = [x for x, u in zip(x_args, x_uk) if not u]
+    # Known body: (closed consts, known consts, known carry, known xs) ->
+    # (known carry, known ys, stacked residuals).
+    known_body = Jaxpr((), list(known.jaxpr.constvars) + known_invars, known.jaxpr.eqns,
+                       list(known.jaxpr.outvars[:n_known_out])
+                       + [v for v, k in zip(res_outvars, kinds) if k == "stacked"])
+    with set_current_trace(trace.parent):
+        known_outs = _bind_scan(list(known.consts) + known_consts, known_init, known_xs,
+                                known_body, params)
+    known_carry_out, known_ys, stacked_values = split_list(
+        known_outs, [n_known_carry_out, n_known_out - n_known_carry_out])
+    const_side_values = list(known.consts) + known_consts
+    stacked_iter = iter(stacked_values)
+    residual_values = [const_side_values[const_side.index(v)] if k == "invariant" else
+                       known_xs[x_side.index(v)] if k == "forwarded" else next(stacked_iter)
+                       for v, k in zip(res_outvars, kinds)]
+
+    # Staged body: (residuals, unknown consts, unknown carry, unknown xs), reordered to
+    # (invariant residuals, unknown consts | unknown carry | per-iteration residuals,
+    # unknown xs).
+    staged = split.staged_jaxpr.jaxpr
+    uc, ucr, ux = split_list(range(n_res, len(staged.invars)),
+                             [sum(const_uk), sum(carry_uk)])
+    inv_pos = [i for i in range(n_res) if kinds[i] == "invariant"]
+    per_iteration_pos = [i for i in range(n_res) if kinds[i] != "invariant"]
+    staged_body = reorder(staged, inv_pos + uc + ucr + per_iteration_pos + ux)
+    unknown_consts = [x for x, u in zip(const_args, const_uk) if u]
+    unknown_init = [x for x, u in zip(carry_args, carry_uk) if u]
+    unknown_xs = [x for x, u in zip(x_args, x_uk) if u]
+    staged_inputs = ([residual_values[i] for i in inv_pos] + unknown_consts + unknown_init
+                     + [residual_values[i] for i in per_iteration_pos] + unknown_xs)
+    staged_outs = trace.stage(scan_p, staged_inputs, dict(
+        params, jaxpr=staged_body, num_consts=len(inv_pos) + len(unknown_consts),
+        num_carry=len(unknown_init), length=length))
+    known_iter = iter(list(known_carry_out) + list(known_ys))
+    staged_iter = iter(staged_outs)
+    return [next(staged_iter) if u else next(known_iter) for u in out_uk]
+
+
+partial_eval_rules[scan_p] = _scan_partial_eval
+
+
+# -- transpose ---------------------------------------------------------------------------------
+
+def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    const_args, carry_args, x_args = split_list(args, [num_consts, num_carry])
+    const_lin = [is_linear(x) for x in const_args]
+    x_lin = [is_linear(x) for x in x_args]
+    if not all(is_linear(x) for x in carry_args):
+        raise TypeError("scan transpose: every carry of a linear scan must be linear")
+    res_consts = [x for x, lin in zip(const_args, const_lin) if not lin]
+    res_xs = [x for x, lin in zip(x_args, x_lin) if not lin]
+    lin_const_avals = [x.aval for x, lin in zip(const_args, const_lin) if lin]
+    carry_avals = [x.aval for x in carry_args]
+    ct_carry, ct_ys = split_list(cts, [num_carry])
+    y_avals = [v.aval for v in jaxpr.outvars[num_carry:]]
+    n_rc, n_lc, n_rx = len(res_consts), len(lin_const_avals), len(res_xs)
+
+    def transposed_step(*step_args):
+        rc, acc, ctc, rx, cty = split_list(step_args, [n_rc, n_lc, num_carry, n_rx])
+        rc_iter, rx_iter = iter(rc), iter(rx)
+        inputs = ([UndefinedPrimal(v.aval) if lin else next(rc_iter)
+                   for v, lin in zip(jaxpr.invars[:num_consts], const_lin)]
+                  + [UndefinedPrimal(v.aval) for v in jaxpr.invars[num_consts:num_consts + num_carry]]
+                  + [UndefinedPrimal(v.aval) if lin else next(rx_iter)
+                     for v, lin in zip(jaxpr.invars[num_consts + num_carry:], x_lin)])
+        cts_in = backward_pass(jaxpr, (), inputs, list(ctc) + list(cty))
+        ct_consts, ct_carry_in, ct_xs = split_list(cts_in, [num_consts, num_carry])
+        new_acc = [instantiate(add_tangents(a, ct)) for a, ct, lin in
+                   zip(_expand(acc, const_lin), ct_consts, const_lin) if lin]
+        return (new_acc + [instantiate(ct) for ct in ct_carry_in]
+                + [instantiate(ct) for ct, lin in zip(ct_xs, x_lin) if lin])
+
+    step_avals = ([aval_of(x) for x in res_consts] + lin_const_avals + carry_avals
+                  + [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in res_xs] + y_avals)
+    body = trace_body(transposed_step, step_avals)
+    init = [zeros(a) for a in lin_const_avals] + [instantiate(ct) for ct in ct_carry]
+    outs = bind(scan_p, *body.consts, *res_consts, *init, *res_xs,
+                *[instantiate(ct) for ct in ct_ys], jaxpr=body.jaxpr,
+                num_consts=len(body.consts) + n_rc, num_carry=n_lc + num_carry,
+                length=length, reverse=not reverse, unroll=unroll)
+    ct_lin_consts, ct_init, ct_lin_xs = split_list(outs, [n_lc, num_carry])
+    consts_iter, xs_iter = iter(ct_lin_consts), iter(ct_lin_xs)
+    return ([next(consts_iter) if lin else None for lin in const_lin] + list(ct_init)
+            + [next(xs_iter) if lin else None for lin in x_lin])
+
+
+def _expand(values, mask):
+    """`values` placed at the True positions of `mask` (None elsewhere)."""
+    it = iter(values)
+    return [next(it) if m else None for m in mask]
+
+
+transpose_rules[scan_p] = _scan_transpose
+
+
+# -- vmap ----------------------------------------------------------------------------------------
+
+def _scan_vmap(axis_size, values, dims, *, jaxpr, num_consts, num_carry, length, **params):
+    const_v, carry_v, x_v = split_list(values, [num_consts, num_carry])
+    const_d, carry_d, x_d = split_list(dims, [num_consts, num_carry])
+    const_b = [d is not not_mapped for d in const_d]
+    carry_b = [d is not not_mapped for d in carry_d]
+    x_b = [d is not not_mapped for d in x_d]
+    n_ys = len(jaxpr.outvars) - num_carry
+
+    def in_axes(carry_batched):
+        return ([0 if b else None for b in const_b] + [0 if b else None for b in carry_batched]
+                + [0 if b else None for b in x_b])
+    with set_current_trace(fresh_root()):
+        while True:     # the carry fixpoint: batched in, or made batched by the body
+            found = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size).out_axes
+            grown = [b or d is not None for b, d in zip(carry_b, found[:num_carry])]
+            if grown == carry_b:
+                break
+            carry_b = grown
+        y_b = [d is not None for d in found[num_carry:]]
+        out_axes = [0 if b else None for b in carry_b + y_b]
+        body = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size, out_axes=out_axes).jaxpr
+    consts = [moveaxis(v, d, 0) if b else v for v, d, b in zip(const_v, const_d, const_b)]
+    init = [batch_at(v, d, 0, axis_size) if b else v for v, d, b in zip(carry_v, carry_d, carry_b)]
+    xs = [moveaxis(v, d, 1) if b else v for v, d, b in zip(x_v, x_d, x_b)]
+    outs = bind(scan_p, *consts, *init, *xs, jaxpr=body, num_consts=num_consts,
+                num_carry=num_carry, length=length, **params)
+    return Batched(list(outs), [0 if b else None for b in carry_b]
+                   + [1 if b else None for b in y_b])
+
+
+vmap_rules[scan_p] = _scan_vmap
+
+
+# -- DCE ------------------------------------------------------------------------------------------
+
+def _scan_dce(eqn: Eqn, used_outputs) -> DceEqn:
+    p = eqn.params
+    jaxpr, num_consts, num_carry = p["jaxpr"], p["num_consts"], p["num_carry"]
+    used_carry, used_ys = split_list(used_outputs, [num_carry])
+    used_carry = list(used_carry)
+    while True:     # a carry is needed if used after the loop or by a needed value
+        pruned = dce_jaxpr(jaxpr, used_carry + list(used_ys))
+        needed = pruned.used_inputs[num_consts:num_consts + num_carry]
+        grown = [a or b for a, b in zip(used_carry, needed)]
+        if grown == used_carry:
+            break
+        used_carry = grown
+    used_in = list(pruned.used_inputs)
+    used_in[num_consts:num_consts + num_carry] = used_carry
+    body = Jaxpr((), [v for v, u in zip(jaxpr.invars, used_in) if u], pruned.jaxpr.eqns,
+                 pruned.jaxpr.outvars)
+    inputs = [x for x, u in zip(eqn.inputs, used_in) if u]
+    outputs = [v for v, u in zip(eqn.outputs, used_carry + list(used_ys)) if u]
+    params = dict(p, jaxpr=body, num_consts=sum(used_in[:num_consts]),
+                  num_carry=sum(used_carry))
+    new_eqn = Eqn(scan_p, inputs, params, outputs,
+                  effects_of(scan_p, [x.aval for x in inputs], params), eqn.source_info)
+    return DceEqn(new_eqn, tuple(used_in))
+
+
+dce_rules[scan_p] = _scan_dce

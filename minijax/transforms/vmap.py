@@ -226,6 +226,11 @@ def broadcast_batched(axis_size, values, dims, may_stay_scalar):
 
 def _nary_rule(prim):
     def rule(axis_size, values, dims, **params):
+        first = dims[0]
+        if first is not None and all(d == first for d in dims) and len(
+                {aval_of(x).ndim for x in values}) == 1:
+            # The common case, e.g. `x * y` with both batched alike: nothing to do.
+            return Batched([prim.bind(*values, **params)], [first])
         operands, target = broadcast_batched(axis_size, values, dims,
                                              [True] * len(values))
         return Batched([prim.bind(*operands, **params)], [target])

@@ -1,0 +1,76 @@
+"""Ref checks for `jit` and `make_jaxpr`: the misuse that only the call shows.
+
+Read `refs.py` first. A jitted function is traced once and then runs as one XLA
+program whose ref arguments are discharged into values (`transforms/discharge.py`)
+and written back afterwards (`backends/eager_refs.py`). That is only right if
+
+* no box is passed twice -- as two arguments, twice inside one pytree, or as an
+  argument *and* a closure: the discharged program would hold two independent
+  copies of one box, and a write through one name would be lost;
+* no ref is returned -- a ref cannot outlive the trace that made it; return its
+  value `r[...]` instead;
+* no ref is used after `freeze` / `free_ref`.
+
+Each check runs at trace time (before anything executes, so every ref keeps its
+contents) and names the argument by its path, as `args[0]['w']`.
+"""
+from __future__ import annotations
+
+from jax import tree_util
+
+from .backends.eager_refs import Ref, RefError, check_live, describe_ref
+from .ir.trace import Tracer
+from .ir.types import RefType
+from .refs import RefView, is_ref
+
+
+def _path_text(path) -> str:
+    """`((0, ...), {...})` paths as the user wrote them: args[0]['w'], kwargs['b']."""
+    if not path:
+        return "the argument"
+    head, *rest = path
+    root = "args" if getattr(head, "idx", None) == 0 else "kwargs"
+    return root + tree_util.keystr(tuple(rest))
+
+
+def check_ref_arguments(args, kwargs, leaves, where: str):
+    """Before tracing: refs among the arguments are live, not views, not aliased."""
+    if not any(is_ref(leaf) or isinstance(leaf, RefView) for leaf in leaves):
+        return      # the common case, on every call: no refs, nothing to name
+    paths_and_leaves, _ = tree_util.tree_flatten_with_path((tuple(args), kwargs))
+    seen: dict[int, str] = {}
+    for path, leaf in paths_and_leaves:
+        if isinstance(leaf, RefView):
+            raise RefError(f"{where}: {_path_text(path)} is a view of a ref; pass the ref "
+                           f"itself and take the view inside the function")
+        if not is_ref(leaf):
+            continue
+        name = _path_text(path)
+        if isinstance(leaf, Ref):
+            check_live(leaf, f"{where} (as {name})")
+        if id(leaf) in seen:
+            raise RefError(f"{where}: {describe_ref(leaf)} is passed twice, as "
+                           f"{seen[id(leaf)]} and as {name}; a ref may be passed only "
+                           f"once (aliasing). Pass it once and use it under both names "
+                           f"inside the function.")
+        seen[id(leaf)] = name
+
+
+def check_staged_refs(closed, leaves, where: str):
+    """After tracing: no ref is both closed over and passed in, none is returned."""
+    passed = {id(leaf) for leaf in leaves if is_ref(leaf)}
+    for const in closed.consts:
+        if (isinstance(const, Ref) or isinstance(const, Tracer)) and id(const) in passed:
+            raise RefError(f"{where}: {describe_ref(const)} is both closed over by the "
+                           f"function and passed to it as an argument (aliasing); use "
+                           f"one or the other")
+    for k, aval in enumerate(closed.out_avals):
+        if isinstance(aval, RefType):
+            raise RefError(f"{where} returns a ref (output {k}, of type {aval}); a ref "
+                           f"cannot be returned from a jitted function. Return its value "
+                           f"r[...], or create the ref outside and pass it in.")
+
+
+def value_of(x):
+    """What XLA sees for a leaf or const: a box's current contents."""
+    return x._value if isinstance(x, Ref) else x

@@ -1,0 +1,231 @@
+"""Eager refs: `minijax.Ref`, the box, and running ref programs on it.
+
+Read `transforms/discharge.py` first: it is how any program with refs runs here.
+
+A `Ref` outside any transformation is a Python object holding a `jax.Array` (its
+current contents) and a state: live, frozen or freed. Nothing else in minijax
+mutates it; every change goes through one function, `call_with_refs(jaxpr, args)`:
+
+1. check the boxes: each is live, and no box is passed twice (two names for one
+   box would make the discharged program wrong -- writes through one name would not
+   be seen through the other);
+2. discharge the jaxpr (refs -> values, final values of written refs as extra
+   outputs) and run it as one XLA program on the boxes' contents;
+3. only once the program has returned, store the final values in the boxes.
+
+Step 3 coming last is what makes a failing call leave every ref as it was.
+
+Eager `get`/`swap`/`addupdate` are that same function on a one-equation jaxpr
+(cached per primitive, indexer and input types), and the eager `jit` primitive uses
+it for any body that mentions refs -- which is how refs passed to (or closed over
+by) a jitted function are updated in place after the call. `new_ref`, `empty_ref`,
+`freeze` and `free_ref` act on the box directly.
+
+The user-facing methods (`r[idx]`, `r.at`, `r.T`, ...) are attached to `Ref` by
+`minijax/refs.py`, the public API, as `minijax.numpy` attaches operators to tracers.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..ir import primitives as P
+from ..ir.core import Eqn, Jaxpr, Var
+from ..ir.primitives import effects_of, out_avals_of
+from ..ir.trace import MinijaxError, eager_impls
+from ..ir.types import RefType, ShapedArray, aval_of_value, canonical_dtype
+from ..transforms.discharge import discharge_jaxpr, mentions_refs
+from . import xla
+
+__all__ = ["Ref", "RefError", "call_with_refs", "check_live", "describe_ref"]
+
+
+class RefError(MinijaxError, TypeError, ValueError):
+    """Misuse of a ref: aliasing, use after freeze/free_ref, returning one, ..."""
+
+
+def _user_frame() -> str:
+    """'file:line' of the innermost frame outside minijax: where the user did it."""
+    frame = sys._getframe(1)
+    package = __name__.split(".")[0]
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != package and not module.startswith(package + "."):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+
+
+class Ref:
+    """A mutable array outside any transformation: what `minijax.new_ref` returns.
+
+    A `Ref` is not an array: read it with `r[...]` (or `r[idx]`, `r.get()`), write
+    it with `r[idx] = v`. `jax.Array` arithmetic, `jnp` functions and
+    `np.asarray` reject it with a message saying so."""
+    __slots__ = ("_value", "_state", "_origin", "_consumed_at", "__weakref__")
+    __array_priority__ = 2000     # so `ndarray + ref` asks the ref (which refuses)
+
+    def __init__(self, value, origin: str | None = None):
+        self._value = value
+        self._state = "live"
+        self._origin = origin or _user_frame()
+        self._consumed_at = None
+
+    @property
+    def aval(self) -> RefType:
+        value = self._value
+        if value is None:
+            raise RefError(f"{describe_ref(self)} was {self._state}; it has no contents")
+        return RefType(ShapedArray(value.shape, value.dtype))
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of an unsized (rank-0) ref")
+        return self.shape[0]
+
+    def __repr__(self):
+        if self._state != "live":
+            return f"Ref(<{self._state}>)"
+        body = np.array2string(np.asarray(self._value), separator=", ", prefix="Ref(")
+        return f"Ref({body}, dtype={self.dtype.name})"
+
+    def __array__(self, *args, **kwargs):
+        raise RefError(f"{describe_ref(self)} cannot be converted to a NumPy array: a ref "
+                       f"is not an array. Read its value first: np.asarray(r[...])")
+
+    def __reduce__(self):
+        raise RefError("refs cannot be pickled; pickle their value r[...] instead")
+
+
+def _refuse_operator(name):
+    def op(self, *args, **kwargs):
+        raise RefError(f"{describe_ref(self)} does not support {name}: a ref is not an "
+                       f"array. Read its value with r[...] (or write r[...] = value)")
+    op.__name__ = name
+    return op
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+              "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__",
+              "__pos__", "__abs__", "__invert__", "__and__", "__rand__", "__or__",
+              "__ror__", "__xor__", "__rxor__", "__lt__", "__le__", "__gt__", "__ge__",
+              "__float__", "__int__", "__complex__", "__index__", "__bool__", "__iter__",
+              "__lshift__", "__rshift__"):
+    setattr(Ref, _name, _refuse_operator(_name))
+
+
+def describe_ref(ref) -> str:
+    """How error messages name a ref: its type and where it was created."""
+    if isinstance(ref, Ref):
+        kind = "Ref" if ref._value is None else f"Ref{{{ref.aval.inner}}}"
+        return f"the {kind} created at {ref._origin}"
+    return f"the traced ref of type {getattr(ref, 'aval', '?')}"
+
+
+def check_live(ref: Ref, doing: str):
+    if ref._state != "live":
+        how = "freeze" if ref._state == "frozen" else "free_ref"
+        raise RefError(f"{describe_ref(ref)} is used after {how} (at {ref._consumed_at}) "
+                       f"by {doing}. A ref cannot be used once frozen or freed; keep the "
+                       f"value {how} returned, or make a new ref with minijax.new_ref")
+
+
+# -- running a jaxpr on boxes ------------------------------------------------------------
+
+def check_no_aliasing(args, what: str):
+    """Each box passed at most once: writes through one name must be seen by all."""
+    seen = {}
+    for k, arg in enumerate(args):
+        if isinstance(arg, Ref):
+            if id(arg) in seen:
+                raise RefError(f"{describe_ref(arg)} is passed to {what} twice (inputs "
+                               f"{seen[id(arg)]} and {k}); a ref may be passed only once. "
+                               f"Pass it once and use it under both names inside.")
+            seen[id(arg)] = k
+
+
+def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function") -> list:
+    """Run `jaxpr` (no constvars) on `args`, `Ref` boxes for its ref inputs; update
+    the boxes it writes, only after the whole program has succeeded."""
+    for arg in args:
+        if isinstance(arg, Ref):
+            check_live(arg, what)
+    check_no_aliasing(args, what)
+    result = discharge_jaxpr(jaxpr)
+    values = [arg._value if isinstance(arg, Ref) else arg for arg in args]
+    outs = list(xla.compile_jaxpr(result.jaxpr)(*values))
+    n = result.info.num_outputs
+    for position, final in zip(result.info.written, outs[n:]):
+        args[position]._value = final
+    return outs[:n]
+
+
+@functools.lru_cache(maxsize=4096)
+def _one_equation(prim, params_key, in_avals) -> Jaxpr:
+    """`{ lambda ; r ... . let <prim> in (...) }`: a ref op as a program of its own."""
+    params = dict(params_key)
+    invars = [Var(aval) for aval in in_avals]
+    outvars = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
+    eqn = Eqn(prim, invars, params, outvars, effects_of(prim, in_avals, params))
+    return Jaxpr((), invars, (eqn,), outvars)
+
+
+def _ref_op_impl(prim):
+    def impl(*args, **params):
+        in_avals = tuple(aval_of_value(a) for a in args)
+        jaxpr = _one_equation(prim, tuple(sorted(params.items())), in_avals)
+        return call_with_refs(jaxpr, list(args), prim.name)
+    impl.__name__ = f"eager_{prim.name}"
+    return impl
+
+
+def _new_ref(x):
+    if isinstance(x, Ref):
+        raise RefError("cannot make a ref of a ref: a ref holds an array")
+    dtype = canonical_dtype(aval_of_value(x).dtype)
+    # jax.Arrays are immutable, so holding the caller's array is already a copy as far
+    # as anyone can observe; NumPy inputs are copied onto the device here.
+    return [Ref(jnp.asarray(x, dtype))]
+
+
+def _empty_ref(*, shape, dtype):
+    return [Ref(jnp.zeros(shape, dtype))]
+
+
+def _consume(ref, state):
+    check_live(ref, "freeze" if state == "frozen" else "free_ref")
+    value = ref._value
+    ref._state, ref._consumed_at = state, _user_frame()
+    if state == "freed":
+        ref._value = None
+    return value
+
+
+def _jit_impl(*args, jaxpr, name):
+    if not mentions_refs(jaxpr):
+        return xla.apply_primitive(P.jit_p, *args, jaxpr=jaxpr, name=name)
+    return call_with_refs(jaxpr, list(args), f"jit({name})")
+
+
+for _prim in (P.get_p, P.swap_p, P.addupdate_p):
+    eager_impls[_prim] = _ref_op_impl(_prim)
+eager_impls[P.new_ref_p] = _new_ref
+eager_impls[P.empty_ref_p] = _empty_ref
+eager_impls[P.freeze_p] = lambda ref: [_consume(ref, "frozen")]
+eager_impls[P.free_ref_p] = lambda ref: (_consume(ref, "freed"), [])[1]
+eager_impls[P.jit_p] = _jit_impl
+
+
+def value_of(x):
+    """A leaf as XLA may see it: a box's contents, anything else as it is."""
+    return x._value if isinstance(x, Ref) else x
+

@@ -1,0 +1,48 @@
+"""The primitives behind `custom_jvp` and `custom_vjp`: calls with their own derivatives.
+
+Read `catalogue.py` (the `jit` call) first. Like `jit`, the custom calls carry their
+primal body as a jaxpr (closed-over values passed as the first `num_consts`
+operands), so they print and verify like any equation. The derivative rules are
+the user's Python functions, kept as opaque `rule` params and called only when the
+call is differentiated -- as in JAX, where they print as `jvp=...`/`fwd=...`.
+(A rule is Python code, so the exact text form cannot write these params.)
+
+* `custom_jvp_call[call_jaxpr, num_consts, rule, name]`: operands consts, args.
+* `custom_vjp_call[call_jaxpr, num_consts, rule, name]`: operands consts, args.
+* `custom_lin[rule, num_residuals, name]`: operands residuals, tangents of the float
+  args; results tangents of the float outputs. The tangent map of a custom_vjp
+  function: linear, known only through its transpose (the user's `bwd`). `linearize`
+  stages it; `transpose` calls `bwd`; evaluating it (forward mode) is an error, as
+  in JAX. Its `rule` knows the output types (`rule.tangent_out_avals`).
+"""
+from __future__ import annotations
+
+from .core import Jaxpr
+from .primitives import Primitive, type_rules, _fail
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+def _custom_call_rule(prim_name):
+    def type_rule(*in_avals, call_jaxpr, num_consts, rule, name):
+        if not isinstance(call_jaxpr, Jaxpr) or call_jaxpr.constvars:
+            _fail(prim_name, "call_jaxpr must be a Jaxpr with its constants passed as inputs")
+        expected = call_jaxpr.in_avals
+        if len(in_avals) != len(expected) or any(
+                a.strip_weak_type() != b.strip_weak_type()
+                for a, b in zip(in_avals, expected)):
+            _fail(prim_name, f"operands ({', '.join(map(str, in_avals))}) do not match the "
+                  f"call's inputs ({', '.join(map(str, expected))})")
+        return call_jaxpr.out_avals
+    return type_rule
+
+
+def _custom_lin_rule(*in_avals, rule, num_residuals, name):
+    return list(rule.tangent_out_avals)
+
+
+type_rules[custom_jvp_call_p] = _custom_call_rule("custom_jvp_call")
+type_rules[custom_vjp_call_p] = _custom_call_rule("custom_vjp_call")
+type_rules[custom_lin_p] = _custom_lin_rule

@@ -1,0 +1,40 @@
+"""`minijax.numpy`: the NumPy API on minijax values, with JAX's semantics.
+
+`import minijax.numpy as jnp` gives what a JAX user expects of `jax.numpy`: float32
+by default (x64 off), JAX's promotion lattice with weakly typed Python scalars,
+NumPy broadcasting, axes (negative, tuples, keepdims), and results that are
+`jax.Array`s eagerly and tracers under `minijax.jit` and the other transformations.
+Every function is built from `minijax.lax`, so it works under every transformation.
+
+Read in this order:
+  _dtypes.py          dtype names (`jnp.float32`) and dtype queries
+  _promotion.py       promotion, weak types and broadcasting: every function starts here
+  _creation.py        asarray, zeros/ones/full, arange, linspace, eye
+  _ufuncs.py          elementwise arithmetic, comparisons, logic, math
+  _reductions.py      sum, mean, max, argmax, cumsum, ...
+  _shape.py           reshape, transpose, concatenate, split, flip, pad, ...
+  _linalg.py          matmul, dot, tensordot, einsum
+  _sorting.py         sort, argsort, searchsorted, nonzero
+  _indexing.py        x[idx], x.at[idx].set/add, take, take_along_axis
+  _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
+"""
+import numpy as _np
+
+from ._dtypes import *  # noqa: F401,F403
+from ._dtypes import bool_ as bool  # noqa: A001  (jnp.bool is jnp.bool_, as in JAX)
+from ._promotion import result_type, promote_types
+from ._creation import *  # noqa: F401,F403
+from ._ufuncs import *  # noqa: F401,F403
+from ._reductions import *  # noqa: F401,F403
+from ._shape import *  # noqa: F401,F403
+from ._linalg import *  # noqa: F401,F403
+from ._sorting import *  # noqa: F401,F403
+from ._indexing import take, take_along_axis
+from . import _tracer_methods  # noqa: F401  (attaches operators to tracers)
+
+pi = _np.pi
+e = _np.e
+inf = _np.inf
+nan = _np.nan
+euler_gamma = _np.euler_gamma
+newaxis = None

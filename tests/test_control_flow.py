@@ -1,0 +1,233 @@
+"""cond, switch, while_loop, fori_loop, scan and map against JAX: values, jit, jvp,
+grad (where JAX supports it) and vmap with batched and unbatched operands/predicates."""
+import jax
+import numpy as np
+import pytest
+
+import minijax
+from minijax import lax
+from tests.control_flow_helpers import MJ, JX, check_transforms, randn, assert_close
+
+
+# -- cond and switch --------------------------------------------------------------------
+
+def cond_program(ns):
+    def f(p, x, y):
+        # pytree operands, a closure over a traced value (y), different work per branch
+        return ns.lax.cond(p > 0, lambda a: (ns.jnp.sin(a[0]) * y, a[1] * 2.0),
+                           lambda a: (a[0] * a[1], ns.jnp.cos(a[1]) + y),
+                           (x, x * 3.0))
+    return f
+
+
+@pytest.mark.parametrize("p", [1.0, -1.0])
+def test_cond_values_and_derivatives(p):
+    x, y = randn(3), randn(3)
+    check_transforms(cond_program, np.float32(p), x, y)
+
+
+def test_cond_vmap_batched_and_unbatched_predicate():
+    xs, ys = randn(4, 3), randn(4, 3)
+    ps = np.array([1.0, -1.0, 2.0, -3.0], np.float32)
+    # batched predicate: becomes a select of both branches
+    check_transforms(cond_program, ps[0], xs[0], ys[0], hows=(),
+                     vmap_args=(ps, xs, ys))
+    # unbatched predicate, batched operand; and batched predicate, unbatched operands
+    check_transforms(cond_program, ps[0], xs[0], ys[0], hows=(),
+                     vmap_args=(np.float32(1.0), xs, ys[0]), in_axes=(None, 0, None))
+    check_transforms(cond_program, ps[0], xs[0], ys[0], hows=(),
+                     vmap_args=(ps, xs[0], ys[0]), in_axes=(0, None, None))
+
+
+def test_batched_predicate_becomes_select():
+    f = minijax.vmap(cond_program(MJ))
+    text = str(minijax.make_jaxpr(f)(np.ones(2, np.float32), randn(2, 3), randn(2, 3)))
+    assert "select_n" in text and "cond[" not in text
+
+
+def switch_program(ns):
+    def f(i, x):
+        branches = [lambda v: v * 2.0, lambda v: ns.jnp.sin(v), lambda v: v * v]
+        return ns.lax.switch(i, branches, x)
+    return f
+
+
+@pytest.mark.parametrize("i", [-3, 0, 1, 2, 7])   # out of range clamps, as in JAX
+def test_switch(i):
+    check_transforms(switch_program, np.int32(i), randn(3), hows=("eval", "jit", "jvp"))
+
+
+def test_switch_grad_and_vmap():
+    check_transforms(switch_program, np.int32(1), randn(3), hows=("grad",),
+                     vmap_args=(np.array([0, 2, 5, -1], np.int32), randn(4, 3)))
+
+
+def test_cond_branches_of_different_types_is_a_clear_error():
+    with pytest.raises(TypeError, match=r"f32\[3\].*f32\[\]|f32\[\].*f32\[3\]"):
+        lax.cond(True, lambda x: x, lambda x: x.sum(), np.ones(3, np.float32))
+
+
+def test_cond_predicate_must_be_scalar():
+    with pytest.raises(TypeError, match="scalar"):
+        lax.cond(np.ones(2, bool), lambda: 1.0, lambda: 2.0)
+
+
+# -- while_loop and fori_loop -------------------------------------------------------------
+
+def while_program(ns):
+    def f(x, scale):
+        def body(carry):
+            i, v, acc = carry
+            return i + 1, v * scale, acc + ns.jnp.sum(ns.jnp.sin(v))
+        return ns.lax.while_loop(lambda c: (c[0] < 4) & (ns.jnp.sum(c[1]) < 50.0), body,
+                                 (0, x, 0.0))
+    return f
+
+
+def test_while_loop_values_jit_jvp():
+    x = np.abs(randn(3)) + 0.5
+    check_transforms(while_program, x, np.float32(1.5), hows=("eval", "jit", "jvp"))
+
+
+def test_while_loop_vmap_batched_predicate_freezes_finished_lanes():
+    xs = np.abs(randn(4, 3)) * np.array([[0.1], [1.0], [5.0], [20.0]], np.float32)
+    check_transforms(while_program, xs[0], np.float32(1.5), hows=(),
+                     vmap_args=(xs, np.float32(1.5)), in_axes=(0, None))
+    check_transforms(while_program, xs[0], np.float32(1.5), hows=(),
+                     vmap_args=(xs[0], np.array([1.1, 2.0, 3.0], np.float32)),
+                     in_axes=(None, 0))
+
+
+def test_while_loop_reverse_mode_is_a_clear_error():
+    f = while_program(MJ)
+    with pytest.raises(minijax.MinijaxError, match="scan"):
+        minijax.grad(lambda x: f(x, np.float32(1.5))[2])(np.ones(3, np.float32))
+
+
+def fori_program(ns, static=True):
+    def f(x, n):
+        upper = 5 if static else n
+        return ns.lax.fori_loop(1, upper, lambda i, c: c * ns.jnp.cos(c) + i, x)
+    return f
+
+
+def test_fori_loop_static_bounds_is_a_scan_and_reverse_differentiable():
+    check_transforms(fori_program, randn(3), np.int32(5))
+    assert "scan[" in str(minijax.make_jaxpr(fori_program(MJ))(randn(3), 5))
+
+
+def test_fori_loop_dynamic_bounds_is_a_while_loop_forward_only():
+    make = lambda ns: fori_program(ns, static=False)   # noqa: E731
+    check_transforms(make, randn(3), np.int32(4), hows=("eval", "jit", "jvp"),
+                     vmap_args=(randn(2, 3), np.array([2, 6], np.int32)))
+    assert "while[" in str(minijax.make_jaxpr(make(MJ))(randn(3), np.int32(4)))
+    with pytest.raises(minijax.MinijaxError, match="fori_loop"):
+        # under jit the bound is traced, so the loop is a while_loop
+        minijax.jit(lambda x, n: minijax.grad(lambda x: make(MJ)(x, n).sum())(x))(
+            randn(3), np.int32(3))
+
+
+# -- scan ---------------------------------------------------------------------------------
+
+def rnn_program(ns):
+    def f(w, h0, xs):
+        def cell(h, x):
+            h = ns.jnp.tanh(ns.jnp.dot(w, h) + x)
+            return h, {"h": h, "norm": ns.jnp.sum(h * h)}
+        return ns.lax.scan(cell, h0, xs)
+    return f
+
+
+def test_scan_rnn():
+    w, h0, xs = randn(3, 3) * 0.5, randn(3), randn(5, 3)
+    check_transforms(rnn_program, w, h0, xs,
+                     vmap_args=(w, randn(2, 3), randn(2, 5, 3)), in_axes=(None, 0, 0))
+
+
+def test_scan_vmap_over_weights_only():
+    w, h0, xs = randn(3, 3) * 0.5, randn(3), randn(5, 3)
+    check_transforms(rnn_program, w, h0, xs, hows=(),
+                     vmap_args=(randn(2, 3, 3), h0, xs), in_axes=(0, None, None))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_reverse_unroll_and_no_xs(reverse):
+    def make(ns):
+        def f(x):
+            def body(c, _):
+                a, b = c
+                return (a * 0.9 + b, ns.jnp.sin(b)), a
+            return ns.lax.scan(body, (x, x * 2.0), None, length=4, reverse=reverse,
+                               unroll=2)
+        return f
+    check_transforms(make, randn(2), vmap_args=(randn(3, 2),))
+
+
+def test_scan_weakly_typed_initial_carry_is_promoted():
+    make = lambda ns: lambda x: ns.lax.scan(lambda c, xi: (c + xi, c), 0.0, x)  # noqa: E731
+    check_transforms(make, randn(4), hows=("eval", "jit", "grad"))
+
+
+def test_scan_carry_type_mismatch_is_a_clear_error():
+    with pytest.raises(TypeError, match=r"f32\[2\]"):
+        lax.scan(lambda c, x: (np.ones(2, np.float32) * c, x), np.float32(0), randn(3))
+
+
+def test_scan_lowers_to_one_loop_not_unrolled():
+    f = minijax.jit(rnn_program(MJ))
+    text = f.lower(randn(3, 3), randn(3), randn(50, 3)).as_text()
+    assert text.count("stablehlo.while") == 1
+    assert text.count("tanh") == 1
+
+
+# -- map ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("batch_size", [None, 1, 2, 3, 4, 10])
+def test_map_with_batch_size(batch_size):
+    def make(ns):
+        return lambda xs: ns.lax.map(lambda x: (ns.jnp.sin(x) * x[0], x.sum()), xs,
+                                     batch_size=batch_size)
+    hows = ("eval", "grad") if batch_size in (None, 2) else ("eval",)
+    check_transforms(make, randn(4, 3), hows=hows)
+
+
+# -- select and the branch-free forms -----------------------------------------------------
+
+def branch_free_program(ns):
+    def f(x, y):
+        a = ns.lax.select(x > y, x * 2.0, ns.jnp.sin(y))
+        b = ns.jnp.where(ns.jnp.logical_and(x > 0, ns.jnp.logical_not(y > 0)), x, y)
+        c = ns.jnp.where(ns.jnp.logical_or(x > 1, y < -1), a, b)
+        return a + b + c
+    return f
+
+
+def test_select_and_logical_ops():
+    check_transforms(branch_free_program, randn(5), randn(5), vmap_args=(randn(2, 5), randn(2, 5)))
+
+
+def test_jnp_select_and_piecewise():
+    def make(ns):
+        def f(x):
+            s = ns.jnp.select([x < -0.5, x > 0.5], [x * 2.0, ns.jnp.sin(x)], default=x * x)
+            p = ns.jnp.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v ** 2])
+            return s + p
+        return f
+    check_transforms(make, randn(6), hows=("eval", "jit", "grad"), vmap_args=(randn(2, 6),))
+
+
+# -- the reference evaluator agrees --------------------------------------------------------
+
+@pytest.mark.parametrize("make,args", [
+    (cond_program, (np.float32(-1), randn(3), randn(3))),
+    (switch_program, (np.int32(2), randn(3))),
+    (while_program, (np.abs(randn(3)) + 0.5, np.float32(1.5))),
+    (rnn_program, (randn(3, 3), randn(3), randn(4, 3))),
+])
+def test_reference_evaluator_agrees(make, args):
+    from minijax.backends.reference import eval_closed_jaxpr
+    closed = minijax.make_jaxpr(make(MJ))(*args)
+    leaves = [a for a in args]
+    ours = eval_closed_jaxpr(closed, *leaves)
+    theirs = jax.tree_util.tree_leaves(make(JX)(*args))
+    assert_close(ours, theirs, tol=1e-5)
