@@ -51,19 +51,21 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     rng = np.random.RandomState(0)
-    mini_mlp, jax_mlp = make_mlp(mlax), make_mlp(jlax)
     print(f"{'layers':>6} {'what':>10} {'minijax ms':>11} {'jax ms':>9} {'ratio':>6} "
           f"{'mj eqns':>8} {'jax eqns':>8}")
     for depth in args.layers:
         params = [(rng.randn(WIDTH, WIDTH).astype(np.float32),
                    rng.randn(WIDTH).astype(np.float32)) for _ in range(depth)]
         x = rng.randn(BATCH, WIDTH).astype(np.float32)
-        cases = [("forward", minijax.make_jaxpr(mini_mlp), jax.make_jaxpr(jax_mlp)),
-                 ("grad", minijax.make_jaxpr(minijax.grad(mini_mlp)),
-                  jax.make_jaxpr(jax.grad(jax_mlp)))]
+        # A fresh Python function per measurement: jax.make_jaxpr caches traces by
+        # function identity, and a cache hit would not measure tracing at all.
+        cases = [("forward", lambda: minijax.make_jaxpr(make_mlp(mlax)),
+                  lambda: jax.make_jaxpr(make_mlp(jlax))),
+                 ("grad", lambda: minijax.make_jaxpr(minijax.grad(make_mlp(mlax))),
+                  lambda: jax.make_jaxpr(jax.grad(make_mlp(jlax))))]
         for what, mini, ref in cases:
-            t_mini, mini_jaxpr = best_time(lambda: mini(params, x), args.repeat)
-            t_jax, jax_jaxpr = best_time(lambda: ref(params, x), args.repeat)
+            t_mini, mini_jaxpr = best_time(lambda: mini()(params, x), args.repeat)
+            t_jax, jax_jaxpr = best_time(lambda: ref()(params, x), args.repeat)
             print(f"{depth:>6} {what:>10} {t_mini * 1e3:>11.2f} {t_jax * 1e3:>9.2f} "
                   f"{t_jax / t_mini:>6.2f} {count_eqns(mini_jaxpr):>8} "
                   f"{count_eqns(jax_jaxpr):>8}")

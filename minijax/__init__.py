@@ -26,6 +26,13 @@ from . import transforms
 # control flow
 from . import debug  # noqa: E402
 
-# refs (after minijax.numpy: ref tracers dispatch their indexing before array tracers')
+# refs
 from .refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof
 from . import ref
+from .refs import install_tracer_dispatch as _install_ref_dispatch
+_install_ref_dispatch()   # after minijax.numpy attached its methods: ref tracers index as refs
+
+# remat
+from . import ad_checkpoint  # noqa: E402
+from .ad_checkpoint import checkpoint, remat  # noqa: E402
+from .transforms.policies import checkpoint_policies  # noqa: E402

@@ -31,23 +31,6 @@ from .transforms.linearize import linearize_flat, apply_linear, vjp_backward
 from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 
 
-def _register_custom_call_lowerings():
-    """The XLA backend runs a custom call as its primal body, inlined; `custom_lin`
-    (forward mode through custom_vjp) has no lowering and says why."""
-    from .backends import xla
-    from .ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
-    from .transforms.custom_derivatives import custom_lin_impl
-
-    def inline(*args, call_jaxpr, num_consts, rule, name):
-        return xla.lower_jaxpr(call_jaxpr, (), args)
-    for prim in (custom_jvp_call_p, custom_vjp_call_p):
-        xla.lowering_rules.setdefault(prim, inline)
-    xla.lowering_rules.setdefault(custom_lin_p, custom_lin_impl)
-
-
-_register_custom_call_lowerings()
-
-
 class NonScalarOutputError(MinijaxError, TypeError):
     """`grad` of a function whose output is not a real scalar."""
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from jax import tree_util
 
-from .backends.eager_refs import Ref, RefError, check_live, describe_ref
+from .backends.eager_refs import Ref, RefError, check_live
 from .ir.trace import Tracer
 from .ir.types import RefType
-from .refs import RefView, is_ref
+from .refs import RefView, describe_ref, is_ref
 
 
 def _path_text(path) -> str:

@@ -4,7 +4,7 @@
 `minijax.ir.primitives.primitives_by_name`, one column per rule table registered
 with `register_rule_table` (type rules, XLA lowering, and every pass's table), so a
 hole -- a primitive some pass cannot handle yet -- is one glance away. `repl` starts
-the small interactive shell of `minijax/repl.py`.
+the REPL of `minijax/repl/` (docs/repl.md).
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _rules(args) -> int:
 
 def _repl(args) -> int:
     from .repl import run_repl
-    return run_repl(args.file)
+    return run_repl(args.file, echo=args.echo)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,9 +64,14 @@ def _parser() -> argparse.ArgumentParser:
         "rules", help="print the primitive x pass coverage table of the rule tables")
     rules.set_defaults(run=_rules)
     repl = commands.add_parser(
-        "repl", help="interactive shell with jax (= minijax), jnp, lax, jit, make_jaxpr, np")
+        "repl", help="interactive lab: Python with minijax preloaded plus :commands "
+                     "for IR, passes, remat, refs (see docs/repl.md)")
     repl.add_argument("file", nargs="?", metavar="FILE",
-                      help="a Python script to run first; the shell stays open after it")
+                      help="run first: a Python script (.py) or a lesson of REPL lines "
+                           "(:commands allowed); the REPL then reads stdin")
+    repl.add_argument("--echo", action="store_true",
+                      help="print each input line after a prompt, so the output is a "
+                           "transcript (errors included, on stdout); never interactive")
     repl.set_defaults(run=_repl)
     return parser
 

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from .backends.eager_refs import Ref, RefError, check_live, describe_ref, _user_frame
+from .backends.eager_refs import (Ref, RefError, check_live, describe_ref as _describe_box,
+                                  used_after_message, _user_frame)
 from .ir import primitives as P
 from .ir.ref_indexing import (Index, RefIndexer, Reshape, Transpose, build_index,
                               indexer_shape)
@@ -67,7 +68,17 @@ _consumed: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 def _note_created(ref):
     if isinstance(ref, Tracer):
-        _created.setdefault(ref._trace, {})[id(ref)] = ref
+        _created.setdefault(ref._trace, {})[id(ref)] = (ref, _user_frame())
+
+
+def describe_ref(ref) -> str:
+    """How messages name a ref: its type and where it came from."""
+    if not isinstance(ref, Tracer):
+        return _describe_box(ref)
+    made = _created.get(ref._trace, {}).get(id(ref))
+    if made is not None:
+        return f"the {ref.aval} created at {made[1]}"
+    return f"the {ref.aval} passed into the function being transformed"
 
 
 def _check_usable(ref, doing: str):
@@ -76,10 +87,7 @@ def _check_usable(ref, doing: str):
     elif isinstance(ref, Tracer):
         used = _consumed.get(ref._trace, {}).get(id(ref))
         if used is not None:
-            how, where = used[1], used[2]
-            raise RefError(f"{describe_ref(ref)} is used after {how} (at {where}) by "
-                           f"{doing}. A ref cannot be used once frozen or freed; keep "
-                           f"the value {how} returned, or make a new ref with new_ref")
+            raise RefError(used_after_message(describe_ref(ref), used[1], used[2], doing))
 
 
 def _consume(ref, how: str):
@@ -413,7 +421,7 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
     setattr(RefView, _name, _refuse)
 
 
-def _install_tracer_dispatch():
+def install_tracer_dispatch():
     """Give ref tracers the ref methods while array tracers keep theirs.
 
     `minijax.numpy` attaches array methods (`__getitem__`, `reshape`, `T`, ...) to
@@ -444,16 +452,15 @@ def _make_dispatch(name, ref_fn, array_fn):
     return dispatch
 
 
-_install_tracer_dispatch()
+install_tracer_dispatch()
 
 
-class _RefIndexError(RefError, IndexError):
+class RefIndexError(RefError, IndexError):
     """A static index out of range, or a malformed one: IndexError, as NumPy."""
 
 
-class _RefIndexTypeError(RefError, TypeError):
+class RefIndexTypeError(RefError, TypeError):
     """An index of the wrong kind (a float, a boolean mask, a traced slice bound)."""
 
 
-_REF_INDEX_ERRORS = {IndexError: _RefIndexError, TypeError: _RefIndexTypeError}
-RefIndexError = _RefIndexError
+_REF_INDEX_ERRORS = {IndexError: RefIndexError, TypeError: RefIndexTypeError}

@@ -2,10 +2,10 @@
 
 A case is a function `fn(np_module, *args)` written once and run with both modules:
 
-* `check(fn, *args)` runs it eagerly with jax.numpy and minijax.numpy, traces it
+* `check(fn, *args)` runs it with jax.numpy under `jax.jit` (the oracle), traces it
   with `minijax.make_jaxpr` (the jaxpr must pass the verifier, and its output types,
-  weak types included, must be JAX's), and runs it under `minijax.jit`; values,
-  shapes and dtypes must all agree. Python scalar arguments become weakly typed
+  weak types included, must be JAX's), runs it under `minijax.jit` and eagerly;
+  values, shapes and dtypes must all agree. Python scalar arguments become weakly typed
   inputs of the traced function, exactly as when they are passed to `jax.jit`.
 * `check_types(fn, *args)` compares only the abstract result (dtype, shape, weak
   type) of `jax.make_jaxpr` and `minijax.make_jaxpr`: no XLA compile, so promotion
@@ -90,11 +90,16 @@ def check_types(fn, *args):
     return ours
 
 
-def check(fn, *args, rtol=1e-5, atol=1e-5, jit=True, weak=True):
-    """Run `fn` through jax.numpy and minijax.numpy (eager, traced, jit) and compare."""
-    expected = fn(jnp, *args)
-    got = fn(mnp, *args)
-    assert_values_close(got, expected, rtol, atol)
+def check(fn, *args, rtol=1e-5, atol=1e-5, eager=False, jit=True, weak=True):
+    """Run `fn` through jax.numpy and minijax.numpy and compare values, dtypes, shapes
+    and (traced) weak types. The oracle runs under `jax.jit` (one compile however many
+    outputs `fn` returns, so tests batch variants into one program); minijax runs
+    traced, under `minijax.jit`, and eagerly op by op when `eager` (or without jit).
+    Eager runs cost one small compile per primitive, so they are opted into."""
+    if jit:
+        expected = jax.jit(lambda *a: fn(jnp, *a))(*args)
+    else:
+        expected = fn(jnp, *args)
     closed = traced(fn, *args)
     theirs = jax_traced(fn, *args)
     if weak:
@@ -105,7 +110,10 @@ def check(fn, *args, rtol=1e-5, atol=1e-5, jit=True, weak=True):
     if jit:
         compiled = minijax.jit(lambda *a: fn(mnp, *a))(*args)
         assert_values_close(compiled, expected, rtol, atol)
-    return got
+    if eager or not jit:
+        got = fn(mnp, *args)
+        assert_values_close(got, expected, rtol, atol)
+    return closed
 
 
 def count_eqns(jaxpr) -> int:

@@ -220,3 +220,26 @@ def test_dce_jaxpr():
     verify(result.jaxpr)
     assert [e.primitive.name for e in result.jaxpr.eqns] == ["sin"]
     assert result.used_inputs == (True,)
+
+
+def test_golden_autodiff_stages():
+    """The printed stages in docs/autodiff.md are what the passes produce."""
+    import pathlib
+    import re
+    doc = (pathlib.Path(__file__).parent.parent / "docs" / "autodiff.md").read_text()
+    golden = dict(re.findall(r"<!-- stage: (\w+) -->\n```text\n(.*?)\n```", doc, re.S))
+
+    def f(x):
+        return mlax.mul(mlax.sin(x), x)
+    x = np.float32(2.0)
+    traced = verify(minijax.make_jaxpr(f)(x))
+    jvp = verify(jvp_jaxpr(traced))
+    split = partial_eval_jaxpr(jvp, [False, True])
+    transposed = verify(transpose_jaxpr(split.staged_jaxpr,
+                                        [False] * split.num_residuals + [True]))
+    stages = dict(traced=traced, jvp=jvp, known=verify(split.known_jaxpr),
+                  staged=verify(split.staged_jaxpr), transposed=transposed,
+                  grad=verify(minijax.make_jaxpr(minijax.grad(f))(x)))
+    assert set(golden) == set(stages)
+    for name, jaxpr in stages.items():
+        assert str(jaxpr) == golden[name], name

@@ -292,3 +292,58 @@ def test_vmap_jaxpr_out_axes_and_closed_jaxprs():
     assert moved.jaxpr.out_avals[0].shape == (4, 3) and moved.out_axes == (1, 0)
     unbatched = vmap_jaxpr(closed, (None,), 3)
     assert unbatched.out_axes == (None, None)
+
+
+# -- minijax.numpy programs -------------------------------------------------------------------
+
+def _numpy_programs():
+    x = randn(3, 4, 5)
+    w = randn(5, 6)
+    idx = np.array([[0, 2], [3, 1], [1, 1]], np.int32)
+    idx4 = np.array([[0, 2], [1, 1], [2, 0], [0, 0]], np.int32)
+    return [  # (program(np, *args), args, in_axes)
+        (lambda np_, a, b: a @ b, (x, w), (0, None)),
+        (lambda np_, a, b: a @ b, (x, w), (1, None)),
+        (lambda np_, a, b: np_.einsum("ij,jk->ik", a, b), (x, w[:4]), (2, None)),
+        (lambda np_, a, i: a[i], (x, idx), (0, 0)),
+        (lambda np_, a, i: a[:, i], (x, idx), (0, 0)),
+        (lambda np_, a, i: a[i[0]], (x, idx), (0, 0)),
+        (lambda np_, a: a[1:, ::2], (x,), 1),
+        (lambda np_, a, b: np_.concatenate([a, b], axis=1), (x, x.transpose(1, 2, 0)), (0, 2)),
+        (lambda np_, a, b: np_.stack([a, b], axis=-1), (x, x[:, 0]), (1, None)),
+        (lambda np_, a: np_.sort(a, axis=0), (x,), 2),
+        (lambda np_, a: np_.cumsum(a, axis=1), (x,), 1),
+        (lambda np_, a: np_.where(a > 0, a, 0.0), (x,), 1),
+        (lambda np_, a: a.reshape(-1), (x,), 1),
+        (lambda np_, a: a.T, (x,), 2),
+        (lambda np_, a: np_.max(a, axis=1) - a.mean(axis=1), (x,), 2),
+        (lambda np_, a: np_.argmax(a, axis=1), (x,), 0),
+        (lambda np_, a: np_.clip(a, -0.5, 0.5), (x,), 1),
+        (lambda np_, a, i: a.at[i[0]].set(1.0), (x, idx), (0, 0)),
+        (lambda np_, a, i: a.at[i].add(1.0), (x, idx4), (1, 0)),
+        (lambda np_, a: np_.exp(a) / np_.sum(np_.exp(a), axis=-1, keepdims=True), (x,), 1),
+        (lambda np_, a, b: np_.outer(a, b), (x[:, 0], w[0]), (0, None)),
+    ]
+
+
+def test_numpy_programs_under_vmap():
+    mjnp = pytest.importorskip("minijax.numpy")
+    programs = _numpy_programs()
+
+    def run(vmap, np_):
+        return lambda: [vmap(lambda *a, p=p: p(np_, *a), in_axes)(*args)
+                        for p, args, in_axes in programs]
+    ours = minijax.jit(run(minijax.vmap, mjnp))()
+    theirs = jax.jit(run(jax.vmap, jax.numpy))()
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        assert a.shape == b.shape and a.dtype == b.dtype, (i, a.shape, b.shape)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5,
+                                   err_msg=f"program {i}")
+    verify_jaxpr(minijax.make_jaxpr(run(minijax.vmap, mjnp))())
+
+
+def test_error_python_control_flow_on_a_batched_value():
+    def f(x):
+        return mlax.neg(x) if x > 0 else x
+    with pytest.raises(minijax.TracerError, match="differs from example to example"):
+        minijax.vmap(f)(randn(3))

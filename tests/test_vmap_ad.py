@@ -42,16 +42,20 @@ PARAMS = [(randn(4, 8), randn(8)), (randn(8, 2), randn(2))]
 XS, YS = randn(5, 4), randn(5, 2)
 
 
-def ours_and_theirs(build):
-    """`build(api, lax)` -> a function; run it with minijax and with jax."""
-    return build(minijax, mlax), build(jax, jax.lax)
+def ours_and_theirs(build, jit=True):
+    """`build(api, lax)` -> a function, built with minijax and with jax. Under `jit`
+    by default: one XLA compile per side instead of one per eager op keeps the
+    suite fast (the transforms under test are the same either way)."""
+    if not jit:
+        return build(minijax, mlax), build(jax, jax.lax)
+    return minijax.jit(build(minijax, mlax)), jax.jit(build(jax, jax.lax))
 
 
 def test_per_example_gradients_of_an_mlp():
     def build(api, lax):
         per_example = api.grad(lambda p, x, y: loss(lax, p, x, y))
         return api.vmap(per_example, in_axes=(None, 0, 0))
-    ours, theirs = ours_and_theirs(build)
+    ours, theirs = ours_and_theirs(build, jit=False)
     assert_close(ours(PARAMS, XS, YS), theirs(PARAMS, XS, YS))
     jaxpr = minijax.make_jaxpr(ours)(PARAMS, XS, YS)
     verify_jaxpr(jaxpr)
@@ -143,7 +147,64 @@ def test_mlp_per_example_gradients_with_minijax_numpy():
             w, b = params[-1]
             return np_.mean((np_.dot(x, w) + b - y) ** 2)
         return api.vmap(api.grad(mlp_loss), in_axes=(None, 0, 0))
-    ours = build(minijax, jnp)
-    theirs = build(jax, jax.numpy)
+    ours = minijax.jit(build(minijax, jnp))
+    theirs = jax.jit(build(jax, jax.numpy))
     assert_close(ours(PARAMS, XS, YS), theirs(PARAMS, XS, YS))
     verify_jaxpr(minijax.make_jaxpr(ours)(PARAMS, XS, YS))
+
+
+def _custom_functions(api, lax):
+    @api.custom_jvp
+    def f(x, y):
+        return lax.mul(lax.sin(x), y)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x, y), (dx, dy) = primals, tangents
+        return f(x, y), lax.add(lax.mul(lax.mul(lax.cos(x), dx), y), lax.mul(lax.sin(x), dy))
+
+    @api.custom_vjp
+    def g(x, w):
+        return lax.mul(lax.exp(x), w)
+
+    def g_fwd(x, w):
+        return g(x, w), (lax.exp(x), w)
+
+    def g_bwd(residuals, ct):
+        e, w = residuals
+        return lax.mul(lax.mul(e, w), ct), lax.mul(e, ct)
+    g.defvjp(g_fwd, g_bwd)
+    return f, g
+
+
+@pytest.mark.parametrize("which", ["custom_jvp", "custom_vjp"])
+def test_custom_derivative_functions_under_vmap(which):
+    x = np.linspace(0.1, 1, 6, dtype=np.float32).reshape(3, 2)
+    y = np.array([1.5, -0.5], np.float32)
+
+    def total(api, lax, fn, in_axes):
+        return lambda x, y: lax.reduce_sum(lax.reduce_sum(
+            api.vmap(fn, in_axes)(x, y), (0,)), (0,))
+
+    results = []
+    for api, lax in [(minijax, mlax), (jax, jax.lax)]:
+        f, g = _custom_functions(api, lax)
+        fn = f if which == "custom_jvp" else g
+
+        def everything(x, y):
+            out = [
+                api.vmap(fn, (0, None))(x, y),
+                api.vmap(fn, (1, None), out_axes=1)(x.T, y),
+                api.grad(total(api, lax, fn, (0, None)), argnums=(0, 1))(x, y),
+                api.grad(total(api, lax, api.jit(fn), (0, 0)), argnums=(0, 1))(x, x[::-1] + y),
+                api.vmap(api.grad(lambda a, b: lax.reduce_sum(fn(a, b), (0,))), (0, None))(x, y),
+            ]
+            if which == "custom_jvp":
+                out.append(api.jvp(lambda y: api.vmap(fn, (0, None))(x, y), (y,), (y,)))
+            return out
+        results.append(api.jit(everything)(x, y))
+    assert_close(results[0], results[1])
+    f, g = _custom_functions(minijax, mlax)
+    fn = f if which == "custom_jvp" else g
+    verify_jaxpr(minijax.make_jaxpr(minijax.grad(total(minijax, mlax, fn, (0, None)),
+                                                 argnums=(0, 1)))(x, y))

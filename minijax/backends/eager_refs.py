@@ -40,7 +40,8 @@ from ..ir.types import RefType, ShapedArray, aval_of_value, canonical_dtype
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
 from . import xla
 
-__all__ = ["Ref", "RefError", "call_with_refs", "check_live", "describe_ref"]
+__all__ = ["Ref", "RefError", "call_with_refs", "check_live", "describe_ref",
+           "used_after_message"]
 
 
 class RefError(MinijaxError, TypeError, ValueError):
@@ -134,9 +135,14 @@ def describe_ref(ref) -> str:
 def check_live(ref: Ref, doing: str):
     if ref._state != "live":
         how = "freeze" if ref._state == "frozen" else "free_ref"
-        raise RefError(f"{describe_ref(ref)} is used after {how} (at {ref._consumed_at}) "
-                       f"by {doing}. A ref cannot be used once frozen or freed; keep the "
-                       f"value {how} returned, or make a new ref with minijax.new_ref")
+        raise RefError(used_after_message(describe_ref(ref), how, ref._consumed_at, doing))
+
+
+def used_after_message(ref_text, how, where, doing) -> str:
+    keep = ("use the value freeze returned" if how == "freeze" else
+            "free a ref only once you are done with it")
+    return (f"{ref_text} is used after {how} (at {where}) by {doing}. A ref cannot be "
+            f"used once frozen or freed: {keep}, or make a new ref with minijax.new_ref")
 
 
 # -- running a jaxpr on boxes ------------------------------------------------------------

@@ -29,6 +29,8 @@ from ..ir.core import Eqn, Jaxpr, ClosedJaxpr, Literal
 from ..ir.trace import MinijaxError
 from ..ir.types import RefType, ShapedArray
 from .reference_rules import reference_rules
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
+from ..transforms.custom_derivatives import custom_lin_impl
 
 __all__ = ["reference_rules", "eval_jaxpr", "eval_closed_jaxpr", "RefBox"]
 
@@ -102,6 +104,16 @@ def _jit(*args, jaxpr, name):
 
 
 reference_rules[P.jit_p] = _jit
+
+
+def _custom_call(*args, call_jaxpr, num_consts, rule, name):
+    # Custom derivative rules only matter to AD; evaluation runs the primal body.
+    return eval_jaxpr(call_jaxpr, (), *args)
+
+
+reference_rules[custom_jvp_call_p] = _custom_call
+reference_rules[custom_vjp_call_p] = _custom_call
+reference_rules[custom_lin_p] = custom_lin_impl
 
 
 # -- the interpreter -------------------------------------------------------------------------

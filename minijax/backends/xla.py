@@ -31,6 +31,8 @@ from ..ir import primitives as P
 from ..ir.core import Literal
 from ..ir.primitives import out_avals_of, register_rule_table
 from ..ir.trace import eager_impls
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
+from ..transforms.custom_derivatives import custom_lin_impl
 from ..ir.types import aval_of_value
 
 lowering_rules: dict = register_rule_table("xla", {})
@@ -187,6 +189,17 @@ def _jit_call(*args, jaxpr, name):
 
 
 lowering_rules[P.jit_p] = _jit_call
+
+
+def _custom_call(*args, call_jaxpr, num_consts, rule, name):
+    # A custom derivative rule only matters to AD; the program runs its primal body.
+    return lower_jaxpr(call_jaxpr, (), args)
+
+
+lowering_rules[custom_jvp_call_p] = _custom_call
+lowering_rules[custom_vjp_call_p] = _custom_call
+# Forward mode through a custom_vjp function: the rule raises JAX's error for it.
+lowering_rules[custom_lin_p] = custom_lin_impl
 
 
 # -- interpreting a jaxpr with the table ------------------------------------------------

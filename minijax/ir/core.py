@@ -110,15 +110,18 @@ class Eqn:
 
     def __init__(self, primitive, inputs, params, outputs, effects=no_effects,
                  source_info: str | None = None):
+        # Built once per traced operation: skip copies of what is already immutable.
+        # `params` is owned by the equation from here on (tracers pass a fresh dict).
         self.primitive = primitive
-        self.inputs = tuple(inputs)
-        self.params = dict(params)
-        self.outputs = tuple(outputs)
-        self.effects = frozenset(effects)
+        self.inputs = inputs if type(inputs) is tuple else tuple(inputs)
+        self.params = params
+        self.outputs = outputs if type(outputs) is tuple else tuple(outputs)
+        self.effects = effects if type(effects) is frozenset else frozenset(effects)
         self.source_info = source_info
 
     def replace(self, **changes) -> "Eqn":
         fields = {name: getattr(self, name) for name in self.__slots__}
+        fields["params"] = dict(self.params)
         fields.update(changes)
         return Eqn(**fields)
 

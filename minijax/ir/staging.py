@@ -11,6 +11,9 @@ concrete values become `Literal`s inline instead, as in JAX's jaxprs.
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+
 import numpy as np
 
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
@@ -95,9 +98,27 @@ def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:
     traced values); bind the jaxpr in that trace to use it."""
     trace = StagingTrace(parent=current_trace())
     args = [trace.new_arg(aval) for aval in in_avals]
-    with set_current_trace(trace):
+    with _collector_paused(), set_current_trace(trace):
         outs = fun(*args)
     return trace.to_closed_jaxpr(outs)
+
+
+@contextmanager
+def _collector_paused():
+    """Pause Python's cyclic garbage collector while tracing.
+
+    Tracing allocates many small, long-lived objects (vars, equations, avals) and no
+    cycles worth collecting; with the collector on, its full collections rescan every
+    one of them again and again, making tracing cost grow faster than program size.
+    Reference counting still frees everything that is dropped."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def convert_constvars_to_invars(jaxpr: Jaxpr) -> Jaxpr:

@@ -57,13 +57,15 @@ _X32 = {np.dtype("float64"): np.dtype("float32"), np.dtype("int64"): np.dtype("i
         np.dtype("uint64"): np.dtype("uint32"), np.dtype("complex128"): np.dtype("complex64")}
 
 
+# Dtype kinds by NumPy's one-letter code ('f' float, 'c' complex, 'i'/'u' integer,
+# 'b' bool); bfloat16 from ml_dtypes reports kind 'V', so it is named explicitly.
 def is_float(dtype) -> bool:
     dtype = np.dtype(dtype)
-    return dtype == bfloat16 or np.issubdtype(dtype, np.floating)
+    return dtype.kind == "f" or dtype == bfloat16
 
 
 def is_complex(dtype) -> bool:
-    return np.issubdtype(np.dtype(dtype), np.complexfloating)
+    return np.dtype(dtype).kind == "c"
 
 
 def is_inexact(dtype) -> bool:
@@ -71,11 +73,11 @@ def is_inexact(dtype) -> bool:
 
 
 def is_integer(dtype) -> bool:
-    return np.issubdtype(np.dtype(dtype), np.integer)
+    return np.dtype(dtype).kind in "iu"
 
 
 def is_bool(dtype) -> bool:
-    return np.dtype(dtype) == np.dtype("bool")
+    return np.dtype(dtype).kind == "b"
 
 
 class ShapedArray:
@@ -83,10 +85,14 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        # Built for every traced value, so the common case (a tuple of Python ints
+        # and a NumPy dtype) skips the conversions.
+        if type(shape) is not tuple or not all(type(d) is int for d in shape):
+            shape = tuple(map(int, shape))
+        self.shape = shape
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        self._hash = hash((shape, self.dtype, self.weak_type))
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))

@@ -38,3 +38,4 @@ inf = _np.inf
 nan = _np.nan
 euler_gamma = _np.euler_gamma
 newaxis = None
+from ._select import select, piecewise  # noqa: E402  (control flow)

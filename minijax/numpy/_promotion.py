@@ -153,12 +153,14 @@ def _check_int32(fname, value):
 
 
 def convert(fname, x, dtype, weak=False):
-    """`x` as dtype `dtype`; a no-op when it already has it (whatever its weak type,
-    since an op's result is weak only if all its operands are)."""
+    """`x` as dtype `dtype`, weakly typed or not. A no-op when it already has that
+    type; a weak value asked to be strong is converted (as JAX does), since not every
+    op's result is weak exactly when all operands are (`where` ignores its predicate)."""
     dtype = np.dtype(dtype)
     if isinstance(x, PY_SCALARS):
         return _convert_python_scalar(fname, x, dtype, weak)
-    if aval_of(x).dtype == dtype:
+    aval = aval_of(x)
+    if aval.dtype == dtype and (aval.weak_type == weak or not aval.weak_type):
         return x
     return lax.convert_element_type(x, dtype, weak_type=weak)
 

@@ -253,8 +253,9 @@ def _cumulative(fname, scan):
             axis = 0
         else:
             axis = canonicalize_axis(fname, axis, len(shape))
+        # Unlike sum, a scan keeps narrow integer types; only bools become int32.
         out_dtype = (canonicalize_dtype(dtype) if dtype is not None
-                     else _accumulation_dtype(dtype_of(a)))
+                     else np.dtype(np.int32) if is_bool(dtype_of(a)) else dtype_of(a))
         x = strong(fname, convert(fname, a, out_dtype))
         return scan(x, axis)
     fn.__name__ = fname

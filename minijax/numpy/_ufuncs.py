@@ -63,8 +63,15 @@ log = _float_unary("log", lax.log)
 log1p = _float_unary("log1p", lax.log1p)
 sqrt = _float_unary("sqrt", lax.sqrt)
 cbrt = _float_unary("cbrt", lax.cbrt, real_only=True)
-rint = _float_unary("rint", lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN),
-                    real_only=True)
+
+
+def rint(x, /):
+    """Round half to even; integers and bools become (strong) float32, as in JAX."""
+    x = as_operand("rint", x)
+    if not is_inexact(dtype_of(x)):
+        return as_array(convert("rint", x, np.float32))
+    _check("rint", x, lambda d: not is_complex(d), "real")
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
 def _log_base(fname, base):
@@ -360,7 +367,7 @@ def float_power(x, y, /):
 
 def hypot(x, y, /):
     """`sqrt(x**2 + y**2)`, scaled by the larger magnitude so it does not overflow."""
-    x, y = promote_args_inexact("hypot", x, y)
+    x, y = promote_args_inexact("hypot", x, y, keep_scalars=False)
     x, y = lax.abs(x), lax.abs(y)
     big, small = lax.max(x, y), lax.min(x, y)
     zero = like(big, 0)
@@ -373,21 +380,21 @@ def hypot(x, y, /):
 
 def fmax(x, y, /):
     """`maximum` that ignores NaNs (returns the other operand)."""
-    x, y = promote_args("fmax", x, y)
+    x, y = promote_args("fmax", x, y, keep_scalars=False)
     if not is_inexact(dtype_of(x)):
         return lax.max(x, y)
     return lax.select(lax.ne(x, x), y, lax.select(lax.ne(y, y), x, lax.max(x, y)))
 
 
 def fmin(x, y, /):
-    x, y = promote_args("fmin", x, y)
+    x, y = promote_args("fmin", x, y, keep_scalars=False)
     if not is_inexact(dtype_of(x)):
         return lax.min(x, y)
     return lax.select(lax.ne(x, x), y, lax.select(lax.ne(y, y), x, lax.min(x, y)))
 
 
 def copysign(x, y, /):
-    x, y = promote_args_inexact("copysign", x, y)
+    x, y = promote_args_inexact("copysign", x, y, keep_scalars=False)
     zero = like(x, 0)
     negative_y = lax.lt(y, zero)
     # -0.0 has a negative sign bit; test it through 1/y.

@@ -92,16 +92,29 @@ class RefSlot:
 
 
 class JaxprBuilder:
-    """Appends equations to the jaxpr being built; computes types and effects."""
+    """Appends equations to the jaxpr being built; computes types and effects.
 
-    def __init__(self):
+    Reading `r[i]` and then writing `r[i]` spells the same index arithmetic twice
+    (clamping `i`, say); `emit` reuses an identical earlier equation of its own
+    instead (common-subexpression elimination for the pure equations it makes),
+    so the discharged program reads like the one a person would write."""
+
+    def __init__(self, used=frozenset()):
         self.eqns: list[Eqn] = []
+        self.used = used                  # ids of the original vars anything reads
+        self._emitted: dict = {}          # (prim, inputs, params) -> outputs
 
     def emit_eqn(self, prim, inputs, params) -> list[Var]:
+        key = _cse_key(prim, inputs, params)
+        known = self._emitted.get(key) if key is not None else None
+        if known is not None:
+            return known
         in_avals = [a.aval for a in inputs]
         outputs = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
         self.eqns.append(Eqn(prim, inputs, params, outputs,
                              effects_of(prim, in_avals, params)))
+        if key is not None:
+            self._emitted[key] = outputs
         return outputs
 
     def emit(self, prim, *inputs, **params):
@@ -119,6 +132,19 @@ class JaxprBuilder:
             return atom
         return self.emit(P.convert_element_type_p, atom, new_dtype=atom.aval.dtype,
                          weak_type=False)
+
+
+def _cse_key(prim, inputs, params):
+    """A hashable key for an equation, or None if it must not be shared."""
+    if prim is P.jit_p or prim in _REF_PRIMITIVES:
+        return None
+    atoms = tuple(("lit", a.value.item(), a.aval) if isinstance(a, Literal) else id(a)
+                  for a in inputs)
+    try:
+        return hash((prim, atoms, tuple(sorted(params.items())))) and (
+            prim, atoms, tuple(sorted(params.items())))
+    except TypeError:
+        return None
 
 
 # -- which jaxprs need it -------------------------------------------------------------
@@ -171,7 +197,9 @@ def _discharge(jaxpr: Jaxpr) -> DischargeResult:
             env[var] = var
             new_binders.append(var)
     written = _written_inputs(jaxpr, slots)
-    b = JaxprBuilder()
+    used = {id(a) for eqn in jaxpr.eqns for a in eqn.inputs}
+    used.update(id(a) for a in jaxpr.outvars)
+    b = JaxprBuilder(used)
     for eqn in jaxpr.eqns:
         inputs = [a if isinstance(a, Literal) else env[a] for a in eqn.inputs]
         rule = discharge_rules.get(eqn.primitive)
@@ -208,7 +236,8 @@ def _copy_eqn(b: JaxprBuilder, eqn: Eqn, inputs) -> list:
         raise DischargeError(f"cannot discharge refs passed to {eqn.primitive.name}: it "
                              f"has no rule in minijax.transforms.discharge.discharge_rules")
     if all(new is old for new, old in zip(inputs, eqn.inputs)):
-        return list(eqn.outputs)    # nothing renamed: keep the very same equation
+        b.eqns.append(eqn)          # nothing renamed: keep the very same equation
+        return list(eqn.outputs)
     if any(mentions_refs(s.jaxpr if isinstance(s, ClosedJaxpr) else s)
            for s in jaxprs_in_params(eqn.params)):
         raise DischargeError(f"cannot discharge the refs inside {eqn.primitive.name}: it "
@@ -245,7 +274,9 @@ def _get(b, eqn, inputs):
 def _swap(b, eqn, inputs):
     slot, value = inputs[0], b.strong(inputs[1])
     indexer, dynamic = _indexer_parts(eqn, inputs, 2)
-    old = read_path(b, slot.value, indexer, dynamic)
+    # The old value costs equations; `r[idx] <- v` (the common case) never reads it.
+    old = read_path(b, slot.value, indexer, dynamic) if id(eqn.outputs[0]) in b.used \
+        else None
     slot.value = update_path(b, slot.value, indexer, dynamic, value, accumulate=False)
     return [old]
 

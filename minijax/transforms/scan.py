@@ -188,12 +188,14 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     const_args, carry_args, x_args = split_list(args, [num_consts, num_carry])
     const_lin = [is_linear(x) for x in const_args]
     x_lin = [is_linear(x) for x in x_args]
-    if not all(is_linear(x) for x in carry_args):
-        raise TypeError("scan transpose: every carry of a linear scan must be linear")
+    # A carry of a linear scan is linear even when its initial value is a known
+    # constant (a zero tangent instantiated by the jvp rule): the body is transposed
+    # with every carry linear, and such a constant simply gets no cotangent.
+    carry_lin = [is_linear(x) for x in carry_args]
     res_consts = [x for x, lin in zip(const_args, const_lin) if not lin]
     res_xs = [x for x, lin in zip(x_args, x_lin) if not lin]
     lin_const_avals = [x.aval for x, lin in zip(const_args, const_lin) if lin]
-    carry_avals = [x.aval for x in carry_args]
+    carry_avals = [aval_of(v) for v in jaxpr.invars[num_consts:num_consts + num_carry]]
     ct_carry, ct_ys = split_list(cts, [num_carry])
     y_avals = [v.aval for v in jaxpr.outvars[num_carry:]]
     n_rc, n_lc, n_rx = len(res_consts), len(lin_const_avals), len(res_xs)
@@ -223,7 +225,8 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
                 length=length, reverse=not reverse, unroll=unroll)
     ct_lin_consts, ct_init, ct_lin_xs = split_list(outs, [n_lc, num_carry])
     consts_iter, xs_iter = iter(ct_lin_consts), iter(ct_lin_xs)
-    return ([next(consts_iter) if lin else None for lin in const_lin] + list(ct_init)
+    return ([next(consts_iter) if lin else None for lin in const_lin]
+            + [ct if lin else None for ct, lin in zip(ct_init, carry_lin)]
             + [next(xs_iter) if lin else None for lin in x_lin])
 
 

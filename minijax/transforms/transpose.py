@@ -84,9 +84,11 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
     linear_eqns = []
     trace = current_trace()
     for eqn in jaxpr.eqns:
-        if any(type(a) is not Literal and a in linear_vars for a in eqn.inputs):
-            linear_eqns.append(eqn)
-            linear_vars.update(eqn.outputs)
+        for atom in eqn.inputs:      # (a Literal is never in the set: identity hashing)
+            if atom in linear_vars:
+                linear_eqns.append(eqn)
+                linear_vars.update(eqn.outputs)
+                break
         else:
             outs = trace.process_primitive(eqn.primitive, [read(a) for a in eqn.inputs],
                                            eqn.params)

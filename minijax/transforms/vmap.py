@@ -46,15 +46,14 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-import numpy as np
-
 from ..ir import primitives as P
-from ..ir.core import Jaxpr, ClosedJaxpr, Literal
+from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr
-from ..ir.trace import (Trace, Tracer, MinijaxError, aval_of, current_trace,
-                        set_current_trace, bind)
+from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of, current_trace,
+                        set_current_trace)
 from ..ir.types import ShapedArray
+from .ad_util import eval_jaxpr
 
 not_mapped = None
 
@@ -103,6 +102,13 @@ class BatchTracer(Tracer):
             d = self.batch_dim
             self._aval = stacked.update(shape=shape[:d] + shape[d + 1:])
         return self._aval
+
+    def _concrete_or_raise(self, what):
+        raise TracerError(
+            f"{what} needs one concrete value, but this {self.aval} differs from example "
+            f"to example: it depends on an input mapped by vmap. Python control flow "
+            f"cannot branch per example; use lax.select / jnp.where or lax.cond, or pass "
+            f"the value with in_axes=None if it is the same for every example.")
 
 
 class BatchTrace(Trace):
@@ -293,35 +299,6 @@ for _prim in (P.cumsum_p, P.cumprod_p, P.cummax_p, P.cummin_p):
 
 # -- the pass: vmap_jaxpr ----------------------------------------------------------------
 
-def _literal_value(literal: Literal):
-    # A weak literal goes back in as the Python scalar it came from, so re-tracing it
-    # keeps its weak type (a NumPy scalar would become strongly typed).
-    value = literal.value
-    if literal.aval.weak_type and value.dtype in (np.float32, np.int32):
-        return value.item()
-    return value
-
-
-def eval_jaxpr(jaxpr: Jaxpr, consts, args) -> list:
-    """Run `jaxpr` by binding each equation in the current trace."""
-    env = {}
-    for var, value in zip(jaxpr.constvars, consts):
-        env[var] = value
-    for var, value in zip(jaxpr.invars, args):
-        env[var] = value
-
-    def read(atom):
-        return _literal_value(atom) if isinstance(atom, Literal) else env[atom]
-
-    for eqn in jaxpr.eqns:
-        outs = bind(eqn.primitive, *map(read, eqn.inputs), **eqn.params)
-        if not eqn.primitive.multiple_results:
-            outs = [outs]
-        for var, value in zip(eqn.outputs, outs):
-            env[var] = value
-    return [read(v) for v in jaxpr.outvars]
-
-
 def batched_aval(aval, batch_dim, axis_size):
     if batch_dim is None:
         return aval
@@ -379,6 +356,7 @@ def vmap_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, in_axes: Sequence[int | None],
                 value = move_batch_axis(value, dim, out_axes[len(values)], axis_size,
                                         f"output {len(values)}")
                 dim = out_axes[len(values)]
+                dim = None if dim is None else dim % aval_of(value).ndim
             values.append(value)
             dims.append(dim)
         out_dims_found[:] = dims
@@ -392,6 +370,18 @@ def vmap_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, in_axes: Sequence[int | None],
     if closed is not None:
         batched = ClosedJaxpr(batched, closed.consts)
     return BatchedJaxpr(batched, tuple(out_dims_found))
+
+
+def batch_function(fun, values, dims, axis_size) -> Batched:
+    """Run `fun(*per_example_values) -> list` on batched values, in a fresh batching
+    trace under the current one: for rules that must batch user Python code (the
+    derivative rules of custom_jvp / custom_vjp functions) rather than a jaxpr."""
+    trace = BatchTrace(current_trace(), axis_size)
+    inputs = [trace.wrap(v, d) for v, d in zip(values, dims)]
+    with set_current_trace(trace):
+        outs = fun(*inputs)
+    pairs = [trace.to_batched(out) for out in outs]
+    return Batched([v for v, _ in pairs], [d for _, d in pairs])
 
 
 def move_batch_axis(value, batch_dim, out_axis, axis_size, what: str):

@@ -25,11 +25,14 @@ Two rules need a trick:
 from __future__ import annotations
 
 import numpy as np
+from jax import tree_util
 
 from ..ir import primitives as P
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.trace import aval_of
-from .vmap import (Batched, vmap_rules, moveaxis, batch_at, shift_axes, unbatched_ndim,
-                   not_mapped, broadcast_batched)
+from .ad_util import is_differentiable
+from .vmap import (Batched, vmap_rules, vmap_jaxpr, batch_function, moveaxis, batch_at,
+                   shift_axes, unbatched_ndim, not_mapped)
 
 
 def _insert(items, index, item) -> tuple:
@@ -379,3 +382,161 @@ def _dynamic_update_slice_rule(axis_size, values, dims):
 
 vmap_rules[P.dynamic_slice_p] = _dynamic_slice_rule
 vmap_rules[P.dynamic_update_slice_p] = _dynamic_update_slice_rule
+
+
+# -- custom_jvp / custom_vjp calls -------------------------------------------------------------
+#
+# A custom call carries its primal body as a jaxpr, batched like `jit`'s, and the
+# user's derivative rules as Python functions (see transforms/custom_derivatives.py).
+# Batching the call must also batch those rules, for when the batched call is later
+# differentiated (grad of vmap): each rule is wrapped so that it runs the user's
+# per-example rule under a batching trace. Every output of a batched custom call is
+# batched on axis 0, so the wrapped rules' outputs have one known layout.
+
+class _BatchedJvpRule:
+    """The `rule` param of a batched `custom_jvp_call`: the user's jvp, vmapped."""
+
+    def __init__(self, rule, arg_dims, axis_size):
+        self.inner, self.site = rule, rule.site
+        self.arg_dims, self.axis_size = list(arg_dims), axis_size
+
+    def jvp(self, *args):
+        nondiff, primals, tangents = args[:-2], args[-2], args[-1]
+        primal_leaves, primal_tree = tree_util.tree_flatten(primals)
+        tangent_leaves, tangent_tree = tree_util.tree_flatten(tangents)
+        n, trees = len(primal_leaves), []
+
+        def per_example(*leaves):
+            out, out_tangent = self.inner.jvp(
+                *nondiff, tree_util.tree_unflatten(primal_tree, leaves[:n]),
+                tree_util.tree_unflatten(tangent_tree, leaves[n:]))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            tangent_out_leaves, tangent_out_tree = tree_util.tree_flatten(out_tangent)
+            trees[:] = [out_tree, tangent_out_tree, len(out_leaves)]
+            return out_leaves + tangent_out_leaves
+        result = batch_function(per_example, primal_leaves + tangent_leaves,
+                                self.arg_dims + self.arg_dims, self.axis_size)
+        outs = [batch_at(v, d, 0, self.axis_size) for v, d in zip(*result)]
+        out_tree, tangent_out_tree, k = trees
+        return (tree_util.tree_unflatten(out_tree, outs[:k]),
+                tree_util.tree_unflatten(tangent_out_tree, outs[k:]))
+
+    def __repr__(self):
+        return f"vmap({self.inner!r})"
+
+
+class _BatchedSite:
+    """The call site of a batched custom_vjp call: the original one, but with the
+    batched argument types (bwd's cotangents are checked against them)."""
+
+    def __init__(self, site, in_avals):
+        self._site, self.in_avals = site, list(in_avals)
+
+    def __getattr__(self, name):
+        return getattr(self._site, name)
+
+
+class _BatchedVjpRule:
+    """The `rule` param of a batched `custom_vjp_call`: the user's fwd and bwd, vmapped.
+    The cotangent of an argument that all examples share is the sum over examples."""
+
+    def __init__(self, rule, site, arg_dims, axis_size):
+        self.inner, self.site = rule, site
+        self.arg_dims, self.axis_size = list(arg_dims), axis_size
+
+    def fwd(self, *full_args):
+        site = self.site
+        dyn = tuple(a for i, a in enumerate(full_args) if i not in site.nondiff_positions)
+        trees = []
+
+        def per_example(*leaves):
+            out, residuals = self.inner.fwd(*site.full_args(leaves))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            residual_leaves, residual_tree = tree_util.tree_flatten(residuals)
+            trees[:] = [out_tree, residual_tree, len(out_leaves)]
+            return out_leaves + residual_leaves
+        result = batch_function(per_example, tree_util.tree_leaves(dyn), self.arg_dims,
+                                self.axis_size)
+        outs = [batch_at(v, d, 0, self.axis_size) for v, d in zip(*result)]
+        out_tree, residual_tree, k = trees
+        return (tree_util.tree_unflatten(out_tree, outs[:k]),
+                tree_util.tree_unflatten(residual_tree, outs[k:]))
+
+    def bwd(self, *args):
+        nondiff, residuals, cotangent = args[:-2], args[-2], args[-1]
+        residual_leaves, residual_tree = tree_util.tree_flatten(residuals)
+        ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
+        n, layout = len(residual_leaves), []
+
+        def per_example(*leaves):
+            # bwd returns one entry per argument: None (a zero), or a pytree like the
+            # argument whose leaves may be None. Only the array leaves are batched.
+            cts = self.inner.bwd(*nondiff, tree_util.tree_unflatten(residual_tree, leaves[:n]),
+                                 tree_util.tree_unflatten(ct_tree, leaves[n:]))
+            layout[:] = [cts]
+            if not isinstance(cts, (tuple, list)):
+                return []       # not one entry per argument: custom_derivatives says so
+            arrays = []
+            for i, ct in enumerate(cts):
+                if ct is not None:
+                    flat, tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
+                    layout.append((i, tree, [leaf is None for leaf in flat]))
+                    arrays += [leaf for leaf in flat if leaf is not None]
+            return arrays
+        result = batch_function(per_example, residual_leaves + ct_leaves,
+                                [0] * len(residual_leaves + ct_leaves), self.axis_size)
+        cts, entries = layout[0], layout[1:]
+        if not isinstance(cts, (tuple, list)):
+            return cts
+        site = self.site
+        leaf_counts = [len(tree_util.tree_leaves(a)) for a in site.dyn_tree(site.leaves)]
+        starts = np.cumsum([0] + leaf_counts)
+        found = iter(zip(*result))
+        out = [None] * len(cts)
+        for i, tree, missing in entries:
+            first = starts[i] if i < len(leaf_counts) else 0
+            same_shape = i < len(leaf_counts) and len(missing) == leaf_counts[i]
+            flat = []
+            for k, gone in enumerate(missing):
+                if gone:
+                    flat.append(None)
+                    continue
+                value, dim = next(found)
+                if same_shape:   # else custom_derivatives reports the mismatch
+                    value = self._to_argument(value, dim, self.arg_dims[first + k],
+                                              site._site.in_avals[first + k])
+                flat.append(value)
+            out[i] = tree_util.tree_unflatten(tree, flat)
+        return type(cts)(out)
+
+    def _to_argument(self, ct, ct_dim, arg_dim, aval):
+        if not is_differentiable(aval):
+            return ct
+        if arg_dim is not_mapped:
+            if ct_dim is not_mapped:             # the same per example: n times over
+                return P.mul_p.bind(ct, np.array(self.axis_size, aval_of(ct).dtype))
+            return P.reduce_sum_p.bind(ct, axes=(ct_dim,))
+        return batch_at(ct, ct_dim, arg_dim, self.axis_size)
+
+    def __repr__(self):
+        return f"vmap({self.inner!r})"
+
+
+def _custom_call_rule(prim, batched_rule):
+    def rule(axis_size, values, dims, *, call_jaxpr, num_consts, rule, name):
+        out_axes = [0] * len(call_jaxpr.outvars)
+        batched = vmap_jaxpr(call_jaxpr, dims, axis_size, out_axes=out_axes)
+        new_rule = batched_rule(rule, batched.jaxpr, dims[num_consts:], num_consts, axis_size)
+        outs = prim.bind(*values, call_jaxpr=batched.jaxpr, num_consts=num_consts,
+                         rule=new_rule, name=name)
+        return Batched(list(outs), out_axes)
+    return rule
+
+
+vmap_rules[custom_jvp_call_p] = _custom_call_rule(
+    custom_jvp_call_p,
+    lambda rule, jaxpr, arg_dims, num_consts, size: _BatchedJvpRule(rule, arg_dims, size))
+vmap_rules[custom_vjp_call_p] = _custom_call_rule(
+    custom_vjp_call_p,
+    lambda rule, jaxpr, arg_dims, num_consts, size: _BatchedVjpRule(
+        rule, _BatchedSite(rule.site, jaxpr.in_avals[num_consts:]), arg_dims, size))

@@ -1,0 +1,168 @@
+"""`checkpoint` / `remat`, `checkpoint_name`, and seeing what a remat saves.
+
+Read `transforms/remat.py` (what remat does to a program) and
+`transforms/policies.py` (how a policy chooses) first; this module is the public
+API around them, with JAX's names and signatures:
+
+* `checkpoint(f, policy=..., prevent_cse=True, static_argnums=())` traces `f` once
+  per input signature into a jaxpr and binds one `remat` equation holding it.
+  Nothing is recomputed until something differentiates that equation.
+* `checkpoint_name(x, 'h')` tags `x` for `save_only_these_names('h')` and friends.
+* `saved_residuals(f, *args)` lists what `grad` of `f` keeps from its forward pass
+  for its backward pass, as `(aval, where it came from)` in JAX's wording;
+  `print_saved_residuals` prints it (diff it against
+  `jax.ad_checkpoint.print_saved_residuals`).
+* `remat_report(f, *args)` (in `remat_report.py`) is the teaching view: both programs, the
+  saved values with their sizes, the recomputed equations and each ref effect's count
+  per phase.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Callable
+
+from jax import tree_util
+
+from .api_util import flatten_fun, check_valid_leaf, split_static_args, fun_name
+from .api_refs import check_ref_arguments, check_staged_refs
+from .ir import primitives as P
+from .ir.core import Literal, Var
+from .ir.remat_primitive import remat_p, name_p
+from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from .ir.trace import Tracer, bind, aval_of
+from .ir.types import dtype_short_name
+from .transforms.policies import as_policy, checkpoint_policies  # noqa: F401
+from .transforms import remat as _remat_rules  # noqa: F401  (registers the pass rules)
+from .transforms.linearize import linearize_flat
+
+__all__ = ["checkpoint", "remat", "checkpoint_name", "saved_residuals",
+           "print_saved_residuals", "checkpoint_policies"]
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None,
+               static_argnums: int | tuple = ()) -> Callable:
+    """`fun`, made to recompute its intermediate values in the backward pass instead of
+    saving them, except those `policy` allows (default: save nothing but the inputs).
+
+    As `jax.checkpoint`: works under every transformation; `static_argnums` are passed
+    as Python values (hashable) and baked into the trace."""
+    if not callable(fun):
+        raise TypeError(f"checkpoint expects a callable, got {fun!r}")
+    policy = as_policy(policy)
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) \
+        else tuple(static_argnums)
+    cache: dict = {}
+    where = f"checkpoint({fun_name(fun)})"
+
+    @functools.wraps(fun)
+    def fun_remat(*args, **kwargs):
+        dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
+            fun, args, kwargs, static_argnums, ())
+        leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
+        for i, leaf in enumerate(leaves):
+            check_valid_leaf(leaf, f"{where}: input leaf {i}")
+        check_ref_arguments(dyn_args, dyn_kwargs, leaves, where)
+        key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
+        staged = cache.get(key)
+        if staged is None:
+            flat_fun, out_tree_cell = flatten_fun(rebuild, in_tree)
+            closed = trace_to_jaxpr(flat_fun, [aval_of(leaf) for leaf in leaves])
+            check_staged_refs(closed, leaves, where)
+            staged = (closed, convert_constvars_to_invars(closed.jaxpr), out_tree_cell[0])
+            # A trace closing over an enclosing transformation's tracers is only valid
+            # inside it: not cached (the same rule as jit's).
+            if not any(isinstance(c, Tracer) for c in closed.consts):
+                cache[key] = staged
+        closed, body, out_tree = staged
+        outs = bind(remat_p, *closed.consts, *leaves, jaxpr=body, policy=policy,
+                    prevent_cse=bool(prevent_cse), differentiated=False)
+        return tree_util.tree_unflatten(out_tree, outs)
+    return fun_remat
+
+
+remat = checkpoint
+
+
+def checkpoint_name(x, name: str):
+    """`x`, tagged `name` for the name-based policies. Pytrees are tagged leaf by leaf."""
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: name must be a string, got {name!r}")
+    return tree_util.tree_map(lambda leaf: bind(name_p, leaf, name=name), x)
+
+
+# -- what is saved -----------------------------------------------------------------------------
+
+def _arg_names(f, args, kwargs) -> list:
+    """One name per flattened input leaf, as JAX's debug info spells them: the
+    parameter name, then the pytree path (`params['w']`, `xs[0]`)."""
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+        names = list(bound.arguments)
+        values = list(bound.arguments.values())
+        kinds = {n: p.kind for n, p in inspect.signature(f).parameters.items()}
+    except (TypeError, ValueError):
+        names, values, kinds = [None] * len(args), list(args), {}
+    out = []
+    for name, value in zip(names, values):
+        if name is not None and kinds.get(name) is inspect.Parameter.VAR_POSITIONAL:
+            value = tuple(value)
+        paths = tree_util.tree_flatten_with_path(value)[0]
+        for path, _ in paths:
+            out.append(None if name is None else name + tree_util.keystr(path))
+    return out
+
+
+def saved_residuals(f: Callable, *args, **kwargs) -> list:
+    """`[(aval, source), ...]`: the values the backward pass of `f` at `args` reads
+    from its forward pass. Sources are worded as JAX's: 'from the argument x',
+    "named 'h' from ...", 'output of sin from ...' (minijax records no source lines,
+    so the ' from file:line' part is left out)."""
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    flat_fun, _ = flatten_fun(f, in_tree)
+
+    def residuals_of(*xs):
+        return list(linearize_flat(flat_fun, list(xs)).linear_jaxpr.consts)
+    closed = trace_to_jaxpr(residuals_of, [aval_of(x) for x in leaves])
+    names = _arg_names(f, args, kwargs)
+    return _describe_residuals(closed.jaxpr, names)
+
+
+def _describe_residuals(jaxpr, arg_names) -> list:
+    # JAX's order: literals, constants, arguments, then equation outputs in program
+    # order; each residual variable once.
+    wanted = {v for v in jaxpr.outvars if isinstance(v, Var)}
+    results = [(v.aval, "from a literal") for v in jaxpr.outvars if isinstance(v, Literal)]
+    results += [(v.aval, "from a constant") for v in jaxpr.constvars if v in wanted]
+    for i, v in enumerate(jaxpr.invars):
+        if v in wanted:
+            name = arg_names[i] if i < len(arg_names) else None
+            results.append((v.aval, f"from the argument {name}" if name
+                            else f"from the argument at flattened index {i}"))
+    for eqn in jaxpr.eqns:
+        for v in eqn.outputs:
+            if v not in wanted:
+                continue
+            src = f" from {eqn.source_info}" if eqn.source_info else ""
+            # Only a `name` equation's own output is "named" (as in jax 0.10: the
+            # value going *into* a name is reported as what made it).
+            if eqn.primitive is name_p:
+                results.append((v.aval, f"named '{eqn.params['name']}'{src}"))
+            elif eqn.primitive is P.jit_p:
+                results.append((v.aval, f"output of jitted function "
+                                        f"'{eqn.params['name']}'{src}"))
+            else:
+                results.append((v.aval, f"output of {eqn.primitive.name}{src}"))
+    return results
+
+
+def aval_text(aval) -> str:
+    """`f32[3,3]`: JAX's `str_short(short_dtypes=True)`."""
+    dims = ",".join(str(d) for d in aval.shape)
+    return f"{dtype_short_name(aval.dtype)}[{dims}]"
+
+
+def print_saved_residuals(f: Callable, *args, **kwargs) -> None:
+    """Print `saved_residuals(f, *args)` one per line, as JAX prints them."""
+    for aval, source in saved_residuals(f, *args, **kwargs):
+        print(f"{aval_text(aval)} {source}")

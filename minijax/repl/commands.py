@@ -1,0 +1,258 @@
+"""The `:commands` of the REPL, one function each, and the table that names them.
+
+Read `session.py` (how a line becomes a command) and `targets.py` (what EXPR
+means) first; the pipeline commands (`:passes`, `:remat`, `:residuals`) live in
+`pipeline.py` and the step-through evaluator in `stepper.py`.
+
+Every command is `run(session, rest)`: `rest` is the text after the command's name.
+A command prints through the session (`session.say`, `session.show_ir`) and reports
+a mistake by raising; the session turns any exception into one short line.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import minijax
+from minijax.ir import loads, verify_jaxpr
+
+from .targets import UsageError, read_target, split_expr, parse_options, trace
+from . import pipeline, stepper
+
+
+class Command(NamedTuple):
+    run: Callable
+    usage: str
+    summary: str
+    details: str = ""
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, usage: str, summary: str, details: str = ""):
+    def register(run):
+        COMMANDS[name] = Command(run, usage, summary, details.strip())
+        return run
+    return register
+
+
+def target_and_options(session, rest: str, extra: dict | None = None):
+    expr, options = split_expr(rest)
+    target = read_target(expr, session.namespace)
+    args, kwargs = parse_options(options, session.namespace, extra)
+    return target, args, kwargs
+
+
+def no_positional(args, name):
+    if args:
+        raise UsageError(f":{name} takes keyword options only, e.g. `argnums=1`")
+
+
+# -- the session ---------------------------------------------------------------------------
+
+@command("help", ":help [COMMAND]", "list the commands, or explain one")
+def _help(session, rest):
+    name = rest.strip().lstrip(":")
+    if name:
+        entry = COMMANDS.get(name)
+        if entry is None:
+            raise UsageError(f"no command :{name}; :help lists them")
+        session.say(f"{entry.usage}\n  {entry.summary}")
+        if entry.details:
+            session.say("\n".join("  " + line for line in entry.details.splitlines()))
+        return
+    session.say("Python runs as at `>>>`; lines starting with ':' are commands.\n"
+                "EXPR is a call such as `f(1.0, r)` (traced, not run) or the name of "
+                "a jaxpr.\n")
+    width = max(len(c.usage) for c in COMMANDS.values())
+    for entry in COMMANDS.values():
+        session.say(f"  {entry.usage.ljust(width)}  {entry.summary}")
+
+
+@command("quit", ":quit", "leave the REPL (so does Ctrl-D)")
+def _quit(session, rest):
+    session.stop()
+
+
+@command("traceback", ":traceback", "the full traceback of the last error")
+def _traceback(session, rest):
+    session.say(session.last_traceback or "no error yet")
+
+
+# -- IR and its transformations ----------------------------------------------------
+
+@command("ir", ":ir EXPR", "the IR of a call, e.g. `:ir f(1.0, r)`",
+         "The call is traced with make_jaxpr, not run: refs passed in keep their "
+         "contents.\nA jaxpr's name shows that jaxpr.")
+def _ir(session, rest):
+    target, args, kwargs = target_and_options(session, rest)
+    if args or kwargs:
+        raise UsageError(":ir takes no options")
+    session.show_ir(trace(target))
+
+
+@command("grad", ":grad EXPR [argnums=N]", "the IR of grad of a call",
+         "`:grad f(x, y) argnums=1` is `make_jaxpr(grad(f, argnums=1))(x, y)`.")
+def _grad(session, rest):
+    target, args, kwargs = target_and_options(session, rest)
+    no_positional(args, "grad")
+    fun = minijax.grad(target.fun, **kwargs)
+    session.show_ir(minijax.make_jaxpr(fun)(*target.args, **target.kwargs))
+
+
+@command("jvp", ":jvp EXPR", "the IR of the JVP of a call (jvp_jaxpr)",
+         "The result takes the primal inputs then one tangent per input and returns\n"
+         "the primal outputs then their tangents.")
+def _jvp(session, rest):
+    target, args, kwargs = target_and_options(session, rest)
+    if args or kwargs:
+        raise UsageError(":jvp takes no options")
+    session.show_ir(minijax.transforms.jvp_jaxpr(trace(target)))
+
+
+@command("vmap", ":vmap EXPR [in_axes=..., out_axes=...]", "the IR of vmap of a call",
+         "The arguments are the *batched* inputs: `:vmap f(xs)` maps over axis 0 of "
+         "xs,\nas `make_jaxpr(vmap(f))(xs)`; options go to vmap.")
+def _vmap(session, rest):
+    target, args, kwargs = target_and_options(session, rest)
+    no_positional(args, "vmap")
+    fun = minijax.vmap(target.fun, **kwargs)
+    session.show_ir(minijax.make_jaxpr(fun)(*target.args, **target.kwargs))
+
+
+@command("lower", ":lower EXPR", "the StableHLO minijax hands to XLA for a call",
+         "Refs are discharged first: XLA never sees one.")
+def _lower(session, rest):
+    target, args, kwargs = target_and_options(session, rest)
+    if args or kwargs:
+        raise UsageError(":lower takes no options")
+    lowered = minijax.jit(target.fun).lower(*target.args, **target.kwargs)
+    session.say(lowered.as_text().rstrip())
+
+
+@command("passes", ":passes EXPR", "every stage of grad of a call, with what changed",
+         "traced -> jvp -> partial eval (known + staged, residuals) -> transposed\n"
+         "-> discharged -> StableHLO. A stage the pass left alone is folded to one "
+         "line.\nEXPR must return one float scalar, as for grad.")
+def _passes(session, rest):
+    target, args, kwargs = target_and_options(session, rest)
+    if args or kwargs:
+        raise UsageError(":passes takes no options")
+    pipeline.show_passes(session, target)
+
+
+@command("remat", ":remat EXPR [POLICY]", "what checkpoint saves and recomputes, and "
+         "how often each effect runs",
+         "Checkpoints the call's function with POLICY (a name from "
+         "checkpoint_policies,\nsuch as dots_saveable, or any policy expression) and "
+         "shows the residuals\n(type, bytes, origin), the recomputed equations and "
+         "the effect counts per phase.")
+def _remat(session, rest):
+    target, args, kwargs = target_and_options(session, rest, pipeline.policy_names())
+    pipeline.show_remat(session, target, *args, **kwargs)
+
+
+@command("residuals", ":residuals EXPR [POLICY]", "what grad saves for the backward "
+         "pass", "With POLICY the function is checkpointed with it first.")
+def _residuals(session, rest):
+    target, args, kwargs = target_and_options(session, rest, pipeline.policy_names())
+    pipeline.show_residuals(session, target, *args, **kwargs)
+
+
+# -- running -------------------------------------------------------------------------------
+
+@command("eval", ":eval EXPR", "run a call or jaxpr with the reference evaluator",
+         "Shows the outputs and every ref's final contents. The evaluator works on\n"
+         "copies of the refs you pass: your refs keep their contents.")
+def _eval(session, rest):
+    target, args, kwargs = target_and_options(session, rest)
+    if args or kwargs:
+        raise UsageError(":eval takes no options")
+    stepper.run(session, target, step=False)
+
+
+@command("step", ":step EXPR", "run equation by equation: values and ref contents",
+         "Like :eval, printing each equation, the values it produced and every ref\n"
+         "whose contents it changed.")
+def _step(session, rest):
+    target, args, kwargs = target_and_options(session, rest)
+    if args or kwargs:
+        raise UsageError(":step takes no options")
+    stepper.run(session, target, step=True)
+
+
+@command("check", ":check EXPR", "run an expression with minijax and real JAX and compare",
+         "EXPR is any expression, e.g. `:check grad(f)(1.0)`. JAX's side runs the same\n"
+         "text with jnp/lax/grad/... from JAX, your functions rebuilt to use them,\n"
+         "and JAX refs holding what your refs held before. Values and final ref\n"
+         "contents are compared.")
+def _check(session, rest):
+    from . import oracle   # imports jax: only when asked for
+    import jax
+    expr = rest.strip()
+    if not expr:
+        raise UsageError(":check needs an expression, e.g. `:check f(1.0)`")
+    result = oracle.run_check(expr, session.namespace)
+    session.say(f"minijax: {session.format(result.minijax_value)}")
+    if result.jax_value is not None:
+        session.say(f"jax {jax.__version__}: {session.format(result.jax_value)}")
+    for name, ours, theirs in result.refs:
+        session.say(f"ref {name}: minijax {session.format(ours)}, "
+                    f"jax {session.format(theirs)}")
+    if result.problem is None:
+        session.say(session.style("agree", "ok"))
+        return
+    session.say(session.style("DISAGREE", "error"))
+    for line in result.problem.splitlines():
+        session.say(f"  {line}")
+    for entry in result.divergences:
+        session.say(f"known divergence {entry.name} (jax {entry.jax_version}):\n"
+                    f"  JAX: {entry.jax_behaviour}\n  minijax: {entry.minijax_behaviour}\n"
+                    f"  why: {entry.reason}")
+
+
+# -- reading IR text ------------------------------------------------------------------------
+
+@command("parse", ":parse [NAME]", "read IR text (the lines that follow) into NAME",
+         "Type or paste the text form after the command; it ends when its braces\n"
+         "close. NAME defaults to `jaxpr`. The text may also follow NAME on the same\n"
+         "line. The result is verified, then usable by the other commands.")
+def _parse(session, rest):
+    name, _, text = rest.strip().partition(" ")
+    if name.startswith("{"):
+        name, text = "", rest.strip()
+    name = name or "jaxpr"
+    if not name.isidentifier():
+        raise UsageError(f":parse NAME: {name!r} is not a Python name")
+    session.collect_ir(name, text)
+
+
+def bind_ir(session, name: str, text: str, source: str):
+    """Parse and verify IR text, then bind it: the end of `:parse` and `:load`."""
+    closed = loads(text)
+    verify_jaxpr(closed)
+    session.namespace[name] = closed
+    jaxpr = closed.jaxpr
+    session.say(f"{name} = jaxpr from {source}: {len(jaxpr.invars)} inputs, "
+                f"{len(jaxpr.eqns)} equations, {len(jaxpr.outvars)} outputs")
+
+
+@command("load", ":load FILE [NAME]", "read IR text from a file into NAME",
+         "NAME defaults to the file's name without its extension.")
+def _load(session, rest):
+    import os
+    import shlex
+    try:
+        parts = shlex.split(rest)
+    except ValueError as error:
+        raise UsageError(f":load FILE [NAME]: {error}") from None
+    if not parts or len(parts) > 2:
+        raise UsageError("usage: :load FILE [NAME]")
+    path = os.path.expanduser(parts[0])
+    name = parts[1] if len(parts) == 2 else (
+        os.path.splitext(os.path.basename(path))[0].replace("-", "_"))
+    if not name.isidentifier():
+        raise UsageError(f"{name!r} is not a Python name; give one: :load FILE NAME")
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    bind_ir(session, name, text, path)

@@ -1,0 +1,282 @@
+"""`:passes`, `:remat` and `:residuals`: a gradient taken apart, stage by stage.
+
+Read `minijax/transforms/__init__.py` first: grad is jvp, then partial evaluation
+with the tangents unknown (the *known* jaxpr is the forward pass and returns the
+residuals; the *staged* jaxpr is the linear part), then transposition of the staged
+jaxpr (the backward pass). This module calls those IR -> IR passes one by one on the
+traced program and prints each result with what changed from the stage before.
+
+`:remat` runs the same split on `checkpoint(f, policy=...)` and reads it:
+* saved: the residuals, i.e. the known jaxpr's extra outputs, with type and size;
+* recomputed: the staged equations that do not depend on a tangent -- primal work
+  done again in the backward pass because the policy did not save its result;
+* effects per phase: effectful equations (ref reads and writes, prints) in the
+  forward pass, among the recomputed equations, and in the tangent (backward) part.
+  Counts are static: an equation inside a loop body counts once.
+"""
+from __future__ import annotations
+
+import collections
+
+import minijax
+from minijax import transforms
+
+from .render import change_summary, human_bytes, nbytes
+from .targets import Target, trace
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+class Unavailable(Exception):
+    """A feature this build of minijax does not have yet."""
+
+
+REMAT_MISSING = "remat is not available yet in this build"
+
+
+def _discharge():
+    """The discharge pass, wherever this build exports it."""
+    found = getattr(transforms, "discharge_jaxpr", None)
+    if found is None:
+        from minijax.transforms import discharge   # the pass's own module
+        found = discharge.discharge_jaxpr
+    return found
+
+
+def _mentions_refs(program) -> bool:
+    jaxpr = getattr(program, "jaxpr", program)
+    from minijax.ir import RefType
+    stack = [jaxpr]
+    while stack:
+        j = stack.pop()
+        if any(isinstance(v.aval, RefType) for v in [*j.constvars, *j.invars]):
+            return True
+        for eqn in j.eqns:
+            if any(isinstance(v.aval, RefType) for v in eqn.outputs):
+                return True
+            stack.extend(_sub_jaxprs(eqn))
+    return False
+
+
+def _sub_jaxprs(eqn) -> list:
+    out = []
+    for param in eqn.params.values():
+        for sub in (param if isinstance(param, (tuple, list)) else (param,)):
+            inner = getattr(sub, "jaxpr", sub)
+            if hasattr(inner, "eqns"):
+                out.append(inner)
+    return out
+
+
+def split_gradient(closed):
+    """(jvp jaxpr, partial-eval result) with every tangent input unknown."""
+    n = len(closed.jaxpr.invars)
+    jvp = transforms.jvp_jaxpr(closed)
+    n_tangents = len(jvp.jaxpr.invars) - n
+    split = transforms.partial_eval_jaxpr(jvp, [False] * n + [True] * n_tangents)
+    return jvp, split
+
+
+def show_passes(session, target: Target):
+    stages = []          # titles of the stages begun, for the error message
+    previous = None
+
+    def stage(title, build, note=""):
+        nonlocal previous
+        stages.append(title)
+        program = build()
+        text = program if isinstance(program, str) else str(program)
+        if previous is not None and not isinstance(program, str) and \
+                text == str(previous[1]):
+            session.title(f"== {title}: unchanged from {previous[0]}" +
+                          (f" ({note})" if note else ""))
+            return program
+        summary = ""
+        if previous is not None and not isinstance(program, str) \
+                and not isinstance(previous[1], str):
+            summary = f"  [{change_summary(previous[1], program)}]"
+        session.title(f"== {title}{summary}")
+        if note:
+            session.say(f"   {note}")
+        if isinstance(program, str):
+            session.say(program.rstrip())
+        else:
+            session.show_ir(program)
+        previous = (title, program)
+        return program
+
+    try:
+        traced = stage("traced", lambda: trace(target))
+        jvp, split = split_gradient(traced)
+        stage("jvp", lambda: jvp, "inputs: primals then tangents; outputs: primals "
+                                  "then tangents")
+        previous_jvp = previous
+        stage("known (forward)", lambda: split.known_jaxpr,
+              f"primal outputs then {_count(split.num_residuals, 'residual')}: "
+              + (" ".join(str(v.aval) for v in split.residuals) or "none"))
+        previous = previous_jvp
+        staged = stage("staged (linear)", lambda: split.staged_jaxpr,
+                       "inputs: residuals then tangents")
+        n_linear = len(staged.jaxpr.invars) - split.num_residuals
+        stage("transposed (backward)", lambda: transforms.transpose_jaxpr(
+            staged, [False] * split.num_residuals + [True] * n_linear),
+            "inputs: residuals then output cotangents; outputs: input cotangents")
+        grad_fun = minijax.grad(target.fun)
+        program = stage("grad (what minijax.grad traces to)",
+                        lambda: minijax.make_jaxpr(grad_fun)(*target.args, **target.kwargs))
+        if _mentions_refs(program):
+            stage("discharged (refs -> values)", lambda: _discharge()(program).jaxpr)
+        else:
+            session.title("== discharged: unchanged (no refs)")
+        stage("lowered (StableHLO)", lambda: minijax.jit(grad_fun).lower(
+            *target.args, **target.kwargs).as_text())
+    except Exception as error:
+        session.record_error(error)
+        session.error(f":passes: stage {stages[-1] if stages else 'traced'!r} failed: "
+                      f"{type(error).__name__}: {error}")
+
+
+# -- remat ---------------------------------------------------------------------------------
+
+def policy_names() -> dict:
+    """The remat policies by name, for `:remat f(x) dots_saveable`."""
+    policies = getattr(minijax, "checkpoint_policies", None)
+    if policies is None:
+        return {}
+    return {name: getattr(policies, name) for name in dir(policies)
+            if not name.startswith("_")}
+
+
+def _checkpointed(target: Target, policy):
+    checkpoint = getattr(minijax, "checkpoint", None)
+    if checkpoint is None:
+        raise Unavailable(f"{REMAT_MISSING} (no minijax.checkpoint)")
+    return checkpoint(target.fun) if policy is None else checkpoint(target.fun, policy=policy)
+
+
+def _tangent_dependence(jaxpr, tangent_invars):
+    """Per equation: (eqn, depends on a tangent). Call-like equations whose body
+    takes exactly the equation's inputs are looked into, so a recomputation inside
+    the checkpoint's staged call is seen as one."""
+    dependent = set(tangent_invars)
+    out = []
+    for eqn in jaxpr.eqns:
+        flags = [not hasattr(a, "value") and a in dependent for a in eqn.inputs]
+        bodies = _sub_jaxprs(eqn)
+        if len(bodies) == 1 and len(bodies[0].invars) == len(eqn.inputs):
+            body = bodies[0]
+            inner = _tangent_dependence(body, [v for v, f in zip(body.invars, flags) if f])
+            out.extend(inner)
+            inner_dependent = {v for e, d in inner if d for v in e.outputs}
+            inner_dependent.update(v for v, f in zip(body.invars, flags) if f)
+            for var, outvar in zip(eqn.outputs, body.outvars):
+                if outvar in inner_dependent:
+                    dependent.add(var)
+            continue
+        if any(flags):
+            dependent.update(eqn.outputs)
+        out.append((eqn, any(flags)))
+    return out
+
+
+def _effect_counts(eqns) -> str:
+    counts = collections.Counter(e.primitive.name for e in eqns if e.effects)
+    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
+
+
+def _all_eqns(jaxpr):
+    for eqn in jaxpr.eqns:
+        bodies = _sub_jaxprs(eqn)
+        if bodies:
+            for body in bodies:
+                yield from _all_eqns(body)
+        else:
+            yield eqn
+
+
+def _origins(known):
+    """What produced each residual: an equation of the forward pass or an input."""
+    jaxpr = known.jaxpr
+    producer = {v: eqn for eqn in jaxpr.eqns for v in eqn.outputs}
+    positions = {v: i for i, v in enumerate(jaxpr.invars)}
+    def origin(var):
+        if hasattr(var, "value"):
+            return "a constant"
+        if var in positions:
+            return f"input {positions[var]}"
+        eqn = producer.get(var)
+        return f"output of {eqn.primitive.name}" if eqn is not None else "a const"
+    return origin
+
+
+def show_remat(session, target: Target, policy=None, **options):
+    if options:
+        raise TypeError(f":remat takes one POLICY; got options {sorted(options)}")
+    fun = _checkpointed(target, policy)
+    traced = minijax.make_jaxpr(fun)(*target.args, **target.kwargs)
+    session.title("== traced (with checkpoint)")
+    session.show_ir(traced)
+    jvp, split = split_gradient(traced)
+    residual_outs = split.known_jaxpr.jaxpr.outvars[-split.num_residuals:] \
+        if split.num_residuals else []
+    origin = _origins(split.known_jaxpr)
+    total = sum(nbytes(v.aval) for v in split.residuals)
+    session.title(f"== saved: {_count(split.num_residuals, 'residual')}, "
+                  f"{human_bytes(total)}")
+    descriptions = _saved_residual_descriptions(fun, target)
+    for i, (var, out) in enumerate(zip(split.residuals, residual_outs)):
+        where = descriptions[i] if descriptions and len(descriptions) == \
+            split.num_residuals else origin(out)
+        session.say(f"  {str(var.aval):<14} {human_bytes(nbytes(var.aval)):>9}  {where}")
+    staged = split.staged_jaxpr.jaxpr
+    n_linear = len(staged.invars) - split.num_residuals
+    flags = _tangent_dependence(staged, staged.invars[split.num_residuals:][:n_linear])
+    recomputed = [e for e, dep in flags if not dep]
+    counts = collections.Counter(e.primitive.name for e in recomputed)
+    session.title(f"== recomputed in the backward pass: {_count(len(recomputed), 'equation')}")
+    session.say("  " + (", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
+                        or "nothing"))
+    session.title("== effects per phase (static counts)")
+    session.say(f"  forward:       {_effect_counts(_all_eqns(split.known_jaxpr.jaxpr))}")
+    session.say(f"  recomputation: {_effect_counts(recomputed)}")
+    session.say(f"  backward:      {_effect_counts([e for e, dep in flags if dep])}")
+
+
+def _saved_residual_descriptions(fun, target):
+    saved_residuals = _saved_residuals_fn()
+    if saved_residuals is None:
+        return None
+    try:
+        return [str(description) for _, description in
+                saved_residuals(fun, *target.args, **target.kwargs)]
+    except Exception:  # the origin column falls back to our own reading of the IR
+        return None
+
+
+def _saved_residuals_fn():
+    import importlib
+    try:
+        module = importlib.import_module("minijax.ad_checkpoint")
+    except ModuleNotFoundError as error:
+        if error.name != "minijax.ad_checkpoint":
+            raise
+        return None
+    return getattr(module, "saved_residuals", None)
+
+
+def show_residuals(session, target: Target, policy=None, **options):
+    if options:
+        raise TypeError(f":residuals takes one POLICY; got options {sorted(options)}")
+    saved_residuals = _saved_residuals_fn()
+    if saved_residuals is None:
+        raise Unavailable(f"{REMAT_MISSING} (no minijax.ad_checkpoint.saved_residuals)")
+    fun = target.fun if policy is None else _checkpointed(target, policy)
+    rows = list(saved_residuals(fun, *target.args, **target.kwargs))
+    total = sum(nbytes(aval) for aval, _ in rows)
+    session.title(f"== {_count(len(rows), 'residual')}, {human_bytes(total)}")
+    for aval, description in rows:
+        text = str(aval) if not hasattr(aval, "shape") or hasattr(aval, "str_short") \
+            else f"{aval.dtype}{list(aval.shape)}"
+        session.say(f"  {text:<14} {human_bytes(nbytes(aval)):>9}  {description}")

@@ -1,0 +1,322 @@
+"""Remat (checkpoint): the `remat` primitive in every pass, and remat with refs.
+
+Read `partial_eval.py` first -- remat is *the same partial evaluation* that
+`linearize` does, given a policy -- then `policies.py`, then this file.
+
+What remat changes
+------------------
+`grad(f)(x)` is linearize + transpose. Linearize runs the primal computation now
+(the *forward pass*) and stages the tangent computation for later (the *backward
+pass*); every primal value the tangent computation uses is a **residual**: saved
+in memory from the forward pass until the backward pass reads it. For `sin(x)`
+that is `cos(x)`; for a 100-layer network it is every activation of every layer.
+
+`checkpoint(f, policy=p)` wraps `f`'s jaxpr in one `remat` equation. Nothing
+happens to it until partial evaluation meets it with some unknown inputs (the
+tangents). Then the rule below splits the body with the remat's own policy:
+
+    split = partial_eval_jaxpr(body, unknowns, policy)
+
+and for each known equation the policy says whether its outputs may be saved. A
+value the backward side needs but may not save is not a residual: its equation
+is staged *again* on the backward side, recomputing it from values that are saved
+(at worst the remat's inputs). The result is two programs:
+
+* the known part (primal outputs + the residuals the policy allows) runs in the
+  forward pass, inlined into the enclosing computation -- no remat equation left;
+* the staged part becomes a new `remat` equation (`differentiated=True`) in the
+  linear program: it recomputes what was not saved and then does the tangent work.
+
+So the *number of residuals goes down* and the *backward pass gets longer*: that
+is the whole trade. `print_saved_residuals` shows the residuals; the teaching
+report in `ad_checkpoint.py` shows both programs side by side.
+
+Transposing that staged `remat` transposes its body (`transpose_jaxpr`), whose
+forward sweep runs the recomputation and whose backward sweep runs the transposed
+tangent work -- still inside one `remat` equation, so that the XLA lowering can put
+`lax.optimization_barrier` on its inputs when `prevent_cse` (see
+`backends/xla_remat.py`). Without the barrier XLA sees that the recomputation equals
+the forward computation, merges them, and the memory saving silently disappears.
+
+The other passes are plain call-primitive rules: jvp differentiates the body and
+binds a new `remat` (so `grad(grad(remat(f)))` keeps the policy at every level);
+vmap batches the body; DCE prunes it; discharge threads refs through it.
+
+Remat with refs (DESIGN.md section 5)
+-------------------------------------
+Recomputing is only sound for pure code: recomputing `r[...] += 1` would bump the
+counter twice, and recomputing `x <- r[...]` after the forward pass wrote `r` reads
+the wrong value. minijax's rule: **effects on external refs happen once, in the
+forward pass; the recomputation reads a fresh internal ref initialised from the
+ref's value at entry**, saved as a residual. It is an IR -> IR rewrite of the body,
+done in the partial-eval rule before splitting, with no retracing of Python:
+
+    forward (known side)                      backward (staged remat body)
+      init <- r[...]        # once, at entry      r' = new_ref init   # fresh, internal
+      outs, final = D(xs, init)                   ... D's recomputation on r' ...
+      r[...] <- final       # once, at exit
+
+`D` is the body with its refs *discharged* (`discharge.py`): every ref becomes the
+value it holds, threaded from op to op, which is exactly "a fresh internal ref
+initialised from `init`" with the box written out of the program. `D` is pure, so
+the policy may recompute any part of it, and internal refs (created inside the
+body) come out as plain values too -- "internal refs are pure and are recomputed
+like any value". The body's writes to `r` leave `D` as extra outputs, written back
+to `r` by one `swap` at exit, in the forward pass only. Nested remats discharge
+the inner body inside the outer (the `remat` discharge rule), so every write is
+still done once. The pullbacks of `vjp` and `linearize` hold only `init` values and
+never touch a ref: calling them twice gives the same answer and changes nothing.
+
+(Real JAX 0.10 instead recomputes the ref operations against the live ref, running
+the effect twice: see `minijax/divergences.py`.)
+"""
+from __future__ import annotations
+
+import functools
+
+from ..ir import primitives as P
+from ..ir.core import Eqn, Jaxpr, ClosedJaxpr
+from ..ir.primitives import effects_of
+from ..ir.remat_primitive import remat_p, name_p
+from ..ir.trace import MinijaxError, bind, set_current_trace
+from ..ir.types import RefType
+from .ad_util import Zero, tangent_aval, is_differentiable, eval_jaxpr, zeros
+from .dce import dce_rules, dce_jaxpr, DceEqn
+from .discharge import (discharge_rules, discharge_jaxpr, mentions_refs,
+                        thread_refs_through, write_back, RefSlot, _copy_eqn)
+from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
+from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
+from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear, \
+    UndefinedPrimal
+from .vmap import vmap_rules, vmap_jaxpr, Batched
+
+__all__ = ["remat_p", "name_p", "split_remat_body", "RematSplit", "without_external_refs"]
+
+
+class RematError(MinijaxError, TypeError):
+    """A remat-ed function that cannot be differentiated as asked."""
+
+
+def _params(params, **changes) -> dict:
+    out = dict(params)
+    out.update(changes)
+    return out
+
+
+# -- jvp: differentiate the body, keep the remat ---------------------------------------------
+
+def _remat_jvp(primals, tangents, *, jaxpr, **params):
+    if mentions_refs(jaxpr):
+        # Differentiate the pure body instead (the ref rewrite below): entry reads and
+        # exit writes happen here, once, and the body needs no ref differentiation.
+        return _jvp_with_refs(primals, tangents, jaxpr, params)
+    nonzeros = tuple(type(t) is not Zero for t in tangents)
+    jvp = jvp_jaxpr_for_call(jaxpr, nonzeros)
+    # `jvp.jaxpr` takes its constants as leading inputs (a call body has no constvars).
+    outs = bind(remat_p, *jvp.consts, *primals, *[t for t in tangents if type(t) is not Zero],
+                jaxpr=jvp.jaxpr, **params)
+    n_out = len(jaxpr.outvars)
+    nonzero_tangents = iter(outs[n_out:])
+    has_tangent = iter(jvp.out_nonzeros)
+    tangents_out = [next(nonzero_tangents) if is_differentiable(v.aval) and next(has_tangent)
+                    else Zero(tangent_aval(v.aval)) if not isinstance(v.aval, RefType)
+                    else Zero(v.aval) for v in jaxpr.outvars]
+    return JvpResult(outs[:n_out], tangents_out)
+
+
+jvp_rules[remat_p] = _remat_jvp
+jvp_rules[name_p] = lambda primals, tangents, *, name: JvpResult(
+    [bind(name_p, primals[0], name=name)], [tangents[0]])
+
+
+# -- the external-ref rewrite -------------------------------------------------------------------
+
+class PureBody:
+    """A remat body with its refs discharged. `jaxpr` takes the original inputs with
+    each ref replaced by its value at entry; it returns the original outputs, then the
+    final value of each ref input it writes (`written`: their input positions)."""
+    __slots__ = ("jaxpr", "ref_inputs", "written", "num_outputs")
+
+    def __init__(self, jaxpr, ref_inputs, written, num_outputs):
+        self.jaxpr, self.ref_inputs = jaxpr, ref_inputs
+        self.written, self.num_outputs = written, num_outputs
+
+
+@functools.lru_cache(maxsize=1024)
+def without_external_refs(jaxpr: Jaxpr) -> PureBody:
+    """The IR -> IR rewrite of a remat body that touches refs (module docstring):
+    internal refs become values, external ref inputs become their entry values."""
+    result = discharge_jaxpr(jaxpr)
+    return PureBody(result.jaxpr, result.info.ref_inputs, result.info.written,
+                    result.info.num_outputs)
+
+
+def _jvp_with_refs(primals, tangents, jaxpr, params):
+    body = without_external_refs(jaxpr)
+    entry, entry_tangents = list(primals), list(tangents)
+    for position in body.ref_inputs:
+        if type(tangents[position]) is not Zero:
+            raise RematError("checkpoint: differentiating with respect to a ref is not "
+                             "supported -- pass its value instead")
+        entry[position] = bind(P.get_p, primals[position])
+        entry_tangents[position] = Zero(tangent_aval(body.jaxpr.invars[position].aval))
+    result = _remat_jvp(entry, entry_tangents, jaxpr=body.jaxpr, **params)
+    # The final contents of written refs: written once, here. (A ref is not
+    # differentiated, so the tangent of what is written into it is dropped.)
+    for position, final in zip(body.written, result.primals_out[body.num_outputs:]):
+        bind(P.swap_p, primals[position], final)
+    n = body.num_outputs
+    return JvpResult(result.primals_out[:n], result.tangents_out[:n])
+
+
+# -- partial evaluation: the policy decides -------------------------------------------------------
+
+def _remat_partial_eval(trace, args, params):
+    jaxpr = params["jaxpr"]
+    if mentions_refs(jaxpr):
+        return _partial_eval_with_refs(trace, args, params)
+    unknowns = tuple(trace.is_unknown(x) for x in args)
+    split = partial_eval_jaxpr_for_call(jaxpr, unknowns, params["policy"])
+    known_args = [x for x, u in zip(args, unknowns) if not u]
+    # The known part is inlined into the enclosing computation (evaluated in `trace`, so
+    # an enclosing remat's policy sees each of its equations and may recompute them in
+    # turn: that is what nesting remats means).
+    known = _forward_part(split.known_jaxpr)
+    with set_current_trace(trace):
+        known_outs = eval_jaxpr(known.jaxpr, known.consts, known_args)
+    n_known = len(split.out_unknowns) - sum(split.out_unknowns)
+    residuals = known_outs[n_known:]
+    staged_jaxpr = split.staged_jaxpr.jaxpr
+    if staged_jaxpr.eqns or staged_jaxpr.outvars:
+        staged_outs = trace.stage(
+            remat_p, residuals + [x for x, u in zip(args, unknowns) if u],
+            _params(params, jaxpr=staged_jaxpr, differentiated=True))
+    else:
+        staged_outs = []
+    known_iter, staged_iter = iter(known_outs[:n_known]), iter(staged_outs)
+    return [next(staged_iter) if u else next(known_iter) for u in split.out_unknowns]
+
+
+@functools.lru_cache(maxsize=1024)
+def _forward_part(known: ClosedJaxpr) -> ClosedJaxpr:
+    # The partial evaluator ran every known equation, including the primal halves of
+    # tangent work (`cos x` for `sin x`) that the policy then sent to the backward side
+    # to be recomputed; nothing in the forward pass reads them, so drop them here.
+    return dce_jaxpr(known).jaxpr
+
+
+def _partial_eval_with_refs(trace, args, params):
+    body = without_external_refs(params["jaxpr"])
+    for position in body.ref_inputs:
+        if trace.is_unknown(args[position]):
+            raise RematError("checkpoint: a ref input of a remat-ed function has a "
+                             "tangent; differentiating with respect to a ref is not "
+                             "supported -- pass its value instead")
+    # Forward pass, at entry: capture each external ref's value (the residual that
+    # initialises the recomputation's fresh ref). Refs are always known values.
+    entry = list(args)
+    with set_current_trace(trace.parent):
+        for position in body.ref_inputs:
+            entry[position] = bind(P.get_p, args[position])
+    outs = _remat_partial_eval(trace, entry, _params(params, jaxpr=body.jaxpr))
+    # Forward pass, at exit: one write of each ref's final value. The recomputation in
+    # the staged remat never sees `args[position]`, only the entry values.
+    with set_current_trace(trace.parent):
+        for position, final in zip(body.written, outs[body.num_outputs:]):
+            if trace.is_unknown(final):
+                raise RematError("checkpoint: a ref's final value depends on a tangent")
+            bind(P.swap_p, args[position], final)
+    return outs[:body.num_outputs]
+
+
+partial_eval_rules[remat_p] = _remat_partial_eval
+
+
+# -- transpose: the recomputation and the transposed tangent work, in one remat ------------------
+
+def _remat_transpose(cts, *args, jaxpr, **params):
+    linear = tuple(is_linear(x) for x in args)
+    body, consts = transpose_jaxpr_for_call(jaxpr, linear)
+    body = _pruned(body)
+    cts = [zeros(ct.aval) if type(ct) is Zero else ct for ct in cts]
+    outs = iter(bind(remat_p, *consts, *[x for x in args if not is_linear(x)], *cts,
+                     jaxpr=body, **_params(params, differentiated=True)))
+    return [next(outs) if lin else None for lin in linear]
+
+
+@functools.lru_cache(maxsize=1024)
+def _pruned(jaxpr: Jaxpr) -> Jaxpr:
+    # The backward sweep evaluates every non-linear equation it meets; drop those whose
+    # results no cotangent needs, so the recomputation is exactly what is needed.
+    return dce_jaxpr(jaxpr).jaxpr
+
+
+transpose_rules[remat_p] = _remat_transpose
+transpose_rules[name_p] = lambda cts, x, *, name: [cts[0]]
+
+
+# -- vmap, dce, discharge: a call like any other ------------------------------------------------------
+
+def _remat_vmap(axis_size, values, dims, *, jaxpr, **params):
+    batched = vmap_jaxpr(jaxpr, dims, axis_size)
+    outs = bind(remat_p, *values, jaxpr=batched.jaxpr, **params)
+    return Batched(list(outs), list(batched.out_axes))
+
+
+vmap_rules[remat_p] = _remat_vmap
+vmap_rules[name_p] = lambda axis_size, values, dims, *, name: Batched(
+    [bind(name_p, values[0], name=name)], [dims[0]])
+
+
+def _remat_dce(eqn: Eqn, used_outputs) -> DceEqn:
+    pruned = _dce_body(eqn.params["jaxpr"], tuple(used_outputs))
+    if not pruned.jaxpr.outvars and not pruned.jaxpr.effects:
+        return DceEqn(None, (False,) * len(eqn.inputs))
+    inputs = [x for x, u in zip(eqn.inputs, pruned.used_inputs) if u]
+    outputs = [v for v, u in zip(eqn.outputs, used_outputs) if u]
+    params = _params(eqn.params, jaxpr=pruned.jaxpr)
+    new_eqn = Eqn(remat_p, inputs, params, outputs,
+                  effects_of(remat_p, [x.aval for x in inputs], params), eqn.source_info)
+    return DceEqn(new_eqn, pruned.used_inputs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dce_body(jaxpr: Jaxpr, used_outputs: tuple):
+    return dce_jaxpr(jaxpr, list(used_outputs), prune_inputs=True)
+
+
+dce_rules[remat_p] = _remat_dce
+
+
+def _remat_discharge(b, eqn, inputs):
+    body = eqn.params["jaxpr"]
+    if not mentions_refs(body) and not any(isinstance(x, RefSlot) for x in inputs):
+        return _copy_eqn(b, eqn, inputs)
+    result, args = thread_refs_through(b, inputs, body)
+    outs = b.emit_eqn(remat_p, args, _params(eqn.params, jaxpr=result.jaxpr))
+    return write_back(inputs, result, outs)
+
+
+discharge_rules[remat_p] = _remat_discharge
+
+
+# -- the split, for teaching ----------------------------------------------------------------------
+
+class RematSplit:
+    """What the partial-eval rule does to one remat body, as data (see `split_remat_body`)."""
+    __slots__ = ("forward", "backward", "residuals", "out_unknowns", "pure_body")
+
+    def __init__(self, forward, backward, residuals, out_unknowns, pure_body):
+        self.forward, self.backward = forward, backward
+        self.residuals, self.out_unknowns = residuals, out_unknowns
+        self.pure_body = pure_body
+
+
+def split_remat_body(jaxpr: Jaxpr, unknowns, policy) -> RematSplit:
+    """The known (forward) and staged (backward) jaxprs the partial-eval rule makes
+    for `jaxpr` with these `unknowns`, refs rewritten first. For printing."""
+    body = without_external_refs(jaxpr) if mentions_refs(jaxpr) else None
+    target = body.jaxpr if body is not None else jaxpr
+    split = partial_eval_jaxpr_for_call(target, tuple(unknowns), policy)
+    return RematSplit(split.known_jaxpr, split.staged_jaxpr, split.residuals,
+                      split.out_unknowns, body)
