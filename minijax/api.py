@@ -82,7 +82,9 @@ class JitFunction:
                                             | set(static_argnums_from_names(fun, static_argnames))))
         self._static_argnames = static_argnames
         self._cache: dict = {}
-        functools.update_wrapper(self, fun)
+        # updated=(): copying fun.__dict__ would let jit(jit(f)) take over the inner
+        # function's trace cache.
+        functools.update_wrapper(self, fun, updated=())
 
     def _stage(self, args, kwargs):
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(

@@ -100,8 +100,10 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = canonical_dtype(new_dtype)
     aval = aval_of(x)
-    if not isinstance(x, Tracer) and not isinstance(x, _PY_SCALARS) and \
-            aval.dtype == new_dtype and aval.weak_type == weak_type:
+    # A conversion to the type a value already has is no conversion (Python scalars
+    # still go through, to become arrays).
+    if not isinstance(x, _PY_SCALARS) and aval.dtype == new_dtype and \
+            aval.weak_type == weak_type:
         return x
     return bind(P.convert_element_type_p, x, new_dtype=new_dtype, weak_type=weak_type)
 

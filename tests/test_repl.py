@@ -118,6 +118,12 @@ def test_unknown_command_and_errors_never_end_the_session():
     assert session.running
 
 
+def test_an_unfinished_statement_is_a_syntax_error_not_a_trap():
+    out, err, session = run("f(\n:help quit\nprint(1,\n")
+    assert out.splitlines() == [":quit", "  leave the REPL (so does Ctrl-D)"]
+    assert err.count("SyntaxError") == 2 and session.buffer == []
+
+
 def test_traceback_shows_the_last_error_in_full():
     out, err, _ = run(D("""\
         def g(x):

@@ -198,9 +198,9 @@ def _new_ref(x):
     if isinstance(x, Ref):
         raise RefError("cannot make a ref of a ref: a ref holds an array")
     dtype = canonical_dtype(aval_of_value(x).dtype)
-    # jax.Arrays are immutable, so holding the caller's array is already a copy as far
-    # as anyone can observe; NumPy inputs are copied onto the device here.
-    return [Ref(jnp.asarray(x, dtype))]
+    # A copy: on CPU, jnp.asarray of a NumPy array may share its memory, and the
+    # caller may go on mutating that array.
+    return [Ref(jnp.array(x, dtype, copy=True))]
 
 
 def _empty_ref(*, shape, dtype):

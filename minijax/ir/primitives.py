@@ -35,8 +35,7 @@ class Primitive:
         primitives_by_name[name] = self
 
     def bind(self, *args, **params):
-        from .trace import bind
-        return bind(self, *args, **params)
+        return _bind(self, *args, **params)
 
     def __repr__(self):
         return self.name
@@ -442,6 +441,8 @@ def _dynamic_update_slice_rule(x, update, *start_indices):
 
 
 type_rules[dynamic_update_slice_p] = _dynamic_update_slice_rule
+
+from .trace import bind as _bind  # noqa: E402  (trace.py imports this module first)
 
 # The rest of the catalogue (reductions, contractions, indexing, sorting, refs and
 # calls) lives in `catalogue.py`, re-exported here so `primitives.X_p` names them all.

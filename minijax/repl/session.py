@@ -157,7 +157,7 @@ class Session:
                 line.startswith(":") or self._ends_block(line)):
             # A line at column 0 that cannot continue the pending block ends it
             # first, as a blank line would, so the block's output comes before it.
-            self._run_buffer(extra="")
+            self._flush()
         if self.echo and (line.strip() or self.continuing):
             self.say(("... " if self.continuing else ">>> ") + line
                      if line.strip() else "...")
@@ -173,7 +173,7 @@ class Session:
         if self.ir_lines is not None:
             self._end_ir()
         if self.buffer:
-            self._push_python("")
+            self._flush()
 
     def run_lines(self, lines):
         for line in lines:
@@ -196,6 +196,19 @@ class Session:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         more = self.python.runsource(source, filename)
         if not more:
+            self.buffer = []
+            self.inputs += 1
+
+    def _flush(self):
+        """End the pending block. Input that is still incomplete then (`f(` with no
+        `)`) is a syntax error, reported as one, rather than swallowing what follows."""
+        self._run_buffer(extra="")
+        if self.buffer:
+            filename = f"<input {self.inputs + 1}>"
+            try:
+                compile("\n".join(self.buffer) + "\n", filename, "exec")
+            except SyntaxError:
+                self.python.showsyntaxerror(filename)
             self.buffer = []
             self.inputs += 1
 

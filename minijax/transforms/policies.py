@@ -171,6 +171,11 @@ class SaveFromBothPolicies(Policy):
     second: Policy
     text_name = "save_from_both_policies"
 
+    def __post_init__(self):
+        # JAX accepts any two policy callables here; wrap plain functions.
+        object.__setattr__(self, "first", as_policy(self.first))
+        object.__setattr__(self, "second", as_policy(self.second))
+
     def param_args(self):
         return (self.first, self.second)
 
@@ -199,7 +204,6 @@ class CustomPolicy(Policy):
 
 def _custom_from_text(qualified: str):
     import importlib
-    module_name, _, attr_path = qualified.rpartition(".")
     # Find the longest importable module prefix, then walk attributes.
     parts = qualified.split(".")
     for cut in range(len(parts) - 1, 0, -1):

@@ -48,8 +48,9 @@ Recomputing is only sound for pure code: recomputing `r[...] += 1` would bump th
 counter twice, and recomputing `x <- r[...]` after the forward pass wrote `r` reads
 the wrong value. minijax's rule: **effects on external refs happen once, in the
 forward pass; the recomputation reads a fresh internal ref initialised from the
-ref's value at entry**, saved as a residual. It is an IR -> IR rewrite of the body,
-done in the partial-eval rule before splitting, with no retracing of Python:
+ref's value at entry**, saved as a residual. It is an IR -> IR rewrite of the body
+with no retracing of Python, done by the first autodiff rule that meets the remat
+(jvp, or partial eval for a remat that reaches it with refs still inside):
 
     forward (known side)                      backward (staged remat body)
       init <- r[...]        # once, at entry      r' = new_ref init   # fresh, internal
