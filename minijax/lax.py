@@ -172,31 +172,27 @@ def slice(operand, start_indices, limit_indices, strides=None):
                 strides=None if strides is None else tuple(int(s) for s in strides))
 
 
-def _wrap_negative_indices(indices, shape):
-    """As jax.lax: a negative start index counts from the end of its axis."""
+def _start_indices(indices):
+    """Start indices as int32 scalars. No wrapping here: the `dynamic_slice` and
+    `dynamic_update_slice` primitives themselves count a negative start from the end
+    once and then clamp the window into bounds (jax.lax's rule; see the reference
+    evaluator), so wrapping here too would wrap twice."""
     out = []
-    for index, size in zip(indices, shape):
+    for index in indices:
         if isinstance(index, (int, np.integer)):
-            out.append(np.int32(index + size if index < 0 else index))
-            continue
-        index = convert_element_type(index, np.int32)
-        if isinstance(index, Tracer) or np.ndim(index):
-            out.append(select(lt(index, 0), add(index, np.int32(size)), index))
+            out.append(np.int32(index))
         else:
-            value = int(index)
-            out.append(np.int32(value + size if value < 0 else value))
+            out.append(convert_element_type(index, np.int32))
     return out
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
-    starts = _wrap_negative_indices(start_indices, aval_of(operand).shape)
-    return bind(P.dynamic_slice_p, operand, *starts,
+    return bind(P.dynamic_slice_p, operand, *_start_indices(start_indices),
                 slice_sizes=tuple(int(s) for s in slice_sizes))
 
 
 def dynamic_update_slice(operand, update, start_indices):
-    starts = _wrap_negative_indices(start_indices, aval_of(operand).shape)
-    return bind(P.dynamic_update_slice_p, operand, update, *starts)
+    return bind(P.dynamic_update_slice_p, operand, update, *_start_indices(start_indices))
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):

@@ -39,8 +39,14 @@ def _sum_floats(ns, out):
     return total
 
 
-def transformed(ns, make, how: str, args, in_axes=0):
-    """`make(ns)` under the transformation `how`, as a function of `args`."""
+def transformed(ns, make, how: str, args, in_axes=0, jit=True):
+    """`make(ns)` under the transformation `how`, as a function of `args`; jvp, grad
+    and vmap are jitted (one compile rather than one per eager op) unless `jit=False`."""
+    g = _transformed(ns, make, how, args, in_axes)
+    return ns.jax.jit(g) if jit and how in ("jvp", "grad", "vmap") else g
+
+
+def _transformed(ns, make, how: str, args, in_axes=0):
     f = make(ns)
     if how == "eval":
         return f
@@ -67,18 +73,18 @@ def transformed(ns, make, how: str, args, in_axes=0):
 
 
 def check_transforms(make, *args, hows=("eval", "jit", "jvp", "grad"), tol=2e-5,
-                     vmap_args=None, in_axes=0):
+                     vmap_args=None, in_axes=0, jit=True):
     """Compare minijax with JAX on `make` under each transformation in `hows`; with
     `vmap_args`, also under vmap (in_axes as given) on those batched inputs."""
     for how in hows:
-        ours = transformed(MJ, make, how, args)(*args)
-        theirs = transformed(JX, make, how, args)(*args)
+        ours = transformed(MJ, make, how, args, jit=jit)(*args)
+        theirs = transformed(JX, make, how, args, jit=jit)(*args)
         assert_close(ours, theirs, tol)
         if how != "eval":
-            check_jaxpr(minijax.make_jaxpr(transformed(MJ, make, how, args))(*args))
+            check_jaxpr(minijax.make_jaxpr(_transformed(MJ, make, how, args))(*args))
     if vmap_args is not None:
-        ours = transformed(MJ, make, "vmap", vmap_args, in_axes)(*vmap_args)
-        theirs = transformed(JX, make, "vmap", vmap_args, in_axes)(*vmap_args)
+        ours = transformed(MJ, make, "vmap", vmap_args, in_axes, jit=jit)(*vmap_args)
+        theirs = transformed(JX, make, "vmap", vmap_args, in_axes, jit=jit)(*vmap_args)
         assert_close(ours, theirs, tol)
-        check_jaxpr(minijax.make_jaxpr(transformed(MJ, make, "vmap", vmap_args,
-                                                   in_axes))(*vmap_args))
+        check_jaxpr(minijax.make_jaxpr(_transformed(MJ, make, "vmap", vmap_args,
+                                                    in_axes))(*vmap_args))

@@ -181,11 +181,11 @@ def test_matmul(shapes):
 
 
 def test_matmul_dtypes_and_methods():
-    check(lambda m, a, b, c, d, e, f, g: [
+    check(lambda m, a, b, c, d, e, f, g, h: [
         m.matmul(a, b), m.matmul(c, b), c.T @ c, m.dot(d, e), m.dot(c, f), m.dot(c, 2.0),
-        m.vdot(c, g), m.inner(c, rand((4, 3))), m.outer(f, g), m.kron(c, g), c.dot(f)],
+        m.vdot(c, g), m.inner(c, h), m.outer(f, g), m.kron(c, g), c.dot(f)],
         rand((2, 3), np.int32), rand((3, 2), np.int32), rand((2, 3)), rand((2, 3, 4)),
-        rand((5, 4, 2)), rand((3,)), rand((3, 2)), eager=True)
+        rand((5, 4, 2)), rand((3,)), rand((3, 2)), rand((4, 3)), eager=True)
 
 
 @pytest.mark.parametrize("axes", [2, 1, 0, ([1, 0], [0, 1]), ([2], [0]), (-1, 0)], ids=str)

@@ -263,7 +263,7 @@ def rebuild_from_layout(layout, leaves):
 
 def format_debug_print(fmt: str, layout, values) -> str:
     """The text `debug_print[fmt, layout]` prints for these (host) values."""
-    leaves = iter([np.asarray(v) for v in values])
+    leaves = iter(values)     # as the backend hands them over (jax.Arrays from XLA)
     _, args_layout, kwargs_layout = layout
     args = rebuild_from_layout(args_layout, leaves)
     kwargs = rebuild_from_layout(kwargs_layout, leaves)

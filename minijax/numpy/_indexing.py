@@ -78,6 +78,10 @@ def _as_index_array(fname, idx):
 
 def _expand(fname, shape, idx, for_update=False):
     """One entry per operand axis and per `None`, checked against `shape`."""
+    if isinstance(idx, list):
+        # As JAX (NumPy once guessed whether a list meant a tuple): ambiguous, refused.
+        raise TypeError(f"{fname}: using a non-tuple sequence for multidimensional "
+                        f"indexing is not allowed; use x[np.array(seq)] or x[tuple(seq)]")
     if not isinstance(idx, tuple):
         idx = (idx,)
     raw = []
@@ -441,7 +445,7 @@ def _gather_mode(fname, mode):
     if mode in ("fill", "drop", "fill_or_drop"):
         return "fill"
     if mode in ("clip", "promise_in_bounds", "wrap"):
-        return mode
+        return "clip" if mode == "promise_in_bounds" else mode
     raise NotImplementedError(f"{fname}: mode {mode!r} is not supported")
 
 
@@ -473,10 +477,15 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
         raise TypeError(f"take: indices must be integers, got {dtype_of(indices).name}")
     mode = _gather_mode("take", mode)
     n = dims[axis]
+    # As jnp.take: negative indices count from the end in 'fill' mode only; 'clip'
+    # clamps them to 0 and 'wrap' takes them modulo n.
     if mode == "wrap":
         from ._ufuncs import remainder
         index = remainder(convert("take", indices, np.int32), n)
         mode = "clip"
+    elif mode == "clip":
+        index = (np.asarray(indices).astype(np.int32) if not isinstance(indices, Tracer)
+                 and not hasattr(indices, "aval") else convert("take", indices, np.int32))
     else:
         index = _normalize_index(indices, n)
     i_shape = shape_of(index)

@@ -166,13 +166,13 @@ def broadcast_to(array, shape):
     array = as_operand("broadcast_to", array)
     shape = tuple(static_int("broadcast_to", d, "shape") for d in (
         shape if isinstance(shape, (list, tuple)) else (shape,)))
-    return broadcast_to_shape("broadcast_to", array, shape)
+    return as_array(broadcast_to_shape("broadcast_to", array, shape))
 
 
 def broadcast_arrays(*args):
     args = [as_operand("broadcast_arrays", a) for a in args]
     out_shape = _broadcast_shapes("broadcast_arrays", *(shape_of(a) for a in args))
-    return [broadcast_to_shape("broadcast_arrays", a, out_shape) for a in args]
+    return [as_array(broadcast_to_shape("broadcast_arrays", a, out_shape)) for a in args]
 
 
 def _atleast(fname, arys, ndim_min, new_shape):

@@ -59,7 +59,8 @@ from ..ir.types import RefType, ShapedArray
 from .discharge_indexing import read_path, update_path
 
 __all__ = ["discharge_jaxpr", "DischargeResult", "DischargeInfo", "discharge_rules",
-           "RefSlot", "JaxprBuilder", "mentions_refs", "DischargeError"]
+           "RefSlot", "JaxprBuilder", "mentions_refs", "DischargeError",
+           "discharge_with_finals", "written_inputs"]
 
 discharge_rules: dict = register_rule_table("discharge", {})
 
@@ -180,8 +181,15 @@ def discharge_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> DischargeResult:
     return _discharge(jaxpr)
 
 
+def discharge_with_finals(jaxpr: Jaxpr, finals: tuple) -> DischargeResult:
+    """`discharge_jaxpr`, but returning the final values of the ref inputs at
+    `finals` (positions in constvars + invars), written or not. Control-flow rules
+    use it so that every branch of a `cond` returns the same refs' values."""
+    return _discharge(jaxpr, tuple(finals))
+
+
 @functools.lru_cache(maxsize=4096)
-def _discharge(jaxpr: Jaxpr) -> DischargeResult:
+def _discharge(jaxpr: Jaxpr, finals: tuple | None = None) -> DischargeResult:
     binders = jaxpr.constvars + jaxpr.invars
     if not mentions_refs(jaxpr):
         return DischargeResult(jaxpr, DischargeInfo((), (), len(jaxpr.outvars)))
@@ -196,7 +204,7 @@ def _discharge(jaxpr: Jaxpr) -> DischargeResult:
         else:
             env[var] = var
             new_binders.append(var)
-    written = _written_inputs(jaxpr, slots)
+    written = _written_inputs(jaxpr, slots) if finals is None else list(finals)
     used = {id(a) for eqn in jaxpr.eqns for a in eqn.inputs}
     used.update(id(a) for a in jaxpr.outvars)
     b = JaxprBuilder(used)
@@ -222,6 +230,13 @@ def _discharge(jaxpr: Jaxpr) -> DischargeResult:
     new_jaxpr = Jaxpr(new_binders[:n_consts], new_binders[n_consts:], b.eqns, outvars)
     return DischargeResult(new_jaxpr, DischargeInfo(tuple(slots), tuple(written),
                                                     len(jaxpr.outvars)))
+
+
+def written_inputs(jaxpr: Jaxpr) -> list:
+    """Positions (in constvars + invars) of the ref inputs `jaxpr` writes."""
+    binders = jaxpr.constvars + jaxpr.invars
+    return _written_inputs(jaxpr, [k for k, v in enumerate(binders)
+                                   if isinstance(v.aval, RefType)])
 
 
 def _written_inputs(jaxpr: Jaxpr, ref_positions) -> list:
@@ -332,3 +347,7 @@ def _jit(b, eqn, inputs):
 
 
 discharge_rules[P.jit_p] = _jit
+
+
+# Control flow (cond, while, scan) registers its rules here too.
+from . import discharge_control_flow  # noqa: E402,F401

@@ -264,3 +264,43 @@ def _vmap_one_example_at_a_time(axis_size, values, dims, cond_jaxpr, body_jaxpr,
 
 
 vmap_rules[while_p] = _while_vmap
+
+
+# -- DCE ----------------------------------------------------------------------------------------
+
+def _while_dce(eqn, used_outputs):
+    """A carry is needed if it is used after the loop, read by the predicate, or needed
+    by the body to compute a needed carry (the carry fixpoint once more)."""
+    from ..ir.core import Eqn, Jaxpr
+    from ..ir.primitives import effects_of
+    from .dce import DceEqn
+    p = eqn.params
+    cond_jaxpr, body_jaxpr = p["cond_jaxpr"], p["body_jaxpr"]
+    n_cc, n_bc = p["cond_nconsts"], p["body_nconsts"]
+    cond_pruned = dce_jaxpr(cond_jaxpr, [True])
+    used = [a or b for a, b in zip(used_outputs, cond_pruned.used_inputs[n_cc:])]
+    while True:
+        body_pruned = dce_jaxpr(body_jaxpr, used)
+        grown = [a or b for a, b in zip(used, body_pruned.used_inputs[n_bc:])]
+        if grown == used:
+            break
+        used = grown
+    if all(used) and all(body_pruned.used_inputs[:n_bc]) and all(cond_pruned.used_inputs[:n_cc]):
+        return DceEqn(eqn, (True,) * len(eqn.inputs))
+    cond_used = list(cond_pruned.used_inputs[:n_cc]) + used
+    body_used = list(body_pruned.used_inputs[:n_bc]) + used
+    new_cond = Jaxpr((), [v for v, u in zip(cond_jaxpr.invars, cond_used) if u],
+                     cond_pruned.jaxpr.eqns, cond_pruned.jaxpr.outvars)
+    new_body = Jaxpr((), [v for v, u in zip(body_jaxpr.invars, body_used) if u],
+                     body_pruned.jaxpr.eqns, body_pruned.jaxpr.outvars)
+    used_inputs = cond_used[:n_cc] + body_used[:n_bc] + used
+    inputs = [x for x, u in zip(eqn.inputs, used_inputs) if u]
+    params = dict(p, cond_jaxpr=new_cond, body_jaxpr=new_body,
+                  cond_nconsts=sum(cond_used[:n_cc]), body_nconsts=sum(body_used[:n_bc]))
+    new_eqn = Eqn(while_p, inputs, params, [v for v, u in zip(eqn.outputs, used) if u],
+                  effects_of(while_p, [x.aval for x in inputs], params), eqn.source_info)
+    return DceEqn(new_eqn, tuple(used_inputs))
+
+
+from .dce import dce_rules  # noqa: E402
+dce_rules[while_p] = _while_dce

@@ -1,0 +1,171 @@
+"""Every entry of the known-divergence registry (`minijax/divergences.py`), pinned
+from both sides: JAX's current behaviour *and* minijax's. When a JAX release fixes
+one of these, its test fails here, and the entry can be retired."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minijax
+from minijax.divergences import DIVERGENCES, DIVERGENCES_BY_NAME
+
+X = np.arange(6, dtype=np.float32).reshape(2, 3)
+PINNED = {}
+
+
+def pins(name):
+    def register(test):
+        assert name in DIVERGENCES_BY_NAME, f"no registry entry {name!r}"
+        PINNED[name] = test
+        return test
+    return register
+
+
+def test_every_entry_is_pinned_and_well_formed():
+    """Each entry has a pinning test: here (`@pins(name)`), or in another test
+    module that names the entry (so each area can keep its pins with its tests)."""
+    import pathlib
+    here = pathlib.Path(__file__).parent
+    elsewhere = "".join(p.read_text() for p in here.glob("test_*.py") if p.name != pathlib.Path(__file__).name)
+    unpinned = [d.name for d in DIVERGENCES
+                if d.name not in PINNED and f'"{d.name}"' not in elsewhere]
+    assert not unpinned, f"registry entries without a pinning test: {unpinned}"
+    for d in DIVERGENCES:
+        assert d.jax_version and d.jax_behaviour and d.minijax_behaviour and d.reason
+
+
+def test_recorded_version_is_the_one_tested_or_older():
+    # The pins below assert JAX's behaviour on the installed version; record it.
+    versions = {d.jax_version for d in DIVERGENCES}
+    assert versions <= {"0.10.2"} or jax.__version__ not in versions, jax.__version__
+
+
+@pins("ref_none_index_adds_no_axis")
+def test_none_index():
+    r = jax.new_ref(X)
+    assert r[None].shape == (2, 3)
+    assert jax.jit(lambda r: r[None])(r).shape == (2, 3)
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        r[None, 0]
+    m = minijax.new_ref(X)
+    assert m[None].shape == (1, 2, 3) == X[None].shape
+    assert m[None, 0].shape == (1, 3) == X[None, 0].shape
+    assert minijax.jit(lambda r: r[None])(m).shape == (1, 2, 3)
+
+
+@pins("ref_static_index_out_of_range_under_jit")
+def test_static_out_of_range():
+    r = jax.new_ref(X)
+    with pytest.raises(ValueError, match="Out of bound"):
+        r[5]
+    np.testing.assert_array_equal(jax.jit(lambda r: r[5])(r), X[1])
+    m = minijax.new_ref(X)
+    for f in (lambda r: r[5], minijax.jit(lambda r: r[5])):
+        with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 2"):
+            f(m)
+
+
+@pins("ref_eager_views")
+def test_eager_views():
+    r = jax.new_ref(X)
+    with pytest.raises(NotImplementedError):
+        r.at[0]
+    assert not hasattr(r, "T") and not hasattr(r, "reshape")
+    m = minijax.new_ref(X)
+    m.at[1][0] = 9.0
+    assert float(m[1, 0]) == 9.0
+    assert m.T.shape == (3, 2) and m.reshape(3, 2)[2, 1] == 5.0
+
+
+@pins("ref_transpose_view_under_jit")
+def test_transpose_view_under_jit():
+    with pytest.raises(NotImplementedError, match="TransposeTransform"):
+        jax.jit(lambda r: r.T[0])(jax.new_ref(X))
+    np.testing.assert_array_equal(minijax.jit(lambda r: r.T[0])(minijax.new_ref(X)), X.T[0])
+
+
+@pins("ref_write_broadcasts_scalar")
+def test_write_broadcasts():
+    r = jax.new_ref(X)
+    with pytest.raises(ValueError, match="Invalid shape for `swap`"):
+        r[...] = 2.0
+    m = minijax.new_ref(X)
+    m[...] = 2.0
+    minijax.jit(lambda r: r.__setitem__(0, 1.0))(m)
+    np.testing.assert_array_equal(np.asarray(m[...]), [[1, 1, 1], [2, 2, 2]])
+
+
+@pins("ref_use_after_freeze")
+def test_use_after_freeze():
+    r = jax.new_ref(X)
+    jax.freeze(r)
+    np.testing.assert_array_equal(r[...], X)
+    np.testing.assert_array_equal(jax.freeze(r), X)
+    m = minijax.new_ref(X)
+    minijax.freeze(m)
+    with pytest.raises(minijax.RefError, match="used after freeze"):
+        m[...]
+    with pytest.raises(minijax.RefError, match="used after freeze"):
+        minijax.freeze(m)
+
+
+@pins("ref_use_after_free")
+def test_use_after_free():
+    r = jax.new_ref(X)
+    jax.free_ref(r)
+    np.testing.assert_array_equal(r[...], X)
+    m = minijax.new_ref(X)
+    minijax.free_ref(m)
+    with pytest.raises(minijax.RefError, match="used after free_ref"):
+        m[...]
+
+
+@pins("ref_freeze_argument_under_jit")
+def test_freeze_argument():
+    with pytest.raises(IndexError, match="list index out of range"):
+        jax.jit(jax.freeze)(jax.new_ref(1.0))
+    with pytest.raises(minijax.RefError, match="only the code that created a ref may freeze"):
+        minijax.jit(minijax.freeze)(minijax.new_ref(1.0))
+
+
+@pins("ref_of_a_ref")
+def test_ref_of_a_ref():
+    with pytest.raises(AssertionError):
+        jax.new_ref(jax.new_ref(1.0))
+    with pytest.raises(minijax.RefError, match="cannot make a ref of a ref"):
+        minijax.new_ref(minijax.new_ref(1.0))
+
+
+@pins("ref_asarray")
+def test_asarray():
+    with pytest.raises(ValueError, match="Out of bound indexer"):
+        np.asarray(jax.new_ref(X))
+    with pytest.raises(minijax.RefError, match=r"np.asarray\(r\[...\]\)"):
+        np.asarray(minijax.new_ref(X))
+
+
+@pins("ref_empty_ref_eager")
+def test_empty_ref_eager():
+    spec = jax.ShapeDtypeStruct((2,), jnp.float32)
+    with pytest.raises(NotImplementedError):
+        jax.empty_ref(spec)
+    assert minijax.empty_ref(spec).shape == (2,)
+
+
+@pins("remat_grad_external_ref_effect_runs_twice")
+def test_remat_grad_external_ref():
+    def make(lib):
+        @lib.remat
+        def f(y, x_ref):
+            out = y * x_ref[...]
+            x_ref[...] += 1.0
+            return out
+        return f
+    x_ref = jax.new_ref(1.0)
+    jax.grad(make(jax))(1.0, x_ref)
+    assert float(x_ref[...]) == 3.0            # the increment ran twice
+    if not hasattr(minijax, "remat"):
+        pytest.skip("minijax.remat is not exported yet")
+    m_ref = minijax.new_ref(1.0)
+    g = minijax.grad(make(minijax))(1.0, m_ref)
+    assert float(m_ref[...]) == 2.0 and float(g) == 1.0

@@ -1,0 +1,163 @@
+"""NumPy indexing in `minijax.numpy` against `jax.numpy`: `x[idx]`, `x.at[idx]`,
+`take`, `take_along_axis`, with static, traced and array indices.
+
+Each batch of index expressions is one program, checked traced (verified, with
+JAX's types), under `minijax.jit` and eagerly. Eager `x[idx]` on a concrete
+jax.Array is JAX's own indexing, so the eager runs call minijax's `getitem` (what
+tracers use) directly.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mnp
+from minijax.numpy._indexing import getitem, _IndexUpdateHelper
+from tests.numpy_helpers import check, count_eqns, jax_traced, rand, traced
+
+X = rand((3, 4, 5))
+
+
+def index(m, x, idx):
+    """`x[idx]`, through minijax's indexing whenever `m` is minijax.numpy."""
+    return x[idx] if m is jnp else getitem(x, idx)
+
+
+def at(m, x):
+    return jnp.asarray(x).at if m is jnp else _IndexUpdateHelper(x)
+
+
+BASIC = [
+    0, -1, 2, (1, 2), (-1, -2, -3), (0, 1, 2), slice(1, 3), slice(None, None, 2),
+    slice(None, None, -1), slice(3, 0, -2), slice(-2, None), slice(1, 1), slice(10, None),
+    None, (None, 1), Ellipsis, (Ellipsis, 0), (0, Ellipsis, None), (slice(None), None, 1),
+    (), (slice(None), slice(None, None, -2), 1), (slice(None, None, -1), slice(None, None, -1)),
+    (None, Ellipsis, None), (1, slice(1, -1), slice(None, None, 3)),
+    (np.int64(1), np.int32(-1)), np.array(2),
+]
+
+ADVANCED = [
+    np.array([0, 2]), np.array([[0, 1], [1, 2]]), ([0, 1], [1, 2]), (0, slice(None), [1, 2]),
+    (slice(None), 0, [1, 2]), ([0, 1], None, [0, 1]), (None, [0, 1], slice(None), [0, 1]),
+    (slice(None), np.array([[0], [1]]), np.array([1, 2, 3])), np.array([-1, 0]),
+    (Ellipsis, [0, 2]), (1, [0, 2], slice(None, None, 2)), ([0, 2], slice(None, None, -1), [1, 2]),
+    np.array([7, -9]), (slice(1, 3), [3, 0, 1]), ([[0]], [[1, 2]], [[3], [4]]),
+    ([], slice(None)), (np.array([True, False, True]),),
+    (np.array([[True, False, True, False]] * 3), 1), (slice(None), [1, 1], None),
+    (np.array([0, 1])[:, None], slice(2, 4), np.array([0, 2, 4])),
+]
+
+
+def _ids(indices):
+    return [repr(i)[:40] for i in indices]
+
+
+def test_basic_indexing():
+    check(lambda m, x: [index(m, x, idx) for idx in BASIC], X, eager=True)
+
+
+def test_advanced_indexing():
+    check(lambda m, x: [index(m, x, idx) for idx in ADVANCED], X, eager=True)
+
+
+def test_indexing_other_dtypes_and_ranks():
+    check(lambda m, a, b, s: [index(m, a, (1, [0, 2])), index(m, b, slice(None, None, -1)),
+                              index(m, s, None), index(m, s, ()), index(m, s, Ellipsis)],
+          rand((3, 4), np.int32), rand((5,), bool), 2.0)
+
+
+def test_traced_integer_indices():
+    """Traced scalar indices: dynamic_slice, clamped into bounds, negatives wrapped."""
+    def fn(m, x, i, j):
+        return [x[i], x[i, 1:3], x[:, j], x[i, j], x[-i], x[i, [0, 2]], x[..., j],
+                x[i, None, ::-1], x[j, i, i]]
+    for i, j in [(1, 2), (-1, -4), (7, -9)]:
+        check(fn, X, np.int32(i), np.int32(j))
+    check(lambda m, x, i: x[i], X, np.uint8(2))
+    check(lambda m, x, idx: [x[idx], x[:, idx], x[idx, idx]], X, np.array([0, -1, 2], np.int32))
+
+
+def test_traced_index_program_is_lean():
+    for fn in (lambda m, x, i: x[i], lambda m, x, i: x[1], lambda m, x, i: x[1:3, ::2],
+               lambda m, x, i: x[np.array([0, 2])], lambda m, x, i: x[::-1], lambda m, x, i: x[i, 1:3],
+               lambda m, x, i: x[None, 0], lambda m, x, i: x.at[1].set(2.0),
+               lambda m, x, i: x.at[i, 1:3].add(1.0)):
+        ours = traced(fn, X, np.int32(1))
+        theirs = jax_traced(fn, X, np.int32(1))
+        assert count_eqns(ours) <= count_eqns(theirs), f"{ours}\nJAX:\n{theirs}"
+
+
+UPDATES = [
+    (1, 2.0), (-1, np.arange(5, dtype=np.float32)), ((0, 1), -1.0), (slice(1, 3), 0.5),
+    ((slice(None), slice(None, None, 2)), 9.0), ((1, slice(None, None, -1), 2), 3.0),
+    (np.array([0, 2]), 7.0), (np.array([0, 0, 2]), 1.0), ((slice(None), [1, 3], 0), np.ones((3, 2))),
+    ((0, slice(None), [1, 2]), np.ones((2, 4))), ((Ellipsis, 1), 4.0), ((None, 0), 2.0),
+    ((slice(None), np.array([[0], [1]]), np.array([1, 2])), 5.0), (10, 1.0),
+    (np.array([5, -1]), 3.0), (slice(None), 1.0), ((), 0.0),
+]
+
+
+@pytest.mark.parametrize("kind", ["set", "add"])
+def test_at_updates(kind):
+    def fn(m, x):
+        return [getattr(at(m, x)[idx], kind)(v) for idx, v in UPDATES]
+    check(fn, X, eager=True)
+
+
+def test_at_updates_traced_and_other_dtypes():
+    def fn(m, x, xi, i, v):
+        return [x.at[i].set(v), x.at[i, :, 1].add(1.0), x.at[-i].add(v),
+                xi.at[0].set(2.7), xi.at[np.array([0, 1])].add(3),
+                x.at[np.array([1, 1])].add(1.0),
+                x.at[i].get(), x.at[1].subtract(v), xi.at[1, 1].set(True)]
+    check(fn, X, rand((3, 4), np.int32), np.int32(2), rand((4, 5)))
+    check(lambda m, x, w: at(m, x)[0].set(w), rand((3,)), 2.0)  # a weak value into a strong x
+
+
+def test_take():
+    def fn(m, x, idx):
+        return [m.take(x, idx), m.take(x, idx, axis=1), m.take(x, np.array([[0, 4], [-1, 9]]), axis=-1),
+                m.take(x, 2, axis=0), m.take(x, idx, axis=2, mode="clip"),
+                m.take(x, idx, axis=1, mode="wrap"), m.take(x, np.array([7, -1]), axis=1, fill_value=-1.0),
+                m.take(x, idx, axis=0, mode="fill")]
+    check(fn, X, np.array([0, 2, -1, 5], np.int32), eager=True)
+
+
+def test_take_along_axis():
+    def fn(m, x, order, small):
+        return [m.take_along_axis(x, order, axis=-1), m.take_along_axis(x, small, axis=1),
+                m.take_along_axis(x, order[:, :, :2], axis=2),
+                m.take_along_axis(x[0], np.array([[0], [-1], [9], [2]]), axis=1),
+                m.take_along_axis(x, small, axis=1, mode="clip"),
+                m.take_along_axis(x.reshape(-1), order.reshape(-1), axis=None)[:4]]
+    order = np.argsort(X, axis=-1).astype(np.int32)
+    small = np.zeros((3, 1, 5), np.int32)
+    check(fn, X, order, small, eager=True)
+    check(lambda m, x, i: m.take_along_axis(x, i, axis=0), rand((3, 4)),
+          np.array([[0, 1, 2, 0]], np.int32))
+
+
+@pytest.mark.parametrize("idx,error,pattern", [
+    (10, IndexError, "index 10 is out of bounds for axis 0 with size 3"),
+    ((0, -5), IndexError, "axis 1"),
+    ((0, 0, 0, 0), IndexError, "too many indices"),
+    (1.5, TypeError, "invalid index"),
+    (np.array([1.0]), IndexError, "integers"),
+    ((Ellipsis, Ellipsis), IndexError, "single ellipsis"),
+    ("a", TypeError, "invalid index"),
+    ([0, 1], TypeError, "non-tuple sequence"),
+    (True, IndexError, "boolean scalar"),
+])
+def test_index_errors(idx, error, pattern):
+    with pytest.raises(error, match=pattern):
+        minijax.make_jaxpr(lambda x: x[idx])(X)
+
+
+def test_traced_slice_bounds_and_masks_need_concrete_values():
+    with pytest.raises(minijax.TracerError, match="slice"):
+        minijax.make_jaxpr(lambda x, i: x[i:i + 2])(X, np.int32(0))
+    with pytest.raises(minijax.TracerError, match="boolean mask"):
+        minijax.make_jaxpr(lambda x: x[x > 0])(X)
+    with pytest.raises(NotImplementedError, match="set or add"):
+        minijax.make_jaxpr(lambda x: x.at[0].multiply(2.0))(X)
