@@ -31,7 +31,7 @@ from lark.lexer import PatternStr
 
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from .primitives import primitives_by_name, effects_of, get_p, swap_p, addupdate_p
-from .printer import DTYPES_BY_NAME, Bits, float_array, param_constructors
+from .printer import DTYPES_BY_NAME, Bits, OpaqueParam, float_array, param_constructors
 from .ref_indexing import RefIndexer, Transpose, Reshape, build_index, step_shape, \
     indexer_shape
 from .trace import MinijaxError
@@ -343,6 +343,8 @@ class _Builder(Transformer):
                 return _number(node)
             if node.type == "STRING":
                 return ast.literal_eval(node.value)
+            if node.type == "OPAQUE":
+                return OpaqueParam(node.value[1:-1])
             if node.value in _NAMED_PARAM_VALUES:
                 return _NAMED_PARAM_VALUES[node.value]
             dtype = DTYPES_BY_NAME.get(node.value)

@@ -97,6 +97,36 @@ _NAMES_BY_DTYPE = {dtype: name for name, dtype in DTYPES_BY_NAME.items()}
 # The printer and the parser share these functions so that "what the parser will make
 # of this text" is computed by the same code the printer uses to check its output.
 
+class NotSerializableError(ValueError):
+    """`dumps` met a param that is a live Python object (a custom rule's function):
+    the human view can describe it, the exact form cannot carry it."""
+
+
+class OpaqueParam:
+    """A param the human view could only describe (`<jvp=f_jvp>`): a Python object
+    such as a custom derivative rule, read back from text. It prints as it was read;
+    calling it says why it cannot run."""
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __eq__(self, other):
+        return isinstance(other, OpaqueParam) and other.text == self.text
+
+    def __hash__(self):
+        return hash(("OpaqueParam", self.text))
+
+    def __repr__(self):
+        return self.text
+
+    def __call__(self, *args, **kwargs):
+        from .trace import MinijaxError
+        raise MinijaxError(f"<{self.text}> was a Python object in the traced program; a "
+                           f"program read from text keeps only its description, so it "
+                           f"cannot be called. Trace the Python function instead.")
+
+
 class Bits:
     """A float element given by its bit pattern: `bits(0x7fc00001)` in the text."""
     __slots__ = ("bits",)
@@ -326,11 +356,16 @@ class _Printer:
             return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
         if isinstance(value, list):
             return f"[{', '.join(self.param(v, indent) for v in value)}]"
+        if isinstance(value, OpaqueParam):
+            if self.exact:
+                raise NotSerializableError(f"the exact text form cannot carry the Python "
+                                           f"object <{value.text}>")
+            return f"<{value.text}>"
         name = param_types.get(type(value))
         if name is not None:
             return f"{name}({', '.join(self.param(v, indent) for v in value.param_args())})"
         if self.exact:
-            raise ValueError(
+            raise NotSerializableError(
                 f"the text form cannot write a param of type {type(value).__name__} "
                 f"({value!r}); register it with minijax.ir.printer.register_param_type")
         return f"<{value!r}>"
