@@ -1,9 +1,12 @@
-"""Shared pytest set-up: JAX on CPU unless told otherwise, hypothesis without
+"""Shared pytest set-up: JAX on CPU unless told otherwise, every traced jaxpr verified
+and round-tripped through the text form, hypothesis without
 deadlines (a first XLA compile can take a second), derandomized under CI, and a
 fresh root trace for every test."""
 import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before anything imports jax
+# Verify and round-trip every jaxpr minijax traces (minijax/ir/checks.py).
+os.environ.setdefault("MINIJAX_ENABLE_CHECKS", "1")
 
 import pytest
 from hypothesis import settings

@@ -420,3 +420,16 @@ def test_eager_elementwise_and_reductions():
     expected = [jnp.sin(2.0), jnp.add(2, 3), jnp.sum(2.0), jnp.floor(3), jnp.maximum(1, 2.5)]
     assert_values_close(scalars, expected)
     assert [s.weak_type for s in scalars] == [e.weak_type for e in expected]
+
+
+def test_extras():
+    nan_x = np.array([[1.0, np.nan, 3.0], [np.inf, -2.0, 0.0]], np.float32)
+    check(lambda m, x, y, n: [
+        m.isclose(x, y, atol=0.5), m.isclose(n, n), m.isclose(n, n, equal_nan=True),
+        m.allclose(x, x), m.array_equal(x, x), m.array_equal(x, y[:1]), m.logaddexp(x, y),
+        m.logaddexp(n, n), m.nan_to_num(n), m.nan_to_num(n, nan=-1.0, posinf=9.0),
+        m.heaviside(x, 0.5), m.sinc(x), m.nansum(n), m.nansum(n, axis=1), m.nanmax(n, axis=0),
+        m.nanmin(n), m.nanmean(n, axis=1), m.nanprod(n), m.median(x), m.median(x, axis=1),
+        m.quantile(x, 0.3), m.quantile(x, np.array([0.0, 0.25, 1.0]), axis=0),
+        m.percentile(x, 75, axis=-1, keepdims=True), m.median(n, axis=1),
+        m.append(x, y), m.append(x, y, axis=0)], X, rand((2, 3)), nan_x, rtol=2e-6)

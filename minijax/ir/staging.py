@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .checks import checks_enabled, check_traced
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from .primitives import effects_of, out_avals_of
 from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
@@ -100,7 +101,10 @@ def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:
     args = [trace.new_arg(aval) for aval in in_avals]
     with _collector_paused(), set_current_trace(trace):
         outs = fun(*args)
-    return trace.to_closed_jaxpr(outs)
+    closed = trace.to_closed_jaxpr(outs)
+    if checks_enabled():
+        check_traced(closed)
+    return closed
 
 
 @contextmanager

@@ -16,6 +16,7 @@ Read in this order:
   _linalg.py          matmul, dot, tensordot, einsum
   _sorting.py         sort, argsort, searchsorted, nonzero
   _indexing.py        x[idx], x.at[idx].set/add, take, take_along_axis
+  _extras.py          isclose, nan-reductions, quantile/median, logaddexp, ...
   _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
 """
 import numpy as _np
@@ -29,6 +30,7 @@ from ._reductions import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
+from ._extras import *  # noqa: F401,F403
 from ._indexing import take, take_along_axis
 from . import _tracer_methods  # noqa: F401  (attaches operators to tracers)
 

@@ -1,0 +1,62 @@
+"""Opt-in self-checks: verify and round-trip every jaxpr minijax traces.
+
+With checks on, each jaxpr the staging trace finishes (`make_jaxpr`, `jit`, and every
+pass that re-traces a program -- jvp, vmap, transpose, ...) is verified and printed,
+parsed and printed again; a difference is an error at the pass that produced it,
+not three passes later. minijax's own test suite runs with checks on (tests/conftest.py
+sets `MINIJAX_ENABLE_CHECKS=1`); they are off by default because they multiply the
+cost of tracing.
+
+    minijax.ir.checks.enable_checks(True)     # or MINIJAX_ENABLE_CHECKS=1
+"""
+from __future__ import annotations
+
+import os
+
+from .trace import MinijaxError, Tracer
+
+_enabled = os.environ.get("MINIJAX_ENABLE_CHECKS", "") not in ("", "0")
+
+
+class RoundTripError(MinijaxError, AssertionError):
+    """The text form of a traced program does not read back as the same program."""
+
+
+def enable_checks(on: bool = True):
+    global _enabled
+    _enabled = bool(on)
+
+
+def checks_enabled() -> bool:
+    return _enabled
+
+
+def check_traced(closed_jaxpr):
+    """Verify a (closed) jaxpr and check print -> parse -> print is the identity; for a
+    closed jaxpr with concrete consts, also check the exact form `dumps -> loads ->
+    dumps`."""
+    from .verify import verify_jaxpr
+    from .printer import pp_jaxpr, dumps, NotSerializableError
+    from .parser import parse_jaxpr, loads
+    verify_jaxpr(closed_jaxpr)
+    text = pp_jaxpr(getattr(closed_jaxpr, "jaxpr", closed_jaxpr))
+    _same_text(pp_jaxpr(parse_jaxpr(text)), text, "print -> parse -> print")
+    if not hasattr(closed_jaxpr, "consts"):
+        return
+    if any(isinstance(c, Tracer) for c in closed_jaxpr.consts):
+        return  # closed over values of an enclosing trace: no values to write down
+    try:
+        exact = dumps(closed_jaxpr)
+    except NotSerializableError:
+        return  # holds Python objects (custom rules) the exact form cannot carry
+    _same_text(dumps(loads(exact)), exact, "dumps -> loads -> dumps")
+
+
+def _same_text(after: str, before: str, what: str):
+    if after == before:
+        return
+    for n, (a, b) in enumerate(zip(after.splitlines(), before.splitlines()), 1):
+        if a != b:
+            raise RoundTripError(f"{what} changed line {n}:\n  before: {b}\n  after:  {a}"
+                                 f"\nin\n{before}")
+    raise RoundTripError(f"{what} changed the number of lines in\n{before}")

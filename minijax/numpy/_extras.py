@@ -1,0 +1,176 @@
+"""More of the jnp surface, built from the functions of the other modules:
+closeness tests, NaN-aware reductions, quantiles, `logaddexp`, `nan_to_num`, ...
+
+Nothing here introduces a new technique; read the other modules first.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import lax
+from ._promotion import (as_operand, shape_of, dtype_of, like, promote_args_inexact,
+                         promote_args, canonicalize_axes, is_inexact, is_float)
+from . import _reductions as R
+from . import _ufuncs as U
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """`|a - b| <= atol + rtol * |b|` elementwise; equal infinities are close."""
+    a, b = promote_args("isclose", a, b, keep_scalars=False)
+    if not is_inexact(dtype_of(a)):
+        return lax.eq(a, b)
+    close = lax.le(lax.abs(lax.sub(a, b)),
+                   lax.add(like(a, atol), lax.mul(like(a, rtol), lax.abs(b))))
+    # inf - inf is NaN, so infinities are compared for equality instead.
+    either_inf = lax.bitwise_or(U.isinf(a), U.isinf(b))
+    close = lax.select(either_inf, lax.eq(a, b), close)
+    if equal_nan:
+        close = lax.bitwise_or(close, lax.bitwise_and(U.isnan(a), U.isnan(b)))
+    return close
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return R.all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan=False):
+    """Whether the arrays have the same shape and elements (a bool array)."""
+    from ._creation import asarray
+    a1, a2 = as_operand("array_equal", a1), as_operand("array_equal", a2)
+    if shape_of(a1) != shape_of(a2):
+        return asarray(False)
+    equal = U.equal(a1, a2)
+    if equal_nan and is_inexact(dtype_of(a1)) and is_inexact(dtype_of(a2)):
+        equal = U.logical_or(equal, U.logical_and(U.isnan(a1), U.isnan(a2)))
+    return R.all(equal)
+
+
+def logaddexp(x1, x2, /):
+    """`log(exp(x1) + exp(x2))` without overflow: the max plus a log1p correction."""
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2, keep_scalars=False)
+    big = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    # Equal infinities make delta NaN; their sum is then the answer.
+    safe = lax.add(big, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), safe)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN to `nan`, +-inf to the largest finite values (or `posinf`/`neginf`)."""
+    from ._dtypes import finfo
+    x = as_operand("nan_to_num", x)
+    if not is_float(dtype_of(x)):
+        from ._promotion import as_array
+        return as_array(x)
+    info = finfo(dtype_of(x))
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    x = U.where(U.isnan(x), like(x, nan), x)
+    x = U.where(U.equal(x, np.inf), like(x, posinf), x)
+    return U.where(U.equal(x, -np.inf), like(x, neginf), x)
+
+
+def heaviside(x1, x2, /):
+    x1, x2 = promote_args_inexact("heaviside", x1, x2, keep_scalars=False)
+    zero = like(x1, 0)
+    return U.where(lax.lt(x1, zero), zero, U.where(lax.gt(x1, zero), like(x1, 1), x2))
+
+
+def sinc(x, /):
+    """`sin(pi x) / (pi x)`, and 1 at 0."""
+    x, = promote_args_inexact("sinc", x, keep_scalars=False)
+    pi_x = lax.mul(x, like(x, np.pi))
+    zero = lax.eq(x, like(x, 0))
+    safe = lax.select(zero, lax.add(pi_x, like(x, 1)), pi_x)  # avoids 0 / 0 at x = 0
+    return U.where(zero, like(x, 1), lax.div(lax.sin(safe), safe))
+
+
+def _nan_reduction(fname, reduce, identity):
+    def fn(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        a = as_operand(fname, a)
+        if is_inexact(dtype_of(a)):
+            a = U.where(U.isnan(a), like(a, identity(dtype_of(a))), a)
+        kw = {} if dtype is None else {"dtype": dtype}
+        return reduce(a, axis=axis, out=out, keepdims=keepdims, **kw, **kwargs)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}`: `{reduce.__name__}` ignoring NaNs."
+    return fn
+
+
+nansum = _nan_reduction("nansum", R.sum, lambda d: 0)
+nanprod = _nan_reduction("nanprod", R.prod, lambda d: 1)
+nanmax = _nan_reduction("nanmax", R.max, lambda d: -np.inf)
+nanmin = _nan_reduction("nanmin", R.min, lambda d: np.inf)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """The mean of the non-NaN elements."""
+    a = as_operand("nanmean", a)
+    if not is_inexact(dtype_of(a)):
+        return R.mean(a, axis, dtype, out, keepdims)
+    count = R.sum(U.logical_not(U.isnan(a)), axis=axis, keepdims=keepdims)
+    total = nansum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    return U.true_divide(total, count)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False):
+    """Quantiles at the static probabilities `q` (scalar or 1-d), interpolating
+    linearly between the sorted neighbours. A NaN anywhere gives NaN, as in JAX."""
+    from ._shape import stack, reshape
+    from ._sorting import sort
+    from ._indexing import take
+    if method != "linear" or out is not None:
+        raise NotImplementedError("quantile: only method='linear' (and no out=) is supported")
+    a, = promote_args_inexact("quantile", a, keep_scalars=False)
+    qs = np.asarray(q, dtype=np.float64)
+    if qs.ndim > 1 or np.any((qs < 0) | (qs > 1)):
+        raise ValueError(f"quantile: q must be a scalar or 1-d, within [0, 1], got {q!r}")
+    dims = shape_of(a)
+    axes = canonicalize_axes("quantile", axis, len(dims))
+    if axis is None or len(axes) > 1:
+        rest = [i for i in range(len(dims)) if i not in axes]
+        from ._shape import transpose
+        a = reshape(transpose(a, rest + list(axes)), [dims[i] for i in rest] + [-1])
+        axis_ = len(rest)
+    else:
+        axis_ = axes[0]
+    n = shape_of(a)[axis_]
+    ordered = sort(a, axis=axis_)
+    results = []
+    for p in np.atleast_1d(qs):
+        pos = p * (n - 1)
+        lo, hi = int(np.floor(pos)), int(np.ceil(pos))
+        low, high = take(ordered, lo, axis=axis_), take(ordered, hi, axis=axis_)
+        frac = like(low, float(pos - lo))
+        results.append(lax.add(low, lax.mul(lax.sub(high, low), frac)))
+    out = stack(results) if qs.ndim else results[0]
+    has_nan = R.any(U.isnan(a), axis=axis_)
+    out = U.where(has_nan, like(out, np.nan), out)
+    if keepdims:
+        for ax in axes:
+            out = lax.expand_dims(out, (ax + (1 if qs.ndim else 0),))
+    return out
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False):
+    return quantile(a, np.asarray(q) / 100, axis, out, overwrite_input, method, keepdims)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
+
+
+def append(arr, values, axis=None):
+    from ._shape import concatenate, ravel
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], 0)
+    return concatenate([arr, values], axis)
+
+
+__all__ = ["isclose", "allclose", "array_equal", "logaddexp", "nan_to_num", "heaviside",
+           "sinc", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "quantile",
+           "percentile", "median", "append"]
