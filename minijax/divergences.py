@@ -128,6 +128,22 @@ register(
     "an eager ref of that type (contents unspecified; minijax fills zeros)",
     "empty_ref is public API; eager and jit should agree")
 
+register(
+    "ref_while_condition_reads_stale_value_under_jit", "0.10.2",
+    "under jax.jit, a while_loop condition reading a ref that the body writes sees "
+    "the value from before the loop on every iteration (the loop runs on past the "
+    "point where the condition turns false)",
+    "the condition sees each write of the body, as ordinary sequential code does",
+    "sequential semantics of refs; asked for by issue 6",
+    transforms=("while_loop", "new_ref"))
+register(
+    "ref_while_condition_and_body_share_ref_eagerly", "0.10.2",
+    "outside jit, a while_loop whose condition and body both use one ref raises "
+    "ValueError('only one reference to a mutable array may be passed ...')",
+    "runs, the condition seeing each of the body's writes",
+    "the user passed the ref once; the aliasing is JAX's own plumbing",
+    transforms=("while_loop", "new_ref"))
+
 
 DIVERGENCES_BY_NAME = {d.name: d for d in DIVERGENCES}
 

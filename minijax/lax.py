@@ -172,27 +172,36 @@ def slice(operand, start_indices, limit_indices, strides=None):
                 strides=None if strides is None else tuple(int(s) for s in strides))
 
 
-def _start_indices(indices):
-    """Start indices as int32 scalars. No wrapping here: the `dynamic_slice` and
-    `dynamic_update_slice` primitives themselves count a negative start from the end
-    once and then clamp the window into bounds (jax.lax's rule; see the reference
-    evaluator), so wrapping here too would wrap twice."""
+def _wrap_negative_indices(indices, shape):
+    """As jax.lax: a negative start index counts from the end of its axis (once).
+
+    Static indices are also clamped at 0, so they reach the primitive non-negative.
+    (The backends' dynamic_slice rules wrap negatives once more, while the vmap rule
+    only clamps; a traced index below -size is therefore best clamped by the caller,
+    as `minijax.numpy` indexing does.)"""
     out = []
-    for index in indices:
+    for index, size in zip(indices, shape):
         if isinstance(index, (int, np.integer)):
-            out.append(np.int32(index))
+            out.append(np.int32(builtins.max(index + size, 0) if index < 0 else index))
+            continue
+        index = convert_element_type(index, np.int32)
+        if isinstance(index, Tracer) or np.ndim(index):
+            out.append(select(lt(index, 0), add(index, np.int32(size)), index))
         else:
-            out.append(convert_element_type(index, np.int32))
+            value = int(index)
+            out.append(np.int32(builtins.max(value + size, 0) if value < 0 else value))
     return out
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
-    return bind(P.dynamic_slice_p, operand, *_start_indices(start_indices),
+    starts = _wrap_negative_indices(start_indices, aval_of(operand).shape)
+    return bind(P.dynamic_slice_p, operand, *starts,
                 slice_sizes=tuple(int(s) for s in slice_sizes))
 
 
 def dynamic_update_slice(operand, update, start_indices):
-    return bind(P.dynamic_update_slice_p, operand, update, *_start_indices(start_indices))
+    starts = _wrap_negative_indices(start_indices, aval_of(operand).shape)
+    return bind(P.dynamic_update_slice_p, operand, update, *starts)
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):

@@ -25,7 +25,7 @@ differentiable in forward mode only. `map` is a `scan` with no carry, and with
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from jax import tree_util
@@ -40,6 +40,7 @@ from . import lax as _lax
 # The pass rules for these primitives register themselves on import.
 from .transforms import cond as _cond_rules, loops as _loop_rules  # noqa: F401,E402
 from .transforms import scan as _scan_rules  # noqa: F401,E402
+from .transforms.control_flow_common import Body, merge_bodies  # noqa: E402
 from .backends import xla_control_flow as _xla  # noqa: F401,E402
 from .backends import reference_control_flow as _ref  # noqa: F401,E402
 
@@ -188,14 +189,7 @@ def _bind_cond(index, branches, operands, where):
     _check_branches_agree(bodies, branches, where)
     # Every branch takes every branch's closed-over values, so one equation can pass
     # the same inputs whichever branch runs.
-    all_consts = [c for body in bodies for c in body.consts]
-    const_avals = [aval_of(c) for c in all_consts]
-    jaxprs, start = [], 0
-    for body in bodies:
-        n = len(body.consts)
-        jaxprs.append(_padded(body.jaxpr, const_avals[:start], n,
-                              const_avals[start + n:]))
-        start += n
+    jaxprs, all_consts = merge_bodies([Body(b.jaxpr, b.consts) for b in bodies])
     outs = bind(CF.cond_p, index, *all_consts, *leaves, branches=tuple(jaxprs))
     return tree_util.tree_unflatten(bodies[0].out_tree, outs)
 
@@ -213,18 +207,6 @@ def _check_branches_agree(bodies, branches, where):
                 f"{_show_tree(first.out_tree, first.out_avals)} and {names[i]} "
                 f"({fun_name(branches[i])}) returns "
                 f"{_show_tree(body.out_tree, body.out_avals)}")
-
-
-def _padded(jaxpr, before_avals, n_own, after_avals):
-    """`jaxpr` (own consts, then operands) with unused inputs of `before_avals` in
-    front of its own consts and of `after_avals` right after them."""
-    from .ir.core import Jaxpr, Var
-    if not before_avals and not after_avals:
-        return jaxpr
-    invars = list(jaxpr.invars)
-    return Jaxpr((), [Var(a) for a in before_avals] + invars[:n_own]
-                 + [Var(a) for a in after_avals] + invars[n_own:], jaxpr.eqns,
-                 jaxpr.outvars)
 
 
 # -- while_loop and fori_loop --------------------------------------------------------------

@@ -233,3 +233,15 @@ def test_reference_evaluator_agrees(make, args):
     ours = eval_closed_jaxpr(closed, *leaves)
     theirs = jax.tree_util.tree_leaves(make(JX)(*args))
     assert_close(ours, theirs, tol=1e-5)
+
+
+def test_eager_calls_with_retraced_bodies_reuse_the_compiled_program():
+    from minijax.backends import xla
+
+    def step(x):      # fresh lambdas, so fresh branch jaxprs, on every call
+        return lax.cond(x > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+    step(np.float32(1))
+    compiled = xla._compiled_primitive.cache_info().currsize
+    for value in (2.0, -3.0):
+        assert float(step(np.float32(value))) == (value * 2 if value > 0 else value - 1)
+    assert xla._compiled_primitive.cache_info().currsize == compiled

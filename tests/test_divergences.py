@@ -169,3 +169,27 @@ def test_remat_grad_external_ref():
     m_ref = minijax.new_ref(1.0)
     g = minijax.grad(make(minijax))(1.0, m_ref)
     assert float(m_ref[...]) == 2.0 and float(g) == 1.0
+
+
+def _while_program(lib, r):
+    def body(c):
+        r[0] += 1.0
+        return c + 1
+    return lambda: lib.lax.while_loop(lambda c: (r[0] < 5.0) & (c < 20), body, 0)
+
+
+@pins("ref_while_condition_reads_stale_value_under_jit")
+def test_while_condition_stale_under_jit():
+    r = jax.new_ref(np.zeros(2, np.float32))
+    assert int(jax.jit(_while_program(jax, r))()) == 20    # ran until the bound c < 20
+    m = minijax.new_ref(np.zeros(2, np.float32))
+    assert int(minijax.jit(_while_program(minijax, m))()) == 5
+    assert float(m[0]) == 5.0
+
+
+@pins("ref_while_condition_and_body_share_ref_eagerly")
+def test_while_shared_ref_eagerly():
+    with pytest.raises(ValueError, match="only one reference to a mutable array"):
+        _while_program(jax, jax.new_ref(np.zeros(2, np.float32)))()
+    m = minijax.new_ref(np.zeros(2, np.float32))
+    assert int(_while_program(minijax, m)()) == 5

@@ -42,21 +42,29 @@ def test_promotion_table(op):
     assert not failures, "\n".join(failures)
 
 
+VALUE_KINDS = [("f32", "f32"), ("i32", "i32"), ("f32", "i32"), ("i32", "float"),
+               ("float", "i32"), ("bool", "int"), ("f32", "int"), ("int", "float")]
+
+
+def _value_operand(kind):
+    if kind == "f32":
+        return rand((2, 3), np.float32, 1, 4)
+    if kind == "i32":
+        return rand((2, 3), np.int32, 1, 4)
+    return rand((2, 3), bool) if kind == "bool" else KINDS[kind]
+
+
 @pytest.mark.parametrize("op", ["add", "multiply", "true_divide", "floor_divide",
                                 "remainder", "power", "minimum", "less", "equal"])
-@pytest.mark.parametrize("kinds", [("f32", "f32"), ("i32", "i32"), ("f32", "i32"),
-                                   ("i32", "float"), ("float", "i32"), ("bool", "int"),
-                                   ("f32", "int"), ("int", "float")])
-def test_binary_values(op, kinds):
-    """Values, eagerly and under jit, for the common operand kinds."""
-    a, b = kinds
-    x = rand((2, 3), np.float32 if a == "f32" else np.int32, 1, 4) if a in ("f32", "i32") \
-        else (rand((2, 3), bool) if a == "bool" else KINDS[a])
-    y = rand((2, 3), np.float32 if b == "f32" else np.int32, 1, 4) if b in ("f32", "i32") \
-        else (rand((2, 3), bool) if b == "bool" else KINDS[b])
-    if op == "power" and a == "bool":
-        pytest.skip("bool ** int is not a meaningful case")
-    check(lambda m, x, y: getattr(m, op)(x, y), x, y, rtol=2e-6)
+def test_binary_values(op):
+    """Values under jit (weak Python-scalar arguments included) for the common operand
+    kinds, all pairs in one program."""
+    pairs = [(a, b) for a, b in VALUE_KINDS if not (op == "power" and a == "bool")]
+    operands = [x for a, b in pairs for x in (_value_operand(a), _value_operand(b))]
+
+    def fn(m, *xs):
+        return [getattr(m, op)(xs[i], xs[i + 1]) for i in range(0, len(xs), 2)]
+    check(fn, *operands, rtol=2e-6)
 
 
 def test_weak_scalar_keeps_array_dtype():

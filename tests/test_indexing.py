@@ -157,6 +157,7 @@ def test_take_along_axis():
     ("a", TypeError, "invalid index"),
     ([0, 1], TypeError, "non-tuple sequence"),
     (True, IndexError, "boolean scalar"),
+    (np.array([True, False]), IndexError, "does not match"),
 ])
 def test_index_errors(idx, error, pattern):
     with pytest.raises(error, match=pattern):
@@ -170,3 +171,51 @@ def test_traced_slice_bounds_and_masks_need_concrete_values():
         minijax.make_jaxpr(lambda x: x[x > 0])(X)
     with pytest.raises(NotImplementedError, match="set or add"):
         minijax.make_jaxpr(lambda x: x.at[0].multiply(2.0))(X)
+
+
+# -- random index expressions, against NumPy -------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def index_expressions(draw, shape=X.shape):
+    """In-bounds NumPy index tuples mixing ints, slices, None, ... and int arrays
+    (where NumPy's answer is JAX's)."""
+    items, axis = [], 0
+    use_ellipsis = draw(st.booleans())
+    n_axes = draw(st.integers(0, len(shape)))
+    while axis < n_axes:
+        n = shape[axis]
+        kind = draw(st.sampled_from(["int", "slice", "none", "array"]))
+        if kind == "none":
+            items.append(None)
+            continue
+        if kind == "int":
+            items.append(draw(st.integers(-n, n - 1)))
+        elif kind == "slice":
+            bound = st.one_of(st.none(), st.integers(-n - 2, n + 2))
+            step = draw(st.one_of(st.none(), st.sampled_from([1, 2, 3, -1, -2])))
+            items.append(slice(draw(bound), draw(bound), step))
+        else:
+            size = draw(st.sampled_from([(2,), (1,), (2, 1), (3,)]))
+            items.append(np.array(draw(st.lists(st.integers(-n, n - 1), min_size=int(
+                np.prod(size)), max_size=int(np.prod(size))))).reshape(size))
+        axis += 1
+    if use_ellipsis:
+        items.insert(draw(st.integers(0, len(items))), Ellipsis)
+    return tuple(items)
+
+
+@settings(max_examples=25, deadline=None)
+@given(index_expressions())
+def test_random_indices_match_numpy(idx):
+    try:
+        expected = X[idx]
+    except IndexError:  # e.g. arrays whose shapes do not broadcast
+        with pytest.raises((IndexError, ValueError)):
+            getitem(X, idx)
+        return
+    np.testing.assert_array_equal(np.asarray(getitem(X, idx)), expected)
+    closed = traced(lambda m, x: x[idx], X)
+    assert closed.out_avals[0].shape == expected.shape

@@ -432,4 +432,7 @@ def test_extras():
         m.nanmin(n), m.nanmean(n, axis=1), m.nanprod(n), m.median(x), m.median(x, axis=1),
         m.quantile(x, 0.3), m.quantile(x, np.array([0.0, 0.25, 1.0]), axis=0),
         m.percentile(x, 75, axis=-1, keepdims=True), m.median(n, axis=1),
-        m.append(x, y), m.append(x, y, axis=0)], X, rand((2, 3)), nan_x, rtol=2e-6)
+        m.append(x, y), m.append(x, y, axis=0), m.average(x), m.average(x, axis=0),
+        m.average(x, axis=1, weights=np.array([1.0, 2.0, 3.0], np.float32)),
+        *m.average(x, weights=m.abs(y), returned=True), *m.average(x, 1, returned=True)],
+        X, rand((2, 3)), nan_x, rtol=2e-6)

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..ir import primitives as P
-from ..ir.core import Eqn, Jaxpr, Var
+from ..ir.core import Eqn, Jaxpr, Var, jaxprs_in_params
 from ..ir.primitives import effects_of, out_avals_of
 from ..ir.trace import MinijaxError, eager_impls
 from ..ir.types import RefType, ShapedArray, aval_of_value, canonical_dtype
@@ -176,20 +176,36 @@ def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function") -> list:
 
 
 @functools.lru_cache(maxsize=4096)
-def _one_equation(prim, params_key, in_avals) -> Jaxpr:
-    """`{ lambda ; r ... . let <prim> in (...) }`: a ref op as a program of its own."""
+def _one_equation(prim, params_key, in_avals, slots) -> Jaxpr:
+    """`{ lambda ; r ... . let <prim> in (...) }`: one equation as a program of its
+    own. `slots[k]` is the invar that input k reads: a box passed twice to one
+    equation (a `while` whose condition and body both close over it) is one invar."""
     params = dict(params_key)
-    invars = [Var(aval) for aval in in_avals]
+    invars = [None] * (max(slots) + 1 if slots else 0)
+    for aval, slot in zip(in_avals, slots):
+        invars[slot] = invars[slot] or Var(aval)
+    inputs = [invars[slot] for slot in slots]
     outvars = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
-    eqn = Eqn(prim, invars, params, outvars, effects_of(prim, in_avals, params))
+    eqn = Eqn(prim, inputs, params, outvars, effects_of(prim, in_avals, params))
     return Jaxpr((), invars, (eqn,), outvars)
 
 
 def _ref_op_impl(prim):
     def impl(*args, **params):
         in_avals = tuple(aval_of_value(a) for a in args)
-        jaxpr = _one_equation(prim, tuple(sorted(params.items())), in_avals)
-        return call_with_refs(jaxpr, list(args), prim.name)
+        first_slot: dict[int, int] = {}
+        slots, distinct = [], []
+        for a in args:
+            key = id(a) if isinstance(a, Ref) else None
+            if key is not None and key in first_slot:
+                slots.append(first_slot[key])
+                continue
+            if key is not None:
+                first_slot[key] = len(distinct)
+            slots.append(len(distinct))
+            distinct.append(a)
+        jaxpr = _one_equation(prim, tuple(sorted(params.items())), in_avals, tuple(slots))
+        return call_with_refs(jaxpr, distinct, prim.name)
     impl.__name__ = f"eager_{prim.name}"
     return impl
 
@@ -222,6 +238,22 @@ def _jit_impl(*args, jaxpr, name):
     return call_with_refs(jaxpr, list(args), f"jit({name})")
 
 
+def with_refs_discharged(prim, impl):
+    """The eager impl of a primitive with bodies (cond, while, scan, ...): as `impl`,
+    unless refs are involved -- a `Ref` box among the inputs, or a body that uses
+    refs -- in which case the equation runs as a one-equation program through
+    `call_with_refs` (discharged, then written back)."""
+    ref_op = _ref_op_impl(prim)
+
+    def eager(*args, **params):
+        if any(isinstance(a, Ref) for a in args) or any(
+                mentions_refs(getattr(j, "jaxpr", j)) for j in jaxprs_in_params(params)):
+            return ref_op(*args, **params)
+        return impl(*args, **params)
+    eager.__name__ = f"eager_{prim.name}"
+    return eager
+
+
 for _prim in (P.get_p, P.swap_p, P.addupdate_p):
     eager_impls[_prim] = _ref_op_impl(_prim)
 eager_impls[P.new_ref_p] = _new_ref
@@ -229,6 +261,10 @@ eager_impls[P.empty_ref_p] = _empty_ref
 eager_impls[P.freeze_p] = lambda ref: [_consume(ref, "frozen")]
 eager_impls[P.free_ref_p] = lambda ref: (_consume(ref, "freed"), [])[1]
 eager_impls[P.jit_p] = _jit_impl
+for _name in ("cond", "while", "scan", "remat"):
+    _prim = P.primitives_by_name.get(_name)
+    if _prim is not None and _prim in eager_impls:
+        eager_impls[_prim] = with_refs_discharged(_prim, eager_impls[_prim])
 
 
 def value_of(x):

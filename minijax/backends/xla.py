@@ -204,12 +204,25 @@ lowering_rules[custom_lin_p] = custom_lin_impl
 
 # -- interpreting a jaxpr with the table ------------------------------------------------
 
+# The dtype JAX gives a Python scalar of each kind: a weak literal of exactly that
+# dtype is handed to JAX as a Python scalar, so JAX keeps it weakly typed too.
+_PYTHON_SCALAR_DTYPES = {np.dtype("float32"): float, np.dtype("int32"): int,
+                         np.dtype("bool"): bool, np.dtype("complex64"): complex}
+
+
+def _literal_value(literal):
+    aval = literal.aval
+    if aval.weak_type and _PYTHON_SCALAR_DTYPES.get(aval.dtype) is not None:
+        return _PYTHON_SCALAR_DTYPES[aval.dtype](literal.value.item())
+    return literal.value
+
+
 def lower_jaxpr(jaxpr, consts, args) -> list:
     """Evaluate `jaxpr` with `jax.lax` calls; meant to run inside `jax.jit`."""
     env = {}
 
     def read(atom):
-        return atom.value if isinstance(atom, Literal) else env[atom]
+        return _literal_value(atom) if isinstance(atom, Literal) else env[atom]
 
     for var, value in zip(jaxpr.constvars, consts):
         env[var] = value

@@ -22,6 +22,8 @@ import jax
 from jax import lax
 
 from ..ir import control_flow_primitives as CF
+from ..ir.core import Jaxpr
+from ..ir.printer import dumps, NotSerializableError
 from ..ir.trace import eager_impls
 from .xla import lowering_rules, lower_jaxpr, apply_primitive
 
@@ -78,5 +80,45 @@ lowering_rules[CF.while_p] = _while
 lowering_rules[CF.scan_p] = _scan
 lowering_rules[CF.debug_print_p] = _debug_print
 lowering_rules[CF.debug_callback_p] = _debug_callback
-for _prim in (CF.cond_p, CF.while_p, CF.scan_p, CF.debug_print_p, CF.debug_callback_p):
+
+
+# -- eager dispatch ---------------------------------------------------------------------
+#
+# Each eager `lax.cond(...)` call traces its branches afresh, so its params hold new
+# jaxpr objects every time, and `apply_primitive` (which caches by params) would
+# compile a new XLA program per call. Bodies take their closed-over values as
+# inputs, so two bodies with the same *text* compute the same function: the first
+# params seen with a given exact text stand in for all later ones, and the compiled
+# program is reused. Bodies holding objects the text form cannot write exactly (a
+# `debug.callback` function) fall back to identity.
+
+_params_by_text: dict = {}
+_MAX_CACHED = 2048
+
+
+def _exact_text(value):
+    if isinstance(value, Jaxpr):
+        return dumps(value)
+    if isinstance(value, tuple) and any(isinstance(v, Jaxpr) for v in value):
+        return tuple(_exact_text(v) for v in value)
+    return value
+
+
+def _apply_control_flow(prim, *args, **params):
+    try:
+        key = (prim, tuple(sorted((k, _exact_text(v)) for k, v in params.items())))
+        hash(key)
+    except (TypeError, ValueError, NotSerializableError):
+        return apply_primitive(prim, *args, **params)
+    canonical = _params_by_text.get(key)
+    if canonical is None:
+        if len(_params_by_text) >= _MAX_CACHED:
+            _params_by_text.clear()
+        canonical = _params_by_text[key] = params
+    return apply_primitive(prim, *args, **canonical)
+
+
+for _prim in (CF.cond_p, CF.while_p, CF.scan_p):
+    eager_impls[_prim] = functools.partial(_apply_control_flow, _prim)
+for _prim in (CF.debug_print_p, CF.debug_callback_p):
     eager_impls[_prim] = functools.partial(apply_primitive, _prim)

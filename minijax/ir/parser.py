@@ -35,6 +35,7 @@ from .printer import DTYPES_BY_NAME, Bits, OpaqueParam, float_array, param_const
 from .ref_indexing import RefIndexer, Transpose, Reshape, build_index, step_shape, \
     indexer_shape
 from .trace import MinijaxError
+from .types import float0
 from .types import ShapedArray, RefType, dtype_from_short_name, bfloat16
 
 __all__ = ["parse_jaxpr", "loads", "ParseError", "param_constructors"]
@@ -393,6 +394,11 @@ class _Builder(Transformer):
         return self.array_of(flat, aval.dtype).reshape(aval.shape)
 
     def array_of(self, flat, dtype) -> np.ndarray:
+        if dtype == float0:
+            for n in flat:
+                if self.scalar(n, int, "0") != 0:
+                    raise self.error("a float0 value is written 0", _position(n))
+            return np.zeros(len(flat), float0)
         if dtype == np.bool_:
             return np.array([self.scalar(n, bool, "True or False") for n in flat], bool)
         if dtype.kind in "iu":

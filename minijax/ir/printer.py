@@ -199,6 +199,8 @@ def _element_texts(flat: np.ndarray) -> list[str]:
         return [f"complex({r}, {i})" for r, i in zip(real, imag)]
     if kind == "f" or flat.dtype == bfloat16:
         return _float_texts(flat)
+    if flat.dtype == float0:  # the tangent type of integers: no information, written 0
+        return ["0"] * flat.size
     raise ValueError(f"the text form cannot write values of dtype {flat.dtype}")
 
 
@@ -421,6 +423,11 @@ _REF_SUGAR = {"get": _Printer.get_sugar, "swap": _Printer.swap_sugar,
 
 
 def _const_array(value, var: Var) -> np.ndarray:
+    if isinstance(var.aval, RefType):
+        # A closed-over ref is a live mutable box (say, an eager minijax.Ref): text
+        # could hold its current contents but not the box itself.
+        raise NotSerializableError(f"the exact text form cannot carry a closed-over ref "
+                                   f"({var.aval}); pass the ref as an argument instead")
     array = np.asarray(value)
     if array.dtype != var.aval.dtype:
         array = array.astype(var.aval.dtype)

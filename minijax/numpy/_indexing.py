@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
-from ._promotion import (PY_SCALARS, as_operand, shape_of, dtype_of, convert,
+from ._promotion import (PY_SCALARS, as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool,
                          canonicalize_axis, is_weak)
 from ._shape import reverse_axis
@@ -97,7 +97,7 @@ def _expand(fname, shape, idx, for_update=False):
         else:
             raise TypeError(f"{fname}: invalid index {item!r} of type {type(item).__name__};"
                             f" use ints, slices, None, ... or integer/boolean arrays")
-    # Boolean masks stand for the integer arrays of their true positions.
+    # Boolean masks (concrete only) stand for the integer arrays of their true positions.
     items = []
     for item in raw:
         if hasattr(item, "dtype") and is_bool(np.dtype(item.dtype)):
@@ -108,10 +108,11 @@ def _expand(fname, shape, idx, for_update=False):
             mask = np.asarray(item)
             if mask.ndim == 0:
                 raise IndexError(f"{fname}: boolean scalar indices are not supported")
-            items.extend(np.nonzero(mask))
+            items.append(_Mask(mask))
         else:
             items.append(item)
-    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    consumed = sum(i.mask.ndim if isinstance(i, _Mask) else 1 for i in items
+                   if i is not None and i is not Ellipsis)
     ellipses = sum(1 for i in items if i is Ellipsis)
     if ellipses > 1:
         raise IndexError(f"{fname}: an index can only have a single ellipsis ('...')")
@@ -125,7 +126,7 @@ def _expand(fname, shape, idx, for_update=False):
         items += [slice(None)] * (len(shape) - consumed)
 
     entries, axis = [], 0
-    for position, item in enumerate(items):
+    for position, item in enumerate(_unmask(fname, items, shape)):
         if item is None:
             entries.append(_Entry("none", position=position))
             continue
@@ -157,14 +158,38 @@ def _expand(fname, shape, idx, for_update=False):
     return entries
 
 
+@dataclass
+class _Mask:
+    mask: np.ndarray
+
+
+def _unmask(fname, items, shape):
+    """Replace each boolean mask by the index arrays of its true positions, checking
+    that it matches the axes it covers."""
+    out, axis = [], 0
+    for item in items:
+        if isinstance(item, _Mask):
+            covered = tuple(shape[axis:axis + item.mask.ndim])
+            if item.mask.shape != covered:
+                raise IndexError(f"{fname}: boolean index of shape {item.mask.shape} does "
+                                 f"not match the indexed axes {covered} (from axis {axis})")
+            out.extend(np.nonzero(item.mask))
+            axis += item.mask.ndim
+        else:
+            out.append(item)
+            axis += item is not None
+    return out
+
+
 def _normalize_index(x, n):
     """Negative indices count from the end (once): static arrays in NumPy, traced
     ones with a select; the result is int32."""
     if isinstance(x, (np.ndarray, np.generic, int)):
         x = np.asarray(x).astype(np.int64)
         return np.where(x < 0, x + n, x).astype(np.int32)
-    x = convert("indexing", x, np.int32) if dtype_of(x) != np.int32 else x
-    if np.dtype(dtype_of(x)).kind == "u":
+    unsigned = np.dtype(dtype_of(x)).kind == "u"
+    x = convert("indexing", x, np.int32)
+    if unsigned:
         return x
     return lax.select(lax.lt(x, np.int32(0)), lax.add(x, np.int32(n)), x)
 
@@ -185,10 +210,14 @@ def getitem(x, idx):
         starts = [np.int32(0)] * len(dims)
         sizes = list(dims)
         for e in dynamic:
-            starts[e.axis] = e.value
+            # JAX's rule is "wrap a negative index once, then clamp". lax.dynamic_slice
+            # wraps once; raising indices below -n to -n first makes the primitive
+            # see a non-negative start, which every backend and rule then only clamps.
+            index = convert("indexing", e.value, np.int32)
+            starts[e.axis] = lax.max(index, np.int32(-dims[e.axis]))
             sizes[e.axis] = 1
         x = lax.dynamic_slice(x, starts, sizes)
-    return _drop_and_insert_axes(x, entries)
+    return as_array(_drop_and_insert_axes(x, entries))
 
 
 def _apply_slices(x, entries):
@@ -246,73 +275,76 @@ def _drop_and_insert_axes(x, entries):
 
 @dataclass
 class _Plan:
-    layout: list           # output dims in order: ('none',), ('window', axis, size) or
+    """`x[idx]` as one gather (or the matching scatter); see `_plan`."""
+    layout: list           # result axes in order: ('none',), ('window', axis, size) or
                            # ('batch', size)
-    batch_shape: tuple
-    components: list       # (operand axis, index array broadcastable to batch_shape)
-    window_starts: dict    # window axis -> static start (for scatters)
-    collapsed: tuple       # operand axes indexed by a component and not windowed
+    batch_shape: tuple     # the sizes of the 'batch' axes, in order
+    components: list       # (operand axis, index array, its axes within batch_shape)
+    window_starts: dict    # window axis -> static start, for windows not covering it
+    collapsed: tuple       # operand axes indexed one element at a time
+
+
+_ADVANCED = ("int", "dynamic", "array")
 
 
 def _plan(operand_shape, entries):
-    advanced = [e for e in entries if e.kind in ("int", "dynamic", "array")]
+    """Describe `x[entries]` as one gather.
+
+    The result has, in index order, a *window* axis for each unit-step slice (a block
+    of the operand), a *batch* axis for each strided slice, and a new axis for each
+    `None`; the broadcast shape B of the advanced indices (ints count as rank-0 arrays
+    once any array is present) adds batch axes in place of the first advanced index
+    when those are adjacent, and in front otherwise (NumPy's rule). Every batch axis is
+    indexed by a component: an index array per operand axis, broadcastable to the
+    batch shape."""
+    advanced = [e for e in entries if e.kind in _ADVANCED]
     b_shape = broadcast_shapes("indexing", *(shape_of(e.value) for e in advanced
                                              if e.kind != "int"))
     positions = [e.position for e in advanced]
-    adjacent = not positions or positions == list(range(positions[0], positions[-1] + 1))
-    layout, b_at = [], None
-    if advanced and not adjacent:
-        b_at = 0
+    adjacent = positions == list(range(positions[0], positions[-1] + 1)) if positions else True
+    layout, b_at = [], (None if adjacent else 0)
     for e in entries:
-        if e.kind in ("int", "dynamic", "array"):
-            if b_at is None:
-                b_at = len(layout)
-            continue
-        if e.kind == "none":
+        if e.kind in _ADVANCED:
+            b_at = len(layout) if b_at is None else b_at
+        elif e.kind == "none":
             layout.append(("none",))
         elif e.value[2] == 1:
             layout.append(("window", e.axis, e.value[1]))
         else:
-            layout.append(("strided", e.axis, e.value))
-    if b_at is None:
-        b_at = len(layout)
-    layout[b_at:b_at] = [("b", i, n) for i, n in enumerate(b_shape)]
-    batch = [d for d in layout if d[0] in ("b", "strided")]
-    batch_shape = tuple(d[2] if d[0] == "b" else d[2][1] for d in batch)
-    b_offset = next((i for i, d in enumerate(batch) if d[0] == "b"), 0)
-
-    def place_b(value):
-        """An index array of B's shape, positioned for broadcasting to batch_shape."""
-        value_shape = shape_of(value)
-        lead = b_offset + len(b_shape) - len(value_shape)
-        dims = tuple(range(lead, lead + len(value_shape)))
-        return value, dims
+            layout.append(("strided", e))
+    b_at = len(layout) if b_at is None else b_at
+    layout[b_at:b_at] = [("batch", n) for n in b_shape]
+    batch_axes = [d for d in layout if d[0] in ("batch", "strided")]
+    b_first = sum(1 for d in layout[:b_at] if d[0] == "strided")  # batch axes before B
 
     components = []
     for e in advanced:
-        n = operand_shape[e.axis]
-        value = np.int32(e.value) if e.kind == "int" else _normalize_index(e.value, n)
-        components.append((e.axis,) + place_b(value))
-    for j, d in enumerate(batch):
+        value = np.int32(e.value) if e.kind == "int" else _normalize_index(
+            e.value, operand_shape[e.axis])
+        rank = len(shape_of(value))
+        end = b_first + len(b_shape)
+        components.append((e.axis, value, tuple(range(end - rank, end))))
+    for j, d in enumerate(batch_axes):
         if d[0] == "strided":
-            start, size, step = d[2]
-            components.append((d[1], np.arange(size, dtype=np.int32) * step + start, (j,)))
-    # Windows that do not cover their whole axis need their start in the index.
+            start, size, step = d[1].value
+            components.append((d[1].axis, np.arange(size, dtype=np.int32) * step + start,
+                               (j,)))
+    batch_shape = tuple(d[1] if d[0] == "batch" else d[1].value[1] for d in batch_axes)
+    layout = [("batch", d[1].value[1]) if d[0] == "strided" else d for d in layout]
     window_starts = {e.axis: e.value[0] for e in entries if e.kind == "slice"
                      and e.value[2] == 1 and e.value[:2] != (0, operand_shape[e.axis])}
-    collapsed = tuple(sorted(c[0] for c in components))
-    layout = [("window", d[1], d[2]) if d[0] == "window" else
-              ("none",) if d[0] == "none" else ("batch", d[2] if d[0] == "b" else d[2][1])
-              for d in layout]
+    collapsed = tuple(sorted(axis for axis, _, _ in components))
     return _Plan(layout, batch_shape, components, window_starts, collapsed)
 
 
-def _index_array(plan, with_window_starts):
-    """The gather/scatter index array: batch_shape + (number of components,)."""
+def _index_array(plan):
+    """The gather/scatter index array, batch_shape + (number of components,), and the
+    operand axis of each component (window starts included). Static indices are
+    assembled in NumPy, so they reach the program as one constant."""
     comps = list(plan.components)
-    if with_window_starts:
-        comps += [(axis, np.int32(start), ()) for axis, start in plan.window_starts.items()]
+    comps += [(axis, np.int32(start), ()) for axis, start in plan.window_starts.items()]
     shape = plan.batch_shape + (1,)
+    axes = [axis for axis, _, _ in comps]
     if all(not isinstance(v, Tracer) and not hasattr(v, "aval") for _, v, _ in comps):
         parts = []
         for _, value, dims in comps:
@@ -321,15 +353,15 @@ def _index_array(plan, with_window_starts):
                                                    if i not in dims))
             parts.append(np.broadcast_to(expanded, shape))
         index = np.concatenate(parts, -1) if parts else np.zeros(shape[:-1] + (0,), np.int32)
-        return index, [axis for axis, _, _ in comps]
+        return index, axes
     parts = [lax.broadcast_in_dim(convert("indexing", value, np.int32), shape, dims)
              for _, value, dims in comps]
     index = parts[0] if len(parts) == 1 else lax.concatenate(parts, len(shape) - 1)
-    return index, [axis for axis, _, _ in comps]
+    return index, axes
 
 
 def _gather(x, plan, mode):
-    index, start_index_map = _index_array(plan, with_window_starts=True)
+    index, start_index_map = _index_array(plan)
     dims = shape_of(x)
     out_dims = [d for d in plan.layout if d[0] != "none"]
     offset_dims = tuple(i for i, d in enumerate(out_dims) if d[0] == "window")
@@ -376,7 +408,7 @@ def _scatter(x, idx, values, kind, mode=None):
     if not plan.components and not plan.window_starts:
         # The whole array is written: no scatter needed.
         return values if kind == "set" else lax.add(x, values)
-    index, scatter_dims = _index_array(plan, with_window_starts=True)
+    index, scatter_dims = _index_array(plan)
     dnums = lax.ScatterDimensionNumbers(
         update_window_dims=tuple(i for i, d in enumerate(out_dims) if d[0] == "window"),
         inserted_window_dims=plan.collapsed,

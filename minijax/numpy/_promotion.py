@@ -44,10 +44,24 @@ def is_python_scalar(x) -> bool:
     return isinstance(x, PY_SCALARS)
 
 
+_SCALAR_AVALS = {bool: ShapedArray((), np.bool_), int: ShapedArray((), np.int32, True),
+                 float: ShapedArray((), np.float32, True),
+                 complex: ShapedArray((), np.complex64, True)}
+
+
+def aval(x) -> ShapedArray:
+    """The aval of an operand (tracing calls this a lot, so the cases are ordered by
+    frequency and Python scalars' avals are shared constants)."""
+    if isinstance(x, Tracer):
+        return x.aval
+    scalar = _SCALAR_AVALS.get(type(x))
+    return scalar if scalar is not None else aval_of(x)
+
+
 def as_operand(fname: str, x):
     """`x` as something `bind` accepts: tracers, Python scalars and arrays pass as
     they are; lists and tuples become arrays; anything else is a clear TypeError."""
-    if isinstance(x, Tracer) or isinstance(x, PY_SCALARS):
+    if isinstance(x, Tracer) or type(x) in _SCALAR_AVALS or isinstance(x, PY_SCALARS):
         return x
     if isinstance(x, (list, tuple)):
         from ._creation import array
@@ -72,19 +86,19 @@ def as_array(x):
 
 
 def shape_of(x) -> tuple:
-    return () if isinstance(x, PY_SCALARS) else tuple(aval_of(x).shape)
+    return aval(x).shape
 
 
 def ndim_of(x) -> int:
-    return len(shape_of(x))
+    return len(aval(x).shape)
 
 
 def dtype_of(x) -> np.dtype:
-    return aval_of(x).dtype
+    return aval(x).dtype
 
 
 def is_weak(x) -> bool:
-    return aval_of(x).weak_type
+    return aval(x).weak_type
 
 
 def _representative(x):
@@ -99,19 +113,35 @@ def _representative(x):
         if isinstance(x, type) and issubclass(x, PY_SCALARS):
             return x
         return canonical_dtype(np.dtype(x))
-    aval = aval_of(x)
-    if aval.weak_type and aval.dtype.kind in _WEAK_REPRESENTATIVE:
-        return _WEAK_REPRESENTATIVE[aval.dtype.kind]
-    return aval.dtype
+    return _aval_representative(aval(x))
+
+
+def _aval_representative(a):
+    if a.weak_type and a.dtype.kind in _WEAK_REPRESENTATIVE:
+        return _WEAK_REPRESENTATIVE[a.dtype.kind]
+    return a.dtype
+
+
+_promotion_cache: dict = {}
 
 
 def result_type_and_weak(*args) -> tuple[np.dtype, bool]:
-    """JAX's promotion of `args` (values, dtypes or Python types): (dtype, weak)."""
+    """JAX's promotion of `args` (values, dtypes or Python types): (dtype, weak).
+
+    Answers are cached by the operands' representatives (keyed with their types, as
+    `0 == 0.0 == False` in Python), since tracing asks the same few questions often."""
     if not args:
         raise ValueError("at least one array or dtype is required")
-    dtype, weak = jax.dtypes.result_type(*map(_representative, args),
-                                         return_weak_type_flag=True)
-    return canonical_dtype(dtype), bool(weak)
+    return _result_of_representatives(tuple(map(_representative, args)))
+
+
+def _result_of_representatives(reps):
+    key = tuple((type(r), r) for r in reps)
+    found = _promotion_cache.get(key)
+    if found is None:
+        dtype, weak = jax.dtypes.result_type(*reps, return_weak_type_flag=True)
+        found = _promotion_cache[key] = (canonical_dtype(dtype), bool(weak))
+    return found
 
 
 def result_type(*args) -> np.dtype:
@@ -159,8 +189,8 @@ def convert(fname, x, dtype, weak=False):
     dtype = np.dtype(dtype)
     if isinstance(x, PY_SCALARS):
         return _convert_python_scalar(fname, x, dtype, weak)
-    aval = aval_of(x)
-    if aval.dtype == dtype and (aval.weak_type == weak or not aval.weak_type):
+    a = aval(x)
+    if a.dtype == dtype and (a.weak_type == weak or not a.weak_type):
         return x
     return lax.convert_element_type(x, dtype, weak_type=weak)
 
@@ -168,17 +198,8 @@ def convert(fname, x, dtype, weak=False):
 def like(x, value):
     """A constant operand for an op on `x`: `x`'s dtype, and weak when `x` is, so the
     constant never changes the result type (nor adds an equation)."""
-    aval = aval_of(x)
-    return convert("constant", value, aval.dtype, aval.weak_type)
-
-
-def promote_dtypes(fname, *args):
-    """The operands converted to their common dtype (no broadcasting)."""
-    args = [as_operand(fname, a) for a in args]
-    if len(args) < 2:
-        return args
-    dtype, weak = result_type_and_weak(*args)
-    return [convert(fname, a, dtype, weak) for a in args]
+    a = aval(x)
+    return convert("constant", value, a.dtype, a.weak_type)
 
 
 def to_inexact(dtype, weak):
@@ -186,26 +207,51 @@ def to_inexact(dtype, weak):
     return (dtype, weak) if is_inexact(dtype) else (np.dtype(np.float32), weak)
 
 
+def _promote(fname, args, adjust=None):
+    """Convert operands to their common (dtype, weak); `adjust` may change that target.
+    Operands that already agree (the usual case when tracing) skip the lattice."""
+    args = [as_operand(fname, a) for a in args]
+    avals = [aval(a) for a in args]
+    first = avals[0]
+    if all(a.dtype == first.dtype and a.weak_type == first.weak_type for a in avals):
+        dtype, weak = first.dtype, first.weak_type
+    else:
+        dtype, weak = _result_of_representatives(tuple(
+            type(x)(0) if type(x) in _SCALAR_AVALS else _aval_representative(a)
+            for x, a in zip(args, avals)))
+    if adjust is not None:
+        dtype, weak = adjust(dtype, weak)
+    return [x if a.dtype == dtype and (a.weak_type == weak or not a.weak_type)
+            and type(x) not in _SCALAR_AVALS else convert(fname, x, dtype, weak)
+            for x, a in zip(args, avals)]
+
+
+def promote_dtypes(fname, *args):
+    """The operands converted to their common dtype (no broadcasting)."""
+    return _promote(fname, args) if args else []
+
+
 def promote_dtypes_inexact(fname, *args):
     """Operands converted to their common dtype, made floating if it is not."""
-    args = [as_operand(fname, a) for a in args]
-    dtype, weak = to_inexact(*result_type_and_weak(*args))
-    return [convert(fname, a, dtype, weak) for a in args]
+    return _promote(fname, args, to_inexact)
+
+
+def _numeric(dtype, weak):
+    return (np.dtype(np.int32), weak) if is_bool(dtype) else (dtype, weak)
 
 
 def promote_dtypes_numeric(fname, *args):
     """Operands converted to their common dtype, with bool made int32 (for sums)."""
-    args = [as_operand(fname, a) for a in args]
-    dtype, weak = result_type_and_weak(*args)
-    if is_bool(dtype):
-        dtype = np.dtype(np.int32)
-    return [convert(fname, a, dtype, weak) for a in args]
+    return _promote(fname, args, _numeric)
 
 
 # -- broadcasting -----------------------------------------------------------------------
 
 def broadcast_shapes(fname, *shapes) -> tuple:
     """NumPy's broadcast of shapes, or a ValueError naming `fname` and the shapes."""
+    distinct = {tuple(s) for s in shapes if len(s)}
+    if len(distinct) <= 1:  # the common case: equal shapes and scalars
+        return distinct.pop() if distinct else ()
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for axis in range(ndim):
@@ -223,7 +269,7 @@ def broadcast_to_shape(fname, x, shape, keep_scalar=False):
     """`x` broadcast to `shape` (NumPy rules: align trailing axes). With `keep_scalar`
     a rank-0 operand is returned as is, for ops that splat rank-0 operands."""
     shape = tuple(shape)
-    x_shape = shape_of(x)
+    x_shape = aval(x).shape
     if x_shape == shape or (keep_scalar and x_shape == ()):
         return x
     if len(x_shape) > len(shape) or any(
@@ -251,7 +297,10 @@ def promote_args_numeric(fname, *args, keep_scalars=True):
 
 
 def _broadcast_all(fname, args, keep_scalars):
-    shape = broadcast_shapes(fname, *(shape_of(a) for a in args))
+    shapes = [aval(a).shape for a in args]
+    if keep_scalars and all(s == shapes[0] or not s for s in shapes):
+        return args  # equal shapes, or rank-0 operands that the op splats
+    shape = broadcast_shapes(fname, *shapes)
     return [broadcast_to_shape(fname, a, shape, keep_scalars) for a in args]
 
 
@@ -290,7 +339,7 @@ def static_int(fname, value, what) -> int:
         raise TypeError(f"{fname}: {what} must be an integer, got {value!r}") from None
 
 
-__all__ = ["PY_SCALARS", "as_operand", "as_array", "shape_of", "ndim_of", "dtype_of", "is_weak",
+__all__ = ["PY_SCALARS", "aval", "as_operand", "as_array", "shape_of", "ndim_of", "dtype_of", "is_weak",
            "result_type", "result_type_and_weak", "promote_types", "convert",
            "promote_dtypes", "promote_dtypes_inexact", "promote_dtypes_numeric",
            "broadcast_shapes", "broadcast_to_shape", "promote_args",

@@ -192,26 +192,29 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
-    """`jnp.average`: the mean, or `sum(a * w) / sum(w)` with weights."""
-    from ._ufuncs import multiply
+    """`jnp.average`: the mean, or `sum(a * w) / sum(w)`; 1-d weights apply along a
+    single `axis`. With `returned`, also the sum of the weights."""
+    from ._promotion import promote_dtypes_inexact
+    from ._creation import full_like
+    a = as_operand("average", a)
+    shape = shape_of(a)
     if weights is None:
         result = mean(a, axis, keepdims=keepdims)
-        if not returned:
-            return result
-        a = as_operand("average", a)
-        axes = canonicalize_axes("average", axis, len(shape_of(a)))
-        count = convert("average", _count(shape_of(a), axes), dtype_of(result))
-        from ._creation import full_like
-        return result, full_like(result, count)
-    total_weight = sum(weights, axis, keepdims=keepdims) if axis is not None or \
-        shape_of(as_operand("average", weights)) == shape_of(as_operand("average", a)) \
-        else None
-    if total_weight is None:
-        raise NotImplementedError("average: 1-d weights along an axis need axis=; pass "
-                                  "weights shaped like a")
-    weighted = sum(multiply(a, weights), axis, keepdims=keepdims)
-    from ._ufuncs import true_divide
-    result = true_divide(weighted, total_weight)
+        axes = canonicalize_axes("average", axis, len(shape))
+        return (result, full_like(result, _count(shape, axes))) if returned else result
+    a, w = promote_dtypes_inexact("average", a, weights)
+    w_shape = shape_of(w)
+    if w_shape != shape:
+        if axis is None or not isinstance(axis, int):
+            raise ValueError(f"average: weights of shape {w_shape} differ from a's shape "
+                             f"{shape}; pass a single axis for 1-d weights")
+        axis_ = canonicalize_axis("average", axis, len(shape))
+        if w_shape != (shape[axis_],):
+            raise ValueError(f"average: 1-d weights must have the length {shape[axis_]} of "
+                             f"axis {axis}, got shape {w_shape}")
+        w = lax.broadcast_in_dim(w, shape, (axis_,))
+    total_weight = sum(w, axis, keepdims=keepdims)
+    result = lax.div(sum(lax.mul(a, w), axis, keepdims=keepdims), total_weight)
     return (result, total_weight) if returned else result
 
 

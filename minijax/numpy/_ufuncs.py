@@ -514,8 +514,7 @@ def isneginf(x, /):
 
 
 def signbit(x, /):
-    """True where the sign bit is set (so also for -0.0 and -NaN... as far as `copysign`
-    can tell: -0.0 is detected through `1 / x`)."""
+    """True where the sign is negative, -0.0 included (`copysign` tells it apart)."""
     x = as_operand("signbit", x)
     if not is_float(dtype_of(x)):
         return less(x, 0)
@@ -558,8 +557,17 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     return as_array(arr)
 
 
-__all__ = [name for name in list(globals()) if not name.startswith("_") and name not in (
-    "annotations", "np", "lax", "Tracer", "PY_SCALARS", "as_operand", "as_array", "shape_of", "like",
-    "dtype_of", "convert", "is_weak", "promote_args", "promote_args_inexact", "promote_dtypes",
-    "promote_dtypes_inexact", "result_type_and_weak", "broadcast_shapes",
-    "broadcast_to_shape", "is_bool", "is_integer", "is_inexact", "is_complex", "is_float")]
+__all__ = [
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+    "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "exp", "exp2", "expm1", "log", "log1p", "sqrt", "cbrt", "rint", "log2", "log10",
+    "reciprocal", "deg2rad", "rad2deg", "radians", "degrees", "floor", "ceil", "trunc",
+    "round", "around", "negative", "positive", "absolute", "abs", "fabs", "sign",
+    "square", "add", "multiply", "subtract", "true_divide", "divide", "maximum",
+    "minimum", "arctan2", "atan2", "floor_divide", "remainder", "mod", "fmod", "divmod",
+    "power", "pow", "float_power", "hypot", "fmax", "fmin", "copysign", "equal",
+    "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "invert", "bitwise_not", "bitwise_invert", "isfinite", "isnan",
+    "isinf", "isposinf", "isneginf", "signbit", "where", "clip"
+]

@@ -23,21 +23,19 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..ir import control_flow_primitives as CF
 from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
-from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root
+from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
-                                  tangent_or_zero_list, split_list)
+                                  tangent_or_zero_list, with_unused_inputs)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
 from .transpose import transpose_rules, backward_pass, UndefinedPrimal, is_linear
-from .vmap import vmap_rules, vmap_jaxpr, Batched, batch_at, moveaxis, not_mapped
+from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, not_mapped
 
 cond_p = CF.cond_p
 
@@ -110,7 +108,7 @@ def _known_branch(known, n_known_out, start, n_own, all_residual_avals) -> Body:
     """The known part of one branch, returning every branch's residuals (zeros for the
     residuals of the other branches)."""
     def fun(*args):
-        outs = run_body_closed(known, args)
+        outs = eval_jaxpr(known.jaxpr, known.consts, list(args))
         own = outs[n_known_out:]
         residuals = ([zeros(a) for a in all_residual_avals[:start]] + own
                      + [zeros(a) for a in all_residual_avals[start + n_own:]])
@@ -118,13 +116,8 @@ def _known_branch(known, n_known_out, start, n_own, all_residual_avals) -> Body:
     return trace_body(fun, known.jaxpr.in_avals)
 
 
-def run_body_closed(closed, args):
-    from .ad_util import eval_jaxpr
-    return eval_jaxpr(closed.jaxpr, closed.consts, list(args))
-
-
 def _staged_branch(staged: Jaxpr, start, n_own, all_residual_avals) -> Jaxpr:
-    from .control_flow_common import with_unused_inputs
+    """The staged part of one branch, taking every branch's residuals (using its own)."""
     jaxpr = with_unused_inputs(staged, 0, all_residual_avals[:start])
     return with_unused_inputs(jaxpr, start + n_own, all_residual_avals[start + n_own:])
 

@@ -38,6 +38,33 @@ def _value(x):
     return x.value if isinstance(x, RefSlot) else x
 
 
+def _merge_duplicate_refs(jaxpr: Jaxpr, inputs, offset: int):
+    """`jaxpr` (a body taking `inputs[offset:]`) with inputs that are the same ref
+    merged into one invar, and the inputs without the repeats.
+
+    `cond` passes each branch's closed-over values to every branch, so a ref two
+    branches close over arrives twice: two names, one box. Renaming one to the other
+    makes the box one variable again, which is what discharge tracks."""
+    body_inputs = inputs[offset:]
+    first: dict[int, int] = {}
+    rename: dict = {}
+    keep = []
+    for k, (x, var) in enumerate(zip(body_inputs, jaxpr.invars)):
+        if isinstance(x, RefSlot) and id(x) in first:
+            rename[var] = jaxpr.invars[first[id(x)]]
+            continue
+        if isinstance(x, RefSlot):
+            first[id(x)] = k
+        keep.append(k)
+    if not rename:
+        return jaxpr, list(inputs)
+    eqns = [e.replace(inputs=tuple(rename.get(a, a) if isinstance(a, Var) else a
+                                   for a in e.inputs)) for e in jaxpr.eqns]
+    outvars = [rename.get(a, a) if isinstance(a, Var) else a for a in jaxpr.outvars]
+    merged = Jaxpr(jaxpr.constvars, [jaxpr.invars[k] for k in keep], eqns, outvars)
+    return merged, list(inputs[:offset]) + [body_inputs[k] for k in keep]
+
+
 def _distinct_slots(slots, what):
     seen = set()
     for slot in slots:
@@ -53,8 +80,10 @@ def _cond(b, eqn, inputs):
     branches = eqn.params["branches"]
     if not _touches_refs(eqn, inputs, branches):
         return _copy_eqn(b, eqn, inputs)
+    merged = [_merge_duplicate_refs(branch, inputs, 1) for branch in branches]
+    branches = tuple(branch for branch, _ in merged)
+    inputs = merged[0][1]      # every branch drops the same repeats
     operands = inputs[1:]
-    _distinct_slots([x for x in operands if isinstance(x, RefSlot)], "cond")
     written = sorted({k for branch in branches for k in written_inputs(branch)})
     new_branches = tuple(discharge_with_finals(branch, tuple(written)).jaxpr
                          for branch in branches)

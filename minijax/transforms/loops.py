@@ -24,17 +24,17 @@ own: with static bounds it *is* a `scan`, with traced bounds a `while`.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..ir import control_flow_primitives as CF
 from ..ir import primitives as P
+from ..ir.core import Eqn, Jaxpr
+from ..ir.primitives import effects_of
 from ..ir.trace import MinijaxError, bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, fresh_root
 from .control_flow_common import (trace_body, run_body, jvp_body, reorder, split_list,
                                   with_unused_inputs, strip_debug_effects)
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
-from .dce import dce_jaxpr
+from .dce import dce_rules, dce_jaxpr, DceEqn
 from .transpose import transpose_rules
 from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
 
@@ -135,7 +135,6 @@ def _while_partial_eval(trace, args, params):
 def _keep_inputs(original, pruned, used, keep):
     """`pruned` (whose invars are the `used` inputs of `original`) taking exactly the
     `keep` inputs of `original` (a superset of `used`)."""
-    from ..ir.core import Jaxpr
     pruned_vars = iter(pruned.invars)
     invars = []
     for var, u, k in zip(original.invars, used, keep):
@@ -271,9 +270,6 @@ vmap_rules[while_p] = _while_vmap
 def _while_dce(eqn, used_outputs):
     """A carry is needed if it is used after the loop, read by the predicate, or needed
     by the body to compute a needed carry (the carry fixpoint once more)."""
-    from ..ir.core import Eqn, Jaxpr
-    from ..ir.primitives import effects_of
-    from .dce import DceEqn
     p = eqn.params
     cond_jaxpr, body_jaxpr = p["cond_jaxpr"], p["body_jaxpr"]
     n_cc, n_bc = p["cond_nconsts"], p["body_nconsts"]
@@ -302,5 +298,4 @@ def _while_dce(eqn, used_outputs):
     return DceEqn(new_eqn, tuple(used_inputs))
 
 
-from .dce import dce_rules  # noqa: E402
 dce_rules[while_p] = _while_dce
