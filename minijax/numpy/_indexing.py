@@ -65,7 +65,10 @@ def _holds_tracer(obj) -> bool:
 
 
 def _as_index_array(fname, idx):
-    """A list / NumPy array / jax array / tracer used as an index, as an array."""
+    """A list / NumPy array / jax array / tracer used as an index, as an array.
+    Concrete indices become NumPy arrays, so their bookkeeping happens at trace time."""
+    if not isinstance(idx, Tracer) and hasattr(idx, "aval") and np.ndim(idx):
+        return np.asarray(idx)
     if isinstance(idx, (list, tuple)):
         if _holds_tracer(idx):
             from ._creation import array

@@ -190,6 +190,9 @@ def convert(fname, x, dtype, weak=False):
     if isinstance(x, PY_SCALARS):
         return _convert_python_scalar(fname, x, dtype, weak)
     a = aval(x)
+    if not a.shape and a.dtype != dtype and not isinstance(x, Tracer):
+        # A concrete scalar (NumPy or jax) is converted here, so it stays a literal.
+        return _convert_python_scalar(fname, np.asarray(x).item(), dtype, weak)
     if a.dtype == dtype and (a.weak_type == weak or not a.weak_type):
         return x
     return lax.convert_element_type(x, dtype, weak_type=weak)

@@ -30,7 +30,8 @@ from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
-                                  tangent_or_zero_list, with_unused_inputs)
+                                  tangent_or_zero_list, with_unused_inputs,
+                                  map_examples_one_at_a_time)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
@@ -198,22 +199,10 @@ def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches):
 def _vmap_one_example_at_a_time(axis_size, values, dims, branches):
     """A `scan` over the examples, each running its own branch: needed when branches
     have effects, which must happen only for the examples that take the branch."""
-    mapped = [d is not not_mapped for d in dims]
-    shared = [v for v, m in zip(values, mapped) if not m]
-    stacked = [moveaxis(v, d, 0) for v, d, m in zip(values, dims, mapped) if m]
-    n_shared = len(shared)
-
-    def one_example(*args):
-        shared_args, example = iter(args[:n_shared]), iter(args[n_shared:])
-        inputs = [next(example) if m else next(shared_args) for m in mapped]
-        return bind(cond_p, *inputs, branches=branches)
-    example_avals = [aval_of(v) for v in shared] + [
-        aval_of(v).update(shape=aval_of(v).shape[1:]) for v in stacked]
-    body = trace_body(one_example, example_avals)
-    outs = bind(CF.scan_p, *body.consts, *shared, *stacked, jaxpr=body.jaxpr,
-                num_consts=len(body.consts) + n_shared, num_carry=0, length=axis_size,
-                reverse=False, unroll=1)
-    return Batched(list(outs), [0] * len(outs))
+    outs = map_examples_one_at_a_time(
+        lambda *inputs: bind(cond_p, *inputs, branches=branches),
+        axis_size, values, dims, not_mapped, moveaxis)
+    return Batched(outs, [0] * len(outs))
 
 
 vmap_rules[cond_p] = _cond_vmap

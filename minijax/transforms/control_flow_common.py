@@ -175,3 +175,24 @@ def _strip_param(value):
         stripped = tuple(_strip_param(v) for v in value)
         return value if all(a is b for a, b in zip(stripped, value)) else stripped
     return value
+
+
+def map_examples_one_at_a_time(apply_one, axis_size, values, dims, not_mapped, moveaxis):
+    """vmap by a `scan` over the examples, each running `apply_one(*inputs)` on its
+    own slice: for effectful branches and loop bodies, whose effects must happen only
+    for the examples (and iterations) that really run them. Returns the stacked
+    outputs, every one batched along axis 0."""
+    mapped = [d is not not_mapped for d in dims]
+    shared = [v for v, m in zip(values, mapped) if not m]
+    stacked = [moveaxis(v, d, 0) for v, d, m in zip(values, dims, mapped) if m]
+    n_shared = len(shared)
+
+    def one_example(*args):
+        shared_args, example = iter(args[:n_shared]), iter(args[n_shared:])
+        return apply_one(*[next(example) if m else next(shared_args) for m in mapped])
+    example_avals = [aval_of(v) for v in shared] + [
+        aval_of(v).update(shape=aval_of(v).shape[1:]) for v in stacked]
+    body = trace_body(one_example, example_avals)
+    return list(CF.scan_p.bind(*body.consts, *shared, *stacked, jaxpr=body.jaxpr,
+                               num_consts=len(body.consts) + n_shared, num_carry=0,
+                               length=axis_size, reverse=False, unroll=1))
