@@ -86,6 +86,9 @@ def test_jax_prints_both_branches_for_every_lane_under_vmap(capsys):
     assert printed(capsys, lambda: jax.vmap(f(JX))(xs)) == [
         "neg 1.0", "neg -2.0", "pos 1.0", "pos -2.0"]
     assert printed(capsys, lambda: minijax.vmap(f(MJ))(xs)) == ["pos 1.0", "neg -2.0"]
+    from minijax.divergences import DIVERGENCES_BY_NAME
+    record = DIVERGENCES_BY_NAME["vmap_batched_cond_prints_both_branches"]
+    assert record.jax_version == "0.10.2"  # the JAX behaviour above was seen on it
 
 
 def test_pytree_values_and_callback(capsys):

@@ -67,6 +67,13 @@ def test_binary_values(op):
     check(fn, *operands, rtol=2e-6)
 
 
+def test_numpy_scalars_are_strongly_typed():
+    for scalar in (np.float64(2), np.float32(2), np.int64(3), np.bool_(True), np.complex128(1j),
+                   np.uint8(3)):
+        for x in (np.ones(3, np.float16), np.ones(3, np.int8), 2.0):
+            check_types(lambda m, x: [m.add(x, scalar), m.multiply(scalar, x)], x)
+
+
 def test_weak_scalar_keeps_array_dtype():
     for dtype in (np.float16, ml_dtypes.bfloat16, np.int8, np.uint8):
         x = np.ones(3, dtype)
@@ -95,7 +102,8 @@ def test_dtype_names_are_dtypes_and_constructors():
     assert mnp.int8(3).dtype == np.int8
     assert mnp.zeros(2, mnp.bfloat16).dtype == jnp.bfloat16
     assert mnp.issubdtype(mnp.bfloat16, mnp.floating)
-    assert mnp.issubdtype(np.int8, mnp.signedinteger) and not mnp.issubdtype(np.uint8, np.signedinteger)
+    assert mnp.issubdtype(np.int8, mnp.signedinteger)
+    assert not mnp.issubdtype(np.uint8, np.signedinteger)
     assert mnp.finfo(mnp.float16).eps == jnp.finfo(jnp.float16).eps
     assert mnp.iinfo(mnp.int8).max == 127
     closed = traced(lambda m, x: m.float32(x) + 1, 2)
@@ -142,7 +150,7 @@ def test_astype(dtype):
     x = rand((2, 3), np.float32, 0, 3)
     check(lambda m, x: m.asarray(x).astype(dtype) if m is jnp else x.astype(dtype), x,
           jit=False)
-    check_types(lambda m, x: x.astype(dtype), x)
+    check_types(lambda m, x: [x.astype(dtype), m.astype(x, dtype), m.astype(2.5, dtype)], x)
 
 
 def test_eager_weak_type_of_python_scalar_results():

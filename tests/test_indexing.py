@@ -6,13 +6,11 @@ JAX's types), under `minijax.jit` and eagerly. Eager `x[idx]` on a concrete
 jax.Array is JAX's own indexing, so the eager runs call minijax's `getitem` (what
 tracers use) directly.
 """
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import minijax
-import minijax.numpy as mnp
 from minijax.numpy._indexing import getitem, _IndexUpdateHelper
 from tests.numpy_helpers import check, count_eqns, jax_traced, rand, traced
 
@@ -63,7 +61,8 @@ def test_advanced_indexing():
 
 def test_indexing_eagerly():
     """A sample of the index expressions above, on concrete arrays."""
-    sample = [BASIC[i] for i in (0, 3, 6, 9, 14, 20, 24)] + [ADVANCED[i] for i in (0, 3, 5, 11, 16)]
+    sample = ([BASIC[i] for i in (0, 3, 6, 9, 14, 20, 24)]
+              + [ADVANCED[i] for i in (0, 3, 5, 11, 16)])
     check(lambda m, x: [index(m, x, idx) for idx in sample], X, eager=True)
     check(lambda m, x: [getattr(at(m, x)[idx], kind)(v) for idx, v in UPDATES[::3]
                         for kind in ("set", "add")], X, eager=True)
@@ -88,7 +87,8 @@ def test_traced_integer_indices():
 
 def test_traced_index_program_is_lean():
     for fn in (lambda m, x, i: x[i], lambda m, x, i: x[1], lambda m, x, i: x[1:3, ::2],
-               lambda m, x, i: x[np.array([0, 2])], lambda m, x, i: x[::-1], lambda m, x, i: x[i, 1:3],
+               lambda m, x, i: x[np.array([0, 2])], lambda m, x, i: x[::-1],
+               lambda m, x, i: x[i, 1:3],
                lambda m, x, i: x[None, 0], lambda m, x, i: x.at[1].set(2.0),
                lambda m, x, i: x.at[i, 1:3].add(1.0)):
         ours = traced(fn, X, np.int32(1))
@@ -99,7 +99,8 @@ def test_traced_index_program_is_lean():
 UPDATES = [
     (1, 2.0), (-1, np.arange(5, dtype=np.float32)), ((0, 1), -1.0), (slice(1, 3), 0.5),
     ((slice(None), slice(None, None, 2)), 9.0), ((1, slice(None, None, -1), 2), 3.0),
-    (np.array([0, 2]), 7.0), (np.array([0, 0, 2]), 1.0), ((slice(None), [1, 3], 0), np.ones((3, 2))),
+    (np.array([0, 2]), 7.0), (np.array([0, 0, 2]), 1.0),
+    ((slice(None), [1, 3], 0), np.ones((3, 2))),
     ((0, slice(None), [1, 2]), np.ones((2, 4))), ((Ellipsis, 1), 4.0), ((None, 0), 2.0),
     ((slice(None), np.array([[0], [1]]), np.array([1, 2])), 5.0), (10, 1.0),
     (np.array([5, -1]), 3.0), (slice(None), 1.0), ((), 0.0),
@@ -126,9 +127,11 @@ def test_at_updates_traced_and_other_dtypes():
 
 def test_take():
     def fn(m, x, idx):
-        return [m.take(x, idx), m.take(x, idx, axis=1), m.take(x, np.array([[0, 4], [-1, 9]]), axis=-1),
+        return [m.take(x, idx), m.take(x, idx, axis=1),
+                m.take(x, np.array([[0, 4], [-1, 9]]), axis=-1),
                 m.take(x, 2, axis=0), m.take(x, idx, axis=2, mode="clip"),
-                m.take(x, idx, axis=1, mode="wrap"), m.take(x, np.array([7, -1]), axis=1, fill_value=-1.0),
+                m.take(x, idx, axis=1, mode="wrap"),
+                m.take(x, np.array([7, -1]), axis=1, fill_value=-1.0),
                 m.take(x, idx, axis=0, mode="fill")]
     check(fn, X, np.array([0, 2, -1, 5], np.int32))
 

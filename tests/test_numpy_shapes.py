@@ -6,13 +6,11 @@ functions eagerly.
 """
 import jax
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 import pytest
 
-import minijax
 import minijax.numpy as mnp
-from tests.numpy_helpers import check, check_types, count_eqns, jax_traced, rand, traced
+from tests.numpy_helpers import check, count_eqns, jax_traced, rand, traced
 
 A = rand((2, 3, 4))
 M = rand((3, 4))
@@ -22,7 +20,8 @@ SHAPE_CASES = {
     "reshape": lambda m, a: [m.reshape(a, (6, 4)), m.reshape(a, (-1,)), m.reshape(a, (4, -1, 2)),
                              m.reshape(a, 24), a.reshape(2, 12), m.reshape(a, (2, 3, 4))],
     "ravel": lambda m, a: [m.ravel(a), m.ravel(a[0])],
-    "transpose": lambda m, a: [m.transpose(a), m.transpose(a, (1, 0, 2)), m.transpose(a, (-1, 0, 1)),
+    "transpose": lambda m, a: [m.transpose(a), m.transpose(a, (1, 0, 2)),
+                               m.transpose(a, (-1, 0, 1)),
                                m.permute_dims(a, (2, 1, 0)), m.matrix_transpose(a)],
     "swap_move": lambda m, a: [m.swapaxes(a, 0, -1), m.moveaxis(a, 0, -1), m.moveaxis(a, -1, 0),
                                m.moveaxis(a, (0, 1), (-1, -2)), m.moveaxis(a, [2], [1])],
@@ -30,7 +29,8 @@ SHAPE_CASES = {
                                     m.squeeze(a[:, :1, :1], (1, 2)), m.expand_dims(a, 0),
                                     m.expand_dims(a, -1), m.expand_dims(a, (0, 2)),
                                     m.expand_dims(a, (-1, 1))],
-    "broadcast": lambda m, a: [m.broadcast_to(a[0, 0], (3, 4)), m.broadcast_to(a[:, :1], (5, 2, 3, 4)),
+    "broadcast": lambda m, a: [m.broadcast_to(a[0, 0], (3, 4)),
+                               m.broadcast_to(a[:, :1], (5, 2, 3, 4)),
                                m.broadcast_to(2.0, (2,)), *m.broadcast_arrays(a, a[0, :, :1], 1)],
     "concatenate": lambda m, a: [m.concatenate([a, a], axis=0), m.concatenate([a, a[:, :1]], 1),
                                  m.concatenate([a, a], axis=-1), m.concatenate([a, a], axis=None),
@@ -54,8 +54,10 @@ SHAPE_CASES = {
     "pad": lambda m, a: [m.pad(a, 1), m.pad(a, ((0, 1), (2, 0), (1, 1))), m.pad(a, (1, 2)),
                          m.pad(a, 1, constant_values=-1.5), m.pad(a, ((1, 1),), mode="edge"),
                          m.pad(a, 2, mode="wrap"), m.pad(a, 1, mode="reflect"),
-                         m.pad(a, 2, mode="symmetric"), m.pad(a.astype(m.int32), 1, constant_values=7)],
-    "atleast": lambda m, a: [m.atleast_1d(a[0, 0, 0]), m.atleast_2d(a[0, 0]), m.atleast_3d(a[0, 0]),
+                         m.pad(a, 2, mode="symmetric"),
+                         m.pad(a.astype(m.int32), 1, constant_values=7)],
+    "atleast": lambda m, a: [m.atleast_1d(a[0, 0, 0]), m.atleast_2d(a[0, 0]),
+                             m.atleast_3d(a[0, 0]),
                              m.atleast_3d(a[0]), *m.atleast_1d(a, 2.0), m.atleast_2d(a)],
     "diagonal": lambda m, a: [m.diagonal(a[0]), m.diagonal(a[0], 1), m.diagonal(a[0], -1),
                               m.diagonal(a, 0, 1, 2), m.trace(a[0]), m.trace(a, 1, 1, 2),
@@ -102,8 +104,10 @@ def test_shape_queries_accept_any_array_like():
 CREATION_CASES = {
     "zeros_ones": lambda m: [m.zeros(3), m.zeros((2, 3), m.int32), m.ones((2,)), m.ones((), bool),
                              m.empty((2, 2)), m.zeros([]), m.ones(2, dtype=jnp.bfloat16)],
-    "full": lambda m: [m.full((2, 3), 2.5), m.full(3, 7), m.full((2,), True), m.full((2, 3), 1, m.float16),
-                       m.full((2, 3), np.arange(3, dtype=np.float32)), m.full((2,), np.float32(1.5))],
+    "full": lambda m: [m.full((2, 3), 2.5), m.full(3, 7), m.full((2,), True),
+                       m.full((2, 3), 1, m.float16),
+                       m.full((2, 3), np.arange(3, dtype=np.float32)),
+                       m.full((2,), np.float32(1.5))],
     "arange": lambda m: [m.arange(5), m.arange(2, 7), m.arange(1, 10, 3), m.arange(5.0),
                          m.arange(0, 2, 0.3), m.arange(5, dtype=m.float32), m.arange(10, 0, -3),
                          m.arange(3, dtype=m.float16), m.arange(0, 1, 0.1, dtype=jnp.bfloat16),
@@ -117,7 +121,8 @@ CREATION_CASES = {
                       m.identity(2), m.tri(3), m.tri(3, 4, k=1, dtype=m.int32)],
     "meshgrid": lambda m: [*m.meshgrid(np.arange(3.0), np.arange(2.0)),
                            *m.meshgrid(np.arange(3.0), np.arange(2.0), indexing="ij"),
-                           *m.meshgrid(np.arange(3.0), np.arange(2.0), np.arange(4.0), sparse=True)],
+                           *m.meshgrid(np.arange(3.0), np.arange(2.0), np.arange(4.0),
+                                       sparse=True)],
 }
 
 

@@ -18,8 +18,8 @@ import numpy as np
 
 from .. import lax
 from ..ir import primitives as P
-from ..ir.trace import EvalTrace, Tracer, bind, set_current_trace, aval_of
-from ..ir.types import canonical_dtype
+from ..ir.trace import EvalTrace, Tracer, bind, set_current_trace
+from ..ir.types import canonical_dtype, bfloat16
 from ._dtypes import canonicalize_dtype, _ScalarType
 from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
                          result_type_and_weak, to_inexact, broadcast_to_shape,
@@ -81,7 +81,7 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0):
         out = _weak_scalar_array(object)
     else:
         value = np.asarray(object)
-        if value.dtype.kind not in "biufc":
+        if value.dtype.kind not in "biufc" and value.dtype != bfloat16:
             raise TypeError(f"array: cannot make an array from {type(object).__name__} "
                             f"with NumPy dtype {value.dtype}")
         out = concrete_array(value, None if dtype is None else _dtype_arg(dtype))
@@ -106,6 +106,12 @@ def _stack_nested(items, dtype):
 
 def copy(a):
     return asarray(a)
+
+
+def astype(x, dtype, /, *, copy: bool = False):
+    """`jnp.astype`: `x` converted to `dtype` (a strongly typed result)."""
+    from ._promotion import as_array
+    return as_array(convert("astype", as_operand("astype", x), _dtype_arg(dtype)))
 
 
 # -- filled arrays ------------------------------------------------------------------------
@@ -208,7 +214,9 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def _const(value, dtype):
-    return np.array(value, dtype=np.float64 if isinstance(value, float) else None).astype(dtype)[()]
+    """A Python number as a NumPy scalar of `dtype` (an inline literal when traced)."""
+    wide = np.float64 if isinstance(value, float) else None
+    return np.array(value, dtype=wide).astype(dtype)[()]
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
@@ -331,6 +339,6 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
     return out
 
 
-__all__ = ["array", "asarray", "copy", "zeros", "ones", "empty", "full", "zeros_like",
+__all__ = ["array", "asarray", "copy", "astype", "zeros", "ones", "empty", "full", "zeros_like",
            "ones_like", "empty_like", "full_like", "arange", "linspace", "eye",
            "identity", "tri", "tril", "triu", "meshgrid"]

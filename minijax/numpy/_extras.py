@@ -5,8 +5,6 @@ Nothing here introduces a new technique; read the other modules first.
 """
 from __future__ import annotations
 
-import builtins
-
 import numpy as np
 
 from .. import lax

@@ -24,7 +24,6 @@ Out-of-range writes are dropped, as in JAX.
 """
 from __future__ import annotations
 
-import builtins
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +31,7 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
-from ._promotion import (PY_SCALARS, as_operand, as_array, shape_of, dtype_of, convert,
+from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool,
                          canonicalize_axis, is_weak)
 from ._shape import reverse_axis

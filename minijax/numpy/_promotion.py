@@ -61,14 +61,20 @@ def aval(x) -> ShapedArray:
 def as_operand(fname: str, x):
     """`x` as something `bind` accepts: tracers, Python scalars and arrays pass as
     they are; lists and tuples become arrays; anything else is a clear TypeError."""
-    if isinstance(x, Tracer) or type(x) in _SCALAR_AVALS or isinstance(x, PY_SCALARS):
+    if isinstance(x, Tracer) or type(x) in _SCALAR_AVALS:
+        return x
+    if isinstance(x, np.generic):
+        # NumPy scalars are strongly typed (np.float64 subclasses float, yet is no
+        # Python scalar to JAX): a 0-d array of the canonical dtype says so.
+        return np.asarray(x, dtype=canonical_dtype(x.dtype))
+    if isinstance(x, PY_SCALARS):
         return x
     if isinstance(x, (list, tuple)):
         from ._creation import array
         return array(x)
     dtype = getattr(x, "dtype", None)
     if dtype is not None and hasattr(x, "shape") and not isinstance(x, type):
-        if np.dtype(dtype).kind not in _SUPPORTED_KINDS:
+        if np.dtype(dtype).kind not in _SUPPORTED_KINDS and not is_float(dtype):
             raise TypeError(f"{fname}: arrays of dtype {np.dtype(dtype)} are not "
                             f"supported (minijax handles bool, int, float and complex)")
         return x
@@ -342,11 +348,12 @@ def static_int(fname, value, what) -> int:
         raise TypeError(f"{fname}: {what} must be an integer, got {value!r}") from None
 
 
-__all__ = ["PY_SCALARS", "aval", "as_operand", "as_array", "shape_of", "ndim_of", "dtype_of", "is_weak",
-           "result_type", "result_type_and_weak", "promote_types", "convert",
-           "promote_dtypes", "promote_dtypes_inexact", "promote_dtypes_numeric",
-           "broadcast_shapes", "broadcast_to_shape", "promote_args",
-           "promote_args_inexact", "promote_args_numeric", "canonicalize_axis",
-           "canonicalize_axes", "static_int", "is_python_scalar", "to_inexact",
-           "ShapedArray", "like", "is_float", "is_complex", "is_integer", "is_bool",
-           "is_inexact", "is_half_float"]
+__all__ = [
+    "PY_SCALARS", "aval", "as_operand", "as_array", "shape_of", "ndim_of", "dtype_of",
+    "is_weak", "result_type", "result_type_and_weak", "promote_types", "convert",
+    "promote_dtypes", "promote_dtypes_inexact", "promote_dtypes_numeric",
+    "broadcast_shapes", "broadcast_to_shape", "promote_args", "promote_args_inexact",
+    "promote_args_numeric", "canonicalize_axis", "canonicalize_axes", "static_int",
+    "is_python_scalar", "to_inexact", "ShapedArray", "like", "is_float", "is_complex",
+    "is_integer", "is_bool", "is_inexact", "is_half_float"
+]

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
-from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis, convert,
+from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis,
                          promote_dtypes, is_complex)
 
 

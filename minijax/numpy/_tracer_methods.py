@@ -95,7 +95,7 @@ _METHODS = {
     "mT": property(_shape.matrix_transpose),
     "reshape": _reshape_method,
     "transpose": _transpose_method,
-    "astype": lambda self, dtype, copy=False: _creation.asarray(self, dtype=dtype),
+    "astype": lambda self, dtype, copy=False: _creation.astype(self, dtype),
     "sum": _reductions.sum, "prod": _reductions.prod, "mean": _reductions.mean,
     "max": _reductions.max, "min": _reductions.min, "var": _reductions.var,
     "std": _reductions.std, "all": _reductions.all, "any": _reductions.any,

@@ -17,11 +17,10 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
-from ._promotion import (PY_SCALARS, as_operand, as_array, shape_of, dtype_of, convert, like, is_weak,
-                         promote_args, promote_args_inexact, promote_dtypes,
-                         promote_dtypes_inexact, result_type_and_weak,
-                         broadcast_shapes, broadcast_to_shape, is_bool, is_integer,
-                         is_inexact, is_complex, is_float)
+from ._promotion import (PY_SCALARS, as_operand, as_array, shape_of, dtype_of, convert,
+                         like, is_weak, promote_args, promote_args_inexact,
+                         promote_dtypes, broadcast_shapes, broadcast_to_shape, is_bool,
+                         is_integer, is_inexact, is_complex, is_float)
 
 
 def _unsigned(dtype) -> bool:
@@ -344,7 +343,6 @@ def _integer_power(x, y):
 
     Six squarings suffice: an exponent of 64 or more overflows every |x| > 1, and the
     remaining bases (0, 1, -1) are fixed points of squaring."""
-    dtype = dtype_of(x)
     zero, one, two = (like(x, v) for v in (0, 1, 2))
     shape = broadcast_shapes("power", shape_of(x), shape_of(y))
     x = broadcast_to_shape("power", x, shape)
