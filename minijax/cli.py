@@ -12,10 +12,13 @@ import argparse
 import sys
 
 
-def coverage_table(primitives_by_name: dict, rule_tables: dict, *,
-                   covered: str = "✓", missing: str = "·") -> str:
+def coverage_table(primitives_by_name: dict, rule_tables: dict, generic_paths: dict, *,
+                   covered: str = "✓", generic: str = "-", missing: str = "·") -> str:
     """The coverage table as text: rows are primitives sorted by name, columns are
-    rule tables in registration order, then one line counting each column's holes."""
+    rule tables in registration order. A cell is `covered` when the table has a rule
+    for the primitive, `generic` when the pass's generic path serves it (see
+    `GenericPath` in ir/primitives.py) and `missing` otherwise. Then a legend and a
+    line counting each column's holes."""
     columns = list(rule_tables)
     names = sorted(primitives_by_name)
     name_width = max([len("primitive"), *map(len, names)])
@@ -25,14 +28,21 @@ def coverage_table(primitives_by_name: dict, rule_tables: dict, *,
         return "  ".join([first.ljust(name_width),
                           *(cell.ljust(w) for cell, w in zip(cells, widths))]).rstrip()
 
+    def cell(prim, column):
+        if prim in rule_tables[column]:
+            return covered
+        path = generic_paths.get(column)
+        return generic if path is not None and path.serves(prim) else missing
+
     lines = [row("primitive", columns)]
-    for name in names:
-        prim = primitives_by_name[name]
-        lines.append(row(name, [covered if prim in rule_tables[column] else missing
-                                for column in columns]))
-    holes = [sum(primitives_by_name[name] not in rule_tables[column] for name in names)
-             for column in columns]
+    cells = {name: [cell(primitives_by_name[name], c) for c in columns] for name in names}
+    lines += [row(name, cells[name]) for name in names]
+    holes = [sum(cells[name][i] == missing for name in names) for i in range(len(columns))]
     lines.append("")
+    lines.append(f"{covered} a rule of its own   {generic} the pass's generic path   "
+                 f"{missing} a hole")
+    lines += [f"  {generic} in {column}: {path.description}"
+              for column, path in generic_paths.items() if column in rule_tables]
     lines.append(f"{len(names)} primitives; holes per column: "
                  + ", ".join(f"{column} {n}" for column, n in zip(columns, holes)))
     return "\n".join(lines)
@@ -40,13 +50,14 @@ def coverage_table(primitives_by_name: dict, rule_tables: dict, *,
 
 def _rules(args) -> int:
     import minijax  # noqa: F401  -- importing the package registers every rule table
-    from minijax.ir.primitives import primitives_by_name, rule_tables
+    from minijax.ir.primitives import primitives_by_name, rule_tables, generic_paths
     covered, missing = "✓", "·"
     try:
         (covered + missing).encode(sys.stdout.encoding or "ascii")
     except (UnicodeEncodeError, LookupError):
         covered, missing = "x", "."
-    print(coverage_table(primitives_by_name, rule_tables, covered=covered, missing=missing))
+    print(coverage_table(primitives_by_name, rule_tables, generic_paths, covered=covered,
+                         missing=missing))
     return 0
 
 

@@ -31,13 +31,17 @@ def test_no_subcommand_is_a_usage_error():
 
 
 def test_coverage_table_marks_each_cell_and_counts_holes():
+    from minijax.ir.primitives import GenericPath
     prims = {"add": "ADD", "mul": "MUL", "get": "GET"}  # any hashables stand in for Primitives
-    tables = {"type": {"ADD": 0, "MUL": 0, "GET": 0}, "xla": {"ADD": 0, "MUL": 0}}
-    lines = coverage_table(prims, tables).splitlines()
-    assert lines[0].split() == ["primitive", "type", "xla"]
+    tables = {"type": {"ADD": 0, "MUL": 0, "GET": 0}, "xla": {"ADD": 0},
+              "dce": {}}
+    generic = {"dce": GenericPath(lambda prim: prim != "GET", "kept if used")}
+    lines = coverage_table(prims, tables, generic).splitlines()
+    assert lines[0].split() == ["primitive", "type", "xla", "dce"]
     assert [line.split() for line in lines[1:4]] == [
-        ["add", "✓", "✓"], ["get", "✓", "·"], ["mul", "✓", "✓"]]
-    assert lines[-1] == "3 primitives; holes per column: type 0, xla 1"
+        ["add", "✓", "✓", "-"], ["get", "✓", "·", "·"], ["mul", "✓", "·", "-"]]
+    assert "  - in dce: kept if used" in lines
+    assert lines[-1] == "3 primitives; holes per column: type 0, xla 2, dce 1"
 
 
 def test_rules_lists_every_primitive_and_every_table():
@@ -48,10 +52,9 @@ def test_rules_lists_every_primitive_and_every_table():
     lines = result.stdout.splitlines()
     header = lines[0].split()
     assert header[0] == "primitive" and {"type", "xla"} <= set(header[1:])
-    rows = {line.split()[0]: line.split()[1:] for line in lines[1:] if line and " " in line
-            and not line.startswith(f"{len(primitives_by_name)} primitives")}
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:lines.index("")]}
     assert set(rows) == set(primitives_by_name)
-    assert all(len(cells) == len(header) - 1 and set(cells) <= {"✓", "·"}
+    assert all(len(cells) == len(header) - 1 and set(cells) <= {"✓", "-", "·"}
                for cells in rows.values())
     assert all(rows[name][0] == "✓" for name in rows)  # every primitive has a type rule
     holes = [sum(cells[i] == "·" for cells in rows.values()) for i in range(len(header) - 1)]

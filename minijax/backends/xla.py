@@ -29,13 +29,14 @@ import numpy as np
 
 from ..ir import primitives as P
 from ..ir.core import Literal
-from ..ir.primitives import out_avals_of, register_rule_table
+from ..ir.primitives import out_avals_of, register_rule_table, GenericPath
 from ..ir.trace import eager_impls
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..transforms.custom_derivatives import custom_lin_impl
 from ..ir.types import aval_of_value
 
-lowering_rules: dict = register_rule_table("xla", {})
+lowering_rules: dict = register_rule_table(
+    "xla", {}, GenericPath(lambda prim: prim in P.ref_primitives, "refs are discharged before lowering"))
 
 
 def _register_single(prim, fn):

@@ -19,7 +19,7 @@ __all__ = [
     "reduce_or_p", "argmax_p", "argmin_p", "dot_general_p", "iota_p", "cumsum_p",
     "cumprod_p", "cummax_p", "cummin_p", "sort_p", "gather_p", "scatter_p",
     "scatter_add_p", "new_ref_p", "empty_ref_p", "get_p", "swap_p", "addupdate_p",
-    "freeze_p", "free_ref_p", "jit_p", "GATHER_MODES",
+    "freeze_p", "free_ref_p", "jit_p", "GATHER_MODES", "ref_primitives",
 ]
 
 
@@ -326,6 +326,11 @@ def _free_ref_rule(ref):
 
 type_rules[free_ref_p] = _free_ref_rule
 effect_rules[free_ref_p] = lambda ref: frozenset({WriteEffect(0)})
+
+
+# The primitives that create, read, write or retire refs: discharged before lowering.
+ref_primitives = frozenset({new_ref_p, empty_ref_p, get_p, swap_p, addupdate_p, freeze_p,
+                            free_ref_p})
 
 
 # -- calls ----------------------------------------------------------------------------

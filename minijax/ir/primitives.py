@@ -46,14 +46,29 @@ type_rules: dict[Primitive, callable] = {}
 effect_rules: dict[Primitive, callable] = {}
 
 # Every pass's rule table, by the column name `python -m minijax rules` shows. Passes
-# register their table once, at import: `register_rule_table("jvp", jvp_rules)`.
+# register their table once, at import: `register_rule_table("jvp", jvp_rules)`. A
+# pass with a generic path for primitives without a rule of their own (partial eval
+# stages or evaluates any primitive; DCE keeps or drops any equation) says which
+# primitives that path serves, so the coverage table can tell a hole from a default.
 rule_tables: dict[str, dict] = {"type": type_rules}
+generic_paths: dict[str, "GenericPath"] = {}
 
 
-def register_rule_table(name: str, table: dict) -> dict:
+class GenericPath:
+    """What a pass does with a primitive that has no rule in its table."""
+    __slots__ = ("serves", "description")
+
+    def __init__(self, serves, description: str):
+        self.serves = serves            # Primitive -> bool
+        self.description = description
+
+
+def register_rule_table(name: str, table: dict, generic: GenericPath | None = None) -> dict:
     if name in rule_tables and rule_tables[name] is not table:
         raise ValueError(f"a rule table named {name!r} is already registered")
     rule_tables[name] = table
+    if generic is not None:
+        generic_paths[name] = generic
     return table
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..ir.core import Var, Jaxpr, ClosedJaxpr
-from ..ir.primitives import register_rule_table
+from ..ir.primitives import register_rule_table, GenericPath
 
-dce_rules: dict = register_rule_table("dce", {})
+dce_rules: dict = register_rule_table(
+    "dce", {}, GenericPath(lambda prim: True, "kept if an output is used or it has effects"))
 
 
 class DceResult(NamedTuple):

@@ -53,7 +53,8 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir.core import (Var, Literal, Eqn, Jaxpr, ClosedJaxpr, jaxprs_in_params,
                        WriteEffect, AccumEffect)
-from ..ir.primitives import effects_of, out_avals_of, register_rule_table
+from ..ir.primitives import effects_of, out_avals_of, register_rule_table, GenericPath
+from ..ir.catalogue import ref_primitives
 from ..ir.trace import MinijaxError
 from ..ir.types import RefType, ShapedArray
 from .discharge_indexing import read_path, update_path
@@ -62,7 +63,9 @@ __all__ = ["discharge_jaxpr", "DischargeResult", "DischargeInfo", "discharge_rul
            "RefSlot", "JaxprBuilder", "mentions_refs", "DischargeError",
            "discharge_with_finals", "written_inputs"]
 
-discharge_rules: dict = register_rule_table("discharge", {})
+discharge_rules: dict = register_rule_table(
+    "discharge", {}, GenericPath(lambda prim: prim not in ref_primitives,
+                                 "touches no ref: copied unchanged"))
 
 
 class DischargeError(MinijaxError):

@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..ir.core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
-from ..ir.primitives import effects_of, out_avals_of, register_rule_table
+from ..ir.primitives import effects_of, out_avals_of, register_rule_table, GenericPath
 from ..ir.staging import StagingTrace, convert_constvars_to_invars
 from ..ir.trace import Trace, Tracer, aval_of, current_trace, set_current_trace
 from ..ir.types import ShapedArray
@@ -52,7 +52,8 @@ def save_everything(prim, *in_avals, **params) -> bool:
     return True
 
 
-partial_eval_rules: dict = register_rule_table("partial_eval", {})
+partial_eval_rules: dict = register_rule_table(
+    "partial_eval", {}, GenericPath(lambda prim: True, "known if every input is known, else staged"))
 
 
 class PartialEvalTracer(Tracer):

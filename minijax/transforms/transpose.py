@@ -35,12 +35,13 @@ from __future__ import annotations
 import functools
 
 from ..ir.core import Literal, Jaxpr, ClosedJaxpr
-from ..ir.primitives import register_rule_table
+from ..ir.primitives import register_rule_table, GenericPath
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import MinijaxError, current_trace, set_current_trace
 from .ad_util import Zero, add_tangents, instantiate, literal_value, fresh_root
 
-transpose_rules: dict = register_rule_table("transpose", {})
+transpose_rules: dict = register_rule_table(
+    "transpose", {}, GenericPath(lambda prim: True, "not linear: never transposed"))
 
 
 class UndefinedPrimal:
