@@ -47,6 +47,11 @@ class JvpResult(NamedTuple):
 
 jvp_rules: dict = register_rule_table("jvp", {})
 
+# Primitives whose jvp rule runs even when no input has a tangent. Ref creation is
+# one (registered by refs.py): a ref made from a constant still needs a tangent ref,
+# because a differentiated value may be written into it later.
+always_differentiate: set = set()
+
 
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent")
@@ -95,7 +100,7 @@ class JVPTrace(Trace):
             else:
                 primals.append(x)
         parent = self.parent
-        if not has_tangent:
+        if not has_tangent and prim not in always_differentiate:
             with set_current_trace(parent):
                 return parent.process_primitive(prim, primals, params)
         tangents = [x.tangent if type(x) is JVPTracer and x._trace is self

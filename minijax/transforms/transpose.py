@@ -38,7 +38,10 @@ from ..ir.core import Literal, Jaxpr, ClosedJaxpr
 from ..ir.primitives import register_rule_table, GenericPath
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import MinijaxError, current_trace, set_current_trace
-from .ad_util import Zero, add_tangents, instantiate, literal_value, fresh_root
+from ..ir import primitives as P
+from ..ir.trace import bind
+from ..ir.types import RefType
+from .ad_util import Zero, add_tangents, instantiate, literal_value, fresh_root, zeros
 
 transpose_rules: dict = register_rule_table(
     "transpose", {}, GenericPath(lambda prim: True, "not linear: never transposed"))
@@ -59,8 +62,19 @@ class NonLinearError(MinijaxError, TypeError):
     """A program being transposed applies a non-linear operation to a linear value."""
 
 
+class UndefinedRef(UndefinedPrimal):
+    """A linear (tangent) ref of a program being transposed. Its cotangent is not a
+    value but a ref, `ct_ref`, shared by every equation that touches the tangent ref:
+    their transpose rules (transforms/refs.py) read and write it in reverse order."""
+    __slots__ = ("ct_ref",)
+
+    def __init__(self, aval, ct_ref):
+        super().__init__(aval)
+        self.ct_ref = ct_ref
+
+
 def is_linear(x) -> bool:
-    return type(x) is UndefinedPrimal
+    return isinstance(x, UndefinedPrimal)
 
 
 def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
@@ -82,9 +96,26 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
             return literal_value(atom)
         return UndefinedPrimal(atom.aval) if atom in linear_vars else env[atom]
 
+    cts = {}                   # linear var -> accumulated cotangent (a ref for a ref var)
+
+    def read_linear(atom):
+        # A linear ref's cotangent is a ref, made (zeros) at its last use, i.e. the
+        # first time the backward sweep meets it, and shared by all its uses.
+        if type(atom) is not Literal and atom in linear_vars and type(atom.aval) is RefType:
+            if atom not in cts:
+                cts[atom] = new_cotangent_ref(atom.aval)
+            return UndefinedRef(atom.aval, cts[atom])
+        return read(atom)
+
     linear_eqns = []
     trace = current_trace()
     for eqn in jaxpr.eqns:
+        if eqn.primitive in creates_linear_ref:
+            # A ref made in a linear program holds tangents even when its initial
+            # value is a constant (zeros): it and every access to it are linear.
+            linear_eqns.append(eqn)
+            linear_vars.update(eqn.outputs)
+            continue
         for atom in eqn.inputs:      # (a Literal is never in the set: identity hashing)
             if atom in linear_vars:
                 linear_eqns.append(eqn)
@@ -95,10 +126,8 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
                                            eqn.params)
             env.update(zip(eqn.outputs, outs))
 
-    cts = {}                   # linear var -> accumulated cotangent
-
     def accumulate(var, ct):
-        if type(ct) is Zero or ct is None:
+        if type(ct) is Zero or ct is None or type(var.aval) is RefType:
             return
         previous = cts.get(var)
         cts[var] = ct if previous is None else add_tangents(previous, ct)
@@ -108,7 +137,7 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
             accumulate(var, ct)
     for eqn in reversed(linear_eqns):
         eqn_cts = [cts.pop(v, None) for v in eqn.outputs]
-        if all(ct is None for ct in eqn_cts):
+        if all(ct is None for ct in eqn_cts) and not _has_ref_effect(eqn):
             continue
         rule = transpose_rules.get(eqn.primitive)
         if rule is None:
@@ -116,12 +145,27 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
                 f"cannot transpose '{eqn.primitive.name}': it has no transpose rule, so "
                 f"it must not be applied to a linear (tangent) value")
         eqn_cts = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outputs, eqn_cts)]
-        cts_in = rule(eqn_cts, *[read(a) for a in eqn.inputs], **eqn.params)
+        cts_in = rule(eqn_cts, *[read_linear(a) for a in eqn.inputs], **eqn.params)
         for atom, ct in zip(eqn.inputs, cts_in):
             if type(atom) is not Literal and atom in linear_vars:
                 accumulate(atom, ct)
     return [cts.get(v, Zero(v.aval)) if v in linear_vars else Zero(v.aval)
             for v in jaxpr.invars]
+
+
+# Refs in a linear program (tangent refs; their rules are in transforms/refs.py).
+creates_linear_ref = frozenset({P.new_ref_p, P.empty_ref_p})
+
+
+def new_cotangent_ref(aval: RefType):
+    return bind(P.new_ref_p, zeros(aval.inner))
+
+
+def _has_ref_effect(eqn) -> bool:
+    # Writes to a tangent ref have no outputs but still have a transpose (a read of
+    # the cotangent ref), so they are never skipped for lack of output cotangents.
+    return any(type(a) is not Literal and type(a.aval) is RefType for a in eqn.inputs) \
+        or any(type(v.aval) is RefType for v in eqn.outputs)
 
 
 def transpose_jaxpr(jaxpr, linear=None):
