@@ -121,9 +121,6 @@ def _normalize_in_axes(leaves, axes, names) -> list:
             out.append(None)
             continue
         aval = aval_of(leaf)
-        if isinstance(aval, RefType):
-            raise BatchingError(f"vmap cannot map {names[i]}: it is a ref, and vmap does not "
-                                f"support refs yet")
         if not -aval.ndim <= axis < aval.ndim:
             raise ValueError(
                 f"vmap was requested to map {names[i]} along axis {axis}, which implies that "

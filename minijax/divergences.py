@@ -158,6 +158,41 @@ register(
     transforms=("while_loop", "new_ref"))
 
 
+# -- refs under autodiff and vmap ----------------------------------------------------------
+
+register(
+    "jax_grad_of_ref_overwritten_with_constant_crashes", "0.10.2",
+    "jax.grad of a function that overwrites an internal ref holding a differentiated "
+    "value with a constant (`r = new_ref(3*x); r[...] = ones; (r[...]*x).sum()`) "
+    "crashes with AttributeError: 'ArrayImpl' object has no attribute 'accum'",
+    "the overwrite drops the cotangent: swap transposes to swap, which writes the "
+    "(zero) cotangent of the old contents, so the gradient is ones",
+    "issue 6: overwriting a ref that held a differentiated value with a constant "
+    "simply drops the cotangent (no crash)",
+    transforms=("grad", "vjp", "new_ref"))
+
+
+register(
+    "jax_jacobians_of_internal_ref_functions_fail", "0.10.2",
+    "jax.jacfwd / jax.jacrev / jax.hessian of a function that creates and writes its "
+    "own ref (`r = new_ref(x); r[...] += x*x; r[...].sum()`) raise ValueError('at vmap "
+    "out_axes[0], got axis spec None but output was batched on axis 0')",
+    "the Jacobian, the same as column-by-column jvp gives: the ref made inside is "
+    "batched once a batched tangent is written into it",
+    "issue 6: jacfwd, jacrev and hessian of functions using internal refs work",
+    transforms=("jacfwd", "jacrev", "hessian", "vmap", "new_ref"))
+
+
+register(
+    "jax_vmap_of_ref_views_fails", "0.10.2",
+    "jax.vmap of a function that takes a view (`r.at[i]`, `r.T`) of a batched ref "
+    "argument raises TypeError('Cannot transform type: VmapTracer(aval=Ref...)')",
+    "views of batched refs read and write through to the right part of each example's "
+    "contents, under any in_axes, eagerly and under jit",
+    "issue 6: views work with every transform; batched ref arguments on any in_axes",
+    transforms=("vmap", "new_ref"))
+
+
 DIVERGENCES_BY_NAME = {d.name: d for d in DIVERGENCES}
 
 
@@ -165,3 +200,4 @@ def show():
     for d in DIVERGENCES:
         print(f"{d.name} (jax {d.jax_version})\n  jax:     {d.jax_behaviour}\n"
               f"  minijax: {d.minijax_behaviour}\n  why:     {d.reason}\n")
+

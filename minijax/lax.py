@@ -173,12 +173,11 @@ def slice(operand, start_indices, limit_indices, strides=None):
 
 
 def _wrap_negative_indices(indices, shape):
-    """As jax.lax: a negative start index counts from the end of its axis (once).
+    """As jax.lax: a negative start index counts from the end of its axis, once.
 
-    Static indices are also clamped at 0, so they reach the primitive non-negative.
-    (The backends' dynamic_slice rules wrap negatives once more, while the vmap rule
-    only clamps; a traced index below -size is therefore best clamped by the caller,
-    as `minijax.numpy` indexing does.)"""
+    The dynamic_slice / dynamic_update_slice primitives themselves only clamp (XLA's
+    rule, in every backend and pass), so whatever is still out of range after this --
+    an index below -size -- is clamped into the operand."""
     out = []
     for index, size in zip(indices, shape):
         if isinstance(index, (int, np.integer)):

@@ -263,14 +263,10 @@ def _slice(x, *, start_indices, limit_indices, strides=None):
 
 
 def _clamped_starts(shape, starts, sizes):
-    """jax.lax's start indices: a negative index counts from the end, then each is
-    clamped so the window fits (XLA's rule)."""
-    clamped = []
-    for n, start, size in zip(shape, starts, sizes):
-        start = int(start)
-        start = start + n if start < 0 else start
-        clamped.append(min(max(start, 0), n - size))
-    return clamped
+    """XLA's rule for start indices: each is clamped so the window fits. (Counting a
+    negative index from the end is `minijax.lax.dynamic_slice`'s job, before the
+    primitive, as in JAX; the primitive itself only clamps.)"""
+    return [min(max(int(start), 0), n - size) for n, start, size in zip(shape, starts, sizes)]
 
 
 @_rule(P.dynamic_slice_p)

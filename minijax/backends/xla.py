@@ -122,10 +122,12 @@ _register_single(P.pad_p, lambda x, padding_value, *, padding_config:
                  lax.pad(x, padding_value, padding_config))
 _register_single(P.slice_p, lambda x, *, start_indices, limit_indices, strides=None:
                  lax.slice(x, start_indices, limit_indices, strides))
+# The primitives clamp start indices (XLA's rule) and nothing more: negative indices
+# were already counted from the end by minijax.lax, as jax.lax does before its primitive.
 _register_single(P.dynamic_slice_p, lambda x, *starts, slice_sizes:
-                 lax.dynamic_slice(x, starts, slice_sizes))
+                 lax.dynamic_slice(x, starts, slice_sizes, allow_negative_indices=False))
 _register_single(P.dynamic_update_slice_p, lambda x, update, *starts:
-                 lax.dynamic_update_slice(x, update, starts))
+                 lax.dynamic_update_slice(x, update, starts, allow_negative_indices=False))
 
 
 # -- reductions, contractions, scans ---------------------------------------------------

@@ -87,6 +87,7 @@ class PartialEvalTrace(Trace):
         self.residual_values: list = []
         self._residual_by_id: dict[int, tuple] = {}   # id(value) -> (value, atom)
         self._recipes: dict[int, tuple] = {}          # id(value) -> (recipe, output index)
+        self.ref_redirects: dict[int, tuple] = {}     # id(known ref) -> (it, staged ref)
 
     def new_arg(self, aval) -> PartialEvalTracer:
         var = Var(aval)
@@ -97,6 +98,11 @@ class PartialEvalTrace(Trace):
         return type(x) is PartialEvalTracer and x._trace is self
 
     def process_primitive(self, prim, args, params):
+        if self.ref_redirects:
+            # A known ref that was written with an unknown value lives on as a staged
+            # ref (transforms/refs.py): every later use of it goes there.
+            args = [self.ref_redirects[id(x)][1] if id(x) in self.ref_redirects else x
+                    for x in args]
         for x in args:
             if type(x) is PartialEvalTracer and x._trace is self:
                 break

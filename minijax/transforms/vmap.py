@@ -52,7 +52,7 @@ from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr
 from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of, current_trace,
                         set_current_trace)
-from ..ir.types import ShapedArray
+from ..ir.types import ShapedArray, RefType
 from .ad_util import eval_jaxpr
 
 not_mapped = None
@@ -75,6 +75,14 @@ class BatchingError(MinijaxError, ValueError):
 
 
 vmap_rules: dict = register_rule_table("vmap", {})
+
+# Ref rules that need the batching trace itself (transforms/refs.py): a ref created
+# inside the vmapped function starts unbatched and becomes batched when a batched
+# value is written into it. Signature: rule(trace, values, dims, **params) -> Batched.
+# `ref_creators` are the primitives whose unbatched results the trace remembers as
+# its own refs (`trace.local_refs`).
+trace_vmap_rules: dict = {}
+ref_creators: set = set()
 
 # Ref primitives get their batching rules with the refs work; until then, hitting
 # one with a batched operand is reported clearly rather than as a missing rule.
@@ -100,7 +108,10 @@ class BatchTracer(Tracer):
             stacked = aval_of(self.value)
             shape = stacked.shape
             d = self.batch_dim
-            self._aval = stacked.update(shape=shape[:d] + shape[d + 1:])
+            if isinstance(stacked, RefType):      # a batched ref: a ref of stacked values
+                self._aval = RefType(stacked.inner.update(shape=shape[:d] + shape[d + 1:]))
+            else:
+                self._aval = stacked.update(shape=shape[:d] + shape[d + 1:])
         return self._aval
 
     def _concrete_or_raise(self, what):
@@ -115,6 +126,8 @@ class BatchTrace(Trace):
     def __init__(self, parent: Trace, axis_size: int):
         super().__init__(parent)
         self.axis_size = axis_size
+        self.local_refs: dict = {}       # id(unbatched ref made here) -> the ref
+        self.ref_redirects: dict = {}    # id(promoted ref) -> (it, its batched tracer)
 
     def to_batched(self, x):
         """`(value, batch_dim)` for anything that reaches this trace."""
@@ -126,6 +139,9 @@ class BatchTrace(Trace):
         return value if batch_dim is not_mapped else BatchTracer(self, value, batch_dim)
 
     def process_primitive(self, prim, args, params):
+        if self.ref_redirects:
+            args = [self.ref_redirects[id(x)][1] if id(x) in self.ref_redirects else x
+                    for x in args]
         values, dims = [], []
         for x in args:
             if isinstance(x, BatchTracer) and x._trace is self:
@@ -138,7 +154,14 @@ class BatchTrace(Trace):
         with set_current_trace(parent):
             if all(d is not_mapped for d in dims):
                 # Every example computes the same thing: compute it once.
-                return parent.process_primitive(prim, values, params)
+                outs = parent.process_primitive(prim, values, params)
+                if prim in ref_creators:
+                    self.local_refs.update((id(o), o) for o in outs)
+                return outs
+            trace_rule = trace_vmap_rules.get(prim)
+            if trace_rule is not None:
+                out = trace_rule(self, values, dims, **params)
+                return [self.wrap(v, d) for v, d in zip(out.values, out.batch_dims)]
             rule = vmap_rules.get(prim)
             if rule is None:
                 raise _missing_rule(prim)
@@ -302,6 +325,8 @@ for _prim in (P.cumsum_p, P.cumprod_p, P.cummax_p, P.cummin_p):
 def batched_aval(aval, batch_dim, axis_size):
     if batch_dim is None:
         return aval
+    if isinstance(aval, RefType):
+        return RefType(batched_aval(aval.inner, batch_dim, axis_size))
     shape = aval.shape[:batch_dim] + (axis_size,) + aval.shape[batch_dim:]
     return aval.update(shape=shape)
 
@@ -315,9 +340,6 @@ def _check_in_axes(jaxpr: Jaxpr, in_axes) -> list:
     for i, (axis, var) in enumerate(zip(in_axes, jaxpr.invars)):
         if axis is not None:
             ndim = var.aval.ndim + 1
-            if not isinstance(var.aval, ShapedArray):
-                raise BatchingError(f"vmap_jaxpr: input {i} is a ref; refs cannot be "
-                                    f"batched yet")
             if not -ndim <= axis < ndim:
                 raise BatchingError(f"vmap_jaxpr: in_axes[{i}]={axis} is out of range "
                                     f"for input {i} of type {var.aval} (batched rank {ndim})")
