@@ -290,9 +290,6 @@ def test_methods():
     check(lambda m, a: [meth(a) for meth in methods], x, rtol=2e-5)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "the staging and partial-eval tracers store their variable in a slot named `var`, "
-    "which hides the `var()` array method on those tracers"))
 def test_var_method_on_tracers():
     check(lambda m, a: a.var(axis=0), rand((2, 3)))
 

@@ -24,15 +24,15 @@ from .types import ShapedArray
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("var",)
+    __slots__ = ("ir_var",)  # not `var`: that is the array method `.var()`
 
     def __init__(self, trace: "StagingTrace", var: Var):
         self._trace = trace
-        self.var = var
+        self.ir_var = var
 
     @property
     def aval(self):
-        return self.var.aval
+        return self.ir_var.aval
 
 
 class StagingTrace(Trace):
@@ -52,7 +52,7 @@ class StagingTrace(Trace):
     def to_atom(self, x):
         if isinstance(x, Tracer):
             if x._trace is self:
-                return x.var
+                return x.ir_var
             if not x._trace.is_ancestor_of(self):
                 raise TracerError(
                     f"an escaped tracer {x!r} was used in a function being traced; it "

@@ -58,15 +58,15 @@ partial_eval_rules: dict = register_rule_table(
 
 class PartialEvalTracer(Tracer):
     """An unknown value: a variable of the staged jaxpr."""
-    __slots__ = ("var",)
+    __slots__ = ("ir_var",)  # not `var`: that is the array method `.var()`
 
     def __init__(self, trace: "PartialEvalTrace", var: Var):
         self._trace = trace
-        self.var = var
+        self.ir_var = var
 
     @property
     def aval(self):
-        return self.var.aval
+        return self.ir_var.aval
 
 
 class _Recipe(NamedTuple):
@@ -135,7 +135,7 @@ class PartialEvalTrace(Trace):
 
     def to_atom(self, x):
         if type(x) is PartialEvalTracer and x._trace is self:
-            return x.var
+            return x.ir_var
         known = self._residual_by_id.get(id(x))
         if known is not None:
             return known[1]
