@@ -24,7 +24,7 @@ from jax import tree_util
 from . import lax
 from .api_util import check_valid_leaf, fun_name
 from .ir.trace import MinijaxError, aval_of, current_trace
-from .ir.types import float0, is_inexact, is_float, is_complex, dtype_short_name
+from .ir.types import RefType, float0, is_inexact, is_float, is_complex, dtype_short_name
 from .transforms.ad_util import Zero, tangent_aval, instantiate, scalar
 from .transforms.jvp import jvp_flat
 from .transforms.linearize import linearize_flat, apply_linear, vjp_backward
@@ -116,6 +116,18 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
 
 def _check_tangent(primal, tangent):
     p_aval, t_aval = aval_of(primal), aval_of(tangent)
+    if isinstance(p_aval, RefType) or isinstance(t_aval, RefType):
+        # The tangent of a ref is a ref (transforms/refs.py): jvp writes into it.
+        if not (isinstance(p_aval, RefType) and isinstance(t_aval, RefType)):
+            raise TangentMismatchError(
+                f"jvp: a primal of type {p_aval} needs a tangent of type "
+                f"{RefType(p_aval.inner) if isinstance(p_aval, RefType) else p_aval}, got "
+                f"{t_aval}: the tangent of a ref is a ref (minijax.new_ref of the tangent "
+                f"value), and the tangent of an array is an array")
+        if p_aval != t_aval:
+            raise TangentMismatchError(f"jvp: a ref primal of type {p_aval} needs a tangent "
+                                       f"ref of the same type, got {t_aval}")
+        return tangent if is_inexact(p_aval.dtype) else Zero(p_aval)
     expected = tangent_aval(p_aval)
     if t_aval.dtype != expected.dtype:
         raise TangentDtypeError(

@@ -14,7 +14,7 @@ import numpy as np
 
 from .ir import primitives as P
 from .ir.trace import bind, aval_of, Tracer
-from .ir.types import ShapedArray, canonical_dtype
+from .ir.types import canonical_dtype
 
 _PY_SCALARS = (bool, int, float, complex)
 

@@ -238,3 +238,44 @@ def test_jax_jacobians_of_internal_ref_functions_fail():
     with pytest.raises(ValueError, match="got axis spec None but output was batched"):
         jax.jacfwd(theirs)(V)
     _match(minijax.jacfwd(mine)(V), 1 + 2 * V)
+
+
+# -- jvp with a ref primal -----------------------------------------------------------------
+
+def _increments(m, r, x):
+    r[...] += x * x
+    return r[...].sum()
+
+
+def test_jvp_with_a_ref_primal_writes_into_its_tangent_ref():
+    results = []
+    for m in (MJ, JX):
+        r, t = m.new_ref(V.copy()), m.new_ref(np.ones(3, np.float32))
+        out = m.lib.jvp(lambda r, x: _increments(m, r, x), (r, V), (t, V))
+        results.append((out, np.asarray(r[...]), np.asarray(t[...])))
+    _match(results[0], results[1])
+
+
+def test_jvp_ref_primal_needs_a_ref_tangent():
+    r = minijax.new_ref(V.copy())
+    f = lambda r, x: _increments(MJ, r, x)
+    with pytest.raises(minijax.MinijaxError, match=r"a primal of type Ref\{f32\[3\]\} needs "
+                       r"a tangent of type Ref\{f32\[3\]\}, got f32\[3\]: the tangent of a "
+                       r"ref is a ref"):
+        minijax.jvp(f, (r, V), (np.ones(3, np.float32), V))
+    with pytest.raises(minijax.MinijaxError, match=r"a primal of type f32\[3\] needs a "
+                       r"tangent of type f32\[3\], got Ref\{f32\[3\]\}"):
+        minijax.jvp(lambda x: x, (V,), (minijax.new_ref(V),))
+    with pytest.raises(minijax.MinijaxError, match=r"a ref primal of type Ref\{f32\[3\]\} "
+                       r"needs a tangent ref of the same type, got Ref\{f32\[2\]\}"):
+        minijax.jvp(f, (r, V), (minijax.new_ref(V[:2]), V))
+    np.testing.assert_array_equal(np.asarray(r[...]), V)
+
+
+@pytest.mark.parametrize("fn", [accumulate, overwrite_with_constant, swap_old, with_freeze],
+                         ids=lambda f: f.__name__)
+def test_grad_programs_verify_and_round_trip(fn):
+    from minijax.testing import check_jaxpr
+    mine, _ = _both(fn)
+    check_jaxpr(minijax.make_jaxpr(minijax.grad(mine))(V))
+    check_jaxpr(minijax.make_jaxpr(minijax.jacfwd(mine))(V))

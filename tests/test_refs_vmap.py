@@ -193,3 +193,9 @@ def test_batched_view_index_is_rejected():
         return r.at[i][0]
     with pytest.raises(minijax.MinijaxError, match=r"ref view .* differs per example"):
         minijax.vmap(f)(X, np.array([0, 1, 0], np.int32))
+
+
+@pytest.mark.parametrize("fn,args", FUNCTIONS, ids=lambda a: getattr(a, "__name__", ""))
+def test_vmapped_programs_verify_and_round_trip(fn, args):
+    from minijax.testing import check_jaxpr
+    check_jaxpr(minijax.make_jaxpr(minijax.vmap(lambda *a: fn(MJ, *a)))(*args))

@@ -213,12 +213,14 @@ def test_error_nothing_mapped_without_axis_size():
         minijax.vmap(lambda x: x, in_axes=None)(randn(3))
 
 
-def test_error_refs_are_not_supported_yet():
+def test_refs_made_inside_are_batched():
+    # (was: refs rejected; their vmap rules now live in transforms/refs.py, tested in
+    # tests/test_refs_vmap.py)
     def f(x):
         ref = bind(P.new_ref_p, x)
         return bind(P.get_p, ref)
-    with pytest.raises(BatchingError, match="does not support refs yet.*new_ref"):
-        minijax.vmap(f)(randn(3, 2))
+    x = randn(3, 2)
+    np.testing.assert_array_equal(np.asarray(minijax.vmap(f)(x)), np.asarray(x))
 
 
 def test_error_vmap_jaxpr_bad_axes():

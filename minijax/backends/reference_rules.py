@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
 from ..ir import primitives as P

@@ -6,11 +6,9 @@ parse them: ints, bools, strings, dtypes, None, tuples of those, and sub-jaxprs.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .core import (ReadEffect, WriteEffect, AccumEffect, AllocEffect, Jaxpr,
-                   REF_EFFECT_TYPES, DebugEffect)
-from .types import ShapedArray, RefType, is_integer, is_bool, is_inexact
+                   REF_EFFECT_TYPES)
+from .types import ShapedArray, RefType, is_integer, is_bool
 from .primitives import Primitive, type_rules, effect_rules, _array, _check_axes, _fail
 from .ref_indexing import RefIndexer, indexer_shape
 

@@ -303,8 +303,8 @@ class _Builder(Transformer):
             value = children
         if ref2 is not ref or params2 != params or any(
                 a is not b for a, b in zip(dynamic, dynamic2)) or len(dynamic) != len(dynamic2):
-            raise self.error(f"a swap reads and writes the same place; expected the "
-                             f"place written before '<-' here", where2)
+            raise self.error("a swap reads and writes the same place; expected the "
+                             "place written before '<-' here", where2)
         return self.make_eqn(swap_p, [ref, value, *dynamic], params,
                              [self.define(name, aval)], where)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import ReadEffect, WriteEffect, AccumEffect, AllocEffect, Jaxpr, no_effects
+from .core import no_effects
 from .types import (ShapedArray, RefType, is_float, is_integer, is_bool, is_inexact,
                     is_complex)
 

@@ -155,7 +155,6 @@ def _all_refs(namespace: dict) -> list:
 def run_check(expr: str, namespace: dict) -> CheckResult:
     """Evaluate `expr` with minijax and with JAX and compare. Raises what minijax
     raises; a JAX-side exception is reported as the disagreement."""
-    import jax
     code = compile(expr, "<check>", "eval")
     refs = _all_refs(namespace)
     snapshots = {id(ref): np.array(minijax.ref.get(ref)) for _, ref in refs}

@@ -30,7 +30,7 @@ from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_inexact
 from .ad_util import (Zero, tangent_aval, instantiate, add_tangents, broadcast_to,
-                      const_like, zeros, add, sub, mul, div, neg, eq, convert, reduce_sum,
+                      const_like, add, sub, mul, div, neg, eq, convert, reduce_sum,
                       broadcast_in_dim, transpose, reshape, iota, take_along_axis)
 from .jvp import jvp_rules, JvpResult
 

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from ..ir.core import ClosedJaxpr
 from ..ir.trace import current_trace, set_current_trace
-from .ad_util import Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr
+from .ad_util import Zero, tangent_aval, is_differentiable, eval_jaxpr
 from .dce import dce_jaxpr
 from .jvp import JVPTrace
 from .partial_eval import PartialEvalTrace, save_everything

@@ -61,7 +61,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
             break
         carry_nz = grown
     body = jvp_body(body_jaxpr, const_nz + carry_nz, carry_nz)
-    n_jc, n_const_t, n_carry_t = len(body.consts), sum(const_nz), sum(carry_nz)
+    n_jc, n_const_t = len(body.consts), sum(const_nz)
     # (jvp consts, consts, carry, const t., carry t.) -> (jvp consts, consts, const t. |
     # carry, carry t.); outputs (carry, carry t.) are already in order.
     jc, c, cr, ct, crt = split_list(range(len(body.jaxpr.invars)),

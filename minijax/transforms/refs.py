@@ -32,11 +32,13 @@ sweep first meets it -- at its last use -- and shared by every use:
     t = new_ref x                    ct_x <- ct[...]
     y = freeze t                     ct[...] <- ct_y
 
-vmap: see the second half of this file.
+vmap: see the second half of this file (batched refs, batched indices, promotion of
+refs made inside the vmapped function).
 """
 from __future__ import annotations
 
 from ..ir import primitives as P
+from ..ir.primitives import out_avals_of
 from ..ir.trace import bind, aval_of, current_trace, set_current_trace, MinijaxError
 from ..ir.types import RefType, is_inexact
 from .ad_util import Zero, tangent_aval, instantiate, zeros, scalar
@@ -265,8 +267,8 @@ import numpy as np
 
 from ..ir.ref_indexing import RefIndexer, Index, Transpose, Reshape, Slice, DYNAMIC, \
     split_dynamic
-from .vmap import (Batched, BatchingError, vmap_rules, trace_vmap_rules, ref_creators,
-                   moveaxis, batch_at, not_mapped)
+from .vmap import (Batched, BatchingError, BatchTracer, vmap_rules, trace_vmap_rules,
+                   ref_creators, moveaxis, not_mapped)
 
 
 def _batched_indexer(indexer, dynamic, dynamic_dims, ref_shape, batch_dim, axis_size,
@@ -328,7 +330,7 @@ def _access(values, dims, n_leading, params, axis_size):
     any_index_batched = any(d is not not_mapped for d in dynamic_dims)
     fake = ref_dim is not_mapped
     if fake and not any_index_batched:
-        return ref, None, dynamic          # nothing about the ref access is batched
+        return ref, indexer, dynamic       # nothing about the ref access is batched
     if not fake and ref_dim == 0 and not any_index_batched:
         new_indexer = indexer              # already lines up: batch axis 0 stays first
         if indexer is not None:
@@ -375,7 +377,6 @@ def _promote(trace, ref):
                    shape=(trace.axis_size,) + aval_of(contents).shape,
                    broadcast_dimensions=tuple(range(1, 1 + aval_of(contents).ndim)))
     batched = bind(P.new_ref_p, stacked)
-    from .vmap import BatchTracer
     trace.ref_redirects[id(ref)] = (ref, BatchTracer(trace, batched, 0))
     return batched
 
@@ -392,7 +393,6 @@ def _write_vmap(prim):
             dims = [0] + list(dims[1:])
         ref, indexer, dynamic = _access(values, dims, 2, params, axis_size)
         # the batched place's shape, batch axis first, from the type rule:
-        from ..ir.primitives import out_avals_of
         place_aval = out_avals_of(P.get_p, [aval_of(ref)] + [aval_of(x) for x in dynamic],
                                   _params(indexer))[0]
         value = _write_value(value, dims[1], place_aval.shape[1:], axis_size)

@@ -87,8 +87,7 @@ from .discharge import (discharge_rules, discharge_jaxpr, mentions_refs,
                         thread_refs_through, write_back, RefSlot, _copy_eqn)
 from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
-from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear, \
-    UndefinedPrimal
+from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear
 from .vmap import vmap_rules, vmap_jaxpr, Batched
 
 __all__ = ["remat_p", "name_p", "split_remat_body", "RematSplit", "without_external_refs"]

@@ -247,7 +247,6 @@ def _scan_vmap(axis_size, values, dims, *, jaxpr, num_consts, num_carry, length,
     const_b = [d is not not_mapped for d in const_d]
     carry_b = [d is not not_mapped for d in carry_d]
     x_b = [d is not not_mapped for d in x_d]
-    n_ys = len(jaxpr.outvars) - num_carry
 
     def in_axes(carry_batched):
         return ([0 if b else None for b in const_b] + [0 if b else None for b in carry_batched]
