@@ -22,8 +22,7 @@ from jax import tree_util
 
 from .api_util import check_valid_leaf, fun_name
 from .ir.trace import current_trace, set_current_trace, aval_of
-from .ir.types import RefType
-from .transforms.vmap import BatchTrace, BatchingError, move_batch_axis
+from .transforms.vmap import BatchTrace, move_batch_axis
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,

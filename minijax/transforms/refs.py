@@ -40,7 +40,7 @@ from __future__ import annotations
 from ..ir import primitives as P
 from ..ir.primitives import out_avals_of
 from ..ir.trace import bind, aval_of, current_trace, set_current_trace, MinijaxError
-from ..ir.types import RefType, is_inexact
+from ..ir.types import is_inexact
 from .ad_util import Zero, tangent_aval, instantiate, zeros, scalar
 from .jvp import jvp_rules, always_differentiate, JvpResult
 from .partial_eval import PartialEvalTrace, partial_eval_rules
@@ -49,10 +49,6 @@ from .transpose import transpose_rules, is_linear
 
 class ExternalRefWriteError(MinijaxError, TypeError):
     """A differentiated value is written into a ref whose tangent is not tracked."""
-
-
-def _differentiable_ref(aval) -> bool:
-    return isinstance(aval, RefType) and is_inexact(aval.dtype)
 
 
 def _ref_zero(ref):

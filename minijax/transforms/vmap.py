@@ -52,7 +52,7 @@ from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr
 from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of, current_trace,
                         set_current_trace)
-from ..ir.types import ShapedArray, RefType
+from ..ir.types import RefType
 from .ad_util import eval_jaxpr
 
 not_mapped = None
