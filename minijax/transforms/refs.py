@@ -406,6 +406,12 @@ def _freeze_vmap(axis_size, values, dims):
     return Batched([bind(P.freeze_p, values[0])], [dims[0]])
 
 
+def _empty_ref_vmap(axis_size, values, dims, **params):
+    # No operands, so nothing to batch: the ref starts unbatched, like any ref created
+    # inside, and is promoted when a batched value is written into it.
+    return Batched([bind(P.empty_ref_p, **params)], [not_mapped])
+
+
 def _free_ref_vmap(axis_size, values, dims):
     bind(P.free_ref_p, values[0])
     return Batched([], [])
@@ -417,4 +423,5 @@ vmap_rules[P.get_p] = _get_vmap
 vmap_rules[P.new_ref_p] = _new_ref_vmap
 vmap_rules[P.freeze_p] = _freeze_vmap
 vmap_rules[P.free_ref_p] = _free_ref_vmap
+vmap_rules[P.empty_ref_p] = _empty_ref_vmap
 ref_creators.update({P.new_ref_p, P.empty_ref_p})

@@ -48,7 +48,7 @@ from typing import NamedTuple, Sequence
 
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
-from ..ir.primitives import register_rule_table
+from ..ir.primitives import register_rule_table, GenericPath
 from ..ir.staging import trace_to_jaxpr
 from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of, current_trace,
                         set_current_trace)
@@ -74,8 +74,6 @@ class BatchingError(MinijaxError, ValueError):
     """A vmapped program cannot be batched as written (bad axes, sizes, a ref...)."""
 
 
-vmap_rules: dict = register_rule_table("vmap", {})
-
 # Ref rules that need the batching trace itself (transforms/refs.py): a ref created
 # inside the vmapped function starts unbatched and becomes batched when a batched
 # value is written into it. Signature: rule(trace, values, dims, **params) -> Batched.
@@ -83,6 +81,9 @@ vmap_rules: dict = register_rule_table("vmap", {})
 # its own refs (`trace.local_refs`).
 trace_vmap_rules: dict = {}
 ref_creators: set = set()
+
+vmap_rules: dict = register_rule_table("vmap", {}, GenericPath(
+    lambda prim: prim in trace_vmap_rules, "a ref rule that receives the batching trace"))
 
 # Ref primitives get their batching rules with the refs work; until then, hitting
 # one with a batched operand is reported clearly rather than as a missing rule.
