@@ -32,6 +32,7 @@ from jax import tree_util
 
 from .api_util import check_valid_leaf, fun_name
 from .ir import control_flow_primitives as CF
+from .ir.core import Jaxpr
 from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from .ir.trace import MinijaxError, Tracer, aval_of, bind
 from .ir.types import ShapedArray, is_bool, is_integer, RefType
@@ -341,12 +342,36 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         unroll = builtins.max(length, 1)
     elif unroll is False:
         unroll = 1
-    outs = bind(CF.scan_p, *body.consts, *carry_leaves, *x_leaves, jaxpr=body.jaxpr,
-                num_consts=len(body.consts), num_carry=num_carry, length=length,
-                reverse=bool(reverse), unroll=int(unroll))
+    final_carry, ys = _bind_scan(body.jaxpr, body.consts, carry_leaves, x_leaves, length,
+                                 bool(reverse), int(unroll))
     _, y_tree = body.out_tree.children()
-    carry_out = tree_util.tree_unflatten(carry_tree, outs[:num_carry])
-    return carry_out, tree_util.tree_unflatten(y_tree, outs[num_carry:])
+    return (tree_util.tree_unflatten(carry_tree, final_carry),
+            tree_util.tree_unflatten(y_tree, ys))
+
+
+def _bind_scan(jaxpr: Jaxpr, consts, carry, xs, length, reverse, unroll):
+    """Bind `scan`, first turning carries the body passes through unchanged into consts.
+
+    A value that rides in the carry without changing (a weight threaded through an
+    RNN's carry) is loop-invariant. As a carry, every pass would treat it as loop
+    state -- partial evaluation would save it once per iteration as a residual; as a
+    const it is saved once. Returns (final carry values, ys)."""
+    n_consts, num_carry = len(consts), len(carry)
+    carry_in = jaxpr.invars[n_consts:n_consts + num_carry]
+    forwarded = [jaxpr.outvars[k] is carry_in[k] for k in range(num_carry)]
+    hoisted = [k for k in range(num_carry) if forwarded[k]]
+    kept = [k for k in range(num_carry) if not forwarded[k]]
+    if hoisted:
+        jaxpr = Jaxpr((), [*jaxpr.invars[:n_consts], *(carry_in[k] for k in hoisted),
+                           *(carry_in[k] for k in kept), *jaxpr.invars[n_consts + num_carry:]],
+                      jaxpr.eqns, [*(jaxpr.outvars[k] for k in kept),
+                                   *jaxpr.outvars[num_carry:]])
+    outs = bind(CF.scan_p, *consts, *(carry[k] for k in hoisted), *(carry[k] for k in kept),
+                *xs, jaxpr=jaxpr, num_consts=n_consts + len(hoisted), num_carry=len(kept),
+                length=length, reverse=reverse, unroll=unroll)
+    new_carry = iter(outs[:len(kept)])
+    final_carry = [carry[k] if forwarded[k] else next(new_carry) for k in range(num_carry)]
+    return final_carry, outs[len(kept):]
 
 
 def map(f: Callable, xs, *, batch_size: int | None = None):

@@ -6,6 +6,8 @@ import pytest
 
 import minijax
 from minijax import lax
+import minijax.numpy as mnp
+import jax.numpy as jnp
 from tests.control_flow_helpers import MJ, JX, check_transforms, randn, assert_close
 
 
@@ -245,3 +247,27 @@ def test_eager_calls_with_retraced_bodies_reuse_the_compiled_program():
     for value in (2.0, -3.0):
         assert float(step(np.float32(value))) == (value * 2 if value > 0 else value - 1)
     assert xla._compiled_primitive.cache_info().currsize == compiled
+
+
+def test_a_carry_passed_through_unchanged_is_a_loop_invariant_not_a_residual():
+    # A weight riding in the carry: JAX hoists it out of the loop state, and so does
+    # minijax, so grad saves it once rather than once per iteration.
+    def loss(lib, np_):
+        def body(carry, xi):
+            w, h = carry
+            return (w, np_.sin(h @ w) * xi), None
+
+        def f(w, h, xs):
+            (w_out, h), _ = lib.lax.scan(body, (w, h), xs)
+            return np_.sum(h) + np_.sum(w_out)
+        return f
+    w = np.linspace(-1, 1, 16, dtype=np.float32).reshape(4, 4)
+    h, xs = np.ones(4, np.float32), np.linspace(0, 1, 20, dtype=np.float32).reshape(5, 4)
+    grads = minijax.grad(loss(minijax, mnp), argnums=(0, 1))(w, h, xs)
+    expected = jax.grad(loss(jax, jnp), argnums=(0, 1))(w, h, xs)
+    for g, e in zip(grads, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+    closed = minijax.make_jaxpr(minijax.grad(loss(minijax, mnp), argnums=(0, 1)))(w, h, xs)
+    forward_scan = next(e for e in closed.jaxpr.eqns if e.primitive.name == "scan")
+    stacked = [v.aval.shape for v in forward_scan.outputs if v.aval.shape[:1] == (5,)]
+    assert (5, 4, 4) not in stacked, f"the weight is saved per iteration: {stacked}"
