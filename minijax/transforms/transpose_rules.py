@@ -257,8 +257,11 @@ def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_c
     """Cotangent of one operand of `dot_general` (`this`), the other being fixed.
 
     `ct` has axes (batch, lhs free, rhs free). Contract its `other`-free axes with
-    `other`'s free axes, batching as before; the result has axes (batch, this free,
-    this contracting in `other`'s order), permuted back into `this` operand's layout."""
+    `other`'s free axes, batching as before, and permute the result back into `this`
+    operand's layout. The operands go in the order that makes that permutation the
+    identity in the common cases: for the lhs, `ct . other` gives (batch, this free,
+    this contracting); for the rhs, `other . ct` gives (batch, this contracting, this
+    free) -- a weight's cotangent `x^T @ ct` comes out as [in, out] with no transpose."""
     this_ndim, other_ndim = this_aval.ndim, aval_of(other).ndim
     this_free = [d for d in range(this_ndim) if d not in this_contract and d not in this_batch]
     other_free = [d for d in range(other_ndim)
@@ -268,14 +271,22 @@ def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_c
         ct_other_free = list(range(n_batch + len(this_free), aval_of(ct).ndim))
     else:
         ct_other_free = list(range(n_batch, n_batch + len(other_free)))
-    dims = ((tuple(ct_other_free), tuple(other_free)),
-            (tuple(range(n_batch)), tuple(other_batch)))
     if aval_of(ct).dtype != aval_of(other).dtype:
         ct = convert(ct, aval_of(other).dtype)
-    result = bind(P.dot_general_p, ct, other, dimension_numbers=dims, precision=None,
-                  preferred_element_type=None)
     order = np.argsort(other_contract)
-    source_axes = list(this_batch) + this_free + [this_contract[j] for j in order]
+    this_contract_in_other_order = [this_contract[j] for j in order]
+    if this_free_first:
+        dims = ((tuple(ct_other_free), tuple(other_free)),
+                (tuple(range(n_batch)), tuple(other_batch)))
+        result = bind(P.dot_general_p, ct, other, dimension_numbers=dims, precision=None,
+                      preferred_element_type=None)
+        source_axes = list(this_batch) + this_free + this_contract_in_other_order
+    else:
+        dims = ((tuple(other_free), tuple(ct_other_free)),
+                (tuple(other_batch), tuple(range(n_batch))))
+        result = bind(P.dot_general_p, other, ct, dimension_numbers=dims, precision=None,
+                      preferred_element_type=None)
+        source_axes = list(this_batch) + this_contract_in_other_order + this_free
     result = transpose(result, np.argsort(source_axes).tolist())
     if aval_of(result).dtype != this_aval.dtype:
         result = convert(result, this_aval.dtype)
