@@ -81,6 +81,44 @@ def effects_of(prim: Primitive, in_avals, params) -> frozenset:
     return rule(*in_avals, **params) if rule else no_effects
 
 
+class Signature:
+    """The outcome of a primitive's type and effect rules for one application."""
+    __slots__ = ("out_avals", "effects")
+
+    def __init__(self, out_avals, effects):
+        self.out_avals = out_avals
+        self.effects = effects
+
+
+# Memo of `signature_of`, keyed by (primitive, input avals, params). Tracing a deep
+# network applies the same few signatures thousands of times; the rules are pure
+# functions of the key, so their answer is looked up rather than recomputed.
+_signatures: dict = {}
+_MAX_SIGNATURES = 65536
+
+
+def signature_of(prim: Primitive, in_avals, params) -> Signature:
+    """Out avals and effects of `prim` applied to `in_avals` with `params`."""
+    try:
+        key = (prim, tuple(in_avals), tuple(params.items()))
+        found = _signatures.get(key)
+    except TypeError:  # an unhashable param: no memo
+        key, found = None, None
+    if found is not None:
+        return found
+    found = Signature(out_avals_of(prim, in_avals, params),
+                      effects_of(prim, in_avals, params))
+    if key is not None:
+        if len(_signatures) >= _MAX_SIGNATURES:
+            _signatures.clear()
+        _signatures[key] = found
+    return found
+
+
+def clear_signature_cache():
+    _signatures.clear()
+
+
 def _fail(prim_name, message):
     raise TypeError(f"{prim_name}: {message}")
 

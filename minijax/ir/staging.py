@@ -18,7 +18,7 @@ import numpy as np
 
 from .checks import checks_enabled, check_traced
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
-from .primitives import effects_of, out_avals_of
+from .primitives import signature_of
 from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
 from .types import ShapedArray
 
@@ -79,11 +79,9 @@ class StagingTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         inputs = [self.to_atom(x) for x in args]
-        in_avals = [v.aval for v in inputs]
-        out_avals = out_avals_of(prim, in_avals, params)
-        outputs = [Var(aval) for aval in out_avals]
-        self.eqns.append(Eqn(prim, inputs, params, outputs,
-                             effects_of(prim, in_avals, params)))
+        signature = signature_of(prim, [v.aval for v in inputs], params)
+        outputs = [Var(aval) for aval in signature.out_avals]
+        self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects))
         return [StagingTracer(self, v) for v in outputs]
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
