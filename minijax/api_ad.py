@@ -92,6 +92,55 @@ class _FlatFun:
         return out, aux
 
 
+# -- differentiating with respect to a ref argument ----------------------------------------
+#
+# grad/vjp with respect to a ref mean "with respect to its contents": the ref leaf is
+# replaced by its value (an ordinary array input, so its cotangent is an array of the
+# contents' shape and dtype), and the function runs on a fresh ref holding that value.
+# A function that writes the ref would need the cotangent of its *initial* contents
+# through a write the caller observes -- not supported: the fresh ref refuses writes
+# (refs.py `_check_writable`), before anything has been written anywhere.
+
+def _leaf_text(i, n):
+    return "" if n == 1 else f" (leaf {i} of the flattened differentiated arguments)"
+
+
+def _refs_as_values(flat_fun, leaves, where: str):
+    """(leaves with each ref replaced by its contents, the function on those leaves)."""
+    from . import refs as _refs
+    from .ir import primitives as P
+    from .ir.trace import bind
+    positions = [i for i, x in enumerate(leaves) if _refs.is_ref(x)]
+    if not positions:
+        return leaves, flat_fun
+    leaves = list(leaves)
+    for i in positions:
+        leaves[i] = _refs.get(leaves[i])
+
+    def on_values(*values):
+        values = list(values)
+        keys = []
+        try:
+            for n, i in enumerate(positions):
+                proxy = bind(P.new_ref_p, values[i])
+                aval = aval_of(proxy)
+                _refs._read_only[id(proxy)] = (proxy, (
+                    f"{where}: the function writes (by {{doing}}) the {aval} passed "
+                    f"as a differentiated input{_leaf_text(i, len(leaves))}; "
+                    f"differentiating with respect to a ref that is written is not "
+                    f"supported. Pass its value r[...] as the argument instead (and, "
+                    f"if the function needs a ref, create one inside with "
+                    f"minijax.new_ref), or close over the ref instead of "
+                    f"differentiating with respect to it."))
+                keys.append(id(proxy))
+                values[i] = proxy
+            return flat_fun(*values)
+        finally:
+            for key in keys:
+                _refs._read_only.pop(key, None)
+    return leaves, on_values
+
+
 # -- jvp and linearize --------------------------------------------------------------------------
 
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
@@ -167,10 +216,16 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
 
 def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
     """`(fun(*primals), vjp_fun)` where `vjp_fun(cotangent)` is the tuple of
-    cotangents of `primals`, as `jax.vjp`."""
-    leaves, in_tree = _flatten_inputs(primals, "vjp")
-    flat_fun = _FlatFun(fun, in_tree, has_aux, "vjp")
-    lin = linearize_flat(flat_fun, leaves)
+    cotangents of `primals`, as `jax.vjp`. A ref among the primals is differentiated
+    with respect to its contents (its cotangent is an array), if `fun` only reads it."""
+    return _vjp(fun, primals, has_aux, "vjp")
+
+
+def _vjp(fun, primals, has_aux, where):
+    leaves, in_tree = _flatten_inputs(primals, where)
+    flat_fun = _FlatFun(fun, in_tree, has_aux, where)
+    leaves, on_values = _refs_as_values(flat_fun, leaves, where)
+    lin = linearize_flat(on_values, leaves)
     out, aux = flat_fun.split(lin.primals_out)
     n_out = len(lin.primals_out) - flat_fun.num_aux
     out_avals = [aval_of(p) for p in lin.primals_out[:n_out]]
@@ -253,7 +308,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False,
     def value_and_grad_f(*args, **kwargs):
         single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
         _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic)
-        result = vjp(partial_fun, *dyn_args, has_aux=has_aux)
+        result = _vjp(partial_fun, dyn_args, has_aux, where)
         out, vjp_fun = result[0], result[1]
         out_aval = _check_scalar_output(out, where, holomorphic)
         grads = vjp_fun(scalar(1, out_aval.dtype, out_aval.weak_type))

@@ -193,6 +193,21 @@ register(
     transforms=("vmap", "new_ref"))
 
 
+register(
+    "jax_grad_wrt_ref_argument_fails", "0.10.2",
+    "jax.grad / jax.vjp with respect to a jax.new_ref argument raise ValueError("
+    "'Expected cotangent type Ref{float32[3]} but got float32[3]'), whether the function "
+    "only reads the ref or writes it; a function that writes it has already written "
+    "the ref when the error is raised",
+    "with respect to a ref that is only read: the cotangent of its contents, an array of "
+    "their shape and dtype; with respect to a ref that is written: a RefError at trace "
+    "time, at the write, saying to pass its value r[...] instead -- the ref keeps its "
+    "contents",
+    "issue 6: grad/vjp with respect to a ref argument that is only read gives the "
+    "cotangent of its contents as an array; with respect to a ref that is written, a "
+    "clear error; a failed call leaves every ref's contents as they were",
+    transforms=("grad", "vjp", "value_and_grad", "new_ref"))
+
 DIVERGENCES_BY_NAME = {d.name: d for d in DIVERGENCES}
 
 

@@ -106,6 +106,21 @@ def _consume(ref, how: str):
         _consumed.setdefault(ref._trace, {})[id(ref)] = (ref, how, _user_frame())
 
 
+# -- refs that stand for a differentiated ref argument (api_ad.py) -----------------------
+#
+# grad/vjp with respect to a ref argument differentiate with respect to its contents:
+# the function runs on a fresh ref holding them, registered here while it runs so
+# that a write to it is refused at once (nothing has been written anywhere yet).
+
+_read_only: dict = {}       # id(ref) -> (ref, message to raise on a write)
+
+
+def _check_writable(ref, doing: str):
+    entry = _read_only.get(id(ref))
+    if entry is not None and entry[0] is ref:
+        raise RefError(entry[1].replace("{doing}", doing))
+
+
 # -- creating and ending refs -----------------------------------------------------------
 
 def new_ref(init_val, *, memory_space: Any = None, kind: str | None = None):
@@ -275,6 +290,7 @@ def get(ref, idx=None):
 def swap(ref, idx, value):
     """Write `value` at `ref[idx]` and return what was there."""
     place = _place(ref, idx, "swap")
+    _check_writable(place.ref, "swap")
     value = _prepare_value(place, value, "swap")
     return bind(P.swap_p, place.ref, value, *place.dynamic, **place.params)
 
@@ -282,6 +298,7 @@ def swap(ref, idx, value):
 def set(ref, idx, value):  # noqa: A001 -- JAX's name
     """`ref[idx] = value` (broadcast to the indexed shape)."""
     place = _place(ref, idx, "set")
+    _check_writable(place.ref, "set")
     value = _prepare_value(place, value, "set")
     bind(P.swap_p, place.ref, value, *place.dynamic, **place.params)
 
@@ -290,6 +307,7 @@ def addupdate(ref, idx, x):
     """`ref[idx] += x`, accumulating at repeated integer-array indices (where
     `ref[idx] += x` in Python reads, adds and writes, so the last write wins)."""
     place = _place(ref, idx, "addupdate")
+    _check_writable(place.ref, "addupdate")
     x = _prepare_value(place, x, "addupdate")
     bind(P.addupdate_p, place.ref, x, *place.dynamic, **place.params)
 
