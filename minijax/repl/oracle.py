@@ -188,10 +188,11 @@ _SYNONYMS = {"checkpoint": "remat", "value_and_grad": "grad", "vjp": "grad"}
 
 
 def known_divergences(expr: str) -> list:
-    """Entries of the known-divergence registry (`minijax.divergences`, design
-    section 6) that concern what `expr` uses: a transform the entry lists, or a
-    word of the entry's name. Where JAX is known to contradict its own intent, a
-    disagreement there is JAX's, and the entry says why."""
+    """The entries of the known-divergence registry (`minijax.divergences`, design
+    section 6) that best match what `expr` uses: those sharing the most words with
+    it, a word being a transform the entry lists or a word of the entry's name. Where
+    JAX is known to contradict its own intent, a disagreement there is JAX's, and
+    the entry says why; the closest entries are the ones worth reading."""
     import importlib
     import re
     try:
@@ -201,9 +202,9 @@ def known_divergences(expr: str) -> list:
     registry = getattr(module, "DIVERGENCES", None) or getattr(module, "known_divergences", [])
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", expr))
     words |= {_SYNONYMS[w] for w in words if w in _SYNONYMS}
-    hits = []
+    overlaps = []
     for entry in registry:
         keys = set(getattr(entry, "transforms", ()) or ()) | set(entry.name.split("_"))
-        if words & keys:
-            hits.append(entry)
-    return hits
+        overlaps.append(len(words & keys))
+    best = max(overlaps, default=0)
+    return [entry for entry, n in zip(registry, overlaps) if best and n == best]
