@@ -43,6 +43,14 @@ def target_and_options(session, rest: str, extra: dict | None = None):
     return target, args, kwargs
 
 
+def target_only(session, rest: str, command: str):
+    """The call or jaxpr a command that takes no options works on."""
+    target, args, kwargs = target_and_options(session, rest)
+    if args or kwargs:
+        raise UsageError(f":{command} takes no options")
+    return target
+
+
 def no_positional(args, name):
     if args:
         raise UsageError(f":{name} takes keyword options only, e.g. `argnums=1`")
@@ -85,9 +93,7 @@ def _traceback(session, rest):
          "The call is traced with make_jaxpr, not run: refs passed in keep their "
          "contents.\nA jaxpr's name shows that jaxpr.")
 def _ir(session, rest):
-    target, args, kwargs = target_and_options(session, rest)
-    if args or kwargs:
-        raise UsageError(":ir takes no options")
+    target = target_only(session, rest, "ir")
     session.show_ir(trace(target))
 
 
@@ -104,9 +110,7 @@ def _grad(session, rest):
          "The result takes the primal inputs then one tangent per input and returns\n"
          "the primal outputs then their tangents.")
 def _jvp(session, rest):
-    target, args, kwargs = target_and_options(session, rest)
-    if args or kwargs:
-        raise UsageError(":jvp takes no options")
+    target = target_only(session, rest, "jvp")
     session.show_ir(minijax.transforms.jvp_jaxpr(trace(target)))
 
 
@@ -123,9 +127,7 @@ def _vmap(session, rest):
 @command("lower", ":lower EXPR", "the StableHLO minijax hands to XLA for a call",
          "Refs are discharged first: XLA never sees one.")
 def _lower(session, rest):
-    target, args, kwargs = target_and_options(session, rest)
-    if args or kwargs:
-        raise UsageError(":lower takes no options")
+    target = target_only(session, rest, "lower")
     lowered = minijax.jit(target.fun).lower(*target.args, **target.kwargs)
     session.say(lowered.as_text().rstrip())
 
@@ -135,9 +137,7 @@ def _lower(session, rest):
          "-> discharged -> StableHLO. A stage the pass left alone is folded to one "
          "line.\nEXPR must return one float scalar, as for grad.")
 def _passes(session, rest):
-    target, args, kwargs = target_and_options(session, rest)
-    if args or kwargs:
-        raise UsageError(":passes takes no options")
+    target = target_only(session, rest, "passes")
     pipeline.show_passes(session, target)
 
 
@@ -165,9 +165,7 @@ def _residuals(session, rest):
          "Shows the outputs and every ref's final contents. The evaluator works on\n"
          "copies of the refs you pass: your refs keep their contents.")
 def _eval(session, rest):
-    target, args, kwargs = target_and_options(session, rest)
-    if args or kwargs:
-        raise UsageError(":eval takes no options")
+    target = target_only(session, rest, "eval")
     stepper.run(session, target, step=False)
 
 
@@ -175,9 +173,7 @@ def _eval(session, rest):
          "Like :eval, printing each equation, the values it produced and every ref\n"
          "whose contents it changed.")
 def _step(session, rest):
-    target, args, kwargs = target_and_options(session, rest)
-    if args or kwargs:
-        raise UsageError(":step takes no options")
+    target = target_only(session, rest, "step")
     stepper.run(session, target, step=True)
 
 
