@@ -1,4 +1,4 @@
-"""Every entry of the known-divergence registry (`minijax/divergences.py`), pinned
+"""Every entry of the known-divergence registry (`minijax/divergences/`), pinned
 from both sides: JAX's current behaviour *and* minijax's. When a JAX release fixes
 one of these, its test fails here, and the entry can be retired."""
 import jax

@@ -1,7 +1,7 @@
 """Refs against JAX's own (`jax.new_ref`, `jax.ref.*`): values and final ref contents,
 eagerly and under `jit`, for every index form and view; and the misuse checks.
 
-Where JAX does otherwise than intended (see `minijax/divergences.py`), the expected
+Where JAX does otherwise than intended (see `minijax/divergences/`), the expected
 values come from NumPy instead, and `test_divergences.py` pins JAX's behaviour.
 Every program traced here also goes through `check_jaxpr` (verifier + print/parse
 round trips) and the reference evaluator.

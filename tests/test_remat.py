@@ -119,7 +119,7 @@ def test_saved_residuals_match_jax(kind, pid, ours, theirs):
     mine = _printed(minijax.ad_checkpoint, minijax.checkpoint(f, policy=ours), *args)
     jaxs = _printed(jax.ad_checkpoint, jax.checkpoint(fj, policy=theirs), *args)
     if pid == "save_anything_except_these_names":
-        # Known divergence (minijax/divergences.py): JAX ignores the names. Pin both
+        # Known divergence (minijax/divergences/remat.py): JAX ignores the names. Pin both
         # sides: JAX saves what everything_saveable saves; minijax saves that minus h1.
         assert "save_anything_except_these_names_saves_everything" in DIVERGENCES_BY_NAME
         everything = _printed(jax.ad_checkpoint,

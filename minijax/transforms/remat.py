@@ -69,7 +69,7 @@ still done once. The pullbacks of `vjp` and `linearize` hold only `init` values 
 never touch a ref: calling them twice gives the same answer and changes nothing.
 
 (Real JAX 0.10 instead recomputes the ref operations against the live ref, running
-the effect twice: see `minijax/divergences.py`.)
+the effect twice: see `minijax/divergences/remat.py`.)
 """
 from __future__ import annotations
 

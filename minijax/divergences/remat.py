@@ -1,0 +1,20 @@
+"""Remat (issue 7): where jax.checkpoint does otherwise than intended."""
+from minijax.divergences import register
+
+register(
+    "remat_grad_external_ref_effect_runs_twice", "0.10.2",
+    "under jax.grad of a jax.remat function that increments an external ref, the "
+    "increment runs twice and the recompute differentiates against the incremented "
+    "value",
+    "the effect runs once, in the forward pass; the recompute reads a fresh internal "
+    "ref initialised from the ref's value captured as a residual",
+    "the intent stated in JAX PR #33050 (DESIGN.md section 1)",
+    transforms=("remat", "checkpoint", "grad", "new_ref"))
+register(
+    "save_anything_except_these_names_saves_everything", "0.10.2",
+    "jax.checkpoint_policies.save_anything_except_these_names(*names) is "
+    "`lambda *_, **__: True`: the named values are saved too, as by everything_saveable",
+    "every value is saved except the outputs of checkpoint_name with one of the given "
+    "names, which are recomputed",
+    "its docstring: 'Save any values (not just named ones) excluding the names given'",
+    transforms=("checkpoint", "remat", "checkpoint_policies"))
