@@ -144,6 +144,10 @@ OP_CASES: list[OpCase] = [
     OpCase("cumsum", lambda lax, x: lax.cumsum(x, 1), lambda: (randn(2, 4),)),
     OpCase("cumsum", lambda lax, x: lax.cumsum(x, 0, reverse=True), lambda: (randn(4, 2),)),
     OpCase("cumprod", lambda lax, x: lax.cumprod(x, 1), lambda: (randn(2, 4, low=0.5, high=2),)),
+    # One zero, two zeros and none in a row: the rule is exact at zeros, as JAX's.
+    OpCase("cumprod", lambda lax, x: lax.cumprod(x, 1, reverse=True),
+           lambda: (np.array([[2., 0., 3., .5], [0., 1.5, 0., 2.], [1., 2., 3., 4.]],
+                             np.float32),)),
     OpCase("cummax", lambda lax, x: lax.cummax(x, 0), lambda: (randn(6, 2),)),
     OpCase("cummin", lambda lax, x: lax.cummin(x, 1, reverse=True), lambda: (randn(2, 6),)),
     OpCase("sort", lambda lax, x: lax.sort(x, 0), lambda: (randn(5, 2),)),

@@ -29,7 +29,7 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_inexact
-from .ad_util import (Zero, tangent_aval, instantiate, add_tangents, broadcast_to,
+from .ad_util import (Zero, scalar, tangent_aval, instantiate, add_tangents, broadcast_to,
                       const_like, add, sub, mul, div, neg, eq, convert, reduce_sum,
                       broadcast_in_dim, transpose, reshape, iota, take_along_axis)
 from .jvp import jvp_rules, JvpResult
@@ -341,13 +341,40 @@ jvp_rules[P.reduce_prod_p] = _reduce_prod_rule
 
 
 def _cumprod_rule(primals, tangents, *, axis, reverse=False):
-    # d(prod_{j<=i} x_j) = ans_i * sum_{j<=i} t_j / x_j. (Not defined where x has zeros.)
+    # d ans_i = sum_{k<=i} t_k prod_{j<=i, j!=k} x_j. With P_i the product of the
+    # non-zero x_j up to i and z_i the number of zeros up to i, that is
+    #   z_i = 0:  P_i * sum_{k<=i} t_k / x_k
+    #   z_i = 1:  P_i * t_k0       (k0 the zero: every other term has x_k0 as a factor)
+    #   z_i >= 2: 0                (every term has a zero factor)
+    # -- exact at zeros, and linear in t with every other factor from primals.
     x, = primals
     ans = bind(P.cumprod_p, x, axis=axis, reverse=reverse)
-    if type(tangents[0]) is Zero:
+    t = tangents[0]
+    if type(t) is Zero:
         return JvpResult([ans], [_zero_like_out(ans)])
-    ratio = bind(P.cumsum_p, div(tangents[0], x), axis=axis, reverse=reverse)
-    return JvpResult([ans], [mul(ratio, ans)])
+    shape = aval_of(x).shape
+    is_zero = eq(x, broadcast_to(const_like(x, 0), shape))
+    zero_t = broadcast_to(const_like(t, 0), shape)
+
+    def running(op, v):
+        return bind(op, v, axis=axis, reverse=reverse)
+
+    def where_zero(if_zero, otherwise):
+        return bind(P.select_n_p, is_zero, otherwise, if_zero)
+
+    zeros_so_far = running(P.cumsum_p, convert(is_zero, np.dtype(np.int32)))
+    safe_x = where_zero(broadcast_to(const_like(x, 1), shape), x)
+    nonzero_product = running(P.cumprod_p, safe_x)
+    ratio_sum = running(P.cumsum_p, where_zero(zero_t, div(t, safe_x)))
+    at_zero_sum = running(P.cumsum_p, where_zero(t, zero_t))
+
+    def count_is(n):
+        return eq(zeros_so_far, broadcast_to(scalar(n, np.int32), shape))
+
+    no_zeros, one_zero = count_is(0), count_is(1)
+    scaled = mul(bind(P.select_n_p, no_zeros, at_zero_sum, ratio_sum), nonzero_product)
+    tangent = bind(P.select_n_p, bind(P.or_p, no_zeros, one_zero), zero_t, scaled)
+    return JvpResult([ans], [tangent])
 
 
 jvp_rules[P.cumprod_p] = _cumprod_rule
