@@ -9,8 +9,8 @@ API around them, with JAX's names and signatures:
   Nothing is recomputed until something differentiates that equation.
 * `checkpoint_name(x, 'h')` tags `x` for `save_only_these_names('h')` and friends.
 * `saved_residuals(f, *args)` lists what `grad` of `f` keeps from its forward pass
-  for its backward pass, as `(aval, where it came from)` in JAX's wording;
-  `print_saved_residuals` prints it (diff it against
+  for its backward pass, as `(aval, where it came from)` in JAX's wording, source
+  line and column included; `print_saved_residuals` prints it (diff it against
   `jax.ad_checkpoint.print_saved_residuals`).
 * `remat_report(f, *args)` (in `remat_report.py`) is the teaching view: both programs, the
   saved values with their sizes, the recomputed equations and each ref effect's count
@@ -45,20 +45,26 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None,
     """`fun`, made to recompute its intermediate values in the backward pass instead of
     saving them, except those `policy` allows (default: save nothing but the inputs).
 
-    As `jax.checkpoint`: works under every transformation; `static_argnums` are passed
-    as Python values (hashable) and baked into the trace."""
+    As `jax.checkpoint`: works under every transformation; the `static_argnums`
+    positional arguments are passed as Python values and baked into the trace, one
+    trace per value (an unhashable one is told apart by identity, as in JAX)."""
     if not callable(fun):
         raise TypeError(f"checkpoint expects a callable, got {fun!r}")
     policy = as_policy(policy)
-    static_argnums = (static_argnums,) if isinstance(static_argnums, int) \
-        else tuple(static_argnums)
+    given = static_argnums
+    static_argnums = (given,) if isinstance(given, int) else \
+        tuple(given) if isinstance(given, (tuple, list)) else None
+    if static_argnums is None or not all(isinstance(n, int) for n in static_argnums):
+        raise TypeError(f"checkpoint: static_argnums must be an int or a tuple of "
+                        f"ints, got {given!r}")
     cache: dict = {}
     where = f"checkpoint({fun_name(fun)})"
 
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
+        args = _static_by_identity(args, static_argnums)
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
-            fun, args, kwargs, static_argnums, ())
+            _unwrapping(fun), args, kwargs, static_argnums, ())
         leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
         for i, leaf in enumerate(leaves):
             check_valid_leaf(leaf, f"{where}: input leaf {i}")
@@ -82,6 +88,45 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None,
 
 
 remat = checkpoint
+
+
+class _ByIdentity:
+    """An unhashable static argument, keyed by identity (as jax.checkpoint keys it)."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __eq__(self, other):
+        return type(other) is _ByIdentity and other.value is self.value
+
+
+def _static_by_identity(args, static_argnums):
+    if not static_argnums:
+        return args
+    if not all(-len(args) <= n < len(args) for n in static_argnums):
+        raise ValueError(f"checkpoint: static_argnums {static_argnums} names a position "
+                         f"past the {len(args)} positional argument(s) of this call; "
+                         f"pass static arguments positionally")
+    static = {n % len(args) for n in static_argnums}
+    out = []
+    for i, arg in enumerate(args):
+        if i in static:
+            try:
+                hash(arg)
+            except TypeError:
+                arg = _ByIdentity(arg)
+        out.append(arg)
+    return tuple(out)
+
+
+def _unwrapping(fun):
+    def call(*args, **kwargs):
+        return fun(*[a.value if type(a) is _ByIdentity else a for a in args], **kwargs)
+    return call
 
 
 def checkpoint_name(x, name: str):
@@ -116,8 +161,8 @@ def _arg_names(f, args, kwargs) -> list:
 def saved_residuals(f: Callable, *args, **kwargs) -> list:
     """`[(aval, source), ...]`: the values the backward pass of `f` at `args` reads
     from its forward pass. Sources are worded as JAX's: 'from the argument x',
-    "named 'h' from ...", 'output of sin from ...' (minijax records no source lines,
-    so the ' from file:line' part is left out)."""
+    "named 'h' from f.py:3:8 (f)", 'output of sin from f.py:4:11 (f)', naming the
+    line of the user's code that made the value (`ir/source_info.py`)."""
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     flat_fun, _ = flatten_fun(f, in_tree)
 
@@ -143,7 +188,9 @@ def _describe_residuals(jaxpr, arg_names) -> list:
         for v in eqn.outputs:
             if v not in wanted:
                 continue
-            src = f" from {eqn.source_info}" if eqn.source_info else ""
+            # JAX's `from file:line:column (function)`; JAX too writes `from ` and
+            # nothing when it has no user frame for an equation.
+            src = f" from {eqn.source_info or ''}"
             # Only a `name` equation's own output is "named" (as in jax 0.10: the
             # value going *into* a name is reported as what made it).
             if eqn.primitive is name_p:

@@ -6,6 +6,11 @@ jaxpr; `jit` binds it as one `jit` equation in the current trace. At the root (e
 trace that equation runs as a single `jax.jit`-compiled XLA program; under another
 transformation (grad, vmap, an outer jit) the transformation's rule for `jit`
 applies, so the staged call stays one call.
+
+Both check refs the same way, through the same two functions: `_flatten_inputs`
+before tracing (refs live, not views, not passed twice) and `_trace_flat` while and
+after tracing (no ref returned, none both closed over and passed in); see
+`api_refs.py`. So `make_jaxpr` never shows a program that `jit` would refuse.
 """
 from __future__ import annotations
 
@@ -20,21 +25,44 @@ from .ir import primitives as P
 from .ir.core import ClosedJaxpr
 from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from .ir.trace import Tracer, bind, aval_of
+from .ir.types import RefType
 from .ir.verify import verify_jaxpr
 from .backends import xla
-from .api_refs import check_ref_arguments, check_staged_refs, value_of
+from .api_refs import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
+from .refs import check_call_writes
 from .transforms.discharge import discharge_jaxpr, mentions_refs
 
 
-def _trace_flat(fun, args, kwargs, where: str):
-    """Trace `fun(*args, **kwargs)` into a closed jaxpr over the flattened inputs."""
+_RETURNED_REF = ("a ref cannot be returned from a traced function (jit, make_jaxpr). "
+                 "Return its value r[...] instead, or create the ref outside and pass "
+                 "it in.")
+
+
+def _flatten_inputs(args, kwargs, where: str):
+    """The inputs' leaves and structure, after the checks every call needs before
+    tracing: each leaf is a valid input, and refs are live, unaliased and not views."""
     leaves, in_tree = tree_util.tree_flatten((tuple(args), kwargs))
     for i, leaf in enumerate(leaves):
         check_valid_leaf(leaf, f"{where}: input leaf {i}")
+    check_ref_arguments(args, kwargs, leaves, where)
+    return leaves, in_tree
+
+
+def _trace_flat(fun, args, kwargs, leaves, in_tree, where: str):
+    """Trace `fun(*args, **kwargs)` into a closed jaxpr over the flattened inputs,
+    then check what only the trace shows: no ref is returned, none is both closed
+    over and passed in. `jit` and `make_jaxpr` share this path, so a program one
+    rejects the other rejects too, with the same message."""
     in_avals = [aval_of(leaf) for leaf in leaves]
     flat_fun, out_tree_cell = flatten_fun(fun, in_tree)
-    closed = trace_to_jaxpr(flat_fun, in_avals)
-    return closed, leaves, out_tree_cell[0]
+
+    def checked_fun(*tracers):
+        outs = flat_fun(*tracers)
+        check_returned_refs(outs, out_tree_cell[0], tracers, leaves, where, _RETURNED_REF)
+        return outs
+    closed = trace_to_jaxpr(checked_fun, in_avals)
+    check_staged_refs(closed, leaves, where)
+    return closed, out_tree_cell[0]
 
 
 def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
@@ -50,7 +78,9 @@ def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
     def make_jaxpr_f(*args, **kwargs):
         dyn_args, dyn_kwargs, _, rebuild = split_static_args(
             fun, args, kwargs, static_argnums, static_argnames)
-        closed, _, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, "make_jaxpr")
+        where = f"make_jaxpr({fun_name(fun)})"
+        leaves, in_tree = _flatten_inputs(dyn_args, dyn_kwargs, where)
+        closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree, where)
         if not return_shape:
             return closed
         import jax
@@ -89,30 +119,31 @@ class JitFunction:
     def _stage(self, args, kwargs):
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             self._fun, args, kwargs, self._static_argnums, self._static_argnames)
-        leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
-        for i, leaf in enumerate(leaves):
-            check_valid_leaf(leaf, f"jit({fun_name(self._fun)}): input leaf {i}")
         where = f"jit({fun_name(self._fun)})"
-        check_ref_arguments(dyn_args, dyn_kwargs, leaves, where)        # refs: live, unaliased
+        leaves, in_tree = _flatten_inputs(dyn_args, dyn_kwargs, where)
         # A ref's aval is its RefType, so a trace for one ref type is never reused
         # for another (or for an array of the same shape).
         key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
         staged = self._cache.get(key)
         if staged is None:
-            closed, _, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, where)
-            check_staged_refs(closed, leaves, where)   # refs: not returned, not aliased
+            closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree,
+                                           where)
             verify_jaxpr(closed)
             staged = _Staged(closed, out_tree)
             # A trace that closed over tracers of an enclosing transformation is only
             # valid inside that transformation, so it is not cached.
             if not any(isinstance(c, Tracer) for c in closed.consts):
                 self._cache[key] = staged
+        elif staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
+            # A cached trace may close over the very ref this call passes in.
+            check_staged_refs(staged.closed, leaves, where)
         return staged, leaves
 
     def __call__(self, *args, **kwargs):
         staged, leaves = self._stage(args, kwargs)
-        outs = bind(P.jit_p, *staged.closed.consts, *leaves,
-                    jaxpr=staged.call_jaxpr, name=fun_name(self._fun))
+        inputs = [*staged.closed.consts, *leaves]
+        check_call_writes(staged.call_jaxpr, inputs, fun_name(self._fun))
+        outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=fun_name(self._fun))
         return tree_util.tree_unflatten(staged.out_tree, outs)
 
     def trace(self, *args, **kwargs) -> ClosedJaxpr:

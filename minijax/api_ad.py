@@ -23,6 +23,7 @@ from jax import tree_util
 
 from . import lax
 from .api_util import check_valid_leaf, fun_name
+from .backends.eager_refs import all_or_nothing
 from .ir.trace import MinijaxError, aval_of, current_trace
 from .ir.types import RefType, float0, is_inexact, is_float, is_complex, dtype_short_name
 from .transforms.ad_util import Zero, tangent_aval, instantiate, scalar
@@ -141,8 +142,19 @@ def _refs_as_values(flat_fun, leaves, where: str):
     return leaves, on_values
 
 
+def _all_or_nothing(transform):
+    """Run `transform` so that, if it fails part-way (say, grad of a non-scalar
+    function that has already written a ref), every ref it wrote is put back."""
+    @functools.wraps(transform)
+    def run(*args, **kwargs):
+        with all_or_nothing():
+            return transform(*args, **kwargs)
+    return run
+
+
 # -- jvp and linearize --------------------------------------------------------------------------
 
+@_all_or_nothing
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     """`(fun(*primals), d fun(primals)[tangents])`, as `jax.jvp`."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
@@ -189,6 +201,7 @@ def _check_tangent(primal, tangent):
     return tangent if is_inexact(p_aval.dtype) else Zero(expected)
 
 
+@_all_or_nothing
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` is the JVP at `primals`,
     evaluated from the saved linear jaxpr without re-running `fun`."""
@@ -221,6 +234,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
     return _vjp(fun, primals, has_aux, "vjp")
 
 
+@_all_or_nothing
 def _vjp(fun, primals, has_aux, where):
     leaves, in_tree = _flatten_inputs(primals, where)
     flat_fun = _FlatFun(fun, in_tree, has_aux, where)
@@ -305,6 +319,7 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False,
     where = f"grad({fun_name(fun)})"
 
     @functools.wraps(fun)
+    @_all_or_nothing
     def value_and_grad_f(*args, **kwargs):
         single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
         _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic)
@@ -372,6 +387,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     """The Jacobian by forward mode: linearize once, apply to each input basis vector."""
     where = f"jacfwd({fun_name(fun)})"
 
+    @_all_or_nothing
     def jacfun(*args, **kwargs):
         single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
         _check_differentiable_inputs(dyn_args, where, False, holomorphic, not holomorphic)
@@ -408,6 +424,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     """The Jacobian by reverse mode: one vjp, pulled back from each output basis vector."""
     where = f"jacrev({fun_name(fun)})"
 
+    @_all_or_nothing
     def jacfun(*args, **kwargs):
         single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
         _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic)

@@ -71,6 +71,28 @@ def check_staged_refs(closed, leaves, where: str):
                            f"r[...], or create the ref outside and pass it in.")
 
 
+def check_returned_refs(out_leaves, out_tree, arg_tracers, in_leaves, where: str,
+                        advice: str):
+    """While tracing: no output is a ref or a view of one. It runs with the trace
+    still live, so a ref made inside is named by the line that made it, and a ref
+    passed in by the caller's ref (`in_leaves[k]` for the traced input k).
+    Shared by `jit`/`make_jaxpr` and the control-flow bodies (`lax_control_flow.py`)."""
+    for i, leaf in enumerate(out_leaves):
+        if not (is_ref(leaf) or isinstance(leaf, RefView)):
+            continue
+        ref = leaf._ref if isinstance(leaf, RefView) else leaf
+        for tracer, outer in zip(arg_tracers, in_leaves or ()):
+            if tracer is ref:
+                ref = outer
+                break
+        paths, _ = tree_util.tree_flatten_with_path(
+            tree_util.tree_unflatten(out_tree, [0] * len(out_leaves)))
+        path = tree_util.keystr(paths[i][0])
+        at = f" (as output {path})" if path else ""
+        view = "a view of " if isinstance(leaf, RefView) else ""
+        raise RefError(f"{where} returns {view}{describe_ref(ref)}{at}; {advice}")
+
+
 def value_of(x):
     """What XLA sees for a leaf or const: a box's current contents."""
     return x._value if isinstance(x, Ref) else x

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 from jax import tree_util
 
-from .ir.trace import Tracer
+from .ir.trace import MinijaxError, Tracer
 from .ir.types import aval_of_value
 
 
@@ -36,6 +36,8 @@ def check_valid_leaf(leaf, where: str):
         return
     try:
         aval_of_value(leaf)
+    except MinijaxError:
+        raise           # already names the mistake (a ref used after free_ref, say)
     except TypeError:
         raise TypeError(f"{where} of type {type(leaf).__name__} is not a valid minijax "
                         f"value: pass arrays, NumPy values or Python scalars "

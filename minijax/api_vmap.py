@@ -6,6 +6,11 @@ tree prefixes of them (an int or None applies to a whole subtree), keyword argum
 (mapped over their axis 0, as in JAX), `axis_size` for when nothing is mapped, and
 errors that name the user's argument and the sizes involved.
 
+Ref arguments get the checks `jit` makes before tracing (`api_refs.py`: one ref passed
+twice is aliasing); the trace is told which refs are mapped, to catch one that is also
+closed over, and a call that fails part-way puts back every ref it already wrote
+(`transforms/vmap_refs.py`).
+
 `vmap(f)(*args)` runs `f` once on tracers of a fresh `BatchTrace` -- no jaxpr is built
 -- so Python control flow on unbatched values works, and an enclosing `jit`, `grad`
 or `vmap` sees only the batched primitives. Nesting needs nothing special: an inner
@@ -20,9 +25,12 @@ from typing import Any, Callable
 
 from jax import tree_util
 
+from .api_refs import check_ref_arguments
 from .api_util import check_valid_leaf, fun_name
 from .ir.trace import current_trace, set_current_trace, aval_of
+from .refs import is_ref
 from .transforms.vmap import BatchTrace, move_batch_axis
+from .backends.eager_refs import all_or_nothing
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
@@ -62,14 +70,19 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
         for i, leaf in enumerate(leaves):
             if _invalid(leaf):
                 check_valid_leaf(leaf, f"vmap({fun_name(fun)}): {names[i]}")
+        # A ref passed twice (aliasing), a dead ref, a view: the checks jit makes.
+        check_ref_arguments(args, kwargs, leaves, f"vmap({fun_name(fun)})")
         axes = _broadcast_prefix((in_axes, 0), (args, kwargs), "in_axes")
         axes = _normalize_in_axes(leaves, axes, names)
         size = _mapped_axis_size(leaves, axes, names, axis_size)
 
         trace = BatchTrace(current_trace(), size)
         inputs = [trace.wrap(leaf, axis) for leaf, axis in zip(leaves, axes)]
+        for i, (leaf, axis) in enumerate(zip(leaves, axes)):
+            if axis is not None and is_ref(leaf):
+                trace.argument_refs[id(leaf)] = (leaf, names[i])
         batched_args, batched_kwargs = tree_util.tree_unflatten(in_tree, inputs)
-        with set_current_trace(trace):
+        with all_or_nothing(), set_current_trace(trace):   # a failed call changes no ref
             out = fun(*batched_args, **batched_kwargs)
         out_paths_and_leaves, out_tree = tree_util.tree_flatten_with_path(out)
         out_axes_flat = _broadcast_prefix(out_axes, out, "out_axes")

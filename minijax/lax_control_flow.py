@@ -17,6 +17,13 @@ the user-facing side, with `jax.lax`'s names and signatures. Each function:
 Unlike Python `if`/`for`, these work on traced values, and they are *not unrolled*:
 the lowered XLA program has one conditional or loop, whatever the trip count.
 
+Refs: a body may read and write any ref it *closes over* (every pass handles that;
+see `transforms/control_flow_common.py`). A ref may also be a `cond`/`switch`
+operand. It may not be threaded through a loop carry, scanned over as `xs`, or
+returned from a body: a ref is a place, not a value that flows from one iteration
+to the next. Each of these is a `RefError` at trace time that names the ref and
+says to close over it instead.
+
 Derived forms, as in JAX: `fori_loop` with static (Python int) bounds is a `scan`,
 so it is reverse-differentiable; with traced bounds it is a `while_loop`, which is
 differentiable in forward mode only. `map` is a `scan` with no carry, and with
@@ -30,12 +37,14 @@ from typing import Callable, Sequence
 import numpy as np
 from jax import tree_util
 
+from .api_refs import check_ref_arguments, check_staged_refs, check_returned_refs
 from .api_util import check_valid_leaf, fun_name
 from .ir import control_flow_primitives as CF
-from .ir.core import Jaxpr
+from .ir.core import Jaxpr, WriteEffect, AccumEffect
 from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from .ir.trace import MinijaxError, Tracer, aval_of, bind
-from .ir.types import ShapedArray, is_bool, is_integer, RefType
+from .ir.types import ShapedArray, is_bool, is_integer
+from .refs import RefError, RefView, describe_ref, is_ref
 from . import lax as _lax
 
 # The pass rules for these primitives register themselves on import.
@@ -64,22 +73,43 @@ class _Body:
         return self.jaxpr.out_avals
 
 
-def _trace_body(fun: Callable, in_tree, in_avals, where: str) -> _Body:
-    """Trace `fun(*args)`, where `in_tree` is the structure of the tuple `args`."""
+_CLOSE_OVER = ("Close over the ref instead: use it inside the body by its name (read "
+               "r[...], write r[...] = v) and leave it out of the {what}.")
+
+
+_RETURNED_REF = ("a ref cannot leave a control-flow body, as a result or as a loop "
+                 "carry. " + _CLOSE_OVER.format(what="outputs") +
+                 " To return what it holds, return r[...].")
+
+
+def _trace_body(fun: Callable, in_tree, in_avals, where: str, in_leaves=None) -> _Body:
+    """Trace `fun(*args)`, where `in_tree` is the structure of the tuple `args`
+    (whose leaves, when given as `in_leaves`, name the refs a body returns)."""
     out_tree_cell = []
 
     def flat_fun(*leaves):
         out_leaves, out_tree = tree_util.tree_flatten(
             fun(*tree_util.tree_unflatten(in_tree, leaves)))
+        check_returned_refs(out_leaves, out_tree, leaves, in_leaves, where, _RETURNED_REF)
         out_tree_cell.append(out_tree)
         return out_leaves
     closed = trace_to_jaxpr(flat_fun, in_avals)
-    out_tree = out_tree_cell[0]
-    for i, aval in enumerate(closed.jaxpr.out_avals):
-        if isinstance(aval, RefType):
-            raise ControlFlowError(f"{where} returns a ref (output leaf {i}); refs cannot "
-                                   f"leave a control-flow body: return its value instead")
-    return _Body(convert_constvars_to_invars(closed.jaxpr), list(closed.consts), out_tree)
+    return _Body(convert_constvars_to_invars(closed.jaxpr), list(closed.consts),
+                 out_tree_cell[0])
+
+
+def _reject_refs(tree, where: str, what: str):
+    """Refs may not be loop carries or scanned-over values: name the first one."""
+    if not any(is_ref(x) or isinstance(x, RefView) for x in tree_util.tree_leaves(tree)):
+        return
+    for path, leaf in tree_util.tree_flatten_with_path(tree)[0]:
+        if is_ref(leaf) or isinstance(leaf, RefView):
+            base = leaf._ref if isinstance(leaf, RefView) else leaf
+            view = "a view of " if isinstance(leaf, RefView) else ""
+            at = f" at {tree_util.keystr(path)}" if path else ""
+            raise RefError(f"{where}: {view}{describe_ref(base)} is passed as the {what}"
+                           f"{at}; a ref cannot be threaded through a loop. "
+                           + _CLOSE_OVER.format(what=what))
 
 
 def _flatten(tree, where: str):
@@ -175,24 +205,49 @@ def switch(index, branches: Sequence[Callable], *operands, operand=None):
     if not is_integer(index_aval.dtype):
         raise ControlFlowError(f"switch: the branch index must be an integer, got "
                                f"{index_aval}")
-    if len(branches) == 1:
-        return branches[0](*operands)
+    if len(branches) == 1:      # no choice to make: call it, with the same ref checks
+        where = f"switch branch {fun_name(branches[0])}"
+        check_ref_arguments(operands, {}, tree_util.tree_leaves(operands), "switch operands")
+        out = branches[0](*operands)
+        check_returned_refs(*tree_util.tree_flatten(out), (), None, where, _RETURNED_REF)
+        return out
     index = _lax.convert_element_type(index, np.int32)
     index = _lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
     return _bind_cond(index, branches, operands, "switch")
 
 
 def _bind_cond(index, branches, operands, where):
+    check_ref_arguments(operands, {}, tree_util.tree_leaves(operands), f"{where} operands")
     leaves, in_tree = _flatten(tuple(operands), f"{where} operand")
     avals = [aval_of(x) for x in leaves]
-    bodies = [_trace_body(b, in_tree, avals, f"{where} branch {fun_name(b)}")
+    bodies = [_trace_body(b, in_tree, avals, f"{where} branch {fun_name(b)}", leaves)
               for b in branches]
     _check_branches_agree(bodies, branches, where)
+    if any(is_ref(x) for x in leaves):
+        for b in bodies:
+            check_staged_refs(b, leaves, f"{where} branch")
+        bodies, leaves = _refs_as_closures(bodies, leaves)
     # Every branch takes every branch's closed-over values, so one equation can pass
     # the same inputs whichever branch runs.
     jaxprs, all_consts = merge_bodies([Body(b.jaxpr, b.consts) for b in bodies])
     outs = bind(CF.cond_p, index, *all_consts, *leaves, branches=tuple(jaxprs))
     return tree_util.tree_unflatten(bodies[0].out_tree, outs)
+
+
+def _refs_as_closures(bodies, leaves):
+    """Ref operands become closed-over values of every branch: only its inputs change
+    places (the ref moves to the branch's consts), so every pass sees a ref operand
+    exactly as a ref the branch closed over, which is what it means."""
+    refs = [k for k, x in enumerate(leaves) if is_ref(x)]
+    others = [k for k, x in enumerate(leaves) if not is_ref(x)]
+    new_bodies = []
+    for b in bodies:
+        n = len(b.consts)
+        invars = b.jaxpr.invars
+        jaxpr = Jaxpr((), [*invars[:n], *(invars[n + k] for k in refs),
+                           *(invars[n + k] for k in others)], b.jaxpr.eqns, b.jaxpr.outvars)
+        new_bodies.append(_Body(jaxpr, b.consts + [leaves[k] for k in refs], b.out_tree))
+    return new_bodies, [leaves[k] for k in others]
 
 
 def _check_branches_agree(bodies, branches, where):
@@ -218,6 +273,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     Differentiable in forward mode (jvp) only: the number of iterations is not known
     ahead of time, so there is nowhere to store per-iteration residuals for reverse
     mode. Use `scan`, or `fori_loop` with static bounds, to differentiate in reverse."""
+    _reject_refs(init_val, "while_loop", "loop carry (init_val)")
     carry_leaves, carry_tree = _flatten(init_val, "while_loop init_val")
     carry_avals = [aval_of(x) for x in carry_leaves]
     body, carry_leaves, carry_avals = _trace_loop_body(
@@ -232,6 +288,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         raise ControlFlowError(
             f"while_loop: cond_fun ({fun_name(cond_fun)}) must return a boolean scalar, "
             f"got {_show_tree(cond_body.out_tree, out)}")
+    for effect in cond_body.jaxpr.effects:
+        if isinstance(effect, (WriteEffect, AccumEffect)):
+            # (refs are never carries, so a ref the condition writes is a closure)
+            raise RefError(
+                f"while_loop: cond_fun ({fun_name(cond_fun)}) writes "
+                f"{describe_ref(cond_body.consts[effect.input_index])}; a loop condition "
+                f"may read refs but not write them (it runs once more than the body). "
+                f"Move the write into body_fun.")
     outs = bind(CF.while_p, *cond_body.consts, *body.consts, *carry_leaves,
                 cond_jaxpr=cond_body.jaxpr, body_jaxpr=body.jaxpr,
                 cond_nconsts=len(cond_body.consts), body_nconsts=len(body.consts))
@@ -253,6 +317,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     With static bounds (Python ints) this is a `scan` of `upper - lower` steps, so it
     is differentiable in reverse mode; with traced bounds it is a `while_loop`
     (forward mode only)."""
+    _reject_refs(init_val, "fori_loop", "loop carry (init_val)")
     for name, bound in (("lower", lower), ("upper", upper)):
         aval = aval_of(bound)
         if not isinstance(aval, ShapedArray) or aval.shape != () or not is_integer(aval.dtype):
@@ -305,6 +370,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     `xs=None` with `length` runs `length` steps with `x=None`; `reverse` runs from the
     last slice to the first (and stacks `ys` in the original order). Reverse-mode
     differentiable: residuals are saved per iteration, O(length) memory."""
+    _reject_refs(init, "scan", "loop carry (init)")
+    _reject_refs(xs, "scan", "scanned-over values (xs)")
     carry_leaves, carry_tree = _flatten(init, "scan init")
     x_leaves, x_tree = _flatten(xs, "scan xs")
     lengths = set()
@@ -380,6 +447,7 @@ def map(f: Callable, xs, *, batch_size: int | None = None):
     A `scan` with no carry. With `batch_size`, the leading axis is cut into chunks of
     `batch_size` examples: a `scan` runs `vmap(f)` on each full chunk and one more
     `vmap(f)` handles the remainder, so at most `batch_size` examples are in flight."""
+    _reject_refs(xs, "map", "mapped-over values (xs)")
     if batch_size is None:
         _, ys = scan(lambda carry, x: ((), f(x)), (), xs)
         return ys

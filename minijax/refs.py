@@ -28,6 +28,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+import jax
 import numpy as np
 
 from .backends.eager_refs import (Ref, RefError, check_live, describe_ref as _describe_box,
@@ -121,6 +122,18 @@ def _check_writable(ref, doing: str):
         raise RefError(entry[1].replace("{doing}", doing))
 
 
+def check_call_writes(jaxpr, args, name: str):
+    """A call (`jit`) whose body writes one of its ref inputs `args`: refused, before
+    it runs, if that ref is one of the read-only refs above (inside the body the
+    ref is a tracer of its own, which the checks on `r[idx] = v` cannot recognise)."""
+    if not _read_only:
+        return
+    from .ir.core import WriteEffect, AccumEffect
+    for effect in jaxpr.effects:
+        if isinstance(effect, (WriteEffect, AccumEffect)):
+            _check_writable(args[effect.input_index], f"writing it inside jit({name})")
+
+
 # -- creating and ending refs -----------------------------------------------------------
 
 def new_ref(init_val, *, memory_space: Any = None, kind: str | None = None):
@@ -128,6 +141,9 @@ def new_ref(init_val, *, memory_space: Any = None, kind: str | None = None):
     if is_ref(init_val) or isinstance(init_val, RefView):
         raise RefError(f"cannot make a ref of a ref ({describe_ref(_base(init_val))}): "
                        f"a ref holds an array. Read its value with r[...] first")
+    if isinstance(init_val, jax.ShapeDtypeStruct):
+        raise RefError(f"new_ref takes an initial value, got the type {init_val}; for a "
+                       f"ref of that type with no initial value use empty_ref")
     if isinstance(init_val, (tuple, list, dict)) or (
             not isinstance(init_val, (Tracer, *_PY_SCALARS)) and not hasattr(init_val, "dtype")):
         raise RefError(f"new_ref takes one array, got a {type(init_val).__name__}; for a "
@@ -209,6 +225,11 @@ def _is_dynamic_index(x) -> bool:
     return isinstance(x, Tracer) or (hasattr(x, "dtype") and hasattr(x, "shape"))
 
 
+def _concrete_index(x):
+    """The NumPy value of an index known now (a NumPy or jax array), else None."""
+    return None if isinstance(x, Tracer) else np.asarray(x)
+
+
 def _place(ref_or_view, idx, doing: str) -> _Place:
     base = _base(ref_or_view)
     if not is_ref(base):
@@ -219,7 +240,8 @@ def _place(ref_or_view, idx, doing: str) -> _Place:
     shape = ref_or_view.shape
     if idx is None:
         idx = ...
-    index, values = build_index(shape, idx, _is_dynamic_index, _index_error)
+    index, values = build_index(shape, idx, _is_dynamic_index, _index_error,
+                                _concrete_index)
     if not steps and not index.items:
         return _Place(base, None, [])
     return _Place(base, RefIndexer(tuple(steps) + (index,)), dynamic + values)
@@ -239,14 +261,22 @@ def _prepare_value(place: _Place, value, doing: str):
         if not _scalar_fits(value, target.dtype):
             raise RefError(f"{doing}: cannot store the Python {type(value).__name__} "
                            f"{value!r} in a ref of dtype {target.dtype.name}")
-        value = np.asarray(value, target.dtype)
+        try:
+            with np.errstate(over="ignore"):     # 1e5 into float16 is inf, as in JAX
+                value = np.asarray(value, target.dtype)
+        except OverflowError:
+            raise RefOverflowError(f"{doing}: the Python int {value} does not fit in a "
+                                   f"ref of dtype {target.dtype.name}") from None
     try:
         aval = aval_of(value)
     except TypeError:
         raise RefError(f"{doing}: cannot store a {type(value).__name__} in a ref; store "
                        f"an array") from None
     if aval.dtype != target.dtype:
-        if not aval.weak_type:
+        # A weak value (from a Python scalar) takes the ref's dtype, as a Python scalar
+        # would: only into a kind that holds it (an int into a float ref, not a float
+        # into an int ref).
+        if not aval.weak_type or _kind_rank(aval.dtype) > _kind_rank(target.dtype):
             raise RefError(f"{doing}: the value has dtype {aval.dtype.name} but the ref "
                            f"holds {target.dtype.name}; convert it first with "
                            f".astype({target.dtype.name})")
@@ -267,6 +297,10 @@ def _prepare_value(place: _Place, value, doing: str):
         value = bind(P.broadcast_in_dim_p, value, shape=target.shape,
                      broadcast_dimensions=tuple(range(lead, len(target.shape))))
     return value
+
+
+def _kind_rank(dtype) -> int:
+    return 0 if is_bool(dtype) else 2 if is_float(dtype) else 3 if is_complex(dtype) else 1
 
 
 def _scalar_fits(value, dtype) -> bool:
@@ -359,7 +393,8 @@ class _At:
     def __getitem__(self, idx):
         target = self._target
         _check_usable(_base(target), "a view")
-        index, values = build_index(target.shape, idx, _is_dynamic_index, _index_error)
+        index, values = build_index(target.shape, idx, _is_dynamic_index, _index_error,
+                                    _concrete_index)
         if not index.items:
             return target if isinstance(target, RefView) else RefView(
                 target, (), (), target.shape)
@@ -429,6 +464,23 @@ for _cls in (Ref, RefView):
         setattr(_cls, _name, property(_fn))
 
 
+def _shallow_copy(self):
+    raise RefError(f"copy.copy of {describe_ref(self)} would be a second name for the same "
+                   f"contents (aliasing); use the ref itself, or new_ref(r[...]) for an "
+                   f"independent ref (copy.deepcopy makes one too)")
+
+
+def _deep_copy(self, memo):
+    copied = memo[id(self)] = new_ref(get(self))
+    return copied
+
+
+# A deep copy of a ref (of a pytree holding refs, say) is a new ref with the same
+# contents, as in JAX; a shallow one would alias, so it is refused.
+Ref.__copy__ = _shallow_copy
+Ref.__deepcopy__ = _deep_copy
+
+
 def _refuse(self, *args, **kwargs):
     raise RefError("a ref view is not an array: read its value with v[...] first")
 
@@ -478,7 +530,12 @@ class RefIndexError(RefError, IndexError):
 
 
 class RefIndexTypeError(RefError, TypeError):
-    """An index of the wrong kind (a float, a boolean mask, a traced slice bound)."""
+    """An index of the wrong kind (a float, a bare list, a boolean mask known only at
+    run time, a traced slice bound)."""
+
+
+class RefOverflowError(RefError, OverflowError):
+    """A Python int written to a ref whose dtype cannot hold it."""
 
 
 _REF_INDEX_ERRORS = {IndexError: RefIndexError, TypeError: RefIndexTypeError}

@@ -7,37 +7,42 @@ Read `transforms/remat.py` first. `remat_report(f, *args)` differentiates `f` at
   that runs before the backward pass starts, every ref effect included;
 * `backward`  -- the backward pass: (residuals, output cotangent) -> input cotangents;
 * `saved`     -- each residual: type, bytes, and where it came from (the
-  `saved_residuals` wording);
+  `saved_residuals` wording, source line included);
 * `recomputed` -- the equations the backward pass runs *again*: inside each
-  recomputing `remat`, those that do not read a cotangent;
-* `effects`   -- for each ref input of `f`, how many reads, writes and accumulations
-  each phase performs on it (forward, recomputation, backward). The rule of
-  DESIGN.md section 5 makes this `forward: 1 read, 1 write` for a read-modify-write
-  ref and zero everywhere else, whatever the policy.
+  recomputing `remat` of the backward program, those that read no cotangent;
+* `effects`   -- for each ref `f` uses, passed as an argument or closed over, how
+  many reads, writes and accumulations each phase performs on it: the forward pass,
+  the recomputation and the rest of the backward pass. The rule of DESIGN.md
+  section 5 makes this `forward: 1 read, 1 write` for a read-modify-write ref and
+  nothing anywhere else, whatever the policy.
 
-`print(report)` shows it all. The counts are of equations, and every equation of a
-program runs once per call of that program.
+`print(report)` shows it all; the REPL's `:remat` shows the same sections
+(`report.sections()`). The counts are of equations, and every equation of a program
+runs once per call of that program (an effect inside a loop body counts once).
 """
 from __future__ import annotations
 
+import types
 from collections import Counter
 from typing import NamedTuple
 
 import numpy as np
 from jax import tree_util
 
-from .ad_checkpoint import saved_residuals, aval_text
+from .ad_checkpoint import saved_residuals, aval_text, _arg_names
 from .api_util import flatten_fun
-from .ir.core import ClosedJaxpr, Literal, ReadEffect, WriteEffect, AccumEffect
+from .ir.core import ClosedJaxpr, Jaxpr, Var, ReadEffect, WriteEffect, AccumEffect
 from .ir.remat_primitive import remat_p
 from .ir.staging import trace_to_jaxpr
-from .ir.trace import aval_of
+from .ir.trace import Tracer, aval_of
 from .ir.types import RefType
 from .transforms.dce import dce_jaxpr
 from .transforms.linearize import linearize_flat
 from .transforms.transpose import transpose_jaxpr
 
-__all__ = ["remat_report", "RematReport", "SavedValue"]
+__all__ = ["remat_report", "RematReport", "SavedValue", "PHASES"]
+
+PHASES = ("forward", "recomputation", "backward")
 
 
 class SavedValue(NamedTuple):
@@ -51,37 +56,55 @@ class RematReport(NamedTuple):
     backward: ClosedJaxpr
     saved: list              # SavedValue per residual
     recomputed: list         # equations re-run by the backward pass
-    effects: dict            # phase -> {ref input index: Counter(read/write/accumulate)}
+    effects: dict            # phase -> {ref name: Counter(read=, write=, accumulate=)}
 
     @property
     def saved_bytes(self) -> int:
         return sum(s.nbytes for s in self.saved)
 
+    def sections(self) -> list:
+        """`[(title, body), ...]`: body is a jaxpr or a list of text lines. What
+        `str(report)` prints and the REPL's `:remat` renders."""
+        n = len(self.recomputed)
+        counts = Counter(e.primitive.name for e in self.recomputed)
+        width = max(len(phase) for phase in PHASES) + 1
+        return [
+            ("forward pass (inputs -> outputs, residuals)", self.forward),
+            ("backward pass (residuals, cotangents -> input cotangents)", self.backward),
+            (f"saved: {_plural(len(self.saved), 'value')}, {self.saved_bytes} bytes",
+             [f"{aval_text(s.aval)} ({s.nbytes} B) {s.source}" for s in self.saved]),
+            (f"recomputed in the backward pass: {_plural(n, 'equation')}",
+             [", ".join(f"{k} {name}" for name, k in sorted(counts.items())) or "nothing"]),
+            ("ref effects per phase",
+             [f"{phase + ':':<{width}} {_effects_text(self.effects[phase])}"
+              for phase in PHASES]),
+        ]
+
     def __str__(self):
-        lines = ["== forward pass (inputs -> outputs, residuals) ==", str(self.forward),
-                 "== backward pass (residuals, cotangents -> input cotangents) ==",
-                 str(self.backward),
-                 f"== saved: {len(self.saved)} values, {self.saved_bytes} bytes =="]
-        lines += [f"  {aval_text(s.aval)} ({s.nbytes} B) {s.source}" for s in self.saved]
-        lines.append(f"== recomputed in the backward pass: {len(self.recomputed)} "
-                     f"equations ==")
-        lines += [f"  {_eqn_text(e)}" for e in self.recomputed]
-        lines.append("== ref effects per phase (ref input: reads/writes/accumulates) ==")
-        for phase, per_ref in self.effects.items():
-            text = ", ".join(f"input {i}: {c['read']}/{c['write']}/{c['accumulate']}"
-                             for i, c in sorted(per_ref.items())) or "none"
-            lines.append(f"  {phase}: {text}")
+        lines = []
+        for title, body in self.sections():
+            lines.append(f"== {title} ==")
+            lines += [str(body)] if not isinstance(body, list) else [f"  {t}" for t in body]
         return "\n".join(lines)
 
 
-def _eqn_text(eqn) -> str:
-    outs = " ".join(aval_text(v.aval) for v in eqn.outputs)
-    return f"{outs} = {eqn.primitive.name}"
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def remat_report(f, *args) -> RematReport:
+def _effects_text(per_ref: dict) -> str:
+    parts = []
+    for name, counts in per_ref.items():
+        done = [_plural(counts[kind], kind) for kind in ("read", "write", "accumulate")
+                if counts[kind]]
+        if done:
+            parts.append(f"{name}: {', '.join(done)}")
+    return "; ".join(parts) or "none"
+
+
+def remat_report(f, *args, **kwargs) -> RematReport:
     """The report for `grad`-style differentiation of `f` at `args` (all inputs)."""
-    leaves, in_tree = tree_util.tree_flatten((args, {}))
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     flat_fun, _ = flatten_fun(f, in_tree)
     linear_cell = []
 
@@ -92,24 +115,33 @@ def remat_report(f, *args) -> RematReport:
     forward_jaxpr = trace_to_jaxpr(forward, [aval_of(x) for x in leaves])
     linear = linear_cell[0].linear_jaxpr
     # The backward pass with its residuals as leading inputs, pruned to what it needs.
-    backward = transpose_jaxpr(linear.jaxpr.__class__(
-        (), linear.jaxpr.constvars + linear.jaxpr.invars, linear.jaxpr.eqns,
-        linear.jaxpr.outvars),
-        [False] * len(linear.jaxpr.constvars) + [True] * len(linear.jaxpr.invars))
+    n_res = len(linear.jaxpr.constvars)
+    backward = transpose_jaxpr(
+        Jaxpr((), linear.jaxpr.constvars + linear.jaxpr.invars, linear.jaxpr.eqns,
+              linear.jaxpr.outvars),
+        [False] * n_res + [True] * len(linear.jaxpr.invars))
     backward = backward if isinstance(backward, ClosedJaxpr) else ClosedJaxpr(backward, [])
     backward = dce_jaxpr(backward).jaxpr
     saved = [SavedValue(aval, _nbytes(aval), source)
-             for aval, source in saved_residuals(f, *args)]
-    recomputed = _recomputed(linear.jaxpr)
-    ref_positions = [i for i, x in enumerate(leaves) if isinstance(aval_of(x), RefType)]
-    # The recomputing remats and the backward program are pure by construction (the
-    # ref rewrite in transforms/remat.py): they do not even receive a ref. Their rows
-    # are zeros, shown so the learner sees the contrast with JAX's double effect.
-    effects = {
-        "forward": _ref_effects(forward_jaxpr.jaxpr, ref_positions),
-        "recomputation": {i: Counter() for i in ref_positions},
-        "backward": {i: Counter() for i in ref_positions},
-    }
+             for aval, source in saved_residuals(f, *args, **kwargs)]
+
+    # Every ref the program touches is a value it received: an input leaf, or a const
+    # of the traced forward pass (a closed-over ref), or -- never, by the rule of
+    # DESIGN.md section 5, but counted if it happened -- a residual of the backward.
+    names = _ref_names(f, args, kwargs, leaves, forward_jaxpr.consts)
+    effects = {phase: {name: Counter() for name in names.values()} for phase in PHASES}
+    forward_refs = _named(forward_jaxpr.jaxpr.constvars, forward_jaxpr.consts, names)
+    forward_refs.update(_named(forward_jaxpr.jaxpr.invars, leaves, names))
+    for eqn in forward_jaxpr.jaxpr.eqns:
+        _count(eqn, forward_refs, effects["forward"])
+    backward_refs = _named(backward.jaxpr.constvars, backward.consts, names)
+    backward_refs.update(_named(backward.jaxpr.invars[:n_res], linear.consts, names))
+    recomputed = []
+    cotangents = backward.jaxpr.invars[n_res:]
+    for eqn, phase, refs in _backward_phases(backward.jaxpr, cotangents, backward_refs):
+        if phase == "recomputation":
+            recomputed.append(eqn)
+        _count(eqn, refs, effects[phase])
     return RematReport(forward_jaxpr, backward, saved, recomputed, effects)
 
 
@@ -117,44 +149,100 @@ def _nbytes(aval) -> int:
     return int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
 
 
-def _recomputed(linear_jaxpr) -> list:
-    """Equations of the recomputing `remat`s that read no tangent: the recomputation.
+# -- naming the refs ----------------------------------------------------------------------------
 
-    Found in the linear program (before transposition), where "reads no tangent" is a
-    forward data-flow question: tangents are the program's inputs and whatever is
-    computed from them; residuals are everything else."""
-    linear = set(linear_jaxpr.invars)
-    out = []
-    for eqn in linear_jaxpr.eqns:
-        flags = [not isinstance(a, Literal) and a in linear for a in eqn.inputs]
-        if eqn.primitive is remat_p:
-            body = eqn.params["jaxpr"]
-            body_linear = {v for v, f in zip(body.invars, flags) if f}
-            for e in body.eqns:
-                if any(not isinstance(a, Literal) and a in body_linear for a in e.inputs):
-                    body_linear.update(e.outputs)
-                else:
-                    out.append(e)
-        if any(flags):
-            linear.update(eqn.outputs)
-    return out
+def _is_ref_value(x) -> bool:
+    return not isinstance(x, Tracer) and isinstance(aval_of(x), RefType)
 
+
+def _ref_names(f, args, kwargs, leaves, consts) -> dict:
+    """id(ref) -> how the report names it: the argument's name, or the name it is
+    closed over by (`calls (closed over)`), found in `f`'s closure and globals."""
+    names = {}
+    arg_names = _arg_names(f, args, kwargs)
+    for i, leaf in enumerate(leaves):
+        if _is_ref_value(leaf):
+            name = arg_names[i] if i < len(arg_names) and arg_names[i] else f"argument {i}"
+            names.setdefault(id(leaf), name)
+    free = _free_names(f)
+    unnamed = 0
+    for value in consts:
+        if _is_ref_value(value) and id(value) not in names:
+            name = free.get(id(value))
+            if name is None:
+                name, unnamed = f"ref {unnamed}", unnamed + 1
+            names[id(value)] = f"{name} (closed over)"
+    return names
+
+
+def _free_names(f, limit: int = 100) -> dict:
+    """id(value) -> name, for the values `f` reads from its closure cells and its
+    globals, and those of the functions it reaches that way (`f` closing over a
+    scan body closing over the ref), nearest first."""
+    found, seen, queue = {}, set(), [f]
+    while queue and len(seen) < limit:
+        fn = queue.pop(0)
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        reached = []
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+                try:
+                    reached.append((name, cell.cell_contents))
+                except ValueError:       # an empty cell
+                    pass
+            module = getattr(fn, "__globals__", {})
+            reached += [(name, module[name]) for name in code.co_names if name in module]
+        if getattr(fn, "__wrapped__", None) is not None:
+            reached.append((None, fn.__wrapped__))
+        for name, value in reached:
+            if name is not None:
+                found.setdefault(id(value), name)
+            if isinstance(value, types.FunctionType) or hasattr(value, "__wrapped__"):
+                queue.append(value)
+    return found
+
+
+def _named(binders, values, names) -> dict:
+    """binder var -> ref name, for the binders whose value is a named ref."""
+    return {v: names[id(x)] for v, x in zip(binders, values)
+            if id(x) in names and _is_ref_value(x)}
+
+
+# -- counting -----------------------------------------------------------------------------------
 
 _KIND = {ReadEffect: "read", WriteEffect: "write", AccumEffect: "accumulate"}
 
 
-def _ref_effects(jaxpr, ref_positions) -> dict:
-    """Reads/writes/accumulates per ref input, counted over the visible effects of each
-    top-level equation (a call counts its body's effects on the refs it is passed)."""
-    position = {v: i for i, v in enumerate(jaxpr.invars)}
-    counts = {i: Counter() for i in ref_positions}
+def _count(eqn, refs: dict, counts: dict):
+    """Add `eqn`'s visible effects on the named refs (a call's or a loop's count the
+    effects of its body on the refs it is passed, once)."""
+    for effect in eqn.effects:
+        kind = _KIND.get(type(effect))
+        if kind is None:
+            continue
+        name = refs.get(eqn.inputs[effect.input_index])
+        if name is not None:
+            counts[name][kind] += 1
+
+
+def _backward_phases(jaxpr, cotangents, refs, recomputing=False):
+    """`(eqn, phase, refs)` for each equation of the backward program, looking inside
+    the recomputing `remat`s: there, an equation that reads no cotangent (directly or
+    through earlier equations) is recomputation; everything else is backward."""
+    dependent = set(cotangents)
     for eqn in jaxpr.eqns:
-        for effect in eqn.effects:
-            kind = _KIND.get(type(effect))
-            if kind is None:
-                continue
-            ref = eqn.inputs[effect.input_index]
-            i = position.get(ref)
-            if i in counts:
-                counts[i][kind] += 1
-    return counts
+        reads_cotangent = any(type(a) is Var and a in dependent for a in eqn.inputs)
+        if eqn.primitive is remat_p and eqn.params["differentiated"]:
+            body = eqn.params["jaxpr"]
+            pairs = list(zip(eqn.inputs, body.invars))
+            yield from _backward_phases(
+                body, [b for a, b in pairs if type(a) is Var and a in dependent],
+                {b: refs[a] for a, b in pairs if type(a) is Var and a in refs}, True)
+        else:
+            phase = "recomputation" if recomputing and not reads_cotangent else "backward"
+            yield eqn, phase, refs
+        if reads_cotangent:
+            dependent.update(eqn.outputs)

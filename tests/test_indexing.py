@@ -222,3 +222,63 @@ def test_random_indices_match_numpy(idx):
     np.testing.assert_array_equal(np.asarray(getitem(X, idx)), expected)
     closed = traced(lambda m, x: x[idx], X)
     assert closed.out_avals[0].shape == expected.shape
+
+
+# -- a concrete jax.Array indexed by a tracer (minijax/numpy/_array_interop.py) -------------
+
+CLOSED_OVER = [
+    ("fori_loop_sum", lambda m, xs: m.lax.fori_loop(0, 4, lambda i, c: c + xs[i, 2], 0.0)),
+    ("jit_gather", lambda m, xs: m.jit(lambda i: xs[i] * 2.0)(2)),
+    ("jit_slice_of_row", lambda m, xs: m.jit(lambda i: xs[i, 1:])(np.int32(1))),
+    ("at_set_traced_index", lambda m, xs: m.jit(lambda i: xs.at[i].set(9.0))(1)),
+    ("at_add_traced_value", lambda m, xs: m.jit(lambda v: xs.at[2].add(v))(5.0)),
+    ("vmap_gather", lambda m, xs: m.vmap(lambda i: xs[i])(np.array([3, 0, 1], np.int32))),
+    ("grad_through_gather", lambda m, xs: m.grad(
+        lambda s: m.lax.fori_loop(0, 3, lambda i, c: c + xs[i, 0] * s, 0.0))(2.0)),
+]
+
+
+@pytest.mark.parametrize("name", [n for n, _ in CLOSED_OVER])
+def test_closed_over_array_indexed_by_a_tracer(name):
+    import jax
+    program = dict(CLOSED_OVER)[name]
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    ours = program(minijax, minijax.numpy.asarray(table))
+    theirs = program(jax, jnp.asarray(table))
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs))
+
+
+def test_concrete_indexing_is_still_jaxs_own():
+    from minijax.numpy import _array_interop
+    table = minijax.numpy.arange(4.0)
+    assert float(table[1]) == 1.0 and table.at[0].set(5.0)[0] == 5.0
+    _array_interop.uninstall()
+    try:
+        assert "_array_interop" not in type(table).__getitem__.__module__
+    finally:
+        _array_interop.install()
+    assert type(table).__getitem__ is _array_interop._getitem
+
+
+# An `...` standing for no axes still separates the advanced indices around it: NumPy
+# then puts their axes first (found by test_random_indices_match_numpy).
+EMPTY_ELLIPSIS = [(slice(None), None, np.array([0, 0]), Ellipsis, 0),
+                  (slice(None), np.array([2, 0]), Ellipsis, 1),
+                  (np.array([0, 1]), Ellipsis, 0, 0), (0, Ellipsis, np.array([1, 1]), 3)]
+
+
+@pytest.mark.parametrize("idx", EMPTY_ELLIPSIS, ids=str)
+def test_empty_ellipsis_between_advanced_indices(idx):
+    np.testing.assert_array_equal(np.asarray(getitem(X, idx)), X[idx])
+    assert traced(lambda m, x: x[idx], X).out_avals[0].shape == X[idx].shape
+
+
+def test_refs_refuse_an_empty_ellipsis_that_would_move_array_axes():
+    ref = minijax.new_ref(X)
+    for idx in EMPTY_ELLIPSIS[2:]:      # the array axes come first either way
+        np.testing.assert_array_equal(np.asarray(ref[idx]), X[idx])
+    for idx in EMPTY_ELLIPSIS[:2]:
+        with pytest.raises(IndexError, match=r"separated only by an empty `\.\.\.`"):
+            ref[idx]
+        with pytest.raises(IndexError, match="empty"):
+            minijax.jit(lambda r: r[idx])(ref)

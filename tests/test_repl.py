@@ -294,11 +294,15 @@ def test_remat_shows_saved_recomputed_and_effects_per_phase():
         :residuals f(1.0) nothing_saveable
         :remat f(1.0) no_such_policy
         """))
-    first, second = out.split("== traced (with checkpoint)")[1:3]
-    assert "== saved: 1 residual, 4 B" in first
+    # :remat renders minijax.remat_report: both programs, then its summary sections.
+    first, second = out.split("== forward pass (inputs -> outputs, residuals)")[1:3]
+    assert "== backward pass (residuals, cotangents -> input cotangents)" in first
+    assert "== saved: 1 value, 4 bytes\n  f32[] (4 B) from the argument x" in first
     assert "== recomputed in the backward pass: 3 equations\n  2 cos, 1 sin" in first
-    assert "forward:       1 get, 1 swap\n  recomputation: none\n  backward:      none" in first
-    assert "== saved: 2 residuals, 8 B" in second and "recomputed" in second
+    assert ("forward:       calls (closed over): 1 read, 1 write\n"
+            "  recomputation: none\n  backward:      none") in first
+    assert "== saved: 2 values, 8 bytes" in second and "recomputed" in second
+    assert "output of cos from <input 2>:3:" in second
     assert "== 1 residual, 4 B" in out
     assert err.strip() == ":remat: NameError: name 'no_such_policy' is not defined"
 

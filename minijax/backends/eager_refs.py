@@ -15,6 +15,12 @@ mutates it; every change goes through one function, `call_with_refs(jaxpr, args)
 
 Step 3 coming last is what makes a failing call leave every ref as it was.
 
+A transformation run eagerly (`grad`, `vjp`, `jvp`, `vmap`, ... of a function that
+writes a ref from outside) performs many such calls, one per primitive, and may
+fail after some have written. So the public transforms run the user's function
+`all_or_nothing()`: each box's contents and state are noted before its first change
+inside, and put back if the transformation raises.
+
 Eager `get`/`swap`/`addupdate` are that same function on a one-equation jaxpr
 (cached per primitive, indexer and input types), and the eager `jit` primitive uses
 it for any body that mentions refs -- which is how refs passed to (or closed over
@@ -26,8 +32,8 @@ The user-facing methods (`r[idx]`, `r.at`, `r.T`, ...) are attached to `Ref` by
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-import sys
 
 import jax.numpy as jnp
 import numpy as np
@@ -35,6 +41,7 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr, Var, jaxprs_in_params
 from ..ir.primitives import effects_of, out_avals_of
+from ..ir.source_info import user_location as _user_frame
 from ..ir.trace import MinijaxError, eager_impls
 from ..ir.types import RefType, ShapedArray, aval_of_value, canonical_dtype
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
@@ -46,18 +53,6 @@ __all__ = ["Ref", "RefError", "call_with_refs", "check_live", "describe_ref",
 
 class RefError(MinijaxError, TypeError, ValueError):
     """Misuse of a ref: aliasing, use after freeze/free_ref, returning one, ..."""
-
-
-def _user_frame() -> str:
-    """'file:line' of the innermost frame outside minijax: where the user did it."""
-    frame = sys._getframe(1)
-    package = __name__.split(".")[0]
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module != package and not module.startswith(package + "."):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "<unknown>"
 
 
 class Ref:
@@ -159,6 +154,38 @@ def check_no_aliasing(args, what: str):
             seen[id(arg)] = k
 
 
+# -- all or nothing --------------------------------------------------------------------
+
+# One journal per open `all_or_nothing()`, innermost last: id(box) -> (box, what it
+# held). The stack is emptied again by the context managers that fill it.
+_journals: list[dict] = []
+
+
+def _note_change(box: Ref):
+    if _journals and id(box) not in _journals[-1]:
+        _journals[-1][id(box)] = (box, (box._value, box._state, box._consumed_at))
+
+
+@contextlib.contextmanager
+def all_or_nothing():
+    """Run a transformation so that, if it raises, every box it changed is put back."""
+    journal: dict = {}
+    _journals.append(journal)
+    try:
+        yield
+    except BaseException:
+        for box, (value, state, consumed_at) in journal.values():
+            box._value, box._state, box._consumed_at = value, state, consumed_at
+        raise
+    finally:
+        _journals.pop()
+        if _journals:
+            # Succeeded inside a larger transformation: a later failure there undoes
+            # these changes too.
+            for key, entry in journal.items():
+                _journals[-1].setdefault(key, entry)
+
+
 def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function") -> list:
     """Run `jaxpr` (no constvars) on `args`, `Ref` boxes for its ref inputs; update
     the boxes it writes, only after the whole program has succeeded."""
@@ -171,6 +198,7 @@ def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function") -> list:
     outs = list(xla.compile_jaxpr(result.jaxpr)(*values))
     n = result.info.num_outputs
     for position, final in zip(result.info.written, outs[n:]):
+        _note_change(args[position])
         args[position]._value = final
     return outs[:n]
 
@@ -226,6 +254,7 @@ def _empty_ref(*, shape, dtype):
 def _consume(ref, state):
     check_live(ref, "freeze" if state == "frozen" else "free_ref")
     value = ref._value
+    _note_change(ref)
     ref._state, ref._consumed_at = state, _user_frame()
     if state == "freed":
         ref._value = None

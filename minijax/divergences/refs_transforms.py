@@ -48,3 +48,13 @@ register(
     "cotangent of its contents as an array; with respect to a ref that is written, a "
     "clear error; a failed call leaves every ref's contents as they were",
     transforms=("grad", "vjp", "value_and_grad", "new_ref"))
+
+
+register(
+    "jax_failed_transformation_leaves_ref_written", "0.10.2",
+    "jax.grad of a function that writes a closed-over ref and then turns out not to "
+    "return a scalar raises TypeError with the ref already written",
+    "the same error, with every ref the failed call wrote put back as it was (eagerly, "
+    "transformations run all-or-nothing: `eager_refs.all_or_nothing`)",
+    "issue 6: a failed call leaves every ref's contents as they were",
+    transforms=("grad", "vjp", "jvp", "vmap", "new_ref"))

@@ -18,3 +18,13 @@ register(
     "names, which are recomputed",
     "its docstring: 'Save any values (not just named ones) excluding the names given'",
     transforms=("checkpoint", "remat", "checkpoint_policies"))
+register(
+    "remat_grad_debug_print_runs_again_in_recomputation", "0.10.2",
+    "under jax.grad of a jax.checkpoint function that calls jax.debug.print, the "
+    "print runs in the forward pass and again in the backward pass's recomputation "
+    "(twice per gradient, whatever the policy; once more per call of a vjp pullback)",
+    "the print runs once per forward evaluation; the recomputation and the pullback "
+    "print nothing",
+    "issue 7: debug.print inside a remat-ed function follows the rule of ref effects, "
+    "which run once, in the forward pass (JAX PR #33050's intent for effects)",
+    transforms=("remat", "grad", "vjp", "debug", "print"))

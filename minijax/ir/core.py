@@ -13,6 +13,8 @@ A `Jaxpr` is a straight-line program in A-normal form:
 * `Eqn` applies a primitive to inputs (vars or literals) with static `params` and
   binds fresh output vars. `effects` records what the equation does to refs or to
   the outside world (see `Effect`); it is computed by the primitive's effect rule.
+  `source_info` says which line of the user's code it came from (`source_info.py`);
+  it is not part of the program: not printed, not parsed, not compared.
 * `Jaxpr` holds `constvars` (closed-over values, bound first), `invars`, `eqns` and
   `outvars`. `ClosedJaxpr` pairs a jaxpr with the values of its constvars.
 
@@ -25,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .source_info import pass_source_info, as_source_info
 from .types import ShapedArray, RefType
 
 
@@ -106,10 +109,12 @@ no_effects: frozenset = frozenset()
 
 
 class Eqn:
-    __slots__ = ("primitive", "inputs", "params", "outputs", "effects", "source_info")
+    """One equation. Without an explicit `source_info`, it takes that of the equation
+    the current pass is processing (none outside a pass): see `source_info.py`."""
+    __slots__ = ("primitive", "inputs", "params", "outputs", "effects", "_source")
 
     def __init__(self, primitive, inputs, params, outputs, effects=no_effects,
-                 source_info: str | None = None):
+                 source_info=None):
         # Built once per traced operation: skip copies of what is already immutable.
         # `params` is owned by the equation from here on (tracers pass a fresh dict).
         self.primitive = primitive
@@ -117,11 +122,18 @@ class Eqn:
         self.params = params
         self.outputs = outputs if type(outputs) is tuple else tuple(outputs)
         self.effects = effects if type(effects) is frozenset else frozenset(effects)
-        self.source_info = source_info
+        # Kept as traced (a bare `(code, offset)` pair is the cheapest), shown on access.
+        self._source = source_info if source_info is not None else pass_source_info()
+
+    @property
+    def source_info(self):
+        """The `SourceInfo` of the user's line that made this equation, or None."""
+        return as_source_info(self._source)
 
     def replace(self, **changes) -> "Eqn":
-        fields = {name: getattr(self, name) for name in self.__slots__}
-        fields["params"] = dict(self.params)
+        fields = {"primitive": self.primitive, "inputs": self.inputs,
+                  "params": dict(self.params), "outputs": self.outputs,
+                  "effects": self.effects, "source_info": self._source}
         fields.update(changes)
         return Eqn(**fields)
 

@@ -301,8 +301,8 @@ class _Builder(Transformer):
     def swap(self, children):
         (name, aval), (ref, params, dynamic, where), (ref2, params2, dynamic2, where2), \
             value = children
-        if ref2 is not ref or params2 != params or any(
-                a is not b for a, b in zip(dynamic, dynamic2)) or len(dynamic) != len(dynamic2):
+        if ref2 is not ref or params2 != params or not all(
+                _same_atom(a, b) for a, b in zip(dynamic, dynamic2)) or len(dynamic) != len(dynamic2):
             raise self.error("a swap reads and writes the same place; expected the "
                              "place written before '<-' here", where2)
         return self.make_eqn(swap_p, [ref, value, *dynamic], params,
@@ -567,3 +567,11 @@ def loads(text: str) -> ClosedJaxpr:
     constant values included."""
     result = _parse(text, require_values=True)
     return result if isinstance(result, ClosedJaxpr) else ClosedJaxpr(result, [])
+
+
+def _same_atom(a, b) -> bool:
+    """One index atom written twice: the same variable, or equal literals (each
+    literal in the text parses to its own `Literal`)."""
+    if isinstance(a, Literal) and isinstance(b, Literal):
+        return a.aval == b.aval and np.array_equal(a.value, b.value)
+    return a is b

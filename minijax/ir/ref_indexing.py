@@ -16,6 +16,8 @@ the ref's shape, ending in one `Index`:
       a dynamic position; an integer array is NumPy integer-array ("advanced")
       indexing. Dynamic positions are taken as JAX takes them: negative values count
       from the end, then the position is clamped into range.
+  A concrete boolean mask in a Python index becomes the integer arrays of its true
+  positions (`build_index`), so it is never an item itself.
   Axes the items do not reach are taken whole, as NumPy does, so `r[0]` of a
   `Ref{f32[2,3]}` is `Index((0,))`. Items never hold `...`: it is expanded when the
   index is built, and trailing whole-axis slices are dropped so that each access has
@@ -328,23 +330,37 @@ def indexer_shape(shape, indexer: RefIndexer | None, dynamic_avals) -> tuple:
 
 # -- building an Index from a Python index -------------------------------------------------
 
-def build_index(shape, idx, is_dynamic, error) -> tuple[Index, list]:
+def build_index(shape, idx, is_dynamic, error, concrete=None) -> tuple[Index, list]:
     """A Python index (`r[...]`, `r[1:3, i, None]`) on a ref of `shape` -> (Index, the
     dynamic values in order). `is_dynamic(x)` says whether `x` is an array-like index
     value (a tracer, jax or NumPy array); `error(cls, message)` makes the user-facing
-    exception (`cls` is IndexError or TypeError)."""
+    exception (`cls` is IndexError or TypeError); `concrete(x)` gives the NumPy value
+    of an array-like index known now (None when it is only known at run time).
+
+    As for arrays: a bare list is refused (`r[[0, 1]]` once meant `r[0, 1]` in NumPy;
+    write `r[np.array(seq)]`), a list inside a tuple is an integer array, and a
+    concrete boolean mask stands for the integer arrays of its true positions."""
+    if isinstance(idx, list):
+        raise error(TypeError, "using a non-tuple sequence as a ref index is not allowed "
+                    "(as for arrays): write r[np.array(seq)] for integer-array indexing, "
+                    "or r[tuple(seq)] for one index per axis")
     if not isinstance(idx, tuple):
         idx = (idx,)
+    idx = tuple(_mask_or_item(item, is_dynamic, concrete, error) for item in idx)
     n_ellipsis = sum(1 for item in idx if item is Ellipsis)
     if n_ellipsis > 1:
         raise error(IndexError, "an index can only have a single ellipsis ('...')")
-    consuming = sum(1 for item in idx if item is not None and item is not Ellipsis)
+    consuming = sum(item.ndim if isinstance(item, _Mask) else 1 for item in idx
+                    if item is not None and item is not Ellipsis)
     if consuming > len(shape):
         raise error(IndexError, f"too many indices for a ref of shape {tuple(shape)}: "
                     f"{consuming} were given")
     items, dynamic, axis = [], [], 0
+    empty_ellipsis_at = None
     for item in idx:
         if item is Ellipsis:
+            if len(shape) == consuming:
+                empty_ellipsis_at = len(items)
             for _ in range(len(shape) - consuming):
                 items.append(Slice(0, shape[axis], 1))
                 axis += 1
@@ -352,33 +368,113 @@ def build_index(shape, idx, is_dynamic, error) -> tuple[Index, list]:
         if item is None:
             items.append(NEW_AXIS)
             continue
+        if isinstance(item, _Mask):
+            covered = tuple(shape[axis:axis + item.ndim])
+            if item.mask.shape != covered:
+                raise error(IndexError, f"boolean index of shape {item.mask.shape} does "
+                            f"not match the indexed axes {covered} (from axis {axis})")
+            for positions in np.nonzero(item.mask):
+                items.append(DYNAMIC)
+                dynamic.append(positions.astype(np.int32))
+            axis += item.ndim
+            continue
         n = shape[axis]
         if isinstance(item, slice):
-            items.append(_static_slice(item, n, axis, error))
+            items.append(_static_slice(item, n, axis, is_dynamic, concrete, error))
         elif isinstance(item, (bool, np.bool_)):
-            raise error(TypeError, "boolean indices are not supported on refs; use an "
-                        "integer index, or read the ref and use jnp.where")
-        elif isinstance(item, (int, np.integer)):
+            raise error(TypeError, "a boolean scalar is not a ref index; index with "
+                        "integers, slices, None, integer arrays or a boolean mask array")
+        elif isinstance(item, (int, np.integer)) or (
+                isinstance(item, np.ndarray) and item.ndim == 0 and is_integer(item.dtype)):
+            # A NumPy scalar or 0-d array is known now: a static position, as for arrays.
+            item = int(item)
             if not -n <= item < n:
                 raise error(IndexError, f"index {int(item)} is out of bounds for axis "
                             f"{axis} with size {n}")
             items.append(int(item) % n)
         elif isinstance(item, (list, tuple)) or is_dynamic(item):
             value = np.asarray(item) if isinstance(item, (list, tuple)) else item
+            if isinstance(item, (list, tuple)) and value.size == 0:
+                value = value.astype(np.int32)      # `[]` selects nothing, as NumPy
             dtype = getattr(getattr(value, "aval", value), "dtype", None)
             if dtype is None or not is_integer(dtype):
-                what = "boolean masks" if dtype is not None and is_bool(dtype) else \
-                    f"indices of dtype {getattr(dtype, 'name', dtype)}"
-                raise error(TypeError, f"{what} are not supported on refs: index with "
-                            f"integers, slices, None or integer arrays")
+                raise error(TypeError, f"indices of dtype {getattr(dtype, 'name', dtype)} "
+                            f"are not supported on refs: index with integers, slices, "
+                            f"None, integer arrays or boolean mask arrays")
             items.append(DYNAMIC)
             dynamic.append(value)
         else:
             raise error(TypeError, f"cannot index a ref with {item!r} of type "
-                        f"{type(item).__name__}: use integers, slices, None, ... or "
-                        f"integer arrays")
+                        f"{type(item).__name__}: use integers, slices, None, ..., integer "
+                        f"arrays or boolean mask arrays")
         axis += 1
+    if empty_ellipsis_at is not None:
+        _check_no_split_advanced(items, dynamic, empty_ellipsis_at, error)
     return Index(canonical_items(items, shape)), dynamic
+
+
+def _check_no_split_advanced(items, dynamic, split_at, error):
+    """NumPy counts an `...` that stands for no axes as a separator: integer-array
+    indices on both sides of it put their axes first. The IR's index has no room for
+    such an `...`, so that one spelling is refused rather than laid out wrongly."""
+    any_array = any(len(np.shape(d)) if isinstance(d, np.ndarray) else len(d.aval.shape)
+                    for d in dynamic)
+    advanced = [k for k, item in enumerate(items)
+                if item is DYNAMIC or isinstance(item, int)]
+    # Only when something stands before the first advanced index do the two
+    # layouts differ: otherwise the array axes come first either way.
+    if any_array and advanced and 0 < advanced[0] < split_at <= advanced[-1]:
+        raise error(IndexError, "integer-array indices separated only by an empty `...` "
+                    "are not supported on refs (NumPy moves their axes first); read "
+                    "the value and index it (r[...][idx]), or write the index without "
+                    "the `...` and reorder the result's axes")
+
+
+@dataclass(frozen=True, eq=False)
+class _Mask:
+    """A concrete boolean mask array among the items of a Python index."""
+    mask: np.ndarray
+
+    @property
+    def ndim(self) -> int:
+        return self.mask.ndim
+
+
+def _static_bound(part, axis, is_dynamic, concrete, error):
+    """A slice bound as a Python int: it must be known now (an int, or a concrete
+    integer scalar such as `np.int32(1)` or `jnp.int32(1)` outside `jit`)."""
+    if part is None or (isinstance(part, (int, np.integer)) and not isinstance(part, bool)):
+        return part if part is None else int(part)
+    value = concrete(part) if concrete is not None and is_dynamic(part) else None
+    if value is None or np.ndim(value) != 0 or not is_integer(np.asarray(value).dtype):
+        raise error(TypeError, f"slice bounds on refs must be static ints, got {part!r} on "
+                    f"axis {axis}; for a dynamic start use minijax.lax.dynamic_slice on the "
+                    f"value read from the ref")
+    return int(value)
+
+
+def _mask_or_item(item, is_dynamic, concrete, error):
+    """`item`, or a `_Mask` when it is a boolean array (which must be concrete: the
+    number of positions it selects is the result's shape)."""
+    if isinstance(item, (list, tuple)):
+        value = np.asarray(item)
+        return _Mask(value) if value.dtype == np.bool_ and value.ndim else item
+    if isinstance(item, (bool, np.bool_, slice)) or item is None or item is Ellipsis \
+            or not is_dynamic(item):
+        return item
+    dtype = getattr(getattr(item, "aval", item), "dtype", None)
+    if dtype is None or not is_bool(dtype):
+        return item
+    value = concrete(item) if concrete is not None else None
+    if value is None:
+        raise error(TypeError, "a boolean mask index must be concrete (the number of "
+                    "positions it selects is the shape of the result); this one is only "
+                    "known at run time. Read the ref and use jnp.where(mask, r[...], 0)")
+    value = np.asarray(value)
+    if value.ndim == 0:
+        raise error(TypeError, "a boolean scalar is not a ref index; index with "
+                    "integers, slices, None, integer arrays or a boolean mask array")
+    return _Mask(value)
 
 
 def canonical_items(items, shape) -> tuple:
@@ -392,12 +488,10 @@ def canonical_items(items, shape) -> tuple:
     return tuple(items)
 
 
-def _static_slice(item: slice, n: int, axis: int, error) -> Slice:
-    for part in (item.start, item.stop, item.step):
-        if part is not None and not isinstance(part, (int, np.integer)):
-            raise error(TypeError, f"slice bounds on refs must be static Python ints, got "
-                        f"{part!r} on axis {axis}; for a dynamic start use "
-                        f"minijax.lax.dynamic_slice on the value read from the ref")
+def _static_slice(item: slice, n: int, axis: int, is_dynamic, concrete, error) -> Slice:
+    parts = [_static_bound(part, axis, is_dynamic, concrete, error)
+             for part in (item.start, item.stop, item.step)]
+    item = slice(*parts)
     if item.step is not None and item.step <= 0:
         raise error(IndexError, f"slice steps on refs must be positive, got {item.step} "
                     f"on axis {axis}; read the ref and reverse the value instead")

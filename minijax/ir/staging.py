@@ -1,7 +1,8 @@
 """The staging trace: run a Python function on tracers and record a `Jaxpr`.
 
 `trace_to_jaxpr(fun, in_avals)` makes a `StagingTrace` whose parent is the current
-trace, feeds `fun` one tracer per input, and records every `bind` as an equation.
+trace, feeds `fun` one tracer per input, and records every `bind` as an equation,
+with the user's line that made it (`source_info.py`).
 
 Closure conversion happens in `to_atom`: a value the function uses but did not
 receive -- a NumPy/jax array it closed over, or a tracer of an *outer* trace (say,
@@ -12,6 +13,7 @@ concrete values become `Literal`s inline instead, as in JAX's jaxprs.
 from __future__ import annotations
 
 import gc
+from sys import _getframe
 from contextlib import contextmanager
 
 import numpy as np
@@ -19,6 +21,7 @@ import numpy as np
 from .checks import checks_enabled, check_traced
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from .primitives import signature_of
+from .source_info import no_source_info, source_context, internal_files
 from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
 from .types import ShapedArray
 
@@ -36,6 +39,8 @@ class StagingTracer(Tracer):
 
 
 class StagingTrace(Trace):
+    expands_operations = False     # one application, one equation
+
     def __init__(self, parent: Trace):
         super().__init__(parent)
         self.eqns: list[Eqn] = []
@@ -78,10 +83,26 @@ class StagingTrace(Trace):
         return var
 
     def process_primitive(self, prim, args, params):
-        inputs = [self.to_atom(x) for x in args]
+        # This trace's own tracers are most inputs: read their variables directly.
+        inputs = [x.ir_var if type(x) is StagingTracer and x._trace is self
+                  else self.to_atom(x) for x in args]
         signature = signature_of(prim, [v.aval for v in inputs], params)
         outputs = [Var(aval) for aval in signature.out_avals]
-        self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects))
+        # `current_source_info()` and `walk_frames`, inlined: this runs once per
+        # equation. The equation a pass is processing, or the user's frame above
+        # `bind` (frames 0 and 1 are this method and its caller, both minijax's).
+        context = source_context
+        if context.mode:
+            source = context.info
+        else:
+            frame, source = _getframe(2), None
+            while frame is not None:
+                code = frame.f_code
+                if not internal_files[code.co_filename]:
+                    source = (code, frame.f_lasti)
+                    break
+                frame = frame.f_back
+        self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects, source))
         return [StagingTracer(self, v) for v in outputs]
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
@@ -101,7 +122,8 @@ def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:
         outs = fun(*args)
     closed = trace.to_closed_jaxpr(outs)
     if checks_enabled():
-        check_traced(closed)
+        with no_source_info():      # what the check parses back is not the user's code
+            check_traced(closed)
     return closed
 
 

@@ -19,6 +19,7 @@ import threading
 from contextlib import contextmanager
 
 from .primitives import Primitive, out_avals_of
+from .source_info import begin_operation, end_operation
 from .types import aval_of_value
 
 
@@ -32,6 +33,10 @@ class TracerError(MinijaxError, TypeError):
 
 class Trace:
     """Base class: a context that interprets primitive applications."""
+    # Whether one primitive application may become several equations (a jvp rule
+    # stages the primal and the tangent): `bind` then looks up the user's source line
+    # once for all of them (`source_info.py`). Staging and evaluation make one.
+    expands_operations = True
 
     def __init__(self, parent: "Trace | None"):
         self.parent = parent
@@ -118,6 +123,7 @@ class _TraceState(threading.local):
 
 class EvalTrace(Trace):
     """The root trace: apply primitives to concrete values right away."""
+    expands_operations = False
 
     def __init__(self):
         super().__init__(parent=None)
@@ -158,12 +164,20 @@ def set_current_trace(trace: Trace):
 def reset_trace_state():
     """Back to a fresh root trace (for tests and for the REPL after an interrupt)."""
     _state.trace = EvalTrace()
+    end_operation()
 
 
 def bind(prim: Primitive, *args, **params):
     """Apply `prim` in the current trace. Returns one value, or a list if
     `prim.multiple_results`."""
-    outs = current_trace().process_primitive(prim, args, params)
+    trace = _state.trace
+    if trace.expands_operations and begin_operation():
+        try:
+            outs = trace.process_primitive(prim, args, params)
+        finally:
+            end_operation()
+    else:
+        outs = trace.process_primitive(prim, args, params)
     return outs if prim.multiple_results else outs[0]
 
 

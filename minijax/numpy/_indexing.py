@@ -121,14 +121,22 @@ def _expand(fname, shape, idx, for_update=False):
     if consumed > len(shape):
         raise IndexError(f"{fname}: too many indices for array: array is "
                          f"{len(shape)}-dimensional, but {consumed} were indexed")
+    # An `...` that stands for no axes still separates the advanced indices on either
+    # side of it (NumPy's rule puts their axes first): it keeps a position.
+    empty_ellipsis_at = None
     if ellipses:
         at = next(i for i, item in enumerate(items) if item is Ellipsis)
         items[at:at + 1] = [slice(None)] * (len(shape) - consumed)
+        if len(shape) == consumed:
+            empty_ellipsis_at = sum(i.mask.ndim if isinstance(i, _Mask) else 1
+                                    for i in items[:at])
     else:
         items += [slice(None)] * (len(shape) - consumed)
 
     entries, axis = [], 0
     for position, item in enumerate(_unmask(fname, items, shape)):
+        if empty_ellipsis_at is not None and position >= empty_ellipsis_at:
+            position += 1
         if item is None:
             entries.append(_Entry("none", position=position))
             continue

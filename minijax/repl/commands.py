@@ -145,8 +145,9 @@ def _passes(session, rest):
          "how often each effect runs",
          "Checkpoints the call's function with POLICY (a name from "
          "checkpoint_policies,\nsuch as dots_saveable, or any policy expression) and "
-         "shows the residuals\n(type, bytes, origin), the recomputed equations and "
-         "the effect counts per phase.")
+         "shows minijax.remat_report:\nthe forward and backward programs, the residuals "
+         "(type, bytes, origin), the\nrecomputed equations and each ref's reads and "
+         "writes per phase (refs closed\nover included).")
 def _remat(session, rest):
     target, args, kwargs = target_and_options(session, rest, pipeline.policy_names())
     pipeline.show_remat(session, target, *args, **kwargs)

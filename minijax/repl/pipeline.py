@@ -6,17 +6,13 @@ residuals; the *staged* jaxpr is the linear part), then transposition of the sta
 jaxpr (the backward pass). This module calls those IR -> IR passes one by one on the
 traced program and prints each result with what changed from the stage before.
 
-`:remat` runs the same split on `checkpoint(f, policy=...)` and reads it:
-* saved: the residuals, i.e. the known jaxpr's extra outputs, with type and size;
-* recomputed: the staged equations that do not depend on a tangent -- primal work
-  done again in the backward pass because the policy did not save its result;
-* effects per phase: effectful equations (ref reads and writes, prints) in the
-  forward pass, among the recomputed equations, and in the tangent (backward) part.
-  Counts are static: an equation inside a loop body counts once.
+`:remat` shows `minijax.remat_report` of `checkpoint(f, policy=...)`: the forward and
+backward programs, what is saved (type, bytes, origin), what the backward pass
+recomputes, and each ref's reads/writes per phase (forward, recomputation,
+backward), refs closed over included. Counts are static: an equation inside a loop
+body counts once.
 """
 from __future__ import annotations
-
-import collections
 
 import minijax
 from minijax import transforms
@@ -156,103 +152,20 @@ def _checkpointed(target: Target, policy):
     return checkpoint(target.fun) if policy is None else checkpoint(target.fun, policy=policy)
 
 
-def _tangent_dependence(jaxpr, tangent_invars):
-    """Per equation: (eqn, depends on a tangent). Call-like equations whose body
-    takes exactly the equation's inputs are looked into, so a recomputation inside
-    the checkpoint's staged call is seen as one."""
-    dependent = set(tangent_invars)
-    out = []
-    for eqn in jaxpr.eqns:
-        flags = [not hasattr(a, "value") and a in dependent for a in eqn.inputs]
-        bodies = _sub_jaxprs(eqn)
-        if len(bodies) == 1 and len(bodies[0].invars) == len(eqn.inputs):
-            body = bodies[0]
-            inner = _tangent_dependence(body, [v for v, f in zip(body.invars, flags) if f])
-            out.extend(inner)
-            inner_dependent = {v for e, d in inner if d for v in e.outputs}
-            inner_dependent.update(v for v, f in zip(body.invars, flags) if f)
-            for var, outvar in zip(eqn.outputs, body.outvars):
-                if outvar in inner_dependent:
-                    dependent.add(var)
-            continue
-        if any(flags):
-            dependent.update(eqn.outputs)
-        out.append((eqn, any(flags)))
-    return out
-
-
-def _effect_counts(eqns) -> str:
-    counts = collections.Counter(e.primitive.name for e in eqns if e.effects)
-    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "none"
-
-
-def _all_eqns(jaxpr):
-    for eqn in jaxpr.eqns:
-        bodies = _sub_jaxprs(eqn)
-        if bodies:
-            for body in bodies:
-                yield from _all_eqns(body)
-        else:
-            yield eqn
-
-
-def _origins(known):
-    """What produced each residual: an equation of the forward pass or an input."""
-    jaxpr = known.jaxpr
-    producer = {v: eqn for eqn in jaxpr.eqns for v in eqn.outputs}
-    positions = {v: i for i, v in enumerate(jaxpr.invars)}
-    def origin(var):
-        if hasattr(var, "value"):
-            return "a constant"
-        if var in positions:
-            return f"input {positions[var]}"
-        eqn = producer.get(var)
-        return f"output of {eqn.primitive.name}" if eqn is not None else "a const"
-    return origin
-
-
 def show_remat(session, target: Target, policy=None, **options):
+    """`minijax.remat_report` of `checkpoint(f, policy)` at the call's arguments, one
+    section after another (the same sections `print(report)` shows)."""
     if options:
         raise TypeError(f":remat takes one POLICY; got options {sorted(options)}")
-    fun = _checkpointed(target, policy)
-    traced = minijax.make_jaxpr(fun)(*target.args, **target.kwargs)
-    session.title("== traced (with checkpoint)")
-    session.show_ir(traced)
-    jvp, split = split_gradient(traced)
-    residual_outs = split.known_jaxpr.jaxpr.outvars[-split.num_residuals:] \
-        if split.num_residuals else []
-    origin = _origins(split.known_jaxpr)
-    total = sum(nbytes(v.aval) for v in split.residuals)
-    session.title(f"== saved: {_count(split.num_residuals, 'residual')}, "
-                  f"{human_bytes(total)}")
-    descriptions = _saved_residual_descriptions(fun, target)
-    for i, (var, out) in enumerate(zip(split.residuals, residual_outs)):
-        where = descriptions[i] if descriptions and len(descriptions) == \
-            split.num_residuals else origin(out)
-        session.say(f"  {str(var.aval):<14} {human_bytes(nbytes(var.aval)):>9}  {where}")
-    staged = split.staged_jaxpr.jaxpr
-    n_linear = len(staged.invars) - split.num_residuals
-    flags = _tangent_dependence(staged, staged.invars[split.num_residuals:][:n_linear])
-    recomputed = [e for e, dep in flags if not dep]
-    counts = collections.Counter(e.primitive.name for e in recomputed)
-    session.title(f"== recomputed in the backward pass: {_count(len(recomputed), 'equation')}")
-    session.say("  " + (", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
-                        or "nothing"))
-    session.title("== effects per phase (static counts)")
-    session.say(f"  forward:       {_effect_counts(_all_eqns(split.known_jaxpr.jaxpr))}")
-    session.say(f"  recomputation: {_effect_counts(recomputed)}")
-    session.say(f"  backward:      {_effect_counts([e for e, dep in flags if dep])}")
-
-
-def _saved_residual_descriptions(fun, target):
-    saved_residuals = _saved_residuals_fn()
-    if saved_residuals is None:
-        return None
-    try:
-        return [str(description) for _, description in
-                saved_residuals(fun, *target.args, **target.kwargs)]
-    except Exception:  # the origin column falls back to our own reading of the IR
-        return None
+    from minijax.remat_report import remat_report
+    report = remat_report(_checkpointed(target, policy), *target.args, **target.kwargs)
+    for title, body in report.sections():
+        session.title(f"== {title}")
+        if isinstance(body, list):
+            for line in body:
+                session.say(f"  {line}")
+        else:
+            session.show_ir(body)
 
 
 def _saved_residuals_fn():

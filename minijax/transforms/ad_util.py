@@ -19,6 +19,7 @@ import numpy as np
 
 from ..ir import primitives as P
 from ..ir.core import Literal
+from ..ir.source_info import source_info_from
 from ..ir.trace import bind, aval_of, current_trace
 from ..ir.types import ShapedArray, float0, is_inexact, aval_of_value
 
@@ -125,7 +126,8 @@ def eval_jaxpr(jaxpr, consts, args) -> list:
         env[var] = value
     for eqn in jaxpr.eqns:
         inputs = [literal_value(a) if type(a) is Literal else env[a] for a in eqn.inputs]
-        outs = current_trace().process_primitive(eqn.primitive, inputs, eqn.params)
+        with source_info_from(eqn):     # what the pass emits for it is from its line
+            outs = current_trace().process_primitive(eqn.primitive, inputs, eqn.params)
         for var, value in zip(eqn.outputs, outs):
             env[var] = value
     return [literal_value(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]

@@ -13,6 +13,23 @@ rather than `f` inlined:
 * transpose: `jit(transpose_jaxpr(body))` of the non-linear inputs and cotangents;
 * dce: the body is pruned to the outputs that are used.
 
+Refs passed into the call (as arguments, or closed over: the call's leading inputs)
+follow the rules of `refs.py` through the body:
+
+* jvp: a ref with a tangent ref has it passed in beside it, as the body's tangent
+  input; the jvp'd body reads and writes both. A ref without one (from outside the
+  differentiated function) gets none, and a differentiated write to it in the body
+  is refused while the body is transformed, before anything runs;
+* partial eval: the known call performs the known refs' effects, once, in program
+  order; the staged call works on the unknown (tangent) refs. A known ref into which
+  the body writes an unknown value (a tangent ref that started as zeros) is made
+  unknown *before* the call (`stage_known_ref`) and the split redone, so that the
+  body's writes and the caller's later reads meet in one staged ref;
+* transpose: a linear (tangent) ref's cotangent ref is passed into the transposed
+  call, which reads and writes it in place (`transpose_jaxpr`);
+* dce: may prune a call with effects too -- the body's dce keeps every effectful
+  equation, so the writes stay.
+
 The transformed bodies are cached by (body, which inputs are linear/unknown/...),
 so repeated calls of a jitted function under `grad` trace each pass once.
 """
@@ -25,10 +42,11 @@ from ..ir.core import Eqn, Jaxpr
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace
 from .ad_util import Zero, tangent_aval
-from .dce import dce_rules, dce_jaxpr, DceEqn
+from .dce import dce_rules, dce_jaxpr, DceEqn, effect_preserving_dce
 from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
-from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear
+from .refs import stage_known_ref
+from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear, UndefinedRef
 
 
 def _jit_jvp(primals, tangents, *, jaxpr, name):
@@ -54,6 +72,16 @@ def _jit_partial_eval(trace, args, params):
     jaxpr, name = params["jaxpr"], params["name"]
     unknowns = tuple(trace.is_unknown(x) for x in args)
     split = partial_eval_jaxpr_for_call(jaxpr, unknowns, trace.policy)
+    while any(split.known_refs_written):
+        # The body writes an unknown value into a known ref passed in (a tangent ref
+        # that started as zeros): split inside, that write would go to a copy the
+        # caller never sees. Make the ref unknown out here, before the call, so the
+        # body's accesses to it and every later one outside go to one staged ref.
+        # (Each round makes at least one more input unknown, so this ends.)
+        args = [stage_known_ref(trace, x) if written else x
+                for x, written in zip(args, split.known_refs_written)]
+        unknowns = tuple(trace.is_unknown(x) for x in args)
+        split = partial_eval_jaxpr_for_call(jaxpr, unknowns, trace.policy)
     known_body = split.known_jaxpr
     known_args = [x for x, u in zip(args, unknowns) if not u]
     with set_current_trace(trace.parent):
@@ -79,9 +107,12 @@ def _jit_transpose(cts, *args, jaxpr, name):
     linear = tuple(is_linear(x) for x in args)
     body, consts = transpose_jaxpr_for_call(jaxpr, linear)
     cts = [ct if type(ct) is not Zero else _zeros_like(ct) for ct in cts]
-    outs = iter(bind(P.jit_p, *consts, *[x for x in args if not is_linear(x)], *cts,
-                     jaxpr=body, name=f"transpose({name})"))
-    return [next(outs) if lin else None for lin in linear]
+    # A tangent ref passed in has its cotangent ref passed in too, written in place.
+    ct_refs = [x.ct_ref for x in args if type(x) is UndefinedRef]
+    outs = iter(bind(P.jit_p, *consts, *[x for x in args if not is_linear(x)], *ct_refs,
+                     *cts, jaxpr=body, name=f"transpose({name})"))
+    return [next(outs) if lin and type(x) is not UndefinedRef else None
+            for x, lin in zip(args, linear)]
 
 
 def _zeros_like(zero: Zero):
@@ -120,3 +151,4 @@ def _dce_fixed_point(jaxpr: Jaxpr) -> bool:
 
 
 dce_rules[P.jit_p] = _jit_dce
+effect_preserving_dce.add(P.jit_p)   # a body's writes to refs passed in stay

@@ -15,28 +15,31 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
   ran forward (the index is a residual), mapping output cotangents to operand ones.
 * vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
   means examples take different branches: as in JAX, every branch runs on the whole
-  batch and `select_n` picks each example's result -- unless a branch has effects
-  (a print, a ref write), which must happen only for the examples that take it; then
-  the examples are looped over one at a time with a `scan`, each running its branch.
+  batch and `select_n` picks each example's result. Branches that write refs run each
+  on its own copy of those refs, and each example keeps the contents its own branch
+  left (`vmap_refs.py`). A print must happen only for the examples that take its
+  branch, so with one the examples are looped over one at a time with a `scan`, each
+  running its branch.
 * DCE: each branch is pruned to the used outputs; an operand stays if any branch
   still reads it.
 """
 from __future__ import annotations
 
 from ..ir import control_flow_primitives as CF
-from ..ir import primitives as P
-from ..ir.core import Eqn, Jaxpr
+from ..ir.core import Eqn, Jaxpr, DebugEffect
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
                                   tangent_or_zero_list, with_unused_inputs,
-                                  map_examples_one_at_a_time)
+                                  map_examples_one_at_a_time, has_ref_inputs,
+                                  jvp_through_discharge, partial_eval_through_discharge)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
 from .transpose import transpose_rules, backward_pass, UndefinedPrimal, is_linear
 from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, not_mapped
+from . import vmap_refs
 
 cond_p = CF.cond_p
 
@@ -44,6 +47,8 @@ cond_p = CF.cond_p
 # -- jvp --------------------------------------------------------------------------------
 
 def _cond_jvp(primals, tangents, *, branches):
+    if has_ref_inputs(primals):
+        return jvp_through_discharge(cond_p, primals, tangents, dict(branches=branches))
     index, operands = primals[0], primals[1:]
     nonzeros = [type(t) is not Zero for t in tangents[1:]]
     n_out = len(branches[0].outvars)
@@ -68,6 +73,8 @@ jvp_rules[cond_p] = _cond_jvp
 # -- partial evaluation -------------------------------------------------------------------
 
 def _cond_partial_eval(trace, args, params):
+    if has_ref_inputs(args):
+        return partial_eval_through_discharge(trace, cond_p, args, params)
     branches = params["branches"]
     if trace.is_unknown(args[0]):
         return trace.stage(cond_p, args, params)      # which branch runs is unknown
@@ -165,24 +172,25 @@ def _cond_vmap(axis_size, values, dims, *, branches):
     index_dim, operand_dims = dims[0], list(dims[1:])
     if index_dim is not_mapped:
         return _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches)
-    if any(branch.effects for branch in branches):
+    effects = frozenset().union(*(branch.effects for branch in branches))
+    if any(isinstance(e, DebugEffect) for e in effects):
         return _vmap_one_example_at_a_time(axis_size, values, dims, branches)
     # Examples take different branches: run all of them on the whole batch, then let
-    # each example pick its branch's result.
+    # each example pick its branch's result -- and, with ref effects, the contents its
+    # branch left in each ref it writes (`vmap_refs.py`).
     index = moveaxis(index, index_dim, 0)
-    per_branch = []
-    with set_current_trace(fresh_root()):
-        batched = [vmap_jaxpr(b, operand_dims, axis_size,
-                              out_axes=[0] * len(b.outvars)).jaxpr for b in branches]
-    for jaxpr in batched:
-        per_branch.append(run_body(jaxpr, operands))
-    outs = []
-    for results in zip(*per_branch):
-        shape = aval_of(results[0]).shape
-        which = index if len(shape) == 1 else P.broadcast_in_dim_p.bind(
-            index, shape=shape, broadcast_dimensions=(0,))
-        outs.append(P.select_n_p.bind(which, *results))
+    outs = vmap_refs.cond_selecting_ref_contents(
+        axis_size, index, operands, operand_dims, branches,
+        lambda branch, ops, ds: _run_batched(axis_size, branch, ops, ds))
     return Batched(outs, [0] * len(outs))
+
+
+def _run_batched(axis_size, branch, operands, operand_dims):
+    """`branch` on the whole batch, every output batched on axis 0."""
+    with set_current_trace(fresh_root()):
+        jaxpr = vmap_jaxpr(branch, operand_dims, axis_size,
+                           out_axes=[0] * len(branch.outvars)).jaxpr
+    return run_body(jaxpr, operands)
 
 
 def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches):
@@ -198,10 +206,11 @@ def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches):
 
 def _vmap_one_example_at_a_time(axis_size, values, dims, branches):
     """A `scan` over the examples, each running its own branch: needed when branches
-    have effects, which must happen only for the examples that take the branch."""
-    outs = map_examples_one_at_a_time(
+    print, which must happen only for the examples that take the branch."""
+    outs = vmap_refs.cond_one_example_at_a_time(
+        axis_size, values, dims, branches,
         lambda *inputs: bind(cond_p, *inputs, branches=branches),
-        axis_size, values, dims, not_mapped, moveaxis)
+        map_examples_one_at_a_time)
     return Batched(outs, [0] * len(outs))
 
 

@@ -16,20 +16,44 @@ This module holds the pieces for that:
 * `trace_body` -- trace a Python function into a body (no constvars) plus the values
   it closed over, under a fresh root trace so nothing leaks in from outside;
 * `strip_debug_effects` -- a body without its prints, for a recomputation that
-  must not print a second time.
+  must not print a second time;
+* `jvp_through_discharge` / `partial_eval_through_discharge` -- the autodiff rules
+  for an equation whose bodies use refs (see "Refs under autodiff" below).
+
+Refs under autodiff
+-------------------
+A body that reads and writes a closed-over ref receives the ref as one of the
+equation's inputs. Rather than teaching every loop and branch rule about refs
+(tangent refs beside primal refs, which of them are known, how a carry of ref
+contents transposes), the autodiff rules hand such an equation to discharge
+(`transforms/discharge_control_flow.py`) first: the same construct on plain values,
+whose written refs' final values are extra outputs (a loop carries them). The rule
+then reads each ref's current contents, applies the pass to that pure construct with
+the construct's own rule, and writes the final contents back:
+
+    cond[...] i r x        ==>     a <- r[...]
+                                   y, a' = cond[discharged] i a x
+                                   r[...] <- a'
+
+The reads and writes are ordinary ref operations, so the ref rules of
+`transforms/refs.py` carry the tangent refs along (jvp), split known from unknown
+refs (partial evaluation) and transpose them (reverse mode), exactly as for a ref
+used outside any body.
 """
 from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
 from ..ir import control_flow_primitives as CF
+from ..ir import primitives as P
 from ..ir.core import Jaxpr, Eqn, Var, jaxprs_in_params
-from ..ir.primitives import effects_of
+from ..ir.primitives import effects_of, out_avals_of
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import current_trace, set_current_trace, aval_of
+from ..ir.trace import bind, current_trace, set_current_trace, aval_of
+from ..ir.types import RefType
 from .ad_util import (Zero, tangent_aval, is_differentiable, eval_jaxpr, fresh_root,
-                      zeros)
-from .jvp import jvp_flat
+                      zeros, instantiate)
+from .jvp import jvp_flat, JvpResult
 
 
 class Body(NamedTuple):
@@ -181,7 +205,17 @@ def map_examples_one_at_a_time(apply_one, axis_size, values, dims, not_mapped, m
     """vmap by a `scan` over the examples, each running `apply_one(*inputs)` on its
     own slice: for effectful branches and loop bodies, whose effects must happen only
     for the examples (and iterations) that really run them. Returns the stacked
-    outputs, every one batched along axis 0."""
+    outputs, every one batched along axis 0.
+
+    A batched ref cannot be sliced into a scan (a ref is never a scanned-over value):
+    see `_examples_on_ref_rows`."""
+    groups: dict = {}               # id(ref) -> (ref, its batch dim, its positions)
+    for k, (v, d) in enumerate(zip(values, dims)):
+        if d is not not_mapped and isinstance(aval_of(v), RefType):
+            groups.setdefault(id(v), (v, d, []))[2].append(k)
+    if groups:
+        return _examples_on_ref_rows(list(groups.values()), apply_one, axis_size, values,
+                                     dims, not_mapped, moveaxis)
     mapped = [d is not not_mapped for d in dims]
     shared = [v for v, m in zip(values, mapped) if not m]
     stacked = [moveaxis(v, d, 0) for v, d, m in zip(values, dims, mapped) if m]
@@ -196,3 +230,113 @@ def map_examples_one_at_a_time(apply_one, axis_size, values, dims, not_mapped, m
     return list(CF.scan_p.bind(*body.consts, *shared, *stacked, jaxpr=body.jaxpr,
                                num_consts=len(body.consts) + n_shared, num_carry=0,
                                length=axis_size, reverse=False, unroll=1))
+
+
+def _examples_on_ref_rows(groups, apply_one, axis_size, values, dims, not_mapped, moveaxis):
+    """`map_examples_one_at_a_time` with batched refs among `values`: the scan slices
+    each ref's contents instead, each example runs on a fresh ref holding its own row,
+    and the rows' final contents, stacked by the scan, are written back."""
+    values, dims = list(values), list(dims)
+    for ref, d, positions in groups:
+        rows = moveaxis(bind(P.get_p, ref), d, 0)
+        for k in positions:
+            values[k], dims[k] = rows, 0
+
+    def one_example(*inputs):
+        inputs, lanes = list(inputs), []
+        for _, _, positions in groups:
+            lanes.append(bind(P.new_ref_p, inputs[positions[0]]))
+            for k in positions:
+                inputs[k] = lanes[-1]
+        return list(apply_one(*inputs)) + [bind(P.get_p, lane) for lane in lanes]
+    outs = map_examples_one_at_a_time(one_example, axis_size, values, dims, not_mapped,
+                                      moveaxis)
+    n = len(outs) - len(groups)
+    for (ref, d, _), final in zip(groups, outs[n:]):
+        bind(P.swap_p, ref, moveaxis(final, 0, d))
+    return outs[:n]
+
+
+# -- refs under autodiff: discharge first -------------------------------------------------
+
+def has_ref_inputs(args) -> bool:
+    return any(isinstance(aval_of(x), RefType) for x in args)
+
+
+class _Discharged(NamedTuple):
+    """One application of a primitive, on values. `jaxpr` takes `args` with each ref
+    replaced by its contents and returns the primitive's `num_outputs` outputs, then
+    the final contents of the refs at `written` (positions in `args`)."""
+    jaxpr: Jaxpr
+    args: list
+    firsts: list          # for each of `args`, its position in the original inputs
+    written: tuple
+    num_outputs: int
+
+
+def _discharge_application(prim, args, params) -> _Discharged:
+    from .discharge import discharge_jaxpr
+    # One box passed twice (a ref closed over by two branches) is one variable, as
+    # discharge tracks refs by variable.
+    var_of_ref: dict = {}
+    invars, unique, firsts, inputs = [], [], [], []
+    for k, x in enumerate(args):
+        aval = aval_of(x)
+        var = var_of_ref.get(id(x)) if isinstance(aval, RefType) else None
+        if var is None:
+            var = Var(aval)
+            if isinstance(aval, RefType):
+                var_of_ref[id(x)] = var
+            invars.append(var)
+            unique.append(x)
+            firsts.append(k)
+        inputs.append(var)
+    in_avals = [v.aval for v in inputs]
+    outputs = [Var(a) for a in out_avals_of(prim, in_avals, params)]
+    eqn = Eqn(prim, inputs, params, outputs, effects_of(prim, in_avals, params))
+    result = discharge_jaxpr(Jaxpr((), invars, [eqn], outputs))
+    return _Discharged(result.jaxpr, unique, firsts, result.info.written, len(outputs))
+
+
+def _contents(x):
+    return bind(P.get_p, x) if isinstance(aval_of(x), RefType) else x
+
+
+def jvp_through_discharge(prim, primals, tangents, params) -> JvpResult:
+    """The jvp rule for `prim` applied to inputs some of which are refs (see "Refs
+    under autodiff" above). A ref without a tangent ref (one from outside the
+    differentiated function) may only be written with values that have no tangent."""
+    from .refs import _external_write_error as external_write_error
+    d = _discharge_application(prim, primals, params)
+    in_tangents = []
+    for x, k in zip(d.args, d.firsts):
+        t = tangents[k]
+        if isinstance(aval_of(x), RefType):
+            t = Zero(tangent_aval(aval_of(x).inner)) if type(t) is Zero else _contents(t)
+        in_tangents.append(t)
+    result = jvp_flat(lambda *xs: eval_jaxpr(d.jaxpr, (), xs),
+                      [_contents(x) for x in d.args], in_tangents, current_trace())
+    n = d.num_outputs
+    finals = list(zip(d.written, result.primals_out[n:], result.tangents_out[n:]))
+    for position, _, tangent in finals:        # check everything before writing
+        if type(tangents[d.firsts[position]]) is Zero and type(tangent) is not Zero:
+            raise external_write_error(prim.name, d.args[position])
+    for position, value, tangent in finals:
+        bind(P.swap_p, d.args[position], value)
+        tangent_ref = tangents[d.firsts[position]]
+        if type(tangent_ref) is not Zero:
+            bind(P.swap_p, tangent_ref, instantiate(tangent))
+    return JvpResult(result.primals_out[:n], result.tangents_out[:n])
+
+
+def partial_eval_through_discharge(trace, prim, args, params) -> list:
+    """The partial-evaluation rule for `prim` applied to inputs some of which are refs:
+    reads, the pure construct and writes each go through `trace` on their own, so a
+    known ref stays known and a staged (tangent) ref is staged."""
+    d = _discharge_application(prim, args, params)
+    with set_current_trace(trace):
+        outs = eval_jaxpr(d.jaxpr, (), [_contents(x) for x in d.args])
+        for position, value in zip(d.written, outs[d.num_outputs:]):
+            bind(P.swap_p, d.args[position], value)
+    return outs[:d.num_outputs]
+

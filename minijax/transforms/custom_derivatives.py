@@ -30,6 +30,7 @@ from jax import tree_util
 
 from ..ir import primitives as P
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
+from ..ir.source_info import user_code
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import MinijaxError, EvalTrace, bind, aval_of, current_trace, eager_impls
 from ..ir.types import float0
@@ -171,7 +172,8 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
     tangent_leaves = [instantiate(t) if is_differentiable(aval_of(a)) else
                       _float0_zeros(aval_of(a)) for a, t in zip(args, arg_tangents)]
-    result = rule.jvp(*site.nondiff, site.dyn_tree(args), site.dyn_tree(tangent_leaves))
+    with user_code():        # its equations come from the rule's own lines, as in JAX
+        result = rule.jvp(*site.nondiff, site.dyn_tree(args), site.dyn_tree(tangent_leaves))
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise CustomDerivativeError(f"the JVP rule of {name} must return a pair "
                                     f"(primal_out, tangent_out)")
@@ -250,7 +252,8 @@ class custom_vjp:
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
     site = rule.site
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    result = rule.fwd(*site.full_args(args))
+    with user_code():        # its equations come from the rule's own lines, as in JAX
+        result = rule.fwd(*site.full_args(args))
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise CustomDerivativeError(f"the fwd rule of {name} must return a pair "
                                     f"(output, residuals)")

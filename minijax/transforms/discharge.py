@@ -55,6 +55,7 @@ from ..ir.core import (Var, Literal, Eqn, Jaxpr, ClosedJaxpr, jaxprs_in_params,
                        WriteEffect, AccumEffect)
 from ..ir.primitives import effects_of, out_avals_of, register_rule_table, GenericPath
 from ..ir.catalogue import ref_primitives
+from ..ir.source_info import source_info_from
 from ..ir.trace import MinijaxError
 from ..ir.types import RefType, ShapedArray
 from .discharge_indexing import read_path, update_path
@@ -214,10 +215,8 @@ def _discharge(jaxpr: Jaxpr, finals: tuple | None = None) -> DischargeResult:
     for eqn in jaxpr.eqns:
         inputs = [a if isinstance(a, Literal) else env[a] for a in eqn.inputs]
         rule = discharge_rules.get(eqn.primitive)
-        if rule is None:
-            outputs = _copy_eqn(b, eqn, inputs)
-        else:
-            outputs = rule(b, eqn, inputs)
+        with source_info_from(eqn):     # the value ops it becomes are from its line
+            outputs = _copy_eqn(b, eqn, inputs) if rule is None else rule(b, eqn, inputs)
         for var, value in zip(eqn.outputs, outputs):
             env[var] = value
     outvars = []

@@ -36,6 +36,7 @@ from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import Trace, Tracer, aval_of, set_current_trace
+from ..ir.types import RefType, is_inexact
 from .ad_util import (Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr,
                       fresh_root)
 
@@ -160,9 +161,15 @@ def _jvp_traceable(jaxpr: Jaxpr, consts, nonzeros, instantiate_outs):
     return fun
 
 
+def _has_tangent_input(aval) -> bool:
+    # A ref of an inexact dtype passed into a call has a tangent ref beside it
+    # (transforms/refs.py), which the jvp'd body reads and writes.
+    return is_differentiable(aval) or (isinstance(aval, RefType) and is_inexact(aval.dtype))
+
+
 def _jvp_closed(closed: ClosedJaxpr, nonzeros, instantiate_outs) -> tuple:
     jaxpr = closed.jaxpr
-    nonzeros = [bool(nz) and is_differentiable(v.aval) for v, nz in zip(jaxpr.invars, nonzeros)]
+    nonzeros = [bool(nz) and _has_tangent_input(v.aval) for v, nz in zip(jaxpr.invars, nonzeros)]
     fun = _jvp_traceable(jaxpr, closed.consts, nonzeros, instantiate_outs)
     in_avals = jaxpr.in_avals + [v.aval for v, nz in zip(jaxpr.invars, nonzeros) if nz]
     return trace_to_jaxpr(fun, in_avals), fun.out_nonzeros

@@ -31,6 +31,8 @@ from ..ir.primitives import effects_of
 from ..ir.trace import MinijaxError, bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, fresh_root
 from .control_flow_common import (trace_body, run_body, jvp_body, reorder, split_list,
+                                  has_ref_inputs, jvp_through_discharge,
+                                  partial_eval_through_discharge,
                                   with_unused_inputs, strip_debug_effects,
                                   map_examples_one_at_a_time)
 from .jvp import jvp_rules, JvpResult
@@ -49,6 +51,10 @@ class WhileLoopReverseModeError(MinijaxError, TypeError):
 # -- jvp --------------------------------------------------------------------------------
 
 def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    if has_ref_inputs(primals):
+        return jvp_through_discharge(while_p, primals, tangents, dict(
+            cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+            body_nconsts=body_nconsts))
     cond_consts, body_consts, init = split_list(primals, [cond_nconsts, body_nconsts])
     _, body_const_t, init_t = split_list(tangents, [cond_nconsts, body_nconsts])
     const_nz = [type(t) is not Zero for t in body_const_t]
@@ -87,6 +93,8 @@ jvp_rules[while_p] = _while_jvp
 # -- partial evaluation -------------------------------------------------------------------
 
 def _while_partial_eval(trace, args, params):
+    if has_ref_inputs(args):
+        return partial_eval_through_discharge(trace, while_p, args, params)
     cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
     cond_nconsts, body_nconsts = params["cond_nconsts"], params["body_nconsts"]
     unknowns = [trace.is_unknown(x) for x in args]

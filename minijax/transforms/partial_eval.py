@@ -41,6 +41,7 @@ import numpy as np
 
 from ..ir.core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from ..ir.primitives import effects_of, out_avals_of, register_rule_table, GenericPath
+from ..ir.source_info import current_source_info
 from ..ir.staging import StagingTrace, convert_constvars_to_invars
 from ..ir.trace import Trace, Tracer, aval_of, current_trace, set_current_trace
 from ..ir.types import ShapedArray
@@ -75,6 +76,7 @@ class _Recipe(NamedTuple):
     args: list
     params: dict
     outs: list
+    source_info: object = None     # its recomputation is from the same line
 
 
 class PartialEvalTrace(Trace):
@@ -119,7 +121,7 @@ class PartialEvalTrace(Trace):
             outs = parent.process_primitive(prim, args, params)
         if self.policy is not None and not self.policy(
                 prim, *[aval_of(x) for x in args], **params):
-            recipe = _Recipe(prim, list(args), params, outs)
+            recipe = _Recipe(prim, list(args), params, outs, current_source_info())
             for i, out in enumerate(outs):
                 self._recipes[id(out)] = (recipe, i)
         return outs
@@ -130,7 +132,7 @@ class PartialEvalTrace(Trace):
         in_avals = [a.aval for a in inputs]
         outputs = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
         self.eqns.append(Eqn(prim, inputs, params, outputs,
-                             effects_of(prim, in_avals, params)))
+                             effects_of(prim, in_avals, params), current_source_info()))
         return [PartialEvalTracer(self, v) for v in outputs]
 
     def to_atom(self, x):
@@ -161,7 +163,8 @@ class PartialEvalTrace(Trace):
         in_avals = [a.aval for a in inputs]
         outputs = [Var(aval) for aval in out_avals_of(recipe.prim, in_avals, recipe.params)]
         self.eqns.append(Eqn(recipe.prim, inputs, recipe.params, outputs,
-                             effects_of(recipe.prim, in_avals, recipe.params)))
+                             effects_of(recipe.prim, in_avals, recipe.params),
+                             recipe.source_info))
         for out, var in zip(recipe.outs, outputs):
             self._residual_by_id[id(out)] = (out, var)
         return outputs[index]
@@ -180,11 +183,15 @@ class PartialEvalResult(NamedTuple):
     """`known_jaxpr`: known inputs -> known outputs + residuals.
     `staged_jaxpr`: residuals + unknown inputs -> unknown outputs.
     `residuals`: the staged jaxpr's residual inputs, in order (their avals say what is
-    saved). `out_unknowns[i]`: whether output i is computed by the staged jaxpr."""
+    saved). `out_unknowns[i]`: whether output i is computed by the staged jaxpr.
+    `known_refs_written[i]`: input i is a known ref into which an unknown value is
+    written -- from there on the staged side works on a staged copy of it, so a
+    caller whose ref must see those writes should pass it as unknown instead."""
     known_jaxpr: ClosedJaxpr
     staged_jaxpr: ClosedJaxpr
     residuals: tuple
     out_unknowns: tuple
+    known_refs_written: tuple = ()
 
     @property
     def num_residuals(self) -> int:
@@ -224,8 +231,10 @@ def partial_eval_jaxpr(jaxpr, unknowns, policy=save_everything,
                          staged.jaxpr.eqns, staged.jaxpr.outvars)
     known_outs = [x for x, u in zip(outs, out_unknowns) if not u] + staged.consts
     known_jaxpr = known_trace.to_closed_jaxpr(known_outs)
+    known_refs_written = tuple(id(x) in staged_trace.ref_redirects for x in args)
     return PartialEvalResult(known_jaxpr, ClosedJaxpr(staged_jaxpr, []),
-                             tuple(staged.jaxpr.constvars), out_unknowns)
+                             tuple(staged.jaxpr.constvars), out_unknowns,
+                             known_refs_written)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -172,13 +172,20 @@ def _write_partial_eval(prim):
     def rule(trace, args, params):
         ref = args[0]
         if not trace.is_unknown(ref):
-            with set_current_trace(trace.parent):
-                contents = bind(P.get_p, ref)
-            staged_ref = trace.stage(P.new_ref_p, [contents], {})[0]
-            trace.ref_redirects[id(ref)] = (ref, staged_ref)
-            args = [staged_ref, *args[1:]]
+            args = [stage_known_ref(trace, ref), *args[1:]]
         return trace.stage(prim, args, params)
     partial_eval_rules[prim] = rule
+
+
+def stage_known_ref(trace: PartialEvalTrace, ref):
+    """A staged ref starting from the known `ref`'s current contents (saved as a
+    residual), which replaces `ref` for every later use in `trace`. Also used by the
+    `jit` rule (calls.py) for a known ref that the call's body writes unknowns into."""
+    with set_current_trace(trace.parent):
+        contents = bind(P.get_p, ref)
+    staged_ref = trace.stage(P.new_ref_p, [contents], {})[0]
+    trace.ref_redirects[id(ref)] = (ref, staged_ref)
+    return staged_ref
 
 
 _write_partial_eval(P.swap_p)
@@ -249,22 +256,28 @@ transpose_rules[P.free_ref_p] = lambda cts, ref: [None]
 #   * a leading `Transpose` view moves the batch axis to 0 (if it is not there);
 #   * every later step gets the batch axis as its first axis: `Index` items get a
 #     whole `Slice` in front, `Transpose` permutations and `Reshape` sizes are shifted;
-#   * when some dynamic index is batched (a different position per example), the final
-#     `Index` instead starts with an integer-array item `iota(B)` and each batched
-#     position becomes a `(B,)` array: NumPy's advanced indexing then picks, for
-#     example b, its own position in its own slice, and puts the batch axis first.
+#   * when some dynamic index of an `Index` step (any step, not only the last) is
+#     batched (a different position per example), that step instead starts with an
+#     integer-array item `iota(B)` and each batched index is stacked on axis 0:
+#     NumPy's advanced indexing then picks, for example b, its own positions in its
+#     own slice, and puts the batch axis first. Per-example integer-array indices work
+#     the same way (`iota(B)` gets trailing size-1 axes to broadcast against them); a
+#     `Transpose` step puts their axes back where one example's result has them.
 # An unbatched ref read at a batched position is viewed as a batch of one
 # (`Reshape((1,) + shape)`) and indexed with zeros instead of `iota(B)`.
 # A ref made inside the vmapped function from unbatched values stays unbatched until a
 # batched value is written into it; it is then replaced by a batched copy, and the
-# trace redirects every later use of it to the copy (`trace.ref_redirects`).
+# trace redirects every later use of it to the copy (`trace.ref_redirects`). What the
+# trace checks over a whole vmapped call (aliasing, increments of refs from outside,
+# undoing a failed call) is in `vmap_refs.py`, with cond's batched-predicate rule.
 
 import numpy as np
 
 from ..ir.ref_indexing import RefIndexer, Index, Transpose, Reshape, Slice, DYNAMIC, \
-    split_dynamic
-from .vmap import (Batched, BatchingError, BatchTracer, vmap_rules, trace_vmap_rules,
-                   ref_creators, moveaxis, not_mapped)
+    split_dynamic, indexer_shapes, plan_index
+from . import vmap_refs as ref_checks
+from .vmap import (Batched, BatchingError, vmap_rules, trace_vmap_rules, ref_creators,
+                   moveaxis, not_mapped)
 
 
 def _batched_indexer(indexer, dynamic, dynamic_dims, ref_shape, batch_dim, axis_size,
@@ -277,44 +290,88 @@ def _batched_indexer(indexer, dynamic, dynamic_dims, ref_shape, batch_dim, axis_
     per_step = [[]] * len(steps) if indexer is None else split_dynamic(indexer, dynamic)
     per_step_dims = [[]] * len(steps) if indexer is None else split_dynamic(
         indexer, dynamic_dims)
+    rank = len(ref_shape)
+    one_shape = tuple(ref_shape) if fake_batch else tuple(
+        n for a, n in enumerate(ref_shape) if a != batch_dim)
     new_steps, new_dynamic = [], []
     if fake_batch:
         new_steps.append(Reshape((1,) + tuple(ref_shape)))
     elif batch_dim != 0:
-        rank = len(ref_shape)
         new_steps.append(Transpose((batch_dim,) + tuple(a for a in range(rank)
                                                          if a != batch_dim)))
     if not steps:
         steps, per_step, per_step_dims = [Index(())], [[]], [[]]
+    one_avals = [_one_example_aval(x, d) for x, d in zip(dynamic, dynamic_dims)]
+    # the per-example shape before each step
+    shapes = indexer_shapes(one_shape, RefIndexer(tuple(steps)), one_avals)
+    batch = 1 if fake_batch else axis_size     # the size of the leading axis so far
     for k, (step, dyn, dims) in enumerate(zip(steps, per_step, per_step_dims)):
         if isinstance(step, Transpose):
             new_steps.append(Transpose((0,) + tuple(p + 1 for p in step.permutation)))
         elif isinstance(step, Reshape):
-            new_steps.append(Reshape((axis_size if not fake_batch else 1,)
-                                     + tuple(step.sizes)))
-        elif all(d is not_mapped for d in dims) and not fake_batch:
+            new_steps.append(Reshape((batch,) + tuple(step.sizes)))
+        elif all(d is not_mapped for d in dims):
             # (an empty Index stays empty: trailing whole slices are left out, so
             # that each access keeps one canonical indexer)
-            new_steps.append(Index((Slice(0, axis_size, 1),) + tuple(step.items)
+            new_steps.append(Index((Slice(0, batch, 1),) + tuple(step.items)
                                    if step.items else ()))
             new_dynamic += dyn
         else:
-            if k != len(steps) - 1:
-                raise BatchingError("vmap of a ref view (`r.at[i]`) at a position that "
-                                    "differs per example is not supported; index the "
-                                    "ref in one step instead")
-            if any(aval_of(x).ndim - (d is not not_mapped) > 0 for x, d in zip(dyn, dims)):
-                raise BatchingError("vmap of a ref access with an integer-array index "
-                                    "that differs per example is not supported")
-            lanes = bind(P.iota_p, dtype=np.dtype(np.int32), shape=(axis_size,),
-                         dimension=0)
-            if fake_batch:
-                lanes = bind(P.mul_p, lanes, np.int32(0))
-            new_steps.append(Index((DYNAMIC,) + tuple(step.items)))
-            new_dynamic.append(lanes)
-            for x, d in zip(dyn, dims):
-                new_dynamic.append(x if d is not_mapped else moveaxis(x, d, 0))
+            new_steps += _per_example_index(step, dyn, dims, shapes[k], batch,
+                                            axis_size, new_dynamic)
+            batch = axis_size
+    if new_steps and not isinstance(new_steps[-1], Index):
+        new_steps.append(Index(()))
     return RefIndexer(tuple(new_steps)), new_dynamic
+
+
+def _one_example_aval(x, d):
+    aval = aval_of(x)
+    if d is not_mapped:
+        return aval
+    return aval.update(shape=aval.shape[:d] + aval.shape[d + 1:])
+
+
+def _per_example_index(step, dyn, dims, one_shape, batch, axis_size, new_dynamic):
+    """The steps for an `Index` with positions that differ per example, on a value
+    whose leading axis (size `batch`: the examples, or 1 for an unbatched ref) comes
+    first: an integer-array item `lanes` picks, for example b, row b (or row 0), and
+    each batched index is stacked on axis 0, so NumPy's advanced indexing takes each
+    example's own positions in its own row. The broadcast shape of the advanced items
+    then leads the result; where the per-example result had it further in, a
+    `Transpose` puts it back."""
+    one_avals = [_one_example_aval(x, d) for x, d in zip(dyn, dims)]
+    array_rank = max((a.ndim for a in one_avals), default=0)
+    lanes = bind(P.iota_p, dtype=np.dtype(np.int32), shape=(axis_size,), dimension=0)
+    if batch == 1:
+        lanes = bind(P.mul_p, lanes, np.int32(0))
+    new_dynamic.append(_with_rank(lanes, array_rank))
+    for x, d, aval in zip(dyn, dims, one_avals):
+        if d is not_mapped:
+            new_dynamic.append(x)
+        else:
+            new_dynamic.append(_with_rank(moveaxis(x, d, 0), array_rank, aval.shape))
+    steps = [Index((DYNAMIC,) + tuple(step.items))]
+    # where the advanced block sits in one example's result
+    layout = plan_index(one_shape, step.items, one_avals).layout
+    at = next((i for i, e in enumerate(layout) if e[0] == "array"), 0)
+    if at:
+        rest = len(layout) - array_rank
+        perm = ([0] + [1 + array_rank + i for i in range(at)]
+                + [1 + i for i in range(array_rank)]
+                + [1 + array_rank + i for i in range(at, rest)])
+        steps.append(Transpose(tuple(perm)))
+    return steps
+
+
+def _with_rank(stacked, rank, one_shape=()):
+    """A (B, *one_shape) index as (B, 1, ..., 1, *one_shape), of rank 1 + `rank`:
+    per example, NumPy broadcasting pads the shorter index shapes on the left."""
+    pad = rank - len(one_shape)
+    if pad == 0:
+        return stacked
+    shape = (aval_of(stacked).shape[0],) + (1,) * pad + tuple(one_shape)
+    return bind(P.reshape_p, stacked, new_sizes=shape, dimensions=None)
 
 
 def _access(values, dims, n_leading, params, axis_size):
@@ -357,24 +414,21 @@ def _write_value(value, dim, place_shape, axis_size):
     return moveaxis(value, dim, 0)
 
 
-def _unbatched_ref_error(prim_name, ref):
+def _unbatched_ref_error(prim, trace, ref, value):
+    where = (f"a {aval_of(ref)} that is the same for every example (a ref from outside "
+             f"the vmapped function, or mapped with in_axes=None)")
+    if prim is P.addupdate_p or ref_checks.read_before(trace, ref):
+        how = ("`addupdate` adds" if prim is P.addupdate_p else
+               "an increment (`r[idx] += v`: a read, then a write) adds")
+        return BatchingError(
+            f"vmap: {how} an amount that differs per example to {where}: every example "
+            f"would update the one ref. Map the ref too (a batched ref argument) to keep "
+            f"one total per example, or, for one total over the batch, return the "
+            f"amounts from the vmapped function and add their sum to the ref outside it.")
     return BatchingError(
-        f"vmap: `{prim_name}` writes a value that differs per example into a "
-        f"{aval_of(ref)} that is the same for every example (a ref from outside the "
-        f"vmapped function, or mapped with in_axes=None). Map the ref too (a batched "
-        f"ref argument), or create the ref inside the vmapped function.")
-
-
-def _promote(trace, ref):
-    """A ref made inside the vmapped function, about to receive a batched value: a
-    batched copy (batch axis 0) replaces it from now on."""
-    contents = bind(P.get_p, ref)
-    stacked = bind(P.broadcast_in_dim_p, contents,
-                   shape=(trace.axis_size,) + aval_of(contents).shape,
-                   broadcast_dimensions=tuple(range(1, 1 + aval_of(contents).ndim)))
-    batched = bind(P.new_ref_p, stacked)
-    trace.ref_redirects[id(ref)] = (ref, BatchTracer(trace, batched, 0))
-    return batched
+        f"vmap: `{prim.name}` writes a value that differs per example into {where}. "
+        f"Map the ref too (a batched ref argument), or create the ref inside the "
+        f"vmapped function.")
 
 
 def _write_vmap(prim):
@@ -384,8 +438,8 @@ def _write_vmap(prim):
         if dims[0] is not_mapped and (dims[1] is not not_mapped or any(
                 d is not not_mapped for d in dims[2:])):
             if id(ref) not in trace.local_refs:
-                raise _unbatched_ref_error(prim.name, ref)
-            values = [_promote(trace, ref)] + list(values[1:])
+                raise _unbatched_ref_error(prim, trace, ref, value)
+            values = [ref_checks.promote(trace, ref)] + list(values[1:])
             dims = [0] + list(dims[1:])
         ref, indexer, dynamic = _access(values, dims, 2, params, axis_size)
         # the batched place's shape, batch axis first, from the type rule:

@@ -33,7 +33,8 @@ from ..ir.core import Eqn, Jaxpr, Var
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents
-from .control_flow_common import (trace_body, jvp_body, reorder, split_list)
+from .control_flow_common import (trace_body, jvp_body, reorder, split_list, has_ref_inputs,
+                                  jvp_through_discharge, partial_eval_through_discharge)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
@@ -52,6 +53,9 @@ def _bind_scan(consts, init, xs, jaxpr, like_params, **changes):
 # -- jvp --------------------------------------------------------------------------------
 
 def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
+    if has_ref_inputs(primals):
+        return jvp_through_discharge(scan_p, primals, tangents, dict(
+            params, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry))
     nonzeros = [type(t) is not Zero for t in tangents]
     const_nz, carry_nz, x_nz = split_list(nonzeros, [num_consts, num_carry])
     n_ys = len(jaxpr.outvars) - num_carry
@@ -102,6 +106,8 @@ jvp_rules[scan_p] = _scan_jvp
 # -- partial evaluation -------------------------------------------------------------------
 
 def _scan_partial_eval(trace, args, params):
+    if has_ref_inputs(args):
+        return partial_eval_through_discharge(trace, scan_p, args, params)
     jaxpr, num_consts, num_carry = params["jaxpr"], params["num_consts"], params["num_carry"]
     length = params["length"]
     unknowns = [trace.is_unknown(x) for x in args]

@@ -37,6 +37,7 @@ import functools
 from ..ir.core import Literal, Jaxpr, ClosedJaxpr
 from ..ir.primitives import register_rule_table, GenericPath
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from ..ir.source_info import source_info_from
 from ..ir.trace import MinijaxError, current_trace, set_current_trace
 from ..ir import primitives as P
 from ..ir.trace import bind
@@ -85,9 +86,12 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
     linear_vars = set()
     for var, value in zip(jaxpr.constvars, consts):
         env[var] = value
+    cts = {}                   # linear var -> accumulated cotangent (a ref for a ref var)
     for var, value in zip(jaxpr.invars, args):
         if is_linear(value):
             linear_vars.add(var)
+            if type(value) is UndefinedRef:
+                cts[var] = value.ct_ref      # the caller's cotangent ref, written in place
         else:
             env[var] = value
 
@@ -95,8 +99,6 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
         if type(atom) is Literal:
             return literal_value(atom)
         return UndefinedPrimal(atom.aval) if atom in linear_vars else env[atom]
-
-    cts = {}                   # linear var -> accumulated cotangent (a ref for a ref var)
 
     def read_linear(atom):
         # A linear ref's cotangent is a ref, made (zeros) at its last use, i.e. the
@@ -122,8 +124,9 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
                 linear_vars.update(eqn.outputs)
                 break
         else:
-            outs = trace.process_primitive(eqn.primitive, [read(a) for a in eqn.inputs],
-                                           eqn.params)
+            with source_info_from(eqn):
+                outs = trace.process_primitive(eqn.primitive,
+                                               [read(a) for a in eqn.inputs], eqn.params)
             env.update(zip(eqn.outputs, outs))
 
     def accumulate(var, ct):
@@ -145,7 +148,8 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
                 f"cannot transpose '{eqn.primitive.name}': it has no transpose rule, so "
                 f"it must not be applied to a linear (tangent) value")
         eqn_cts = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outputs, eqn_cts)]
-        cts_in = rule(eqn_cts, *[read_linear(a) for a in eqn.inputs], **eqn.params)
+        with source_info_from(eqn):     # its transpose is from the same line
+            cts_in = rule(eqn_cts, *[read_linear(a) for a in eqn.inputs], **eqn.params)
         for atom, ct in zip(eqn.inputs, cts_in):
             if type(atom) is not Literal and atom in linear_vars:
                 accumulate(atom, ct)
@@ -170,9 +174,11 @@ def _has_ref_effect(eqn) -> bool:
 
 def transpose_jaxpr(jaxpr, linear=None):
     """The transpose of `jaxpr` with respect to its `linear` inputs (a bool per invar;
-    default: all). The result takes `(non-linear inputs..., output cotangents...)` and
-    returns the cotangents of the linear inputs, in order. A closed jaxpr's consts
-    are non-linear and stay consts."""
+    default: all). The result takes `(non-linear inputs..., cotangent refs...,
+    output cotangents...)` and returns the cotangents of the linear inputs, in order.
+    A linear *ref* input (a tangent ref) has a cotangent ref instead, an input of the
+    same type that the transpose reads and writes in place, and no output. A closed
+    jaxpr's consts are non-linear and stay consts."""
     closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(
         convert_constvars_to_invars(jaxpr), [])
     out = _transpose_closed(closed, tuple(linear) if linear is not None
@@ -185,15 +191,19 @@ def transpose_jaxpr(jaxpr, linear=None):
 def _transpose_closed(closed: ClosedJaxpr, linear: tuple) -> ClosedJaxpr:
     jaxpr = closed.jaxpr
     nonlinear_avals = [v.aval for v, lin in zip(jaxpr.invars, linear) if not lin]
-    n_nonlinear = len(nonlinear_avals)
+    ct_ref_avals = [v.aval for v, lin in zip(jaxpr.invars, linear)
+                    if lin and type(v.aval) is RefType]
+    n_nonlinear, n_inputs = len(nonlinear_avals), len(nonlinear_avals) + len(ct_ref_avals)
 
     def backward(*args):
-        values = iter(args[:n_nonlinear])
-        inputs = [UndefinedPrimal(v.aval) if lin else next(values)
+        values, ct_refs = iter(args[:n_nonlinear]), iter(args[n_nonlinear:n_inputs])
+        inputs = [(UndefinedRef(v.aval, next(ct_refs)) if type(v.aval) is RefType
+                   else UndefinedPrimal(v.aval)) if lin else next(values)
                   for v, lin in zip(jaxpr.invars, linear)]
-        cts_in = backward_pass(jaxpr, closed.consts, inputs, args[n_nonlinear:])
-        return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
-    return trace_to_jaxpr(backward, nonlinear_avals + jaxpr.out_avals)
+        cts_in = backward_pass(jaxpr, closed.consts, inputs, args[n_inputs:])
+        return [instantiate(ct) for ct, v, lin in zip(cts_in, jaxpr.invars, linear)
+                if lin and type(v.aval) is not RefType]
+    return trace_to_jaxpr(backward, nonlinear_avals + ct_ref_avals + jaxpr.out_avals)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -32,7 +32,9 @@ anywhere: moving it costs a transpose, so they move axes only when the primitive
 cannot work around them (an elementwise op whose operands disagree, a reshape with
 the batch axis in the middle, ...). `vmap_rules.py` holds the rules for shape ops,
 contractions and indexing; this file holds the trace, the elementwise rules and
-`vmap_jaxpr`.
+`vmap_jaxpr`. Refs add a little to the trace itself: it remembers the refs made in
+it, promotes them when a batched value is written, and asks `vmap_refs.py` about
+aliasing and increments of refs from outside (read that after `refs.py`).
 
 The pass
 --------
@@ -50,8 +52,8 @@ from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.primitives import register_rule_table, GenericPath
 from ..ir.staging import trace_to_jaxpr
-from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of, current_trace,
-                        set_current_trace)
+from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of,
+                        current_trace, set_current_trace)
 from ..ir.types import RefType
 from .ad_util import eval_jaxpr
 
@@ -129,6 +131,12 @@ class BatchTrace(Trace):
         self.axis_size = axis_size
         self.local_refs: dict = {}       # id(unbatched ref made here) -> the ref
         self.ref_redirects: dict = {}    # id(promoted ref) -> (it, its batched tracer)
+        # id(ref mapped as an argument) -> (it, its name): the same ref reaching the
+        # trace unbatched is then a closure of it (aliasing, see `vmap_refs.py`).
+        self.argument_refs: dict = {}
+        # id(ref from outside) -> it, for each one read so far: a later write of it
+        # is an increment (read-modify-write), see `vmap_refs.py`.
+        self.outside_refs_read: dict = {}
 
     def to_batched(self, x):
         """`(value, batch_dim)` for anything that reaches this trace."""
@@ -143,6 +151,8 @@ class BatchTrace(Trace):
         if self.ref_redirects:
             args = [self.ref_redirects[id(x)][1] if id(x) in self.ref_redirects else x
                     for x in args]
+        if self.argument_refs:
+            ref_checks.check_no_closure_alias(self, args)
         values, dims = [], []
         for x in args:
             if isinstance(x, BatchTracer) and x._trace is self:
@@ -154,19 +164,29 @@ class BatchTrace(Trace):
         parent = self.parent
         with set_current_trace(parent):
             if all(d is not_mapped for d in dims):
-                # Every example computes the same thing: compute it once.
+                # Every example computes the same thing: compute it once -- unless it
+                # increments a ref from outside, which is ambiguous (vmap_refs.py).
+                if prim in ref_checks.watched:
+                    ref_checks.check_unbatched_write(self, prim, values, params)
                 outs = parent.process_primitive(prim, values, params)
                 if prim in ref_creators:
                     self.local_refs.update((id(o), o) for o in outs)
+                if prim in ref_checks.reading:
+                    ref_checks.note_reads(self, prim, values, params)
                 return outs
+            if prim in ref_checks.higher_order:
+                values, dims = ref_checks.promote_written_refs(self, prim, values, dims,
+                                                               params)
             trace_rule = trace_vmap_rules.get(prim)
             if trace_rule is not None:
                 out = trace_rule(self, values, dims, **params)
-                return [self.wrap(v, d) for v, d in zip(out.values, out.batch_dims)]
-            rule = vmap_rules.get(prim)
-            if rule is None:
-                raise _missing_rule(prim)
-            out = rule(self.axis_size, values, dims, **params)
+            else:
+                rule = vmap_rules.get(prim)
+                if rule is None:
+                    raise _missing_rule(prim)
+                out = rule(self.axis_size, values, dims, **params)
+            if prim in ref_checks.reading:
+                ref_checks.note_reads(self, prim, values, params, dims)
         return [self.wrap(v, d) for v, d in zip(out.values, out.batch_dims)]
 
 
@@ -435,3 +455,4 @@ vmap_rules[P.jit_p] = _jit_rule
 
 # The rules for shape ops, contractions and indexing register themselves on import.
 from . import vmap_rules as _vmap_rules  # noqa: E402,F401
+from . import vmap_refs as ref_checks  # noqa: E402

@@ -1,0 +1,258 @@
+"""Where an equation came from: the line of the user's code that staged it.
+
+Every equation a trace records carries a `SourceInfo`: the user's frame at the
+moment of the `bind`, i.e. the innermost frame whose code lives outside minijax (and
+outside JAX and the Python standard library, which minijax calls into and which
+call back into it). `saved_residuals` names it (`output of sin from f.py:4:8 (f)`,
+in JAX's format), and error messages about refs say `created at f.py:4`.
+
+Two ways an equation gets one:
+
+* **traced from Python** (`StagingTrace`, and the partial-eval trace under
+  `linearize`): `current_source_info()` walks the call stack with `sys._getframe`.
+  Whether a file is the user's is decided once per file name, so the walk costs a
+  few dictionary lookups per equation; it keeps only the frame's code object and
+  instruction offset, a bare pair (`Eqn.source_info` turns it into the call site's
+  `SourceInfo` when read). The file, line, column and function name are worked out
+  only when shown. When a transformation's rule turns one operation into several
+  equations (jvp: the primal and the tangent), `bind` looks the frame up once for
+  all of them (`begin_operation`). The walk is what tracing pays for source info,
+  about 5-9% of `make_jaxpr`'s time (CPython builds a frame object for each frame
+  of minijax's it passes), 3-5% under `grad`.
+* **made by a pass** from an equation of an existing jaxpr (jvp, partial eval,
+  transpose, vmap, remat, discharge, DCE): the pass's per-equation loop runs under
+  `source_info_from(eqn)`, and every equation made inside it -- by a rule, a
+  nested trace or `Eqn(...)` directly -- inherits that equation's source info.
+  The context wins over the call stack, whose user frame would be the line that
+  called `grad` rather than the line that wrote the operation.
+
+Source info is a comment, never part of the program: the printer does not show it,
+parsed equations have none, and equations are compared by identity, never by it.
+"""
+from __future__ import annotations
+
+import os
+import sysconfig
+import threading
+from sys import _getframe
+
+__all__ = ["SourceInfo", "as_source_info", "current_source_info", "user_source_info", "user_location",
+           "source_info_from", "no_source_info", "user_code"]
+
+
+class SourceInfo:
+    """A call site in the user's code: a code object and an instruction offset, shown
+    as JAX shows it, `file:line:column (function)`."""
+    __slots__ = ("code", "lasti")
+
+    def __init__(self, code, lasti: int):
+        self.code = code
+        self.lasti = lasti
+
+    @property
+    def file(self) -> str:
+        return self.code.co_filename
+
+    @property
+    def function(self) -> str:
+        return self.code.co_qualname
+
+    @property
+    def line(self) -> int:
+        return self._position()[0]
+
+    @property
+    def column(self) -> int:
+        return self._position()[1]
+
+    def _position(self) -> tuple:
+        # One position per 2-byte code unit; the offset points at the call being made.
+        for i, (line, _, column, _) in enumerate(self.code.co_positions()):
+            if i == self.lasti // 2:
+                return (line if line is not None else self.code.co_firstlineno,
+                        column or 0)
+        return self.code.co_firstlineno, 0
+
+    def __str__(self):
+        # JAX's summary: `file:line:column (function)`, the column left out when 0.
+        line, column = self._position()
+        where = f"{self.file}:{line}:{column}" if column else f"{self.file}:{line}"
+        return f"{where} ({self.function})"
+
+    def __repr__(self):
+        return f"SourceInfo({self})"
+
+
+class _Sites(dict):
+    """code object -> {offset -> SourceInfo}: one SourceInfo per call site, made the
+    first time one of its equations is asked where it came from."""
+
+    def __missing__(self, code):
+        per_code = self[code] = _OffsetsOf(code)
+        return per_code
+
+
+class _OffsetsOf(dict):
+    __slots__ = ("code",)
+
+    def __init__(self, code):
+        self.code = code
+
+    def __missing__(self, lasti):
+        info = self[lasti] = SourceInfo(self.code, lasti)
+        return info
+
+
+_sites = _Sites()
+
+
+# -- which frames are the user's ------------------------------------------------------------
+
+def _internal_prefixes() -> tuple:
+    import jax
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    prefixes = {package, os.path.dirname(os.path.abspath(jax.__file__))}
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_path(key)
+        if path:
+            prefixes.add(os.path.abspath(path))
+    return tuple(p + os.sep for p in prefixes)
+
+
+class _InternalFiles(dict):
+    """co_filename -> whether it is minijax's, JAX's or the standard library's,
+    worked out the first time a file is met (`internal_files[name]` is one lookup)."""
+    prefixes = _internal_prefixes()
+
+    def __missing__(self, filename: str) -> bool:
+        # `<input 1>`, `<stdin>`: code compiled from a string is the user's.
+        internal = not filename.startswith("<") and \
+            os.path.abspath(filename).startswith(self.prefixes)
+        self[filename] = internal
+        return internal
+
+
+internal_files = _InternalFiles()
+
+
+def as_source_info(stored) -> SourceInfo | None:
+    """What an equation stores -- a `(code, offset)` pair, a SourceInfo or None -- as
+    a SourceInfo (or None)."""
+    if stored is None or type(stored) is SourceInfo:
+        return stored
+    return _sites[stored[0]][stored[1]]
+
+
+def walk_frames(frame):
+    """The first user frame from `frame` outwards, as a `(code, offset)` pair (what
+    equations store: a tuple is the cheapest thing to make)."""
+    internal = internal_files
+    while frame is not None:
+        code = frame.f_code
+        if not internal[code.co_filename]:
+            return (code, frame.f_lasti)
+        frame = frame.f_back
+    return None
+
+
+def user_source_info(depth: int = 1) -> SourceInfo | None:
+    """The innermost frame outside minijax, JAX and the standard library, starting
+    `depth` frames above the caller; None if every frame is internal."""
+    return as_source_info(walk_frames(_getframe(depth + 1)))
+
+
+def user_location() -> str:
+    """'file:line' of the user's frame, for messages ('the ref created at ...')."""
+    info = user_source_info(1)
+    return "<unknown>" if info is None else f"{info.file}:{info.line}"
+
+
+# -- the current operation or equation ------------------------------------------------------
+#
+# `source_context.mode` says where the source info of new equations comes from:
+#   _WALK       nowhere yet: walk the call stack;
+#   _OPERATION  one user operation, being expanded by a transformation's rule into
+#               several equations (`bind`, in trace.py): its frame, looked up once;
+#   _EQUATION   an equation of an existing jaxpr, being processed by a pass.
+# User code a rule calls back (a custom_jvp rule) is looked up afresh (`user_code`),
+# except inside a pass, where the equation being processed is the origin, as in JAX.
+
+_WALK, _OPERATION, _EQUATION = 0, 1, 2
+
+
+class _Context(threading.local):
+    def __init__(self):
+        self.info = None
+        self.mode = _WALK
+
+
+source_context = _Context()
+
+
+def pass_source_info():
+    """The source info of the operation or equation being processed (None outside
+    one): what an `Eqn` built without an explicit one records."""
+    return source_context.info
+
+
+def current_source_info():
+    """What a newly traced equation records (as stored). Only a trace's `process_primitive`, or
+    a helper it calls, calls this, and only minijax calls those: the walk starts
+    above them, three frames up."""
+    context = source_context
+    if context.mode:
+        return context.info
+    return walk_frames(_getframe(3))
+
+
+def begin_operation() -> bool:
+    """Called by `bind` for a user operation a transformation will expand: look up
+    the user's frame (above `bind`) once for every equation it stages. Returns
+    whether it did; if so, `end_operation()` must follow."""
+    context = source_context
+    if context.mode:
+        return False
+    context.info, context.mode = walk_frames(_getframe(2)), _OPERATION
+    return True
+
+
+def end_operation():
+    source_context.info, source_context.mode = None, _WALK
+
+
+class source_info_from:
+    """`with source_info_from(eqn): ...` -- equations made inside are `eqn`'s."""
+    __slots__ = ("info", "saved")
+
+    def __init__(self, eqn):
+        self.info = eqn._source if eqn is not None else None
+
+    def __enter__(self):
+        context = source_context
+        self.saved = (context.info, context.mode)
+        context.info, context.mode = self.info, _EQUATION
+
+    def __exit__(self, *exc):
+        source_context.info, source_context.mode = self.saved
+        return False
+
+
+def no_source_info():
+    """A context in which equations record no source info (parsing, checks)."""
+    return source_info_from(None)
+
+
+class user_code:
+    """`with user_code(): rule(...)` -- around user code that a transformation's rule
+    calls: equations it stages come from its own lines (in a pass: the equation's)."""
+    __slots__ = ("saved",)
+
+    def __enter__(self):
+        context = source_context
+        self.saved = (context.info, context.mode)
+        if context.mode == _OPERATION:
+            context.info, context.mode = None, _WALK
+
+    def __exit__(self, *exc):
+        source_context.info, source_context.mode = self.saved
+        return False
