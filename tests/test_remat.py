@@ -164,6 +164,27 @@ def test_saved_residuals_name_the_line_of_each_operation():
     assert mine[-1] == f"f32[4,5] output of cos from {sin3} (_mlp.<locals>.mlp)"
 
 
+def _jitted_and_cos(np_, jit):
+    def inner(x):
+        return np_.sin(x) * x
+
+    def f(x):
+        return np_.sum(np_.cos(jit(inner)(x)))
+    return f
+
+
+def test_saved_residuals_of_a_jit_and_of_cos_match_jax():
+    # A jit under grad keeps its name and passes an input that is also a residual
+    # on (listed "from the argument"); cos saves the output of sin, as in JAX.
+    x = _args("mlp")[0]
+    mine = _printed(minijax.ad_checkpoint, _jitted_and_cos(mnp, minijax.jit), x)
+    jaxs = _printed(jax.ad_checkpoint, _jitted_and_cos(jnp, jax.jit), x)
+    assert mine == jaxs
+    assert mine[0] == "f32[4,3] from the argument x"
+    assert any("output of jitted function 'inner'" in line for line in mine)
+    assert any("output of sin" in line for line in mine)
+
+
 def test_nothing_saveable_saves_only_inputs():
     f, _ = _both("mlp")
     args = _args("mlp")

@@ -161,6 +161,8 @@ def is_ref_type(aval) -> bool:
 
 def aval_of_value(value) -> ShapedArray:
     """The aval of a concrete value: a Python scalar (weak), NumPy or jax array."""
+    if type(value) is np.ndarray:      # the common case first: every input leaf
+        return ShapedArray(value.shape, canonical_dtype(value.dtype))
     if isinstance(value, np.generic):  # np.float64 is a float subclass, but strong
         return ShapedArray((), canonical_dtype(value.dtype))
     if isinstance(value, bool):

@@ -53,7 +53,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
     nonzeros = tuple(type(t) is not Zero for t in tangents)
     jvp = jvp_jaxpr_for_call(jaxpr, nonzeros)
     outs = bind(P.jit_p, *jvp.consts, *primals, *[t for t in tangents if type(t) is not Zero],
-                jaxpr=jvp.jaxpr, name=f"jvp({name})")
+                jaxpr=jvp.jaxpr, name=name)
     n_out = len(jaxpr.outvars)
     nonzero_tangents = iter(outs[n_out:])
     differentiable = iter(jvp.out_nonzeros)
@@ -83,12 +83,13 @@ def _jit_partial_eval(trace, args, params):
         unknowns = tuple(trace.is_unknown(x) for x in args)
         split = partial_eval_jaxpr_for_call(jaxpr, unknowns, trace.policy)
     known_body = split.known_jaxpr
-    known_args = [x for x, u in zip(args, unknowns) if not u]
-    with set_current_trace(trace.parent):
-        known_outs = bind(P.jit_p, *known_body.consts, *known_args,
-                          jaxpr=_without_consts(known_body.jaxpr), name=name)
+    known_inputs = [*known_body.consts, *[x for x, u in zip(args, unknowns) if not u]]
     n_known = len(split.out_unknowns) - sum(split.out_unknowns)
-    residuals = known_outs[n_known:]
+    body, forwarded = _forwarding_inputs(_without_consts(known_body.jaxpr), n_known)
+    with set_current_trace(trace.parent):
+        known_outs = bind(P.jit_p, *known_inputs, jaxpr=body, name=name)
+    computed = iter(known_outs[n_known:])
+    residuals = [known_inputs[k] if k is not None else next(computed) for k in forwarded]
     staged_outs = trace.stage(P.jit_p, residuals + [x for x, u in zip(args, unknowns) if u],
                               dict(jaxpr=split.staged_jaxpr.jaxpr, name=name))
     known_iter, staged_iter = iter(known_outs[:n_known]), iter(staged_outs)
@@ -98,6 +99,20 @@ def _jit_partial_eval(trace, args, params):
 @functools.lru_cache(maxsize=1024)
 def _without_consts(jaxpr: Jaxpr) -> Jaxpr:
     return Jaxpr((), jaxpr.constvars + jaxpr.invars, jaxpr.eqns, jaxpr.outvars)
+
+
+@functools.lru_cache(maxsize=1024)
+def _forwarding_inputs(jaxpr: Jaxpr, n_outputs: int):
+    """`jaxpr` (outputs, then residuals) without the residuals that are merely its
+    own inputs, and for each residual the input it forwards (None if computed): the
+    caller passes that input on as the residual itself, as JAX does, rather than
+    have the call return a copy -- `saved_residuals` then says "from the argument"."""
+    position = {id(v): k for k, v in enumerate(jaxpr.invars)}
+    forwarded = tuple(position.get(id(v)) for v in jaxpr.outvars[n_outputs:])
+    if all(k is None for k in forwarded):
+        return jaxpr, forwarded
+    kept = tuple(v for v, k in zip(jaxpr.outvars[n_outputs:], forwarded) if k is None)
+    return Jaxpr((), jaxpr.invars, jaxpr.eqns, jaxpr.outvars[:n_outputs] + kept), forwarded
 
 
 partial_eval_rules[P.jit_p] = _jit_partial_eval
@@ -110,7 +125,7 @@ def _jit_transpose(cts, *args, jaxpr, name):
     # A tangent ref passed in has its cotangent ref passed in too, written in place.
     ct_refs = [x.ct_ref for x in args if type(x) is UndefinedRef]
     outs = iter(bind(P.jit_p, *consts, *[x for x in args if not is_linear(x)], *ct_refs,
-                     *cts, jaxpr=body, name=f"transpose({name})"))
+                     *cts, jaxpr=body, name=name))
     return [next(outs) if lin and type(x) is not UndefinedRef else None
             for x, lin in zip(args, linear)]
 

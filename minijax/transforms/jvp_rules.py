@@ -105,7 +105,9 @@ def _one_minus(x):
 # -- elementwise unary ---------------------------------------------------------------------
 
 _defjvp(P.sin_p, _scale(lambda ans, x: cos(x)))
-_defjvp(P.cos_p, _scale(lambda ans, x: neg(sin(x))))
+# -sin(x) * t, negating the tangent rather than the primal factor: then the residual
+# is sin(x) itself, as in JAX (saved_residuals lists "output of sin").
+_defjvp(P.cos_p, lambda t, ans, x: mul(neg(t), sin(x)))
 _defjvp(P.tan_p, _scale(lambda ans, x: add(const_like(x, 1), square(ans))))
 _defjvp(P.asin_p, _scale(lambda ans, x: rsqrt(_one_minus(square(x)))))
 _defjvp(P.acos_p, _scale(lambda ans, x: neg(rsqrt(_one_minus(square(x))))))
