@@ -19,10 +19,11 @@ the lowered XLA program has one conditional or loop, whatever the trip count.
 
 Refs: a body may read and write any ref it *closes over* (every pass handles that;
 see `transforms/control_flow_common.py`). A ref may also be a `cond`/`switch`
-operand. It may not be threaded through a loop carry, scanned over as `xs`, or
-returned from a body: a ref is a place, not a value that flows from one iteration
-to the next. Each of these is a `RefError` at trace time that names the ref and
-says to close over it instead.
+operand, and `scan`/`map` may run over a ref as `xs`, as in JAX: iteration i gets
+the view `r.at[i]` (the body closes over the ref; the iteration number is what is
+scanned). A ref may not be threaded through a loop carry or returned from a body: a
+ref is a place, not a value that flows from one iteration to the next. Each is a
+`RefError` at trace time that names the ref and says to close over it instead.
 
 Derived forms, as in JAX: `fori_loop` with static (Python int) bounds is a `scan`,
 so it is reverse-differentiable; with traced bounds it is a `while_loop`, which is
@@ -371,7 +372,8 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     last slice to the first (and stacks `ys` in the original order). Reverse-mode
     differentiable: residuals are saved per iteration, O(length) memory."""
     _reject_refs(init, "scan", "loop carry (init)")
-    _reject_refs(xs, "scan", "scanned-over values (xs)")
+    if _holds_refs(xs):
+        return _scan_over_refs(f, init, xs, length, reverse, unroll)
     carry_leaves, carry_tree = _flatten(init, "scan init")
     x_leaves, x_tree = _flatten(xs, "scan xs")
     lengths = set()
@@ -416,6 +418,38 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
             tree_util.tree_unflatten(y_tree, ys))
 
 
+def _holds_refs(tree) -> bool:
+    return any(is_ref(x) or isinstance(x, RefView) for x in tree_util.tree_leaves(tree))
+
+
+def _scan_over_refs(f, init, xs, length, reverse, unroll):
+    """`scan` over xs with refs (or views) among the leaves, as JAX allows: iteration
+    i sees the view `r.at[i]` of each ref, the other leaves sliced as usual, and
+    writes through it land in row i. Spelled in the form every pass handles: the
+    body closes over the refs, and the iteration number is scanned over with the
+    array leaves."""
+    leaves, tree = tree_util.tree_flatten(xs)
+    places = [is_ref(x) or isinstance(x, RefView) for x in leaves]
+    sizes = {len(x) if place else aval_of(x).shape[0] if aval_of(x).ndim else None
+             for x, place in zip(leaves, places)} | ({int(length)} if length is not None
+                                                     else set())
+    if len(sizes) != 1 or None in sizes:
+        raise ControlFlowError(f"scan: every xs leaf (refs included, and length=, if given) "
+                               f"must have the same leading axis size, got sizes "
+                               f"{sorted(sizes, key=str)}")
+    n = sizes.pop()
+    arrays = [x for x, place in zip(leaves, places) if not place]
+
+    def body(carry, step):
+        i, sliced = step
+        sliced = iter(sliced)
+        x = [leaf.at[i] if place else next(sliced) for leaf, place in zip(leaves, places)]
+        return f(carry, tree_util.tree_unflatten(tree, x))
+    body.__name__ = fun_name(f)
+    return scan(body, init, (np.arange(n, dtype=np.int32), arrays), length=n,
+                reverse=reverse, unroll=unroll)
+
+
 def _bind_scan(jaxpr: Jaxpr, consts, carry, xs, length, reverse, unroll):
     """Bind `scan`, first turning carries the body passes through unchanged into consts.
 
@@ -447,11 +481,13 @@ def map(f: Callable, xs, *, batch_size: int | None = None):
     A `scan` with no carry. With `batch_size`, the leading axis is cut into chunks of
     `batch_size` examples: a `scan` runs `vmap(f)` on each full chunk and one more
     `vmap(f)` handles the remainder, so at most `batch_size` examples are in flight."""
-    _reject_refs(xs, "map", "mapped-over values (xs)")
     if batch_size is None:
         _, ys = scan(lambda carry, x: ((), f(x)), (), xs)
         return ys
     from .api_vmap import vmap
+    # Chunks of a ref would be views batched by vmap; JAX has no batch_size for them
+    # either. Mapping over a ref without batch_size is a scan over it (above).
+    _reject_refs(xs, "map", "mapped-over values (xs) with batch_size")
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ControlFlowError(f"map: batch_size must be a positive int, got {batch_size!r}")
     x_leaves, x_tree = _flatten(xs, "map xs")

@@ -370,14 +370,14 @@ def _threaded(how):
         r = minijax.new_ref(x)
         if how == "scan_carry":
             return lax.scan(lambda c, _: (c, None), r, None, length=3)[0][...]
-        if how == "scan_xs":
-            return lax.scan(lambda c, row: (c, None), 0.0, r)[0]
+        if how == "scan_xs_returns_row":
+            return lax.scan(lambda c, row: (c, row), 0.0, r)[0]
         if how == "fori_carry":
             return lax.fori_loop(0, 3, lambda i, c: c, (x, r))[0]
         if how == "while_carry":
             return lax.while_loop(lambda c: False, lambda c: c, r)[...]
-        if how == "map_xs":
-            return lax.map(lambda row: row, r)
+        if how == "map_xs_in_batches":
+            return lax.map(lambda row: row[...], r, batch_size=2)
         if how == "cond_returns":
             return lax.cond(x[0] > 0, lambda: r, lambda: r)[...]
         if how == "switch_returns":
@@ -393,11 +393,13 @@ def _threaded(how):
 
 _THREADED = {
     "scan_carry": r"scan: the Ref\{f32\[3\]\} " + _HERE + r" is passed as the loop carry \(init\)",
-    "scan_xs": r"scan: the Ref\{f32\[3\]\} " + _HERE + r" is passed as the scanned-over",
+    "scan_xs_returns_row": r"scan body \(<lambda>\) returns a view of the Ref\{f32\[3\]\} "
+                           + _HERE,
     "fori_carry": r"fori_loop: the Ref\{f32\[3\]\} " + _HERE + r" is passed as the loop carry "
                   r"\(init_val\) at \[1\]",
     "while_carry": r"while_loop: the Ref\{f32\[3\]\} " + _HERE + " is passed as the loop carry",
-    "map_xs": r"map: the Ref\{f32\[3\]\} " + _HERE + r" is passed as the mapped-over",
+    "map_xs_in_batches": r"map: the Ref\{f32\[3\]\} " + _HERE + r" is passed as the "
+                         r"mapped-over values \(xs\) with batch_size",
     "cond_returns": r"cond branch <lambda> returns the Ref\{f32\[3\]\} " + _HERE + "; a ref "
                     r"cannot leave a control-flow body",
     "switch_returns": r"switch branch <lambda> returns the Ref\{f32\[3\]\} " + _HERE,
@@ -455,25 +457,38 @@ def test_aliased_cond_operands_are_rejected(how, use_jit):
     np.testing.assert_array_equal(np.asarray(r[...]), V)
 
 
-@pins("scan_over_ref_xs_is_rejected")
-def test_scan_over_ref_xs():
-    def body_of(m):
-        def body(c, row):
-            row[...] += 1.0
-            return c + row[...], None
-        return body
-    r = jax.new_ref(jjnp.arange(3.0))
-    assert float(jax.lax.scan(body_of(jax), 0.0, r)[0]) == 6.0
-    np.testing.assert_array_equal(np.asarray(r[...]), [1.0, 2.0, 3.0])
-    m = minijax.new_ref(np.arange(3.0, dtype=np.float32))
-    with pytest.raises(minijax.RefError, match="scanned-over values .*Close over the ref"):
-        minijax.lax.scan(body_of(minijax), 0.0, m)
-    # the minijax spelling: a view of the closed-over ref per iteration
-    def body(c, i):
-        m.at[i][...] += 1.0
-        return c + m[i], None
-    assert float(minijax.lax.scan(body, np.float32(0), np.arange(3))[0]) == 6.0
-    np.testing.assert_array_equal(np.asarray(m[...]), [1.0, 2.0, 3.0])
+@pytest.mark.parametrize("use_jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
+def test_scan_over_ref_xs(reverse, use_jit):
+    # As in JAX: iteration i gets the view r.at[i], and writes through it land in r.
+    def run(m, r, xs):
+        def body(c, row_and_x):
+            row, x = row_and_x
+            row[...] += x
+            return c + row[...], row[0] * 2.0
+        scan = lambda r, xs: m.lax.scan(body, jjnp.zeros(2), (r, xs), reverse=reverse)
+        return (m.jit(scan) if use_jit and m is minijax else scan)(r, xs)
+    rows = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    xs = np.array([1.0, 10.0, 100.0], np.float32)
+    theirs_ref, ours_ref = jax.new_ref(rows), minijax.new_ref(rows)
+    assert_trees_match(run(minijax, ours_ref, xs), run(jax, theirs_ref, xs), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(ours_ref[...]), np.asarray(theirs_ref[...]))
+
+
+def test_map_over_ref_and_grad_through_scan_over_ref():
+    rows = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    ours = minijax.lax.map(lambda row: row[...].sum(), minijax.new_ref(rows))
+    theirs = jax.lax.map(lambda row: row[...].sum(), jax.new_ref(rows))
+    assert_trees_match(ours, theirs)
+    with pytest.raises(minijax.RefError, match="with batch_size"):
+        minijax.lax.map(lambda row: row[...].sum(), minijax.new_ref(rows), batch_size=2)
+
+    def loss(m, w):
+        r = m.new_ref(rows * w)
+        total, _ = m.lax.scan(lambda c, row: (c + (row[...] ** 2).sum(), None), 0.0, r)
+        return total
+    assert_trees_match(minijax.grad(lambda w: loss(minijax, w))(1.5),
+                       jax.jvp(lambda w: loss(jax, w), (1.5,), (1.0,))[1], rtol=1e-6)
 
 
 @pins("jax_while_condition_write_is_lost")

@@ -27,17 +27,6 @@ register(
     transforms=("jvp", "grad", "vjp", "linearize", "cond", "scan", "new_ref"))
 
 register(
-    "scan_over_ref_xs_is_rejected", "0.10.2",
-    "lax.scan(f, init, r) with a ref `r` as xs runs, giving the body a view of row i "
-    "of r on iteration i; writes through it land in r",
-    "RefError at trace time naming the ref and saying to close over it: a ref is never "
-    "a scanned-over value, a loop carry, or a body's output",
-    "issue 6 (a ref threaded into a loop is rejected with a message saying to close "
-    "over it); the per-iteration view is spelled `r.at[i]` on the closed-over ref, "
-    "which every pass handles",
-    transforms=("scan", "map", "new_ref"))
-
-register(
     "jax_while_condition_write_is_lost", "0.10.2",
     "a while_loop whose cond_fun writes a ref (`r[0] += 1.0` in the condition of a loop "
     "running twice) runs, eagerly and under jit, but one of the condition's writes is "
