@@ -5,7 +5,6 @@ Differential against JAX where JAX does as intended; where it does not (an exter
 ref's effect under grad of remat runs twice in JAX:
 `remat_grad_external_ref_effect_runs_twice`), against minijax without remat."""
 import jax
-import jax.numpy as jjnp
 import numpy as np
 import pytest
 
@@ -13,6 +12,7 @@ import minijax
 import minijax.numpy as mjnp
 from minijax.testing import assert_trees_match
 from tests.test_divergences import pins
+from tests.test_refs_vmap_more import MJ, JX
 
 X = np.linspace(0.1, 1.2, 6, dtype=np.float32).reshape(3, 2)
 
@@ -21,13 +21,6 @@ def _match(a, b):
     assert_trees_match(a, b, check_weak_types=False, rtol=1e-5, atol=1e-5)
 
 
-class _NS:
-    def __init__(self, lib, np_mod):
-        self.lib, self.np, self.new_ref, self.ref = lib, np_mod, lib.new_ref, lib.ref
-        self.lax = lib.lax
-
-
-MJ, JX = _NS(minijax, mjnp), _NS(jax, jjnp)
 POLICIES = [None, "everything_saveable", "nothing_saveable", "dots_saveable"]
 
 
