@@ -552,3 +552,23 @@ def test_trace_cache_keyed_by_ref_type_inside_bodies():
     assert float(minijax.jit(loop)(np.float32(1))) == 13.0
     assert float(total(a)) == 3.0 and int(total(b)) == 3
     assert sorted(set(traces)) == ["Ref{f32[3]}", "Ref{i32[3]}"]
+
+
+def test_an_eager_branch_over_refs_compiles_once():
+    # Each eager call traces the branches anew; the equal program must reuse the
+    # compiled one (cached by its exact text), not cost an XLA compile per call.
+    from minijax.backends import xla
+    r = minijax.new_ref(np.zeros(3, np.float32))
+
+    def yes(x):
+        r[0] = x
+        return x * 2
+
+    def no(x):
+        r[1] += x
+        return x
+    xla.clear_caches()
+    for i in range(4):
+        minijax.lax.cond(i % 2 == 0, yes, no, np.float32(i + 1))
+    assert len(xla._compiled_by_text) == 1
+    np.testing.assert_array_equal(np.asarray(r[...]), [3.0, 6.0, 0.0])

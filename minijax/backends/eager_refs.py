@@ -186,16 +186,19 @@ def all_or_nothing():
                 _journals[-1].setdefault(key, entry)
 
 
-def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function") -> list:
+def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function",
+                   rebuilt_each_call: bool = False) -> list:
     """Run `jaxpr` (no constvars) on `args`, `Ref` boxes for its ref inputs; update
-    the boxes it writes, only after the whole program has succeeded."""
+    the boxes it writes, only after the whole program has succeeded. A program that
+    is `rebuilt_each_call` (an eager loop or branch) is compiled once per text."""
     for arg in args:
         if isinstance(arg, Ref):
             check_live(arg, what)
     check_no_aliasing(args, what)
     result = discharge_jaxpr(jaxpr)
     values = [arg._value if isinstance(arg, Ref) else arg for arg in args]
-    outs = list(xla.compile_jaxpr(result.jaxpr)(*values))
+    compile_ = xla.compile_jaxpr_by_text if rebuilt_each_call else xla.compile_jaxpr
+    outs = list(compile_(result.jaxpr)(*values))
     n = result.info.num_outputs
     for position, final in zip(result.info.written, outs[n:]):
         _note_change(args[position])
@@ -218,7 +221,7 @@ def _one_equation(prim, params_key, in_avals, slots) -> Jaxpr:
     return Jaxpr((), invars, (eqn,), outvars)
 
 
-def _ref_op_impl(prim):
+def _ref_op_impl(prim, rebuilt_each_call: bool = False):
     def impl(*args, **params):
         in_avals = tuple(aval_of_value(a) for a in args)
         first_slot: dict[int, int] = {}
@@ -233,7 +236,7 @@ def _ref_op_impl(prim):
             slots.append(len(distinct))
             distinct.append(a)
         jaxpr = _one_equation(prim, tuple(sorted(params.items())), in_avals, tuple(slots))
-        return call_with_refs(jaxpr, distinct, prim.name)
+        return call_with_refs(jaxpr, distinct, prim.name, rebuilt_each_call)
     impl.__name__ = f"eager_{prim.name}"
     return impl
 
@@ -272,7 +275,7 @@ def with_refs_discharged(prim, impl):
     unless refs are involved -- a `Ref` box among the inputs, or a body that uses
     refs -- in which case the equation runs as a one-equation program through
     `call_with_refs` (discharged, then written back)."""
-    ref_op = _ref_op_impl(prim)
+    ref_op = _ref_op_impl(prim, rebuilt_each_call=True)
 
     def eager(*args, **params):
         if any(isinstance(a, Ref) for a in args) or any(

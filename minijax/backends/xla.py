@@ -12,6 +12,8 @@ Three things are built on that table:
   cached, so a repeated eager op costs a dictionary lookup plus JAX's dispatch.
 * `compile_jaxpr(jaxpr)` -- a whole jaxpr as one `jax.jit` function, cached by
   jaxpr identity; `minijax.jit` and the eager impl of the `jit` primitive use it.
+  `compile_jaxpr_by_text` caches by the exact text instead, for programs that are
+  rebuilt equal on every call (an eager loop or branch over refs).
 * `lower_closed_jaxpr(closed_jaxpr, *args)` -- JAX's own `Lowered` object for the
   program, so `.as_text()` shows the StableHLO and `.compile()` gives
   `cost_analysis()` / `memory_analysis()`.
@@ -255,6 +257,26 @@ def compile_jaxpr(jaxpr):
     return jax.jit(run)
 
 
+# exact text of a jaxpr -> its compiled function. Cleared by `clear_caches`.
+_compiled_by_text: dict = {}
+
+
+def compile_jaxpr_by_text(jaxpr):
+    """`compile_jaxpr`, shared by every jaxpr with the same exact text. An eager
+    `cond`/`while`/`scan` traces its bodies anew on each call; the equal program it
+    makes must not cost a new XLA compile. (A jaxpr whose params hold Python objects
+    the text cannot carry, such as a callback, is cached by identity only.)"""
+    from ..ir.printer import dumps, NotSerializableError
+    try:
+        text = dumps(jaxpr)
+    except NotSerializableError:
+        return compile_jaxpr(jaxpr)
+    fn = _compiled_by_text.get(text)
+    if fn is None:
+        fn = _compiled_by_text[text] = compile_jaxpr(jaxpr)
+    return fn
+
+
 def lower_closed_jaxpr(closed_jaxpr, *args):
     """JAX's `Lowered` object for `closed_jaxpr` applied to `args` (consts embedded)."""
     jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
@@ -318,6 +340,7 @@ def clear_caches():
     _fast_path.clear()
     _compiled_primitive.cache_clear()
     compile_jaxpr.cache_clear()
+    _compiled_by_text.clear()
 
 
 def _register_eager_impls():
