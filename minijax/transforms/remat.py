@@ -53,9 +53,12 @@ with no retracing of Python, done by the first autodiff rule that meets the rema
 (jvp, or partial eval for a remat that reaches it with refs still inside):
 
     forward (known side)                      backward (staged remat body)
-      init <- r[...]        # once, at entry      r' = new_ref init   # fresh, internal
+      init <- r[...]        # once, at entry *    r' = new_ref init   # fresh, internal
       outs, final = D(xs, init)                   ... D's recomputation on r' ...
       r[...] <- final       # once, at exit
+
+(* only for a ref whose entry value `D` uses: one the body overwrites whole is not
+read, so a write-only ref sees exactly the writes of the program.)
 
 `D` is the body with its refs *discharged* (`discharge.py`): every ref becomes the
 value it holds, threaded from op to op, which is exactly "a fresh internal ref
@@ -134,12 +137,24 @@ jvp_rules[name_p] = lambda primals, tangents, *, name: JvpResult(
 class PureBody:
     """A remat body with its refs discharged. `jaxpr` takes the original inputs with
     each ref replaced by its value at entry; it returns the original outputs, then the
-    final value of each ref input it writes (`written`: their input positions)."""
-    __slots__ = ("jaxpr", "ref_inputs", "written", "num_outputs")
+    final value of each ref input it writes (`written`: their input positions).
+    `entry_read`: the ref inputs whose entry value the body uses -- a ref that is
+    only overwritten whole is never read."""
+    __slots__ = ("jaxpr", "ref_inputs", "written", "num_outputs", "entry_read")
 
-    def __init__(self, jaxpr, ref_inputs, written, num_outputs):
+    def __init__(self, jaxpr, ref_inputs, written, num_outputs, entry_read):
         self.jaxpr, self.ref_inputs = jaxpr, ref_inputs
         self.written, self.num_outputs = written, num_outputs
+        self.entry_read = entry_read
+
+    def entry_values(self, args) -> list:
+        """`args` with each ref replaced by its value at entry: one read of each ref
+        whose value is used (zeros, which nothing reads, stand in for the others)."""
+        entry = list(args)
+        for position in self.ref_inputs:
+            entry[position] = (bind(P.get_p, args[position]) if position in self.entry_read
+                               else zeros(self.jaxpr.invars[position].aval))
+        return entry
 
 
 @functools.lru_cache(maxsize=1024)
@@ -147,19 +162,23 @@ def without_external_refs(jaxpr: Jaxpr) -> PureBody:
     """The IR -> IR rewrite of a remat body that touches refs (module docstring):
     internal refs become values, external ref inputs become their entry values."""
     result = discharge_jaxpr(jaxpr)
-    return PureBody(result.jaxpr, result.info.ref_inputs, result.info.written,
-                    result.info.num_outputs)
+    pure = result.jaxpr
+    used = {id(v) for eqn in pure.eqns for v in eqn.inputs} | {id(v) for v in pure.outvars}
+    entry_read = frozenset(k for k in result.info.ref_inputs
+                           if id(pure.invars[k]) in used)
+    return PureBody(pure, result.info.ref_inputs, result.info.written,
+                    result.info.num_outputs, entry_read)
 
 
 def _jvp_with_refs(primals, tangents, jaxpr, params):
     body = without_external_refs(jaxpr)
-    entry, entry_tangents = list(primals), list(tangents)
+    entry_tangents = list(tangents)
     for position in body.ref_inputs:
         if type(tangents[position]) is not Zero:
             raise RematError("checkpoint: differentiating with respect to a ref is not "
                              "supported -- pass its value instead")
-        entry[position] = bind(P.get_p, primals[position])
         entry_tangents[position] = Zero(tangent_aval(body.jaxpr.invars[position].aval))
+    entry = body.entry_values(primals)
     result = _remat_jvp(entry, entry_tangents, jaxpr=body.jaxpr, **params)
     # The final contents of written refs: written once, here. (A ref is not
     # differentiated, so the tangent of what is written into it is dropped.)
@@ -214,10 +233,8 @@ def _partial_eval_with_refs(trace, args, params):
                              "supported -- pass its value instead")
     # Forward pass, at entry: capture each external ref's value (the residual that
     # initialises the recomputation's fresh ref). Refs are always known values.
-    entry = list(args)
     with set_current_trace(trace.parent):
-        for position in body.ref_inputs:
-            entry[position] = bind(P.get_p, args[position])
+        entry = body.entry_values(args)
     outs = _remat_partial_eval(trace, entry, _params(params, jaxpr=body.jaxpr))
     # Forward pass, at exit: one write of each ref's final value. The recomputation in
     # the staged remat never sees `args[position]`, only the entry values.
