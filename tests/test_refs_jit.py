@@ -429,7 +429,6 @@ def test_control_flow_and_checkpoint_with_an_inner_jit(fn):
 
 @pins("jax_jacfwd_of_ref_through_inner_jit_fails")
 def test_jax_jacfwd_of_ref_through_inner_jit_fails():
-    assert jax.__version__ == "0.10.2"
     mine, theirs = _both(jit_reads)
     with pytest.raises(ValueError, match="got axis spec None but output was batched"):
         jax.jacfwd(theirs)(V)
@@ -441,7 +440,6 @@ def test_jax_jacfwd_of_ref_through_inner_jit_fails():
 
 @pins("jax_grad_of_grad_through_inner_jit_ref_write_crashes")
 def test_jax_grad_of_grad_through_inner_jit_ref_write_crashes():
-    assert jax.__version__ == "0.10.2"
     mine, theirs = _total(jit_writes)
     _match(jax.grad(theirs)(V), gradient(jit_writes))       # grad alone works
     with pytest.raises(AttributeError, match="accum"):
@@ -451,7 +449,6 @@ def test_jax_grad_of_grad_through_inner_jit_ref_write_crashes():
 
 @pins("jax_grad_of_ref_overwritten_in_inner_jit_crashes")
 def test_jax_grad_of_ref_overwritten_in_inner_jit_crashes():
-    assert jax.__version__ == "0.10.2"
     mine, theirs = _both(overwrite_with_constant)
     with pytest.raises(AttributeError, match="accum"):
         jax.grad(theirs)(V)
@@ -471,7 +468,6 @@ def counter_in_jit(m, x):
 
 @pins("jax_grad_of_integer_ref_in_inner_jit_crashes")
 def test_jax_grad_of_integer_ref_in_inner_jit_crashes():
-    assert jax.__version__ == "0.10.2"
     mine, theirs = _both(counter_in_jit)
     _match(jax.jvp(theirs, (V,), (V,)), (np.float32(V.sum() * 2 + 2), np.float32(V.sum() * 2)))
     with pytest.raises(AttributeError, match="accum"):

@@ -15,6 +15,7 @@ import pytest
 import minijax
 import minijax.numpy as mjnp
 from minijax.testing import assert_trees_match
+from tests.test_divergences import seen_on_this_jax
 
 
 class _NS:
@@ -436,10 +437,18 @@ AD = {
 }
 
 
+def _jvp_by_linearize(ns, f):
+    return f(V), ns.lib.linearize(f, V)[1](V * 0.5)
+
+
 @pytest.mark.parametrize("how", AD)
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
 def test_derivatives_of_ref_programs(fn, how):
-    _match(AD[how](MJ, lambda x: fn(MJ, x)), AD[how](JX, lambda x: fn(JX, x)))
+    oracle = AD[how]
+    if fn is int_ref_as_index and how == "jvp" and seen_on_this_jax(
+            "jax_jvp_of_integer_ref_crashes"):
+        oracle = _jvp_by_linearize      # JAX's jvp crashes on integer refs there
+    _match(AD[how](MJ, lambda x: fn(MJ, x)), oracle(JX, lambda x: fn(JX, x)))
 
 
 @pytest.mark.parametrize("fn", [repeated_addupdate, repeated_get, int_ref_as_index],

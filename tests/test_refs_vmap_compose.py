@@ -4,7 +4,6 @@ of vmap, jit of vmap and vmap of jit with ref arguments mapped on every in_axes.
 Differential against JAX where JAX does as intended; where it does not (an external
 ref's effect under grad of remat runs twice in JAX:
 `remat_grad_external_ref_effect_runs_twice`), against minijax without remat."""
-import jax
 import numpy as np
 import pytest
 
@@ -106,10 +105,10 @@ def test_vmap_of_remat_writing_a_mapped_ref_argument(policy, how):
         _match(got, _run_with_ref_argument(JX, argument_rmw, policy, how, 0, INIT))
 
 
+@pins("remat_grad_external_ref_effect_runs_twice")
 def test_jax_runs_the_effect_twice_under_vmap_of_grad_of_remat():
     """`remat_grad_external_ref_effect_runs_twice`, under vmap too: JAX increments the
     ref twice and differentiates against the incremented contents."""
-    assert jax.__version__ == "0.10.2"
     theirs = _run_with_ref_argument(JX, argument_rmw, None, "vmap_of_grad", 0, INIT)
     mine = _run_with_ref_argument(MJ, argument_rmw, None, "vmap_of_grad", 0, INIT)
     _match(theirs[1], INIT + 2.0)
@@ -206,7 +205,6 @@ def test_compositions_with_ref_arguments(how, axis):
 
 @pins("jax_vmap_whole_ref_write_on_other_axis_fails")
 def test_jax_vmap_whole_ref_write_on_other_axis_fails():
-    assert jax.__version__ == "0.10.2"
     for axis in (1, -1):
         with pytest.raises(ValueError, match="Invalid shape for `swap`"):
             _compose(JX, "jit_of_vmap", axis)

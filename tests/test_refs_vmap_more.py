@@ -87,7 +87,6 @@ def test_ref_both_closed_over_and_mapped_is_rejected(use_jit):
 
 @pins("jax_vmap_accepts_aliased_refs")
 def test_jax_vmap_accepts_aliased_refs():
-    assert jax.__version__ == "0.10.2"
     ref = jax.new_ref(np.zeros(3, np.float32))
     out = jax.vmap(lambda a: (a.__setitem__(..., a[...] + 1.0), ref[...])[1])(ref)
     _match(out, np.ones((3, 3), np.float32))           # no error
@@ -207,7 +206,6 @@ def test_plain_writes_and_reads_of_outside_refs_still_work(wrap):
 
 @pins("jax_vmap_unbatched_write_to_closed_over_ref_fails")
 def test_jax_rejects_unbatched_write_to_closed_over_ref():
-    assert jax.__version__ == "0.10.2"
     jref = jax.new_ref(np.float32(0))
     with pytest.raises(Exception, match="set/swap operation with vmapped value"):
         jax.vmap(lambda x: (jref.__setitem__(..., 1.0), x)[1])(X[:, 0])
@@ -335,7 +333,6 @@ def test_batched_predicate_with_prints_and_refs(capsys):
 
 @pins("jax_vmap_of_cond_with_ref_effects_fails")
 def test_jax_vmap_of_cond_with_ref_effects_fails():
-    assert jax.__version__ == "0.10.2"
     for fn, args in COND_CASES:
         with pytest.raises(NotImplementedError, match="State effect not supported in "
                            "vmap-of-cond"):
@@ -408,7 +405,6 @@ def test_per_example_integer_array_index_into_a_mapped_ref(axis):
 
 @pins("jax_vmap_per_example_integer_array_ref_index_fails")
 def test_jax_vmap_per_example_integer_array_index_fails():
-    assert jax.__version__ == "0.10.2"
 
     def f(m, x, j):
         r = m.new_ref(x.reshape(2, 4))

@@ -58,3 +58,15 @@ register(
     "transformations run all-or-nothing: `eager_refs.all_or_nothing`)",
     "issue 6: a failed call leaves every ref's contents as they were",
     transforms=("grad", "vjp", "jvp", "vmap", "new_ref"))
+
+
+register(
+    "jax_jvp_of_integer_ref_crashes", "0.12.0.1",
+    "jax.jvp of a function that makes an integer ref (`c = new_ref(np.int32(0)); "
+    "c[...] += 1; x * c[...]`) raises an internal AttributeError(\"'TypedNdArray' "
+    "object has no attribute 'committed'\"); jax.linearize and jax.jacrev of the same "
+    "function work (seen on Python 3.12; jax 0.10.2 gets it right)",
+    "the tangent, as linearize gives: an integer ref has no tangent and is simply run",
+    "jvp, linearize and jacrev are the same derivative; misuse-free code should never "
+    "meet an internal AttributeError",
+    transforms=("jvp", "new_ref"))
