@@ -227,6 +227,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
 
 # -- vjp, grad, value_and_grad ----------------------------------------------------------------
 
+@_all_or_nothing
 def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
     """`(fun(*primals), vjp_fun)` where `vjp_fun(cotangent)` is the tuple of
     cotangents of `primals`, as `jax.vjp`. A ref among the primals is differentiated
@@ -234,7 +235,6 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
     return _vjp(fun, primals, has_aux, "vjp")
 
 
-@_all_or_nothing
 def _vjp(fun, primals, has_aux, where):
     leaves, in_tree = _flatten_inputs(primals, where)
     flat_fun = _FlatFun(fun, in_tree, has_aux, where)

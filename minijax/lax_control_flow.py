@@ -430,9 +430,10 @@ def _scan_over_refs(f, init, xs, length, reverse, unroll):
     array leaves."""
     leaves, tree = tree_util.tree_flatten(xs)
     places = [is_ref(x) or isinstance(x, RefView) for x in leaves]
-    sizes = {len(x) if place else aval_of(x).shape[0] if aval_of(x).ndim else None
-             for x, place in zip(leaves, places)} | ({int(length)} if length is not None
-                                                     else set())
+    sizes = {len(x) if place or aval_of(x).ndim else None
+             for x, place in zip(leaves, places)}
+    if length is not None:
+        sizes.add(int(length))
     if len(sizes) != 1 or None in sizes:
         raise ControlFlowError(f"scan: every xs leaf (refs included, and length=, if given) "
                                f"must have the same leading axis size, got sizes "

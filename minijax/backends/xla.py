@@ -31,6 +31,7 @@ import numpy as np
 
 from ..ir import primitives as P
 from ..ir.core import Literal
+from ..ir.printer import dumps, NotSerializableError
 from ..ir.primitives import out_avals_of, register_rule_table, GenericPath
 from ..ir.trace import eager_impls
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
@@ -266,7 +267,6 @@ def compile_jaxpr_by_text(jaxpr):
     `cond`/`while`/`scan` traces its bodies anew on each call; the equal program it
     makes must not cost a new XLA compile. (A jaxpr whose params hold Python objects
     the text cannot carry, such as a callback, is cached by identity only.)"""
-    from ..ir.printer import dumps, NotSerializableError
     try:
         text = dumps(jaxpr)
     except NotSerializableError:
