@@ -11,25 +11,25 @@ from . import ir
 from . import backends
 from .ir.trace import MinijaxError, TracerError
 from .ir.types import float0
-from .api import jit, make_jaxpr
+from .frontend.jit import jit, make_jaxpr
 from . import lax
 from . import numpy
 
 __version__ = "0.1.0"
 # vmap
-from .api_vmap import vmap
+from .frontend.vmap import vmap
 
 # autodiff
-from .api_ad import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, hessian,
+from .frontend.autodiff import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, hessian,
                      custom_jvp, custom_vjp)
 from . import transforms
 # control flow
 from . import debug  # noqa: E402
 
 # refs
-from .refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof
+from .frontend.refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof
 from . import ref
-from .refs import install_tracer_dispatch as _install_ref_dispatch
+from .frontend.refs import install_tracer_dispatch as _install_ref_dispatch
 _install_ref_dispatch()   # after minijax.numpy attached its methods: ref tracers index as refs
 
 # remat

@@ -24,8 +24,8 @@ from typing import Callable
 
 from jax import tree_util
 
-from .api_util import flatten_fun, check_valid_leaf, split_static_args, fun_name
-from .api_refs import check_ref_arguments, check_staged_refs
+from .frontend.pytrees import flatten_fun, check_valid_leaf, split_static_args, fun_name
+from .frontend.ref_checks import check_ref_arguments, check_staged_refs
 from .ir import primitives as P
 from .ir.core import Literal, Var
 from .ir.remat_primitive import remat_p, name_p

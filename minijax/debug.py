@@ -32,7 +32,7 @@ from typing import Callable
 
 from jax import tree_util
 
-from .api_util import check_valid_leaf
+from .frontend.pytrees import check_valid_leaf
 from .ir import control_flow_primitives as CF
 from .ir.trace import bind
 from .transforms import debug_rules as _debug_rules  # noqa: F401  (registers the rules)

@@ -30,7 +30,7 @@ import numpy as np
 from jax import tree_util
 
 from .ad_checkpoint import saved_residuals, aval_text, _arg_names
-from .api_util import flatten_fun
+from .frontend.pytrees import flatten_fun
 from .ir.core import ClosedJaxpr, Jaxpr, Var, ReadEffect, WriteEffect, AccumEffect
 from .ir.remat_primitive import remat_p
 from .ir.staging import trace_to_jaxpr

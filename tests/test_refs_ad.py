@@ -1,4 +1,4 @@
-"""Refs under jvp, linearize, grad, vjp, jacfwd/jacrev/hessian (transforms/refs.py),
+"""Refs under jvp, linearize, grad, vjp, jacfwd/jacrev/hessian (transforms/ref_rules.py),
 differential against JAX's `jax.new_ref` where JAX behaves as intended.
 
 Each program is written once against a namespace `m` (minijax or jax) so the two

@@ -3,7 +3,7 @@
 Run eagerly, `grad`, `vjp`, `jvp`, `vmap`, ... execute the user's function one
 primitive at a time, so a ref from outside may already have been written when the
 failure comes (a non-scalar output, a bad argument to an inner transform). JAX
-0.10.2 leaves such a ref written; minijax puts it back (`eager_refs.all_or_nothing`).
+0.10.2 leaves such a ref written; minijax puts it back (`eager_ref_runtime.all_or_nothing`).
 """
 import jax
 import numpy as np

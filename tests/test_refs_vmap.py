@@ -1,4 +1,4 @@
-"""Refs under vmap (transforms/refs.py), differential against `jax.vmap` with
+"""Refs under vmap (transforms/ref_rules.py), differential against `jax.vmap` with
 `jax.new_ref`: refs made inside the vmapped function, batched ref arguments on any
 in_axes, batched dynamic indices, compositions with jit and grad, and the errors."""
 import jax

@@ -214,7 +214,7 @@ def test_error_nothing_mapped_without_axis_size():
 
 
 def test_refs_made_inside_are_batched():
-    # (was: refs rejected; their vmap rules now live in transforms/refs.py, tested in
+    # (was: refs rejected; their vmap rules now live in transforms/ref_rules.py, tested in
     # tests/test_refs_vmap.py)
     def f(x):
         ref = bind(P.new_ref_p, x)

@@ -55,7 +55,7 @@ register(
     "jax.grad of a function that writes a closed-over ref and then turns out not to "
     "return a scalar raises TypeError with the ref already written",
     "the same error, with every ref the failed call wrote put back as it was (eagerly, "
-    "transformations run all-or-nothing: `eager_refs.all_or_nothing`)",
+    "transformations run all-or-nothing: `eager_ref_runtime.all_or_nothing`)",
     "issue 6: a failed call leaves every ref's contents as they were",
     transforms=("grad", "vjp", "jvp", "vmap", "new_ref"))
 

@@ -14,7 +14,7 @@ rather than `f` inlined:
 * dce: the body is pruned to the outputs that are used.
 
 Refs passed into the call (as arguments, or closed over: the call's leading inputs)
-follow the rules of `refs.py` through the body:
+follow the rules of `ref_rules.py` through the body:
 
 * jvp: a ref with a tangent ref has it passed in beside it, as the body's tangent
   input; the jvp'd body reads and writes both. A ref without one (from outside the
@@ -45,7 +45,7 @@ from .ad_util import Zero, tangent_aval
 from .dce import dce_rules, dce_jaxpr, DceEqn, effect_preserving_dce
 from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
-from .refs import stage_known_ref
+from .ref_rules import stage_known_ref
 from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear, UndefinedRef
 
 

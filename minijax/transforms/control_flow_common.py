@@ -36,7 +36,7 @@ the construct's own rule, and writes the final contents back:
                                    r[...] <- a'
 
 The reads and writes are ordinary ref operations, so the ref rules of
-`transforms/refs.py` carry the tangent refs along (jvp), split known from unknown
+`transforms/ref_rules.py` carry the tangent refs along (jvp), split known from unknown
 refs (partial evaluation) and transpose them (reverse mode), exactly as for a ref
 used outside any body.
 """
@@ -306,7 +306,7 @@ def jvp_through_discharge(prim, primals, tangents, params) -> JvpResult:
     """The jvp rule for `prim` applied to inputs some of which are refs (see "Refs
     under autodiff" above). A ref without a tangent ref (one from outside the
     differentiated function) may only be written with values that have no tangent."""
-    from .refs import _external_write_error as external_write_error
+    from .ref_rules import _external_write_error as external_write_error
     d = _discharge_application(prim, primals, params)
     in_tangents = []
     for x, k in zip(d.args, d.firsts):

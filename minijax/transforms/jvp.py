@@ -163,7 +163,7 @@ def _jvp_traceable(jaxpr: Jaxpr, consts, nonzeros, instantiate_outs):
 
 def _has_tangent_input(aval) -> bool:
     # A ref of an inexact dtype passed into a call has a tangent ref beside it
-    # (transforms/refs.py), which the jvp'd body reads and writes.
+    # (transforms/ref_rules.py), which the jvp'd body reads and writes.
     return is_differentiable(aval) or (isinstance(aval, RefType) and is_inexact(aval.dtype))
 
 

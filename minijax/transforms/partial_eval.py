@@ -102,7 +102,7 @@ class PartialEvalTrace(Trace):
     def process_primitive(self, prim, args, params):
         if self.ref_redirects:
             # A known ref that was written with an unknown value lives on as a staged
-            # ref (transforms/refs.py): every later use of it goes there.
+            # ref (transforms/ref_rules.py): every later use of it goes there.
             args = [self.ref_redirects[id(x)][1] if id(x) in self.ref_redirects else x
                     for x in args]
         for x in args:

@@ -66,7 +66,7 @@ class NonLinearError(MinijaxError, TypeError):
 class UndefinedRef(UndefinedPrimal):
     """A linear (tangent) ref of a program being transposed. Its cotangent is not a
     value but a ref, `ct_ref`, shared by every equation that touches the tangent ref:
-    their transpose rules (transforms/refs.py) read and write it in reverse order."""
+    their transpose rules (transforms/ref_rules.py) read and write it in reverse order."""
     __slots__ = ("ct_ref",)
 
     def __init__(self, aval, ct_ref):
@@ -157,7 +157,7 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
             for v in jaxpr.invars]
 
 
-# Refs in a linear program (tangent refs; their rules are in transforms/refs.py).
+# Refs in a linear program (tangent refs; their rules are in transforms/ref_rules.py).
 creates_linear_ref = frozenset({P.new_ref_p, P.empty_ref_p})
 
 

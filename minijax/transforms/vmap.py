@@ -34,14 +34,14 @@ the batch axis in the middle, ...). `vmap_rules.py` holds the rules for shape op
 contractions and indexing; this file holds the trace, the elementwise rules and
 `vmap_jaxpr`. Refs add a little to the trace itself: it remembers the refs made in
 it, promotes them when a batched value is written, and asks `vmap_refs.py` about
-aliasing and increments of refs from outside (read that after `refs.py`).
+aliasing and increments of refs from outside (read that after `ref_rules.py`).
 
 The pass
 --------
 `vmap_jaxpr(jaxpr, in_axes, axis_size)` is batching as an IR -> IR function: it
 interprets `jaxpr` under a `BatchTrace` whose parent is a staging trace, and returns
 the batched jaxpr with the batch axis of each output. The `jit` rule uses it, so a
-vmapped jitted function stays one staged call. `minijax.vmap` (in `api_vmap.py`) is
+vmapped jitted function stays one staged call. `minijax.vmap` (in `frontend/vmap.py`) is
 the same trace driven by a Python function instead of a jaxpr.
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ class BatchingError(MinijaxError, ValueError):
     """A vmapped program cannot be batched as written (bad axes, sizes, a ref...)."""
 
 
-# Ref rules that need the batching trace itself (transforms/refs.py): a ref created
+# Ref rules that need the batching trace itself (transforms/ref_rules.py): a ref created
 # inside the vmapped function starts unbatched and becomes batched when a batched
 # value is written into it. Signature: rule(trace, values, dims, **params) -> Batched.
 # `ref_creators` are the primitives whose unbatched results the trace remembers as

@@ -1,14 +1,14 @@
 """What the batching trace checks about refs: aliasing, ambiguous increments.
 
-Read `vmap.py` and the vmap half of `refs.py` first. The batching rules of the ref
-primitives (`refs.py`) see one access at a time; a few questions need the whole
+Read `vmap.py` and the vmap half of `ref_rules.py` first. The batching rules of the ref
+primitives (`ref_rules.py`) see one access at a time; a few questions need the whole
 vmapped call, so `BatchTrace.process_primitive` asks this module:
 
 * **Aliasing.** A ref mapped as an argument reaches the trace as a `BatchTracer` (a
   ref of stacked contents, one row per example). If the same ref also reaches the
   trace *unbatched*, the function closes over it too: the two names would see one
   box as two different things (one row, the whole array), so a write through one is
-  not what the other reads. `jit` rejects the same program (`api_refs.py`); so does
+  not what the other reads. `jit` rejects the same program (`frontend/ref_checks.py`); so does
   vmap, at the first use of the closure. (Passing one ref twice as arguments is
   caught before tracing, by the same check `jit` uses.)
 
@@ -26,7 +26,7 @@ vmapped call, so `BatchTrace.process_primitive` asks this module:
   under a batching trace with nothing mapped, which applies the same checks inside.
 
 * **Promotion before a call.** A ref made inside the vmapped function is unbatched
-  until a batched value is written into it (`refs.py`). When a call, branch or loop
+  until a batched value is written into it (`ref_rules.py`). When a call, branch or loop
   with a batched operand may write such a ref, it is promoted (made batched) before
   the body is batched, since the body's batching trace cannot promote a ref it did
   not make.
@@ -55,7 +55,7 @@ reading = higher_order | {P.get_p}
 # -- aliasing --------------------------------------------------------------------------
 
 def check_no_closure_alias(trace, args):
-    from ..backends.eager_refs import RefError, describe_ref
+    from ..backends.eager_ref_runtime import RefError, describe_ref
     for x in args:
         found = trace.argument_refs.get(id(x))
         if found is not None:

@@ -2,7 +2,7 @@
 indexing and views on `Ref`s and on traced refs.
 
 Read `ir/ref_indexing.py` (what an index means in the IR) and
-`backends/eager_refs.py` (the `Ref` box) first. Every function here ends in one
+`backends/eager_ref_runtime.py` (the `Ref` box) first. Every function here ends in one
 `bind` of a ref primitive, so the same code runs eagerly (on a `Ref` box), while
 tracing for `jit` (on a tracer whose aval is a `RefType`) and under the other
 transformations. What this module adds is the user-facing part:
@@ -31,13 +31,13 @@ from typing import Any
 import jax
 import numpy as np
 
-from .backends.eager_refs import (Ref, RefError, check_live, describe_ref as _describe_box,
+from ..backends.eager_ref_runtime import (Ref, RefError, check_live, describe_ref as _describe_box,
                                   used_after_message, _user_frame)
-from .ir import primitives as P
-from .ir.ref_indexing import (Index, RefIndexer, Reshape, Transpose, build_index,
+from ..ir import primitives as P
+from ..ir.ref_indexing import (Index, RefIndexer, Reshape, Transpose, build_index,
                               indexer_shape)
-from .ir.trace import EvalTrace, Tracer, aval_of, bind, current_trace
-from .ir.types import RefType, ShapedArray, is_bool, is_float, is_complex
+from ..ir.trace import EvalTrace, Tracer, aval_of, bind, current_trace
+from ..ir.types import RefType, ShapedArray, is_bool, is_float, is_complex
 
 __all__ = ["Ref", "RefView", "RefError", "new_ref", "empty_ref", "freeze", "free_ref",
            "get", "set", "swap", "addupdate", "is_ref", "typeof"]
@@ -107,7 +107,7 @@ def _consume(ref, how: str):
         _consumed.setdefault(ref._trace, {})[id(ref)] = (ref, how, _user_frame())
 
 
-# -- refs that stand for a differentiated ref argument (api_ad.py) -----------------------
+# -- refs that stand for a differentiated ref argument (frontend/autodiff.py) -----------------------
 #
 # grad/vjp with respect to a ref argument differentiate with respect to its contents:
 # the function runs on a fresh ref holding them, registered here while it runs so
@@ -128,7 +128,7 @@ def check_call_writes(jaxpr, args, name: str):
     ref is a tracer of its own, which the checks on `r[idx] = v` cannot recognise)."""
     if not _read_only:
         return
-    from .ir.core import WriteEffect, AccumEffect
+    from ..ir.core import WriteEffect, AccumEffect
     for effect in jaxpr.effects:
         if isinstance(effect, (WriteEffect, AccumEffect)):
             _check_writable(args[effect.input_index], f"writing it inside jit({name})")
@@ -156,7 +156,7 @@ def new_ref(init_val, *, memory_space: Any = None, kind: str | None = None):
 def empty_ref(ty, *, memory_space: Any = None):
     """A new ref of `ty`'s shape and dtype (a `ShapeDtypeStruct` or an array), with
     unspecified contents until written (minijax fills it with zeros)."""
-    from .ir.types import canonical_dtype
+    from ..ir.types import canonical_dtype
     if not hasattr(ty, "shape") or not hasattr(ty, "dtype"):
         raise TypeError(f"empty_ref takes a ShapeDtypeStruct (or anything with .shape "
                         f"and .dtype), got {ty!r}")

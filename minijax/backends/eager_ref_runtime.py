@@ -28,7 +28,7 @@ by) a jitted function are updated in place after the call. `new_ref`, `empty_ref
 `freeze` and `free_ref` act on the box directly.
 
 The user-facing methods (`r[idx]`, `r.at`, `r.T`, ...) are attached to `Ref` by
-`minijax/refs.py`, the public API, as `minijax.numpy` attaches operators to tracers.
+`minijax/frontend/refs.py`, the tracing front end, as `minijax.numpy` attaches operators to tracers.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Ref checks for `jit` and `make_jaxpr`: the misuse that only the call shows.
 
-Read `refs.py` first. A jitted function is traced once and then runs as one XLA
+Read `frontend/refs.py` first. A jitted function is traced once and then runs as one XLA
 program whose ref arguments are discharged into values (`transforms/discharge.py`)
-and written back afterwards (`backends/eager_refs.py`). That is only right if
+and written back afterwards (`backends/eager_ref_runtime.py`). That is only right if
 
 * no box is passed twice -- as two arguments, twice inside one pytree, or as an
   argument *and* a closure: the discharged program would hold two independent
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from jax import tree_util
 
-from .backends.eager_refs import Ref, RefError, check_live
-from .ir.trace import Tracer
-from .ir.types import RefType
+from ..backends.eager_ref_runtime import Ref, RefError, check_live
+from ..ir.trace import Tracer
+from ..ir.types import RefType
 from .refs import RefView, describe_ref, is_ref
 
 
@@ -76,7 +76,7 @@ def check_returned_refs(out_leaves, out_tree, arg_tracers, in_leaves, where: str
     """While tracing: no output is a ref or a view of one. It runs with the trace
     still live, so a ref made inside is named by the line that made it, and a ref
     passed in by the caller's ref (`in_leaves[k]` for the traced input k).
-    Shared by `jit`/`make_jaxpr` and the control-flow bodies (`lax_control_flow.py`)."""
+    Shared by `jit`/`make_jaxpr` and the control-flow bodies (`frontend/control_flow.py`)."""
     for i, leaf in enumerate(out_leaves):
         if not (is_ref(leaf) or isinstance(leaf, RefView)):
             continue

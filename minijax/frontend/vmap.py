@@ -6,7 +6,7 @@ tree prefixes of them (an int or None applies to a whole subtree), keyword argum
 (mapped over their axis 0, as in JAX), `axis_size` for when nothing is mapped, and
 errors that name the user's argument and the sizes involved.
 
-Ref arguments get the checks `jit` makes before tracing (`api_refs.py`: one ref passed
+Ref arguments get the checks `jit` makes before tracing (`frontend/ref_checks.py`: one ref passed
 twice is aliasing); the trace is told which refs are mapped, to catch one that is also
 closed over, and a call that fails part-way puts back every ref it already wrote
 (`transforms/vmap_refs.py`).
@@ -25,12 +25,12 @@ from typing import Any, Callable
 
 from jax import tree_util
 
-from .api_refs import check_ref_arguments
-from .api_util import check_valid_leaf, fun_name
-from .ir.trace import current_trace, set_current_trace, aval_of
+from .ref_checks import check_ref_arguments
+from .pytrees import check_valid_leaf, fun_name
+from ..ir.trace import current_trace, set_current_trace, aval_of
 from .refs import is_ref
-from .transforms.vmap import BatchTrace, move_batch_axis
-from .backends.eager_refs import all_or_nothing
+from ..transforms.vmap import BatchTrace, move_batch_axis
+from ..backends.eager_ref_runtime import all_or_nothing
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,

@@ -21,15 +21,15 @@ from typing import Callable
 import numpy as np
 from jax import tree_util
 
-from . import lax
-from .api_util import check_valid_leaf, fun_name
-from .backends.eager_refs import all_or_nothing
-from .ir.trace import MinijaxError, aval_of, current_trace
-from .ir.types import RefType, float0, is_inexact, is_float, is_complex, dtype_short_name
-from .transforms.ad_util import Zero, tangent_aval, instantiate, scalar
-from .transforms.jvp import jvp_flat
-from .transforms.linearize import linearize_flat, apply_linear, vjp_backward
-from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+from .. import lax
+from .pytrees import check_valid_leaf, fun_name
+from ..backends.eager_ref_runtime import all_or_nothing
+from ..ir.trace import MinijaxError, aval_of, current_trace
+from ..ir.types import RefType, float0, is_inexact, is_float, is_complex, dtype_short_name
+from ..transforms.ad_util import Zero, tangent_aval, instantiate, scalar
+from ..transforms.jvp import jvp_flat
+from ..transforms.linearize import linearize_flat, apply_linear, vjp_backward
+from ..transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 
 
 class NonScalarOutputError(MinijaxError, TypeError):
@@ -109,8 +109,8 @@ def _leaf_text(i, n):
 def _refs_as_values(flat_fun, leaves, where: str):
     """(leaves with each ref replaced by its contents, the function on those leaves)."""
     from . import refs as _refs
-    from .ir import primitives as P
-    from .ir.trace import bind
+    from ..ir import primitives as P
+    from ..ir.trace import bind
     positions = [i for i, x in enumerate(leaves) if _refs.is_ref(x)]
     if not positions:
         return leaves, flat_fun
@@ -178,7 +178,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
 def _check_tangent(primal, tangent):
     p_aval, t_aval = aval_of(primal), aval_of(tangent)
     if isinstance(p_aval, RefType) or isinstance(t_aval, RefType):
-        # The tangent of a ref is a ref (transforms/refs.py): jvp writes into it.
+        # The tangent of a ref is a ref (transforms/ref_rules.py): jvp writes into it.
         if not (isinstance(p_aval, RefType) and isinstance(t_aval, RefType)):
             raise TangentMismatchError(
                 f"jvp: a primal of type {p_aval} needs a tangent of type "

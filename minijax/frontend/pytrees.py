@@ -10,8 +10,8 @@ from typing import Any, Callable, Sequence
 
 from jax import tree_util
 
-from .ir.trace import MinijaxError, Tracer
-from .ir.types import aval_of_value
+from ..ir.trace import MinijaxError, Tracer
+from ..ir.types import aval_of_value
 
 
 def flatten_fun(fun: Callable, in_tree) -> tuple[Callable, list]:

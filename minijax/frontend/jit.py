@@ -10,7 +10,7 @@ applies, so the staged call stays one call.
 Both check refs the same way, through the same two functions: `_flatten_inputs`
 before tracing (refs live, not views, not passed twice) and `_trace_flat` while and
 after tracing (no ref returned, none both closed over and passed in); see
-`api_refs.py`. So `make_jaxpr` never shows a program that `jit` would refuse.
+`frontend/ref_checks.py`. So `make_jaxpr` never shows a program that `jit` would refuse.
 """
 from __future__ import annotations
 
@@ -19,18 +19,18 @@ from typing import Callable
 
 from jax import tree_util
 
-from .api_util import (flatten_fun, check_valid_leaf, split_static_args,
+from .pytrees import (flatten_fun, check_valid_leaf, split_static_args,
                        static_argnums_from_names, fun_name)
-from .ir import primitives as P
-from .ir.core import ClosedJaxpr
-from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from .ir.trace import Tracer, bind, aval_of
-from .ir.types import RefType
-from .ir.verify import verify_jaxpr
-from .backends import xla
-from .api_refs import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
+from ..ir import primitives as P
+from ..ir.core import ClosedJaxpr
+from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from ..ir.trace import Tracer, bind, aval_of
+from ..ir.types import RefType
+from ..ir.verify import verify_jaxpr
+from ..backends import xla
+from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
 from .refs import check_call_writes
-from .transforms.discharge import discharge_jaxpr, mentions_refs
+from ..transforms.discharge import discharge_jaxpr, mentions_refs
 
 
 _RETURNED_REF = ("a ref cannot be returned from a traced function (jit, make_jaxpr). "
