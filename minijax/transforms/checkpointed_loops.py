@@ -1,0 +1,249 @@
+"""Checkpointed loops: reverse mode through a loop in bounded memory.
+
+Read `checkpoint_schedules.py` (which carries a schedule keeps) and
+`custom_derivatives.py` (`custom_vjp`) first. A checkpointed loop is a `custom_vjp`
+function built in minijax's own IR from the traced loop body:
+
+* the primal is the loop itself (`scan`), so outside `grad` nothing changes;
+* `fwd` runs the loop once and returns, as residuals, only the carries the schedule
+  stores at its top level (plus the loop's inputs, which the caller holds anyway);
+* `bwd` reverses the loop segment by segment: for each segment, last first, it runs
+  the body forward again from the segment's stored carry to store the next level's
+  carries, and at the innermost level differentiates a short plain `scan` (whose
+  residuals are then the only per-step values alive).
+
+Every level is a `scan` with a static trip count, so the schedule is visible in
+the gradient's IR as a nest of scans, one per level. The recomputation runs the
+body with its `debug.print`s and callbacks removed: they happen once per step, in
+the forward pass. A body that touches refs is refused (a clear error): the
+rewrite of remat with refs (`remat.py`) is not implemented here.
+
+`checkpointed_while_loop` is the same idea with a run-time trip count: the forward
+`while` writes every `k`-th carry into a buffer of `checkpoints` slots (`k =
+ceil(max_steps / checkpoints)`); the backward `while` walks the recorded segments
+last first, recomputing each one's (at most `k`) carries into a buffer and
+reversing through them, steps past the end of the segment masked off.
+"""
+from __future__ import annotations
+
+from .. import lax
+from ..ir.trace import aval_of, MinijaxError
+from ..ir.types import RefType
+from .ad_util import Zero, is_differentiable, eval_jaxpr
+from .checkpoint_schedules import make_schedule, split, Schedule
+from .control_flow_common import strip_debug_effects, split_list
+from .custom_derivatives import custom_vjp
+from .linearize import linearize_flat, vjp_backward
+
+
+class CheckpointedLoopError(MinijaxError, TypeError):
+    """A checkpointed loop was given a body or arguments it cannot handle."""
+
+
+class LoopBody:
+    """A traced loop body `(consts, carry, x) -> (carry, y)` as flat leaves, with the
+    copy the backward pass re-runs (no debug effects) and which leaves are
+    differentiable."""
+
+    def __init__(self, jaxpr, n_consts, n_carry, where):
+        if any(isinstance(v.aval, RefType) for v in jaxpr.invars) or any(
+                isinstance(e, tuple) or hasattr(e, "input_index") for e in jaxpr.effects):
+            raise CheckpointedLoopError(
+                f"{where}: the body reads or writes refs; checkpointed loops do not "
+                f"support refs (use lax.scan, or pass the values the ref holds)")
+        self.jaxpr, self.recompute_jaxpr = jaxpr, strip_debug_effects(jaxpr)
+        self.n_consts, self.n_carry = n_consts, n_carry
+        self.n_xs = len(jaxpr.invars) - n_consts - n_carry
+        avals = jaxpr.in_avals
+        self.const_diff = [is_differentiable(a) for a in avals[:n_consts]]
+        self.carry_diff = [is_differentiable(a) for a in avals[n_consts:n_consts + n_carry]]
+        self.x_diff = [is_differentiable(a) for a in avals[n_consts + n_carry:]]
+        self.y_avals = jaxpr.out_avals[n_carry:]
+        self.y_diff = [is_differentiable(a) for a in self.y_avals]
+
+    def step(self, consts, carry, x, recompute=False):
+        jaxpr = self.recompute_jaxpr if recompute else self.jaxpr
+        outs = eval_jaxpr(jaxpr, (), list(consts) + list(carry) + list(x))
+        return outs[:self.n_carry], outs[self.n_carry:]
+
+
+def _pick(values, mask):
+    return [v for v, m in zip(values, mask) if m]
+
+
+def _merge(diff_values, all_values, mask):
+    """`all_values` with the masked positions replaced by `diff_values`, in order."""
+    it = iter(diff_values)
+    return [next(it) if m else v for v, m in zip(all_values, mask)]
+
+
+def _zeros_like(x):
+    a = aval_of(x)
+    return lax.full(a.shape, 0, a.dtype)
+
+
+def _rows(xs, start, stop):
+    return [lax.slice_in_dim(x, start, stop, axis=0) for x in xs]
+
+
+def _chunked(xs, q, chunk):
+    """The first `q * chunk` rows of each array, as `q` chunks of `chunk` rows."""
+    return [lax.reshape(lax.slice_in_dim(x, 0, q * chunk, axis=0),
+                        (q, chunk) + tuple(aval_of(x).shape[1:])) for x in xs]
+
+
+def _unchunked(xs):
+    return [lax.reshape(x, (aval_of(x).shape[0] * aval_of(x).shape[1],)
+                        + tuple(aval_of(x).shape[2:])) for x in xs]
+
+
+def _concat(parts_a, parts_b):
+    return [lax.concatenate([a, b], 0) for a, b in zip(parts_a, parts_b)]
+
+
+def _add(a, b):
+    return [x + y for x, y in zip(a, b)]
+
+
+# -- the forward pass ------------------------------------------------------------------------
+
+def _plain_scan(body, consts, carry, xs, length, recompute=False):
+    def one(c, x):
+        c, y = body.step(consts, c, x, recompute)
+        return tuple(c), tuple(y)
+    carry, ys = lax.scan(one, tuple(carry), tuple(xs), length=length)
+    return list(carry), list(ys)
+
+
+def _forward(body, schedule: Schedule, consts, init, xs):
+    """The primal loop, storing the top level's checkpoints: returns `(carry, ys,
+    starts, end)`, `starts` the carries entering each top-level chunk and `end` the
+    carry entering the remainder."""
+    n = schedule.length
+    cut = split(n, 0, schedule.chunks)
+    q, chunk, r, _ = cut
+
+    def run_chunk(c, x):
+        end, ys = _plain_scan(body, consts, list(c), list(x), chunk)
+        return tuple(end), (tuple(c), tuple(ys))
+    end, (starts, ys) = lax.scan(run_chunk, tuple(init), tuple(_chunked(xs, q, chunk)),
+                                 length=q)
+    end, starts, ys = list(end), list(starts), _unchunked(list(ys))
+    carry = end
+    if r:
+        carry, ys_r = _plain_scan(body, consts, end, _rows(xs, q * chunk, n), r)
+        ys = _concat(ys, ys_r)
+    return carry, ys, starts, end
+
+
+def _advance(body, consts, start, xs, q, chunk, r):
+    """Recompute (no ys, no prints) the carries entering a segment's chunks: returns
+    `(starts, end)`, `end` the carry entering the remainder (or the last chunk)."""
+    advanced = q if r else q - 1
+
+    def run_chunk(c, x):
+        end, _ = _plain_scan(body, consts, list(c), list(x), chunk, recompute=True)
+        return tuple(end), tuple(c)
+    end, starts = lax.scan(run_chunk, tuple(start), tuple(_chunked(xs, advanced, chunk)),
+                           length=advanced)
+    starts, end = list(starts), list(end)
+    if not r:
+        starts = _concat(starts, [lax.expand_dims(e, (0,)) for e in end])
+    return starts, end
+
+
+# -- the backward pass -----------------------------------------------------------------------
+
+def _base_vjp(body, consts, start, xs, m, ct_carry, ct_ys):
+    """Reverse `m` steps as a plain scan (storing its residuals). Cotangents are lists
+    over the differentiable leaves only; returns (ct consts, ct start, ct xs)."""
+    def loop(*leaves):
+        c, s, x = split_list(leaves, [len(consts), len(start)])
+        carry, ys = _plain_scan(body, c, s, x, m, recompute=True)
+        return _pick(carry, body.carry_diff) + _pick(ys, body.y_diff)
+    lin = linearize_flat(loop, list(consts) + list(start) + list(xs))
+    cts = iter(vjp_backward(lin, list(ct_carry) + list(ct_ys)))
+    out = []
+    for value, diff in zip(list(consts) + list(start) + list(xs), lin.differentiable):
+        if diff:
+            ct = next(cts)
+            out.append(_zeros_like(value) if type(ct) is Zero else ct)
+    ct_k, ct_s, ct_x = split_list(out, [sum(body.const_diff), sum(body.carry_diff)])
+    return ct_k, ct_s, ct_x
+
+
+def _segment_vjp(body, schedule, consts, level, m, start, xs, ct_carry, ct_ys):
+    """Reverse a segment of `m` steps at `level` (`checkpoint_schedules.split`)."""
+    cut = split(m, level, schedule.chunks)
+    if cut is None:
+        return _base_vjp(body, consts, start, xs, m, ct_carry, ct_ys)
+    q, chunk, r, level = cut
+    starts, end = _advance(body, consts, start, xs, q, chunk, r)
+    return _reverse_chunks(body, schedule, consts, level, q, chunk, r, starts, end, xs,
+                           ct_carry, ct_ys)
+
+
+def _reverse_chunks(body, schedule, consts, level, q, chunk, r, starts, end, xs,
+                    ct_carry, ct_ys):
+    """Reverse the remainder (entered with carry `end`), then the `q` chunks (entered
+    with `starts`) in a reverse `scan`, each one a segment of `level + 1`."""
+    ct_consts = [_zeros_like(k) for k in _pick(consts, body.const_diff)]
+    ct_xs_rest = None
+    if r:
+        ct_k, ct_carry, ct_xs_rest = _segment_vjp(
+            body, schedule, consts, level + 1, r, end, _rows(xs, q * chunk, q * chunk + r),
+            ct_carry, _rows(ct_ys, q * chunk, q * chunk + r))
+        ct_consts = _add(ct_consts, ct_k)
+    n_ct = len(ct_carry)
+
+    def reverse_chunk(acc, per_chunk):
+        ct_c, ct_k = split_list(list(acc), [n_ct])
+        start, x, ct_y = per_chunk
+        ct_k2, ct_start, ct_x = _segment_vjp(body, schedule, consts, level + 1, chunk,
+                                             list(start), list(x), ct_c, list(ct_y))
+        return tuple(ct_start) + tuple(_add(ct_k, ct_k2)), tuple(ct_x)
+    acc, ct_xs = lax.scan(reverse_chunk, tuple(ct_carry) + tuple(ct_consts),
+                          (tuple(starts), tuple(_chunked(xs, q, chunk)),
+                           tuple(_chunked(ct_ys, q, chunk))),
+                          length=q, reverse=True)
+    ct_start, ct_consts = split_list(list(acc), [n_ct])
+    ct_xs = _unchunked(list(ct_xs))
+    if ct_xs_rest is not None:
+        ct_xs = _concat(ct_xs, ct_xs_rest)
+    return ct_consts, ct_start, ct_xs
+
+
+# -- checkpointed scan -----------------------------------------------------------------------
+
+def checkpointed_scan_flat(body: LoopBody, schedule: Schedule, consts, init, xs):
+    """`scan` of `body` over flat leaves, differentiated by `schedule`: returns
+    `(final carry, ys)` as lists."""
+    n = schedule.length
+    if split(n, 0, schedule.chunks) is None:
+        # Nothing to split ("all", or too short): today's scan.
+        return _plain_scan(body, consts, init, xs, n)
+
+    def checkpointed_scan(consts, init, xs):
+        carry, ys = _plain_scan(body, consts, init, xs, n)
+        return tuple(carry), tuple(ys)
+
+    def store_checkpoints(consts, init, xs):
+        carry, ys, starts, end = _forward(body, schedule, consts, init, xs)
+        return (tuple(carry), tuple(ys)), (consts, xs, starts, end)
+
+    def reverse_segments(residuals, cts):
+        consts, xs, starts, end = residuals
+        ct_carry, ct_ys = cts
+        q, chunk, r, level = split(n, 0, schedule.chunks)
+        ct_k, ct_init, ct_xs = _reverse_chunks(
+            body, schedule, list(consts), level, q, chunk, r, list(starts), list(end),
+            list(xs), _pick(ct_carry, body.carry_diff), _pick(ct_ys, body.y_diff))
+        return (_merge(ct_k, [None] * len(consts), body.const_diff),
+                _merge(ct_init, [None] * body.n_carry, body.carry_diff),
+                _merge(ct_xs, [None] * body.n_xs, body.x_diff))
+
+    fun = custom_vjp(checkpointed_scan)
+    fun.defvjp(store_checkpoints, reverse_segments)
+    carry, ys = fun(list(consts), list(init), list(xs))
+    return list(carry), list(ys)
+
