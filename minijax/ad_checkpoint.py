@@ -38,11 +38,12 @@ from .ir.types import dtype_short_name
 from .transforms.policies import as_policy, checkpoint_policies  # noqa: F401
 from .transforms import remat as _remat_rules  # noqa: F401  (registers the pass rules)
 from .transforms.linearize import linearize_flat
-from .checkpointed_api import checkpointed_scan, checkpoint_schedule  # noqa: F401
+from .checkpointed_api import (checkpointed_scan, checkpointed_while_loop,  # noqa: F401
+                               checkpoint_schedule)
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "saved_residuals",
            "print_saved_residuals", "checkpoint_policies", "checkpointed_scan",
-           "checkpoint_schedule"]
+           "checkpointed_while_loop", "checkpoint_schedule"]
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None,

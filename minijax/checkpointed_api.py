@@ -20,9 +20,10 @@ from .lax_control_flow import (ControlFlowError, _flatten, _reject_refs, _trace_
 from .ir.types import is_bool
 from .numpy._shape import flip
 from .transforms.checkpoint_schedules import make_schedule, describe, Schedule
-from .transforms.checkpointed_loops import LoopBody, checkpointed_scan_flat
+from .transforms.checkpointed_loops import (LoopBody, checkpointed_scan_flat,
+                                            checkpointed_while_flat, CheckpointedLoopError)
 
-__all__ = ["checkpointed_scan", "checkpoint_schedule"]
+__all__ = ["checkpointed_scan", "checkpointed_while_loop", "checkpoint_schedule"]
 
 
 class ScheduleView:
@@ -96,3 +97,43 @@ def checkpointed_scan(f: Callable, init, xs=None, length: int | None = None, *,
     _, y_tree = traced.out_tree.children()
     return (tree_util.tree_unflatten(carry_tree, carry),
             tree_util.tree_unflatten(y_tree, ys))
+
+
+def checkpointed_while_loop(cond_fun: Callable, body_fun: Callable, init_val, *,
+                            max_steps: int, checkpoints: int | None = None):
+    """`lax.while_loop(cond_fun, body_fun, init_val)` that stops after at most
+    `max_steps` steps, and that `grad`, `vjp` and `linearize` go through: gradients
+    are those of the loop unrolled for the steps it took. The forward pass stores the
+    carry entering every `k`-th step, `k = ceil(max_steps / checkpoints)` (default
+    `checkpoints` ceil(sqrt(max_steps))); the backward pass recomputes each segment of
+    at most `k` steps from its stored carry. Memory: `checkpoints + k` carries."""
+    where = f"checkpointed_while_loop ({fun_name(body_fun)})"
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 0:
+        raise CheckpointedLoopError(f"{where}: max_steps must be a non-negative int (a "
+                                    f"static bound on the number of steps), got "
+                                    f"{max_steps!r}")
+    if checkpoints is not None and (not isinstance(checkpoints, int)
+                                    or isinstance(checkpoints, bool) or checkpoints < 1):
+        raise CheckpointedLoopError(f"{where}: checkpoints must be a positive int, got "
+                                    f"{checkpoints!r}")
+    _reject_refs(init_val, where, "loop carry (init_val)")
+    carry_leaves, carry_tree = _flatten(init_val, f"{where} init_val")
+    in_tree = tree_util.tree_structure((init_val,))
+    traced, carry_leaves, carry_avals = _trace_loop_body(
+        body_fun, in_tree, carry_leaves, carry_tree, [aval_of(x) for x in carry_leaves],
+        [], where, lambda body: (body.out_tree, body.out_avals))
+    cond_traced = _trace_body(cond_fun, in_tree, carry_avals,
+                              f"checkpointed_while_loop cond_fun ({fun_name(cond_fun)})")
+    out = cond_traced.out_avals
+    if len(out) != 1 or not isinstance(out[0], ShapedArray) or out[0].shape != () \
+            or not is_bool(out[0].dtype):
+        raise ControlFlowError(
+            f"checkpointed_while_loop: cond_fun ({fun_name(cond_fun)}) must return a "
+            f"boolean scalar, got {_show_tree(cond_traced.out_tree, out)}")
+    body = LoopBody(traced.jaxpr, len(traced.consts), len(carry_leaves), where)
+    cond = LoopBody(cond_traced.jaxpr, len(cond_traced.consts), 0, where)
+    if max_steps == 0:
+        return init_val
+    outs = checkpointed_while_flat(cond, body, cond_traced.consts, traced.consts,
+                                   carry_leaves, max_steps, checkpoints)
+    return tree_util.tree_unflatten(carry_tree, outs)

@@ -74,13 +74,15 @@ def make_schedule(length: int, schedule: str = "binomial", checkpoints=None) -> 
         c = math.isqrt(n - 1) + 1 if checkpoints is None else min(checkpoints, n)
         chunk = -(-n // c)
         return Schedule(schedule, n, (chunk,) if chunk < n else (), c)
-    levels = _levels(n, 2)
-    c = 2 * levels if checkpoints is None else checkpoints
-    if c < 2 * levels:
+    c = 2 * _levels(n, 2) if checkpoints is None else checkpoints
+    cost = {b: b * _levels(n, b) for b in range(2, n + 1)}    # carries held, at most
+    fitting = [b for b in cost if cost[b] <= c]
+    if not fitting:
         raise ScheduleError(f"the binomial schedule for {n} steps needs at least "
-                            f"{2 * levels} checkpoints (2 per level, {levels} levels), "
-                            f"got {c}; use schedule='sqrt' for fewer levels")
-    branching = max(b for b in range(2, n + 1) if b * _levels(n, b) <= c)
+                            f"{min(cost.values())} checkpoints, got {c}; use "
+                            f"schedule='sqrt' for fewer")
+    # the fewest levels (least recomputation) that fit, then the least memory
+    branching = min(fitting, key=lambda b: (_levels(n, b), b))
     levels = _levels(n, branching)
     chunks = tuple(branching ** k for k in range(levels - 1, -1, -1))
     return Schedule(schedule, n, chunks, c)
@@ -111,10 +113,18 @@ class Simulation(NamedTuple):
     stored: list           # per step: whether the carry entering it is ever stored
     peak_carries: int      # most carries held at once (checkpoints)
     base_steps: int        # longest base segment: its residuals are held at once
+    relinearized: int      # steps run forward again in the backward pass to linearize
+    #                        them (all of them, unless the loop is one base segment,
+    #                        linearized by the forward pass itself)
 
     @property
     def recomputations(self) -> int:
         return sum(self.recomputed)
+
+    @property
+    def backward_body_runs(self) -> int:
+        """Forward evaluations of the body in the backward pass."""
+        return self.recomputations + self.relinearized
 
 
 def simulate(s: Schedule) -> Simulation:
@@ -145,7 +155,8 @@ def simulate(s: Schedule) -> Simulation:
             peak = max(peak, segment(start + k * chunk, chunk, level + 1, now, False))
         return peak
     peak = segment(0, s.length, 0, 0, True) if s.length else 0
-    return Simulation(recomputed, stored, peak, longest_base[0])
+    relinearized = 0 if split(s.length, 0, s.chunks) is None else s.length
+    return Simulation(recomputed, stored, peak, longest_base[0], relinearized)
 
 
 def describe(s: Schedule, width: int = 64) -> str:
@@ -156,7 +167,8 @@ def describe(s: Schedule, width: int = 64) -> str:
              f"  carries stored at most at once: {sim.peak_carries} "
              f"(+ residuals of {sim.base_steps} step(s) in the innermost segment)",
              f"  body evaluations: forward {s.length}, backward "
-             f"{sim.recomputations} recomputed + {s.length} differentiated"]
+             f"{sim.recomputations} to recompute carries + {sim.relinearized} to "
+             f"linearize steps"]
     if s.length == 0:
         return "\n".join(lines)
     per_row = max(1, -(-s.length // width))

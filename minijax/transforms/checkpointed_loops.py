@@ -26,6 +26,8 @@ reversing through them, steps past the end of the segment masked off.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import lax
 from ..ir.trace import aval_of, MinijaxError
 from ..ir.types import RefType
@@ -247,3 +249,107 @@ def checkpointed_scan_flat(body: LoopBody, schedule: Schedule, consts, init, xs)
     carry, ys = fun(list(consts), list(init), list(xs))
     return list(carry), list(ys)
 
+
+
+# -- checkpointed while loop -----------------------------------------------------------------
+
+def while_segment_size(max_steps: int, checkpoints) -> tuple:
+    """`(slots, k)`: the forward pass stores the carry entering every `k`-th step into
+    `slots` buffer rows; default `checkpoints` ceil(sqrt(max_steps))."""
+    if checkpoints is None:
+        checkpoints = max(1, int(np.ceil(np.sqrt(max_steps))))
+    k = max(1, -(-max_steps // checkpoints))
+    return max(1, -(-max_steps // k)), k
+
+
+def _one_step_vjp(body, consts, carry, ct_carry):
+    """Cotangents (consts, carry) of one step of a while body at `carry`."""
+    def step(*leaves):
+        k, c = split_list(leaves, [len(consts)])
+        out, _ = body.step(k, c, [], recompute=True)
+        return _pick(out, body.carry_diff)
+    lin = linearize_flat(step, list(consts) + list(carry))
+    cts = iter(vjp_backward(lin, list(ct_carry)))
+    out = []
+    for value, diff in zip(list(consts) + list(carry), lin.differentiable):
+        if diff:
+            ct = next(cts)
+            out.append(_zeros_like(value) if type(ct) is Zero else ct)
+    return split_list(out, [sum(body.const_diff)])
+
+
+def checkpointed_while_flat(cond, body: LoopBody, cond_consts, consts, init, max_steps,
+                            checkpoints):
+    """`while cond(carry) and steps < max_steps: carry = body(carry)` over flat leaves,
+    reverse-differentiable (module docstring). `cond` is a `LoopBody` with no carry
+    output: its jaxpr maps (cond consts, carry) to a bool."""
+    slots, k = while_segment_size(max_steps, checkpoints)
+
+    def keep_going(cond_consts, step, carry):
+        (pred,) = eval_jaxpr(cond.jaxpr, (), list(cond_consts) + list(carry))
+        return lax.bitwise_and(step < max_steps, pred)
+
+    def checkpointed_while(cond_consts, consts, init):
+        def advance(state):
+            step, carry = state
+            carry, _ = body.step(consts, carry, [])
+            return step + 1, tuple(carry)
+        _, carry = lax.while_loop(lambda s: keep_going(cond_consts, *s), advance,
+                                  (np.int32(0), tuple(init)))
+        return tuple(carry)
+
+    def store_checkpoints(cond_consts, consts, init):
+        buffers = tuple(lax.full((slots,) + tuple(aval_of(x).shape), 0, aval_of(x).dtype)
+                        for x in init)
+
+        def advance(state):
+            step, carry, bufs = state
+            slot, first = step // k, (step % k) == 0
+            bufs = tuple(lax.dynamic_update_index_in_dim(
+                b, lax.select(first, c, lax.dynamic_index_in_dim(b, slot, 0, False)),
+                slot, 0) for b, c in zip(bufs, carry))
+            carry, _ = body.step(consts, carry, [])
+            return step + 1, tuple(carry), bufs
+        steps, carry, bufs = lax.while_loop(lambda s: keep_going(cond_consts, s[0], s[1]),
+                                            advance, (np.int32(0), tuple(init), buffers))
+        return tuple(carry), (consts, bufs, steps)
+
+    def reverse_segments(residuals, ct_final):
+        consts, bufs, steps = residuals
+        ct_final = _pick(ct_final, body.carry_diff)
+        ct_consts = [_zeros_like(x) for x in _pick(consts, body.const_diff)]
+        n_ct = len(ct_final)
+
+        def reverse_segment(state):
+            j, acc = state
+            ct_c, ct_k = split_list(list(acc), [n_ct])
+            start = [lax.dynamic_index_in_dim(b, j, 0, False) for b in bufs]
+            seg_len = lax.min(np.int32(k), steps - j * k)
+
+            def recompute(c, i):
+                new, _ = body.step(consts, list(c), [], recompute=True)
+                live = i < seg_len
+                return tuple(lax.select(live, a, b) for a, b in zip(new, c)), c
+            _, carries = lax.scan(recompute, tuple(start), np.arange(k, dtype=np.int32))
+
+            def back(acc, per_step):
+                ct_c, ct_k = split_list(list(acc), [n_ct])
+                i, carry = per_step
+                d_k, d_c = _one_step_vjp(body, consts, list(carry), ct_c)
+                live = i < seg_len
+                ct_c = [lax.select(live, a, b) for a, b in zip(d_c, ct_c)]
+                ct_k = [a + lax.select(live, d, _zeros_like(d)) for a, d in zip(ct_k, d_k)]
+                return tuple(ct_c) + tuple(ct_k), None
+            acc, _ = lax.scan(back, tuple(ct_c) + tuple(ct_k),
+                              (np.arange(k, dtype=np.int32), carries), reverse=True)
+            return j - 1, acc
+        n_segments = (steps + (k - 1)) // k
+        _, acc = lax.while_loop(lambda s: s[0] >= 0, reverse_segment,
+                                (n_segments - 1, tuple(ct_final) + tuple(ct_consts)))
+        ct_init, ct_k = split_list(list(acc), [n_ct])
+        return ([None] * len(cond_consts), _merge(ct_k, [None] * len(consts), body.const_diff),
+                _merge(ct_init, [None] * body.n_carry, body.carry_diff))
+
+    fun = custom_vjp(checkpointed_while)
+    fun.defvjp(store_checkpoints, reverse_segments)
+    return list(fun(list(cond_consts), list(consts), list(init)))
