@@ -121,3 +121,24 @@ def test_human_bytes():
     assert human_bytes(12) == "12 B"
     assert human_bytes(4096) == "4.0 KiB"
     assert human_bytes(3 * 2 ** 20) == "3.0 MiB"
+
+
+def test_repl_memory_command_compares_policies():
+    import io
+    from contextlib import redirect_stdout
+    from minijax.repl import Session
+    out, err = io.StringIO(), io.StringIO()
+    session = Session(stdout=out, stderr=err, colour=False)
+    script = ["def f(w, x):", "    h = jnp.tanh(x @ w)", "    return jnp.sum(jnp.tanh(h @ w))",
+              "", "w = jnp.ones((16, 16)) / 16", "x = jnp.ones((8, 16))",
+              ":memory f(w, x)", ":memory f(w, x) nothing_saveable dots_saveable",
+              ":memory f(w, x) no_such_policy"]
+    with redirect_stdout(out):
+        session.run_lines(script)
+    text = out.getvalue()
+    assert "== memory of grad, policy none (no checkpoint)" in text
+    assert "== memory of grad, policy nothing_saveable()" in text
+    assert "== memory of grad, policy dots_saveable()" in text
+    assert "== side by side" in text and "minijax peak" in text and "XLA temp" in text
+    assert "<- peak" in text
+    assert err.getvalue().strip() == ":memory: NameError: name 'no_such_policy' is not defined"

@@ -86,6 +86,8 @@ MATERIALIZED = frozenset({
     "scatter_min", "scatter_max", "dynamic_update_slice", "scan", "while", "cond",
     "remat", "jit", "custom_jvp_call", "custom_vjp_call", "custom_lin", "debug_print",
     "debug_callback", "optimization_barrier"})
+# Calls whose body is run once, in place: analysed as part of the enclosing program.
+INLINED = frozenset({"remat", "jit"})
 # ...and the readers a fusible producer can be fused into (XLA's loop and input fusion).
 FUSING_READERS = frozenset({"reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
                             "reduce_and", "reduce_or", "argmax", "argmin"})
@@ -126,6 +128,35 @@ def analyze(stages, links, fusion: bool = True) -> Liveness:
             v = alias[v]
         return v
 
+    inlined = set()
+
+    def add_equations(eqns, phase):
+        for eqn in eqns:
+            body = eqn.params.get("jaxpr")
+            # A call runs its body once, in place: its equations join the timeline
+            # (the recomputation inside a backward `remat` shows step by step). A
+            # body met twice (one jit called twice) stays one opaque step.
+            if eqn.primitive.name in INLINED and isinstance(body, Jaxpr) \
+                    and id(body) not in inlined and not body.constvars:
+                inlined.add(id(body))
+                for inner, outer in zip(body.invars, eqn.inputs):
+                    if type(outer) is Var:
+                        alias[inner] = outer
+                    else:
+                        kind[inner], source[inner] = "argument", "a literal"
+                        avals[inner] = inner.aval
+                add_equations(body.eqns, phase)
+                for outer, inner in zip(eqn.outputs, body.outvars):
+                    if type(inner) is Var:
+                        alias[outer] = inner
+                    else:
+                        kind[outer], source[outer] = "argument", "a literal"
+                        avals[outer] = outer.aval
+                continue
+            program.append((phase, eqn))
+            for v in eqn.outputs:
+                kind[v], source[v], avals[v] = "temp", f"{eqn_label(eqn)} ({phase})", v.aval
+
     for s, ((phase, _), jaxpr) in enumerate(zip(stages, jaxprs)):
         for v in jaxpr.constvars:
             kind[v], source[v], avals[v] = "argument", "a constant", v.aval
@@ -137,10 +168,7 @@ def analyze(stages, links, fusion: bool = True) -> Liveness:
             else:
                 kind[v], source[v] = "argument", f"input {i} of the {phase} pass"
                 avals[v] = v.aval
-        for eqn in jaxpr.eqns:
-            program.append((phase, eqn))
-            for v in eqn.outputs:
-                kind[v], source[v], avals[v] = "temp", f"{eqn_label(eqn)} ({phase})", v.aval
+        add_equations(jaxpr.eqns, phase)
         for pos, v in enumerate(jaxpr.outvars):
             if type(v) is Var and (s == len(stages) - 1 or (s, pos) not in taken):
                 final.add(key(v))
