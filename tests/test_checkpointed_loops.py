@@ -285,13 +285,33 @@ def test_while_stops_at_max_steps():
                        **TOL)
 
 
-def test_while_vjp():
+def test_while_vjp_and_linearize():
     loop = lambda c, b, v: checkpointed_while_loop(c, b, v, max_steps=16, checkpoints=4)
     f = while_program(minijax, mnp, loop)
     w, x = np.array([0.3, -0.2], np.float32), np.array([0.4, 0.2], np.float32)
     _, grads = unrolled_reference(w, x, jax_steps(w, x))
     out, pullback = minijax.vjp(f, w, x)
     assert_trees_match(pullback(np.float32(1.0)), grads, **TOL)
+    # linearize: its linear function runs the loop's tangent map (forward mode from
+    # the stored initial carry), eagerly and under jit, and transposes to the gradient
+    out, lin = minijax.linearize(f, w, x)
+    for apply in (lin, minijax.jit(lin)):
+        probes = [apply(np.zeros(2, np.float32), e) for e in np.eye(2, dtype=np.float32)]
+        np.testing.assert_allclose(np.array(probes), grads[1], **TOL)
+        probes = [apply(e, np.zeros(2, np.float32)) for e in np.eye(2, dtype=np.float32)]
+        np.testing.assert_allclose(np.array(probes), grads[0], **TOL)
+
+
+@pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
+def test_scan_linearize_matches_jax(schedule):
+    args = inputs(9)
+    mine = rnn_loss(minijax, mnp, ours(schedule))
+    ref = rnn_loss(jax, jnp, theirs())
+    tangents = inputs(9, seed=1)
+    _, lin = minijax.linearize(mine, *args)
+    _, expected = jax.jvp(ref, args, tangents)
+    assert_trees_match(lin(*tangents), expected, **TOL)
+    assert_trees_match(minijax.jit(lin)(*tangents), expected, **TOL)
 
 
 def test_while_early_exit_differs_per_vmap_lane():

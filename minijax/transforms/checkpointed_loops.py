@@ -31,7 +31,9 @@ import numpy as np
 from .. import lax
 from ..ir.trace import aval_of, MinijaxError
 from ..ir.types import RefType
-from .ad_util import Zero, is_differentiable, eval_jaxpr
+from ..ir.trace import current_trace
+from .ad_util import Zero, is_differentiable, eval_jaxpr, tangent_aval, instantiate
+from .jvp import jvp_flat
 from .checkpoint_schedules import make_schedule, split, Schedule
 from .control_flow_common import strip_debug_effects, split_list
 from .custom_derivatives import custom_vjp
@@ -215,6 +217,20 @@ def _reverse_chunks(body, schedule, consts, level, q, chunk, r, starts, end, xs,
     return ct_consts, ct_start, ct_xs
 
 
+# -- forward mode from the residuals -----------------------------------------------------------
+
+def _tangent_map(run, primals, masks, tangents):
+    """Output tangents of `run(*primals)` (its differentiable outputs) for `tangents`
+    of the differentiable primals: forward mode, one pass, nothing stored. This is
+    what applying `linearize`'s linear function to a checkpointed loop runs."""
+    mask = [m for group in masks for m in group]
+    it = iter(tangents)
+    tangent_in = [next(it) if m else Zero(tangent_aval(aval_of(p)))
+                  for p, m in zip(primals, mask)]
+    result = jvp_flat(lambda *xs: run(*xs), primals, tangent_in, current_trace())
+    return [instantiate(t) for t in result.tangents_out]
+
+
 # -- checkpointed scan -----------------------------------------------------------------------
 
 def checkpointed_scan_flat(body: LoopBody, schedule: Schedule, consts, init, xs):
@@ -244,8 +260,20 @@ def checkpointed_scan_flat(body: LoopBody, schedule: Schedule, consts, init, xs)
                 _merge(ct_init, [None] * body.n_carry, body.carry_diff),
                 _merge(ct_xs, [None] * body.n_xs, body.x_diff))
 
+    def tangent_map(residuals, tangents):
+        consts, xs, starts, _ = residuals
+        init = [lax.index_in_dim(s, 0, 0, keepdims=False) for s in starts]
+
+        def loop(*leaves):
+            k, c, x = split_list(leaves, [len(consts), len(init)])
+            carry, ys = _plain_scan(body, k, c, x, n, recompute=True)
+            return _pick(carry, body.carry_diff) + _pick(ys, body.y_diff)
+        return _tangent_map(loop, list(consts) + init + list(xs),
+                            [body.const_diff, body.carry_diff, body.x_diff], tangents)
+
     fun = custom_vjp(checkpointed_scan)
     fun.defvjp(store_checkpoints, reverse_segments)
+    fun._linear_forward = tangent_map
     carry, ys = fun(list(consts), list(init), list(xs))
     return list(carry), list(ys)
 
@@ -350,6 +378,26 @@ def checkpointed_while_flat(cond, body: LoopBody, cond_consts, consts, init, max
         return ([None] * len(cond_consts), _merge(ct_k, [None] * len(consts), body.const_diff),
                 _merge(ct_init, [None] * body.n_carry, body.carry_diff))
 
+    def tangent_map(residuals, tangents):
+        consts, bufs, steps = residuals
+        init = [lax.index_in_dim(b, 0, 0, keepdims=False) for b in bufs]
+
+        def loop(*leaves):
+            k, c = split_list(leaves, [len(consts)])
+
+            def advance(state):
+                i, carry = state
+                carry, _ = body.step(k, list(carry), [], recompute=True)
+                return i + 1, tuple(carry)
+            _, carry = lax.while_loop(lambda s: s[0] < steps, advance,
+                                      (np.int32(0), tuple(c)))
+            return _pick(list(carry), body.carry_diff)
+        # tangents of the cond's consts (never differentiated) come first: dropped
+        return _tangent_map(loop, list(consts) + init, [body.const_diff, body.carry_diff],
+                            tangents[len(tangents) - sum(body.const_diff)
+                                     - sum(body.carry_diff):])
+
     fun = custom_vjp(checkpointed_while)
     fun.defvjp(store_checkpoints, reverse_segments)
+    fun._linear_forward = tangent_map
     return list(fun(list(cond_consts), list(consts), list(init)))
