@@ -20,8 +20,10 @@ from .lax_control_flow import (ControlFlowError, _flatten, _reject_refs, _trace_
 from .ir.types import is_bool
 from .numpy._shape import flip
 from .transforms.checkpoint_schedules import make_schedule, describe, Schedule
-from .transforms.checkpointed_loops import (LoopBody, checkpointed_scan_flat,
-                                            checkpointed_while_flat, CheckpointedLoopError)
+from .transforms.checkpointed_loops import (LoopBody, RefsAsCarries, has_ref_consts,
+                                            checkpointed_scan_flat, checkpointed_while_flat,
+                                            CheckpointedLoopError)
+from .transforms.control_flow_common import with_unused_inputs
 
 __all__ = ["checkpointed_scan", "checkpointed_while_loop", "checkpoint_schedule"]
 
@@ -88,12 +90,18 @@ def checkpointed_scan(f: Callable, init, xs=None, length: int | None = None, *,
     traced, carry_leaves, _ = _trace_loop_body(
         f, tree_util.tree_structure((init, xs)), carry_leaves, carry_tree,
         [aval_of(x) for x in carry_leaves], x_avals, where, carry_of_output)
-    body = LoopBody(traced.jaxpr, len(traced.consts), num_carry, where)
+    jaxpr, consts, refs = traced.jaxpr, traced.consts, None
+    if has_ref_consts(consts):
+        refs = RefsAsCarries(jaxpr, len(consts), num_carry, consts)
+        jaxpr, (consts, carry_leaves) = refs.jaxpr, refs.enter(consts, carry_leaves)
+    body = LoopBody(jaxpr, len(consts), len(carry_leaves), where)
     if reverse:
         x_leaves = [flip(x, 0) for x in x_leaves]
-    carry, ys = checkpointed_scan_flat(body, plan, traced.consts, carry_leaves, x_leaves)
+    carry, ys = checkpointed_scan_flat(body, plan, consts, carry_leaves, x_leaves)
     if reverse:
         ys = [flip(y, 0) for y in ys]
+    if refs is not None:
+        carry = refs.leave(carry)
     _, y_tree = traced.out_tree.children()
     return (tree_util.tree_unflatten(carry_tree, carry),
             tree_util.tree_unflatten(y_tree, ys))
@@ -130,10 +138,21 @@ def checkpointed_while_loop(cond_fun: Callable, body_fun: Callable, init_val, *,
         raise ControlFlowError(
             f"checkpointed_while_loop: cond_fun ({fun_name(cond_fun)}) must return a "
             f"boolean scalar, got {_show_tree(cond_traced.out_tree, out)}")
-    body = LoopBody(traced.jaxpr, len(traced.consts), len(carry_leaves), where)
-    cond = LoopBody(cond_traced.jaxpr, len(cond_traced.consts), 0, where)
     if max_steps == 0:
         return init_val
-    outs = checkpointed_while_flat(cond, body, cond_traced.consts, traced.consts,
-                                   carry_leaves, max_steps, checkpoints)
+    jaxpr, consts, refs = traced.jaxpr, traced.consts, None
+    cond_jaxpr = cond_traced.jaxpr
+    if has_ref_consts(consts):
+        refs = RefsAsCarries(jaxpr, len(consts), len(carry_leaves), consts)
+        jaxpr, (consts, carry_leaves) = refs.jaxpr, refs.enter(consts, carry_leaves)
+        # the condition does not see the refs' values riding in the carry
+        cond_jaxpr = with_unused_inputs(cond_jaxpr, len(cond_traced.consts),
+                                        refs.jaxpr.in_avals[len(consts):len(consts)
+                                                            + len(refs.written)])
+    body = LoopBody(jaxpr, len(consts), len(carry_leaves), where)
+    cond = LoopBody(cond_jaxpr, len(cond_traced.consts), 0, where)
+    outs = checkpointed_while_flat(cond, body, cond_traced.consts, consts, carry_leaves,
+                                   max_steps, checkpoints)
+    if refs is not None:
+        outs = refs.leave(outs)
     return tree_util.tree_unflatten(carry_tree, outs)

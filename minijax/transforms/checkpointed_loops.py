@@ -35,7 +35,10 @@ from ..ir.trace import current_trace
 from .ad_util import Zero, is_differentiable, eval_jaxpr, tangent_aval, instantiate
 from .jvp import jvp_flat
 from .checkpoint_schedules import make_schedule, split, Schedule
-from .control_flow_common import strip_debug_effects, split_list
+from ..ir import primitives as P
+from ..ir.trace import bind
+from .control_flow_common import strip_debug_effects, split_list, reorder
+from .remat import without_external_refs
 from .custom_derivatives import custom_vjp
 from .linearize import linearize_flat, vjp_backward
 
@@ -44,17 +47,52 @@ class CheckpointedLoopError(MinijaxError, TypeError):
     """A checkpointed loop was given a body or arguments it cannot handle."""
 
 
+class RefsAsCarries:
+    """A loop body that closes over refs, rewritten as the remat rule rewrites a remat
+    body (`remat.without_external_refs`): the refs are discharged, a ref the body only
+    reads becomes a const (its value at entry), and a ref it writes becomes a leading
+    carry. So the loop itself never touches a ref: `enter` reads each ref once before
+    it, `leave` writes each written ref once after it, and the recomputation of the
+    backward pass works on values. Refs made inside the body were values already."""
+
+    def __init__(self, jaxpr, n_consts, n_carry, consts):
+        pure = without_external_refs(jaxpr)
+        self.pure, self.refs = pure, consts
+        self.written = list(pure.written)
+        n_in = len(jaxpr.invars)
+        kept = [i for i in range(n_consts) if i not in self.written]
+        n_out = pure.num_outputs
+        self.jaxpr = reorder(pure.jaxpr, kept + self.written + list(range(n_consts, n_in)),
+                             list(range(n_out, n_out + len(self.written))) + list(range(n_out)))
+        self.kept, self.n_consts = kept, len(kept)
+        self.n_carry = len(self.written) + n_carry
+
+    def enter(self, consts, init):
+        """(consts, init) of the rewritten loop: each ref read once, here."""
+        entry = self.pure.entry_values(list(consts))
+        return [entry[i] for i in self.kept], [entry[i] for i in self.written] + list(init)
+
+    def leave(self, carry):
+        """The loop's carry without the refs' values, which are written back, here."""
+        for position, final in zip(self.written, carry[:len(self.written)]):
+            # a ref is not differentiated (as under remat): what it holds is a value
+            bind(P.swap_p, self.refs[position], lax.stop_gradient(final))
+        return carry[len(self.written):]
+
+
+def has_ref_consts(consts) -> bool:
+    return any(isinstance(aval_of(c), RefType) for c in consts)
+
+
 class LoopBody:
     """A traced loop body `(consts, carry, x) -> (carry, y)` as flat leaves, with the
     copy the backward pass re-runs (no debug effects) and which leaves are
-    differentiable."""
+    differentiable. Refs must have been rewritten away (`RefsAsCarries`)."""
 
     def __init__(self, jaxpr, n_consts, n_carry, where):
-        if any(isinstance(v.aval, RefType) for v in jaxpr.invars) or any(
-                isinstance(e, tuple) or hasattr(e, "input_index") for e in jaxpr.effects):
-            raise CheckpointedLoopError(
-                f"{where}: the body reads or writes refs; checkpointed loops do not "
-                f"support refs (use lax.scan, or pass the values the ref holds)")
+        if any(isinstance(v.aval, RefType) for v in jaxpr.invars):
+            raise CheckpointedLoopError(f"{where}: a checkpointed loop's condition may "
+                                        f"not read refs; read them in the body")
         self.jaxpr, self.recompute_jaxpr = jaxpr, strip_debug_effects(jaxpr)
         self.n_consts, self.n_carry = n_consts, n_carry
         self.n_xs = len(jaxpr.invars) - n_consts - n_carry
