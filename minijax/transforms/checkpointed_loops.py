@@ -309,6 +309,9 @@ def checkpointed_scan_flat(body: LoopBody, schedule: Schedule, consts, init, xs)
         return _tangent_map(loop, list(consts) + init + list(xs),
                             [body.const_diff, body.carry_diff, body.x_diff], tangents)
 
+    # The call's name says the schedule, so the IR shows it before differentiation too.
+    checkpointed_scan.__name__ = (f"checkpointed_scan_{schedule.kind}_chunks_"
+                                  + "_".join(map(str, schedule.chunks)))
     fun = custom_vjp(checkpointed_scan)
     fun.defvjp(store_checkpoints, reverse_segments)
     fun._linear_forward = tangent_map
