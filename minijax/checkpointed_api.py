@@ -11,13 +11,11 @@ from typing import Callable
 
 from jax import tree_util
 
-from . import lax
 from .api_util import fun_name
 from .ir.trace import aval_of
-from .ir.types import ShapedArray
+from .ir.types import ShapedArray, is_bool
 from .lax_control_flow import (ControlFlowError, _flatten, _reject_refs, _trace_loop_body,
                                _trace_body, _show_tree)
-from .ir.types import is_bool
 from .numpy._shape import flip
 from .transforms.checkpoint_schedules import make_schedule, describe, Schedule
 from .transforms.checkpointed_loops import (LoopBody, RefsAsCarries, has_ref_consts,
@@ -113,8 +111,9 @@ def checkpointed_while_loop(cond_fun: Callable, body_fun: Callable, init_val, *,
     `max_steps` steps, and that `grad`, `vjp` and `linearize` go through: gradients
     are those of the loop unrolled for the steps it took. The forward pass stores the
     carry entering every `k`-th step, `k = ceil(max_steps / checkpoints)` (default
-    `checkpoints` ceil(sqrt(max_steps))); the backward pass recomputes each segment of
-    at most `k` steps from its stored carry. Memory: `checkpoints + k` carries."""
+    `checkpoints` ceil(sqrt(max_steps))); the backward pass reverses each segment of
+    at most `k` steps from its stored carry by the binomial schedule. Memory:
+    `checkpoints` carries plus O(log k)."""
     where = f"checkpointed_while_loop ({fun_name(body_fun)})"
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 0:
         raise CheckpointedLoopError(f"{where}: max_steps must be a non-negative int (a "

@@ -421,3 +421,23 @@ def test_while_with_refs_runs_effects_once_per_step():
     assert int(count[...]) == 4
     assert float(minijax.jit(minijax.grad(f))(np.float32(1.0))) == 16.0
     assert int(count[...]) == 8
+
+
+def test_while_memory_is_bounded_by_the_checkpoints_not_max_steps():
+    """XLA's temp memory of jit(grad) with 8 checkpoints: 64x the max_steps adds a few
+    carries (each segment is reversed by the binomial schedule), nowhere near 64x."""
+    w = np.eye(16, dtype=np.float32) * 0.5
+    h = np.ones((16, 16), np.float32)
+
+    def temp_bytes(max_steps):
+        def loss(w, h):
+            def body(s):
+                return s[0] + 1, mnp.tanh(s[1] @ w) * 0.5 + s[1] * 0.5
+            _, h2 = checkpointed_while_loop(lambda s: s[0] < 3000, body, (0, h),
+                                            max_steps=max_steps, checkpoints=8)
+            return mnp.sum(h2)
+        compiled = minijax.jit(minijax.grad(loss)).lower(w, h).compile()
+        return compiled.memory_analysis().temp_size_in_bytes
+    small, large = temp_bytes(64), temp_bytes(4096)
+    assert large - small <= 24 * h.nbytes, (small, large)
+    assert large < 4096 * h.nbytes / 20

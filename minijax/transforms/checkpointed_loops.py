@@ -15,32 +15,34 @@ function built in minijax's own IR from the traced loop body:
 Every level is a `scan` with a static trip count, so the schedule is visible in
 the gradient's IR as a nest of scans, one per level. The recomputation runs the
 body with its `debug.print`s and callbacks removed: they happen once per step, in
-the forward pass. A body that touches refs is refused (a clear error): the
-rewrite of remat with refs (`remat.py`) is not implemented here.
+the forward pass.
 
 `checkpointed_while_loop` is the same idea with a run-time trip count: the forward
 `while` writes every `k`-th carry into a buffer of `checkpoints` slots (`k =
 ceil(max_steps / checkpoints)`); the backward `while` walks the recorded segments
-last first, recomputing each one's (at most `k`) carries into a buffer and
-reversing through them, steps past the end of the segment masked off.
+last first and reverses each one as a scan of exactly `k` steps, those past the end
+of the segment masked off (`_MaskedStep`), by the binomial schedule.
+
+A loop body that writes refs is first rewritten (`RefsAsCarries`), and `linearize`'s
+linear function runs each loop's tangent map (forward mode from the stored initial
+carry), given to `custom_vjp` as `_linear_forward`.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import lax
-from ..ir.trace import aval_of, MinijaxError
-from ..ir.types import RefType
-from ..ir.trace import current_trace
-from .ad_util import Zero, is_differentiable, eval_jaxpr, tangent_aval, instantiate
-from .jvp import jvp_flat
-from .checkpoint_schedules import make_schedule, split, Schedule
 from ..ir import primitives as P
-from ..ir.trace import bind
+from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from ..ir.trace import aval_of, bind, current_trace, MinijaxError
+from ..ir.types import RefType, ShapedArray
+from .ad_util import Zero, is_differentiable, eval_jaxpr, tangent_aval, instantiate
+from .checkpoint_schedules import make_schedule, split, Schedule
 from .control_flow_common import strip_debug_effects, split_list, reorder
-from .remat import without_external_refs
 from .custom_derivatives import custom_vjp
+from .jvp import jvp_flat
 from .linearize import linearize_flat, vjp_backward
+from .remat import without_external_refs
 
 
 class CheckpointedLoopError(MinijaxError, TypeError):
@@ -331,20 +333,36 @@ def while_segment_size(max_steps: int, checkpoints) -> tuple:
     return max(1, -(-max_steps // k)), k
 
 
-def _one_step_vjp(body, consts, carry, ct_carry):
-    """Cotangents (consts, carry) of one step of a while body at `carry`."""
-    def step(*leaves):
-        k, c = split_list(leaves, [len(consts)])
-        out, _ = body.step(k, c, [], recompute=True)
-        return _pick(out, body.carry_diff)
-    lin = linearize_flat(step, list(consts) + list(carry))
-    cts = iter(vjp_backward(lin, list(ct_carry)))
-    out = []
-    for value, diff in zip(list(consts) + list(carry), lin.differentiable):
-        if diff:
-            ct = next(cts)
-            out.append(_zeros_like(value) if type(ct) is Zero else ct)
-    return split_list(out, [sum(body.const_diff)])
+class _MaskedStep:
+    """One step of a while body as a scan body over `(extra consts, consts, seg_len)`,
+    carry, and the step number `i`: the step runs if `i < seg_len` and leaves the carry
+    alone after. A segment of at most `k` steps is then a scan of exactly `k`."""
+
+    def __init__(self, body: LoopBody):
+        n_k = body.n_consts
+        const_avals = body.jaxpr.in_avals[:n_k]
+        carry_avals = body.jaxpr.in_avals[n_k:n_k + body.n_carry]
+        index = ShapedArray((), np.dtype(np.int32))
+
+        def masked(*leaves):
+            k, (seg_len,), c, (i,) = split_list(leaves, [n_k, 1, body.n_carry])
+            new, _ = body.step(k, c, [], recompute=True)
+            return [lax.select(i < seg_len, a, b) for a, b in zip(new, c)]
+        closed = trace_to_jaxpr(masked, list(const_avals) + [index] + list(carry_avals)
+                                + [index])
+        self.extra_consts = list(closed.consts)
+        self.n_extra, self.n_body_consts = len(closed.consts), n_k
+        self.body = LoopBody(convert_constvars_to_invars(closed.jaxpr),
+                             len(closed.consts) + n_k + 1, body.n_carry, "a while segment")
+        self.body_diff = body.const_diff
+
+    def body_const_cts(self, cts):
+        """The cotangents of the body's own differentiable consts, out of those of all
+        the masked step's differentiable consts."""
+        diff = self.body.const_diff
+        positions = [p for p in range(len(diff)) if diff[p]]
+        return [ct for ct, p in zip(cts, positions)
+                if self.n_extra <= p < self.n_extra + self.n_body_consts]
 
 
 def checkpointed_while_flat(cond, body: LoopBody, cond_consts, consts, init, max_steps,
@@ -383,6 +401,9 @@ def checkpointed_while_flat(cond, body: LoopBody, cond_consts, consts, init, max
                                             advance, (np.int32(0), tuple(init), buffers))
         return tuple(carry), (consts, bufs, steps)
 
+    masked = _MaskedStep(body)
+    segment_schedule = make_schedule(k, "binomial")
+
     def reverse_segments(residuals, ct_final):
         consts, bufs, steps = residuals
         ct_final = _pick(ct_final, body.carry_diff)
@@ -395,22 +416,13 @@ def checkpointed_while_flat(cond, body: LoopBody, cond_consts, consts, init, max
             start = [lax.dynamic_index_in_dim(b, j, 0, False) for b in bufs]
             seg_len = lax.min(np.int32(k), steps - j * k)
 
-            def recompute(c, i):
-                new, _ = body.step(consts, list(c), [], recompute=True)
-                live = i < seg_len
-                return tuple(lax.select(live, a, b) for a, b in zip(new, c)), c
-            _, carries = lax.scan(recompute, tuple(start), np.arange(k, dtype=np.int32))
-
-            def back(acc, per_step):
-                ct_c, ct_k = split_list(list(acc), [n_ct])
-                i, carry = per_step
-                d_k, d_c = _one_step_vjp(body, consts, list(carry), ct_c)
-                live = i < seg_len
-                ct_c = [lax.select(live, a, b) for a, b in zip(d_c, ct_c)]
-                ct_k = [a + lax.select(live, d, _zeros_like(d)) for a, d in zip(ct_k, d_k)]
-                return tuple(ct_c) + tuple(ct_k), None
-            acc, _ = lax.scan(back, tuple(ct_c) + tuple(ct_k),
-                              (np.arange(k, dtype=np.int32), carries), reverse=True)
+            # The segment is a scan of k steps, those past its end masked off, and
+            # is itself reversed by the binomial schedule: O(log k) carries.
+            seg_consts = list(masked.extra_consts) + list(consts) + [seg_len]
+            ct_all, ct_c, _ = _segment_vjp(masked.body, segment_schedule, seg_consts, 0, k,
+                                           start, [np.arange(k, dtype=np.int32)], ct_c, [])
+            ct_k = _add(ct_k, masked.body_const_cts(ct_all))
+            acc = tuple(ct_c) + tuple(ct_k)
             return j - 1, acc
         n_segments = (steps + (k - 1)) // k
         _, acc = lax.while_loop(lambda s: s[0] >= 0, reverse_segment,

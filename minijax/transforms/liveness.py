@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..ir.core import Jaxpr, Literal, Var
+from ..ir.core import Jaxpr, Var
 from ..ir.types import ShapedArray
 
 
