@@ -60,13 +60,16 @@ def test_scan_values_and_gradients_match_lax_scan(schedule, n):
                        jax.grad(ref, argnums=(0, 1, 2))(*args), **TOL)
 
 
-@pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
-def test_scan_reverse_under_jit(schedule):
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("jit", [False, True])
+def test_scan_reverse(schedule, jit):
     args = inputs(11)
-    mine = minijax.jit(minijax.grad(rnn_loss(minijax, mnp, ours(schedule, reverse=True)),
-                                    argnums=(0, 1, 2)))
+    mine = minijax.grad(rnn_loss(minijax, mnp, ours(schedule, reverse=True)),
+                        argnums=(0, 1, 2))
     ref = jax.grad(rnn_loss(jax, jnp, theirs(reverse=True)), argnums=(0, 1, 2))
-    assert_trees_match(mine(*args), ref(*args), **TOL)
+    assert_trees_match((minijax.jit(mine) if jit else mine)(*args), ref(*args), **TOL)
+    assert_trees_match(rnn_loss(minijax, mnp, ours(schedule, reverse=True))(*args),
+                       rnn_loss(jax, jnp, theirs(reverse=True))(*args), **TOL)
 
 
 @pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
@@ -274,6 +277,23 @@ def test_while_gradients_equal_the_unrolled_loop(checkpoints, scale):
     assert_trees_match(minijax.value_and_grad(f, argnums=(0, 1))(w, x), (value, grads),
                        **TOL)
     assert_trees_match(minijax.jit(minijax.grad(f, argnums=(0, 1)))(w, x), grads, **TOL)
+
+
+@pytest.mark.parametrize("policy", [None, "dots_saveable"])
+def test_while_with_a_checkpointed_body(policy):
+    def wrap(body):
+        return minijax.checkpoint(
+            body, policy=getattr(minijax.checkpoint_policies, policy) if policy else None)
+    loop = lambda c, b, v: checkpointed_while_loop(c, wrap(b), v, max_steps=20,
+                                                   checkpoints=4)
+    f = while_program(minijax, mnp, loop)
+    w, x = np.array([0.3, -0.2], np.float32), np.array([0.5, 0.25], np.float32)
+    _, grads = unrolled_reference(w, x, jax_steps(w, x))
+    assert_trees_match(minijax.jit(minijax.grad(f, argnums=(0, 1)))(w, x), grads, **TOL)
+    # and the whole loop inside a checkpoint
+    outer = minijax.checkpoint(while_program(
+        minijax, mnp, lambda c, b, v: checkpointed_while_loop(c, b, v, max_steps=20)))
+    assert_trees_match(minijax.grad(outer, argnums=(0, 1))(w, x), grads, **TOL)
 
 
 def test_while_stops_at_max_steps():
