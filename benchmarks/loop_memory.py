@@ -131,7 +131,13 @@ def main():
             results[(n, name)] = (mem, fl / forward)
             print(f"{n:>6} {name:26s} {mem:>12d} {mem / base:>11.4f} {fl:>12.3g} "
                   f"{fl / forward:>9.2f}")
-    n = max(opts.lengths)
+    lo, n = min(opts.lengths), max(opts.lengths)
+    for name, law, expected in (("minijax binomial", "log n", math.log(n) / math.log(lo)),
+                                ("minijax sqrt", "sqrt n", math.sqrt(n / lo)),
+                                ("jax lax.scan", "n", n / lo)):
+        grown = results[(n, name)][0] / results[(lo, name)][0]
+        print(f"{name}: {n // lo}x the steps, {grown:.2f}x the memory "
+              f"({law} grows {expected:.2f}x)")
     mem, ratio = results[(n, "minijax binomial")]
     jax_mem = results[(n, "jax lax.scan")][0]
     bound = math.ceil(math.log2(n)) + 2
