@@ -116,6 +116,28 @@ def test_scan_under_vmap(schedule):
                        jax.grad(batched(jax, jnp, theirs()))(w, hs, xs), **TOL)
 
 
+@pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
+def test_scan_batched_xs_with_integer_xs_under_vmap(schedule):
+    def loss(np_, scan):
+        def f(w, h, xs, ks):
+            def body(c, x):
+                xf, k = x
+                return np_.sin(c * w + xf) + k.astype(np.float32) * 0.01, c
+            c, ys = scan(body, h, (xs, ks))
+            return np_.sum(c) + np_.sum(ys)
+        return f
+    w, h = np.float32(0.8), np.ones(3, np.float32)
+    xs = np.random.default_rng(0).standard_normal((4, 9, 3)).astype(np.float32)
+    ks = np.arange(9, dtype=np.int32)
+    mine = loss(mnp, lambda f, c, x: checkpointed_scan(f, c, x, schedule=schedule))
+    ref = loss(jnp, jax.lax.scan)
+    axes = (None, None, 0, None)
+    expected = jax.vmap(jax.grad(ref, argnums=(0, 2)), in_axes=axes)(w, h, xs, ks)
+    batched = minijax.vmap(minijax.grad(mine, argnums=(0, 2)), in_axes=axes)
+    assert_trees_match(batched(w, h, xs, ks), expected, **TOL)
+    assert_trees_match(minijax.jit(batched)(w, h, xs, ks), expected, **TOL)
+
+
 def test_scan_under_nested_checkpoint_and_policy():
     args = inputs(6)
 
