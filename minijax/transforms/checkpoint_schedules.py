@@ -75,7 +75,10 @@ def make_schedule(length: int, schedule: str = "binomial", checkpoints=None) -> 
         chunk = -(-n // c)
         return Schedule(schedule, n, (chunk,) if chunk < n else (), c)
     c = 2 * _levels(n, 2) if checkpoints is None else checkpoints
-    cost = {b: b * _levels(n, b) for b in range(2, n + 1)}    # carries held, at most
+    # carries held, at most; a branching above both the budget and b = 2's cost can
+    # neither fit nor be the cheapest
+    widest = min(n, max(c, 2 * _levels(n, 2)))
+    cost = {b: b * _levels(n, b) for b in range(2, widest + 1)}
     fitting = [b for b in cost if cost[b] <= c]
     if not fitting:
         raise ScheduleError(f"the binomial schedule for {n} steps needs at least "
