@@ -354,6 +354,9 @@ def test_scan_linearize_matches_jax(schedule):
     _, expected = jax.jvp(ref, args, tangents)
     assert_trees_match(lin(*tangents), expected, **TOL)
     assert_trees_match(minijax.jit(lin)(*tangents), expected, **TOL)
+    # pure forward mode runs the same tangent map
+    assert_trees_match(minijax.jvp(mine, args, tangents), jax.jvp(ref, args, tangents),
+                       **TOL)
 
 
 def test_while_early_exit_differs_per_vmap_lane():
