@@ -36,3 +36,6 @@ _install_ref_dispatch()   # after minijax.numpy attached its methods: ref tracer
 from . import ad_checkpoint  # noqa: E402
 from .ad_checkpoint import checkpoint, remat  # noqa: E402
 from .transforms.policies import checkpoint_policies  # noqa: E402
+# The function, not the module: `minijax.memory_report(f, *args)` as the issue names it
+# (`from minijax.memory_report import MemoryReport` still reads the module).
+from .memory_report import memory_report  # noqa: E402

@@ -105,23 +105,8 @@ def _effects_text(per_ref: dict) -> str:
 def remat_report(f, *args, **kwargs) -> RematReport:
     """The report for `grad`-style differentiation of `f` at `args` (all inputs)."""
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    flat_fun, _ = flatten_fun(f, in_tree)
-    linear_cell = []
-
-    def forward(*xs):
-        lin = linearize_flat(flat_fun, list(xs))
-        linear_cell.append(lin)
-        return list(lin.primals_out) + list(lin.linear_jaxpr.consts)
-    forward_jaxpr = trace_to_jaxpr(forward, [aval_of(x) for x in leaves])
-    linear = linear_cell[0].linear_jaxpr
-    # The backward pass with its residuals as leading inputs, pruned to what it needs.
+    forward_jaxpr, backward, linear = gradient_stages(f, leaves, in_tree)
     n_res = len(linear.jaxpr.constvars)
-    backward = transpose_jaxpr(
-        Jaxpr((), linear.jaxpr.constvars + linear.jaxpr.invars, linear.jaxpr.eqns,
-              linear.jaxpr.outvars),
-        [False] * n_res + [True] * len(linear.jaxpr.invars))
-    backward = backward if isinstance(backward, ClosedJaxpr) else ClosedJaxpr(backward, [])
-    backward = dce_jaxpr(backward).jaxpr
     saved = [SavedValue(aval, _nbytes(aval), source)
              for aval, source in saved_residuals(f, *args, **kwargs)]
 
@@ -143,6 +128,29 @@ def remat_report(f, *args, **kwargs) -> RematReport:
             recomputed.append(eqn)
         _count(eqn, refs, effects[phase])
     return RematReport(forward_jaxpr, backward, saved, recomputed, effects)
+
+
+def gradient_stages(f, leaves, in_tree):
+    """`(forward, backward, linear)`: the forward pass (inputs -> outputs, residuals),
+    the backward pass (residuals, output cotangents -> input cotangents, pruned) as
+    closed jaxprs, and the linear jaxpr they come from (its consts the residuals)."""
+    flat_fun, _ = flatten_fun(f, in_tree)
+    linear_cell = []
+
+    def forward(*xs):
+        lin = linearize_flat(flat_fun, list(xs))
+        linear_cell.append(lin)
+        return list(lin.primals_out) + list(lin.linear_jaxpr.consts)
+    forward_jaxpr = trace_to_jaxpr(forward, [aval_of(x) for x in leaves])
+    linear = linear_cell[0].linear_jaxpr
+    # The backward pass with its residuals as leading inputs, pruned to what it needs.
+    n_res = len(linear.jaxpr.constvars)
+    backward = transpose_jaxpr(
+        Jaxpr((), linear.jaxpr.constvars + linear.jaxpr.invars, linear.jaxpr.eqns,
+              linear.jaxpr.outvars),
+        [False] * n_res + [True] * len(linear.jaxpr.invars))
+    backward = backward if isinstance(backward, ClosedJaxpr) else ClosedJaxpr(backward, [])
+    return forward_jaxpr, dce_jaxpr(backward).jaxpr, linear
 
 
 def _nbytes(aval) -> int:

@@ -30,7 +30,7 @@ from ..ir.trace import MinijaxError
 from ..ir.types import RefType, ShapedArray
 from .reference_rules import reference_rules
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
-from ..transforms.custom_derivatives import custom_lin_impl
+from ..transforms.custom_derivatives import custom_lin_forward
 
 __all__ = ["reference_rules", "eval_jaxpr", "eval_closed_jaxpr", "RefBox"]
 
@@ -113,7 +113,14 @@ def _custom_call(*args, call_jaxpr, num_consts, rule, name):
 
 reference_rules[custom_jvp_call_p] = _custom_call
 reference_rules[custom_vjp_call_p] = _custom_call
-reference_rules[custom_lin_p] = custom_lin_impl
+
+
+def _custom_lin(*args, rule, num_residuals, name):
+    closed = custom_lin_forward(rule, num_residuals, name)
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+reference_rules[custom_lin_p] = _custom_lin
 
 
 # -- the interpreter -------------------------------------------------------------------------

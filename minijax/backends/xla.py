@@ -35,7 +35,7 @@ from ..ir.printer import dumps, NotSerializableError
 from ..ir.primitives import out_avals_of, register_rule_table, GenericPath
 from ..ir.trace import eager_impls
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
-from ..transforms.custom_derivatives import custom_lin_impl
+from ..transforms.custom_derivatives import custom_lin_forward
 from ..ir.types import aval_of_value
 
 lowering_rules: dict = register_rule_table(
@@ -204,8 +204,16 @@ def _custom_call(*args, call_jaxpr, num_consts, rule, name):
 
 lowering_rules[custom_jvp_call_p] = _custom_call
 lowering_rules[custom_vjp_call_p] = _custom_call
-# Forward mode through a custom_vjp function: the rule raises JAX's error for it.
-lowering_rules[custom_lin_p] = custom_lin_impl
+
+
+def _custom_lin(*args, rule, num_residuals, name):
+    # Forward mode through a custom_vjp function: its tangent map where it has one
+    # (minijax's checkpointed loops), JAX's error otherwise.
+    closed = custom_lin_forward(rule, num_residuals, name)
+    return lower_jaxpr(closed.jaxpr, closed.consts, args)
+
+
+lowering_rules[custom_lin_p] = _custom_lin
 
 
 # -- interpreting a jaxpr with the table ------------------------------------------------

@@ -10,6 +10,7 @@ a mistake by raising; the session turns any exception into one short line.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, NamedTuple
 
 import minijax
@@ -158,6 +159,35 @@ def _remat(session, rest):
 def _residuals(session, rest):
     target, args, kwargs = target_and_options(session, rest, pipeline.policy_names())
     pipeline.show_residuals(session, target, *args, **kwargs)
+
+
+@command("memory", ":memory EXPR [POLICY ...]", "live bytes of grad of a call, forward "
+         "and backward, per remat policy",
+         "Shows minijax.memory_report: the peak of temporary bytes from a liveness\n"
+         "analysis of minijax's own IR, what is live there and where it came from,\n"
+         "XLA's memory_analysis() of jit(grad(f)) beside it, and a chart over the\n"
+         "program. With several POLICYs (names from checkpoint_policies, or `none`\n"
+         "for no checkpoint), one report each and a table side by side.")
+def _memory(session, rest):
+    from minijax.memory_report import memory_report
+    expr, options = split_expr(rest)
+    target = read_target(expr, session.namespace)
+    names = {**pipeline.policy_names(), "none": None}
+    # `:memory f(x) nothing_saveable dots_saveable`: policies apart by spaces or commas
+    policies = [parse_options(word, session.namespace, names)[0][0]
+                for word in options.replace(",", " ").split()] or [None]
+    fun = functools.partial(target.fun, **target.kwargs) if target.kwargs else target.fun
+    reports = [memory_report(fun, *target.args, policy=p) for p in policies]
+    for report in reports:
+        session.title(f"== memory of grad, policy {report.policy}")
+        for line in report.lines():
+            session.say(f"  {line}")
+    if len(reports) > 1:
+        session.title("== side by side")
+        for report in reports:
+            xla = "-" if report.xla_temp_bytes is None else f"{report.xla_temp_bytes:,d}"
+            session.say(f"  {report.policy:<34} minijax peak {report.peak_bytes:>12,d} B"
+                        f"   XLA temp {xla:>12} B")
 
 
 # -- running -------------------------------------------------------------------------------

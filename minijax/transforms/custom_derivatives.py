@@ -202,8 +202,9 @@ eager_impls[custom_vjp_call_p] = _custom_call_impl
 class _VjpRule:
     """The `rule` param of a `custom_vjp_call`: the user's fwd and bwd at one call site."""
 
-    def __init__(self, fwd, bwd, site: _CallSite):
+    def __init__(self, fwd, bwd, site: _CallSite, linear_forward=None):
         self.fwd, self.bwd, self.site = fwd, bwd, site
+        self.linear_forward = linear_forward
 
     def __repr__(self):
         return (f"fwd={getattr(self.fwd, '__name__', 'fwd')} "
@@ -211,11 +212,13 @@ class _VjpRule:
 
 
 class _LinRule:
-    """The `rule` param of a `custom_lin`: `bwd` with the residuals' tree structure."""
+    """The `rule` param of a `custom_lin`: `bwd` with the residuals' tree structure
+    (and the types of the operands, for `custom_lin_forward`)."""
 
-    def __init__(self, vjp_rule: _VjpRule, residual_tree, out_avals):
+    def __init__(self, vjp_rule: _VjpRule, residual_tree, out_avals, in_avals=()):
         self.vjp_rule, self.residual_tree = vjp_rule, residual_tree
         self.out_avals = out_avals
+        self.in_avals = tuple(in_avals)
         self.tangent_out_avals = tuple(tangent_aval(a) for a in out_avals
                                        if is_differentiable(a))
 
@@ -246,7 +249,8 @@ class custom_vjp:
         if isinstance(current_trace(), EvalTrace):
             return self.fun(*args)
         site = _CallSite(self.fun, args, self.nondiff_argnums, name)
-        return site.bind(custom_vjp_call_p, _VjpRule(self.fwd, self.bwd, site))
+        return site.bind(custom_vjp_call_p, _VjpRule(
+            self.fwd, self.bwd, site, getattr(self, "_linear_forward", None)))
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
@@ -264,7 +268,8 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
                       if is_differentiable(aval_of(a))]
     if all(type(t) is Zero for t in arg_tangents) or not float_tangents:
         return JvpResult(primals_out, [Zero(tangent_aval(a)) for a in out_avals])
-    lin_rule = _LinRule(rule, residual_tree, out_avals)
+    lin_rule = _LinRule(rule, residual_tree, out_avals,
+                        [aval_of(r) for r in residuals] + [aval_of(t) for t in float_tangents])
     tangents_out = iter(bind(custom_lin_p, *residuals, *float_tangents, rule=lin_rule,
                              num_residuals=len(residuals), name=name))
     return JvpResult(primals_out, [next(tangents_out) if is_differentiable(a)
@@ -324,10 +329,28 @@ def _bwd_float_leaves(name, cts_in, site: _CallSite):
 transpose_rules[custom_lin_p] = _custom_lin_transpose
 
 
+def custom_lin_forward(rule, num_residuals, name):
+    """The tangent map of a custom_vjp call as a closed jaxpr (residuals, tangents) ->
+    output tangents, when whoever built the function gave one: minijax's own
+    checkpointed loops do (set as `_linear_forward` on the `custom_vjp`), so the
+    linear function `linearize` returns can be applied. A user's custom_vjp
+    defines reverse mode only: JAX's error."""
+    linear = getattr(rule.vjp_rule, "linear_forward", None)
+    if linear is None:
+        raise CustomDerivativeError(
+            f"can't apply forward-mode autodiff (jvp) to a custom_vjp function ({name}): "
+            f"it only defines reverse mode. Use grad/vjp, or custom_jvp for forward mode.")
+
+    def flat(*operands):
+        residuals = tree_util.tree_unflatten(rule.residual_tree,
+                                             list(operands[:num_residuals]))
+        return list(linear(residuals, list(operands[num_residuals:])))
+    return trace_to_jaxpr(flat, list(rule.in_avals))
+
+
 def custom_lin_impl(*args, rule, num_residuals, name):
-    raise CustomDerivativeError(
-        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function ({name}): it "
-        f"only defines reverse mode. Use grad/vjp, or custom_jvp for forward mode.")
+    closed = custom_lin_forward(rule, num_residuals, name)
+    return eval_jaxpr(closed.jaxpr, closed.consts, list(args))
 
 
 eager_impls[custom_lin_p] = custom_lin_impl
