@@ -12,7 +12,7 @@ API around them, with JAX's names and signatures:
   for its backward pass, as `(aval, where it came from)` in JAX's wording, source
   line and column included; `print_saved_residuals` prints it (diff it against
   `jax.ad_checkpoint.print_saved_residuals`).
-* `checkpointed_scan` / `checkpointed_while_loop` (in `checkpointed_api.py`) are
+* `checkpointed_scan` / `checkpointed_while_loop` (in `frontend/checkpointed_loops.py`) are
   loops whose reverse pass stores a few carries and recomputes the rest
   (`transforms/checkpointed_loops.py`); `checkpoint_schedule(n, ...)` shows which.
 * `remat_report(f, *args)` (in `remat_report.py`) is the teaching view: both programs, the
@@ -38,7 +38,7 @@ from .ir.types import dtype_short_name
 from .transforms.policies import as_policy, checkpoint_policies  # noqa: F401
 from .transforms import remat as _remat_rules  # noqa: F401  (registers the pass rules)
 from .transforms.linearize import linearize_flat
-from .checkpointed_api import (checkpointed_scan, checkpointed_while_loop,  # noqa: F401
+from .frontend.checkpointed_loops import (checkpointed_scan, checkpointed_while_loop,  # noqa: F401
                                checkpoint_schedule)
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "saved_residuals",

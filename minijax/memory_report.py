@@ -21,7 +21,11 @@ from typing import NamedTuple
 
 from jax import tree_util
 
+from .ad_checkpoint import checkpoint
+from .frontend.autodiff import grad
+from .frontend.jit import jit
 from .ir.trace import aval_of
+from .remat_report import gradient_stages
 from .transforms.ad_util import is_differentiable
 from .transforms.liveness import analyze, Liveness
 from .transforms.policies import checkpoint_policies
@@ -116,9 +120,6 @@ def _policy_name(policy) -> str:
 def memory_report(f, *args, policy=None, xla: bool = True) -> MemoryReport:
     """Live bytes of `grad`-style differentiation of `f` at `args` (every float input),
     after `checkpoint(f, policy=policy)` when a policy (or its name) is given."""
-    from . import api, api_ad
-    from .ad_checkpoint import checkpoint
-    from .remat_report import gradient_stages
     policy = _as_policy(policy)
     fun = f if policy is None else checkpoint(f, policy=policy)
     leaves, in_tree = tree_util.tree_flatten((args, {}))
@@ -132,7 +133,7 @@ def memory_report(f, *args, policy=None, xla: bool = True) -> MemoryReport:
         diff = tuple(i for i, a in enumerate(args)
                      if all(is_differentiable(aval_of(x)) for x in tree_util.tree_leaves(a)))
         if diff:
-            compiled = api.jit(api_ad.grad(fun, argnums=diff)).lower(*args).compile()
+            compiled = jit(grad(fun, argnums=diff)).lower(*args).compile()
             xla_temp = int(compiled.memory_analysis().temp_size_in_bytes)
     return MemoryReport(_policy_name(policy), liveness, xla_temp)
 

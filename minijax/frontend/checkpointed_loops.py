@@ -11,17 +11,17 @@ from typing import Callable
 
 from jax import tree_util
 
-from .api_util import fun_name
-from .ir.trace import aval_of
-from .ir.types import ShapedArray, is_bool
-from .lax_control_flow import (ControlFlowError, _flatten, _reject_refs, _trace_loop_body,
+from .pytrees import fun_name
+from ..ir.trace import aval_of
+from ..ir.types import ShapedArray, is_bool
+from .control_flow import (ControlFlowError, _flatten, _reject_refs, _trace_loop_body,
                                _trace_body, _show_tree)
-from .numpy._shape import flip
-from .transforms.checkpoint_schedules import make_schedule, describe, Schedule
-from .transforms.checkpointed_loops import (LoopBody, RefsAsCarries, has_ref_consts,
+from ..numpy._shape import flip
+from ..transforms.checkpoint_schedules import make_schedule, describe, Schedule
+from ..transforms.checkpointed_loops import (LoopBody, RefsAsCarries, has_ref_consts,
                                             checkpointed_scan_flat, checkpointed_while_flat,
                                             CheckpointedLoopError)
-from .transforms.control_flow_common import with_unused_inputs
+from ..transforms.control_flow_common import with_unused_inputs
 
 __all__ = ["checkpointed_scan", "checkpointed_while_loop", "checkpoint_schedule"]
 
