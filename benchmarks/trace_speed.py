@@ -5,8 +5,8 @@
 For each depth, times `make_jaxpr(mlp)` and `make_jaxpr(grad(mlp))` with minijax and
 with JAX on the same program (written with each library's `lax`, so both trace the
 same primitives), prints the best-of-N times, the ratio JAX / minijax (above 1:
-minijax is faster) and the equation counts of both jaxprs. Targets (DESIGN.md
-section 7): ratio >= 3 at 1000 layers, cost linear in depth, no more equations than JAX.
+minijax is faster) and the equation counts of both jaxprs. Targets (docs/design.md,
+section 10): ratio >= 3 at 1000 layers, cost linear in depth, no more equations than JAX.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ matmul chain, minijax against JAX in the same run.
 1. Tracing: `make_jaxpr(vmap(grad(mlp), in_axes=(None, 0)))` -- per-example gradients
    of a deep MLP written with each library's `lax` -- timed with minijax and with JAX.
    Prints best-of-N times, the ratio JAX / minijax (above 1: minijax is faster) and
-   both equation counts. Target (DESIGN.md section 7): ratio >= 3, no more equations.
+   both equation counts. Target (docs/design.md, section 10): ratio >= 3, no more equations.
 2. Lowered program: `jit(vmap(chain, in_axes=(0, None)))` for a chain of matmuls with
    tanh between them. Compares `cost_analysis()` FLOPs of minijax's XLA program with
    JAX's (must be equal) and the run time of the two compiled executables, timed

@@ -36,7 +36,6 @@ from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from .ir.trace import Tracer, bind, aval_of
 from .ir.types import dtype_short_name
 from .transforms.policies import as_policy, checkpoint_policies  # noqa: F401
-from .transforms import remat as _remat_rules  # noqa: F401  (registers the pass rules)
 from .transforms.linearize import linearize_flat
 from .frontend.checkpointed_loops import (checkpointed_scan, checkpointed_while_loop,  # noqa: F401
                                checkpoint_schedule)

@@ -35,9 +35,6 @@ from jax import tree_util
 from .frontend.pytrees import check_valid_leaf
 from .ir import control_flow_primitives as CF
 from .ir.trace import bind
-from .transforms import debug_rules as _debug_rules  # noqa: F401  (registers the rules)
-from .backends import xla_control_flow as _xla  # noqa: F401
-from .backends import reference_control_flow as _reference  # noqa: F401
 
 __all__ = ["print", "callback"]
 

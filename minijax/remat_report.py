@@ -12,7 +12,7 @@ Read `transforms/remat.py` first. `remat_report(f, *args)` differentiates `f` at
   recomputing `remat` of the backward program, those that read no cotangent;
 * `effects`   -- for each ref `f` uses, passed as an argument or closed over, how
   many reads, writes and accumulations each phase performs on it: the forward pass,
-  the recomputation and the rest of the backward pass. The rule of DESIGN.md
+  the recomputation and the rest of the backward pass. The rule of docs/remat.md
   section 5 makes this `forward: 1 read, 1 write` for a read-modify-write ref and
   nothing anywhere else, whatever the policy.
 
@@ -112,7 +112,7 @@ def remat_report(f, *args, **kwargs) -> RematReport:
 
     # Every ref the program touches is a value it received: an input leaf, or a const
     # of the traced forward pass (a closed-over ref), or -- never, by the rule of
-    # DESIGN.md section 5, but counted if it happened -- a residual of the backward.
+    # docs/remat.md section 5, but counted if it happened -- a residual of the backward.
     names = _ref_names(f, args, kwargs, leaves, forward_jaxpr.consts)
     effects = {phase: {name: Counter() for name in names.values()} for phase in PHASES}
     forward_refs = _named(forward_jaxpr.jaxpr.constvars, forward_jaxpr.consts, names)

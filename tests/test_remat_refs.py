@@ -1,4 +1,4 @@
-"""Refs under remat (DESIGN.md section 5): internal refs are recomputed like values;
+"""Refs under remat (docs/remat.md, section 5): internal refs are recomputed like values;
 external refs' effects run once, in the forward pass, and the recomputation reads
 their value saved at entry. Plus the known divergence from jax 0.10."""
 from __future__ import annotations

@@ -416,6 +416,9 @@ def test_registered_param_objects():
         def __eq__(self, other):
             return isinstance(other, SaveOnly) and other.names == self.names
 
+    # The name is the real policy's: put its constructor back afterwards, or the
+    # tests that run later in this process could not parse policies.
+    real_constructor = printer.param_constructors["save_only_these_names"]
     printer.register_param_type(SaveOnly, "save_only_these_names")
     try:
         jaxpr = _single_eqn({"policy": SaveOnly("h", "k")})
@@ -424,7 +427,7 @@ def test_registered_param_objects():
         assert parse_jaxpr(text).eqns[0].params["policy"] == SaveOnly("h", "k")
     finally:
         printer.param_types.pop(SaveOnly)
-        printer.param_constructors.pop("save_only_these_names")
+        printer.param_constructors["save_only_these_names"] = real_constructor
 
 
 def test_unregistered_param_object():

@@ -1,9 +1,21 @@
 """Backends: `xla` lowers jaxprs to `jax.lax` inside `jax.jit`; `reference` is an
-independent NumPy interpreter used as an oracle and as the step-through evaluator."""
-from . import xla
-from . import reference
-from . import xla_control_flow  # noqa: E402,F401
-from . import reference_control_flow  # noqa: E402,F401
-from . import reference_refs  # indexed get/swap/addupdate for the reference evaluator
-from . import eager_ref_runtime   # after xla: refs' eager impls, and `jit` of bodies with refs
-from . import xla_remat  # noqa: E402,F401  (remat, name: lowering, reference, eager)
+independent NumPy interpreter used as an oracle and as the step-through evaluator.
+
+This file is the one place that loads the backend rule modules. Each fills
+`lowering_rules`, `reference_rules` and `eager_impls` for one family of primitives;
+any import of a `minijax.backends` module runs this file first, so the tables are
+complete whatever was imported first. A new primitive family adds its module here.
+"""
+from . import (xla,                     # noqa: F401  lowering of the catalogue; eager = compile one op
+               reference,               # noqa: F401  the NumPy evaluator
+               xla_control_flow,        # noqa: F401  cond/while/scan/debug lowering and eager
+               reference_control_flow,  # noqa: F401
+               reference_refs,          # noqa: F401  indexed get/swap/addupdate, reference side
+               xla_remat,               # noqa: F401  remat, name
+               eager_ref_runtime)       # noqa: F401  Ref boxes: eager ref ops, `jit` with refs
+
+# Last, because they read what the modules above registered: every lowered primitive
+# without an eager impl of its own runs eagerly as a one-primitive XLA program; then an
+# eager cond/while/scan whose operands or bodies involve refs runs discharged.
+xla.install_default_eager_impls()
+eager_ref_runtime.route_ref_users_through_discharge()

@@ -1,4 +1,4 @@
-"""Eager refs: `minijax.Ref`, the box, and running ref programs on it.
+"""Eager refs: running ref programs on `Ref` boxes (the box itself is `ir/ref_box.py`).
 
 Read `transforms/discharge.py` first: it is how any program with refs runs here.
 
@@ -38,106 +38,20 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
+from ..ir import control_flow_primitives as CF
 from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr, Var, jaxprs_in_params
 from ..ir.primitives import effects_of, out_avals_of
 from ..ir.source_info import user_location as _user_frame
-from ..ir.trace import MinijaxError, eager_impls
+from ..ir.ref_box import (Ref, RefError, check_live, describe_ref,  # noqa: F401
+                          used_after_message)
+from ..ir.trace import eager_impls
 from ..ir.types import RefType, ShapedArray, aval_of_value, canonical_dtype
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
 from . import xla
 
 __all__ = ["Ref", "RefError", "call_with_refs", "check_live", "describe_ref",
            "used_after_message"]
-
-
-class RefError(MinijaxError, TypeError, ValueError):
-    """Misuse of a ref: aliasing, use after freeze/free_ref, returning one, ..."""
-
-
-class Ref:
-    """A mutable array outside any transformation: what `minijax.new_ref` returns.
-
-    A `Ref` is not an array: read it with `r[...]` (or `r[idx]`, `r.get()`), write
-    it with `r[idx] = v`. `jax.Array` arithmetic, `jnp` functions and
-    `np.asarray` reject it with a message saying so."""
-    __slots__ = ("_value", "_state", "_origin", "_consumed_at", "__weakref__")
-    __array_priority__ = 2000     # so `ndarray + ref` asks the ref (which refuses)
-
-    def __init__(self, value, origin: str | None = None):
-        self._value = value
-        self._state = "live"
-        self._origin = origin or _user_frame()
-        self._consumed_at = None
-
-    @property
-    def aval(self) -> RefType:
-        value = self._value
-        if value is None:
-            raise RefError(f"{describe_ref(self)} was {self._state}; it has no contents")
-        return RefType(ShapedArray(value.shape, value.dtype))
-
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: self.aval.ndim)
-    size = property(lambda self: self.aval.size)
-
-    def __len__(self):
-        if not self.shape:
-            raise TypeError("len() of an unsized (rank-0) ref")
-        return self.shape[0]
-
-    def __repr__(self):
-        if self._state != "live":
-            return f"Ref(<{self._state}>)"
-        body = np.array2string(np.asarray(self._value), separator=", ", prefix="Ref(")
-        return f"Ref({body}, dtype={self.dtype.name})"
-
-    def __array__(self, *args, **kwargs):
-        raise RefError(f"{describe_ref(self)} cannot be converted to a NumPy array: a ref "
-                       f"is not an array. Read its value first: np.asarray(r[...])")
-
-    def __reduce__(self):
-        raise RefError("refs cannot be pickled; pickle their value r[...] instead")
-
-
-def _refuse_operator(name):
-    def op(self, *args, **kwargs):
-        raise RefError(f"{describe_ref(self)} does not support {name}: a ref is not an "
-                       f"array. Read its value with r[...] (or write r[...] = value)")
-    op.__name__ = name
-    return op
-
-
-for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
-              "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
-              "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__",
-              "__pos__", "__abs__", "__invert__", "__and__", "__rand__", "__or__",
-              "__ror__", "__xor__", "__rxor__", "__lt__", "__le__", "__gt__", "__ge__",
-              "__float__", "__int__", "__complex__", "__index__", "__bool__", "__iter__",
-              "__lshift__", "__rshift__"):
-    setattr(Ref, _name, _refuse_operator(_name))
-
-
-def describe_ref(ref) -> str:
-    """How error messages name a ref: its type and where it was created."""
-    if isinstance(ref, Ref):
-        kind = "Ref" if ref._value is None else f"Ref{{{ref.aval.inner}}}"
-        return f"the {kind} created at {ref._origin}"
-    return f"the traced ref of type {getattr(ref, 'aval', '?')}"
-
-
-def check_live(ref: Ref, doing: str):
-    if ref._state != "live":
-        how = "freeze" if ref._state == "frozen" else "free_ref"
-        raise RefError(used_after_message(describe_ref(ref), how, ref._consumed_at, doing))
-
-
-def used_after_message(ref_text, how, where, doing) -> str:
-    keep = ("use the value freeze returned" if how == "freeze" else
-            "free a ref only once you are done with it")
-    return (f"{ref_text} is used after {how} (at {where}) by {doing}. A ref cannot be "
-            f"used once frozen or freed: {keep}, or make a new ref with minijax.new_ref")
 
 
 # -- running a jaxpr on boxes ------------------------------------------------------------
@@ -293,10 +207,14 @@ eager_impls[P.empty_ref_p] = _empty_ref
 eager_impls[P.freeze_p] = lambda ref: [_consume(ref, "frozen")]
 eager_impls[P.free_ref_p] = lambda ref: (_consume(ref, "freed"), [])[1]
 eager_impls[P.jit_p] = _jit_impl
-for _name in ("cond", "while", "scan", "remat"):
-    _prim = P.primitives_by_name.get(_name)
-    if _prim is not None and _prim in eager_impls:
-        eager_impls[_prim] = with_refs_discharged(_prim, eager_impls[_prim])
+
+
+def route_ref_users_through_discharge():
+    """Wrap the eager impls of the primitives with bodies (called once, by
+    `backends/__init__.py`, after every backend module registered its impls). `remat`
+    needs no wrapping: its eager impl is the `jit` impl above, which handles refs."""
+    for prim in (CF.cond_p, CF.while_p, CF.scan_p):
+        eager_impls[prim] = with_refs_discharged(prim, eager_impls[prim])
 
 
 def value_of(x):

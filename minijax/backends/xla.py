@@ -30,7 +30,7 @@ from jax import lax
 import numpy as np
 
 from ..ir import primitives as P
-from ..ir.core import Literal
+from ..ir.core import Literal, literal_value
 from ..ir.printer import dumps, NotSerializableError
 from ..ir.primitives import out_avals_of, register_rule_table, GenericPath
 from ..ir.trace import eager_impls
@@ -39,7 +39,7 @@ from ..transforms.custom_derivatives import custom_lin_forward
 from ..ir.types import aval_of_value
 
 lowering_rules: dict = register_rule_table(
-    "xla", {}, GenericPath(lambda prim: prim in P.ref_primitives, "refs are discharged before lowering"))
+    "xla", {}, GenericPath(lambda prim: prim.ref_op, "refs are discharged before lowering"))
 
 
 def _register_single(prim, fn):
@@ -220,23 +220,12 @@ lowering_rules[custom_lin_p] = _custom_lin
 
 # The dtype JAX gives a Python scalar of each kind: a weak literal of exactly that
 # dtype is handed to JAX as a Python scalar, so JAX keeps it weakly typed too.
-_PYTHON_SCALAR_DTYPES = {np.dtype("float32"): float, np.dtype("int32"): int,
-                         np.dtype("bool"): bool, np.dtype("complex64"): complex}
-
-
-def _literal_value(literal):
-    aval = literal.aval
-    if aval.weak_type and _PYTHON_SCALAR_DTYPES.get(aval.dtype) is not None:
-        return _PYTHON_SCALAR_DTYPES[aval.dtype](literal.value.item())
-    return literal.value
-
-
 def lower_jaxpr(jaxpr, consts, args) -> list:
     """Evaluate `jaxpr` with `jax.lax` calls; meant to run inside `jax.jit`."""
     env = {}
 
     def read(atom):
-        return _literal_value(atom) if isinstance(atom, Literal) else env[atom]
+        return literal_value(atom) if isinstance(atom, Literal) else env[atom]
 
     for var, value in zip(jaxpr.constvars, consts):
         env[var] = value
@@ -351,9 +340,10 @@ def clear_caches():
     _compiled_by_text.clear()
 
 
-def _register_eager_impls():
+def install_default_eager_impls():
+    """Give every lowered primitive without an eager impl of its own the default one:
+    compile that one primitive (`apply_primitive`). Called once, by
+    `backends/__init__.py`, after every backend module registered its rules, so a
+    module's own impl wins whatever the order of imports."""
     for prim in lowering_rules:
-        eager_impls[prim] = functools.partial(apply_primitive, prim)
-
-
-_register_eager_impls()
+        eager_impls.setdefault(prim, functools.partial(apply_primitive, prim))

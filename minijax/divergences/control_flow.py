@@ -1,5 +1,5 @@
 """Control flow and effects: cond, loops and debug printing."""
-from minijax.divergences import register
+from minijax.divergences.registry import register
 
 register(
     "vmap_batched_cond_prints_both_branches", "0.10.2",

@@ -1,5 +1,5 @@
 """Refs (issue 6): the surface -- indexing, views, freeze, misuse, loops."""
-from minijax.divergences import register
+from minijax.divergences.registry import register
 
 register(
     "ref_none_index_adds_no_axis", "0.10.2",

@@ -1,6 +1,6 @@
 """Refs in control-flow bodies: cond/switch branches and scan/fori/while/map bodies
 (pinned in tests/test_refs_control_flow.py)."""
-from minijax.divergences import register
+from minijax.divergences.registry import register
 
 register(
     "jax_grad_of_ref_cond_inside_loop_fails", "0.10.2",

@@ -1,7 +1,7 @@
 """Refs passed into (or closed over by) an inner `jit`, under autodiff (issue 6).
 
 Pinned in tests/test_refs_jit.py."""
-from minijax.divergences import register
+from minijax.divergences.registry import register
 
 register(
     "jax_jacfwd_of_ref_through_inner_jit_fails", "0.10.2",

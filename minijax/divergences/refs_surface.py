@@ -2,7 +2,7 @@
 freeze, and the basic transforms (jvp, grad, vjp, linearize, jacfwd, jacrev).
 
 Pinned in `tests/test_divergences_refs.py`."""
-from minijax.divergences import register
+from minijax.divergences.registry import register
 
 # -- indexing -------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """Refs under autodiff and vmap (issue 6)."""
-from minijax.divergences import register
+from minijax.divergences.registry import register
 
 register(
     "jax_grad_of_ref_overwritten_with_constant_crashes", "0.10.2",

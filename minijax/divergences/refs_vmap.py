@@ -1,5 +1,5 @@
 """Refs under vmap (issue 6): aliasing, branches, increments and indices per example."""
-from minijax.divergences import register
+from minijax.divergences.registry import register
 
 register(
     "jax_vmap_accepts_aliased_refs", "0.10.2",

@@ -1,5 +1,5 @@
 """Remat (issue 7): where jax.checkpoint does otherwise than intended."""
-from minijax.divergences import register
+from minijax.divergences.registry import register
 
 register(
     "remat_grad_external_ref_effect_runs_twice", "0.10.2",
@@ -8,7 +8,7 @@ register(
     "value",
     "the effect runs once, in the forward pass; the recompute reads a fresh internal "
     "ref initialised from the ref's value captured as a residual",
-    "the intent stated in JAX PR #33050 (DESIGN.md section 1)",
+    "the intent stated in JAX PR #33050 (docs/remat.md, section 5)",
     transforms=("remat", "checkpoint", "grad", "new_ref"))
 register(
     "save_anything_except_these_names_saves_everything", "0.10.2",

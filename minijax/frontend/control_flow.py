@@ -45,15 +45,10 @@ from ..ir.core import Jaxpr, WriteEffect, AccumEffect
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import MinijaxError, Tracer, aval_of, bind
 from ..ir.types import ShapedArray, is_bool, is_integer
+from .vmap import vmap
 from .refs import RefError, RefView, describe_ref, is_ref
-from .. import lax as _lax
-
-# The pass rules for these primitives register themselves on import.
-from ..transforms import cond as _cond_rules, loops as _loop_rules  # noqa: F401,E402
-from ..transforms import scan as _scan_rules  # noqa: F401,E402
-from ..transforms.control_flow_common import Body, merge_bodies  # noqa: E402
-from ..backends import xla_control_flow as _xla  # noqa: F401,E402
-from ..backends import reference_control_flow as _ref  # noqa: F401,E402
+from . import lax_ops as _lax
+from ..transforms.control_flow_common import Body, merge_bodies
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
 
@@ -485,7 +480,6 @@ def map(f: Callable, xs, *, batch_size: int | None = None):
     if batch_size is None:
         _, ys = scan(lambda carry, x: ((), f(x)), (), xs)
         return ys
-    from .vmap import vmap
     # Chunks of a ref would be views batched by vmap; JAX has no batch_size for them
     # either. Mapping over a ref without batch_size is a scan over it (above).
     _reject_refs(xs, "map", "mapped-over values (xs) with batch_size")

@@ -44,20 +44,6 @@ def check_valid_leaf(leaf, where: str):
                         f"(or mark it static)") from None
 
 
-def normalize_argnums(argnums, n_args: int, what: str = "argnums") -> tuple[int, ...]:
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
-    out = []
-    for num in nums:
-        if not isinstance(num, int):
-            raise TypeError(f"{what} must be ints, got {num!r}")
-        if not -n_args <= num < n_args:
-            raise ValueError(f"{what} {num} is out of range for a function called with "
-                             f"{n_args} positional arguments")
-        out.append(num % n_args)
-    return tuple(out)
-
-
 def split_static_args(fun: Callable, args: Sequence, kwargs: dict,
                       static_argnums: tuple, static_argnames: tuple):
     """Separate static from dynamic arguments.

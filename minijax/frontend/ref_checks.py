@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from jax import tree_util
 
-from ..backends.eager_ref_runtime import Ref, RefError, check_live
+from ..ir.ref_box import Ref, RefError, check_live
 from ..ir.trace import Tracer
 from ..ir.types import RefType
 from .refs import RefView, describe_ref, is_ref

@@ -2,7 +2,7 @@
 indexing and views on `Ref`s and on traced refs.
 
 Read `ir/ref_indexing.py` (what an index means in the IR) and
-`backends/eager_ref_runtime.py` (the `Ref` box) first. Every function here ends in one
+`ir/ref_box.py` (the `Ref` box) first. Every function here ends in one
 `bind` of a ref primitive, so the same code runs eagerly (on a `Ref` box), while
 tracing for `jit` (on a tracer whose aval is a `RefType`) and under the other
 transformations. What this module adds is the user-facing part:
@@ -31,8 +31,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from ..backends.eager_ref_runtime import (Ref, RefError, check_live, describe_ref as _describe_box,
-                                  used_after_message, _user_frame)
+from ..ir.ref_box import (Ref, RefError, check_live, describe_ref as _describe_box,
+                          used_after_message, _user_frame)
 from ..ir import primitives as P
 from ..ir.ref_indexing import (Index, RefIndexer, Reshape, Transpose, build_index,
                               indexer_shape)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .core import (ReadEffect, WriteEffect, AccumEffect, AllocEffect, Jaxpr,
                    REF_EFFECT_TYPES)
 from .types import ShapedArray, RefType, is_integer, is_bool
-from .primitives import Primitive, type_rules, effect_rules, _array, _check_axes, _fail
+from .registry import Primitive, type_rules, effect_rules, _array, _check_axes, _fail
 from .ref_indexing import RefIndexer, indexer_shape
 
 __all__ = [
@@ -17,7 +17,7 @@ __all__ = [
     "reduce_or_p", "argmax_p", "argmin_p", "dot_general_p", "iota_p", "cumsum_p",
     "cumprod_p", "cummax_p", "cummin_p", "sort_p", "gather_p", "scatter_p",
     "scatter_add_p", "new_ref_p", "empty_ref_p", "get_p", "swap_p", "addupdate_p",
-    "freeze_p", "free_ref_p", "jit_p", "GATHER_MODES", "ref_primitives",
+    "freeze_p", "free_ref_p", "jit_p", "GATHER_MODES",
 ]
 
 
@@ -270,20 +270,20 @@ def _new_ref_rule(x):
     return [RefType(x.strip_weak_type())]
 
 
-new_ref_p = Primitive("new_ref")
+new_ref_p = Primitive("new_ref", allocates_ref=True)
 type_rules[new_ref_p] = _new_ref_rule
 effect_rules[new_ref_p] = lambda x: frozenset({AllocEffect()})
 
-empty_ref_p = Primitive("empty_ref")
+empty_ref_p = Primitive("empty_ref", allocates_ref=True)
 type_rules[empty_ref_p] = lambda *, shape, dtype: [RefType(ShapedArray(shape, dtype))]
 effect_rules[empty_ref_p] = lambda **params: frozenset({AllocEffect()})
 
-get_p = Primitive("get")
+get_p = Primitive("get", ref_op=True)
 type_rules[get_p] = lambda ref, *dynamic, indexer=None: [
     _place("get", ref, dynamic, indexer)]
 effect_rules[get_p] = lambda ref, *dynamic, indexer=None: frozenset({ReadEffect(0)})
 
-swap_p = Primitive("swap")
+swap_p = Primitive("swap", ref_op=True)
 
 
 def _swap_rule(ref, value, *dynamic, indexer=None):
@@ -295,7 +295,7 @@ def _swap_rule(ref, value, *dynamic, indexer=None):
 type_rules[swap_p] = _swap_rule
 effect_rules[swap_p] = lambda ref, value, *dynamic, indexer=None: frozenset({WriteEffect(0)})
 
-addupdate_p = Primitive("addupdate", multiple_results=True)
+addupdate_p = Primitive("addupdate", multiple_results=True, ref_op=True)
 
 
 def _addupdate_rule(ref, value, *dynamic, indexer=None):
@@ -310,11 +310,11 @@ type_rules[addupdate_p] = _addupdate_rule
 effect_rules[addupdate_p] = lambda ref, value, *dynamic, indexer=None: frozenset(
     {AccumEffect(0)})
 
-freeze_p = Primitive("freeze")
+freeze_p = Primitive("freeze", ref_op=True)
 type_rules[freeze_p] = lambda ref: [_ref("freeze", ref)]
 effect_rules[freeze_p] = lambda ref: frozenset({ReadEffect(0)})
 
-free_ref_p = Primitive("free_ref", multiple_results=True)
+free_ref_p = Primitive("free_ref", multiple_results=True, ref_op=True)
 
 
 def _free_ref_rule(ref):
@@ -326,14 +326,10 @@ type_rules[free_ref_p] = _free_ref_rule
 effect_rules[free_ref_p] = lambda ref: frozenset({WriteEffect(0)})
 
 
-# The primitives that create, read, write or retire refs: discharged before lowering.
-ref_primitives = frozenset({new_ref_p, empty_ref_p, get_p, swap_p, addupdate_p, freeze_p,
-                            free_ref_p})
-
-
 # -- calls ----------------------------------------------------------------------------
 
-jit_p = Primitive("jit", multiple_results=True)
+jit_p = Primitive("jit", multiple_results=True, has_ref_effects_of_body=True,
+                  dce_keeps_effects=True)
 
 
 def _jit_rule(*in_avals, jaxpr: Jaxpr, name: str):

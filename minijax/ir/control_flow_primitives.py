@@ -36,7 +36,7 @@ import numpy as np
 
 from .core import Jaxpr, REF_EFFECT_TYPES, DebugEffect
 from .types import ShapedArray, RefType, is_bool
-from .primitives import Primitive, type_rules, effect_rules, _fail
+from .registry import Primitive, type_rules, effect_rules, _fail
 
 __all__ = ["cond_p", "while_p", "scan_p", "debug_print_p", "debug_callback_p",
            "same_types", "types_text"]
@@ -80,7 +80,7 @@ def _renumber(effects, position_in_equation):
 
 # -- cond -------------------------------------------------------------------------------
 
-cond_p = Primitive("cond", multiple_results=True)
+cond_p = Primitive("cond", multiple_results=True, has_ref_effects_of_body=True)
 
 
 def _cond_rule(index, *operands, branches):
@@ -122,7 +122,7 @@ effect_rules[cond_p] = _cond_effects
 
 # -- while ------------------------------------------------------------------------------
 
-while_p = Primitive("while", multiple_results=True)
+while_p = Primitive("while", multiple_results=True, has_ref_effects_of_body=True)
 
 
 def _while_rule(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -163,7 +163,7 @@ effect_rules[while_p] = _while_effects
 
 # -- scan -------------------------------------------------------------------------------
 
-scan_p = Primitive("scan", multiple_results=True)
+scan_p = Primitive("scan", multiple_results=True, has_ref_effects_of_body=True)
 
 
 def _scan_rule(*args, jaxpr, num_consts, num_carry, length, reverse=False, unroll=1):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .source_info import pass_source_info, as_source_info
-from .types import ShapedArray, RefType
+from .types import ShapedArray, RefType, aval_of_value
 
 
 class Var:
@@ -225,3 +225,16 @@ def jaxprs_in_params(params: dict[str, Any]):
             for item in value:
                 if isinstance(item, (Jaxpr, ClosedJaxpr)):
                     yield item
+
+
+def literal_value(literal: Literal):
+    """The value a `Literal` stands for when a jaxpr is re-run through `bind`.
+
+    A weakly typed literal whose dtype is the Python scalar default (f32, i32) comes
+    back as a Python scalar so that it stays weak; everything else is a NumPy value."""
+    aval = literal.aval
+    if aval.weak_type:
+        py = literal.value.item()
+        if aval_of_value(py).dtype == aval.dtype:
+            return py
+    return literal.value

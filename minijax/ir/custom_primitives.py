@@ -18,7 +18,7 @@ call is differentiated -- as in JAX, where they print as `jvp=...`/`fwd=...`.
 from __future__ import annotations
 
 from .core import Jaxpr
-from .primitives import Primitive, type_rules, _fail
+from .registry import Primitive, type_rules, _fail
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)

@@ -34,12 +34,12 @@ values, and every pass treats it as the identity.
 from __future__ import annotations
 
 from .core import Jaxpr
-from .primitives import Primitive, type_rules, effect_rules, _fail, _array
+from .registry import Primitive, type_rules, effect_rules, _fail, _array
 from .catalogue import _jit_rule, _call_effects
 
 __all__ = ["remat_p", "name_p"]
 
-remat_p = Primitive("remat", multiple_results=True)
+remat_p = Primitive("remat", multiple_results=True, has_ref_effects_of_body=True)
 
 
 def _remat_type_rule(*in_avals, jaxpr: Jaxpr, policy, prevent_cse: bool,

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import minijax
 from minijax import transforms
+from minijax.remat_report import remat_report
+from minijax.transforms.discharge import discharge_jaxpr, mentions_refs
 
 from .render import change_summary, human_bytes, nbytes
 from .targets import Target, trace
@@ -30,40 +32,6 @@ class Unavailable(Exception):
 
 
 REMAT_MISSING = "remat is not available yet in this build"
-
-
-def _discharge():
-    """The discharge pass, wherever this build exports it."""
-    found = getattr(transforms, "discharge_jaxpr", None)
-    if found is None:
-        from minijax.transforms import discharge   # the pass's own module
-        found = discharge.discharge_jaxpr
-    return found
-
-
-def _mentions_refs(program) -> bool:
-    jaxpr = getattr(program, "jaxpr", program)
-    from minijax.ir import RefType
-    stack = [jaxpr]
-    while stack:
-        j = stack.pop()
-        if any(isinstance(v.aval, RefType) for v in [*j.constvars, *j.invars]):
-            return True
-        for eqn in j.eqns:
-            if any(isinstance(v.aval, RefType) for v in eqn.outputs):
-                return True
-            stack.extend(_sub_jaxprs(eqn))
-    return False
-
-
-def _sub_jaxprs(eqn) -> list:
-    out = []
-    for param in eqn.params.values():
-        for sub in (param if isinstance(param, (tuple, list)) else (param,)):
-            inner = getattr(sub, "jaxpr", sub)
-            if hasattr(inner, "eqns"):
-                out.append(inner)
-    return out
 
 
 def split_gradient(closed):
@@ -122,8 +90,8 @@ def show_passes(session, target: Target):
         grad_fun = minijax.grad(target.fun)
         program = stage("grad (what minijax.grad traces to)",
                         lambda: minijax.make_jaxpr(grad_fun)(*target.args, **target.kwargs))
-        if _mentions_refs(program):
-            stage("discharged (refs -> values)", lambda: _discharge()(program).jaxpr)
+        if mentions_refs(getattr(program, "jaxpr", program)):
+            stage("discharged (refs -> values)", lambda: discharge_jaxpr(program).jaxpr)
         else:
             session.title("== discharged: unchanged (no refs)")
         stage("lowered (StableHLO)", lambda: minijax.jit(grad_fun).lower(
@@ -157,7 +125,6 @@ def show_remat(session, target: Target, policy=None, **options):
     section after another (the same sections `print(report)` shows)."""
     if options:
         raise TypeError(f":remat takes one POLICY; got options {sorted(options)}")
-    from minijax.remat_report import remat_report
     report = remat_report(_checkpointed(target, policy), *target.args, **target.kwargs)
     for title, body in report.sections():
         session.title(f"== {title}")

@@ -13,13 +13,18 @@ import re
 
 import numpy as np
 
+from ..ir.primitives import primitives_by_name
+
 # ANSI styles: dim types, bold primitives, yellow for anything touching a ref.
 _STYLE = {"type": "\033[2;36m", "prim": "\033[1m", "ref": "\033[33m",
           "error": "\033[31m", "title": "\033[1;34m", "ok": "\033[32m", "reset": "\033[0m"}
 
-# Primitives with a ref effect; coloured like the `<-` / `+=` sugar.
-REF_PRIMITIVES = frozenset({"new_ref", "empty_ref", "get", "swap", "addupdate", "freeze",
-                            "free_ref"})
+
+
+def _is_ref_op(name: str) -> bool:
+    """Ref ops are coloured like the `<-` / `+=` sugar."""
+    prim = primitives_by_name.get(name)
+    return prim is not None and prim.ref_op
 
 _TYPE = re.compile(r"(:)((?:Ref\{)?[a-z]+[0-9]*\[[^\]]*\]\}?~?)")
 _PRIM = re.compile(r"(= )([a-z_][a-z0-9_]*)")
@@ -48,7 +53,7 @@ def colour_ir(text: str, colour: bool) -> str:
 
     def prim(match):
         name = match.group(2)
-        kind = "ref" if name in REF_PRIMITIVES else "prim"
+        kind = "ref" if _is_ref_op(name) else "prim"
         return match.group(1) + style(name, kind, True)
     text = _TYPE.sub(lambda m: m.group(1) + style(m.group(2), "type", True), text)
     text = _PRIM.sub(prim, text)

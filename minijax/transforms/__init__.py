@@ -18,17 +18,37 @@ Printing every stage of `grad` for one function is in docs/autodiff.md:
     split = partial_eval_jaxpr(jvp, [False, True])           # known / staged + residuals
     backward = transpose_jaxpr(split.staged_jaxpr, [False] * split.num_residuals + [True])
 """
+# -- the rule modules: every pass rule of every primitive is registered here ----------
+# Each module below fills the pass tables (`jvp_rules[prim] = ...`) for one family of
+# primitives when it is imported. This list is the one place that loads them: any
+# import of a `minijax.transforms` module runs this file first, so every table is
+# complete before any pass runs, whatever was imported first. A new primitive family
+# adds its rule module here. (They come before the re-exports below, which give this
+# package attributes named like three of the modules: `jvp_rules` is the table.)
+from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwise, shapes, indexing
+               transpose_rules as _transpose_rules,      # noqa: F401
+               vmap_rules as _vmap_rules,                # noqa: F401
+               discharge_control_flow as _discharge_cf,  # noqa: F401  cond/while/scan with refs
+               calls as _calls,                          # noqa: F401  jit
+               custom_derivatives as _custom,            # noqa: F401  custom_jvp/custom_vjp
+               ref_rules as _ref_rules,                  # noqa: F401  new_ref/get/swap/...
+               cond as _cond,                            # noqa: F401
+               loops as _loops,                          # noqa: F401  while
+               scan as _scan,                            # noqa: F401
+               remat as _remat,                          # noqa: F401  remat, name
+               debug_rules as _debug_rules)              # noqa: F401  debug_print/callback
+
+
+# -- what this package exports ------------------------------------------------------
 from .ad_util import Zero, eval_jaxpr
 from .jvp import jvp_jaxpr, JVPTrace, JVPTracer, jvp_rules
 from .partial_eval import (partial_eval_jaxpr, PartialEvalResult, PartialEvalTrace,
-                           save_everything, partial_eval_rules)
+                           partial_eval_rules)
 from .dce import dce_jaxpr, DceResult
 from .transpose import transpose_jaxpr, backward_pass, UndefinedPrimal, transpose_rules
 from .linearize import linearize_flat, Linearized
-from . import calls as _calls  # noqa: F401  (registers the jit rules)
-from . import custom_derivatives as _custom_derivatives  # noqa: F401
-from . import ref_rules as _refs  # noqa: F401  (registers every ref rule)
-
-__all__ = ["jvp_jaxpr", "partial_eval_jaxpr", "transpose_jaxpr", "dce_jaxpr",
-           "PartialEvalResult", "DceResult", "Zero"]
 from .vmap import vmap_jaxpr
+from .discharge import discharge_jaxpr
+
+__all__ = ["jvp_jaxpr", "partial_eval_jaxpr", "transpose_jaxpr", "dce_jaxpr", "vmap_jaxpr",
+           "discharge_jaxpr", "PartialEvalResult", "DceResult", "Zero"]

@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import primitives as P
-from ..ir.core import Literal
+from ..ir.core import Literal, literal_value
 from ..ir.source_info import source_info_from
 from ..ir.trace import bind, aval_of, current_trace
-from ..ir.types import ShapedArray, float0, is_inexact, aval_of_value
+from ..ir.types import ShapedArray, float0, is_inexact
 
 
 class Zero:
@@ -99,19 +99,6 @@ def sum_to_shape(x, shape):
     if x_shape == tuple(shape):
         return x
     return bind(P.reduce_sum_p, x, axes=tuple(range(len(x_shape))))
-
-
-def literal_value(literal: Literal):
-    """The value a `Literal` stands for when a jaxpr is re-run through `bind`.
-
-    A weakly typed literal whose dtype is the Python scalar default (f32, i32) comes
-    back as a Python scalar so that it stays weak; everything else is a NumPy value."""
-    aval = literal.aval
-    if aval.weak_type:
-        py = literal.value.item()
-        if aval_of_value(py).dtype == aval.dtype:
-            return py
-    return literal.value
 
 
 def eval_jaxpr(jaxpr, consts, args) -> list:

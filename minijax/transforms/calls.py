@@ -1,17 +1,23 @@
-"""The `jit` primitive under every autodiff pass: it stays one staged call.
+"""Call primitives: a primitive that carries a body and re-binds itself with it transformed.
 
-Read `jvp.py`, `partial_eval.py` and `transpose.py` first. A `jit` equation carries
-its body as a jaxpr (no constvars). Each pass transforms the *body* with the pass's
-own jaxpr -> jaxpr function and binds a new `jit` of the result, so that
-`grad(jit(f))` is a `jit` of the forward pass and a `jit` of the backward pass
-rather than `f` inlined:
+Read `jvp.py`, `partial_eval.py` and `transpose.py` first. `jit` and `remat` each
+carry their body as a jaxpr without constvars (param `jaxpr`). Under each pass the
+rule transforms the *body* with the pass's own jaxpr -> jaxpr function and binds the
+*same* primitive, other params unchanged, on the result -- so that `grad(jit(f))` is
+a `jit` of the forward pass and a `jit` of the backward pass rather than `f` inlined:
 
-* jvp: `jit(jvp_jaxpr(body))` of the primals and the non-zero tangents;
-* partial eval: `partial_eval_jaxpr(body)` gives a known body, bound as a `jit` in
-  the parent trace, and a staged body, bound as a `jit` in the staged jaxpr, with
-  the residuals flowing from one to the other;
-* transpose: `jit(transpose_jaxpr(body))` of the non-linear inputs and cotangents;
-* dce: the body is pruned to the outputs that are used.
+* jvp: `prim(jvp_jaxpr(body))` of the primals and the non-zero tangents;
+* transpose: `prim(transpose_jaxpr(body))` of the non-linear inputs and cotangents;
+* vmap: `prim(vmap_jaxpr(body))` of the batched values;
+* dce: the body is pruned to the outputs that are used -- and may be pruned although
+  the call has effects: the body's own DCE keeps every effectful equation;
+* discharge: the refs the body uses are threaded through it as values.
+
+These rules are written once, here, for any call primitive (`call_rules`). What a
+call primitive does differently it says itself: `jit`'s partial eval (below) binds
+the known body as a `jit` and forwards inputs that are residuals; `remat`'s
+(`remat.py`) applies its policy, inlines the known part and rewrites away refs
+from outside, and its lowering puts an optimisation barrier in front of the body.
 
 Refs passed into the call (as arguments, or closed over: the call's leading inputs)
 follow the rules of `ref_rules.py` through the body:
@@ -26,9 +32,7 @@ follow the rules of `ref_rules.py` through the body:
   unknown *before* the call (`stage_known_ref`) and the split redone, so that the
   body's writes and the caller's later reads meet in one staged ref;
 * transpose: a linear (tangent) ref's cotangent ref is passed into the transposed
-  call, which reads and writes it in place (`transpose_jaxpr`);
-* dce: may prune a call with effects too -- the body's dce keeps every effectful
-  equation, so the writes stay.
+  call, which reads and writes it in place (`transpose_jaxpr`).
 
 The transformed bodies are cached by (body, which inputs are linear/unknown/...),
 so repeated calls of a jitted function under `grad` trace each pass once.
@@ -41,31 +45,107 @@ from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace
-from .ad_util import Zero, tangent_aval
-from .dce import dce_rules, dce_jaxpr, DceEqn, effect_preserving_dce
+from ..ir.types import RefType
+from .ad_util import Zero, tangent_aval, is_differentiable, zeros
+from .dce import dce_rules, dce_jaxpr, DceEqn
+from .discharge import (discharge_rules, mentions_refs, thread_refs_through, write_back,
+                        RefSlot, _copy_eqn)
 from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
 from .ref_rules import stage_known_ref
 from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear, UndefinedRef
+from .vmap import vmap_rules, vmap_jaxpr, Batched
 
 
-def _jit_jvp(primals, tangents, *, jaxpr, name):
+# -- the rules every call primitive shares ----------------------------------------------
+
+def call_jvp(prim, primals, tangents, **params):
+    jaxpr = params["jaxpr"]
     nonzeros = tuple(type(t) is not Zero for t in tangents)
     jvp = jvp_jaxpr_for_call(jaxpr, nonzeros)
-    outs = bind(P.jit_p, *jvp.consts, *primals, *[t for t in tangents if type(t) is not Zero],
-                jaxpr=jvp.jaxpr, name=name)
+    # `jvp.jaxpr` takes its constants as leading inputs (a call body has no constvars).
+    outs = bind(prim, *jvp.consts, *primals, *[t for t in tangents if type(t) is not Zero],
+                **dict(params, jaxpr=jvp.jaxpr))
     n_out = len(jaxpr.outvars)
     nonzero_tangents = iter(outs[n_out:])
-    differentiable = iter(jvp.out_nonzeros)
-    tangents_out = []
-    for var in jaxpr.outvars:
-        has_tangent = tangent_aval(var.aval) is var.aval and next(differentiable)
-        tangents_out.append(next(nonzero_tangents) if has_tangent
-                            else Zero(tangent_aval(var.aval)))
+    has_tangent = iter(jvp.out_nonzeros)    # one per differentiable output
+    tangents_out = [next(nonzero_tangents) if is_differentiable(v.aval) and next(has_tangent)
+                    else Zero(v.aval) if isinstance(v.aval, RefType)
+                    else Zero(tangent_aval(v.aval)) for v in jaxpr.outvars]
     return JvpResult(outs[:n_out], tangents_out)
 
 
-jvp_rules[P.jit_p] = _jit_jvp
+def call_transpose(prim, cts, *args, transform_body=None, **params):
+    """`transform_body`: what the primitive does to the transposed body before binding
+    it (remat prunes it), with any params it changes."""
+    linear = tuple(is_linear(x) for x in args)
+    body, consts = transpose_jaxpr_for_call(params["jaxpr"], linear)
+    params = dict(params, jaxpr=body)
+    if transform_body is not None:
+        params = transform_body(params)
+    cts = [zeros(ct.aval) if type(ct) is Zero else ct for ct in cts]
+    # A tangent ref passed in has its cotangent ref passed in too, written in place.
+    ct_refs = [x.ct_ref for x in args if type(x) is UndefinedRef]
+    outs = iter(bind(prim, *consts, *[x for x in args if not is_linear(x)], *ct_refs, *cts,
+                     **params))
+    return [next(outs) if lin and type(x) is not UndefinedRef else None
+            for x, lin in zip(args, linear)]
+
+
+def call_vmap(prim, axis_size, values, dims, **params):
+    batched = vmap_jaxpr(params["jaxpr"], dims, axis_size)
+    outs = bind(prim, *values, **dict(params, jaxpr=batched.jaxpr))
+    return Batched(list(outs), list(batched.out_axes))
+
+
+def call_dce(prim, eqn: Eqn, used_outputs) -> DceEqn:
+    jaxpr = eqn.params["jaxpr"]
+    if all(used_outputs) and _dce_fixed_point(jaxpr):
+        return DceEqn(eqn, (True,) * len(eqn.inputs))
+    pruned = _dce_call_body(jaxpr, tuple(used_outputs))
+    if not pruned.jaxpr.outvars and not pruned.jaxpr.effects:
+        return DceEqn(None, (False,) * len(eqn.inputs))
+    inputs = [x for x, u in zip(eqn.inputs, pruned.used_inputs) if u]
+    outputs = [v for v, u in zip(eqn.outputs, used_outputs) if u]
+    params = dict(eqn.params, jaxpr=pruned.jaxpr)
+    new_eqn = Eqn(prim, inputs, params, outputs,
+                  effects_of(prim, [x.aval for x in inputs], params), eqn.source_info)
+    return DceEqn(new_eqn, pruned.used_inputs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dce_call_body(jaxpr: Jaxpr, used_outputs: tuple):
+    return dce_jaxpr(jaxpr, list(used_outputs), prune_inputs=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dce_fixed_point(jaxpr: Jaxpr) -> bool:
+    """Whether the body has nothing to remove when all its outputs are used."""
+    pruned = _dce_call_body(jaxpr, (True,) * len(jaxpr.outvars))
+    return (len(pruned.jaxpr.eqns) == len(jaxpr.eqns) and all(pruned.used_inputs))
+
+
+def call_discharge(prim, b, eqn, inputs):
+    body = eqn.params["jaxpr"]
+    if not mentions_refs(body) and not any(isinstance(x, RefSlot) for x in inputs):
+        return _copy_eqn(b, eqn, inputs)
+    result, args = thread_refs_through(b, inputs, body)
+    outs = b.emit_eqn(prim, args, dict(eqn.params, jaxpr=result.jaxpr))
+    return write_back(inputs, result, outs)
+
+
+def register_call_rules(prim, *, partial_eval, jvp=None, transpose=None):
+    """Give the call primitive `prim` the shared rules of every pass, and its own
+    `partial_eval` rule (and, where it has its own, `jvp` and `transpose` rules)."""
+    jvp_rules[prim] = jvp or functools.partial(call_jvp, prim)
+    partial_eval_rules[prim] = partial_eval
+    transpose_rules[prim] = transpose or functools.partial(call_transpose, prim)
+    vmap_rules[prim] = functools.partial(call_vmap, prim)
+    dce_rules[prim] = functools.partial(call_dce, prim)
+    discharge_rules[prim] = functools.partial(call_discharge, prim)
+
+
+# -- jit: what is its own ----------------------------------------------------------------
 
 
 def _jit_partial_eval(trace, args, params):
@@ -115,55 +195,4 @@ def _forwarding_inputs(jaxpr: Jaxpr, n_outputs: int):
     return Jaxpr((), jaxpr.invars, jaxpr.eqns, jaxpr.outvars[:n_outputs] + kept), forwarded
 
 
-partial_eval_rules[P.jit_p] = _jit_partial_eval
-
-
-def _jit_transpose(cts, *args, jaxpr, name):
-    linear = tuple(is_linear(x) for x in args)
-    body, consts = transpose_jaxpr_for_call(jaxpr, linear)
-    cts = [ct if type(ct) is not Zero else _zeros_like(ct) for ct in cts]
-    # A tangent ref passed in has its cotangent ref passed in too, written in place.
-    ct_refs = [x.ct_ref for x in args if type(x) is UndefinedRef]
-    outs = iter(bind(P.jit_p, *consts, *[x for x in args if not is_linear(x)], *ct_refs,
-                     *cts, jaxpr=body, name=name))
-    return [next(outs) if lin and type(x) is not UndefinedRef else None
-            for x, lin in zip(args, linear)]
-
-
-def _zeros_like(zero: Zero):
-    from .ad_util import zeros
-    return zeros(zero.aval)
-
-
-transpose_rules[P.jit_p] = _jit_transpose
-
-
-def _jit_dce(eqn: Eqn, used_outputs) -> DceEqn:
-    jaxpr = eqn.params["jaxpr"]
-    if all(used_outputs) and _dce_fixed_point(jaxpr):
-        return DceEqn(eqn, (True,) * len(eqn.inputs))
-    pruned = _dce_call_body(jaxpr, tuple(used_outputs))
-    if not pruned.jaxpr.outvars and not pruned.jaxpr.effects:
-        return DceEqn(None, (False,) * len(eqn.inputs))
-    inputs = [x for x, u in zip(eqn.inputs, pruned.used_inputs) if u]
-    outputs = [v for v, u in zip(eqn.outputs, used_outputs) if u]
-    params = dict(eqn.params, jaxpr=pruned.jaxpr)
-    new_eqn = Eqn(P.jit_p, inputs, params, outputs,
-                  effects_of(P.jit_p, [x.aval for x in inputs], params), eqn.source_info)
-    return DceEqn(new_eqn, pruned.used_inputs)
-
-
-@functools.lru_cache(maxsize=1024)
-def _dce_call_body(jaxpr: Jaxpr, used_outputs: tuple):
-    return dce_jaxpr(jaxpr, list(used_outputs), prune_inputs=True)
-
-
-@functools.lru_cache(maxsize=1024)
-def _dce_fixed_point(jaxpr: Jaxpr) -> bool:
-    """Whether the body has nothing to remove when all its outputs are used."""
-    pruned = _dce_call_body(jaxpr, (True,) * len(jaxpr.outvars))
-    return (len(pruned.jaxpr.eqns) == len(jaxpr.eqns) and all(pruned.used_inputs))
-
-
-dce_rules[P.jit_p] = _jit_dce
-effect_preserving_dce.add(P.jit_p)   # a body's writes to refs passed in stay
+register_call_rules(P.jit_p, partial_eval=_jit_partial_eval)

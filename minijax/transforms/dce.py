@@ -20,11 +20,6 @@ from ..ir.source_info import source_info_from
 dce_rules: dict = register_rule_table(
     "dce", {}, GenericPath(lambda prim: True, "kept if an output is used or it has effects"))
 
-# Primitives whose dce rule keeps every effect of the equation (`jit`: its body is
-# pruned by this very pass, which keeps effectful equations), so the rule may prune
-# an equation that has effects too. Other rules only see effect-free equations.
-effect_preserving_dce: set = set()
-
 
 class DceResult(NamedTuple):
     jaxpr: Jaxpr | ClosedJaxpr
@@ -54,7 +49,7 @@ def dce_jaxpr(jaxpr, used_outputs=None, prune_inputs: bool = False) -> DceResult
         if not any(used) and not eqn.effects:
             continue
         rule = dce_rules.get(eqn.primitive)
-        if rule is not None and (not eqn.effects or eqn.primitive in effect_preserving_dce):
+        if rule is not None and (not eqn.effects or eqn.primitive.dce_keeps_effects):
             with source_info_from(eqn):     # a pruned copy keeps the original's line
                 pruned = rule(eqn, used)
             if pruned.eqn is None:

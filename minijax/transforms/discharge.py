@@ -54,7 +54,6 @@ from ..ir import primitives as P
 from ..ir.core import (Var, Literal, Eqn, Jaxpr, ClosedJaxpr, jaxprs_in_params,
                        WriteEffect, AccumEffect)
 from ..ir.primitives import effects_of, out_avals_of, register_rule_table, GenericPath
-from ..ir.catalogue import ref_primitives
 from ..ir.source_info import source_info_from
 from ..ir.trace import MinijaxError
 from ..ir.types import RefType, ShapedArray
@@ -65,7 +64,7 @@ __all__ = ["discharge_jaxpr", "DischargeResult", "DischargeInfo", "discharge_rul
            "discharge_with_finals", "written_inputs"]
 
 discharge_rules: dict = register_rule_table(
-    "discharge", {}, GenericPath(lambda prim: prim not in ref_primitives,
+    "discharge", {}, GenericPath(lambda prim: not prim.ref_op,
                                  "touches no ref: copied unchanged"))
 
 
@@ -141,7 +140,7 @@ class JaxprBuilder:
 
 def _cse_key(prim, inputs, params):
     """A hashable key for an equation, or None if it must not be shared."""
-    if prim is P.jit_p or prim in _REF_PRIMITIVES:
+    if prim is P.jit_p or prim.ref_op:
         return None
     atoms = tuple(("lit", a.value.item(), a.aval) if isinstance(a, Literal) else id(a)
                   for a in inputs)
@@ -154,17 +153,13 @@ def _cse_key(prim, inputs, params):
 
 # -- which jaxprs need it -------------------------------------------------------------
 
-_REF_PRIMITIVES = frozenset({P.new_ref_p, P.empty_ref_p, P.get_p, P.swap_p,
-                             P.addupdate_p, P.freeze_p, P.free_ref_p})
-
-
 @functools.lru_cache(maxsize=4096)
 def mentions_refs(jaxpr: Jaxpr) -> bool:
     """Whether discharge would change `jaxpr` (cached by identity: jaxprs are immutable)."""
     if any(isinstance(v.aval, RefType) for v in jaxpr.constvars + jaxpr.invars):
         return True
     for eqn in jaxpr.eqns:
-        if eqn.primitive in _REF_PRIMITIVES:
+        if eqn.primitive.ref_op:
             return True
         for sub in jaxprs_in_params(eqn.params):
             if mentions_refs(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub):
@@ -337,19 +332,3 @@ def write_back(inputs, result: DischargeResult, outs) -> list:
     for position, final in zip(result.info.written, outs[n:]):
         inputs[position].value = final
     return list(outs[:n])
-
-
-def _jit(b, eqn, inputs):
-    body = eqn.params["jaxpr"]
-    if not mentions_refs(body) and not any(isinstance(x, RefSlot) for x in inputs):
-        return _copy_eqn(b, eqn, inputs)
-    result, args = thread_refs_through(b, inputs, body)
-    outs = b.emit_eqn(P.jit_p, args, {**eqn.params, "jaxpr": result.jaxpr})
-    return write_back(inputs, result, outs)
-
-
-discharge_rules[P.jit_p] = _jit
-
-
-# Control flow (cond, while, scan) registers its rules here too.
-from . import discharge_control_flow  # noqa: E402,F401

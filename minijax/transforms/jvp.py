@@ -48,11 +48,6 @@ class JvpResult(NamedTuple):
 
 jvp_rules: dict = register_rule_table("jvp", {})
 
-# Primitives whose jvp rule runs even when no input has a tangent. Ref creation is
-# one (registered by refs.py): a ref made from a constant still needs a tangent ref,
-# because a differentiated value may be written into it later.
-always_differentiate: set = set()
-
 
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent")
@@ -101,7 +96,7 @@ class JVPTrace(Trace):
             else:
                 primals.append(x)
         parent = self.parent
-        if not has_tangent and prim not in always_differentiate:
+        if not has_tangent and not prim.allocates_ref:
             with set_current_trace(parent):
                 return parent.process_primitive(prim, primals, params)
         tangents = [x.tangent if type(x) is JVPTracer and x._trace is self
@@ -204,4 +199,3 @@ def jvp_jaxpr_for_call(jaxpr: Jaxpr, nonzeros: tuple) -> JvpJaxpr:
 
 
 # The rules are registered by importing their module.
-from . import jvp_rules as _jvp_rules  # noqa: E402,F401

@@ -26,7 +26,8 @@ from ..ir.trace import current_trace, set_current_trace
 from .ad_util import Zero, tangent_aval, is_differentiable, eval_jaxpr
 from .dce import dce_jaxpr
 from .jvp import JVPTrace
-from .partial_eval import PartialEvalTrace, save_everything
+from .partial_eval import PartialEvalTrace
+from .policies import everything_saveable
 from .transpose import backward_pass, UndefinedPrimal
 
 
@@ -41,7 +42,7 @@ class Linearized(NamedTuple):
     out_differentiable: tuple
 
 
-def linearize_flat(fun, primals, policy=save_everything) -> Linearized:
+def linearize_flat(fun, primals, policy=everything_saveable) -> Linearized:
     """Linearize `fun(*primals) -> list of outputs` at `primals`."""
     partial_trace = PartialEvalTrace(parent=current_trace(), policy=policy)
     jvp_trace = JVPTrace(parent=partial_trace, tag="linearize")

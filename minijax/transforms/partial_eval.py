@@ -1,6 +1,6 @@
 """Partial evaluation: split a computation into what can run now and what must wait.
 
-This is the hub of minijax's autodiff (DESIGN.md section 3): linearize is jvp + partial
+This is the hub of minijax's autodiff (docs/design.md, section 4): linearize is jvp + partial
 evaluation, vjp is linearize + transpose, and checkpointing is the same partial
 evaluation with a policy. Read `jvp.py` first.
 
@@ -27,7 +27,7 @@ The `policy` decides which known values may be saved as residuals:
 `policy(prim, *in_avals, **params) -> bool` for each known equation. A value whose
 equation may not be saved is recomputed on the staged side instead (from values
 that are saved), which is what checkpointing (remat) needs. The default,
-`save_everything`, saves every residual and records no recipes.
+`everything_saveable` (`policies.py`), saves every residual and records no recipes.
 
 Primitives with sub-jaxprs (`jit`) have rules in `partial_eval_rules`, one signature:
 `rule(trace, args, params) -> list of outputs`.
@@ -46,11 +46,7 @@ from ..ir.staging import StagingTrace, convert_constvars_to_invars
 from ..ir.trace import Trace, Tracer, aval_of, current_trace, set_current_trace
 from ..ir.types import ShapedArray
 from .ad_util import eval_jaxpr, fresh_root
-
-
-def save_everything(prim, *in_avals, **params) -> bool:
-    """The default policy: every known value a staged equation needs is saved."""
-    return True
+from .policies import everything_saveable
 
 
 partial_eval_rules: dict = register_rule_table(
@@ -80,9 +76,9 @@ class _Recipe(NamedTuple):
 
 
 class PartialEvalTrace(Trace):
-    def __init__(self, parent: Trace, policy=save_everything):
+    def __init__(self, parent: Trace, policy=everything_saveable):
         super().__init__(parent)
-        self.policy = None if policy is save_everything else policy
+        self.policy = None if policy is everything_saveable else policy
         self.invars: list[Var] = []
         self.eqns: list[Eqn] = []
         self.residual_vars: list[Var] = []
@@ -202,7 +198,7 @@ class PartialEvalResult(NamedTuple):
                 f"{self.staged_jaxpr}")
 
 
-def partial_eval_jaxpr(jaxpr, unknowns, policy=save_everything,
+def partial_eval_jaxpr(jaxpr, unknowns, policy=everything_saveable,
                        instantiate=False) -> PartialEvalResult:
     """Split `jaxpr` given which inputs are `unknowns` (a bool per input).
 

@@ -11,7 +11,7 @@ Under jvp a ref of an inexact dtype is a `JVPTracer` whose primal is the ref and
 tangent is a *tangent ref* of the same type. `new_ref(x)` makes both (the tangent ref
 starts as x's tangent, or zeros), `get` reads both, `swap`/`addupdate` write both (a
 zero tangent writes zeros, so overwriting a ref with a constant forgets its
-derivative). Ref creation is in `jvp.always_differentiate`: even a ref made from a
+derivative). Ref creation `allocates_ref` (a fact on the primitive): even a ref made from a
 constant gets a tangent ref, because a differentiated value may be written into it
 later. A ref from outside the differentiated function has no tangent ref; writing a
 differentiated value into it is an error (`ExternalRefWriteError`).
@@ -42,7 +42,7 @@ from ..ir.primitives import out_avals_of
 from ..ir.trace import bind, aval_of, current_trace, set_current_trace, MinijaxError
 from ..ir.types import is_inexact
 from .ad_util import Zero, tangent_aval, instantiate, zeros, scalar
-from .jvp import jvp_rules, always_differentiate, JvpResult
+from .jvp import jvp_rules, JvpResult
 from .partial_eval import PartialEvalTrace, partial_eval_rules
 from .transpose import transpose_rules, is_linear
 
@@ -158,7 +158,6 @@ _write_jvp(P.swap_p)
 _write_jvp(P.addupdate_p)
 jvp_rules[P.freeze_p] = _freeze_jvp
 jvp_rules[P.free_ref_p] = _free_ref_jvp
-always_differentiate.update({P.new_ref_p, P.empty_ref_p})
 
 
 # -- partial evaluation -------------------------------------------------------------------
@@ -276,7 +275,7 @@ import numpy as np
 from ..ir.ref_indexing import RefIndexer, Index, Transpose, Reshape, Slice, DYNAMIC, \
     split_dynamic, indexer_shapes, plan_index
 from . import vmap_refs as ref_checks
-from .vmap import (Batched, BatchingError, vmap_rules, trace_vmap_rules, ref_creators,
+from .vmap import (Batched, BatchingError, vmap_rules, trace_vmap_rules,
                    moveaxis, not_mapped)
 
 
@@ -478,4 +477,3 @@ vmap_rules[P.new_ref_p] = _new_ref_vmap
 vmap_rules[P.freeze_p] = _freeze_vmap
 vmap_rules[P.free_ref_p] = _free_ref_vmap
 vmap_rules[P.empty_ref_p] = _empty_ref_vmap
-ref_creators.update({P.new_ref_p, P.empty_ref_p})

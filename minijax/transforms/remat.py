@@ -42,8 +42,8 @@ The other passes are plain call-primitive rules: jvp differentiates the body and
 binds a new `remat` (so `grad(grad(remat(f)))` keeps the policy at every level);
 vmap batches the body; DCE prunes it; discharge threads refs through it.
 
-Remat with refs (DESIGN.md section 5)
--------------------------------------
+Remat with refs (docs/remat.md, section 5)
+-------------------------------------------
 Recomputing is only sound for pure code: recomputing `r[...] += 1` would bump the
 counter twice, and recomputing `x <- r[...]` after the forward pass wrote `r` reads
 the wrong value. minijax's rule: **effects on external refs happen once, in the
@@ -79,31 +79,23 @@ from __future__ import annotations
 import functools
 
 from ..ir import primitives as P
-from ..ir.core import Eqn, Jaxpr, ClosedJaxpr
-from ..ir.primitives import effects_of
+from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import MinijaxError, bind, set_current_trace
-from ..ir.types import RefType
-from .ad_util import Zero, tangent_aval, is_differentiable, eval_jaxpr, zeros
-from .dce import dce_rules, dce_jaxpr, DceEqn
-from .discharge import (discharge_rules, discharge_jaxpr, mentions_refs,
-                        thread_refs_through, write_back, RefSlot, _copy_eqn)
-from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
-from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
-from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear
-from .vmap import vmap_rules, vmap_jaxpr, Batched
+from .ad_util import Zero, tangent_aval, eval_jaxpr, zeros
+from .calls import call_jvp, call_transpose, register_call_rules
+from .dce import dce_jaxpr
+from .discharge import discharge_jaxpr, mentions_refs
+from .jvp import jvp_rules, JvpResult
+from .partial_eval import partial_eval_jaxpr_for_call
+from .transpose import transpose_rules
+from .vmap import vmap_rules, Batched
 
 __all__ = ["remat_p", "name_p", "split_remat_body", "RematSplit", "without_external_refs"]
 
 
 class RematError(MinijaxError, TypeError):
     """A remat-ed function that cannot be differentiated as asked."""
-
-
-def _params(params, **changes) -> dict:
-    out = dict(params)
-    out.update(changes)
-    return out
 
 
 # -- jvp: differentiate the body, keep the remat ---------------------------------------------
@@ -113,21 +105,9 @@ def _remat_jvp(primals, tangents, *, jaxpr, **params):
         # Differentiate the pure body instead (the ref rewrite below): entry reads and
         # exit writes happen here, once, and the body needs no ref differentiation.
         return _jvp_with_refs(primals, tangents, jaxpr, params)
-    nonzeros = tuple(type(t) is not Zero for t in tangents)
-    jvp = jvp_jaxpr_for_call(jaxpr, nonzeros)
-    # `jvp.jaxpr` takes its constants as leading inputs (a call body has no constvars).
-    outs = bind(remat_p, *jvp.consts, *primals, *[t for t in tangents if type(t) is not Zero],
-                jaxpr=jvp.jaxpr, **params)
-    n_out = len(jaxpr.outvars)
-    nonzero_tangents = iter(outs[n_out:])
-    has_tangent = iter(jvp.out_nonzeros)
-    tangents_out = [next(nonzero_tangents) if is_differentiable(v.aval) and next(has_tangent)
-                    else Zero(tangent_aval(v.aval)) if not isinstance(v.aval, RefType)
-                    else Zero(v.aval) for v in jaxpr.outvars]
-    return JvpResult(outs[:n_out], tangents_out)
+    return call_jvp(remat_p, primals, tangents, jaxpr=jaxpr, **params)
 
 
-jvp_rules[remat_p] = _remat_jvp
 jvp_rules[name_p] = lambda primals, tangents, *, name: JvpResult(
     [bind(name_p, primals[0], name=name)], [tangents[0]])
 
@@ -209,7 +189,7 @@ def _remat_partial_eval(trace, args, params):
     if staged_jaxpr.eqns or staged_jaxpr.outvars:
         staged_outs = trace.stage(
             remat_p, residuals + [x for x, u in zip(args, unknowns) if u],
-            _params(params, jaxpr=staged_jaxpr, differentiated=True))
+            dict(params, jaxpr=staged_jaxpr, differentiated=True))
     else:
         staged_outs = []
     known_iter, staged_iter = iter(known_outs[:n_known]), iter(staged_outs)
@@ -235,7 +215,7 @@ def _partial_eval_with_refs(trace, args, params):
     # initialises the recomputation's fresh ref). Refs are always known values.
     with set_current_trace(trace.parent):
         entry = body.entry_values(args)
-    outs = _remat_partial_eval(trace, entry, _params(params, jaxpr=body.jaxpr))
+    outs = _remat_partial_eval(trace, entry, dict(params, jaxpr=body.jaxpr))
     # Forward pass, at exit: one write of each ref's final value. The recomputation in
     # the staged remat never sees `args[position]`, only the entry values.
     with set_current_trace(trace.parent):
@@ -246,19 +226,11 @@ def _partial_eval_with_refs(trace, args, params):
     return outs[:body.num_outputs]
 
 
-partial_eval_rules[remat_p] = _remat_partial_eval
-
 
 # -- transpose: the recomputation and the transposed tangent work, in one remat ------------------
 
-def _remat_transpose(cts, *args, jaxpr, **params):
-    linear = tuple(is_linear(x) for x in args)
-    body, consts = transpose_jaxpr_for_call(jaxpr, linear)
-    body = _pruned(body)
-    cts = [zeros(ct.aval) if type(ct) is Zero else ct for ct in cts]
-    outs = iter(bind(remat_p, *consts, *[x for x in args if not is_linear(x)], *cts,
-                     jaxpr=body, **_params(params, differentiated=True)))
-    return [next(outs) if lin else None for lin in linear]
+def _pruned_and_differentiated(params):
+    return dict(params, jaxpr=_pruned(params["jaxpr"]), differentiated=True)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -268,53 +240,17 @@ def _pruned(jaxpr: Jaxpr) -> Jaxpr:
     return dce_jaxpr(jaxpr).jaxpr
 
 
-transpose_rules[remat_p] = _remat_transpose
 transpose_rules[name_p] = lambda cts, x, *, name: [cts[0]]
 
 
-# -- vmap, dce, discharge: a call like any other ------------------------------------------------------
+# -- the rules every call shares; `name` passes its value through ------------------------------------------------------
 
-def _remat_vmap(axis_size, values, dims, *, jaxpr, **params):
-    batched = vmap_jaxpr(jaxpr, dims, axis_size)
-    outs = bind(remat_p, *values, jaxpr=batched.jaxpr, **params)
-    return Batched(list(outs), list(batched.out_axes))
-
-
-vmap_rules[remat_p] = _remat_vmap
 vmap_rules[name_p] = lambda axis_size, values, dims, *, name: Batched(
     [bind(name_p, values[0], name=name)], [dims[0]])
 
-
-def _remat_dce(eqn: Eqn, used_outputs) -> DceEqn:
-    pruned = _dce_body(eqn.params["jaxpr"], tuple(used_outputs))
-    if not pruned.jaxpr.outvars and not pruned.jaxpr.effects:
-        return DceEqn(None, (False,) * len(eqn.inputs))
-    inputs = [x for x, u in zip(eqn.inputs, pruned.used_inputs) if u]
-    outputs = [v for v, u in zip(eqn.outputs, used_outputs) if u]
-    params = _params(eqn.params, jaxpr=pruned.jaxpr)
-    new_eqn = Eqn(remat_p, inputs, params, outputs,
-                  effects_of(remat_p, [x.aval for x in inputs], params), eqn.source_info)
-    return DceEqn(new_eqn, pruned.used_inputs)
-
-
-@functools.lru_cache(maxsize=1024)
-def _dce_body(jaxpr: Jaxpr, used_outputs: tuple):
-    return dce_jaxpr(jaxpr, list(used_outputs), prune_inputs=True)
-
-
-dce_rules[remat_p] = _remat_dce
-
-
-def _remat_discharge(b, eqn, inputs):
-    body = eqn.params["jaxpr"]
-    if not mentions_refs(body) and not any(isinstance(x, RefSlot) for x in inputs):
-        return _copy_eqn(b, eqn, inputs)
-    result, args = thread_refs_through(b, inputs, body)
-    outs = b.emit_eqn(remat_p, args, _params(eqn.params, jaxpr=result.jaxpr))
-    return write_back(inputs, result, outs)
-
-
-discharge_rules[remat_p] = _remat_discharge
+register_call_rules(remat_p, jvp=_remat_jvp, partial_eval=_remat_partial_eval,
+                    transpose=functools.partial(call_transpose, remat_p,
+                                                transform_body=_pruned_and_differentiated))
 
 
 # -- the split, for teaching ----------------------------------------------------------------------

@@ -42,7 +42,8 @@ from ..ir.trace import MinijaxError, current_trace, set_current_trace
 from ..ir import primitives as P
 from ..ir.trace import bind
 from ..ir.types import RefType
-from .ad_util import Zero, add_tangents, instantiate, literal_value, fresh_root, zeros
+from ..ir.core import literal_value
+from .ad_util import Zero, add_tangents, instantiate, fresh_root, zeros
 
 transpose_rules: dict = register_rule_table(
     "transpose", {}, GenericPath(lambda prim: True, "not linear: never transposed"))
@@ -112,7 +113,7 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
     linear_eqns = []
     trace = current_trace()
     for eqn in jaxpr.eqns:
-        if eqn.primitive in creates_linear_ref:
+        if eqn.primitive.allocates_ref:
             # A ref made in a linear program holds tangents even when its initial
             # value is a constant (zeros): it and every access to it are linear.
             linear_eqns.append(eqn)
@@ -158,7 +159,6 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
 
 
 # Refs in a linear program (tangent refs; their rules are in transforms/ref_rules.py).
-creates_linear_ref = frozenset({P.new_ref_p, P.empty_ref_p})
 
 
 def new_cotangent_ref(aval: RefType):
@@ -213,6 +213,3 @@ def transpose_jaxpr_for_call(jaxpr: Jaxpr, linear: tuple):
     with set_current_trace(fresh_root()):
         out = _transpose_closed(ClosedJaxpr(jaxpr, []), linear)
     return convert_constvars_to_invars(out.jaxpr), list(out.consts)
-
-
-from . import transpose_rules as _transpose_rules  # noqa: E402,F401

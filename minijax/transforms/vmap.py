@@ -46,84 +46,21 @@ the same trace driven by a Python function instead of a jaxpr.
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
-from ..ir.primitives import register_rule_table, GenericPath
 from ..ir.staging import trace_to_jaxpr
-from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of,
-                        current_trace, set_current_trace)
+from ..ir.trace import Trace, aval_of, current_trace, set_current_trace
 from ..ir.types import RefType
 from .ad_util import eval_jaxpr
-
-not_mapped = None
-
-
-class Batched(NamedTuple):
-    """What a batching rule returns: one entry per primitive output."""
-    values: list
-    batch_dims: list     # axis of each value that indexes examples, or not_mapped
-
-
-class BatchedJaxpr(NamedTuple):
-    """What `vmap_jaxpr` returns."""
-    jaxpr: Jaxpr | ClosedJaxpr
-    out_axes: tuple      # batch axis of each output of `jaxpr`, or None if unbatched
-
-
-class BatchingError(MinijaxError, ValueError):
-    """A vmapped program cannot be batched as written (bad axes, sizes, a ref...)."""
-
-
-# Ref rules that need the batching trace itself (transforms/ref_rules.py): a ref created
-# inside the vmapped function starts unbatched and becomes batched when a batched
-# value is written into it. Signature: rule(trace, values, dims, **params) -> Batched.
-# `ref_creators` are the primitives whose unbatched results the trace remembers as
-# its own refs (`trace.local_refs`).
-trace_vmap_rules: dict = {}
-ref_creators: set = set()
-
-vmap_rules: dict = register_rule_table("vmap", {}, GenericPath(
-    lambda prim: prim in trace_vmap_rules, "a ref rule that receives the batching trace"))
-
-# Ref primitives get their batching rules with the refs work; until then, hitting
-# one with a batched operand is reported clearly rather than as a missing rule.
-_REF_PRIMITIVES = {"new_ref", "empty_ref", "get", "swap", "addupdate", "freeze",
-                   "free_ref"}
-
+from . import vmap_refs as ref_checks
+# The batching vocabulary, re-exported: rule modules import it from here or there.
+from .batching import (not_mapped, Batched, BatchedJaxpr, BatchingError,  # noqa: F401
+                       trace_vmap_rules, vmap_rules, BatchTracer, moveaxis,
+                       batch_at, shift_axes, unbatched_ndim)
 
 # -- the trace ---------------------------------------------------------------------
-
-class BatchTracer(Tracer):
-    __slots__ = ("value", "batch_dim", "_aval")
-
-    def __init__(self, trace: "BatchTrace", value, batch_dim: int):
-        self._trace = trace
-        self.value = value
-        self.batch_dim = batch_dim
-        self._aval = None
-
-    @property
-    def aval(self):
-        # The per-example type: the stacked value's type without its batch axis.
-        if self._aval is None:
-            stacked = aval_of(self.value)
-            shape = stacked.shape
-            d = self.batch_dim
-            if isinstance(stacked, RefType):      # a batched ref: a ref of stacked values
-                self._aval = RefType(stacked.inner.update(shape=shape[:d] + shape[d + 1:]))
-            else:
-                self._aval = stacked.update(shape=shape[:d] + shape[d + 1:])
-        return self._aval
-
-    def _concrete_or_raise(self, what):
-        raise TracerError(
-            f"{what} needs one concrete value, but this {self.aval} differs from example "
-            f"to example: it depends on an input mapped by vmap. Python control flow "
-            f"cannot branch per example; use lax.select / jnp.where or lax.cond, or pass "
-            f"the value with in_axes=None if it is the same for every example.")
-
 
 class BatchTrace(Trace):
     def __init__(self, parent: Trace, axis_size: int):
@@ -166,15 +103,15 @@ class BatchTrace(Trace):
             if all(d is not_mapped for d in dims):
                 # Every example computes the same thing: compute it once -- unless it
                 # increments a ref from outside, which is ambiguous (vmap_refs.py).
-                if prim in ref_checks.watched:
+                if ref_checks.watched(prim):
                     ref_checks.check_unbatched_write(self, prim, values, params)
                 outs = parent.process_primitive(prim, values, params)
-                if prim in ref_creators:
+                if prim.allocates_ref:
                     self.local_refs.update((id(o), o) for o in outs)
-                if prim in ref_checks.reading:
+                if ref_checks.reading(prim):
                     ref_checks.note_reads(self, prim, values, params)
                 return outs
-            if prim in ref_checks.higher_order:
+            if prim.has_ref_effects_of_body:
                 values, dims = ref_checks.promote_written_refs(self, prim, values, dims,
                                                                params)
             trace_rule = trace_vmap_rules.get(prim)
@@ -185,53 +122,13 @@ class BatchTrace(Trace):
                 if rule is None:
                     raise _missing_rule(prim)
                 out = rule(self.axis_size, values, dims, **params)
-            if prim in ref_checks.reading:
+            if ref_checks.reading(prim):
                 ref_checks.note_reads(self, prim, values, params, dims)
         return [self.wrap(v, d) for v, d in zip(out.values, out.batch_dims)]
 
 
 def _missing_rule(prim):
-    if prim.name in _REF_PRIMITIVES:
-        return BatchingError(
-            f"vmap does not support refs yet: the vmapped function applies "
-            f"`{prim.name}` to a batched value. Create and use refs outside the "
-            f"vmapped function, or loop over the batch with lax.map.")
     return BatchingError(f"vmap has no batching rule for the primitive `{prim.name}`")
-
-
-# -- helpers for rules ---------------------------------------------------------------
-#
-# Rules run with the parent trace current, so binding a primitive here emits it one
-# level out (into the staged program under `jit`, or eagerly at the top).
-
-def moveaxis(x, src: int, dst: int):
-    """`x` with axis `src` moved to position `dst`; no equation when they agree."""
-    if src == dst:
-        return x
-    perm = [i for i in range(aval_of(x).ndim) if i != src]
-    perm.insert(dst, src)
-    return P.transpose_p.bind(x, permutation=tuple(perm))
-
-
-def batch_at(x, batch_dim, target: int, axis_size: int):
-    """`x` with its batch axis at `target`: moved if it is elsewhere, broadcast (one
-    copy per example) if `x` is unbatched."""
-    if batch_dim is not_mapped:
-        aval = aval_of(x)
-        shape = aval.shape[:target] + (axis_size,) + aval.shape[target:]
-        dims = tuple(i for i in range(aval.ndim + 1) if i != target)
-        return P.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
-    return moveaxis(x, batch_dim, target)
-
-
-def shift_axes(axes, batch_dim: int) -> tuple:
-    """Per-example axis numbers -> axis numbers of the stacked value whose batch
-    axis is `batch_dim` (axes at or after it move up by one)."""
-    return tuple(a + (a >= batch_dim) for a in axes)
-
-
-def unbatched_ndim(x, batch_dim) -> int:
-    return aval_of(x).ndim - (batch_dim is not not_mapped)
 
 
 # -- elementwise rules ------------------------------------------------------------------
@@ -441,18 +338,3 @@ def move_batch_axis(value, batch_dim, out_axis, axis_size, what: str):
         raise BatchingError(f"vmap out_axes {out_axis} is out of range for {what}, "
                             f"which has rank {ndim} once batched")
     return batch_at(value, batch_dim, out_axis % ndim, axis_size)
-
-
-# -- calls: jit stays one staged call ------------------------------------------------------
-
-def _jit_rule(axis_size, values, dims, *, jaxpr, name):
-    batched = vmap_jaxpr(jaxpr, dims, axis_size)
-    outs = P.jit_p.bind(*values, jaxpr=batched.jaxpr, name=name)
-    return Batched(list(outs), list(batched.out_axes))
-
-
-vmap_rules[P.jit_p] = _jit_rule
-
-# The rules for shape ops, contractions and indexing register themselves on import.
-from . import vmap_rules as _vmap_rules  # noqa: E402,F401
-from . import vmap_refs as ref_checks  # noqa: E402

@@ -34,28 +34,30 @@ vmapped call, so `BatchTrace.process_primitive` asks this module:
 from __future__ import annotations
 
 from ..ir import primitives as P
-from ..ir import control_flow_primitives as CF
 from ..ir.core import ReadEffect, WriteEffect, AccumEffect
 from ..ir.primitives import effects_of
-from ..ir.remat_primitive import remat_p
 from ..ir.staging import trace_to_jaxpr
 from ..ir.trace import aval_of, bind, set_current_trace
 from ..ir.types import RefType
+from ..ir.ref_box import RefError, describe_ref
 from .ad_util import fresh_root
-from .vmap import BatchTracer, BatchingError, moveaxis, not_mapped, vmap_rules
+from .batching import BatchTracer, BatchingError, moveaxis, not_mapped, vmap_rules
 
-# Primitives with a body (a call, a branch, a loop): their effects are their body's.
-higher_order = {P.jit_p, CF.cond_p, CF.while_p, CF.scan_p, remat_p}
-# What `check_unbatched_write` looks at: writes, and bodies that may write.
-watched = higher_order | {P.swap_p, P.addupdate_p}
-# What `note_reads` looks at: reads, and bodies that may read.
-reading = higher_order | {P.get_p}
+
+
+def watched(prim) -> bool:
+    """What `check_unbatched_write` looks at: writes, and bodies that may write."""
+    return prim.has_ref_effects_of_body or prim is P.swap_p or prim is P.addupdate_p
+
+
+def reading(prim) -> bool:
+    """What `note_reads` looks at: reads, and bodies that may read."""
+    return prim.has_ref_effects_of_body or prim is P.get_p
 
 
 # -- aliasing --------------------------------------------------------------------------
 
 def check_no_closure_alias(trace, args):
-    from ..backends.eager_ref_runtime import RefError, describe_ref
     for x in args:
         found = trace.argument_refs.get(id(x))
         if found is not None:
@@ -109,7 +111,7 @@ def check_unbatched_write(trace, prim, values, params):
     elif prim is P.swap_p:
         if _is_outside(trace, values[0]) and read_before(trace, values[0]):
             raise ambiguous_increment(values[0], _READ_THEN_WRITE)
-    elif prim in higher_order:
+    elif prim.has_ref_effects_of_body:
         written = _written_inputs(prim, values, params)
         if not written or not all(_is_outside(trace, values[k]) for k in written):
             return

@@ -1,0 +1,395 @@
+"""The ops of `minijax.lax`: one thin function per primitive, with `jax.lax`'s names and signatures.
+
+Unlike `minijax.numpy`, these functions do not promote dtypes or broadcast: operands
+must already agree, as in `jax.lax`. The one convenience (also `jax.lax`'s) is that a
+Python scalar takes the dtype of the array it meets, weakly typed. Every function
+here ends in `bind`, so it works eagerly and under every transformation.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Sequence
+
+import numpy as np
+
+from ..ir import primitives as P
+from ..ir.trace import bind, aval_of, Tracer
+from ..ir.types import canonical_dtype
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _dtype_of(x):
+    return aval_of(x).dtype
+
+
+def _scalar_like(value, like):
+    """A Python scalar operand of an op on `like`: a weak rank-0 value of its dtype.
+
+    When the scalar's own weak type already has that dtype (a float meeting f32) it is
+    passed as is, so tracing records an inline literal rather than a conversion."""
+    dtype = _dtype_of(like)
+    if aval_of(value).dtype == dtype:
+        return value
+    return convert_element_type(value, dtype, weak_type=True)
+
+
+def _match_scalars(*args):
+    arrays = [a for a in args if not isinstance(a, _PY_SCALARS)]
+    if not arrays:
+        return args
+    return tuple(_scalar_like(a, arrays[0]) if isinstance(a, _PY_SCALARS) else a
+                 for a in args)
+
+
+def _unary(prim):
+    def op(x):
+        return bind(prim, x)
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise `{prim.name}` (the `{prim.name}` primitive)."
+    return op
+
+
+def _binary(prim):
+    def op(x, y):
+        return bind(prim, *_match_scalars(x, y))
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise `{prim.name}` of two operands of equal dtype."
+    return op
+
+
+neg, sin, cos, tan = map(_unary, (P.neg_p, P.sin_p, P.cos_p, P.tan_p))
+asin, acos, atan = map(_unary, (P.asin_p, P.acos_p, P.atan_p))
+sinh, cosh, tanh = map(_unary, (P.sinh_p, P.cosh_p, P.tanh_p))
+asinh, acosh, atanh = map(_unary, (P.asinh_p, P.acosh_p, P.atanh_p))
+exp, exp2, log, log1p, expm1 = map(_unary, (P.exp_p, P.exp2_p, P.log_p, P.log1p_p, P.expm1_p))
+logistic, sqrt, rsqrt, cbrt, erf = map(_unary, (P.logistic_p, P.sqrt_p, P.rsqrt_p,
+                                                 P.cbrt_p, P.erf_p))
+floor, ceil, abs, sign, square = map(_unary, (P.floor_p, P.ceil_p, P.abs_p, P.sign_p,
+                                              P.square_p))
+is_finite = _unary(P.is_finite_p)
+bitwise_not = _unary(P.not_p)
+stop_gradient_p = P.stop_gradient_p
+
+add, sub, mul, div, rem, pow = map(_binary, (P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p,
+                                             P.pow_p))
+max, min, atan2 = map(_binary, (P.max_p, P.min_p, P.atan2_p))
+bitwise_and, bitwise_or, bitwise_xor = map(_binary, (P.and_p, P.or_p, P.xor_p))
+eq, ne, lt, le, gt, ge = map(_binary, (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p))
+
+
+def stop_gradient(x):
+    """`x`, with no derivative flowing through it (applied to every leaf of a pytree)."""
+    from jax import tree_util
+    return tree_util.tree_map(lambda leaf: bind(P.stop_gradient_p, leaf), x)
+
+
+def integer_pow(x, y: int):
+    return bind(P.integer_pow_p, x, y=int(y))
+
+
+class RoundingMethod:
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    return bind(P.round_p, x, rounding_method=int(rounding_method))
+
+
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    new_dtype = canonical_dtype(new_dtype)
+    aval = aval_of(x)
+    # A conversion to the type a value already has is no conversion (Python scalars
+    # still go through, to become arrays).
+    if not isinstance(x, _PY_SCALARS) and aval.dtype == new_dtype and \
+            aval.weak_type == weak_type:
+        return x
+    return bind(P.convert_element_type_p, x, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def select_n(which, *cases):
+    return bind(P.select_n_p, which, *_match_scalars(*cases))
+
+
+def select(pred, on_true, on_false):
+    """`on_true` where `pred` else `on_false` (jax.lax.select's argument order)."""
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min, x, max):
+    return bind(P.clamp_p, *_match_scalars(min, x, max))
+
+
+# -- shapes --------------------------------------------------------------------------
+
+def broadcast_in_dim(operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
+    return bind(P.broadcast_in_dim_p, operand, shape=tuple(shape),
+                broadcast_dimensions=tuple(broadcast_dimensions))
+
+
+def broadcast(operand, sizes: Sequence[int]):
+    """Add leading axes of the given sizes."""
+    ndim = aval_of(operand).ndim
+    shape = tuple(sizes) + aval_of(operand).shape
+    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + ndim)))
+
+
+def reshape(operand, new_sizes: Sequence[int], dimensions=None):
+    if dimensions is not None:
+        operand = transpose(operand, dimensions)
+    return bind(P.reshape_p, operand, new_sizes=tuple(int(n) for n in new_sizes),
+                dimensions=None)
+
+
+def transpose(operand, permutation: Sequence[int]):
+    return bind(P.transpose_p, operand, permutation=tuple(int(p) for p in permutation))
+
+
+def squeeze(array, dimensions: Sequence[int]):
+    ndim = aval_of(array).ndim
+    return bind(P.squeeze_p, array, dimensions=tuple(sorted(d % ndim for d in dimensions)))
+
+
+def expand_dims(array, dimensions: Sequence[int]):
+    ndim = aval_of(array).ndim + len(dimensions)
+    return bind(P.expand_dims_p, array, dimensions=tuple(sorted(d % ndim for d in dimensions)))
+
+
+def concatenate(operands, dimension: int):
+    return bind(P.concatenate_p, *operands, dimension=int(dimension))
+
+
+def pad(operand, padding_value, padding_config):
+    config = tuple(tuple(int(n) for n in triple) for triple in padding_config)
+    return bind(P.pad_p, operand, *_match_scalars(padding_value, operand)[:1],
+                padding_config=config)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):
+    return bind(P.slice_p, operand, start_indices=tuple(int(i) for i in start_indices),
+                limit_indices=tuple(int(i) for i in limit_indices),
+                strides=None if strides is None else tuple(int(s) for s in strides))
+
+
+def _wrap_negative_indices(indices, shape):
+    """As jax.lax: a negative start index counts from the end of its axis, once.
+
+    The dynamic_slice / dynamic_update_slice primitives themselves only clamp (XLA's
+    rule, in every backend and pass), so whatever is still out of range after this --
+    an index below -size -- is clamped into the operand."""
+    out = []
+    for index, size in zip(indices, shape):
+        if isinstance(index, (int, np.integer)):
+            out.append(np.int32(builtins.max(index + size, 0) if index < 0 else index))
+            continue
+        index = convert_element_type(index, np.int32)
+        if isinstance(index, Tracer) or np.ndim(index):
+            out.append(select(lt(index, 0), add(index, np.int32(size)), index))
+        else:
+            value = int(index)
+            out.append(np.int32(builtins.max(value + size, 0) if value < 0 else value))
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    starts = _wrap_negative_indices(start_indices, aval_of(operand).shape)
+    return bind(P.dynamic_slice_p, operand, *starts,
+                slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    starts = _wrap_negative_indices(start_indices, aval_of(operand).shape)
+    return bind(P.dynamic_update_slice_p, operand, update, *starts)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    shape = aval_of(operand).shape
+    start, limit, _ = builtins.slice(start_index, limit_index).indices(shape[axis])
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, builtins.max(start, limit), stride
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    size = aval_of(operand).shape[axis]
+    index = index + size if index < 0 else index
+    if not 0 <= index < size:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    shape = aval_of(operand).shape
+    starts = [np.int32(0)] * len(shape)
+    starts[axis] = start_index
+    sizes = list(shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    starts = [np.int32(0)] * aval_of(operand).ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    if aval_of(update).ndim == aval_of(operand).ndim - 1:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
+# -- reductions, contractions, scans, creation -----------------------------------------
+
+def _axes(axes, ndim):
+    return tuple(sorted(int(a) % ndim for a in axes)) if ndim else tuple(axes)
+
+
+def reduce_sum(operand, axes):
+    return bind(P.reduce_sum_p, operand, axes=_axes(axes, aval_of(operand).ndim))
+
+
+def reduce_prod(operand, axes):
+    return bind(P.reduce_prod_p, operand, axes=_axes(axes, aval_of(operand).ndim))
+
+
+def reduce_max(operand, axes):
+    return bind(P.reduce_max_p, operand, axes=_axes(axes, aval_of(operand).ndim))
+
+
+def reduce_min(operand, axes):
+    return bind(P.reduce_min_p, operand, axes=_axes(axes, aval_of(operand).ndim))
+
+
+def reduce_and(operand, axes):
+    return bind(P.reduce_and_p, operand, axes=_axes(axes, aval_of(operand).ndim))
+
+
+def reduce_or(operand, axes):
+    return bind(P.reduce_or_p, operand, axes=_axes(axes, aval_of(operand).ndim))
+
+
+def argmax(operand, axis: int, index_dtype):
+    return bind(P.argmax_p, operand, axes=(int(axis) % aval_of(operand).ndim,),
+                index_dtype=canonical_dtype(index_dtype))
+
+
+def argmin(operand, axis: int, index_dtype):
+    return bind(P.argmin_p, operand, axes=(int(axis) % aval_of(operand).ndim,),
+                index_dtype=canonical_dtype(index_dtype))
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    dnums = ((tuple(int(a) for a in lc), tuple(int(a) for a in rc)),
+             (tuple(int(a) for a in lb), tuple(int(a) for a in rb)))
+    pref = None if preferred_element_type is None else canonical_dtype(preferred_element_type)
+    return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dnums, precision=precision,
+                preferred_element_type=pref)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix product contracting the last axis of lhs with the first of rhs."""
+    lhs_ndim, rhs_ndim = aval_of(lhs).ndim, aval_of(rhs).ndim
+    if lhs_ndim not in (1, 2) or rhs_ndim not in (1, 2):
+        raise TypeError(f"lax.dot takes rank-1 or rank-2 operands, got ranks "
+                        f"{lhs_ndim} and {rhs_ndim}")
+    return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
+
+
+def iota(dtype, size: int):
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension: int):
+    return bind(P.iota_p, dtype=canonical_dtype(dtype), shape=tuple(int(n) for n in shape),
+                dimension=int(dimension))
+
+
+def full(shape, fill_value, dtype=None):
+    dtype = canonical_dtype(dtype if dtype is not None else aval_of(fill_value).dtype)
+    value = convert_element_type(fill_value, dtype)
+    if aval_of(value).ndim:
+        raise TypeError(f"full needs a scalar fill value, got shape {aval_of(value).shape}")
+    return broadcast_in_dim(value, tuple(shape), ())
+
+
+def _cumulative(prim):
+    def op(operand, axis: int = 0, reverse: bool = False):
+        return bind(prim, operand, axis=int(axis) % aval_of(operand).ndim,
+                    reverse=bool(reverse))
+    op.__name__ = prim.name
+    return op
+
+
+cumsum, cumprod, cummax, cummin = map(_cumulative, (P.cumsum_p, P.cumprod_p, P.cummax_p,
+                                                    P.cummin_p))
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    operands = list(operand) if isinstance(operand, (tuple, list)) else [operand]
+    ndim = aval_of(operands[0]).ndim
+    outs = bind(P.sort_p, *operands, dimension=int(dimension) % ndim,
+                is_stable=bool(is_stable), num_keys=int(num_keys))
+    return tuple(outs) if isinstance(operand, (tuple, list)) else outs[0]
+
+
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+    return sort((keys, values), dimension, is_stable, num_keys=1)
+
+
+class GatherDimensionNumbers:
+    """XLA gather dimension numbers, as `jax.lax.GatherDimensionNumbers`."""
+
+    def __init__(self, offset_dims, collapsed_slice_dims, start_index_map):
+        self.offset_dims = tuple(offset_dims)
+        self.collapsed_slice_dims = tuple(collapsed_slice_dims)
+        self.start_index_map = tuple(start_index_map)
+
+
+class ScatterDimensionNumbers:
+    """XLA scatter dimension numbers, as `jax.lax.ScatterDimensionNumbers`."""
+
+    def __init__(self, update_window_dims, inserted_window_dims,
+                 scatter_dims_to_operand_dims):
+        self.update_window_dims = tuple(update_window_dims)
+        self.inserted_window_dims = tuple(inserted_window_dims)
+        self.scatter_dims_to_operand_dims = tuple(scatter_dims_to_operand_dims)
+
+
+def _mode(mode):
+    mode = "clip" if mode is None else str(getattr(mode, "name", mode)).lower()
+    return {"clip": "clip", "fill": "fill", "fill_or_drop": "fill",
+            "promise_in_bounds": "clip"}.get(mode, mode)
+
+
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *, mode=None):
+    d = dimension_numbers
+    return bind(P.gather_p, operand, start_indices, offset_dims=d.offset_dims,
+                collapsed_slice_dims=d.collapsed_slice_dims,
+                start_index_map=d.start_index_map,
+                slice_sizes=tuple(int(s) for s in slice_sizes), mode=_mode(mode))
+
+
+def _scatter(prim):
+    def op(operand, scatter_indices, updates, dimension_numbers, *, mode=None):
+        d = dimension_numbers
+        return bind(prim, operand, scatter_indices, updates,
+                    update_window_dims=d.update_window_dims,
+                    inserted_window_dims=d.inserted_window_dims,
+                    scatter_dims_to_operand_dims=d.scatter_dims_to_operand_dims,
+                    mode="fill" if mode is None else _mode(mode))
+    op.__name__ = prim.name
+    return op
+
+
+scatter = _scatter(P.scatter_p)
+scatter_add = _scatter(P.scatter_add_p)

@@ -1,0 +1,111 @@
+"""The vocabulary of batching, shared by `vmap.py` and the modules of batching rules.
+
+What a batching rule receives and returns (`Batched`, `not_mapped`), the rule tables
+(`vmap_rules`, `trace_vmap_rules`), the batched tracer, and the axis helpers rules
+use. The trace itself and the pass (`vmap_jaxpr`) are in `vmap.py`; read that first.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..ir import primitives as P
+from ..ir.core import Jaxpr, ClosedJaxpr
+from ..ir.registry import register_rule_table, GenericPath
+from ..ir.trace import Tracer, MinijaxError, TracerError, aval_of
+from ..ir.types import RefType
+
+not_mapped = None
+
+
+class Batched(NamedTuple):
+    """What a batching rule returns: one entry per primitive output."""
+    values: list
+    batch_dims: list     # axis of each value that indexes examples, or not_mapped
+
+
+class BatchedJaxpr(NamedTuple):
+    """What `vmap_jaxpr` returns."""
+    jaxpr: Jaxpr | ClosedJaxpr
+    out_axes: tuple      # batch axis of each output of `jaxpr`, or None if unbatched
+
+
+class BatchingError(MinijaxError, ValueError):
+    """A vmapped program cannot be batched as written (bad axes, sizes, a ref...)."""
+
+
+# Ref rules that need the batching trace itself (transforms/ref_rules.py): a ref created
+# inside the vmapped function starts unbatched and becomes batched when a batched
+# value is written into it. Signature: rule(trace, values, dims, **params) -> Batched.
+# The unbatched results of a primitive that `allocates_ref` are remembered by the
+# trace as its own refs (`trace.local_refs`).
+trace_vmap_rules: dict = {}
+
+vmap_rules: dict = register_rule_table("vmap", {}, GenericPath(
+    lambda prim: prim in trace_vmap_rules, "a ref rule that receives the batching trace"))
+
+
+# -- the tracer ----------------------------------------------------------------------
+
+class BatchTracer(Tracer):
+    __slots__ = ("value", "batch_dim", "_aval")
+
+    def __init__(self, trace: "BatchTrace", value, batch_dim: int):
+        self._trace = trace
+        self.value = value
+        self.batch_dim = batch_dim
+        self._aval = None
+
+    @property
+    def aval(self):
+        # The per-example type: the stacked value's type without its batch axis.
+        if self._aval is None:
+            stacked = aval_of(self.value)
+            shape = stacked.shape
+            d = self.batch_dim
+            if isinstance(stacked, RefType):      # a batched ref: a ref of stacked values
+                self._aval = RefType(stacked.inner.update(shape=shape[:d] + shape[d + 1:]))
+            else:
+                self._aval = stacked.update(shape=shape[:d] + shape[d + 1:])
+        return self._aval
+
+    def _concrete_or_raise(self, what):
+        raise TracerError(
+            f"{what} needs one concrete value, but this {self.aval} differs from example "
+            f"to example: it depends on an input mapped by vmap. Python control flow "
+            f"cannot branch per example; use lax.select / jnp.where or lax.cond, or pass "
+            f"the value with in_axes=None if it is the same for every example.")
+
+
+# -- helpers for rules ---------------------------------------------------------------
+#
+# Rules run with the parent trace current, so binding a primitive here emits it one
+# level out (into the staged program under `jit`, or eagerly at the top).
+
+def moveaxis(x, src: int, dst: int):
+    """`x` with axis `src` moved to position `dst`; no equation when they agree."""
+    if src == dst:
+        return x
+    perm = [i for i in range(aval_of(x).ndim) if i != src]
+    perm.insert(dst, src)
+    return P.transpose_p.bind(x, permutation=tuple(perm))
+
+
+def batch_at(x, batch_dim, target: int, axis_size: int):
+    """`x` with its batch axis at `target`: moved if it is elsewhere, broadcast (one
+    copy per example) if `x` is unbatched."""
+    if batch_dim is not_mapped:
+        aval = aval_of(x)
+        shape = aval.shape[:target] + (axis_size,) + aval.shape[target:]
+        dims = tuple(i for i in range(aval.ndim + 1) if i != target)
+        return P.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
+    return moveaxis(x, batch_dim, target)
+
+
+def shift_axes(axes, batch_dim: int) -> tuple:
+    """Per-example axis numbers -> axis numbers of the stacked value whose batch
+    axis is `batch_dim` (axes at or after it move up by one)."""
+    return tuple(a + (a >= batch_dim) for a in axes)
+
+
+def unbatched_ndim(x, batch_dim) -> int:
+    return aval_of(x).ndim - (batch_dim is not not_mapped)
