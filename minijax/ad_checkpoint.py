@@ -14,7 +14,7 @@ API around them, with JAX's names and signatures:
   `jax.ad_checkpoint.print_saved_residuals`).
 * `checkpointed_scan` / `checkpointed_while_loop` (in `frontend/checkpointed_loops.py`) are
   loops whose reverse pass stores a few carries and recomputes the rest
-  (`transforms/checkpointed_loops.py`); `checkpoint_schedule(n, ...)` shows which.
+  (`frontend/checkpointed_vjp.py`); `checkpoint_schedule(n, ...)` shows which.
 * `remat_report(f, *args)` (in `remat_report.py`) is the teaching view: both programs, the
   saved values with their sizes, the recomputed equations and each ref effect's count
   per phase.

@@ -2,7 +2,7 @@
 `checkpoint_schedule` (re-exported by `minijax.ad_checkpoint`).
 
 Read `transforms/checkpoint_schedules.py` (the schedules) and
-`transforms/checkpointed_loops.py` (the construction) first. This module checks the
+`frontend/checkpointed_vjp.py` (the construction) first. This module checks the
 user's arguments and traces the body once, as `lax.scan` / `lax.while_loop` do.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .control_flow import (ControlFlowError, _flatten, _reject_refs, _trace_loop
                                _trace_body, _show_tree)
 from ..numpy._shape import flip
 from ..transforms.checkpoint_schedules import make_schedule, describe, Schedule
-from ..transforms.checkpointed_loops import (LoopBody, RefsAsCarries, has_ref_consts,
+from .checkpointed_vjp import (LoopBody, RefsAsCarries, has_ref_consts,
                                             checkpointed_scan_flat, checkpointed_while_flat,
                                             CheckpointedLoopError)
 from ..transforms.control_flow_common import with_unused_inputs

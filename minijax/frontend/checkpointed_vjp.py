@@ -36,13 +36,13 @@ from ..ir import primitives as P
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import aval_of, bind, current_trace, MinijaxError
 from ..ir.types import RefType, ShapedArray
-from .ad_util import Zero, is_differentiable, eval_jaxpr, tangent_aval, instantiate
-from .checkpoint_schedules import make_schedule, split, Schedule
-from .control_flow_common import strip_debug_effects, split_list, reorder
-from .custom_derivatives import custom_vjp
-from .jvp import jvp_flat
-from .linearize import linearize_flat, vjp_backward
-from .remat import without_external_refs
+from ..transforms.ad_util import Zero, is_differentiable, eval_jaxpr, tangent_aval, instantiate
+from ..transforms.checkpoint_schedules import make_schedule, split, Schedule
+from ..transforms.control_flow_common import strip_debug_effects, split_list, reorder
+from ..transforms.custom_derivatives import custom_vjp
+from ..transforms.jvp import jvp_flat
+from ..transforms.linearize import linearize_flat, vjp_backward
+from ..transforms.remat import without_external_refs
 
 
 class CheckpointedLoopError(MinijaxError, TypeError):
