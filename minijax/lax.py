@@ -394,3 +394,6 @@ def _scatter(prim):
 scatter = _scatter(P.scatter_p)
 scatter_add = _scatter(P.scatter_add_p)
 from .lax_control_flow import cond, switch, while_loop, fori_loop, scan, map  # noqa: E402
+from .lax_windows import (ConvDimensionNumbers, conv_dimension_numbers,  # noqa: E402
+                          conv_general_dilated, conv, conv_with_general_padding,
+                          conv_transpose, padtype_to_pads, reduce_window, Precision)
