@@ -393,6 +393,9 @@ def _scatter(prim):
 
 scatter = _scatter(P.scatter_p)
 scatter_add = _scatter(P.scatter_add_p)
+scatter_mul = _scatter(P.scatter_mul_p)
+scatter_min = _scatter(P.scatter_min_p)
+scatter_max = _scatter(P.scatter_max_p)
 from .lax_control_flow import cond, switch, while_loop, fori_loop, scan, map  # noqa: E402
 from .lax_windows import (ConvDimensionNumbers, conv_dimension_numbers,  # noqa: E402
                           conv_general_dilated, conv, conv_with_general_padding,

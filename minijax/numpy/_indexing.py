@@ -398,7 +398,8 @@ def _result_shape(plan):
 # -- writing ---------------------------------------------------------------------------------
 
 def _scatter(x, idx, values, kind, mode=None):
-    """`x` with `values` written (`kind` 'set') or added ('add') at `x[idx]`."""
+    """`x` with `values` written (`kind` 'set') or combined into `x[idx]` ('add',
+    'multiply', 'min', 'max'; repeated indices combine every value)."""
     fname = f"at[...].{kind}"
     x = as_operand(fname, x)
     entries = _expand(fname, shape_of(x), idx, for_update=True)
@@ -417,14 +418,18 @@ def _scatter(x, idx, values, kind, mode=None):
         values = lax.reshape(values, update_shape)
     if not plan.components and not plan.window_starts:
         # The whole array is written: no scatter needed.
-        return values if kind == "set" else lax.add(x, values)
+        return values if kind == "set" else _WHOLE[kind](x, values)
     index, scatter_dims = _index_array(plan)
     dnums = lax.ScatterDimensionNumbers(
         update_window_dims=tuple(i for i, d in enumerate(out_dims) if d[0] == "window"),
         inserted_window_dims=plan.collapsed,
         scatter_dims_to_operand_dims=tuple(scatter_dims))
-    op = lax.scatter if kind == "set" else lax.scatter_add
-    return op(x, index, values, dnums, mode="fill" if mode is None else mode)
+    return _SCATTERS[kind](x, index, values, dnums, mode="fill" if mode is None else mode)
+
+
+_SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "multiply": lax.scatter_mul,
+             "min": lax.scatter_min, "max": lax.scatter_max}
+_WHOLE = {"add": lax.add, "multiply": lax.mul, "min": lax.min, "max": lax.max}
 
 
 class _IndexUpdateRef:
@@ -452,11 +457,37 @@ class _IndexUpdateRef:
         from ._ufuncs import negative
         return _scatter(self.array, self.index, negative(values), "add", _mode(mode))
 
-    def _unsupported(self, *args, **kwargs):
-        raise NotImplementedError("at[...].multiply/divide/power/min/max need scatter "
-                                  "primitives minijax does not have; use set or add")
+    def multiply(self, values, *, mode=None, indices_are_sorted=False,
+                 unique_indices=False):
+        return _scatter(self.array, self.index, values, "multiply", _mode(mode))
 
-    multiply = mul = divide = power = min = max = apply = _unsupported
+    mul = multiply
+
+    def divide(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        # As JAX: x / (ones with the divisors multiplied in at idx) -- a true division,
+        # so an integer array gives floats.
+        from ._ufuncs import divide
+        return divide(self.array, self._divisors(values, mode))
+
+    def power(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        # As JAX: x ** (ones with the exponents multiplied in at idx).
+        from ._ufuncs import power
+        return power(self.array, self._divisors(values, mode))
+
+    def _divisors(self, values, mode):
+        from ._creation import ones_like
+        return _scatter(ones_like(self.array), self.index, values, "multiply", _mode(mode))
+
+    def min(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _scatter(self.array, self.index, values, "min", _mode(mode))
+
+    def max(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _scatter(self.array, self.index, values, "max", _mode(mode))
+
+    def apply(self, *args, **kwargs):
+        raise NotImplementedError("at[...].apply needs a scatter that applies a function, "
+                                  "which minijax does not have; use set with the "
+                                  "function of x[idx]")
 
 
 def _mode(mode):

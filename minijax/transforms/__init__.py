@@ -33,3 +33,4 @@ __all__ = ["jvp_jaxpr", "partial_eval_jaxpr", "transpose_jaxpr", "dce_jaxpr",
            "PartialEvalResult", "DceResult", "Zero"]
 from .vmap import vmap_jaxpr
 from . import window_rules as _window_rules  # noqa: E402,F401  (conv, reduce_window)
+from . import scatter_rules as _scatter_rules  # noqa: E402,F401  (scatter_mul/min/max)
