@@ -285,14 +285,13 @@ def reduce_window(operand, init_value, computation, window_dimensions: Sequence[
             window_dimensions, window_dilation)], window_strides, padding)
     else:
         padding = _explicit_padding("reduce_window", padding, n)
-    init = _as_init(init_value, aval)
     out = bind(prim, operand, window_dimensions=window_dimensions,
                window_strides=window_strides, padding=padding, base_dilation=base_dilation,
                window_dilation=window_dilation)
-    identity = W.window_identity(prim, aval.dtype)
-    if not isinstance(init, Tracer) and np.array_equal(np.asarray(init), identity,
-                                                       equal_nan=True):
-        return out
+    if not isinstance(init_value, Tracer) and np.ndim(init_value) == 0 and \
+            np.asarray(init_value) == W.window_identity(prim, aval.dtype):
+        return out      # (JAX too checks the init's dtype only when it is not this)
+    init = _as_init(init_value, aval)
     # XLA starts every window at `init_value` and skips padding and holes (JAX
     # 0.10 on CPU: a padded window of ones with init 1.5 sums to 2.5), so a
     # non-identity init is combined once with the reduction of the real elements.
@@ -309,6 +308,7 @@ def _as_init(init_value, aval):
     if init_aval.ndim != 0:
         raise TypeError(f"reduce_window: init_value must be a scalar, got {init_aval}")
     if init_aval.dtype != aval.dtype:
-        raise TypeError(f"reduce_window: operand and init_value must have the same dtype, "
-                        f"got {aval.dtype.name} and {init_aval.dtype.name}")
+        raise TypeError(f"reduce_window got inconsistent dtypes for operands and "
+                        f"init_values: got operand dtype {aval.dtype.name} and init_value "
+                        f"dtype {init_aval.dtype.name}")
     return init_value
