@@ -43,13 +43,11 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
-
 from ..ir import primitives as P, window_primitives as W
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_inexact
 from .ad_util import (Zero, tangent_aval, zeros, scalar, convert, transpose, reshape,
-                      add_tangents, broadcast_to)
+                      add_tangents)
 from .jvp import jvp_rules, JvpResult
 from .transpose import transpose_rules, is_linear, NonLinearError
 from .vmap import vmap_rules, Batched, moveaxis, not_mapped
@@ -285,7 +283,8 @@ def _window_views(x, fill, *, window_dimensions, window_strides, padding, base_d
     window position in row-major order, the strided slice holding that element of
     every window (so each slice has the output's shape)."""
     config = tuple((lo, hi, d - 1) for (lo, hi), d in zip(padding, base_dilation))
-    padded = bind(P.pad_p, x, fill, padding_config=config)
+    padded = x if not any(map(any, config)) else bind(P.pad_p, x, fill,
+                                                      padding_config=config)
     for k in itertools.product(*(range(w) for w in window_dimensions)):
         starts = tuple(kk * wd for kk, wd in zip(k, window_dilation))
         limits = tuple(s + (n - 1) * st + 1 if n else s
@@ -306,12 +305,13 @@ def _reduce_window_chooser_jvp(prim):
         xs = _window_views(x, identity, out_shape=out_shape, **params)
         ts = _window_views(t, scalar(0, aval_of(t).dtype), out_shape=out_shape, **params)
         chosen = zeros(tangent_aval(aval_of(ans)))
-        found = broadcast_to(np.bool_(False), out_shape)
+        found = None        # where an earlier window position already attained it
         for x_k, t_k in zip(xs, ts):
             here = bind(P.eq_p, x_k, ans)
-            first_here = bind(P.and_p, here, bind(P.not_p, found))
+            first_here = here if found is None else bind(P.and_p, here,
+                                                         bind(P.not_p, found))
             chosen = bind(P.select_n_p, first_here, chosen, t_k)
-            found = bind(P.or_p, found, here)
+            found = here if found is None else bind(P.or_p, found, here)
         return JvpResult([ans], [chosen])
     return rule
 
