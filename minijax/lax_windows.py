@@ -272,6 +272,9 @@ def reduce_window(operand, init_value, computation, window_dimensions: Sequence[
     if prim is None:
         raise TypeError(f"reduce_window: minijax supports the computations lax.add, "
                         f"lax.max and lax.min, got {computation!r}")
+    if isinstance(operand, (tuple, list)):
+        raise TypeError("reduce_window: minijax reduces one operand at a time, got a "
+                        f"{type(operand).__name__} of operands")
     aval = aval_of(operand)
     n = aval.ndim
     window_dimensions = _ints("window_dimensions", window_dimensions, n)

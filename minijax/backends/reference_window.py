@@ -14,8 +14,8 @@ import itertools
 import numpy as np
 
 from ..ir import window_primitives as W
-from ..ir.types import bfloat16
 from .reference import reference_rules
+from .reference_rules import _float_type
 
 
 def _dilate_and_pad(x, axes, dilation, padding, fill):
@@ -100,8 +100,9 @@ def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     return [np.transpose(out, np.argsort(out_spec)).astype(out_dtype)]
 
 
-_COMBINE = {W.reduce_window_sum_p: np.add, W.reduce_window_max_p: np.fmax,
-            W.reduce_window_min_p: np.fmin}
+# maximum / minimum propagate NaN, as XLA's max and min do.
+_COMBINE = {W.reduce_window_sum_p: np.add, W.reduce_window_max_p: np.maximum,
+            W.reduce_window_min_p: np.minimum}
 
 
 def _reduce_window(prim):
@@ -110,25 +111,19 @@ def _reduce_window(prim):
     def rule(operand, *, window_dimensions, window_strides, padding, base_dilation,
              window_dilation):
         dtype = operand.dtype
-        identity = W.window_identity(prim, dtype)
+        # Sums accumulate wide and round once; max/min are exact in any dtype NumPy
+        # can order (half floats are lifted to f32, exactly).
+        work = _wide_dtype(dtype) if prim is W.reduce_window_sum_p else _float_type(dtype)
+        identity = W.window_identity(prim, dtype).astype(work)
         axes = tuple(range(operand.ndim))
-        work = _wide_dtype(dtype) if prim is W.reduce_window_sum_p else dtype
-        if dtype == bfloat16 or dtype == np.float16:
-            work = np.dtype(np.float32) if prim is not W.reduce_window_sum_p else work
-        x = _dilate_and_pad(operand.astype(work), axes, base_dilation, padding,
-                            identity.astype(work))
+        x = _dilate_and_pad(operand.astype(work), axes, base_dilation, padding, identity)
         out_shape = _window_counts(x.shape, window_dimensions, window_strides,
                                    window_dilation)
-        out = np.full(out_shape, identity.astype(work), work)
-        nan = np.zeros(out_shape, bool)
-        for _, piece in _window_slices(x, axes, window_dimensions, window_strides,
-                                       window_dilation, out_shape):
-            if prim is not W.reduce_window_sum_p and np.issubdtype(work, np.inexact):
-                nan |= np.isnan(piece)      # max/min propagate NaN, as XLA does
-            with np.errstate(all="ignore"):
+        out = np.full(out_shape, identity, work)
+        with np.errstate(all="ignore"):
+            for _, piece in _window_slices(x, axes, window_dimensions, window_strides,
+                                           window_dilation, out_shape):
                 out = combine(out, piece)
-        if nan.any():
-            out = np.where(nan, np.nan, out)
         return [np.asarray(out).astype(dtype)]
     return rule
 
