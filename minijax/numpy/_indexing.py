@@ -446,48 +446,42 @@ class _IndexUpdateRef:
                                       "supported")
         return getitem(self.array, self.index)
 
-    def set(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return _scatter(self.array, self.index, values, "set", _mode(mode))
-
-    def add(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return _scatter(self.array, self.index, values, "add", _mode(mode))
-
     def subtract(self, values, *, mode=None, indices_are_sorted=False,
                  unique_indices=False):
         from ._ufuncs import negative
         return _scatter(self.array, self.index, negative(values), "add", _mode(mode))
 
-    def multiply(self, values, *, mode=None, indices_are_sorted=False,
-                 unique_indices=False):
-        return _scatter(self.array, self.index, values, "multiply", _mode(mode))
-
-    mul = multiply
-
-    def divide(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        # As JAX: x / (ones with the divisors multiplied in at idx) -- a true division,
-        # so an integer array gives floats.
-        from ._ufuncs import divide
-        return divide(self.array, self._divisors(values, mode))
-
-    def power(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        # As JAX: x ** (ones with the exponents multiplied in at idx).
-        from ._ufuncs import power
-        return power(self.array, self._divisors(values, mode))
-
-    def _divisors(self, values, mode):
-        from ._creation import ones_like
-        return _scatter(ones_like(self.array), self.index, values, "multiply", _mode(mode))
-
-    def min(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return _scatter(self.array, self.index, values, "min", _mode(mode))
-
-    def max(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return _scatter(self.array, self.index, values, "max", _mode(mode))
-
     def apply(self, *args, **kwargs):
         raise NotImplementedError("at[...].apply needs a scatter that applies a function, "
                                   "which minijax does not have; use set with the "
                                   "function of x[idx]")
+
+
+def _update_method(kind):
+    def method(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _scatter(self.array, self.index, values, kind, _mode(mode))
+    method.__name__ = kind
+    return method
+
+
+def _factors_method(ufunc_name):
+    """As JAX: `x.at[idx].divide(v)` is x / (ones with v multiplied in at idx) -- a
+    true division, so integer arrays give floats -- and `.power(v)` is x ** (...)."""
+    def method(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        from . import _ufuncs
+        from ._creation import ones_like
+        factors = _scatter(ones_like(self.array), self.index, values, "multiply",
+                           _mode(mode))
+        return getattr(_ufuncs, ufunc_name)(self.array, factors)
+    method.__name__ = ufunc_name
+    return method
+
+
+for _kind in _SCATTERS:
+    setattr(_IndexUpdateRef, _kind, _update_method(_kind))
+_IndexUpdateRef.mul = _IndexUpdateRef.multiply
+_IndexUpdateRef.divide = _factors_method("divide")
+_IndexUpdateRef.power = _factors_method("power")
 
 
 def _mode(mode):
