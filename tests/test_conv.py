@@ -282,3 +282,14 @@ def test_scipy_signal_methods_grad_and_errors():
             signal.convolve(np.ones((4, 2)), np.ones((2, 4)))
         with pytest.raises(ValueError, match="same number of dimensions"):
             signal.correlate(np.ones((4, 2)), np.ones(2))
+
+
+def test_docs_first_jaxpr_is_current():
+    """docs/convolutions.md shows this program's IR in full; it must be today's."""
+    import pathlib
+    doc = (pathlib.Path(__file__).parent.parent / "docs" / "convolutions.md").read_text()
+    x, w = mjnp.ones((1, 2, 5)), mjnp.ones((3, 2, 2))
+    printed = str(minijax.make_jaxpr(
+        lambda x, w: mlax.conv_general_dilated(x, w, (2,), "SAME"))(x, w))
+    assert printed in doc
+    assert repr(mjnp.convolve(mjnp.array([1., 2., 3.]), mjnp.array([0., 1., 0.5]))) in doc
