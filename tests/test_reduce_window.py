@@ -90,8 +90,8 @@ def test_max_pool_gradient_with_negative_padding():
                                            ((0, -1),)).sum()
     try:
         jax.grad(loss(jax.lax))(x)
-    except TypeError as error:
-        jax_crashes = "limit_indices" in str(error)
+    except Exception:       # (0.10.2: a TypeError from lax.slice; others may differ)
+        jax_crashes = True
     else:
         jax_crashes = False
     if not jax_crashes:
