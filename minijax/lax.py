@@ -8,3 +8,6 @@ in dtype and shape, as in `jax.lax`) and the structured control flow
 from .frontend.lax_ops import *  # noqa: F401,F403
 from .frontend.lax_ops import RoundingMethod  # noqa: F401
 from .frontend.control_flow import cond, switch, while_loop, fori_loop, scan, map  # noqa: F401
+from .frontend.windows import (ConvDimensionNumbers, conv_dimension_numbers,  # noqa: F401
+                               conv_general_dilated, conv, conv_with_general_padding,
+                               conv_transpose, padtype_to_pads, reduce_window, Precision)

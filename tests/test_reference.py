@@ -324,18 +324,73 @@ for _shape, _indices, _updates, *_dnums in _SCATTERS:
         _params = dict(zip(("update_window_dims", "inserted_window_dims",
                             "scatter_dims_to_operand_dims"), _dnums), mode=_mode)
         _sdn = lax.ScatterDimensionNumbers(*_dnums)
-        for _name, _fn in [("scatter", lax.scatter), ("scatter_add", lax.scatter_add)]:
+        for _name, _fn in [("scatter", lax.scatter), ("scatter_add", lax.scatter_add),
+                           ("scatter_mul", lax.scatter_mul), ("scatter_min", lax.scatter_min),
+                           ("scatter_max", lax.scatter_max)]:
             # 'clip' can send two windows to one place; only scatter_add is then defined.
             if _name == "scatter" and _mode == "clip":
                 continue
             case(_name, [floats(*_shape), np.array(_indices, i32), floats(*_updates)],
                  lambda x, i, u, fn=_fn, d=_sdn, m=_mode: fn(x, i, u, d, mode=m),
                  ROUNDING, **_params)
-case("scatter_add", [ints(4), np.array([[1], [1], [3], [1]], i32), ints(4)],
-     lambda x, i, u: lax.scatter_add(x, i, u, lax.ScatterDimensionNumbers((), (0,), (0,)),
-                                     mode="fill"),
-     update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,),
-     mode="fill")
+for _name in ("scatter_add", "scatter_mul", "scatter_min", "scatter_max"):
+    case(_name, [ints(4), np.array([[1], [1], [3], [1]], i32), ints(4, lo=-3, hi=3)],
+         lambda x, i, u, fn=getattr(lax, _name): fn(
+             x, i, u, lax.ScatterDimensionNumbers((), (0,), (0,)), mode="fill"),
+         update_window_dims=(), inserted_window_dims=(0,),
+         scatter_dims_to_operand_dims=(0,), mode="fill")
+
+
+# -- windows: convolution and windowed reductions ------------------------------------------
+
+def conv_oracle(**params):
+    dnums = lax.ConvDimensionNumbers(*params.pop("dimension_numbers"))
+    precision = params.pop("precision")
+    return lambda x, w: lax.conv_general_dilated(x, w, dimension_numbers=dnums, **params,
+                                                 precision=precision)
+
+
+_CONVS = [  # lhs shape, rhs shape, strides, padding, lhs dil, rhs dil, dnums, groups, bgroups
+    ((2, 4, 5, 6), (3, 4, 3, 2), (2, 1), ((1, 0), (2, -1)), (2, 1), (1, 2),
+     ((0, 1, 2, 3),) * 3, 1, 1),
+    ((2, 5, 4, 4), (3, 2, 2, 6), (1, 1), ((1, 1), (0, 1)), (1, 1), (1, 1),
+     ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2)), 2, 1),
+    ((4, 3, 7), (6, 3, 2), (2,), ((0, 0),), (1,), (2,), ((0, 1, 2),) * 3, 1, 2),
+]
+for _l, _r, _s, _p, _ld, _rd, _dn, _g, _bg in _CONVS:
+    _params = dict(window_strides=_s, padding=_p, lhs_dilation=_ld, rhs_dilation=_rd,
+                   dimension_numbers=_dn, feature_group_count=_g, batch_group_count=_bg,
+                   precision=None, preferred_element_type=None)
+    case("conv_general_dilated", [floats(*_l), floats(*_r)], conv_oracle(**_params),
+         ROUNDING, **_params)
+    case("conv_general_dilated", [ints(*_l, lo=-3, hi=3), ints(*_r, lo=-3, hi=3)],
+         conv_oracle(**_params), **_params)
+case("conv_general_dilated", [floats(1, 2, 5, dtype=bf16), floats(3, 2, 2, dtype=bf16)],
+     lambda x, w: lax.conv_general_dilated(x, w, (1,), ((1, 0),),
+                                           preferred_element_type=np.float32),
+     ROUNDING, window_strides=(1,), padding=((1, 0),), lhs_dilation=(1,), rhs_dilation=(1,),
+     dimension_numbers=((0, 1, 2),) * 3, feature_group_count=1, batch_group_count=1,
+     precision=None, preferred_element_type=np.dtype(np.float32))
+
+_WINDOWS = [  # window, strides, padding, base dilation, window dilation
+    ((2, 2), (1, 2), ((0, 0), (0, 0)), (1, 1), (1, 1)),
+    ((3, 2), (2, 1), ((1, 1), (0, 1)), (2, 1), (1, 2)),
+    ((1, 3), (1, 1), ((0, 0), (2, -1)), (1, 1), (1, 1)),
+]
+for _name, _monoid, _init in [("reduce_window_sum", lax.add, 0),
+                              ("reduce_window_max", lax.max, -np.inf),
+                              ("reduce_window_min", lax.min, np.inf)]:
+    for _w, _s, _p, _bd, _wd in _WINDOWS:
+        _params = dict(window_dimensions=_w, window_strides=_s, padding=_p,
+                       base_dilation=_bd, window_dilation=_wd)
+        for _x in (floats(4, 5), ints(4, 5)):
+            _identity = np.asarray(_init if _x.dtype == f32 else
+                                   {0: 0, -np.inf: -2**31, np.inf: 2**31 - 1}[_init],
+                                   _x.dtype)
+            case(_name, [_x], lambda x, p=_params, m=_monoid, i=_identity:
+                 lax.reduce_window(x, i, m, p["window_dimensions"], p["window_strides"],
+                                   p["padding"], p["base_dilation"], p["window_dilation"]),
+                 ROUNDING if _x.dtype == f32 else EXACT, **_params)
 
 
 # -- calls --------------------------------------------------------------------------------

@@ -173,7 +173,8 @@ from minijax.ir.trace import eager_impls
 
 def describe(fn):
     if isinstance(fn, functools.partial):
-        return ["partial", describe(fn.func), [repr(a) for a in fn.args]]
+        return ["partial", describe(fn.func),
+                [describe(a) if callable(a) else repr(a) for a in fn.args]]
     wrapped = getattr(fn, "__wrapped__", None)
     inner = [describe(wrapped)] if wrapped is not None else []
     return [getattr(fn, "__module__", None), getattr(fn, "__qualname__", type(fn).__name__)] + inner

@@ -163,15 +163,31 @@ def _cases():
     c.append(Case("gather", [((5, 6), "n"), ((1,), "i5")], offset_dims=(0,),
                   collapsed_slice_dims=(1,), start_index_map=(1,), slice_sizes=(5, 1),
                   mode="clip", id="gather-column"))
-    c.append(Case(["scatter_add", "scatter"], [((5, 4), "n"), ((2, 1), "u5"), ((2, 4), "n")],
+    c.append(Case(["scatter_add", "scatter", "scatter_mul", "scatter_min", "scatter_max"],
+                  [((5, 4), "n"), ((2, 1), "u5"), ((2, 4), "n")],
                   update_window_dims=(1,), inserted_window_dims=(0,),
                   scatter_dims_to_operand_dims=(0,), mode="fill", id="scatter-rows"))
-    c.append(Case("scatter_add", [((4, 5), "n"), ((2, 2, 2), "i5"), ((2, 2), "n")],
+    c.append(Case(["scatter_add", "scatter_mul", "scatter_max"],
+                  [((4, 5), "n"), ((2, 2, 2), "i5"), ((2, 2), "n")],
                   update_window_dims=(), inserted_window_dims=(0, 1),
                   scatter_dims_to_operand_dims=(0, 1), mode="clip", id="scatter_add-points"))
     c.append(Case("scatter", [((5, 6), "n"), ((1,), "i6"), ((5,), "n")],
                   update_window_dims=(0,), inserted_window_dims=(1,),
                   scatter_dims_to_operand_dims=(1,), mode="fill", id="scatter-column"))
+    # windows (rules in window_rules.py): the batch axis at every position of each operand
+    c.append(Case("conv_general_dilated", [((2, 4, 5), "n"), ((6, 2, 2), "n")],
+                  window_strides=(2,), padding=((1, 0),), lhs_dilation=(1,),
+                  rhs_dilation=(2,), dimension_numbers=((0, 1, 2), (0, 1, 2), (0, 1, 2)),
+                  feature_group_count=2, batch_group_count=1, precision=None,
+                  preferred_element_type=None, id="conv-feature-groups"))
+    c.append(Case("conv_general_dilated", [((4, 5, 2), "n"), ((2, 2, 6), "n")],
+                  window_strides=(1,), padding=((0, 1),), lhs_dilation=(2,),
+                  rhs_dilation=(1,), dimension_numbers=((0, 2, 1), (2, 1, 0), (1, 2, 0)),
+                  feature_group_count=1, batch_group_count=2, precision=None,
+                  preferred_element_type=None, id="conv-batch-groups"))
+    c.append(Case(["reduce_window_sum", "reduce_window_max", "reduce_window_min"],
+                  [((4, 5), "n")], window_dimensions=(2, 3), window_strides=(1, 2),
+                  padding=((1, 0), (1, 1)), base_dilation=(1, 2), window_dilation=(2, 1)))
     return c
 
 

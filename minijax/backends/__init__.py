@@ -12,7 +12,9 @@ from . import (xla,                     # noqa: F401  lowering of the catalogue;
                reference_control_flow,  # noqa: F401
                reference_refs,          # noqa: F401  indexed get/swap/addupdate, reference side
                xla_remat,               # noqa: F401  remat, name
-               eager_ref_runtime)       # noqa: F401  Ref boxes: eager ref ops, `jit` with refs
+               eager_ref_runtime,       # noqa: F401  Ref boxes: eager ref ops, `jit` with refs
+               xla_window,              # noqa: F401  conv, reduce_window: lowering, eager
+               reference_window)        # noqa: F401
 
 # Last, because they read what the modules above registered: every lowered primitive
 # without an eager impl of its own runs eagerly as a one-primitive XLA program; then an

@@ -480,13 +480,20 @@ def _scatter_replace(operand, grid, windows):
     return out
 
 
-def _scatter_add(operand, grid, windows):
-    def add_at(operand, windows):
-        out = np.array(operand)
-        np.add.at(out, grid, windows)   # unbuffered: duplicate indices all accumulate
-        return out
-    return _wide(add_at, operand, windows)
+def _scatter_combining(ufunc):
+    """Combine each update into the operand with `ufunc`, unbuffered: duplicate
+    indices all take part (add for scatter_add, multiply, maximum, minimum)."""
+    def combine(operand, grid, windows):
+        def combine_at(operand, windows):
+            out = np.array(operand)
+            ufunc.at(out, grid, windows)
+            return out
+        return _wide(combine_at, operand, windows)
+    return combine
 
 
 _rule(P.scatter_p)(_scatter(_scatter_replace))
-_rule(P.scatter_add_p)(_scatter(_scatter_add))
+_rule(P.scatter_add_p)(_scatter(_scatter_combining(np.add)))
+_rule(P.scatter_mul_p)(_scatter(_scatter_combining(np.multiply)))
+_rule(P.scatter_max_p)(_scatter(_scatter_combining(np.maximum)))   # NaN-propagating
+_rule(P.scatter_min_p)(_scatter(_scatter_combining(np.minimum)))

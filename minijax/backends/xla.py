@@ -185,6 +185,9 @@ def _scatter_rule(fn):
 _register_single(P.gather_p, _gather)
 _register_single(P.scatter_p, _scatter_rule(lax.scatter))
 _register_single(P.scatter_add_p, _scatter_rule(lax.scatter_add))
+_register_single(P.scatter_mul_p, _scatter_rule(lax.scatter_mul))
+_register_single(P.scatter_min_p, _scatter_rule(lax.scatter_min))
+_register_single(P.scatter_max_p, _scatter_rule(lax.scatter_max))
 
 
 # -- calls ------------------------------------------------------------------------------

@@ -393,3 +393,6 @@ def _scatter(prim):
 
 scatter = _scatter(P.scatter_p)
 scatter_add = _scatter(P.scatter_add_p)
+scatter_mul = _scatter(P.scatter_mul_p)
+scatter_min = _scatter(P.scatter_min_p)
+scatter_max = _scatter(P.scatter_max_p)

@@ -16,7 +16,7 @@ __all__ = [
     "reduce_sum_p", "reduce_max_p", "reduce_min_p", "reduce_prod_p", "reduce_and_p",
     "reduce_or_p", "argmax_p", "argmin_p", "dot_general_p", "iota_p", "cumsum_p",
     "cumprod_p", "cummax_p", "cummin_p", "sort_p", "gather_p", "scatter_p",
-    "scatter_add_p", "new_ref_p", "empty_ref_p", "get_p", "swap_p", "addupdate_p",
+    "scatter_add_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p", "new_ref_p", "empty_ref_p", "get_p", "swap_p", "addupdate_p",
     "freeze_p", "free_ref_p", "jit_p", "GATHER_MODES",
 ]
 
@@ -227,6 +227,11 @@ def _scatter(name):
 
 scatter_p = _scatter("scatter")
 scatter_add_p = _scatter("scatter_add")
+# The combining scatters of `x.at[i].multiply/min/max`: repeated indices combine all
+# their updates (in an unspecified order, which only matters for rounding).
+scatter_mul_p = _scatter("scatter_mul")
+scatter_min_p = _scatter("scatter_min")
+scatter_max_p = _scatter("scatter_max")
 
 
 # -- refs -------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ Read in this order:
   _sorting.py         sort, argsort, searchsorted, nonzero
   _indexing.py        x[idx], x.at[idx].set/add, take, take_along_axis
   _extras.py          isclose, nan-reductions, quantile/median, logaddexp, ...
+  _convolve.py        convolve, correlate (one conv_general_dilated each)
   _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
 """
 import numpy as _np
@@ -32,6 +33,7 @@ from ._linalg import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403
 from ._indexing import take, take_along_axis
+from ._convolve import convolve, correlate
 from . import _tracer_methods  # noqa: F401  (attaches operators to tracers)
 from . import _array_interop  # noqa: F401  (jax.Array indexed by a tracer)
 

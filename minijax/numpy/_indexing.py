@@ -398,7 +398,8 @@ def _result_shape(plan):
 # -- writing ---------------------------------------------------------------------------------
 
 def _scatter(x, idx, values, kind, mode=None):
-    """`x` with `values` written (`kind` 'set') or added ('add') at `x[idx]`."""
+    """`x` with `values` written (`kind` 'set') or combined into `x[idx]` ('add',
+    'multiply', 'min', 'max'; repeated indices combine every value)."""
     fname = f"at[...].{kind}"
     x = as_operand(fname, x)
     entries = _expand(fname, shape_of(x), idx, for_update=True)
@@ -417,14 +418,18 @@ def _scatter(x, idx, values, kind, mode=None):
         values = lax.reshape(values, update_shape)
     if not plan.components and not plan.window_starts:
         # The whole array is written: no scatter needed.
-        return values if kind == "set" else lax.add(x, values)
+        return values if kind == "set" else _WHOLE[kind](x, values)
     index, scatter_dims = _index_array(plan)
     dnums = lax.ScatterDimensionNumbers(
         update_window_dims=tuple(i for i, d in enumerate(out_dims) if d[0] == "window"),
         inserted_window_dims=plan.collapsed,
         scatter_dims_to_operand_dims=tuple(scatter_dims))
-    op = lax.scatter if kind == "set" else lax.scatter_add
-    return op(x, index, values, dnums, mode="fill" if mode is None else mode)
+    return _SCATTERS[kind](x, index, values, dnums, mode="fill" if mode is None else mode)
+
+
+_SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "multiply": lax.scatter_mul,
+             "min": lax.scatter_min, "max": lax.scatter_max}
+_WHOLE = {"add": lax.add, "multiply": lax.mul, "min": lax.min, "max": lax.max}
 
 
 class _IndexUpdateRef:
@@ -441,22 +446,42 @@ class _IndexUpdateRef:
                                       "supported")
         return getitem(self.array, self.index)
 
-    def set(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return _scatter(self.array, self.index, values, "set", _mode(mode))
-
-    def add(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        return _scatter(self.array, self.index, values, "add", _mode(mode))
-
     def subtract(self, values, *, mode=None, indices_are_sorted=False,
                  unique_indices=False):
         from ._ufuncs import negative
         return _scatter(self.array, self.index, negative(values), "add", _mode(mode))
 
-    def _unsupported(self, *args, **kwargs):
-        raise NotImplementedError("at[...].multiply/divide/power/min/max need scatter "
-                                  "primitives minijax does not have; use set or add")
+    def apply(self, *args, **kwargs):
+        raise NotImplementedError("at[...].apply needs a scatter that applies a function, "
+                                  "which minijax does not have; use set with the "
+                                  "function of x[idx]")
 
-    multiply = mul = divide = power = min = max = apply = _unsupported
+
+def _update_method(kind):
+    def method(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        return _scatter(self.array, self.index, values, kind, _mode(mode))
+    method.__name__ = kind
+    return method
+
+
+def _factors_method(ufunc_name):
+    """As JAX: `x.at[idx].divide(v)` is x / (ones with v multiplied in at idx) -- a
+    true division, so integer arrays give floats -- and `.power(v)` is x ** (...)."""
+    def method(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        from . import _ufuncs
+        from ._creation import ones_like
+        factors = _scatter(ones_like(self.array), self.index, values, "multiply",
+                           _mode(mode))
+        return getattr(_ufuncs, ufunc_name)(self.array, factors)
+    method.__name__ = ufunc_name
+    return method
+
+
+for _kind in _SCATTERS:
+    setattr(_IndexUpdateRef, _kind, _update_method(_kind))
+_IndexUpdateRef.mul = _IndexUpdateRef.multiply
+_IndexUpdateRef.divide = _factors_method("divide")
+_IndexUpdateRef.power = _factors_method("power")
 
 
 def _mode(mode):

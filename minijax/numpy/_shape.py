@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
+from ..transforms.ad_util import reverse_axis  # noqa: F401  (flip; _indexing imports it from here)
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, promote_dtypes,
                          broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
                          canonicalize_axis, canonicalize_axes, static_int)
@@ -313,19 +314,6 @@ def vsplit(ary, indices_or_sections):
 
 
 # -- reordering -------------------------------------------------------------------------------
-
-def reverse_axis(x, axis):
-    """`x` reversed along one axis: a gather at the constant indices n-1, ..., 0."""
-    dims = shape_of(x)
-    if dims[axis] <= 1:
-        return x
-    indices = np.arange(dims[axis] - 1, -1, -1, dtype=np.int32)[:, None]
-    dnums = lax.GatherDimensionNumbers(
-        offset_dims=tuple(d for d in range(len(dims)) if d != axis),
-        collapsed_slice_dims=(axis,), start_index_map=(axis,))
-    slice_sizes = tuple(1 if d == axis else n for d, n in enumerate(dims))
-    return lax.gather(x, indices, dnums, slice_sizes, mode="clip")
-
 
 def flip(m, axis=None):
     m = as_operand("flip", m)

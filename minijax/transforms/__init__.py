@@ -36,7 +36,9 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                loops as _loops,                          # noqa: F401  while
                scan as _scan,                            # noqa: F401
                remat as _remat,                          # noqa: F401  remat, name
-               debug_rules as _debug_rules)              # noqa: F401  debug_print/callback
+               debug_rules as _debug_rules,              # noqa: F401  debug_print/callback
+               window_rules as _window_rules,            # noqa: F401  conv, reduce_window
+               scatter_rules as _scatter_rules)          # noqa: F401  scatter_mul/min/max
 
 
 # -- what this package exports ------------------------------------------------------

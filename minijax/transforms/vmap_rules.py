@@ -299,7 +299,8 @@ def _scatter_rule(prim):
 
 vmap_rules[P.gather_p] = _gather_rule
 vmap_rules[P.scatter_p] = _scatter_rule(P.scatter_p)
-vmap_rules[P.scatter_add_p] = _scatter_rule(P.scatter_add_p)
+for _prim in (P.scatter_add_p, P.scatter_mul_p, P.scatter_min_p, P.scatter_max_p):
+    vmap_rules[_prim] = _scatter_rule(_prim)
 
 
 # -- dynamic slicing ----------------------------------------------------------------------------

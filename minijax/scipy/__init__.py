@@ -1,0 +1,3 @@
+"""`minijax.scipy`: the parts of `jax.scipy` minijax provides, built from `minijax.lax`
+and `minijax.numpy`."""
+from . import signal  # noqa: F401

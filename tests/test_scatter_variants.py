@@ -1,0 +1,168 @@
+"""The combining scatters against JAX: `x.at[idx].multiply/mul/divide/power/min/max`
+and `lax.scatter_mul/min/max` -- under jit, in the reference evaluator, with repeated
+and out-of-bounds indices, under jvp, grad, vmap (operand, updates, indices, all)
+and grad-of-vmap."""
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mjnp
+from minijax import lax as mlax
+from minijax.backends.reference import eval_closed_jaxpr
+from minijax.testing import assert_trees_match
+
+RNG = np.random.default_rng(2)
+TOL = dict(rtol=1e-5, atol=1e-5)
+METHODS = ["multiply", "mul", "divide", "power", "min", "max"]
+IDX = np.array([1, 3])
+
+
+def randn(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def update(jnp, method, x, idx, values, **kwargs):
+    x = jnp.asarray(x)
+    if method == "power":
+        x = jnp.abs(x) + 0.5           # a real power of a positive base
+    # JAX differentiates scatter_mul only when told the indices are unique.
+    unique = {"unique_indices": True} if method in ("multiply", "mul", "divide",
+                                                    "power") else {}
+    return getattr(x.at[idx], method)(values, **unique, **kwargs)
+
+
+def both(fn):
+    return (lambda *a: fn(mjnp, *a)), (lambda *a: fn(jjnp, *a))
+
+
+def check_values(fn, *args, **tol):
+    ours, theirs = both(fn)
+    expected = jax.jit(theirs)(*args)
+    assert_trees_match(minijax.jit(ours)(*args), expected, **(tol or TOL))
+    closed = minijax.make_jaxpr(ours)(*args)
+    assert_trees_match(eval_closed_jaxpr(closed, *args)[0], np.asarray(expected),
+                       check_weak_types=False, **(tol or TOL))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_at_methods(method):
+    x, v = randn(5, 3), randn(2, 3)
+    fn = lambda jnp, x, v: update(jnp, method, x, IDX, v)  # noqa: E731
+    check_values(fn, x, v)
+    ours, theirs = both(fn)
+    tx, tv = randn(5, 3), randn(2, 3)
+    assert_trees_match(minijax.jit(lambda *a: minijax.jvp(ours, a[:2], a[2:]))(x, v, tx, tv),
+                       jax.jit(lambda *a: jax.jvp(theirs, a[:2], a[2:]))(x, v, tx, tv), **TOL)
+
+    def loss(api, f):
+        return lambda *a: (f(*a) ** 2).sum()
+    assert_trees_match(minijax.jit(minijax.grad(loss(minijax, ours), (0, 1)))(x, v),
+                       jax.jit(jax.grad(loss(jax, theirs), (0, 1)))(x, v), **TOL)
+    xs, vs = np.stack([x, 2 * x, x - 1]), np.stack([v, -v, 0.5 * v])
+    for in_axes, args in (((0, None), (xs, v)), ((None, 0), (x, vs)), ((0, 0), (xs, vs))):
+        assert_trees_match(minijax.jit(minijax.vmap(ours, in_axes))(*args),
+                           jax.vmap(theirs, in_axes)(*args), **TOL)
+        vmapped_loss = lambda api, f: lambda *a: (api.vmap(f, in_axes)(*a) ** 2).sum()  # noqa
+        assert_trees_match(minijax.jit(minijax.grad(vmapped_loss(minijax, ours), (0, 1)))(*args),
+                           jax.jit(jax.grad(vmapped_loss(jax, theirs), (0, 1)))(*args), **TOL)
+
+
+@pytest.mark.parametrize("method", ["multiply", "min", "max"])
+def test_batched_indices(method):
+    x, v = randn(5, 3), randn(2, 3)
+    idx = np.array([[0, 2], [4, 4], [1, 3]])
+    fn = lambda jnp, x, i, v: getattr(jnp.asarray(x).at[i], method)(v)  # noqa: E731
+    ours, theirs = both(fn)
+    for in_axes, args in (((None, 0, None), (x, idx, v)),
+                          ((0, 0, None), (np.stack([x, -x, x]), idx, v))):
+        assert_trees_match(minijax.jit(minijax.vmap(ours, in_axes))(*args),
+                           jax.vmap(theirs, in_axes)(*args), **TOL)
+
+
+@pytest.mark.parametrize("method", ["min", "max"])
+def test_repeated_indices_and_ties_min_max(method):
+    # Repeated indices and ties with the operand: JAX averages the tangents of every
+    # contender that attains the result.
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    v = np.array([2.0, 5.0, 0.5, 2.0, 4.0], np.float32)
+    idx = np.array([1, 1, 2, 1, 3])
+    fn = lambda jnp, x, v: getattr(jnp.asarray(x).at[idx], method)(v)  # noqa: E731
+    check_values(fn, x, v)
+    ours, theirs = both(fn)
+    weights = np.arange(1, 5, dtype=np.float32)
+    assert_trees_match(minijax.grad(lambda x, v: (ours(x, v) * weights).sum(), (0, 1))(x, v),
+                       jax.grad(lambda x, v: (theirs(x, v) * weights).sum(), (0, 1))(x, v))
+
+
+def test_repeated_indices_multiply_gradient_is_exact():
+    # JAX raises for this gradient (scatter_mul w.r.t. updates needs unique indices);
+    # minijax's is compared with the same product applied one update at a time.
+    x = randn(4, 2)
+    v = randn(5, 2)
+    v[0, 0] = 0.0                        # a zero among repeated updates ...
+    v[1, 1] = v[3, 1] = 0.0              # ... and two zeros at one element
+    idx = np.array([1, 1, 2, 1, 0])
+
+    def one_at_a_time(x, v):
+        for k, i in enumerate(idx):
+            x = x.at[i].multiply(v[k])
+        return x
+    ours = lambda x, v: mjnp.asarray(x).at[idx].multiply(v)  # noqa: E731
+    assert_trees_match(minijax.jit(ours)(x, v), one_at_a_time(jjnp.asarray(x), v), **TOL)
+    loss = lambda f: lambda x, v: (f(x, v) ** 2).sum()  # noqa: E731
+    assert_trees_match(minijax.jit(minijax.grad(loss(ours), (0, 1)))(x, v),
+                       jax.grad(loss(one_at_a_time), (0, 1))(x, v), **TOL)
+
+
+@pytest.mark.parametrize("mode", ["drop", "clip"])
+def test_out_of_bounds_modes(mode):
+    x, v = randn(4), randn(3)
+    idx = np.array([0, 7, -1])
+    for method in ("multiply", "min", "max"):
+        check_values(lambda jnp, x, v: getattr(jnp.asarray(x).at[idx], method)(
+            v, mode=mode), x, v)
+
+
+def test_integer_dtypes_and_whole_array_updates():
+    xi = np.arange(10, dtype=np.int32).reshape(5, 2)
+    for method in ("multiply", "min", "max", "divide"):
+        check_values(lambda jnp, x: getattr(jnp.asarray(x).at[1:3], method)(3), xi)
+        check_values(lambda jnp, x: getattr(jnp.asarray(x).at[...], method)(4), xi)
+    check_values(lambda jnp, x: jnp.asarray(x).at[np.array([0, 0, 1])].multiply(
+        np.array([2, 3, 4], np.int32)[:, None]), xi)
+
+
+@pytest.mark.parametrize("name", ["scatter_mul", "scatter_min", "scatter_max"])
+def test_lax_scatter_variants(name):
+    operand, updates = randn(3, 4), randn(2, 4)
+    indices = np.array([[2], [0]], np.int32)
+
+    def fn(lax):
+        dnums = lax.ScatterDimensionNumbers(update_window_dims=(1,),
+                                            inserted_window_dims=(0,),
+                                            scatter_dims_to_operand_dims=(0,))
+        return lambda o, u: getattr(lax, name)(o, indices, u, dnums)
+    ours, theirs = fn(mlax), fn(jax.lax)
+    assert_trees_match(minijax.jit(ours)(operand, updates), theirs(operand, updates))
+    text = str(minijax.make_jaxpr(ours)(operand, updates))
+    assert f"{name}[" in text
+
+
+def test_scatter_mul_is_linear_in_the_operand():
+    # linearize w.r.t. the operand alone stages one scatter_mul, which transposes.
+    x, v = randn(5), randn(2)
+    f = lambda x: mjnp.asarray(x).at[IDX].multiply(v)  # noqa: E731
+    _, f_lin = minijax.linearize(f, x)
+    t = randn(5)
+    assert_trees_match(f_lin(t), jjnp.asarray(t).at[IDX].multiply(v), **TOL)
+    ct = randn(5)
+    assert_trees_match(minijax.vjp(f, x)[1](ct),
+                       jax.vjp(lambda x: jjnp.asarray(x).at[IDX].multiply(v), x)[1](ct),
+                       **TOL)
+
+
+def test_apply_is_refused_with_a_hint():
+    with pytest.raises(NotImplementedError, match="apply"):
+        minijax.make_jaxpr(lambda x: x.at[0].apply(lambda y: y + 1))(randn(3))
