@@ -22,7 +22,7 @@ import numpy as np
 from jax import tree_util
 
 from . import lax
-from .api_util import check_valid_leaf, fun_name
+from .api_util import as_results, check_valid_leaf, fun_name
 from .backends.eager_refs import all_or_nothing
 from .ir.trace import MinijaxError, aval_of, current_trace
 from .ir.types import RefType, float0, is_inexact, is_float, is_complex, dtype_short_name
@@ -171,7 +171,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     n_out = len(result.primals_out) - flat_fun.num_aux
     tangents_out = [instantiate(t) for t in result.tangents_out[:n_out]]
     out, aux = flat_fun.split(result.primals_out)
-    tangent_tree = tree_util.tree_unflatten(flat_fun.out_tree, tangents_out)
+    out = as_results(out)
+    tangent_tree = as_results(tree_util.tree_unflatten(flat_fun.out_tree, tangents_out))
     return (out, tangent_tree, aux) if has_aux else (out, tangent_tree)
 
 
@@ -221,7 +222,8 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         outs = iter(apply_linear(lin, [t for t, d in zip(checked, lin.differentiable) if d]))
         flat = [next(outs) if d else np.zeros(a.shape, float0)
                 for a, d in zip(out_avals, lin.out_differentiable[:n_out])]
-        return tree_util.tree_unflatten(flat_fun.out_tree, flat)
+        return as_results(tree_util.tree_unflatten(flat_fun.out_tree, flat))
+    out = as_results(out)
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
@@ -264,7 +266,8 @@ def _vjp(fun, primals, has_aux, where):
         cts_in = iter(vjp_backward(lin, cts))
         flat = [instantiate(next(cts_in)) if d else np.zeros(a.shape, float0)
                 for a, d in zip(in_avals, lin.differentiable)]
-        return tree_util.tree_unflatten(in_tree, flat)
+        return as_results(tree_util.tree_unflatten(in_tree, flat))
+    out = as_results(out)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
@@ -409,7 +412,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
                 moved = lax.transpose(stacked, tuple(range(1, len(out_shape) + 1)) + (0,))
                 per_input.append(lax.reshape(moved, out_shape + aval.shape))
             blocks.append(_by_input(per_input, in_tree, single))
-        jac = tree_util.tree_unflatten(flat_fun.out_tree, blocks)
+        jac = as_results(tree_util.tree_unflatten(flat_fun.out_tree, blocks))
         return (jac, aux) if has_aux else jac
     return jacfun
 
@@ -451,7 +454,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
                 per_input.append(lax.reshape(stacked, aval.shape + in_aval.shape))
             start += aval.size
             blocks.append(_by_input(per_input, in_tree, single))
-        jac = tree_util.tree_unflatten(flat_fun.out_tree, blocks)
+        jac = as_results(tree_util.tree_unflatten(flat_fun.out_tree, blocks))
         return (jac, aux) if has_aux else jac
     return jacfun
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Sequence
 
+import jax.numpy as jnp
+import numpy as np
 from jax import tree_util
 
-from .ir.trace import MinijaxError, Tracer
-from .ir.types import aval_of_value
+from .ir.trace import EvalTrace, MinijaxError, Tracer, current_trace
+from .ir.types import aval_of_value, canonical_dtype, float0
 
 
 def flatten_fun(fun: Callable, in_tree) -> tuple[Callable, list]:
@@ -100,3 +102,25 @@ def static_argnums_from_names(fun: Callable, static_argnames: tuple) -> tuple[in
 
 def fun_name(fun: Any) -> str:
     return getattr(fun, "__name__", type(fun).__name__)
+
+
+def as_result(value):
+    """A concrete output leaf as JAX hands it back: a `jax.Array`, weakly typed when
+    the value is a Python scalar. A function may return its input or a constant (the
+    gradient of `lambda x: x` is the seed 1.0 itself), and the caller must still get
+    the array JAX would give. Tracers, arrays, float0 zeros and anything that is not
+    numeric data (aux objects) pass unchanged."""
+    if isinstance(value, (bool, int, float, complex)):
+        return jnp.asarray(value)          # a Python scalar stays weak, as in JAX
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype != float0:
+        return jnp.asarray(value, dtype=canonical_dtype(value.dtype))
+    return value
+
+
+def as_results(tree):
+    """`as_result` on every leaf of `tree`, at the root trace only: under another
+    transformation a constant output stays a constant of that trace (a literal in a
+    staged program, as JAX prints it)."""
+    if not isinstance(current_trace(), EvalTrace):
+        return tree
+    return tree_util.tree_map(as_result, tree)
