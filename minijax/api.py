@@ -14,9 +14,14 @@ after tracing (no ref returned, none both closed over and passed in); see
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
+import types
+import weakref
 from typing import Callable
 
+import jax
 from jax import tree_util
 
 from .api_util import (flatten_fun, check_valid_leaf, split_static_args,
@@ -24,12 +29,12 @@ from .api_util import (flatten_fun, check_valid_leaf, split_static_args,
 from .ir import primitives as P
 from .ir.core import ClosedJaxpr
 from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from .ir.trace import Tracer, bind, aval_of
-from .ir.types import RefType
+from .ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
+from .ir.types import RefType, ShapedArray
 from .ir.verify import verify_jaxpr
 from .backends import xla
 from .api_refs import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
-from .refs import check_call_writes
+from .refs import RefView, check_call_writes, is_ref
 from .transforms.discharge import discharge_jaxpr, mentions_refs
 
 
@@ -48,12 +53,14 @@ def _flatten_inputs(args, kwargs, where: str):
     return leaves, in_tree
 
 
-def _trace_flat(fun, args, kwargs, leaves, in_tree, where: str):
+def _trace_flat(fun, args, kwargs, leaves, in_tree, where: str, in_avals=None):
     """Trace `fun(*args, **kwargs)` into a closed jaxpr over the flattened inputs,
     then check what only the trace shows: no ref is returned, none is both closed
     over and passed in. `jit` and `make_jaxpr` share this path, so a program one
-    rejects the other rejects too, with the same message."""
-    in_avals = [aval_of(leaf) for leaf in leaves]
+    rejects the other rejects too, with the same message. (`in_avals` is given when
+    the leaves are JAX's tracers, in `jit`'s fast path.)"""
+    if in_avals is None:
+        in_avals = [aval_of(leaf) for leaf in leaves]
     flat_fun, out_tree_cell = flatten_fun(fun, in_tree)
 
     def checked_fun(*tracers):
@@ -99,22 +106,166 @@ class _Staged:
         self.out_tree = out_tree
 
 
-class JitFunction:
-    """What `minijax.jit(f)` returns: call it, or `.lower(...)` / `.trace(...)` it."""
+class _UsesRefs(Exception):
+    """Raised inside JAX's trace of the fast path: this program closes over a ref,
+    which only minijax's own call path (discharge, run, write back) can run."""
 
-    def __init__(self, fun: Callable, static_argnums=(), static_argnames=()):
+
+class _JitCache:
+    """Everything cached for one (function, jit options): minijax's traces (for
+    `trace`, `lower`, calls under transformations and calls with refs) and the
+    `jax.jit` function of the fast path. `refs_seen`: a call has met a ref, so this
+    function's calls take minijax's own path from now on."""
+    __slots__ = ("traces", "fast", "refs_seen")
+
+    def __init__(self):
+        self.traces: dict = {}
+        self.fast = None
+        self.refs_seen = False
+
+    def clear(self):
+        self.traces.clear()
+        if self.fast is not None:
+            self.fast.clear_cache()
+        self.refs_seen = False
+
+
+# function -> {jit options: _JitCache}. Keyed weakly on the function, as JAX's own
+# cache is: `jit(f)(x)` written inside a loop reuses the trace of the first call, and
+# the cache goes when `f` does. `clear_caches()` empties it.
+_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _cache_for(fun, options) -> _JitCache:
+    try:
+        per_fun = _caches.setdefault(fun, {})
+    except TypeError:        # not weakly referenceable: the JitFunction owns its cache
+        return _JitCache()
+    cache = per_fun.get(options)
+    if cache is None:
+        cache = per_fun[options] = _JitCache()
+    return cache
+
+
+def clear_caches():
+    """Forget every trace and compiled program minijax holds, as `jax.clear_caches`."""
+    for per_fun in list(_caches.values()):
+        for cache in per_fun.values():
+            cache.clear()
+    _caches.clear()
+    xla.clear_caches()
+
+
+class _JitState(threading.local):
+    def __init__(self):
+        self.disabled = False
+
+
+_jit_state = _JitState()
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """Inside `with disable_jit():`, a jitted function runs its Python op by op (each
+    operation eagerly), as `jax.disable_jit`: print values, set breakpoints."""
+    previous, _jit_state.disabled = _jit_state.disabled, disable
+    try:
+        yield
+    finally:
+        _jit_state.disabled = previous
+
+
+def _normalize_names(names) -> tuple:
+    return (names,) if isinstance(names, str) else tuple(names)
+
+
+def _normalize_nums(nums) -> tuple:
+    return (nums,) if isinstance(nums, int) else tuple(nums)
+
+
+class JitFunction:
+    """What `minijax.jit(f)` returns: call it, or `.lower(...)` / `.trace(...)` it.
+
+    A call outside every transformation takes the fast path: one `jax.jit` function
+    per (function, options), whose Python body -- run by JAX only on a cache miss --
+    traces the function with minijax and lowers minijax's program. Flattening the
+    arguments, the cache key (avals with weak types, static arguments, tree
+    structure), donation and the executable's call are then JAX's own C++ dispatch.
+    A call under a minijax transformation (a tracer argument), with refs, or of a
+    function that closes over a ref binds the `jit` primitive instead (`_stage`)."""
+
+    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(),
+                 donate_argnums=(), donate_argnames=(), keep_unused: bool = False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self._fun = fun
-        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        static_argnums = _normalize_nums(static_argnums)
+        static_argnames = _normalize_names(static_argnames)
         self._static_argnums = tuple(sorted(set(static_argnums)
                                             | set(static_argnums_from_names(fun, static_argnames))))
         self._static_argnames = static_argnames
-        self._cache: dict = {}
+        self._donate_argnums = _normalize_nums(donate_argnums)
+        self._donate_argnames = _normalize_names(donate_argnames)
+        self._keep_unused = bool(keep_unused)
+        options = (self._static_argnums, static_argnames, self._donate_argnums,
+                   self._donate_argnames, self._keep_unused)
+        self._jit_cache = _cache_for(fun, options)
         # updated=(): copying fun.__dict__ would let jit(jit(f)) take over the inner
-        # function's trace cache.
+        # function's attributes.
         functools.update_wrapper(self, fun, updated=())
+
+    def __get__(self, obj, objtype=None):
+        # A descriptor, as JAX's jitted functions are: a jitted method binds `self`.
+        return self if obj is None else types.MethodType(self, obj)
+
+    # -- the fast path ------------------------------------------------------------------
+
+    def _fast_function(self):
+        fun, where = self._fun, f"jit({fun_name(self._fun)})"
+        static_argnums, static_argnames = self._static_argnums, self._static_argnames
+
+        @functools.wraps(fun)      # JAX reads the signature for argument names
+        def run(*args, **kwargs):
+            dyn_args, dyn_kwargs, _, rebuild = split_static_args(
+                fun, args, kwargs, static_argnums, static_argnames)
+            leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
+            in_avals = [ShapedArray(x.shape, x.dtype, x.aval.weak_type) for x in leaves]
+            closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree,
+                                           where, in_avals)
+            verify_jaxpr(closed)
+            if mentions_refs(closed.jaxpr):
+                raise _UsesRefs()
+            outs = xla.lower_jaxpr(closed.jaxpr, closed.consts, leaves)
+            return tree_util.tree_unflatten(out_tree, outs)
+        return jax.jit(run, static_argnums=self._static_argnums,
+                       static_argnames=self._static_argnames,
+                       donate_argnums=self._donate_argnums,
+                       donate_argnames=self._donate_argnames, keep_unused=self._keep_unused)
+
+    def __call__(self, *args, **kwargs):
+        cache = self._jit_cache
+        if type(current_trace()) is EvalTrace and not cache.refs_seen:
+            if _jit_state.disabled:
+                return self._fun(*args, **kwargs)
+            fast = cache.fast
+            if fast is None:
+                fast = cache.fast = self._fast_function()
+            try:
+                return fast(*args, **kwargs)
+            except _UsesRefs:
+                cache.refs_seen = True
+            except TypeError:
+                # JAX refuses a leaf it does not know before tracing anything: a
+                # minijax ref (or an escaped tracer, which minijax's path names).
+                if not any(is_ref(leaf) or isinstance(leaf, (RefView, Tracer))
+                           for leaf in tree_util.tree_leaves((args, kwargs))):
+                    raise
+                cache.refs_seen = True
+        elif _jit_state.disabled:
+            return self._fun(*args, **kwargs)
+        return self._call_staged(args, kwargs)
+
+    # -- minijax's own path: the `jit` primitive -------------------------------------------
 
     def _stage(self, args, kwargs):
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
@@ -124,7 +275,8 @@ class JitFunction:
         # A ref's aval is its RefType, so a trace for one ref type is never reused
         # for another (or for an array of the same shape).
         key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
-        staged = self._cache.get(key)
+        traces = self._jit_cache.traces
+        staged = traces.get(key)
         if staged is None:
             closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree,
                                            where)
@@ -133,13 +285,13 @@ class JitFunction:
             # A trace that closed over tracers of an enclosing transformation is only
             # valid inside that transformation, so it is not cached.
             if not any(isinstance(c, Tracer) for c in closed.consts):
-                self._cache[key] = staged
+                traces[key] = staged
         elif staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
             # A cached trace may close over the very ref this call passes in.
             check_staged_refs(staged.closed, leaves, where)
         return staged, leaves
 
-    def __call__(self, *args, **kwargs):
+    def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)
         inputs = [*staged.closed.consts, *leaves]
         check_call_writes(staged.call_jaxpr, inputs, fun_name(self._fun))
@@ -151,8 +303,9 @@ class JitFunction:
         return self._stage(args, kwargs)[0].closed
 
     def lower(self, *args, **kwargs):
-        """JAX's `Lowered` object for the XLA program minijax emits for these arguments:
-        `.as_text()` is its StableHLO, `.compile()` its executable."""
+        """JAX's `Lowered` object for the XLA program minijax emits for these arguments
+        (arrays, or `ShapeDtypeStruct`s standing for them): `.as_text()` is its
+        StableHLO, `.compile()` its executable."""
         staged, leaves = self._stage(args, kwargs)
         closed = staged.closed
         if mentions_refs(closed.jaxpr):
@@ -162,16 +315,42 @@ class JitFunction:
             leaves = [value_of(leaf) for leaf in leaves]
         return xla.lower_closed_jaxpr(closed, *leaves)
 
+    def eval_shape(self, *args, **kwargs):
+        """The `ShapeDtypeStruct` pytree of this function's output for these arguments."""
+        return eval_shape(self, *args, **kwargs)
+
     def clear_cache(self):
-        self._cache.clear()
+        self._jit_cache.clear()
 
     def __repr__(self):
         return f"<minijax.jit of {fun_name(self._fun)}>"
 
 
-def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=()):
-    """Compile `fun` with XLA, as `jax.jit`. Usable as `@jit` or `@jit(static_argnums=...)`."""
+def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(),
+        donate_argnums=(), donate_argnames=(), keep_unused: bool = False,
+        inline: bool = False):
+    """Compile `fun` with XLA, as `jax.jit`. Usable as `@jit` or `@jit(static_argnums=...)`.
+
+    `donate_argnums`/`donate_argnames` hand those arguments' buffers to XLA for reuse
+    (a donated array is deleted by the call, as in JAX). `inline` is accepted for
+    JAX's signature: minijax always inlines a nested jit into its caller's program."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames)
-    return JitFunction(fun, static_argnums, static_argnames)
+                                 static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames, keep_unused=keep_unused,
+                                 inline=inline)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums,
+                       donate_argnames, keep_unused)
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """The output of `fun(*args, **kwargs)` as a pytree of `jax.ShapeDtypeStruct`s,
+    computed by tracing only (nothing runs), as `jax.eval_shape`. Arguments may be
+    arrays, scalars or `ShapeDtypeStruct`s."""
+    leaves, in_tree = _flatten_inputs(args, kwargs, f"eval_shape({fun_name(fun)})")
+    closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_tree,
+                                   f"eval_shape({fun_name(fun)})")
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+              for a in closed.out_avals]
+    return tree_util.tree_unflatten(out_tree, shapes)
