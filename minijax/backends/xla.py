@@ -148,6 +148,8 @@ _register_single(P.argmin_p, lambda x, *, axes, index_dtype:
 
 
 def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
+    if precision is not None:      # the param holds names: ('HIGHEST', 'HIGHEST')
+        precision = tuple(lax.Precision[name] for name in precision)
     return lax.dot_general(lhs, rhs, dimension_numbers, precision=precision,
                            preferred_element_type=preferred_element_type)
 
