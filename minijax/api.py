@@ -230,9 +230,13 @@ class JitFunction:
                 fun, args, kwargs, static_argnums, static_argnames)
             leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
             in_avals = [ShapedArray(x.shape, x.dtype, x.aval.weak_type) for x in leaves]
-            closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree,
-                                           where, in_avals)
-            verify_jaxpr(closed)
+            # JAX is tracing `run`, but minijax's trace of `fun` is over minijax's own
+            # tracers: anything it evaluates eagerly (a constant folded on concrete
+            # values) must run now, not be staged into JAX's program.
+            with jax.ensure_compile_time_eval():
+                closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves,
+                                               in_tree, where, in_avals)
+                verify_jaxpr(closed)
             if mentions_refs(closed.jaxpr):
                 raise _UsesRefs()
             outs = xla.lower_jaxpr(closed.jaxpr, closed.consts, leaves)

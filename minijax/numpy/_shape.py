@@ -24,6 +24,9 @@ from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, prom
 
 
 def shape(a) -> tuple:
+    # As in JAX (which defers to NumPy here), a nested list has a shape too.
+    if isinstance(a, (list, tuple)):
+        return np.shape(a)
     return shape_of(as_operand("shape", a))
 
 
