@@ -459,6 +459,10 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     return jacfun
 
 
+# As in JAX, `jacobian` is reverse mode.
+jacobian = jacrev
+
+
 def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Hessian: `jacfwd(jacrev(fun))`, as `jax.hessian`."""
     return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
