@@ -61,6 +61,13 @@ def _flatten_inputs(values, where: str):
     return leaves, tree
 
 
+def _instantiate_result(t):
+    """An output tangent or cotangent for the caller: a symbolic zero becomes an
+    array of zeros (a `jax.Array` at the root, as JAX returns); any other value is
+    handed back as it is, as JAX hands back a cotangent passed straight through."""
+    return as_results(instantiate(t)) if type(t) is Zero else t
+
+
 class _FlatFun:
     """`fun` on pytrees -> a function on flat leaves; after a call, `out_tree` and (with
     has_aux) `num_aux`/`aux_tree` describe the outputs, aux leaves last."""
@@ -169,10 +176,9 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     flat_fun = _FlatFun(fun, in_tree, has_aux, "jvp")
     result = jvp_flat(flat_fun, primal_leaves, flat_tangents, current_trace())
     n_out = len(result.primals_out) - flat_fun.num_aux
-    tangents_out = [instantiate(t) for t in result.tangents_out[:n_out]]
+    tangents_out = [_instantiate_result(t) for t in result.tangents_out[:n_out]]
     out, aux = flat_fun.split(result.primals_out)
-    out = as_results(out)
-    tangent_tree = as_results(tree_util.tree_unflatten(flat_fun.out_tree, tangents_out))
+    tangent_tree = tree_util.tree_unflatten(flat_fun.out_tree, tangents_out)
     return (out, tangent_tree, aux) if has_aux else (out, tangent_tree)
 
 
@@ -222,8 +228,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         outs = iter(apply_linear(lin, [t for t, d in zip(checked, lin.differentiable) if d]))
         flat = [next(outs) if d else np.zeros(a.shape, float0)
                 for a, d in zip(out_avals, lin.out_differentiable[:n_out])]
-        return as_results(tree_util.tree_unflatten(flat_fun.out_tree, flat))
-    out = as_results(out)
+        return tree_util.tree_unflatten(flat_fun.out_tree, flat)
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
@@ -264,10 +269,9 @@ def _vjp(fun, primals, has_aux, where):
         cts += [Zero(tangent_aval(aval_of(p))) for p, d in
                 zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
         cts_in = iter(vjp_backward(lin, cts))
-        flat = [instantiate(next(cts_in)) if d else np.zeros(a.shape, float0)
+        flat = [_instantiate_result(next(cts_in)) if d else np.zeros(a.shape, float0)
                 for a, d in zip(in_avals, lin.differentiable)]
-        return as_results(tree_util.tree_unflatten(in_tree, flat))
-    out = as_results(out)
+        return tree_util.tree_unflatten(in_tree, flat)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
@@ -329,7 +333,9 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False,
         result = _vjp(partial_fun, dyn_args, has_aux, where)
         out, vjp_fun = result[0], result[1]
         out_aval = _check_scalar_output(out, where, holomorphic)
-        grads = vjp_fun(scalar(1, out_aval.dtype, out_aval.weak_type))
+        # The seed is an array, as JAX's is: the gradient of `lambda x: x` is the
+        # seed itself, and the caller gets an array back, not a Python float.
+        grads = vjp_fun(as_results(scalar(1, out_aval.dtype, out_aval.weak_type)))
         grads = grads[0] if single else grads
         value = (out, result[2]) if has_aux else out
         return value, grads
@@ -376,13 +382,21 @@ def _stack(arrays, shape):
     return rows[0] if len(rows) == 1 else lax.concatenate(rows, 0)
 
 
+def _basis_value(aval, flat_values):
+    # A rank-0 weak leaf (a Python scalar's) gets a Python-scalar basis value, so the
+    # Jacobian's block for it stays weakly typed, as JAX's does.
+    if aval.shape == () and aval.weak_type:
+        return scalar(flat_values[0], aval.dtype, weak=True)
+    return flat_values.reshape(aval.shape)
+
+
 def _one_hots(avals):
     """For each position of the flattened leaves: a list of leaf values, one-hot there."""
     for j, aval in enumerate(avals):
         for k in range(aval.size):
             basis = np.zeros(aval.size, aval.dtype)
             basis[k] = 1
-            yield [basis.reshape(aval.shape) if i == j else np.zeros(a.shape, a.dtype)
+            yield [_basis_value(a, basis if i == j else np.zeros(a.size, a.dtype))
                    for i, a in enumerate(avals)]
 
 
