@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
 import types
 import weakref
@@ -25,7 +26,7 @@ import jax
 from jax import tree_util
 
 from .api_util import (flatten_fun, check_valid_leaf, split_static_args,
-                       static_argnums_from_names, fun_name)
+                       static_argnums_from_names, static_argnames_from_nums, fun_name)
 from .ir import primitives as P
 from .ir.core import ClosedJaxpr
 from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
@@ -194,21 +195,26 @@ class JitFunction:
     A call under a minijax transformation (a tracer argument), with refs, or of a
     function that closes over a ref binds the `jit` primitive instead (`_stage`)."""
 
-    def __init__(self, fun: Callable, static_argnums=(), static_argnames=(),
-                 donate_argnums=(), donate_argnames=(), keep_unused: bool = False):
+    def __init__(self, fun: Callable, static_argnums=None, static_argnames=None,
+                 donate_argnums=None, donate_argnames=None, keep_unused: bool = False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self._fun = fun
-        static_argnums = _normalize_nums(static_argnums)
-        static_argnames = _normalize_names(static_argnames)
+        # As given, for jax.jit (None: "infer from the other one and the signature").
+        self._jax_options = dict(
+            static_argnums=None if static_argnums is None else _normalize_nums(static_argnums),
+            static_argnames=None if static_argnames is None else _normalize_names(static_argnames),
+            donate_argnums=None if donate_argnums is None else _normalize_nums(donate_argnums),
+            donate_argnames=None if donate_argnames is None else _normalize_names(donate_argnames),
+            keep_unused=bool(keep_unused))
+        static_argnums = self._jax_options["static_argnums"] or ()
+        static_argnames = self._jax_options["static_argnames"] or ()
         self._static_argnums = tuple(sorted(set(static_argnums)
                                             | set(static_argnums_from_names(fun, static_argnames))))
+        if self._jax_options["static_argnames"] is None:
+            static_argnames = static_argnames_from_nums(fun, self._static_argnums)
         self._static_argnames = static_argnames
-        self._donate_argnums = _normalize_nums(donate_argnums)
-        self._donate_argnames = _normalize_names(donate_argnames)
-        self._keep_unused = bool(keep_unused)
-        options = (self._static_argnums, static_argnames, self._donate_argnums,
-                   self._donate_argnames, self._keep_unused)
+        options = tuple(self._jax_options.items())
         self._jit_cache = _cache_for(fun, options)
         # updated=(): copying fun.__dict__ would let jit(jit(f)) take over the inner
         # function's attributes.
@@ -221,11 +227,17 @@ class JitFunction:
     # -- the fast path ------------------------------------------------------------------
 
     def _fast_function(self):
-        fun, where = self._fun, f"jit({fun_name(self._fun)})"
+        where = f"jit({fun_name(self._fun)})"
         static_argnums, static_argnames = self._static_argnums, self._static_argnames
+        # The cache is keyed weakly on the function, so what it holds must not hold
+        # the function strongly (or the function would never be collected).
+        try:
+            fun_ref = weakref.ref(self._fun)
+        except TypeError:        # then the cache belongs to this JitFunction alone
+            fun_ref = functools.partial(lambda fun: fun, self._fun)
 
-        @functools.wraps(fun)      # JAX reads the signature for argument names
         def run(*args, **kwargs):
+            fun = fun_ref()
             dyn_args, dyn_kwargs, _, rebuild = split_static_args(
                 fun, args, kwargs, static_argnums, static_argnames)
             leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
@@ -241,10 +253,12 @@ class JitFunction:
                 raise _UsesRefs()
             outs = xla.lower_jaxpr(closed.jaxpr, closed.consts, leaves)
             return tree_util.tree_unflatten(out_tree, outs)
-        return jax.jit(run, static_argnums=self._static_argnums,
-                       static_argnames=self._static_argnames,
-                       donate_argnums=self._donate_argnums,
-                       donate_argnames=self._donate_argnames, keep_unused=self._keep_unused)
+        run.__name__ = run.__qualname__ = fun_name(self._fun)
+        try:     # JAX reads the signature to place static and donated names
+            run.__signature__ = inspect.signature(self._fun)
+        except (TypeError, ValueError):
+            pass
+        return jax.jit(run, **self._jax_options)
 
     def __call__(self, *args, **kwargs):
         cache = self._jit_cache
@@ -330,8 +344,8 @@ class JitFunction:
         return f"<minijax.jit of {fun_name(self._fun)}>"
 
 
-def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=(),
-        donate_argnums=(), donate_argnames=(), keep_unused: bool = False,
+def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
+        donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
         inline: bool = False):
     """Compile `fun` with XLA, as `jax.jit`. Usable as `@jit` or `@jit(static_argnums=...)`.
 
