@@ -147,6 +147,7 @@ def test_a_donated_array_is_deleted_as_in_jax(donate):
     assert_trees_match(*results)
 
 
+@pytest.mark.filterwarnings("ignore:Some donated buffers were not usable")
 def test_donation_of_a_pytree_argument_matches_jax():
     # XLA reuses as many donated buffers as outputs can take; JAX deletes those.
     deleted = []
