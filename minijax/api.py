@@ -160,6 +160,10 @@ def clear_caches():
 class _JitState(threading.local):
     def __init__(self):
         self.disabled = False
+        # The arguments of the fast-path call in progress: JAX sees a minijax ref
+        # (which has a shape and a dtype) as an array, so on a cache miss `run`
+        # looks at what was really passed before tracing anything.
+        self.call_args = None
 
 
 _jit_state = _JitState()
@@ -182,6 +186,14 @@ def _normalize_names(names) -> tuple:
 
 def _normalize_nums(nums) -> tuple:
     return (nums,) if isinstance(nums, int) else tuple(nums)
+
+
+def _has_minijax_leaves(args_and_kwargs) -> bool:
+    """Whether a call's arguments hold a ref, a ref view or a tracer: values only
+    minijax's own call path can take."""
+    return args_and_kwargs is not None and any(
+        is_ref(leaf) or isinstance(leaf, (RefView, Tracer))
+        for leaf in tree_util.tree_leaves(args_and_kwargs))
 
 
 class JitFunction:
@@ -237,6 +249,8 @@ class JitFunction:
             fun_ref = functools.partial(lambda fun: fun, self._fun)
 
         def run(*args, **kwargs):
+            if _has_minijax_leaves(_jit_state.call_args):
+                raise _UsesRefs()
             fun = fun_ref()
             dyn_args, dyn_kwargs, _, rebuild = split_static_args(
                 fun, args, kwargs, static_argnums, static_argnames)
@@ -268,17 +282,19 @@ class JitFunction:
             fast = cache.fast
             if fast is None:
                 fast = cache.fast = self._fast_function()
+            _jit_state.call_args = (args, kwargs)
             try:
                 return fast(*args, **kwargs)
             except _UsesRefs:
                 cache.refs_seen = True
             except TypeError:
-                # JAX refuses a leaf it does not know before tracing anything: a
-                # minijax ref (or an escaped tracer, which minijax's path names).
-                if not any(is_ref(leaf) or isinstance(leaf, (RefView, Tracer))
-                           for leaf in tree_util.tree_leaves((args, kwargs))):
+                # A ref passed where a cached trace expects an array: JAX fails to
+                # read it as a buffer (RefError is a TypeError) before running.
+                if not _has_minijax_leaves((args, kwargs)):
                     raise
                 cache.refs_seen = True
+            finally:
+                _jit_state.call_args = None
         elif _jit_state.disabled:
             return self._fun(*args, **kwargs)
         return self._call_staged(args, kwargs)
