@@ -1,11 +1,20 @@
-"""The public staging API: `make_jaxpr` and `jit`.
+"""The public staging API: `make_jaxpr`, `jit`, `eval_shape`, `disable_jit`.
 
-Both trace the user's function once per (pytree structure, input avals, static
-arguments) with the staging trace of `ir/staging.py`. `make_jaxpr` hands back the
-jaxpr; `jit` binds it as one `jit` equation in the current trace. At the root (eager)
-trace that equation runs as a single `jax.jit`-compiled XLA program; under another
-transformation (grad, vmap, an outer jit) the transformation's rule for `jit`
-applies, so the staged call stays one call.
+Both `make_jaxpr` and `jit` trace the user's function once per (pytree structure,
+input avals, static arguments) with the staging trace of `ir/staging.py`.
+`make_jaxpr` hands back the jaxpr. `jit` keeps its traces in a cache that belongs to
+the *function* (held weakly) and the jit options, as JAX's does, so `jit(f)(x)` in a
+loop traces once. A `jit` call then goes one of two ways:
+
+* at the root (eager) trace, with arrays: the fast path. One `jax.jit` function per
+  cache runs the call; its Python body, which JAX runs only on a cache miss, looks up
+  (or makes) minijax's trace for the avals JAX saw and lowers it. Flattening, the
+  cache key, static arguments, donation and dispatch are all JAX's C++ path.
+* under another transformation (grad, vmap, an outer jit), or with refs among the
+  arguments or closed over: `jit` binds its jaxpr as one `jit` equation in the
+  current trace. Under a transformation its rule applies, so the staged call stays
+  one call; at the root the equation runs through `backends/eager_refs.py`, which
+  discharges the refs, runs one XLA program and writes the boxes back.
 
 Both check refs the same way, through the same two functions: `_flatten_inputs`
 before tracing (refs live, not views, not passed twice) and `_trace_flat` while and
@@ -241,6 +250,7 @@ class JitFunction:
     def _fast_function(self):
         where = f"jit({fun_name(self._fun)})"
         static_argnums, static_argnames = self._static_argnums, self._static_argnames
+        traces = self._jit_cache.traces
         # The cache is keyed weakly on the function, so what it holds must not hold
         # the function strongly (or the function would never be collected).
         try:
@@ -251,22 +261,27 @@ class JitFunction:
         def run(*args, **kwargs):
             if _has_minijax_leaves(_jit_state.call_args):
                 raise _UsesRefs()
-            fun = fun_ref()
-            dyn_args, dyn_kwargs, _, rebuild = split_static_args(
-                fun, args, kwargs, static_argnums, static_argnames)
+            dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
+                fun_ref(), args, kwargs, static_argnums, static_argnames)
             leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
-            in_avals = [ShapedArray(x.shape, x.dtype, x.aval.weak_type) for x in leaves]
-            # JAX is tracing `run`, but minijax's trace of `fun` is over minijax's own
-            # tracers: anything it evaluates eagerly (a constant folded on concrete
-            # values) must run now, not be staged into JAX's program.
-            with jax.ensure_compile_time_eval():
-                closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves,
-                                               in_tree, where, in_avals)
-                verify_jaxpr(closed)
-            if mentions_refs(closed.jaxpr):
+            in_avals = tuple(ShapedArray(x.shape, x.dtype, x.aval.weak_type) for x in leaves)
+            # One trace per key, shared with `_stage`: `trace`, `lower` and calls
+            # under transformations reuse what a call traced, and the other way round.
+            key = (in_tree, in_avals, static_key)
+            staged = traces.get(key)
+            if staged is None:
+                # JAX is tracing `run`, but minijax's trace is over minijax's own
+                # tracers: what it evaluates eagerly (a constant folded on concrete
+                # values) must run now, not be staged into JAX's program.
+                with jax.ensure_compile_time_eval():
+                    closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves,
+                                                   in_tree, where, list(in_avals))
+                    verify_jaxpr(closed)
+                staged = traces[key] = _Staged(closed, out_tree)
+            if mentions_refs(staged.closed.jaxpr):
                 raise _UsesRefs()
-            outs = xla.lower_jaxpr(closed.jaxpr, closed.consts, leaves)
-            return tree_util.tree_unflatten(out_tree, outs)
+            outs = xla.lower_jaxpr(staged.closed.jaxpr, staged.closed.consts, leaves)
+            return tree_util.tree_unflatten(staged.out_tree, outs)
         run.__name__ = run.__qualname__ = fun_name(self._fun)
         try:     # JAX reads the signature to place static and donated names
             run.__signature__ = inspect.signature(self._fun)

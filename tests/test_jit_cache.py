@@ -256,3 +256,14 @@ def test_eval_shape_and_lower_take_shape_dtype_structs():
     out = compiled(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
     # minijax's program returns the flat output leaves, in key order: n, out.
     np.testing.assert_allclose(out[1], np.tanh(3.0) * np.ones((2, 4)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("lib,np_lib", [(minijax, mnp), (jax, jnp)], ids=["minijax", "jax"])
+def test_calls_trace_and_lower_share_one_trace(lib, np_lib):
+    f, traces = _counting(np_lib)
+    g = lib.jit(f)
+    x = np.ones(3, np.float32)
+    g(x)
+    g.trace(x)
+    g.lower(x)
+    assert len(traces) == 1

@@ -8,6 +8,8 @@ methods on them (`.block_until_ready()`, `.at`, `.astype`). Also: custom_jvp and
 custom_vjp run their rules on concrete values under jvp/grad, so Python control
 flow on values works there, as in JAX.
 """
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -186,3 +188,14 @@ def test_custom_jvp_rule_with_a_wrong_tangent_is_named():
     with pytest.raises(minijax.transforms.custom_derivatives.CustomDerivativeError,
                        match="JVP rule of f"):
         minijax.jvp(f, (1.0,), (1.0,))
+
+
+def test_custom_jvp_with_a_function_as_nondiff_argument():
+    def make(lib, np_lib):
+        @functools.partial(lib.custom_jvp, nondiff_argnums=(0,))
+        def apply(f, x):
+            return f(x) if x > 0 else x     # branches on the value
+        apply.defjvp(lambda f, p, t: (apply(f, p[0]), t[0] * 3.0))
+        return lambda x: apply(np_lib.sin, x)
+    for x in (0.5, -0.5):
+        _assert_arrays_like_jax(minijax.grad(make(minijax, mnp))(x), jax.grad(make(jax, jnp))(x))

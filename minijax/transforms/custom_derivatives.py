@@ -32,6 +32,7 @@ import inspect
 import numpy as np
 from jax import tree_util
 
+from ..api_util import as_results
 from ..ir import primitives as P
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..ir.source_info import user_code
@@ -40,7 +41,7 @@ from ..ir.trace import (MinijaxError, EvalTrace, bind, aval_of, current_trace, e
                         set_current_trace)
 from ..ir.types import float0
 from .ad_util import Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr, zeros
-from .jvp import jvp_rules, JvpResult, JVPTrace
+from .jvp import jvp_rules, JvpResult, JVPTrace, JVPTracer
 from .partial_eval import PartialEvalTrace
 from .transpose import transpose_rules
 
@@ -110,14 +111,13 @@ def _call(custom, args, kwargs, make_rule):
     args = _resolve_args(custom.fun, args, kwargs)
     trace = current_trace()
     if isinstance(trace, EvalTrace):
-        from ..api_util import as_results
         return as_results(custom.fun(*args))
     if _all_known(trace, args):
         with set_current_trace(trace.parent):
             return custom(*args)
     name = getattr(custom.fun, "__name__", type(custom).__name__)
     site = _CallSite(custom.fun, args, custom.nondiff_argnums, name)
-    if isinstance(trace, JVPTrace):
+    if isinstance(trace, JVPTrace) and not _has_tangent(trace, site.nondiff):
         primals, tangents = zip(*map(trace.unpack, site.leaves)) if site.leaves else ((), ())
         with set_current_trace(trace.parent):
             if all(type(t) is Zero for t in tangents):
@@ -135,6 +135,13 @@ def _call(custom, args, kwargs, make_rule):
     rule = make_rule(site)
     prim = custom_jvp_call_p if isinstance(rule, _JvpRule) else custom_vjp_call_p
     return site.bind(prim, rule)
+
+
+def _has_tangent(trace, values) -> bool:
+    # A differentiated value among the nondiff arguments cannot be handed to the rule
+    # as a plain primal: such a call is staged, as any other call is.
+    return any(isinstance(x, JVPTracer) and x._trace is trace
+               for x in tree_util.tree_leaves(values))
 
 
 def _all_known(trace, args) -> bool:
