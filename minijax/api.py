@@ -137,7 +137,7 @@ class _JitCache:
         self.traces.clear()
         if self.fast is not None:
             self.fast.clear_cache()
-        self.refs_seen = False
+        self.fast, self.refs_seen = None, False
 
 
 # function -> {jit options: _JitCache}. Keyed weakly on the function, as JAX's own
@@ -171,8 +171,12 @@ class _JitState(threading.local):
         self.disabled = False
         # The arguments of the fast-path call in progress: JAX sees a minijax ref
         # (which has a shape and a dtype) as an array, so on a cache miss `run`
-        # looks at what was really passed before tracing anything.
+        # looks at what was really passed before tracing anything. Not None also
+        # while `disable_jit` is on (`_DISABLED`): one check on the cached call.
         self.call_args = None
+
+
+_DISABLED = ((), {})
 
 
 _jit_state = _JitState()
@@ -182,11 +186,14 @@ _jit_state = _JitState()
 def disable_jit(disable: bool = True):
     """Inside `with disable_jit():`, a jitted function runs its Python op by op (each
     operation eagerly), as `jax.disable_jit`: print values, set breakpoints."""
-    previous, _jit_state.disabled = _jit_state.disabled, disable
+    state = _jit_state
+    previous = state.disabled, state.call_args
+    state.disabled = disable
+    state.call_args = _DISABLED if disable else None
     try:
         yield
     finally:
-        _jit_state.disabled = previous
+        state.disabled, state.call_args = previous
 
 
 def _normalize_names(names) -> tuple:
@@ -290,28 +297,37 @@ class JitFunction:
         return jax.jit(run, **self._jax_options)
 
     def __call__(self, *args, **kwargs):
-        cache = self._jit_cache
-        if type(current_trace()) is EvalTrace and not cache.refs_seen:
-            if _jit_state.disabled:
-                return self._fun(*args, **kwargs)
-            fast = cache.fast
-            if fast is None:
-                fast = cache.fast = self._fast_function()
-            _jit_state.call_args = (args, kwargs)
+        # The cached call: as few steps as possible before JAX's C++ dispatch.
+        fast, state = self._jit_cache.fast, _jit_state
+        if fast is not None and state.call_args is None and type(current_trace()) is EvalTrace:
+            state.call_args = (args, kwargs)
             try:
                 return fast(*args, **kwargs)
-            except _UsesRefs:
-                cache.refs_seen = True
-            except TypeError:
-                # A ref passed where a cached trace expects an array: JAX fails to
-                # read it as a buffer (RefError is a TypeError) before running.
-                if not _has_minijax_leaves((args, kwargs)):
-                    raise
-                cache.refs_seen = True
+            except (_UsesRefs, TypeError) as error:
+                refused = error
             finally:
-                _jit_state.call_args = None
-        elif _jit_state.disabled:
+                state.call_args = None
+            return self._after_fast_path_refused(refused, args, kwargs)
+        return self._call_first_or_staged(args, kwargs)
+
+    def _call_first_or_staged(self, args, kwargs):
+        cache = self._jit_cache
+        if _jit_state.disabled:
             return self._fun(*args, **kwargs)
+        if type(current_trace()) is EvalTrace and not cache.refs_seen:
+            cache.fast = self._fast_function()      # the first call at the root
+            return self(*args, **kwargs)
+        return self._call_staged(args, kwargs)
+
+    def _after_fast_path_refused(self, error, args, kwargs):
+        """The fast path met a ref: this call, and from now on every call of this
+        function, takes minijax's own path. Any other error is the user's."""
+        if not isinstance(error, _UsesRefs) and not _has_minijax_leaves((args, kwargs)):
+            # (A ref passed where a cached trace expects an array makes JAX fail to
+            # read it as a buffer -- RefError is a TypeError -- before running.)
+            raise error
+        cache = self._jit_cache
+        cache.refs_seen, cache.fast = True, None
         return self._call_staged(args, kwargs)
 
     # -- minijax's own path: the `jit` primitive -------------------------------------------

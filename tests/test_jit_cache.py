@@ -267,3 +267,21 @@ def test_calls_trace_and_lower_share_one_trace(lib, np_lib):
     g.trace(x)
     g.lower(x)
     assert len(traces) == 1
+
+
+def test_an_error_in_a_call_leaves_jit_on():
+    @minijax.jit
+    def f(x):
+        if x.shape == (2,):
+            raise ValueError("no pairs")
+        return x > 0
+
+    with pytest.raises(ValueError, match="no pairs"):
+        f(np.ones(2, np.float32))
+    f(np.ones(3, np.float32))       # cached and traced as usual
+
+    @minijax.jit
+    def g(x):
+        return x if x > 0 else -x   # needs a value: fails only while jit is on
+    with pytest.raises(minijax.TracerError):
+        g(1.0)
