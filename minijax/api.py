@@ -159,10 +159,11 @@ def _cache_for(fun, options) -> _JitCache:
 
 def clear_caches():
     """Forget every trace and compiled program minijax holds, as `jax.clear_caches`."""
+    # Emptied in place: a JitFunction made before this call keeps sharing its cache
+    # with those made after.
     for per_fun in list(_caches.values()):
         for cache in per_fun.values():
             cache.clear()
-    _caches.clear()
     xla.clear_caches()
 
 
@@ -314,7 +315,8 @@ class JitFunction:
         cache = self._jit_cache
         if _jit_state.disabled:
             return self._fun(*args, **kwargs)
-        if type(current_trace()) is EvalTrace and not cache.refs_seen:
+        if (type(current_trace()) is EvalTrace and cache.fast is None
+                and not cache.refs_seen and _jit_state.call_args is None):
             cache.fast = self._fast_function()      # the first call at the root
             return self(*args, **kwargs)
         return self._call_staged(args, kwargs)
