@@ -11,7 +11,10 @@ from . import ir
 from . import backends
 from .ir.trace import MinijaxError, TracerError
 from .ir.types import float0
-from .frontend.jit import jit, make_jaxpr
+from .frontend.jit import jit, make_jaxpr, eval_shape, disable_jit, clear_caches
+from .frontend.devices import (device_put, devices, local_devices, device_count,
+                               local_device_count, default_backend, block_until_ready,
+                               named_call, named_scope)
 from . import lax
 from . import numpy
 
@@ -20,8 +23,8 @@ __version__ = "0.1.0"
 from .frontend.vmap import vmap
 
 # autodiff
-from .frontend.autodiff import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, hessian,
-                     custom_jvp, custom_vjp)
+from .frontend.autodiff import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev,
+                                jacobian, hessian, custom_jvp, custom_vjp)
 from . import transforms
 # control flow
 from . import debug  # noqa: E402

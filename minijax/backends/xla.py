@@ -147,8 +147,14 @@ _register_single(P.argmin_p, lambda x, *, axes, index_dtype:
                  lax.argmin(x, axes[0], index_dtype))
 
 
+def precision_enum(precision):
+    """A contraction's `precision` param (None or a pair of names such as
+    ('HIGHEST', 'HIGHEST')) as the `lax.Precision` members JAX takes."""
+    return None if precision is None else tuple(lax.Precision[name] for name in precision)
+
+
 def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None):
-    return lax.dot_general(lhs, rhs, dimension_numbers, precision=precision,
+    return lax.dot_general(lhs, rhs, dimension_numbers, precision=precision_enum(precision),
                            preferred_element_type=preferred_element_type)
 
 

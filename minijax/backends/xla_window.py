@@ -14,15 +14,7 @@ from jax import lax
 
 from ..ir import window_primitives as W
 from ..ir.trace import eager_impls
-from .xla import lowering_rules, apply_primitive
-
-
-def _precision(precision):
-    if precision is None:
-        return None
-    if isinstance(precision, tuple):
-        return tuple(lax.Precision[p] for p in precision)
-    return lax.Precision[precision]
+from .xla import lowering_rules, apply_primitive, precision_enum
 
 
 def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
@@ -33,7 +25,7 @@ def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
         lhs, rhs, tuple(window_strides), tuple(tuple(p) for p in padding),
         tuple(lhs_dilation), tuple(rhs_dilation), dnums,
         feature_group_count=feature_group_count, batch_group_count=batch_group_count,
-        precision=_precision(precision), preferred_element_type=preferred_element_type)
+        precision=precision_enum(precision), preferred_element_type=preferred_element_type)
 
 
 _COMBINE = {W.reduce_window_sum_p: lax.add, W.reduce_window_max_p: lax.max,

@@ -26,7 +26,7 @@ from .pytrees import check_valid_leaf, fun_name
 from ..backends.eager_ref_runtime import all_or_nothing
 from ..ir.trace import MinijaxError, aval_of, current_trace
 from ..ir.types import RefType, float0, is_inexact, is_float, is_complex, dtype_short_name
-from ..transforms.ad_util import Zero, tangent_aval, instantiate, scalar
+from ..transforms.ad_util import Zero, tangent_aval, instantiate, scalar, as_results
 from ..transforms.jvp import jvp_flat
 from ..transforms.linearize import linearize_flat, apply_linear, vjp_backward
 from ..transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
@@ -59,6 +59,13 @@ def _flatten_inputs(values, where: str):
     for i, leaf in enumerate(leaves):
         check_valid_leaf(leaf, f"{where}: input leaf {i}")
     return leaves, tree
+
+
+def _instantiate_result(t):
+    """An output tangent or cotangent for the caller: a symbolic zero becomes an
+    array of zeros (a `jax.Array` at the root, as JAX returns); any other value is
+    handed back as it is, as JAX hands back a cotangent passed straight through."""
+    return as_results(instantiate(t)) if type(t) is Zero else t
 
 
 class _FlatFun:
@@ -169,7 +176,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     flat_fun = _FlatFun(fun, in_tree, has_aux, "jvp")
     result = jvp_flat(flat_fun, primal_leaves, flat_tangents, current_trace())
     n_out = len(result.primals_out) - flat_fun.num_aux
-    tangents_out = [instantiate(t) for t in result.tangents_out[:n_out]]
+    tangents_out = [_instantiate_result(t) for t in result.tangents_out[:n_out]]
     out, aux = flat_fun.split(result.primals_out)
     tangent_tree = tree_util.tree_unflatten(flat_fun.out_tree, tangents_out)
     return (out, tangent_tree, aux) if has_aux else (out, tangent_tree)
@@ -262,7 +269,7 @@ def _vjp(fun, primals, has_aux, where):
         cts += [Zero(tangent_aval(aval_of(p))) for p, d in
                 zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
         cts_in = iter(vjp_backward(lin, cts))
-        flat = [instantiate(next(cts_in)) if d else np.zeros(a.shape, float0)
+        flat = [_instantiate_result(next(cts_in)) if d else np.zeros(a.shape, float0)
                 for a, d in zip(in_avals, lin.differentiable)]
         return tree_util.tree_unflatten(in_tree, flat)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
@@ -326,7 +333,9 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False,
         result = _vjp(partial_fun, dyn_args, has_aux, where)
         out, vjp_fun = result[0], result[1]
         out_aval = _check_scalar_output(out, where, holomorphic)
-        grads = vjp_fun(scalar(1, out_aval.dtype, out_aval.weak_type))
+        # The seed is an array, as JAX's is: the gradient of `lambda x: x` is the
+        # seed itself, and the caller gets an array back, not a Python float.
+        grads = vjp_fun(as_results(scalar(1, out_aval.dtype, out_aval.weak_type)))
         grads = grads[0] if single else grads
         value = (out, result[2]) if has_aux else out
         return value, grads
@@ -373,13 +382,21 @@ def _stack(arrays, shape):
     return rows[0] if len(rows) == 1 else lax.concatenate(rows, 0)
 
 
+def _basis_value(aval, flat_values):
+    # A rank-0 weak leaf (a Python scalar's) gets a Python-scalar basis value, so the
+    # Jacobian's block for it stays weakly typed, as JAX's does.
+    if aval.shape == () and aval.weak_type:
+        return scalar(flat_values[0], aval.dtype, weak=True)
+    return flat_values.reshape(aval.shape)
+
+
 def _one_hots(avals):
     """For each position of the flattened leaves: a list of leaf values, one-hot there."""
     for j, aval in enumerate(avals):
         for k in range(aval.size):
             basis = np.zeros(aval.size, aval.dtype)
             basis[k] = 1
-            yield [basis.reshape(aval.shape) if i == j else np.zeros(a.shape, a.dtype)
+            yield [_basis_value(a, basis if i == j else np.zeros(a.size, a.dtype))
                    for i, a in enumerate(avals)]
 
 
@@ -409,7 +426,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
                 moved = lax.transpose(stacked, tuple(range(1, len(out_shape) + 1)) + (0,))
                 per_input.append(lax.reshape(moved, out_shape + aval.shape))
             blocks.append(_by_input(per_input, in_tree, single))
-        jac = tree_util.tree_unflatten(flat_fun.out_tree, blocks)
+        jac = as_results(tree_util.tree_unflatten(flat_fun.out_tree, blocks))
         return (jac, aux) if has_aux else jac
     return jacfun
 
@@ -451,9 +468,13 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
                 per_input.append(lax.reshape(stacked, aval.shape + in_aval.shape))
             start += aval.size
             blocks.append(_by_input(per_input, in_tree, single))
-        jac = tree_util.tree_unflatten(flat_fun.out_tree, blocks)
+        jac = as_results(tree_util.tree_unflatten(flat_fun.out_tree, blocks))
         return (jac, aux) if has_aux else jac
     return jacfun
+
+
+# As in JAX, `jacobian` is reverse mode.
+jacobian = jacrev
 
 
 def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):

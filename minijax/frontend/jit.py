@@ -1,11 +1,20 @@
-"""The public staging API: `make_jaxpr` and `jit`.
+"""The public staging API: `make_jaxpr`, `jit`, `eval_shape`, `disable_jit`.
 
-Both trace the user's function once per (pytree structure, input avals, static
-arguments) with the staging trace of `ir/staging.py`. `make_jaxpr` hands back the
-jaxpr; `jit` binds it as one `jit` equation in the current trace. At the root (eager)
-trace that equation runs as a single `jax.jit`-compiled XLA program; under another
-transformation (grad, vmap, an outer jit) the transformation's rule for `jit`
-applies, so the staged call stays one call.
+Both `make_jaxpr` and `jit` trace the user's function once per (pytree structure,
+input avals, static arguments) with the staging trace of `ir/staging.py`.
+`make_jaxpr` hands back the jaxpr. `jit` keeps its traces in a cache that belongs to
+the *function* (held weakly) and the jit options, as JAX's does, so `jit(f)(x)` in a
+loop traces once. A `jit` call then goes one of two ways:
+
+* at the root (eager) trace, with arrays: the fast path. One `jax.jit` function per
+  cache runs the call; its Python body, which JAX runs only on a cache miss, looks up
+  (or makes) minijax's trace for the avals JAX saw and lowers it. Flattening, the
+  cache key, static arguments, donation and dispatch are all JAX's C++ path.
+* under another transformation (grad, vmap, an outer jit), or with refs among the
+  arguments or closed over: `jit` binds its jaxpr as one `jit` equation in the
+  current trace. Under a transformation its rule applies, so the staged call stays
+  one call; at the root the equation runs through `backends/eager_refs.py`, which
+  discharges the refs, runs one XLA program and writes the boxes back.
 
 Both check refs the same way, through the same two functions: `_flatten_inputs`
 before tracing (refs live, not views, not passed twice) and `_trace_flat` while and
@@ -14,22 +23,28 @@ after tracing (no ref returned, none both closed over and passed in); see
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
+import threading
+import types
+import weakref
 from typing import Callable
 
+import jax
 from jax import tree_util
 
 from .pytrees import (flatten_fun, check_valid_leaf, split_static_args,
-                       static_argnums_from_names, fun_name)
+                       static_argnums_from_names, static_argnames_from_nums, fun_name)
 from ..ir import primitives as P
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import Tracer, bind, aval_of
-from ..ir.types import RefType
+from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
+from ..ir.types import RefType, ShapedArray
 from ..ir.verify import verify_jaxpr
 from ..backends import xla
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
-from .refs import check_call_writes
+from .refs import RefView, check_call_writes, is_ref
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
 
 
@@ -48,12 +63,14 @@ def _flatten_inputs(args, kwargs, where: str):
     return leaves, in_tree
 
 
-def _trace_flat(fun, args, kwargs, leaves, in_tree, where: str):
+def _trace_flat(fun, args, kwargs, leaves, in_tree, where: str, in_avals=None):
     """Trace `fun(*args, **kwargs)` into a closed jaxpr over the flattened inputs,
     then check what only the trace shows: no ref is returned, none is both closed
     over and passed in. `jit` and `make_jaxpr` share this path, so a program one
-    rejects the other rejects too, with the same message."""
-    in_avals = [aval_of(leaf) for leaf in leaves]
+    rejects the other rejects too, with the same message. (`in_avals` is given when
+    the leaves are JAX's tracers, in `jit`'s fast path.)"""
+    if in_avals is None:
+        in_avals = [aval_of(leaf) for leaf in leaves]
     flat_fun, out_tree_cell = flatten_fun(fun, in_tree)
 
     def checked_fun(*tracers):
@@ -99,22 +116,223 @@ class _Staged:
         self.out_tree = out_tree
 
 
-class JitFunction:
-    """What `minijax.jit(f)` returns: call it, or `.lower(...)` / `.trace(...)` it."""
+class _UsesRefs(Exception):
+    """Raised inside JAX's trace of the fast path: this program closes over a ref,
+    which only minijax's own call path (discharge, run, write back) can run."""
 
-    def __init__(self, fun: Callable, static_argnums=(), static_argnames=()):
+
+class _JitCache:
+    """Everything cached for one (function, jit options): minijax's traces (for
+    `trace`, `lower`, calls under transformations and calls with refs) and the
+    `jax.jit` function of the fast path. `refs_seen`: a call has met a ref, so this
+    function's calls take minijax's own path from now on."""
+    __slots__ = ("traces", "fast", "refs_seen")
+
+    def __init__(self):
+        self.traces: dict = {}
+        self.fast = None
+        self.refs_seen = False
+
+    def clear(self):
+        self.traces.clear()
+        if self.fast is not None:
+            self.fast.clear_cache()
+        self.fast, self.refs_seen = None, False
+
+
+# function -> {jit options: _JitCache}. Keyed weakly on the function, as JAX's own
+# cache is: `jit(f)(x)` written inside a loop reuses the trace of the first call, and
+# the cache goes when `f` does. `clear_caches()` empties it.
+_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _cache_for(fun, options) -> _JitCache:
+    try:
+        per_fun = _caches.setdefault(fun, {})
+    except TypeError:        # not weakly referenceable: the JitFunction owns its cache
+        return _JitCache()
+    cache = per_fun.get(options)
+    if cache is None:
+        cache = per_fun[options] = _JitCache()
+    return cache
+
+
+def clear_caches():
+    """Forget every trace and compiled program minijax holds, as `jax.clear_caches`."""
+    # Emptied in place: a JitFunction made before this call keeps sharing its cache
+    # with those made after.
+    for per_fun in list(_caches.values()):
+        for cache in per_fun.values():
+            cache.clear()
+    xla.clear_caches()
+
+
+class _JitState(threading.local):
+    def __init__(self):
+        self.disabled = False
+        # The arguments of the fast-path call in progress: JAX sees a minijax ref
+        # (which has a shape and a dtype) as an array, so on a cache miss `run`
+        # looks at what was really passed before tracing anything. Not None also
+        # while `disable_jit` is on (`_DISABLED`): one check on the cached call.
+        self.call_args = None
+
+
+_DISABLED = ((), {})
+
+
+_jit_state = _JitState()
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """Inside `with disable_jit():`, a jitted function runs its Python op by op (each
+    operation eagerly), as `jax.disable_jit`: print values, set breakpoints."""
+    state = _jit_state
+    previous = state.disabled, state.call_args
+    state.disabled = disable
+    state.call_args = _DISABLED if disable else None
+    try:
+        yield
+    finally:
+        state.disabled, state.call_args = previous
+
+
+def _normalize_names(names) -> tuple:
+    return (names,) if isinstance(names, str) else tuple(names)
+
+
+def _normalize_nums(nums) -> tuple:
+    return (nums,) if isinstance(nums, int) else tuple(nums)
+
+
+def _has_minijax_leaves(args_and_kwargs) -> bool:
+    """Whether a call's arguments hold a ref, a ref view or a tracer: values only
+    minijax's own call path can take."""
+    return args_and_kwargs is not None and any(
+        is_ref(leaf) or isinstance(leaf, (RefView, Tracer))
+        for leaf in tree_util.tree_leaves(args_and_kwargs))
+
+
+class JitFunction:
+    """What `minijax.jit(f)` returns: call it, or `.lower(...)` / `.trace(...)` it.
+
+    A call outside every transformation takes the fast path: one `jax.jit` function
+    per (function, options), whose Python body -- run by JAX only on a cache miss --
+    traces the function with minijax and lowers minijax's program. Flattening the
+    arguments, the cache key (avals with weak types, static arguments, tree
+    structure), donation and the executable's call are then JAX's own C++ dispatch.
+    A call under a minijax transformation (a tracer argument), with refs, or of a
+    function that closes over a ref binds the `jit` primitive instead (`_stage`)."""
+
+    def __init__(self, fun: Callable, static_argnums=None, static_argnames=None,
+                 donate_argnums=None, donate_argnames=None, keep_unused: bool = False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self._fun = fun
-        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        # As given, for jax.jit (None: "infer from the other one and the signature").
+        self._jax_options = dict(
+            static_argnums=None if static_argnums is None else _normalize_nums(static_argnums),
+            static_argnames=None if static_argnames is None else _normalize_names(static_argnames),
+            donate_argnums=None if donate_argnums is None else _normalize_nums(donate_argnums),
+            donate_argnames=None if donate_argnames is None else _normalize_names(donate_argnames),
+            keep_unused=bool(keep_unused))
+        static_argnums = self._jax_options["static_argnums"] or ()
+        static_argnames = self._jax_options["static_argnames"] or ()
         self._static_argnums = tuple(sorted(set(static_argnums)
                                             | set(static_argnums_from_names(fun, static_argnames))))
+        if self._jax_options["static_argnames"] is None:
+            static_argnames = static_argnames_from_nums(fun, self._static_argnums)
         self._static_argnames = static_argnames
-        self._cache: dict = {}
+        options = tuple(self._jax_options.items())
+        self._jit_cache = _cache_for(fun, options)
         # updated=(): copying fun.__dict__ would let jit(jit(f)) take over the inner
-        # function's trace cache.
+        # function's attributes.
         functools.update_wrapper(self, fun, updated=())
+
+    def __get__(self, obj, objtype=None):
+        # A descriptor, as JAX's jitted functions are: a jitted method binds `self`.
+        return self if obj is None else types.MethodType(self, obj)
+
+    # -- the fast path ------------------------------------------------------------------
+
+    def _fast_function(self):
+        where = f"jit({fun_name(self._fun)})"
+        static_argnums, static_argnames = self._static_argnums, self._static_argnames
+        traces = self._jit_cache.traces
+        # The cache is keyed weakly on the function, so what it holds must not hold
+        # the function strongly (or the function would never be collected).
+        try:
+            fun_ref = weakref.ref(self._fun)
+        except TypeError:        # then the cache belongs to this JitFunction alone
+            fun_ref = functools.partial(lambda fun: fun, self._fun)
+
+        def run(*args, **kwargs):
+            if _has_minijax_leaves(_jit_state.call_args):
+                raise _UsesRefs()
+            dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
+                fun_ref(), args, kwargs, static_argnums, static_argnames)
+            leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
+            in_avals = tuple(ShapedArray(x.shape, x.dtype, x.aval.weak_type) for x in leaves)
+            # One trace per key, shared with `_stage`: `trace`, `lower` and calls
+            # under transformations reuse what a call traced, and the other way round.
+            key = (in_tree, in_avals, static_key)
+            staged = traces.get(key)
+            if staged is None:
+                # JAX is tracing `run`, but minijax's trace is over minijax's own
+                # tracers: what it evaluates eagerly (a constant folded on concrete
+                # values) must run now, not be staged into JAX's program.
+                with jax.ensure_compile_time_eval():
+                    closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves,
+                                                   in_tree, where, list(in_avals))
+                    verify_jaxpr(closed)
+                staged = traces[key] = _Staged(closed, out_tree)
+            if mentions_refs(staged.closed.jaxpr):
+                raise _UsesRefs()
+            outs = xla.lower_jaxpr(staged.closed.jaxpr, staged.closed.consts, leaves)
+            return tree_util.tree_unflatten(staged.out_tree, outs)
+        run.__name__ = run.__qualname__ = fun_name(self._fun)
+        try:     # JAX reads the signature to place static and donated names
+            run.__signature__ = inspect.signature(self._fun)
+        except (TypeError, ValueError):
+            pass
+        return jax.jit(run, **self._jax_options)
+
+    def __call__(self, *args, **kwargs):
+        # The cached call: as few steps as possible before JAX's C++ dispatch.
+        fast, state = self._jit_cache.fast, _jit_state
+        if fast is not None and state.call_args is None and type(current_trace()) is EvalTrace:
+            state.call_args = (args, kwargs)
+            try:
+                return fast(*args, **kwargs)
+            except (_UsesRefs, TypeError) as error:
+                refused = error
+            finally:
+                state.call_args = None
+            return self._after_fast_path_refused(refused, args, kwargs)
+        return self._call_first_or_staged(args, kwargs)
+
+    def _call_first_or_staged(self, args, kwargs):
+        cache = self._jit_cache
+        if _jit_state.disabled:
+            return self._fun(*args, **kwargs)
+        if (type(current_trace()) is EvalTrace and cache.fast is None
+                and not cache.refs_seen and _jit_state.call_args is None):
+            cache.fast = self._fast_function()      # the first call at the root
+            return self(*args, **kwargs)
+        return self._call_staged(args, kwargs)
+
+    def _after_fast_path_refused(self, error, args, kwargs):
+        """The fast path met a ref: this call, and from now on every call of this
+        function, takes minijax's own path. Any other error is the user's."""
+        if not isinstance(error, _UsesRefs) and not _has_minijax_leaves((args, kwargs)):
+            # (A ref passed where a cached trace expects an array makes JAX fail to
+            # read it as a buffer -- RefError is a TypeError -- before running.)
+            raise error
+        cache = self._jit_cache
+        cache.refs_seen, cache.fast = True, None
+        return self._call_staged(args, kwargs)
+
+    # -- minijax's own path: the `jit` primitive -------------------------------------------
 
     def _stage(self, args, kwargs):
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
@@ -124,7 +342,8 @@ class JitFunction:
         # A ref's aval is its RefType, so a trace for one ref type is never reused
         # for another (or for an array of the same shape).
         key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
-        staged = self._cache.get(key)
+        traces = self._jit_cache.traces
+        staged = traces.get(key)
         if staged is None:
             closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree,
                                            where)
@@ -133,13 +352,13 @@ class JitFunction:
             # A trace that closed over tracers of an enclosing transformation is only
             # valid inside that transformation, so it is not cached.
             if not any(isinstance(c, Tracer) for c in closed.consts):
-                self._cache[key] = staged
+                traces[key] = staged
         elif staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
             # A cached trace may close over the very ref this call passes in.
             check_staged_refs(staged.closed, leaves, where)
         return staged, leaves
 
-    def __call__(self, *args, **kwargs):
+    def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)
         inputs = [*staged.closed.consts, *leaves]
         check_call_writes(staged.call_jaxpr, inputs, fun_name(self._fun))
@@ -151,8 +370,9 @@ class JitFunction:
         return self._stage(args, kwargs)[0].closed
 
     def lower(self, *args, **kwargs):
-        """JAX's `Lowered` object for the XLA program minijax emits for these arguments:
-        `.as_text()` is its StableHLO, `.compile()` its executable."""
+        """JAX's `Lowered` object for the XLA program minijax emits for these arguments
+        (arrays, or `ShapeDtypeStruct`s standing for them): `.as_text()` is its
+        StableHLO, `.compile()` its executable."""
         staged, leaves = self._stage(args, kwargs)
         closed = staged.closed
         if mentions_refs(closed.jaxpr):
@@ -162,16 +382,42 @@ class JitFunction:
             leaves = [value_of(leaf) for leaf in leaves]
         return xla.lower_closed_jaxpr(closed, *leaves)
 
+    def eval_shape(self, *args, **kwargs):
+        """The `ShapeDtypeStruct` pytree of this function's output for these arguments."""
+        return eval_shape(self, *args, **kwargs)
+
     def clear_cache(self):
-        self._cache.clear()
+        self._jit_cache.clear()
 
     def __repr__(self):
         return f"<minijax.jit of {fun_name(self._fun)}>"
 
 
-def jit(fun: Callable | None = None, *, static_argnums=(), static_argnames=()):
-    """Compile `fun` with XLA, as `jax.jit`. Usable as `@jit` or `@jit(static_argnums=...)`."""
+def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
+        donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
+        inline: bool = False):
+    """Compile `fun` with XLA, as `jax.jit`. Usable as `@jit` or `@jit(static_argnums=...)`.
+
+    `donate_argnums`/`donate_argnames` hand those arguments' buffers to XLA for reuse
+    (a donated array is deleted by the call, as in JAX). `inline` is accepted for
+    JAX's signature: minijax always inlines a nested jit into its caller's program."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames)
-    return JitFunction(fun, static_argnums, static_argnames)
+                                 static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames, keep_unused=keep_unused,
+                                 inline=inline)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums,
+                       donate_argnames, keep_unused)
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """The output of `fun(*args, **kwargs)` as a pytree of `jax.ShapeDtypeStruct`s,
+    computed by tracing only (nothing runs), as `jax.eval_shape`. Arguments may be
+    arrays, scalars or `ShapeDtypeStruct`s."""
+    leaves, in_tree = _flatten_inputs(args, kwargs, f"eval_shape({fun_name(fun)})")
+    closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_tree,
+                                   f"eval_shape({fun_name(fun)})")
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+              for a in closed.out_avals]
+    return tree_util.tree_unflatten(out_tree, shapes)

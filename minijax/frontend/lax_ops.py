@@ -11,6 +11,7 @@ import builtins
 from typing import Sequence
 
 import numpy as np
+from jax import lax as _jax_lax
 
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of, Tracer
@@ -286,13 +287,35 @@ def argmin(operand, axis: int, index_dtype):
                 index_dtype=canonical_dtype(index_dtype))
 
 
+# The precision of a contraction on accelerators, JAX's own enum (DEFAULT, HIGH,
+# HIGHEST; also spelt as strings such as 'highest' or 'float32'). CPU ignores it.
+Precision = _jax_lax.Precision
+
+
+def canonicalize_precision(precision):
+    """`precision=` as the `dot_general` param: None, or a pair of `Precision` names
+    (one per operand), which the text form prints and parses as strings."""
+    if precision is None:
+        return None
+    pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
+    if len(pair) != 2 or any(p is None for p in pair):
+        raise ValueError(f"precision must be None, a lax.Precision value or its name, or "
+                         f"a pair of them; got {precision!r}")
+    try:
+        return tuple(Precision(p).name for p in pair)
+    except (ValueError, TypeError):
+        raise ValueError(f"precision must be None, a lax.Precision value or its name "
+                         f"({', '.join(p.name.lower() for p in Precision)}), or a pair "
+                         f"of them; got {precision!r}") from None
+
+
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     dnums = ((tuple(int(a) for a in lc), tuple(int(a) for a in rc)),
              (tuple(int(a) for a in lb), tuple(int(a) for a in rb)))
     pref = None if preferred_element_type is None else canonical_dtype(preferred_element_type)
-    return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dnums, precision=precision,
-                preferred_element_type=pref)
+    return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dnums,
+                precision=canonicalize_precision(precision), preferred_element_type=pref)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

@@ -84,5 +84,16 @@ def static_argnums_from_names(fun: Callable, static_argnames: tuple) -> tuple[in
     return tuple(params.index(name) for name in static_argnames if name in params)
 
 
+def static_argnames_from_nums(fun: Callable, static_argnums: tuple) -> tuple[str, ...]:
+    """Names of the parameters at static positions, so that an argument made static by
+    position is static when passed by keyword too (as JAX infers them)."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for i, p in enumerate(params)
+                 if i in static_argnums and p.kind is p.POSITIONAL_OR_KEYWORD)
+
+
 def fun_name(fun: Any) -> str:
     return getattr(fun, "__name__", type(fun).__name__)

@@ -27,6 +27,7 @@ from ..ir.trace import bind, aval_of, Tracer
 from ..ir.types import canonical_dtype
 from ..transforms.ad_util import reverse_axis
 from . import lax_ops as lax_
+from .lax_ops import canonicalize_precision
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated",
            "conv", "conv_with_general_padding", "conv_transpose", "padtype_to_pads",
@@ -95,28 +96,6 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
                                       for spec in dimension_numbers))
     raise TypeError(f"convolution dimension_numbers elements must be strings, got "
                     f"{tuple(map(type, dimension_numbers))}.")
-
-
-_PRECISION_ALIASES = {"DEFAULT": "DEFAULT", "FASTEST": "DEFAULT", "BFLOAT16": "DEFAULT",
-                      "HIGH": "HIGH", "TENSORFLOAT32": "HIGH", "BFLOAT16_3X": "HIGH",
-                      "HIGHEST": "HIGHEST", "FLOAT32": "HIGHEST"}
-
-
-def canonicalize_precision(precision):
-    """None, a `Precision`, a name, or a pair of those -> None, a name, or a pair."""
-    if precision is None:
-        return None
-    if isinstance(precision, (tuple, list)):
-        if len(precision) != 2:
-            raise ValueError(f"precision should be None, a single precision or a pair of "
-                             f"them, got {precision}")
-        pair = tuple(canonicalize_precision(p) or "DEFAULT" for p in precision)
-        return pair
-    name = str(getattr(precision, "name", precision)).upper()
-    if name not in _PRECISION_ALIASES:
-        raise ValueError(f"Precision argument must be one of {sorted(_PRECISION_ALIASES)} "
-                         f"(any case) or a lax.Precision, got {precision!r}")
-    return _PRECISION_ALIASES[name]
 
 
 def _ints(what, values, n):

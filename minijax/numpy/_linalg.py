@@ -24,9 +24,10 @@ from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes, convert
 from ._dtypes import canonicalize_dtype
 
 
-def _contract(lhs, rhs, contracting, batch, preferred=None):
+def _contract(lhs, rhs, contracting, batch, preferred=None, precision=None):
     dtype = dtype_of(lhs) if preferred is None else canonicalize_dtype(preferred)
-    return lax.dot_general(lhs, rhs, (contracting, batch), preferred_element_type=dtype)
+    return lax.dot_general(lhs, rhs, (contracting, batch), precision=precision,
+                           preferred_element_type=dtype)
 
 
 def _promoted(fname, a, b, preferred):
@@ -45,7 +46,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     a_k = a_shape[-1]
     b_k = b_shape[0] if b_vec else b_shape[-2]
     if a_k != b_k:
-        raise ValueError(f"matmul: contracting dimensions differ: {a_shape} @ {b_shape} "
+        raise TypeError(f"matmul: contracting dimensions differ: {a_shape} @ {b_shape} "
                          f"(sizes {a_k} and {b_k})")
     a_batch = a_shape[:-2] if not a_vec else ()
     b_batch = b_shape[:-2] if not b_vec else ()
@@ -83,7 +84,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     contracting = ((a_nd - 1,), (0,) if b_vec else (b_nd - 2,))
     batch = (tuple(renumber(ai, a_squeeze) for _, ai, _ in batch_pairs),
              tuple(renumber(bi, b_squeeze) for _, _, bi in batch_pairs))
-    out = _contract(a, b, contracting, batch, out_dtype)
+    out = _contract(a, b, contracting, batch, out_dtype, precision)
     # dot_general's order: batch, a's free (batch axes, then m), b's free (batch, n).
     order = ([i for i, _, _ in batch_pairs] + [i for i, _ in a_free_batch]
              + ([] if a_vec else ["m"]) + [i for i, _ in b_free_batch]
@@ -104,10 +105,10 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         return convert("dot", multiply(a, b), out_dtype)
     b_axis = 0 if len(b_shape) == 1 else len(b_shape) - 2
     if a_shape[-1] != b_shape[b_axis]:
-        raise ValueError(f"dot: shapes {a_shape} and {b_shape} are not aligned: "
+        raise TypeError(f"dot: shapes {a_shape} and {b_shape} are not aligned: "
                          f"{a_shape[-1]} (axis {len(a_shape) - 1}) != {b_shape[b_axis]} "
                          f"(axis {b_axis})")
-    return _contract(a, b, ((len(a_shape) - 1,), (b_axis,)), ((), ()), out_dtype)
+    return _contract(a, b, ((len(a_shape) - 1,), (b_axis,)), ((), ()), out_dtype, precision)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -118,9 +119,9 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
         raise NotImplementedError("vdot of complex arrays (needs conj) is not supported")
     a, b = ravel(a), ravel(b)
     if shape_of(a) != shape_of(b):
-        raise ValueError(f"vdot: operands have different sizes {shape_of(a)[0]} and "
+        raise TypeError(f"vdot: operands have different sizes {shape_of(a)[0]} and "
                          f"{shape_of(b)[0]}")
-    return _contract(a, b, ((0,), (0,)), ((), ()), out_dtype)
+    return _contract(a, b, ((0,), (0,)), ((), ()), out_dtype, precision)
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
@@ -131,9 +132,9 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
         from ._ufuncs import multiply
         return convert("inner", multiply(a, b), out_dtype)
     if a_shape[-1] != b_shape[-1]:
-        raise ValueError(f"inner: last dimensions differ: {a_shape} and {b_shape}")
+        raise TypeError(f"inner: last dimensions differ: {a_shape} and {b_shape}")
     return _contract(a, b, ((len(a_shape) - 1,), (len(b_shape) - 1,)), ((), ()),
-                        out_dtype)
+                     out_dtype, precision)
 
 
 def outer(a, b, out=None):
@@ -173,9 +174,9 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         b_axes = tuple(canonicalize_axis("tensordot", x, len(b_shape)) for x in b_axes)
     for i, j in zip(a_axes, b_axes):
         if a_shape[i] != b_shape[j]:
-            raise ValueError(f"tensordot: axis {i} of {a_shape} and axis {j} of {b_shape} "
+            raise TypeError(f"tensordot: axis {i} of {a_shape} and axis {j} of {b_shape} "
                              f"have different sizes")
-    return _contract(a, b, (a_axes, b_axes), ((), ()), out_dtype)
+    return _contract(a, b, (a_axes, b_axes), ((), ()), out_dtype, precision)
 
 
 # -- einsum ---------------------------------------------------------------------------------
@@ -299,7 +300,7 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
             x, y, (tuple(labels.index(c) for c in contract),
                    tuple(y_labels.index(c) for c in contract)),
             (tuple(labels.index(c) for c in batch), tuple(y_labels.index(c) for c in batch)),
-            out_dtype)
+            out_dtype, precision)
         labels = (batch + [c for c in labels if c not in shared]
                   + [c for c in y_labels if c not in shared])
     x, labels = _sum_labels(x, labels, set(out_labels))

@@ -60,7 +60,9 @@ def aval(x) -> ShapedArray:
 
 def as_operand(fname: str, x):
     """`x` as something `bind` accepts: tracers, Python scalars and arrays pass as
-    they are; lists and tuples become arrays; anything else is a clear TypeError."""
+    they are; anything else is a clear TypeError. Lists and tuples are refused, as
+    JAX refuses them (a list of traced values would silently become a copy); only
+    `jnp.array`/`jnp.asarray` and the few functions JAX documents take them."""
     if isinstance(x, Tracer) or type(x) in _SCALAR_AVALS:
         return x
     if isinstance(x, np.generic):
@@ -70,8 +72,8 @@ def as_operand(fname: str, x):
     if isinstance(x, PY_SCALARS):
         return x
     if isinstance(x, (list, tuple)):
-        from ._creation import array
-        return array(x)
+        raise TypeError(f"{fname} requires ndarray or scalar arguments, got "
+                        f"{type(x)}; convert it first with jnp.asarray")
     dtype = getattr(x, "dtype", None)
     if dtype is not None and hasattr(x, "shape") and not isinstance(x, type):
         if np.dtype(dtype).kind not in _SUPPORTED_KINDS and not is_float(dtype):

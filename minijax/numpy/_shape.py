@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -25,6 +26,13 @@ from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, prom
 
 
 def shape(a) -> tuple:
+    # As in JAX 0.10, a nested list still has a shape, with a warning that lists
+    # will be refused here too.
+    if isinstance(a, (list, tuple)):
+        warnings.warn(f"shape requires ndarray or scalar arguments, got {type(a)} at "
+                      f"position 0. In a future JAX release this will be an error.",
+                      DeprecationWarning, stacklevel=2)
+        return np.shape(a)
     return shape_of(as_operand("shape", a))
 
 

@@ -15,13 +15,15 @@ Read this before `jvp.py` and `transpose.py`.
 """
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
+from jax import tree_util
 
 from ..ir import primitives as P
 from ..ir.core import Literal, literal_value
 from ..ir.source_info import source_info_from
-from ..ir.trace import bind, aval_of, current_trace
-from ..ir.types import ShapedArray, float0, is_inexact
+from ..ir.trace import EvalTrace, bind, aval_of, current_trace
+from ..ir.types import ShapedArray, canonical_dtype, float0, is_inexact
 
 
 class Zero:
@@ -193,3 +195,25 @@ def fresh_root():
     one, so the result depends on no enclosing trace and can be cached."""
     from ..ir.trace import EvalTrace
     return EvalTrace()
+
+
+def as_result(value):
+    """A concrete output leaf as JAX hands it back: a `jax.Array`, weakly typed when
+    the value is a Python scalar. A function may return its input or a constant (the
+    gradient of `lambda x: x` is the seed 1.0 itself), and the caller must still get
+    the array JAX would give. Tracers, arrays, float0 zeros and anything that is not
+    numeric data (aux objects) pass unchanged."""
+    if isinstance(value, (bool, int, float, complex)):
+        return jnp.asarray(value)          # a Python scalar stays weak, as in JAX
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype != float0:
+        return jnp.asarray(value, dtype=canonical_dtype(value.dtype))
+    return value
+
+
+def as_results(tree):
+    """`as_result` on every leaf of `tree`, at the root trace only: under another
+    transformation a constant output stays a constant of that trace (a literal in a
+    staged program, as JAX prints it)."""
+    if not isinstance(current_trace(), EvalTrace):
+        return tree
+    return tree_util.tree_map(as_result, tree)

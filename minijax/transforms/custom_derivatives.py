@@ -2,13 +2,17 @@
 
 Read `ir/custom_primitives.py` (the three primitives) and `linearize.py` first.
 
-Outside any transformation a custom function simply runs. Under one (jvp, grad,
-jit, vmap) calling it traces the *primal* function into a jaxpr and binds one
-`custom_jvp_call` / `custom_vjp_call` equation whose `rule` param holds the user's
-rule functions, so the rule travels with the program: `jit(f)` keeps it for a later
-`grad`. The rules themselves run only when the call is differentiated, called in
-the parent trace like any jvp rule -- so they may call the custom function itself,
-and branch in Python on concrete values, exactly as in JAX.
+Outside any transformation a custom function simply runs. Directly under a JVP
+trace (jvp, or grad/vjp, whose linearize is a JVP trace) its rule runs at once, in
+the parent trace, on the primal values -- concrete ones when the parent is the root,
+so both the rule and a function that branches in Python on values work eagerly, as
+in JAX; the primal function itself is not traced. Under any other transformation
+(jit, vmap, make_jaxpr, an outer staging) calling it traces the *primal* function
+into a jaxpr and binds one `custom_jvp_call` / `custom_vjp_call` equation whose
+`rule` param holds the user's rule functions, so the rule travels with the program:
+`jit(f)` keeps it for a later `grad`. The rules of a staged call run only when the
+call is differentiated, called in the parent trace like any jvp rule -- so they may
+call the custom function itself.
 
 * jvp of `custom_jvp_call`: call the user's jvp rule on (primals, tangents).
 * jvp of `custom_vjp_call`: call `fwd` for the outputs and residuals; the output
@@ -32,10 +36,13 @@ from ..ir import primitives as P
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..ir.source_info import user_code
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import MinijaxError, EvalTrace, bind, aval_of, current_trace, eager_impls
+from ..ir.trace import (MinijaxError, EvalTrace, bind, aval_of, current_trace, eager_impls,
+                        set_current_trace)
 from ..ir.types import float0
-from .ad_util import Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr, zeros
-from .jvp import jvp_rules, JvpResult
+from .ad_util import (Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr, zeros,
+                      as_results)
+from .jvp import jvp_rules, JvpResult, JVPTrace, JVPTracer
+from .partial_eval import PartialEvalTrace
 from .transpose import transpose_rules
 
 
@@ -53,28 +60,32 @@ def _resolve_args(fun, args, kwargs):
 
 
 class _CallSite:
-    """One call of a custom function: the static (nondiff) arguments, how the
-    differentiable ones flatten, and the traced primal body."""
+    """One call of a custom function: the static (nondiff) arguments and how the
+    differentiable ones flatten. `stage()` traces the primal body, for a call that
+    becomes an equation; a call differentiated at once never traces it."""
 
     def __init__(self, fun, args, nondiff_argnums, name):
-        self.name = name
+        self.fun, self.name = fun, name
         self.nondiff_positions = sorted({i % len(args) for i in nondiff_argnums})
         self.nondiff = [args[i] for i in self.nondiff_positions]
         dyn_args = tuple(a for i, a in enumerate(args) if i not in self.nondiff_positions)
         self.num_dyn = len(dyn_args)
         self.leaves, self.in_tree = tree_util.tree_flatten(dyn_args)
         self.in_avals = [aval_of(x) for x in self.leaves]
+        self.out_tree = None        # known once the body is traced or a rule has run
+
+    def stage(self):
         cell = []
 
         def flat(*leaves):
-            out_leaves, out_tree = tree_util.tree_flatten(fun(*self.full_args(leaves)))
+            out_leaves, out_tree = tree_util.tree_flatten(self.fun(*self.full_args(leaves)))
             cell.append(out_tree)
             return out_leaves
         closed = trace_to_jaxpr(flat, self.in_avals)
         self.call_jaxpr = convert_constvars_to_invars(closed.jaxpr)
         self.consts = list(closed.consts)
         self.out_tree = cell[0]
-        self.out_avals = closed.out_avals
+        return self
 
     def full_args(self, leaves):
         """All the function's arguments, nondiff ones back in their places."""
@@ -93,6 +104,70 @@ class _CallSite:
 
     def __repr__(self):
         return self.name
+
+
+def _call(custom, args, kwargs, make_rule):
+    """Call a custom function in the current trace (see the module docstring)."""
+    args = _resolve_args(custom.fun, args, kwargs)
+    trace = current_trace()
+    if isinstance(trace, EvalTrace):
+        return as_results(custom.fun(*args))
+    if _all_known(trace, args):
+        with set_current_trace(trace.parent):
+            return custom(*args)
+    name = getattr(custom.fun, "__name__", type(custom).__name__)
+    site = _CallSite(custom.fun, args, custom.nondiff_argnums, name)
+    if isinstance(trace, JVPTrace) and not _has_tangent(trace, site.nondiff):
+        primals, tangents = zip(*map(trace.unpack, site.leaves)) if site.leaves else ((), ())
+        with set_current_trace(trace.parent):
+            if all(type(t) is Zero for t in tangents):
+                # Nothing to differentiate here: an outer transformation's business.
+                return custom(*site.full_args(primals))
+            site.leaves = list(primals)
+            rule = make_rule(site)
+            apply_rule = (_custom_jvp_call_jvp if isinstance(rule, _JvpRule)
+                          else _custom_vjp_call_jvp)
+            result = apply_rule(list(primals), list(tangents), call_jaxpr=None,
+                                num_consts=0, rule=rule, name=name)
+        outs = [trace.make_tracer(p, t) for p, t in zip(*result)]
+        return tree_util.tree_unflatten(site.out_tree, outs)
+    site.stage()
+    rule = make_rule(site)
+    prim = custom_jvp_call_p if isinstance(rule, _JvpRule) else custom_vjp_call_p
+    return site.bind(prim, rule)
+
+
+def _has_tangent(trace, values) -> bool:
+    # A differentiated value among the nondiff arguments cannot be handed to the rule
+    # as a plain primal: such a call is staged, as any other call is.
+    return any(isinstance(x, JVPTracer) and x._trace is trace
+               for x in tree_util.tree_leaves(values))
+
+
+def _all_known(trace, args) -> bool:
+    """A partial-evaluation trace (the one under grad's JVP trace) with every input
+    known evaluates the call in its parent, as it would a primitive: a rule that calls
+    its own custom function on primal values (`f(x)` inside f's jvp rule) then runs
+    eagerly. Not under a remat policy, which must see each primitive to decide what to
+    save, nor once a known ref has been redirected to a staged one."""
+    if not isinstance(trace, PartialEvalTrace) or trace.policy is not None \
+            or trace.ref_redirects:
+        return False
+    return not any(trace.is_unknown(x) for x in tree_util.tree_leaves(args))
+
+
+def _out_avals(where, call_jaxpr, site, value):
+    """The avals a rule's primal output must have: the staged body's, or, when the
+    body was never traced, those of the rule's own primal output (whose structure
+    then becomes the call's)."""
+    if call_jaxpr is not None:
+        return call_jaxpr.out_avals
+    leaves, site.out_tree = tree_util.tree_flatten(value)
+    try:
+        return [aval_of(x) for x in leaves]
+    except TypeError:
+        raise CustomDerivativeError(f"{where} returned a primal output that is not an "
+                                    f"array pytree: {value!r}") from None
 
 
 def _float0_zeros(aval):
@@ -156,15 +231,11 @@ class custom_jvp:
         self.defjvp(jvp)
 
     def __call__(self, *args, **kwargs):
-        name = getattr(self.fun, "__name__", "custom_jvp")
         if self.jvp is None:
+            name = getattr(self.fun, "__name__", "custom_jvp")
             raise CustomDerivativeError(f"no JVP rule defined for custom_jvp function "
                                         f"{name}: use defjvp")
-        args = _resolve_args(self.fun, args, kwargs)
-        if isinstance(current_trace(), EvalTrace):
-            return self.fun(*args)
-        site = _CallSite(self.fun, args, self.nondiff_argnums, name)
-        return site.bind(custom_jvp_call_p, _JvpRule(self.jvp, site))
+        return _call(self, args, kwargs, lambda site: _JvpRule(self.jvp, site))
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
@@ -178,7 +249,7 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
         raise CustomDerivativeError(f"the JVP rule of {name} must return a pair "
                                     f"(primal_out, tangent_out)")
     where = f"the JVP rule of {name}"
-    out_avals = call_jaxpr.out_avals
+    out_avals = _out_avals(where, call_jaxpr, site, result[0])
     primals_out = _check_like(where, result[0], site.out_tree, out_avals)
     tangents_out = _check_like(where, result[1], site.out_tree, out_avals, tangent=True)
     return JvpResult(primals_out, [t if is_differentiable(a) else Zero(tangent_aval(a))
@@ -241,15 +312,11 @@ class custom_vjp:
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):
-        name = getattr(self.fun, "__name__", "custom_vjp")
         if self.fwd is None:
+            name = getattr(self.fun, "__name__", "custom_vjp")
             raise CustomDerivativeError(f"no VJP rule defined for custom_vjp function "
                                         f"{name}: use defvjp")
-        args = _resolve_args(self.fun, args, kwargs)
-        if isinstance(current_trace(), EvalTrace):
-            return self.fun(*args)
-        site = _CallSite(self.fun, args, self.nondiff_argnums, name)
-        return site.bind(custom_vjp_call_p, _VjpRule(
+        return _call(self, args, kwargs, lambda site: _VjpRule(
             self.fwd, self.bwd, site, getattr(self, "_linear_forward", None)))
 
 
@@ -261,7 +328,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise CustomDerivativeError(f"the fwd rule of {name} must return a pair "
                                     f"(output, residuals)")
-    out_avals = call_jaxpr.out_avals
+    out_avals = _out_avals(f"the fwd rule of {name}", call_jaxpr, site, result[0])
     primals_out = _check_like(f"the fwd rule of {name}", result[0], site.out_tree, out_avals)
     residuals, residual_tree = tree_util.tree_flatten(result[1])
     float_tangents = [instantiate(t) for a, t in zip(args, arg_tangents)

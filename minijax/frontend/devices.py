@@ -1,0 +1,92 @@
+"""Devices and placement: the runtime names a JAX program reaches for.
+
+minijax computes with JAX's own arrays on JAX's own devices, so these names are
+thin: where an array lives, how many devices there are and waiting for a result
+are questions about the runtime, answered by JAX's runtime. What minijax adds is
+the part a transformation sees: under `jit`, `grad` or `vmap` a value is a tracer,
+and placing it (`device_put`) or waiting for it (`block_until_ready`) means
+nothing yet, so both hand tracers back unchanged, as JAX's do.
+
+`named_call` and `named_scope` only name parts of a program in JAX's profiles and
+HLO metadata; minijax's programs carry no such names, so they change nothing but
+are accepted wherever JAX accepts them.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Callable
+
+import jax
+from jax import tree_util
+
+from ..ir.ref_box import Ref
+from ..ir.trace import Tracer
+
+__all__ = ["device_put", "devices", "local_devices", "device_count", "local_device_count",
+           "default_backend", "block_until_ready", "named_call", "named_scope"]
+
+
+def devices(backend: str | None = None):
+    """The devices of `backend` (the default backend when None), as `jax.devices`."""
+    return jax.devices(backend)
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None):
+    """The devices attached to this process, as `jax.local_devices`."""
+    return jax.local_devices(process_index, backend)
+
+
+def device_count(backend: str | None = None) -> int:
+    return jax.device_count(backend)
+
+
+def local_device_count(backend: str | None = None) -> int:
+    return jax.local_device_count(backend)
+
+
+def default_backend() -> str:
+    """'cpu', 'gpu' or 'tpu': the platform computations run on by default."""
+    return jax.default_backend()
+
+
+def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None):
+    """`x` (a pytree) as arrays on `device` (the default device when None), as
+    `jax.device_put`: NumPy values and Python scalars become `jax.Array`s (a scalar
+    weakly typed). Traced values and refs are returned as they are."""
+    if any(isinstance(leaf, (Tracer, Ref)) for leaf in tree_util.tree_leaves(x)):
+        def put(leaf):
+            if isinstance(leaf, (Tracer, Ref)):
+                return leaf
+            return jax.device_put(leaf, device, src=src, donate=donate,
+                                  may_alias=may_alias)
+        return tree_util.tree_map(put, x)
+    return jax.device_put(x, device, src=src, donate=donate, may_alias=may_alias)
+
+
+def block_until_ready(x):
+    """Wait until every array in the pytree `x` has been computed; returns `x`.
+    Tracers and other leaves are left alone, as in `jax.block_until_ready`."""
+    for leaf in tree_util.tree_leaves(x):
+        wait = getattr(leaf, "block_until_ready", None)
+        if wait is not None and not isinstance(leaf, Tracer):
+            wait()
+    return x
+
+
+def named_call(fun: Callable, *, name: str | None = None) -> Callable:
+    """`fun` under the name `name` in JAX's profiles; minijax computes it unchanged."""
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        return fun(*args, **kwargs)
+    return named
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+    """A context naming the operations inside it in JAX's profiles; no effect on what
+    they compute."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    yield
