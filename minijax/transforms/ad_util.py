@@ -20,7 +20,7 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir.core import Literal, literal_value
 from ..ir.source_info import source_info_from
-from ..ir.trace import bind, aval_of, current_trace
+from ..ir.trace import EvalTrace, bind, aval_of, current_trace
 from ..ir.types import ShapedArray, float0, is_inexact
 
 
@@ -177,5 +177,4 @@ def take_along_axis(x, indices, axis: int):
 def fresh_root():
     """A new root trace. A call body (a jaxpr without constvars) is transformed under
     one, so the result depends on no enclosing trace and can be cached."""
-    from ..ir.trace import EvalTrace
     return EvalTrace()
