@@ -1,8 +1,9 @@
 """minijax: a small, readable re-implementation of JAX's core.
 
 `import minijax as jax; import minijax.numpy as jnp` runs JAX programs. Start
-reading at `minijax/ir/__init__.py` (the IR), then `minijax/transforms` (the
-passes) and `minijax/backends` (XLA lowering and the NumPy reference evaluator).
+reading at docs/design.md (how the layers fit), then `minijax/ir/__init__.py` (the
+IR), `minijax/transforms` (the passes), `minijax/backends` (XLA lowering and the
+NumPy reference evaluator) and `minijax/frontend` (the code behind the public API).
 """
 from jax import tree_util  # pytrees are JAX's own
 from jax import Array, ShapeDtypeStruct
@@ -32,8 +33,13 @@ from . import debug  # noqa: E402
 # refs
 from .frontend.refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof
 from . import ref
+
+# Operators and methods on tracers, in this one place: NumPy's array methods, then the
+# ref methods, which dispatch on the tracer's aval and fall back to the array ones.
+from .numpy._tracer_methods import attach_methods as _attach_array_methods
 from .frontend.refs import install_tracer_dispatch as _install_ref_dispatch
-_install_ref_dispatch()   # after minijax.numpy attached its methods: ref tracers index as refs
+_attach_array_methods()
+_install_ref_dispatch()
 
 # remat
 from . import ad_checkpoint  # noqa: E402

@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .ir.primitives import primitives_by_name, rule_tables, generic_paths
+from .repl import run_repl
+
 
 def coverage_table(primitives_by_name: dict, rule_tables: dict, generic_paths: dict, *,
                    covered: str = "✓", generic: str = "-", missing: str = "·") -> str:
@@ -49,8 +52,6 @@ def coverage_table(primitives_by_name: dict, rule_tables: dict, generic_paths: d
 
 
 def _rules(args) -> int:
-    import minijax  # noqa: F401  -- importing the package registers every rule table
-    from minijax.ir.primitives import primitives_by_name, rule_tables, generic_paths
     covered, missing = "✓", "·"
     try:
         (covered + missing).encode(sys.stdout.encoding or "ascii")
@@ -62,7 +63,6 @@ def _rules(args) -> int:
 
 
 def _repl(args) -> int:
-    from .repl import run_repl
     return run_repl(args.file, echo=args.echo)
 
 

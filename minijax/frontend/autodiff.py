@@ -21,10 +21,12 @@ from typing import Callable
 import numpy as np
 from jax import tree_util
 
-from .. import lax
+from . import lax_ops as lax
+from . import refs as _refs
 from .pytrees import check_valid_leaf, fun_name
 from ..backends.eager_ref_runtime import all_or_nothing
-from ..ir.trace import MinijaxError, aval_of, current_trace
+from ..ir import primitives as P
+from ..ir.trace import MinijaxError, aval_of, bind, current_trace
 from ..ir.types import RefType, float0, is_inexact, is_float, is_complex, dtype_short_name
 from ..transforms.ad_util import Zero, tangent_aval, instantiate, scalar, as_results
 from ..transforms.jvp import jvp_flat
@@ -115,9 +117,6 @@ def _leaf_text(i, n):
 
 def _refs_as_values(flat_fun, leaves, where: str):
     """(leaves with each ref replaced by its contents, the function on those leaves)."""
-    from . import refs as _refs
-    from ..ir import primitives as P
-    from ..ir.trace import bind
     positions = [i for i, x in enumerate(leaves) if _refs.is_ref(x)]
     if not positions:
         return leaves, flat_fun
@@ -127,12 +126,12 @@ def _refs_as_values(flat_fun, leaves, where: str):
 
     def on_values(*values):
         values = list(values)
-        keys = []
+        proxies = []
         try:
             for n, i in enumerate(positions):
                 proxy = bind(P.new_ref_p, values[i])
                 aval = aval_of(proxy)
-                _refs._read_only[id(proxy)] = (proxy, (
+                _refs.refuse_writes(proxy, (
                     f"{where}: the function writes (by {{doing}}) the {aval} passed "
                     f"as a differentiated input{_leaf_text(i, len(leaves))}; "
                     f"differentiating with respect to a ref that is written is not "
@@ -140,12 +139,12 @@ def _refs_as_values(flat_fun, leaves, where: str):
                     f"if the function needs a ref, create one inside with "
                     f"minijax.new_ref), or close over the ref instead of "
                     f"differentiating with respect to it."))
-                keys.append(id(proxy))
+                proxies.append(proxy)
                 values[i] = proxy
             return flat_fun(*values)
         finally:
-            for key in keys:
-                _refs._read_only.pop(key, None)
+            for proxy in proxies:
+                _refs.allow_writes(proxy)
     return leaves, on_values
 
 

@@ -253,38 +253,29 @@ def _axes(axes, ndim):
     return tuple(sorted(int(a) % ndim for a in axes)) if ndim else tuple(axes)
 
 
-def reduce_sum(operand, axes):
-    return bind(P.reduce_sum_p, operand, axes=_axes(axes, aval_of(operand).ndim))
+def _reduction(prim):
+    def op(operand, axes):
+        return bind(prim, operand, axes=_axes(axes, aval_of(operand).ndim))
+    op.__name__ = prim.name
+    op.__doc__ = f"`{prim.name}` of `operand` over `axes`."
+    return op
 
 
-def reduce_prod(operand, axes):
-    return bind(P.reduce_prod_p, operand, axes=_axes(axes, aval_of(operand).ndim))
+reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(
+    _reduction, (P.reduce_sum_p, P.reduce_prod_p, P.reduce_max_p, P.reduce_min_p,
+                 P.reduce_and_p, P.reduce_or_p))
 
 
-def reduce_max(operand, axes):
-    return bind(P.reduce_max_p, operand, axes=_axes(axes, aval_of(operand).ndim))
+def _arg_reduction(prim):
+    def op(operand, axis: int, index_dtype):
+        return bind(prim, operand, axes=(int(axis) % aval_of(operand).ndim,),
+                    index_dtype=canonical_dtype(index_dtype))
+    op.__name__ = prim.name
+    op.__doc__ = f"The index of the `{prim.name[3:]}` along `axis`, as `index_dtype`."
+    return op
 
 
-def reduce_min(operand, axes):
-    return bind(P.reduce_min_p, operand, axes=_axes(axes, aval_of(operand).ndim))
-
-
-def reduce_and(operand, axes):
-    return bind(P.reduce_and_p, operand, axes=_axes(axes, aval_of(operand).ndim))
-
-
-def reduce_or(operand, axes):
-    return bind(P.reduce_or_p, operand, axes=_axes(axes, aval_of(operand).ndim))
-
-
-def argmax(operand, axis: int, index_dtype):
-    return bind(P.argmax_p, operand, axes=(int(axis) % aval_of(operand).ndim,),
-                index_dtype=canonical_dtype(index_dtype))
-
-
-def argmin(operand, axis: int, index_dtype):
-    return bind(P.argmin_p, operand, axes=(int(axis) % aval_of(operand).ndim,),
-                index_dtype=canonical_dtype(index_dtype))
+argmax, argmin = map(_arg_reduction, (P.argmax_p, P.argmin_p))
 
 
 # The precision of a contraction on accelerators, JAX's own enum (DEFAULT, HIGH,

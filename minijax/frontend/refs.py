@@ -34,10 +34,11 @@ import numpy as np
 from ..ir.ref_box import (Ref, RefError, check_live, describe_ref as _describe_box,
                           used_after_message, _user_frame)
 from ..ir import primitives as P
+from ..ir.core import WriteEffect, AccumEffect
 from ..ir.ref_indexing import (Index, RefIndexer, Reshape, Transpose, build_index,
                               indexer_shape)
 from ..ir.trace import EvalTrace, Tracer, aval_of, bind, current_trace
-from ..ir.types import RefType, ShapedArray, is_bool, is_float, is_complex
+from ..ir.types import RefType, ShapedArray, canonical_dtype, is_bool, is_float, is_complex
 
 __all__ = ["Ref", "RefView", "RefError", "new_ref", "empty_ref", "freeze", "free_ref",
            "get", "set", "swap", "addupdate", "is_ref", "typeof"]
@@ -116,6 +117,16 @@ def _consume(ref, how: str):
 _read_only: dict = {}       # id(ref) -> (ref, message to raise on a write)
 
 
+def refuse_writes(ref, message: str):
+    """Until `allow_writes(ref)`, a write to `ref` raises `RefError(message)`, where
+    `{doing}` in the message names the write."""
+    _read_only[id(ref)] = (ref, message)
+
+
+def allow_writes(ref):
+    _read_only.pop(id(ref), None)
+
+
 def _check_writable(ref, doing: str):
     entry = _read_only.get(id(ref))
     if entry is not None and entry[0] is ref:
@@ -128,7 +139,6 @@ def check_call_writes(jaxpr, args, name: str):
     ref is a tracer of its own, which the checks on `r[idx] = v` cannot recognise)."""
     if not _read_only:
         return
-    from ..ir.core import WriteEffect, AccumEffect
     for effect in jaxpr.effects:
         if isinstance(effect, (WriteEffect, AccumEffect)):
             _check_writable(args[effect.input_index], f"writing it inside jit({name})")
@@ -156,7 +166,6 @@ def new_ref(init_val, *, memory_space: Any = None, kind: str | None = None):
 def empty_ref(ty, *, memory_space: Any = None):
     """A new ref of `ty`'s shape and dtype (a `ShapeDtypeStruct` or an array), with
     unspecified contents until written (minijax fills it with zeros)."""
-    from ..ir.types import canonical_dtype
     if not hasattr(ty, "shape") or not hasattr(ty, "dtype"):
         raise TypeError(f"empty_ref takes a ShapeDtypeStruct (or anything with .shape "
                         f"and .dtype), got {ty!r}")
@@ -497,8 +506,8 @@ def install_tracer_dispatch():
     `minijax.numpy` attaches array methods (`__getitem__`, `reshape`, `T`, ...) to
     `Tracer`; a tracer whose aval is a `RefType` must index like a `Ref` instead. Each
     name gets a small dispatcher that looks at the aval and falls back to whatever
-    was there before (so this must run after minijax.numpy is imported; running it
-    again is harmless)."""
+    was there before, so it runs after `numpy._tracer_methods.attach_methods` (both
+    are called once, in that order, by `minijax/__init__.py`)."""
     for name, ref_fn in {**_METHODS, **_PROPERTIES}.items():
         previous = Tracer.__dict__.get(name)
         is_property = name in _PROPERTIES
@@ -521,8 +530,6 @@ def _make_dispatch(name, ref_fn, array_fn):
     dispatch._minijax_ref_dispatch = True
     return dispatch
 
-
-install_tracer_dispatch()
 
 
 class RefIndexError(RefError, IndexError):

@@ -1,9 +1,13 @@
 """minijax's IR: types, jaxprs, primitives, tracing, the text form and the verifier.
 
-Start with `types.py` (avals), then `core.py` (Var, Eqn, Jaxpr), `primitives.py`
-(the op catalogue and rule tables), `trace.py` (stackless tracing) and `staging.py`
-(Python function -> Jaxpr). `printer.py`/`parser.py` give the text form and
-`verify.py` checks a jaxpr is well typed and well scoped.
+Start with `types.py` (avals), then `core.py` (Var, Eqn, Jaxpr), `registry.py`
+(`Primitive` and the rule tables), `primitives.py` (the op catalogue), `trace.py`
+(stackless tracing) and `staging.py` (Python function -> Jaxpr). `printer.py`/
+`parser.py` give the text form and `verify.py` checks a jaxpr is well typed and well
+scoped. `ref_box.py` is the `Ref` box, the concrete value of a ref.
+
+The modules that declare primitives are imported below, in one place: a new family
+of primitives adds its module to that list (docs/design.md, "Adding a primitive").
 """
 from .types import (ShapedArray, RefType, float0, bfloat16, dtype_short_name,
                     dtype_from_short_name, canonical_dtype, aval_of_value)
@@ -17,6 +21,9 @@ from .staging import trace_to_jaxpr, convert_constvars_to_invars
 from .printer import pp_jaxpr, dumps
 from .parser import parse_jaxpr, loads, ParseError
 from .verify import verify_jaxpr, VerifierError
-from . import control_flow_primitives  # noqa: E402,F401  (cond, while, scan, debug_print)
-from . import remat_primitive  # noqa: E402,F401  (remat, name: checkpoint)
-from . import window_primitives  # noqa: E402,F401  (conv, reduce_window_{sum,max,min})
+
+# -- the modules that declare primitives (the catalogue is `primitives`, above) --------
+from . import (control_flow_primitives,  # noqa: F401  cond, while, scan, debug_print
+               remat_primitive,          # noqa: F401  remat, name
+               custom_primitives,        # noqa: F401  custom_jvp_call, custom_vjp_call, custom_lin
+               window_primitives)        # noqa: F401  conv, reduce_window_{sum,max,min}

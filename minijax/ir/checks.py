@@ -48,6 +48,8 @@ def check_traced(closed_jaxpr):
     """Verify a (closed) jaxpr and check print -> parse -> print is the identity; for a
     closed jaxpr with concrete consts, also check the exact form `dumps -> loads ->
     dumps`."""
+    # Imported here, not at the top: staging imports this module, and the parser
+    # (lark, a grammar compiled on import) is only needed when checks are on.
     from .verify import verify_jaxpr
     from .printer import pp_jaxpr, dumps, NotSerializableError
     from .parser import parse_jaxpr, loads

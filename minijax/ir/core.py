@@ -167,7 +167,7 @@ class Jaxpr:
         return self._effects
 
     def __str__(self):
-        from .printer import pp_jaxpr
+        from .printer import pp_jaxpr   # the printer imports this module
         return pp_jaxpr(self)
 
     __repr__ = __str__
@@ -190,7 +190,7 @@ class ClosedJaxpr:
     effects = property(lambda self: self.jaxpr.effects)
 
     def __str__(self):
-        from .printer import pp_jaxpr
+        from .printer import pp_jaxpr   # the printer imports this module
         return pp_jaxpr(self.jaxpr)
 
     __repr__ = __str__

@@ -56,6 +56,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .core import Jaxpr, ClosedJaxpr, Var, Literal
+from .trace import MinijaxError
 from .types import RefType, bfloat16, float0
 from .ref_indexing import (RefIndexer, indexer_shapes, index_text, view_text,
                            decode_indexer)
@@ -121,7 +122,6 @@ class OpaqueParam:
         return self.text
 
     def __call__(self, *args, **kwargs):
-        from .trace import MinijaxError
         raise MinijaxError(f"<{self.text}> was a Python object in the traced program; a "
                            f"program read from text keeps only its description, so it "
                            f"cannot be called. Trace the Python function instead.")

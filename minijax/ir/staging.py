@@ -13,7 +13,6 @@ concrete values become `Literal`s inline instead, as in JAX's jaxprs.
 from __future__ import annotations
 
 import gc
-from sys import _getframe
 from contextlib import contextmanager
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy as np
 from .checks import checks_enabled, check_traced
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from .primitives import signature_of
-from .source_info import no_source_info, source_context, internal_files
+from .source_info import current_source_info, no_source_info
 from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
 from .types import ShapedArray
 
@@ -88,21 +87,8 @@ class StagingTrace(Trace):
                   else self.to_atom(x) for x in args]
         signature = signature_of(prim, [v.aval for v in inputs], params)
         outputs = [Var(aval) for aval in signature.out_avals]
-        # `current_source_info()` and `walk_frames`, inlined: this runs once per
-        # equation. The equation a pass is processing, or the user's frame above
-        # `bind` (frames 0 and 1 are this method and its caller, both minijax's).
-        context = source_context
-        if context.mode:
-            source = context.info
-        else:
-            frame, source = _getframe(2), None
-            while frame is not None:
-                code = frame.f_code
-                if not internal_files[code.co_filename]:
-                    source = (code, frame.f_lasti)
-                    break
-                frame = frame.f_back
-        self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects, source))
+        self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects,
+                             current_source_info()))
         return [StagingTracer(self, v) for v in outputs]
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:

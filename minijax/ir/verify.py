@@ -27,6 +27,7 @@ import numpy as np
 
 from .core import Var, Literal, Jaxpr, ClosedJaxpr, jaxprs_in_params
 from .primitives import Primitive, type_rules, effects_of, freeze_p, free_ref_p
+from .printer import pp_jaxpr
 from .trace import MinijaxError
 from .types import ShapedArray, RefType, canonical_dtype
 
@@ -242,7 +243,6 @@ def _listing(jaxpr) -> tuple[str, list[str], str]:
     The printer puts each top-level equation at a 4-space indent and everything
     nested in it deeper (or on a closing `]` line). A jaxpr too broken to print, or
     whose text does not cut cleanly, is shown by `_fallback_listing` instead."""
-    from .printer import pp_jaxpr
     try:
         lines = pp_jaxpr(jaxpr).split("\n")
     except Exception:  # noqa: BLE001 -- the printer may choke on the very defect found

@@ -125,5 +125,3 @@ def attach_methods(cls=Tracer):
     for name, value in _METHODS.items():
         setattr(cls, name, value)
 
-
-attach_methods()

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import sys
 
+import minijax
+
 from .session import Session, repl_namespace
 from .commands import COMMANDS
 
@@ -38,7 +40,6 @@ def run_repl(file: str | None = None, echo: bool = False) -> int:
     if not session.running:
         return 0
     if sys.stdin.isatty() and not echo:
-        import minijax
         session.interact(f"minijax {minijax.__version__} REPL; jax is minijax. "
                          f":help lists the commands, :traceback shows the last error "
                          f"in full, :quit or Ctrl-D exits.")

@@ -13,11 +13,13 @@ from __future__ import annotations
 import functools
 from typing import Callable, NamedTuple
 
+import jax
+
 import minijax
 from minijax.ir import loads, verify_jaxpr
 
 from .targets import UsageError, read_target, split_expr, parse_options, trace
-from . import pipeline, stepper
+from . import oracle, pipeline, stepper
 
 
 class Command(NamedTuple):
@@ -214,8 +216,6 @@ def _step(session, rest):
          "and JAX refs holding what your refs held before. Values and final ref\n"
          "contents are compared.")
 def _check(session, rest):
-    from . import oracle   # imports jax: only when asked for
-    import jax
     expr = rest.strip()
     if not expr:
         raise UsageError(":check needs an expression, e.g. `:check f(1.0)`")

@@ -27,8 +27,12 @@ import linecache
 import sys
 import traceback
 
+import numpy as np
+
+import minijax
+from minijax.ir import reset_trace_state
 from . import render
-from .commands import COMMANDS
+from .commands import COMMANDS, bind_ir
 from .pipeline import Unavailable
 from .targets import UsageError
 
@@ -37,8 +41,6 @@ def repl_namespace() -> dict:
     """The names a session starts with, under the names a JAX user expects. Names
     minijax does not have yet (say `checkpoint` before remat lands) are left out
     and appear once they exist."""
-    import numpy as np
-    import minijax
     namespace = {"__name__": "__main__", "__doc__": None, "jax": minijax,
                  "jnp": minijax.numpy, "lax": minijax.lax, "np": np}
     for name in ("jit", "make_jaxpr", "grad", "value_and_grad", "vjp", "jvp", "linearize",
@@ -137,7 +139,6 @@ class Session:
         self.last_traceback = "".join(
             traceback.format_exception(type(exc), exc, tb)).rstrip()
         # An error in the middle of a trace must not leave the next line under it.
-        from minijax.ir import reset_trace_state
         reset_trace_state()
 
     def stop(self):
@@ -294,7 +295,6 @@ class Session:
             self._end_ir()
 
     def _end_ir(self):
-        from .commands import bind_ir
         text, self.ir_lines = "\n".join(self.ir_lines), None
         try:
             bind_ir(self, self.ir_name, text, ":parse")

@@ -8,7 +8,7 @@ Autodiff, in reading order:
   dce.py           `dce_jaxpr`
   transpose.py     `backward_pass` and `transpose_jaxpr`   (rules: transpose_rules.py)
   linearize.py     linearize = jvp + partial eval; vjp = linearize + transpose
-  calls.py         the `jit` primitive under each of these passes
+  calls.py         call primitives (`jit`, `remat`): rules written once for every pass
   custom_derivatives.py  `custom_jvp` / `custom_vjp` and their primitives
 
 Printing every stage of `grad` for one function is in docs/autodiff.md:

@@ -193,7 +193,6 @@ def reverse_axis(x, axis: int):
 def fresh_root():
     """A new root trace. A call body (a jaxpr without constvars) is transformed under
     one, so the result depends on no enclosing trace and can be cached."""
-    from ..ir.trace import EvalTrace
     return EvalTrace()
 
 

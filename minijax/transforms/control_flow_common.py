@@ -53,7 +53,9 @@ from ..ir.trace import bind, current_trace, set_current_trace, aval_of
 from ..ir.types import RefType
 from .ad_util import (Zero, tangent_aval, is_differentiable, eval_jaxpr, fresh_root,
                       zeros, instantiate)
+from .discharge import discharge_jaxpr
 from .jvp import jvp_flat, JvpResult
+from .ref_rules import _external_write_error as external_write_error
 
 
 class Body(NamedTuple):
@@ -275,7 +277,6 @@ class _Discharged(NamedTuple):
 
 
 def _discharge_application(prim, args, params) -> _Discharged:
-    from .discharge import discharge_jaxpr
     # One box passed twice (a ref closed over by two branches) is one variable, as
     # discharge tracks refs by variable.
     var_of_ref: dict = {}
@@ -306,7 +307,6 @@ def jvp_through_discharge(prim, primals, tangents, params) -> JvpResult:
     """The jvp rule for `prim` applied to inputs some of which are refs (see "Refs
     under autodiff" above). A ref without a tangent ref (one from outside the
     differentiated function) may only be written with values that have no tangent."""
-    from .ref_rules import _external_write_error as external_write_error
     d = _discharge_application(prim, primals, params)
     in_tangents = []
     for x, k in zip(d.args, d.firsts):

@@ -35,7 +35,7 @@ from typing import NamedTuple
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import Trace, Tracer, aval_of, set_current_trace
+from ..ir.trace import Trace, Tracer, aval_of, current_trace, set_current_trace
 from ..ir.types import RefType, is_inexact
 from .ad_util import (Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr,
                       fresh_root)
@@ -86,6 +86,11 @@ class JVPTrace(Trace):
             return x.primal, x.tangent
         return x, Zero(tangent_aval(aval_of(x)))
 
+    def unpack_all(self, outs) -> JvpResult:
+        """The primals and the tangents of a function's outputs, as two lists."""
+        pairs = [self.unpack(x) for x in outs]
+        return JvpResult([p for p, _ in pairs], [t for _, t in pairs])
+
     def process_primitive(self, prim, args, params):
         primals = []
         has_tangent = False
@@ -119,12 +124,7 @@ def jvp_flat(fun, primals, tangents, parent: Trace) -> JvpResult:
     inputs = [trace.make_tracer(p, t) for p, t in zip(primals, tangents)]
     with set_current_trace(trace):
         outs = fun(*inputs)
-    primals_out, tangents_out = [], []
-    for out in outs:
-        primal, tangent = trace.unpack(out)
-        primals_out.append(primal)
-        tangents_out.append(tangent)
-    return JvpResult(primals_out, tangents_out)
+    return trace.unpack_all(outs)
 
 
 class JvpJaxpr(NamedTuple):
@@ -143,7 +143,6 @@ def _jvp_traceable(jaxpr: Jaxpr, consts, nonzeros, instantiate_outs):
         primals, tangent_args = args[:n_primals], iter(args[n_primals:])
         tangents = [next(tangent_args) if nz else Zero(tangent_aval(v.aval))
                     for v, nz in zip(jaxpr.invars, nonzeros)]
-        from ..ir.trace import current_trace
         result = jvp_flat(lambda *xs: eval_jaxpr(jaxpr, consts, xs), primals, tangents,
                           current_trace())
         out_tangents = []

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..ir import primitives as P
 from ..ir.core import ClosedJaxpr
-from ..ir.trace import current_trace, set_current_trace
-from .ad_util import Zero, tangent_aval, is_differentiable, eval_jaxpr
+from ..ir.trace import aval_of, current_trace, set_current_trace
+from .ad_util import Zero, tangent_aval, is_differentiable, eval_jaxpr, scalar
 from .dce import dce_jaxpr
 from .jvp import JVPTrace
 from .partial_eval import PartialEvalTrace
@@ -50,12 +51,7 @@ def linearize_flat(fun, primals, policy=everything_saveable) -> Linearized:
     inputs = [jvp_trace.make_tracer(p, partial_trace.new_arg(tangent_aval(_aval(p))))
               if diff else p for p, diff in zip(primals, differentiable)]
     with set_current_trace(jvp_trace):
-        outs = fun(*inputs)
-    primals_out, tangents_out = [], []
-    for out in outs:
-        primal, tangent = jvp_trace.unpack(out)
-        primals_out.append(primal)
-        tangents_out.append(tangent)
+        primals_out, tangents_out = jvp_trace.unpack_all(fun(*inputs))
     out_differentiable = tuple(is_differentiable(_aval(p)) for p in primals_out)
     with set_current_trace(partial_trace):
         # A tangent that is provably zero still has to be an output of the linear
@@ -68,13 +64,10 @@ def linearize_flat(fun, primals, policy=everything_saveable) -> Linearized:
 
 
 def _aval(x):
-    from ..ir.trace import aval_of
     return aval_of(x)
 
 
 def _staged_zeros(partial_trace: PartialEvalTrace, zero: Zero):
-    from ..ir import primitives as P
-    from .ad_util import scalar
     aval = zero.aval
     value = scalar(0, aval.dtype, aval.weak_type)
     if not aval.shape:

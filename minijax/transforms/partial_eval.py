@@ -42,7 +42,7 @@ import numpy as np
 from ..ir.core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from ..ir.primitives import effects_of, out_avals_of, register_rule_table, GenericPath
 from ..ir.source_info import current_source_info
-from ..ir.staging import StagingTrace, convert_constvars_to_invars
+from ..ir.staging import StagingTrace, StagingTracer, convert_constvars_to_invars
 from ..ir.trace import Trace, Tracer, aval_of, current_trace, set_current_trace
 from ..ir.types import ShapedArray
 from .ad_util import eval_jaxpr, fresh_root
@@ -53,17 +53,10 @@ partial_eval_rules: dict = register_rule_table(
     "partial_eval", {}, GenericPath(lambda prim: True, "known if every input is known, else staged"))
 
 
-class PartialEvalTracer(Tracer):
-    """An unknown value: a variable of the staged jaxpr."""
-    __slots__ = ("ir_var",)  # not `var`: that is the array method `.var()`
-
-    def __init__(self, trace: "PartialEvalTrace", var: Var):
-        self._trace = trace
-        self.ir_var = var
-
-    @property
-    def aval(self):
-        return self.ir_var.aval
+class PartialEvalTracer(StagingTracer):
+    """An unknown value: a variable of the staged jaxpr. (A staging tracer of another
+    type, so that each trace recognises its own tracers by type.)"""
+    __slots__ = ()
 
 
 class _Recipe(NamedTuple):

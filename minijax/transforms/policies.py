@@ -112,18 +112,24 @@ def _names(names) -> tuple:
     return tuple(names)
 
 
-@_register
 @dataclass(frozen=True, repr=False, init=False)
-class SaveOnlyTheseNames(Policy):
-    """Save only values tagged `checkpoint_name(x, n)` with `n` among `names`."""
+class _NamePolicy(Policy):
+    """A policy about values tagged `checkpoint_name(x, n)`, given the names it is
+    about; each subclass says which values it saves."""
     names: tuple
-    text_name = "save_only_these_names"
 
     def __init__(self, *names):
         object.__setattr__(self, "names", _names(names))
 
     def param_args(self):
         return self.names
+
+
+@_register
+@dataclass(frozen=True, repr=False, init=False)
+class SaveOnlyTheseNames(_NamePolicy):
+    """Save only values tagged `checkpoint_name(x, n)` with `n` among `names`."""
+    text_name = "save_only_these_names"
 
     def saveable(self, prim, in_avals, params):
         return prim is name_p and params["name"] in self.names
@@ -131,16 +137,9 @@ class SaveOnlyTheseNames(Policy):
 
 @_register
 @dataclass(frozen=True, repr=False, init=False)
-class SaveAnyNamesButThese(Policy):
+class SaveAnyNamesButThese(_NamePolicy):
     """Save every *named* value except those named in `names`; nothing unnamed."""
-    names: tuple
     text_name = "save_any_names_but_these"
-
-    def __init__(self, *names):
-        object.__setattr__(self, "names", _names(names))
-
-    def param_args(self):
-        return self.names
 
     def saveable(self, prim, in_avals, params):
         return prim is name_p and params["name"] not in self.names
@@ -148,16 +147,9 @@ class SaveAnyNamesButThese(Policy):
 
 @_register
 @dataclass(frozen=True, repr=False, init=False)
-class SaveAnythingExceptTheseNames(Policy):
+class SaveAnythingExceptTheseNames(_NamePolicy):
     """Save everything, named or not, except the values named in `names`."""
-    names: tuple
     text_name = "save_anything_except_these_names"
-
-    def __init__(self, *names):
-        object.__setattr__(self, "names", _names(names))
-
-    def param_args(self):
-        return self.names
 
     def saveable(self, prim, in_avals, params):
         return prim is not name_p or params["name"] not in self.names
