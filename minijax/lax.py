@@ -394,3 +394,4 @@ def _scatter(prim):
 scatter = _scatter(P.scatter_p)
 scatter_add = _scatter(P.scatter_add_p)
 from .lax_control_flow import cond, switch, while_loop, fori_loop, scan, map  # noqa: E402
+from . import lax_linalg as linalg  # noqa: E402  (jax.lax.linalg)

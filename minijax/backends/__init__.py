@@ -7,3 +7,5 @@ from . import reference_control_flow  # noqa: E402,F401
 from . import reference_refs  # indexed get/swap/addupdate for the reference evaluator
 from . import eager_refs   # after xla: refs' eager impls, and `jit` of bodies with refs
 from . import xla_remat  # noqa: E402,F401  (remat, name: lowering, reference, eager)
+from . import xla_linalg  # noqa: E402,F401  (cholesky, triangular_solve, lu, eigh, svd, qr)
+from . import reference_linalg  # noqa: E402,F401

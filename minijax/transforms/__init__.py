@@ -32,3 +32,4 @@ from . import refs as _refs  # noqa: F401  (registers every ref rule)
 __all__ = ["jvp_jaxpr", "partial_eval_jaxpr", "transpose_jaxpr", "dce_jaxpr",
            "PartialEvalResult", "DceResult", "Zero"]
 from .vmap import vmap_jaxpr
+from . import linalg_rules as _linalg_rules  # noqa: E402,F401  (cholesky, svd, ...: jvp/transpose/vmap)
