@@ -1,0 +1,2 @@
+"""`minijax.scipy`: the parts of `jax.scipy` that minijax implements."""
+from . import linalg  # noqa: F401
