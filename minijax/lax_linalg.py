@@ -23,15 +23,19 @@ def _matrix_transpose(x):
     return lax.transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
 
 
-def symmetrize(x):
-    """(x + xᵀ) / 2."""
+def symmetrize(x, name="symmetrize"):
+    """(x + xᵀ) / 2 of a (batch of) square matrices."""
+    aval = aval_of(x)
+    if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
+        raise TypeError(f"{name}: operand must be a square matrix (or a batch of them) of "
+                        f"rank at least 2, got {aval}")
     return lax.div(lax.add(x, _matrix_transpose(x)), np.asarray(2, aval_of(x).dtype))
 
 
 def cholesky(x, *, symmetrize_input: bool = True):
     """The lower-triangular L with x = L Lᵀ (NaNs if x is not positive definite)."""
     if symmetrize_input:
-        x = symmetrize(x)
+        x = symmetrize(x, "cholesky")
     return bind(L.cholesky_p, x)
 
 
@@ -48,7 +52,7 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
 def lu(x):
     """LU with partial pivoting: (lu, pivots, permutation) with
     x[..., permutation, :] = L @ U, L unit lower (below lu's diagonal), U upper."""
-    return tuple(bind(L.lu_p, x))
+    return list(bind(L.lu_p, x))
 
 
 def lu_pivots_to_permutation(pivots, permutation_size: int):
@@ -83,7 +87,7 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
          sort_eigenvalues: bool = True):
     """Eigenvectors v (columns) and eigenvalues w (ascending) of symmetric x."""
     if symmetrize_input:
-        x = symmetrize(x)
+        x = symmetrize(x, "eigh")
     v, w = bind(L.eigh_p, x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues))
     return v, w
 

@@ -289,27 +289,73 @@ def _svd_jvp(primals, tangents, *, full_matrices=True, compute_uv=True):
 
 # -- qr --------------------------------------------------------------------------------------
 
-def _qr_jvp(primals, tangents, *, full_matrices=True):
-    """A = Q R (m ≥ n, thin). With C = Qᵀ Ȧ R⁻¹, Qᵀ Q̇ = Ω is antisymmetric and
+def _thin_qr_tangents(q, r, a_dot):
+    """A = Q R with m ≥ n (Q thin). With C = Qᵀ Ȧ R⁻¹, Qᵀ Q̇ = Ω is antisymmetric and
     Ṙ R⁻¹ = C − Ω upper triangular, so Ω = tril(C, −1) − tril(C, −1)ᵀ and
     Q̇ = Q (Ω − C) + Ȧ R⁻¹, Ṙ = (C − Ω) R (Townsend, "Differentiating the QR
-    decomposition"). Wide matrices and full Q of tall ones are not covered (as in JAX)."""
-    a, = primals
-    a_dot, = tangents
-    m, n = aval_of(a).shape[-2:]
-    if m < n or (full_matrices and m != n):
-        raise NotImplementedError(
-            f"qr: the derivative is defined here for m >= n with the reduced Q (or a square "
-            f"matrix), as in JAX; got a {m}x{n} matrix with full_matrices={full_matrices}")
-    q, r = bind(L.qr_p, a, full_matrices=False)
-    if type(a_dot) is Zero:
-        return JvpResult([q, r], [_zero_like(q), _zero_like(r)])
+    decomposition")."""
     dx_rinv = _solve(r, a_dot, left_side=False, lower=False)
     c = _mm(_mT(q), dx_rinv)
     c_lower = _tril(c, -1)
     omega = sub(c_lower, _mT(c_lower))
-    dq = add(_mm(q, sub(omega, c)), dx_rinv)
-    dr = _mm(sub(c, omega), r)
+    return add(_mm(q, sub(omega, c)), dx_rinv), _mm(sub(c, omega), r)
+
+
+def _slice_columns(x, start, stop):
+    shape = aval_of(x).shape
+    return bind(P.slice_p, x, start_indices=(0,) * (len(shape) - 1) + (start,),
+                limit_indices=shape[:-1] + (stop,), strides=None)
+
+
+def _slice_rows(x, start, stop):
+    shape = aval_of(x).shape
+    return bind(P.slice_p, x, start_indices=(0,) * (len(shape) - 2) + (start, 0),
+                limit_indices=shape[:-2] + (stop, shape[-1]), strides=None)
+
+
+def _lu_solve_transposed(m_mat, rhs):
+    """Y with Mᵀ Y = rhs, from M's LU (P M = L U, so Mᵀ = Uᵀ Lᵀ P)."""
+    packed, _, permutation = bind(L.lu_p, m_mat)
+    n = aval_of(m_mat).shape[-1]
+    l_mat, u_mat = _lu_factors(packed, n, n)
+    y = _solve(u_mat, rhs, left_side=True, lower=False, transpose_a=True)
+    y = _solve(l_mat, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
+    square = aval_of(m_mat).shape
+    one_hot = convert(eq(_columns(permutation, n), iota(np.int32, square, len(square) - 1)),
+                      aval_of(m_mat).dtype)
+    return _mm(_mT(one_hot), y)
+
+
+def _qr_jvp(primals, tangents, *, full_matrices=True):
+    """Tall or square A: the thin rule of `_thin_qr_tangents`. Wide A = Q [R₁ R₂]:
+    the square block A₁ = Q R₁ gives Q̇, Ṙ₁ by the thin rule and R₂ = Qᵀ A₂ gives
+    Ṙ₂ = Q̇ᵀ A₂ + Qᵀ Ȧ₂. Full Q of a tall A = [Q₁ Q₂]: the completion Q₂ moves too;
+    with Z = Q₂ₚ (Q₁ₙ − I)⁻¹ (rows n.. and ..n of Q₁), Q̇₂ = Q̇₁ Zᵀ − (Q₁ + Q₂ Z)
+    (Q̇₁ₚ − Z Q̇₁ₙ)ᵀ and Ṙ's extra rows are zero (Roberts & Roberts, arXiv 2409.13374)."""
+    a, = primals
+    a_dot, = tangents
+    q, r = bind(L.qr_p, a, full_matrices=full_matrices)
+    if type(a_dot) is Zero:
+        return JvpResult([q, r], [_zero_like(q), _zero_like(r)])
+    m, n = aval_of(a).shape[-2:]
+    if m < n:
+        dq, dr1 = _thin_qr_tangents(q, _slice_columns(r, 0, m), _slice_columns(a_dot, 0, m))
+        dr2 = add(_mm(_mT(dq), _slice_columns(a, m, n)),
+                  _mm(_mT(q), _slice_columns(a_dot, m, n)))
+        return JvpResult([q, r], [dq, bind(P.concatenate_p, dr1, dr2,
+                                            dimension=aval_of(r).ndim - 1)])
+    if not full_matrices or m == n:
+        return JvpResult([q, r], list(_thin_qr_tangents(q, r, a_dot)))
+    q_mn, q_mp = _slice_columns(q, 0, n), _slice_columns(q, n, m)
+    dq_mn, dr_nn = _thin_qr_tangents(q_mn, _slice_rows(r, 0, n), a_dot)
+    q_nn, q_pn = _slice_rows(q_mn, 0, n), _slice_rows(q_mn, n, m)
+    dq_nn, dq_pn = _slice_rows(dq_mn, 0, n), _slice_rows(dq_mn, n, m)
+    eye = _eye(aval_of(q_nn).shape, aval_of(q_nn).dtype)
+    z_t = _lu_solve_transposed(sub(q_nn, eye), _mT(q_pn))                 # Zᵀ
+    dq_mp = sub(_mm(dq_mn, z_t),
+                _mm(add(q_mn, _mm(q_mp, _mT(z_t))), _mT(sub(dq_pn, _mm(_mT(z_t), dq_nn)))))
+    dq = bind(P.concatenate_p, dq_mn, dq_mp, dimension=aval_of(q).ndim - 1)
+    dr = _pad_last2(dr_nn, m, n)
     return JvpResult([q, r], [dq, dr])
 
 
