@@ -23,9 +23,9 @@ def logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
         raise ValueError("multivariate_normal.logpdf: allow_singular is not supported; "
                          "pass a positive definite cov")
-    x, mean, cov = promote_dtypes_inexact(
-        "multivariate_normal.logpdf", jnp.asarray(x), jnp.asarray(mean), jnp.asarray(cov))
-    log_2pi = np.log(2 * np.pi)
+    # Python scalars stay weakly typed, as in JAX
+    x, mean, cov = promote_dtypes_inexact("multivariate_normal.logpdf", x, mean, cov)
+    log_2pi = float(np.log(2 * np.pi))  # a Python float: weakly typed, like JAX's
     if not shape_of(mean):
         return -0.5 * jnp.square(x - mean) / cov - 0.5 * (log_2pi + jnp.log(cov))
     n = shape_of(mean)[-1]
