@@ -86,6 +86,10 @@ VALUE_CASES = {
     "cross_outer": (lambda np_, a, b: (np_.linalg.cross(a, b), np_.linalg.outer(a[0], b[1])),
                     (A, A[::-1].copy())),
     "multi_dot": (lambda np_, a, b: np_.linalg.multi_dot([a, a, b]), (A, B)),
+    "vecdot": (lambda np_, a, b: np_.linalg.vecdot(a, b[:, :1].T), (A, B)),
+    "cond": (lambda np_, a: tuple(np_.linalg.cond(a, p) for p in (None, -2, 1, "fro", np.inf)),
+             (BATCH,)),
+    "cond_singular": (lambda np_, a: np_.linalg.cond(a, 1), (np.ones((2, 2), np.float32),)),
 }
 
 

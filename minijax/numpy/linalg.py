@@ -37,8 +37,8 @@ from ._dtypes import finfo
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",
            "slogdet", "pinv", "matrix_power", "lstsq", "matrix_rank", "norm", "vector_norm",
            "matrix_norm", "trace", "diagonal", "cross", "outer", "matrix_transpose",
-           "matmul", "tensordot", "multi_dot", "EighResult", "SVDResult", "QRResult",
-           "SlogdetResult"]
+           "matmul", "tensordot", "multi_dot", "vecdot", "cond", "EighResult", "SVDResult",
+           "QRResult", "SlogdetResult"]
 
 
 class EighResult(NamedTuple):
@@ -493,6 +493,40 @@ def outer(x1, x2, /):
         raise ValueError(f"outer: inputs must be one-dimensional, got shapes {shape_of(x1)} "
                          f"and {shape_of(x2)}")
     return _outer(x1, x2)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
+    """The dot product of vectors along `axis` (other axes broadcast)."""
+    x1, x2 = as_operand("vecdot", x1), as_operand("vecdot", x2)
+    if shape_of(x1)[axis] != shape_of(x2)[axis]:
+        raise ValueError(f"vecdot: axis {axis} has sizes {shape_of(x1)[axis]} and "
+                         f"{shape_of(x2)[axis]} in shapes {shape_of(x1)} and {shape_of(x2)}")
+    product = U.multiply(x1, x2)
+    return R.sum(product, axis=axis, dtype=preferred_element_type)
+
+
+def cond(x, p=None):
+    """The condition number in norm p: s_max / s_min for p in (None, 2), its inverse for
+    -2, else norm(x, p) * norm(inv(x), p); inf where that is NaN but x is not."""
+    x, = _inexact("cond", x)
+    shape = shape_of(x)
+    if len(shape) < 2:
+        raise ValueError(f"cond: the input must be at least 2-d, got shape {shape}")
+    if shape[-1] == 0 or shape[-2] == 0:
+        raise ValueError(f"cond: the input must not be empty, got shape {shape}")
+    if p is None or p == 2:
+        s = svd(x, compute_uv=False)
+        return U.divide(s[..., 0], s[..., -1])
+    if p == -2:
+        s = svd(x, compute_uv=False)
+        ratio = U.divide(s[..., -1], s[..., 0])
+    else:
+        if shape[-1] != shape[-2]:
+            raise ValueError(f"cond: for p={p!r} the matrix must be square, got shape {shape}")
+        ratio = U.multiply(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))
+    nan_free = U.logical_not(R.any(U.isnan(x), axis=(-2, -1)))
+    return where(U.logical_and(U.isnan(ratio), nan_free), np.asarray(np.inf, dtype_of(ratio)),
+                 ratio)
 
 
 def multi_dot(arrays, *, precision=None):
