@@ -395,3 +395,4 @@ scatter = _scatter(P.scatter_p)
 scatter_add = _scatter(P.scatter_add_p)
 from .lax_control_flow import cond, switch, while_loop, fori_loop, scan, map  # noqa: E402
 from . import lax_linalg as linalg  # noqa: E402  (jax.lax.linalg)
+from .lax_complex import real, imag, conj, complex  # noqa: E402,A004

@@ -338,6 +338,17 @@ case("scatter_add", [ints(4), np.array([[1], [1], [3], [1]], i32), ints(4)],
      mode="fill")
 
 
+# -- complex numbers -------------------------------------------------------------------------
+
+_Z = (floats(2, 3) + 1j * floats(2, 3)).astype(np.complex64)
+case("real", [_Z], lax.real)
+case("imag", [_Z], lax.imag)
+case("conj", [_Z], lax.conj)
+case("complex", [floats(2, 3), floats(2, 3)], lax.complex)
+case("complex", [np.array([np.inf, -0.0, np.nan], f32), np.array([np.inf, 1.0, 2.0], f32)],
+     lax.complex)
+
+
 # -- calls --------------------------------------------------------------------------------
 
 _body = trace_to_jaxpr(lambda x, y: [bind(P.mul_p, bind(P.sin_p, x), y), bind(P.neg_p, y)],

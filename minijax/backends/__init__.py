@@ -9,3 +9,5 @@ from . import eager_refs   # after xla: refs' eager impls, and `jit` of bodies w
 from . import xla_remat  # noqa: E402,F401  (remat, name: lowering, reference, eager)
 from . import xla_linalg  # noqa: E402,F401  (cholesky, triangular_solve, lu, eigh, svd, qr)
 from . import reference_linalg  # noqa: E402,F401
+from . import xla_complex  # noqa: E402,F401  (real, imag, conj, complex)
+from . import reference_complex  # noqa: E402,F401

@@ -20,3 +20,4 @@ from .verify import verify_jaxpr, VerifierError
 from . import control_flow_primitives  # noqa: E402,F401  (cond, while, scan, debug_print)
 from . import remat_primitive  # noqa: E402,F401  (remat, name: checkpoint)
 from . import linalg_primitives  # noqa: E402,F401  (cholesky, triangular_solve, lu, eigh, svd, qr)
+from . import complex_primitives  # noqa: E402,F401  (real, imag, conj, complex)

@@ -32,6 +32,7 @@ from ._linalg import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403
 from ._indexing import take, take_along_axis
+from ._complex import *  # noqa: F401,F403
 from . import linalg  # noqa: E402  (jnp.linalg)
 from . import _tracer_methods  # noqa: F401  (attaches operators to tracers)
 from . import _array_interop  # noqa: F401  (jax.Array indexed by a tracer)

@@ -33,3 +33,4 @@ __all__ = ["jvp_jaxpr", "partial_eval_jaxpr", "transpose_jaxpr", "dce_jaxpr",
            "PartialEvalResult", "DceResult", "Zero"]
 from .vmap import vmap_jaxpr
 from . import linalg_rules as _linalg_rules  # noqa: E402,F401  (cholesky, svd, ...: jvp/transpose/vmap)
+from . import complex_rules as _complex_rules  # noqa: E402,F401  (real, imag, conj, complex)
