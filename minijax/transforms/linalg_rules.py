@@ -186,8 +186,9 @@ def _lu_factors(packed, m, n):
     upper = _triu(_slice_last2(packed, k, n))
     u_mat = _pad_last2(upper, n, n)
     if n > k:
-        # ones on the diagonal of rows k.. keep u invertible; they meet zero rows of P Ȧ's
-        # solve below and do not change the packed result's tangent
+        # wide A: an identity block under U's k rows makes u square and invertible; with
+        # it the trailing columns of the tangent come out as L⁻¹ P Ȧ₂ − (L⁻¹ L̇) U₂, the
+        # derivative of U₂ = L⁻¹ P A₂
         block = sub(_eye(aval.shape[:-2] + (n, n), aval.dtype),
                     _pad_last2(_eye(aval.shape[:-2] + (k, k), aval.dtype), n, n))
         u_mat = add(u_mat, block)
