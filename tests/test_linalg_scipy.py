@@ -37,8 +37,12 @@ VALUE_CASES = {
     "solve_triangular": (lambda np_, a, b: tuple(
         _sl(np_).solve_triangular(a, b, trans=t, lower=lower, unit_diagonal=unit)
         for t in (0, "T", 2) for lower in (False, True) for unit in (False, True)), (A, B)),
-    "solve_triangular_vector_batch": (lambda np_, a, b: _sl(np_).solve_triangular(
-        a, b, lower=True), (BATCH, np.stack([V, 2 * V]))),
+    # (batched 1-d right-hand sides are deprecated in JAX and change meaning in newer
+    # versions, so only the unbatched vector case is compared)
+    "solve_triangular_vector": (lambda np_, a, b: _sl(np_).solve_triangular(
+        a, b, lower=True), (A, V)),
+    "solve_triangular_batch": (lambda np_, a, b: _sl(np_).solve_triangular(
+        a, b, lower=True), (BATCH, np.stack([B, 2 * B]))),
     "solve": (lambda np_, a, b: tuple(_sl(np_).solve(a, b, assume_a=k)
                                       for k in ("gen", "sym", "pos")), (S, B)),
     "solve_pos_vector": (lambda np_, a, b: _sl(np_).solve(a, b, assume_a="pos", lower=True),
