@@ -89,6 +89,9 @@ VALUE_CASES = {
     "vecdot": (lambda np_, a, b: np_.linalg.vecdot(a, b[:, :1].T), (A, B)),
     "cond": (lambda np_, a: tuple(np_.linalg.cond(a, p) for p in (None, -2, 1, "fro", np.inf)),
              (BATCH,)),
+    "tensorinv_tensorsolve": (lambda np_, a: (np_.linalg.tensorinv(a.reshape(2, 2, 4), ind=2),
+                                              np_.linalg.tensorsolve(a.reshape(4, 2, 2),
+                                                                     a[0])), (A4,)),
     "cond_singular": (lambda np_, a: np_.linalg.cond(a, 1), (np.ones((2, 2), np.float32),)),
 }
 

@@ -16,6 +16,7 @@ Leading axes are batch axes throughout. Inputs are promoted to floating point fi
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import NamedTuple
 
@@ -37,8 +38,8 @@ from ._dtypes import finfo
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",
            "slogdet", "pinv", "matrix_power", "lstsq", "matrix_rank", "norm", "vector_norm",
            "matrix_norm", "trace", "diagonal", "cross", "outer", "matrix_transpose",
-           "matmul", "tensordot", "multi_dot", "vecdot", "cond", "EighResult", "SVDResult",
-           "QRResult", "SlogdetResult"]
+           "matmul", "tensordot", "multi_dot", "vecdot", "cond", "tensorinv", "tensorsolve",
+           "EighResult", "SVDResult", "QRResult", "SlogdetResult"]
 
 
 class EighResult(NamedTuple):
@@ -527,6 +528,39 @@ def cond(x, p=None):
     nan_free = U.logical_not(R.any(U.isnan(x), axis=(-2, -1)))
     return where(U.logical_and(U.isnan(ratio), nan_free), np.asarray(np.inf, dtype_of(ratio)),
                  ratio)
+
+
+def tensorinv(a, ind: int = 2):
+    """The inverse of `a` seen as a matrix from its first `ind` axes to the rest."""
+    from ._shape import reshape
+    a = as_operand("tensorinv", a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive integer, got {ind}")
+    rows_shape, cols_shape = shape_of(a)[:ind], shape_of(a)[ind:]
+    rows, cols = math.prod(rows_shape), math.prod(cols_shape)
+    if rows != cols:
+        raise ValueError(f"tensorinv: the first {ind} axes of shape {shape_of(a)} have "
+                         f"{rows} elements but the rest have {cols}; they must be equal")
+    return reshape(inv(reshape(a, (rows, cols))), cols_shape + rows_shape)
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) = b: a solve on `a` flattened to a square matrix."""
+    from ._shape import reshape, ravel
+    a, b = as_operand("tensorsolve", a), as_operand("tensorsolve", b)
+    if axes is not None:
+        a = moveaxis(a, axes, (len(shape_of(a)) - 1,) * len(axes))
+    b_shape = shape_of(b)
+    out_shape = shape_of(a)[len(b_shape):]
+    if shape_of(a)[:len(b_shape)] != b_shape:
+        raise ValueError(f"tensorsolve: the first axes of a {shape_of(a)} must match b's "
+                         f"shape {b_shape}")
+    if math.prod(out_shape) != math.prod(b_shape):
+        raise ValueError(f"tensorsolve: a's trailing axes {out_shape} must have as many "
+                         f"elements as b {b_shape}")
+    x = solve(reshape(a, (math.prod(b_shape), math.prod(out_shape))), ravel(b))
+    return reshape(x, out_shape)
 
 
 def multi_dot(arrays, *, precision=None):
