@@ -243,6 +243,12 @@ ERROR_CASES = [
     (lambda np_: np_.linalg.norm(A, "fro", axis=0), ValueError),
     (lambda np_: np_.linalg.norm(A, 3, axis=(0, 1)), ValueError),
     (lambda np_: np_.linalg.lstsq(TALL, V), ValueError),
+    (lambda np_: np_.linalg.tensorinv(TALL, ind=1), ValueError),
+    (lambda np_: np_.linalg.tensorinv(A, ind=0), ValueError),
+    (lambda np_: np_.linalg.tensorsolve(A4.reshape(4, 2, 2), V), ValueError),
+    (lambda np_: np_.linalg.cond(V), ValueError),
+    (lambda np_: np_.linalg.cond(TALL, 1), ValueError),
+    (lambda np_: np_.linalg.vecdot(A, TALL), ValueError),
 ]
 
 
