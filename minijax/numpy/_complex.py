@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
-from ._promotion import (as_operand, as_array, dtype_of, shape_of, convert,
+from ._promotion import (as_operand, as_array, dtype_of, convert,
                          promote_dtypes_inexact)
 
 __all__ = ["real", "imag", "conj", "conjugate", "angle", "iscomplexobj"]
