@@ -11,3 +11,5 @@ from .frontend.control_flow import cond, switch, while_loop, fori_loop, scan, ma
 from .frontend.windows import (ConvDimensionNumbers, conv_dimension_numbers,  # noqa: F401
                                conv_general_dilated, conv, conv_with_general_padding,
                                conv_transpose, padtype_to_pads, reduce_window, Precision)
+from .frontend import linalg_ops as linalg  # noqa: F401  (jax.lax.linalg)
+from .frontend.complex_ops import real, imag, conj, complex  # noqa: F401,A004

@@ -393,6 +393,17 @@ for _name, _monoid, _init in [("reduce_window_sum", lax.add, 0),
                  ROUNDING if _x.dtype == f32 else EXACT, **_params)
 
 
+# -- complex numbers -------------------------------------------------------------------------
+
+_Z = (floats(2, 3) + 1j * floats(2, 3)).astype(np.complex64)
+case("real", [_Z], lax.real)
+case("imag", [_Z], lax.imag)
+case("conj", [_Z], lax.conj)
+case("complex", [floats(2, 3), floats(2, 3)], lax.complex)
+case("complex", [np.array([np.inf, -0.0, np.nan], f32), np.array([np.inf, 1.0, 2.0], f32)],
+     lax.complex)
+
+
 # -- calls --------------------------------------------------------------------------------
 
 _body = trace_to_jaxpr(lambda x, y: [bind(P.mul_p, bind(P.sin_p, x), y), bind(P.neg_p, y)],
@@ -453,7 +464,9 @@ def test_every_primitive_has_a_reference_rule():
 
 def test_every_primitive_has_test_inputs():
     from tests.test_reference_programs import PROGRAM_PRIMITIVES
-    tested = {c.prim_name for c in CASES} | REF_PRIMITIVES | PROGRAM_PRIMITIVES
+    from tests.test_linalg_primitives import LINALG_PRIMITIVES
+    tested = ({c.prim_name for c in CASES} | REF_PRIMITIVES | PROGRAM_PRIMITIVES
+              | LINALG_PRIMITIVES)
     missing = sorted(set(primitives_by_name) - tested)
     assert not missing, f"add test cases to tests/test_reference.py for {missing}"
 
@@ -472,6 +485,9 @@ def test_reference_rule_matches_xla_lowering(prim_name):
     from tests.test_reference_programs import PROGRAM_PRIMITIVES
     if prim_name in PROGRAM_PRIMITIVES:
         pytest.skip("compared on whole programs in test_reference_programs.py")
+    from tests.test_linalg_primitives import LINALG_PRIMITIVES
+    if prim_name in LINALG_PRIMITIVES:
+        pytest.skip("compared up to sign conventions in test_linalg_primitives.py")
     cases = [c for c in CASES if c.prim_name == prim_name]
     assert cases, f"no test inputs for {prim_name}"
     for case in cases:

@@ -14,7 +14,11 @@ from . import (xla,                     # noqa: F401  lowering of the catalogue;
                xla_remat,               # noqa: F401  remat, name
                eager_ref_runtime,       # noqa: F401  Ref boxes: eager ref ops, `jit` with refs
                xla_window,              # noqa: F401  conv, reduce_window: lowering, eager
-               reference_window)        # noqa: F401
+               reference_window,        # noqa: F401
+               xla_linalg,              # noqa: F401  cholesky, triangular_solve, lu, eigh, svd, qr
+               reference_linalg,        # noqa: F401
+               xla_complex,             # noqa: F401  real, imag, conj, complex
+               reference_complex)       # noqa: F401
 
 # Last, because they read what the modules above registered: every lowered primitive
 # without an eager impl of its own runs eagerly as a one-primitive XLA program; then an

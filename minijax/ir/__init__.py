@@ -26,4 +26,6 @@ from .verify import verify_jaxpr, VerifierError
 from . import (control_flow_primitives,  # noqa: F401  cond, while, scan, debug_print
                remat_primitive,          # noqa: F401  remat, name
                custom_primitives,        # noqa: F401  custom_jvp_call, custom_vjp_call, custom_lin
-               window_primitives)        # noqa: F401  conv, reduce_window_{sum,max,min}
+               window_primitives,        # noqa: F401  conv, reduce_window_{sum,max,min}
+               linalg_primitives,        # noqa: F401  cholesky, triangular_solve, lu, eigh, svd, qr
+               complex_primitives)       # noqa: F401  real, imag, conj, complex

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .types import ShapedArray, is_bool
-from .primitives import Primitive, type_rules, _array
+from .registry import Primitive, type_rules, _array
 
 __all__ = ["conv_general_dilated_p", "reduce_window_sum_p", "reduce_window_max_p",
            "reduce_window_min_p", "reduce_window_primitives", "window_identity", "dilate_dim",

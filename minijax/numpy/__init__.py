@@ -34,6 +34,8 @@ from ._sorting import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403
 from ._indexing import take, take_along_axis
 from ._convolve import convolve, correlate
+from ._complex import *  # noqa: F401,F403
+from . import linalg  # noqa: F401  (jnp.linalg)
 from . import _tracer_methods  # noqa: F401  (its methods are attached by minijax/__init__.py)
 from . import _array_interop  # noqa: F401  (jax.Array indexed by a tracer)
 

@@ -1,3 +1,3 @@
 """`minijax.scipy`: the parts of `jax.scipy` minijax provides, built from `minijax.lax`
 and `minijax.numpy`."""
-from . import signal  # noqa: F401
+from . import linalg, signal  # noqa: F401

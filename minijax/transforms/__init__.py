@@ -38,7 +38,9 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                remat as _remat,                          # noqa: F401  remat, name
                debug_rules as _debug_rules,              # noqa: F401  debug_print/callback
                window_rules as _window_rules,            # noqa: F401  conv, reduce_window
-               scatter_rules as _scatter_rules)          # noqa: F401  scatter_mul/min/max
+               scatter_rules as _scatter_rules,          # noqa: F401  scatter_mul/min/max
+               linalg_rules as _linalg_rules,            # noqa: F401  cholesky, svd, ...
+               complex_rules as _complex_rules)          # noqa: F401  real, imag, conj, complex
 
 
 # -- what this package exports ------------------------------------------------------

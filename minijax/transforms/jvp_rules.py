@@ -28,7 +28,8 @@ import numpy as np
 
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
-from ..ir.types import is_inexact
+from ..ir.types import is_inexact, is_complex
+from ..ir import complex_primitives as C
 from .ad_util import (Zero, scalar, tangent_aval, instantiate, add_tangents, broadcast_to,
                       const_like, add, sub, mul, div, neg, eq, convert, reduce_sum,
                       broadcast_in_dim, transpose, reshape, iota, take_along_axis)
@@ -131,10 +132,21 @@ _defjvp(P.cbrt_p, _scale(lambda ans, x: mul(_integer_pow(ans, -2), const_like(x,
 _defjvp(P.erf_p, _scale(lambda ans, x: mul(exp(neg(square(x))),
                                            const_like(x, 2 / np.sqrt(np.pi)))))
 _defjvp(P.square_p, _scale(lambda ans, x: mul(x, const_like(x, 2))))
-# |x|' is 1 at x >= 0 and -1 below (JAX's convention at 0).
-_defjvp(P.abs_p, _scale(lambda ans, x: sub(mul(convert(bind(P.ge_p, x, const_like(x, 0)),
-                                                       aval_of(x).dtype),
-                                               const_like(x, 2)), const_like(x, 1))))
+
+
+def _abs_jvp(t, ans, x):
+    """|x|' is 1 at x >= 0 and -1 below (JAX's convention at 0). For complex z,
+    d|z| = Re(conj(z) ż) / |z|, reading |z| = 0 as 1 as JAX does."""
+    dtype = aval_of(x).dtype
+    if is_complex(dtype):
+        safe = bind(P.select_n_p, eq(ans, const_like(ans, 0)), ans,
+                    broadcast_to(const_like(ans, 1), aval_of(ans).shape))
+        return bind(C.real_p, mul(t, div(bind(C.conj_p, x), convert(safe, dtype))))
+    return mul(t, sub(mul(convert(bind(P.ge_p, x, const_like(x, 0)), dtype),
+                          const_like(x, 2)), const_like(x, 1)))
+
+
+_defjvp(P.abs_p, _abs_jvp)
 jvp_rules[P.neg_p] = lambda primals, tangents: JvpResult(
     [neg(primals[0])], [tangents[0] if type(tangents[0]) is Zero else neg(tangents[0])])
 

@@ -1,0 +1,118 @@
+"""The reference evaluator's rules for the linear-algebra primitives, in NumPy.
+
+Read `reference.py` first. These rules say what each decomposition *is*, through
+`numpy.linalg` (never JAX), one matrix at a time over the batch axes. Two have no
+`numpy.linalg` counterpart and are spelled out: a triangular solve is `solve` on
+the triangle the primitive reads (with ones on the diagonal for `unit_diagonal`),
+and LU is textbook Gaussian elimination with partial pivoting, which picks the same
+pivots as LAPACK's `getrf` (the first row with the largest magnitude).
+
+Eigenvector signs and singular-vector phases are not unique; NumPy's may differ from
+XLA's, so the tests compare reference results through quantities that do not
+depend on them (reconstructions, projectors).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import linalg_primitives as L
+from .reference import reference_rules
+
+
+def _per_matrix(fn, *operands):
+    """Apply `fn` (matrices -> list of arrays) to every matrix of a batch; stack."""
+    batch = operands[0].shape[:-2]
+    flat = [x.reshape((-1,) + x.shape[len(batch):]) for x in operands]
+    if flat[0].shape[0] == 0:   # an empty batch: one zero matrix gives the result shapes
+        shapes = fn(*[np.zeros(f.shape[1:], f.dtype) for f in flat])
+        return [np.zeros(batch + np.shape(r), np.asarray(r).dtype) for r in shapes]
+    results = [fn(*mats) for mats in zip(*flat)]
+    return [np.stack([np.asarray(r[i]) for r in results]).reshape(
+                batch + np.shape(results[0][i])) for i in range(len(results[0]))]
+
+
+def _cholesky(a):
+    def one(m):
+        try:
+            return [np.linalg.cholesky(m.astype(np.float64 if m.dtype.kind == "f"
+                                                else np.complex128)).astype(m.dtype)]
+        except np.linalg.LinAlgError:       # not positive definite: XLA gives NaNs
+            return [np.full_like(m, np.nan)]
+    return _per_matrix(one, a)
+
+
+def _triangle(a, lower, unit_diagonal):
+    t = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        t = t - np.diag(np.diag(t)) + np.eye(len(t), dtype=t.dtype)
+    return t
+
+
+def _triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
+                      conjugate_a=False, unit_diagonal=False):
+    def one(a, b):
+        op = _triangle(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64),
+                       lower, unit_diagonal)
+        op = op.T if transpose_a else op
+        op = op.conj() if conjugate_a else op
+        if left_side:                          # op(a) @ x = b
+            x = np.linalg.solve(op, b)
+        else:                                  # x @ op(a) = b  <=>  op(a)^T x^T = b^T
+            x = np.linalg.solve(op.T, b.T).T
+        return [x.astype(b.dtype)]
+    return _per_matrix(one, a, b)
+
+
+def lu_factor_numpy(a):
+    """Packed LU of one matrix with partial pivoting: (lu, pivots, permutation),
+    where row i was swapped with row pivots[i] at step i, and a[permutation] = l @ u."""
+    m, n = a.shape
+    lu = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    pivots = np.zeros(min(m, n), np.int32)
+    permutation = np.arange(m, dtype=np.int32)
+    for k in range(min(m, n)):
+        p = k + int(np.argmax(np.abs(lu[k:, k])))
+        pivots[k] = p
+        if p != k:
+            lu[[k, p]] = lu[[p, k]]
+            permutation[[k, p]] = permutation[[p, k]]
+        if lu[k, k] != 0:
+            lu[k + 1:, k] /= lu[k, k]
+        lu[k + 1:, k + 1:] -= np.outer(lu[k + 1:, k], lu[k, k + 1:])
+    return [lu.astype(a.dtype), pivots, permutation]
+
+
+def _lu(a):
+    return _per_matrix(lu_factor_numpy, a)
+
+
+def _eigh(a, *, lower=True, sort_eigenvalues=True):
+    def one(m):
+        # NumPy sorts ascending; without sort_eigenvalues any order is correct.
+        w, v = np.linalg.eigh(m, UPLO="L" if lower else "U")
+        return [v.astype(m.dtype), w.astype(np.finfo(m.dtype).dtype)]
+    return _per_matrix(one, a)
+
+
+def _svd(a, *, full_matrices=True, compute_uv=True):
+    def one(m):
+        if not compute_uv:
+            return [np.linalg.svd(m, compute_uv=False).astype(np.finfo(m.dtype).dtype)]
+        u, s, vt = np.linalg.svd(m, full_matrices=full_matrices)
+        return [s.astype(np.finfo(m.dtype).dtype), u.astype(m.dtype), vt.astype(m.dtype)]
+    return _per_matrix(one, a)
+
+
+def _qr(a, *, full_matrices=True):
+    def one(m):
+        q, r = np.linalg.qr(m, mode="complete" if full_matrices else "reduced")
+        return [q.astype(m.dtype), r.astype(m.dtype)]
+    return _per_matrix(one, a)
+
+
+reference_rules[L.cholesky_p] = _cholesky
+reference_rules[L.triangular_solve_p] = _triangular_solve
+reference_rules[L.lu_p] = _lu
+reference_rules[L.eigh_p] = _eigh
+reference_rules[L.svd_p] = _svd
+reference_rules[L.qr_p] = _qr

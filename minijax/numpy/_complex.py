@@ -1,0 +1,58 @@
+"""Complex numbers: `real`, `imag`, `conj`/`conjugate`, `angle`, `iscomplexobj`.
+
+On a complex array these are the `real`, `imag` and `conj` primitives; on a real one
+NumPy's answers without them: the array itself, zeros, the array itself.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import lax
+from ._promotion import (as_operand, as_array, dtype_of, convert,
+                         promote_dtypes_inexact)
+
+__all__ = ["real", "imag", "conj", "conjugate", "angle", "iscomplexobj"]
+
+
+def iscomplexobj(x) -> bool:
+    """Whether x has a complex dtype (its values are not inspected)."""
+    if isinstance(x, complex):
+        return True
+    try:
+        return np.dtype(dtype_of(as_operand("iscomplexobj", x))).kind == "c"
+    except TypeError:
+        return np.iscomplexobj(x)
+
+
+def real(val):
+    val = as_operand("real", val)
+    return lax.real(val) if iscomplexobj(val) else as_array(val)
+
+
+def imag(val):
+    val = as_operand("imag", val)
+    if iscomplexobj(val):
+        return lax.imag(val)
+    from ._creation import zeros_like
+    return zeros_like(val)
+
+
+def conjugate(x):
+    x = as_operand("conjugate", x)
+    return lax.conj(x) if iscomplexobj(x) else as_array(x)
+
+
+conj = conjugate
+
+
+def angle(z, deg: bool = False):
+    """The argument of z in radians (degrees with deg=True): atan2(imag z, real z)."""
+    z = as_operand("angle", z)
+    if iscomplexobj(z):
+        re, im = lax.real(z), lax.imag(z)
+    else:
+        re, = promote_dtypes_inexact("angle", z)
+        re = convert("angle", re, dtype_of(re))
+        im = 0.0
+    result = lax.atan2(im, re)
+    return result * (180 / np.pi) if deg else result

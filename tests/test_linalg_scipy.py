@@ -1,0 +1,175 @@
+"""`minijax.scipy.linalg` and `multivariate_normal` against `jax.scipy` on small matrices:
+values (eagerly and under jit, with dtypes and weak types), gradients, vmap, errors."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import jax.scipy.stats as jstats
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mnp
+import minijax.scipy.linalg as msl
+from minijax.scipy import _multivariate_normal as mvn
+from tests.numpy_helpers import check, assert_values_close
+
+rng = np.random.default_rng(5)
+A = (rng.normal(size=(3, 3)) + 3 * np.eye(3)).astype(np.float32)
+_M = rng.normal(size=(3, 3))
+S = (_M @ _M.T + np.diag([1.0, 2.0, 4.0])).astype(np.float32)
+TALL = rng.normal(size=(4, 3)).astype(np.float32)
+B = rng.normal(size=(3, 2)).astype(np.float32)
+V = rng.normal(size=(3,)).astype(np.float32)
+BATCH = np.stack([A, A.T.copy() + 0.5])
+
+
+def _sl(np_):
+    return jsl if np_ is jnp else msl
+
+
+VALUE_CASES = {
+    "cholesky": (lambda np_, a: (_sl(np_).cholesky(a), _sl(np_).cholesky(a, lower=True)), (S,)),
+    "cho_solve": (lambda np_, a, b: (_sl(np_).cho_solve(_sl(np_).cho_factor(a), b),
+                                     _sl(np_).cho_solve(_sl(np_).cho_factor(a, lower=True),
+                                                        b[:, 0])), (S, B)),
+    "solve_triangular": (lambda np_, a, b: tuple(
+        _sl(np_).solve_triangular(a, b, trans=t, lower=lower, unit_diagonal=unit)
+        for t in (0, "T", 2) for lower in (False, True) for unit in (False, True)), (A, B)),
+    # (batched 1-d right-hand sides are deprecated in JAX and change meaning in newer
+    # versions, so only the unbatched vector case is compared)
+    "solve_triangular_vector": (lambda np_, a, b: _sl(np_).solve_triangular(
+        a, b, lower=True), (A, V)),
+    "solve_triangular_batch": (lambda np_, a, b: _sl(np_).solve_triangular(
+        a, b, lower=True), (BATCH, np.stack([B, 2 * B]))),
+    "solve": (lambda np_, a, b: tuple(_sl(np_).solve(a, b, assume_a=k)
+                                      for k in ("gen", "sym", "pos")), (S, B)),
+    "solve_pos_vector": (lambda np_, a, b: _sl(np_).solve(a, b, assume_a="pos", lower=True),
+                         (S, V)),
+    "inv_det": (lambda np_, a: (_sl(np_).inv(a), _sl(np_).det(a)), (BATCH,)),
+    "lu": (lambda np_, a: _sl(np_).lu(a), (TALL,)),
+    "lu_wide_permute_l": (lambda np_, a: _sl(np_).lu(a, permute_l=True), (TALL.T.copy(),)),
+    "lu_factor_solve": (lambda np_, a, b: (_sl(np_).lu_factor(a),
+                                           _sl(np_).lu_solve(_sl(np_).lu_factor(a), b),
+                                           _sl(np_).lu_solve(_sl(np_).lu_factor(a), b[:, 1],
+                                                             trans=1)), (A, B)),
+    "eigh": (lambda np_, a: (_sl(np_).eigh(a), _sl(np_).eigh(a, lower=False,
+                                                              eigvals_only=True)), (S,)),
+    "svd": (lambda np_, a: (_sl(np_).svd(a), _sl(np_).svd(a, full_matrices=False),
+                            _sl(np_).svd(a, compute_uv=False)), (TALL,)),
+    "qr": (lambda np_, a: (_sl(np_).qr(a), _sl(np_).qr(a, mode="economic"),
+                           _sl(np_).qr(a, mode="r")), (TALL,)),
+    "expm": (lambda np_, a: tuple(_sl(np_).expm(a * c) for c in (0.01, 0.3, 1.0, 4.0)), (A,)),
+    "expm_batched": (lambda np_, a: _sl(np_).expm(a), (BATCH * 0.5,)),
+    "expm_upper_triangular": (lambda np_, a: _sl(np_).expm(a, upper_triangular=True),
+                              (np.triu(A) * 0.5,)),
+    "block_diag": (lambda np_, a, b: _sl(np_).block_diag(a, b, 2.0, b[:, 0]), (A, B)),
+}
+
+
+def test_tril_triu_are_the_numpy_functions():
+    # jax.scipy.linalg dropped these old SciPy aliases; minijax keeps them as jnp's
+    assert msl.tril is mnp.tril and msl.triu is mnp.triu
+    assert_values_close(msl.tril(A, -1), jnp.tril(A, -1))
+
+
+@pytest.mark.parametrize("name", sorted(VALUE_CASES))
+def test_values_match_jax_scipy(name):
+    fn, args = VALUE_CASES[name]
+    check(fn, *args, rtol=3e-4, atol=3e-4, eager=True)
+
+
+def test_result_structures_match_jax_scipy():
+    for fn in (lambda s: s.qr(A, mode="r"), lambda s: s.lu_factor(A), lambda s: s.eigh(S),
+               lambda s: s.cho_factor(S)):
+        ours, theirs = fn(msl), fn(jsl)
+        assert type(ours) is type(theirs) and len(ours) == len(theirs)
+
+
+LOSSES = {
+    "cholesky": (lambda np_, a: np_.sum(np_.sin(_sl(np_).cholesky(a))), S),
+    "cho_solve": (lambda np_, a: np_.sum(np_.sin(_sl(np_).cho_solve(_sl(np_).cho_factor(a),
+                                                                    B))), S),
+    "solve_pos": (lambda np_, a: np_.sum(np_.sin(_sl(np_).solve(a, B, assume_a="pos"))), S),
+    "solve_pos_vector": (lambda np_, a: np_.sum(np_.sin(_sl(np_).solve(a, V, assume_a="pos"))),
+                         S),
+    "solve_triangular": (lambda np_, a: np_.sum(np_.sin(_sl(np_).solve_triangular(
+        a, B, trans=1, lower=True))), A),
+    "lu_solve": (lambda np_, a: np_.sum(np_.sin(_sl(np_).lu_solve(_sl(np_).lu_factor(a), B,
+                                                                  trans=1))), A),
+    "lu": (lambda np_, a: np_.sum(np_.sin(_sl(np_).lu(a)[1])) + np_.sum(_sl(np_).lu(a)[2]),
+           TALL),
+    "expm": (lambda np_, a: np_.sum(np_.sin(_sl(np_).expm(a))), A * 0.5),
+    # 1-norm above the Padé bound: one scaling and squaring step is differentiated
+    "expm_squared": (lambda np_, a: np_.sum(_sl(np_).expm(a)) / 1000, A * 1.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_grad_matches_jax_scipy(name):
+    loss, x = LOSSES[name]
+    expected = jax.grad(lambda a: loss(jnp, a))(x)
+    assert_values_close(minijax.grad(lambda a: loss(mnp, a))(x), expected, 2e-3, 2e-3)
+    assert_values_close(minijax.jit(minijax.grad(lambda a: loss(mnp, a)))(x), expected,
+                        2e-3, 2e-3)
+
+
+@pytest.mark.parametrize("name", ["solve_pos", "lu_solve", "expm"])
+def test_vmap_of_grad_matches_jax_scipy(name):
+    loss, x = LOSSES[name]
+    xs = np.stack([x, x * 1.1])
+    ours = minijax.vmap(minijax.grad(lambda a: loss(mnp, a)))(xs)
+    theirs = jax.vmap(jax.grad(lambda a: loss(jnp, a)))(xs)
+    assert_values_close(ours, theirs, 2e-3, 2e-3)
+
+
+@pytest.mark.parametrize("make,error", [
+    (lambda s: s.solve(A, B, assume_a="triangular"), ValueError),
+    (lambda s: s.solve_triangular(A, B, trans=3), ValueError),
+    (lambda s: s.qr(A, mode="raw"), ValueError),
+    (lambda s: s.expm(TALL), ValueError),
+    (lambda s: s.block_diag(np.ones((2, 2, 2))), ValueError),
+    (lambda s: s.cho_solve((S, False), np.ones(2, np.float32)), ValueError),
+])
+def test_errors_have_jax_exception_types(make, error):
+    with pytest.raises(error):
+        make(jsl)
+    with pytest.raises(error):
+        make(msl)
+
+
+# -- multivariate_normal --------------------------------------------------------------------------
+
+X = rng.normal(size=(5, 3)).astype(np.float32)
+MEAN = rng.normal(size=(3,)).astype(np.float32)
+
+
+def _mvn(np_):
+    return jstats.multivariate_normal if np_ is jnp else mvn
+
+
+@pytest.mark.parametrize("args", [(X, MEAN, S), (X[0], MEAN, S), (X, MEAN, 2.0),
+                                  (1.5, 0.5, 2.0), (X, MEAN, np.stack([S] * 5))],
+                         ids=["matrix", "one point", "scalar cov", "scalar", "batched cov"])
+def test_multivariate_normal_matches_jax(args):
+    check(lambda np_, *a: (_mvn(np_).logpdf(*a), _mvn(np_).pdf(*a)), *args,
+          rtol=1e-5, atol=1e-6, eager=True)
+
+
+def test_multivariate_normal_gradients_and_vmap_match_jax():
+    def loss(np_, cov, mean):
+        return _mvn(np_).logpdf(X, mean, cov).sum()
+    ours = minijax.grad(lambda c, m: loss(mnp, c, m), argnums=(0, 1))(S, MEAN)
+    theirs = jax.grad(lambda c, m: loss(jnp, c, m), argnums=(0, 1))(S, MEAN)
+    assert_values_close(ours, theirs, 1e-4, 1e-4)
+    covs = np.stack([S, 2 * S])
+    assert_values_close(minijax.vmap(lambda c: loss(mnp, c, MEAN))(covs),
+                        jax.vmap(lambda c: loss(jnp, c, MEAN))(covs), 1e-5, 1e-5)
+
+
+def test_multivariate_normal_rejects_mismatched_shapes():
+    with pytest.raises(ValueError):
+        jstats.multivariate_normal.logpdf(X, MEAN, np.eye(2))
+    with pytest.raises(ValueError, match="incompatible shapes"):
+        mvn.logpdf(X, MEAN, np.eye(2))
