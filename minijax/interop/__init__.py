@@ -1,0 +1,18 @@
+"""The bridge between minijax and real JAX, for differential testing.
+
+* `import_jaxpr(closed_jaxpr)` / `trace_with_jax(f)(*args)`: a JAX program as a
+  minijax program (`importing.py`, table in `import_rules.py`);
+* `to_jax(closed_jaxpr)`: a minijax program as a Python callable built from JAX's
+  public API, so JAX's own transforms apply to it (`exporting.py`);
+* `to_python_source(closed_jaxpr)`: the same program as standalone Python source that
+  imports only `jax` and `numpy`, for reproducers (`source.py`).
+
+This package and `minijax.testing` are the only places that may call JAX's
+transformations, and only to compute JAX's side of a comparison.
+"""
+from .importing import (import_jaxpr, trace_with_jax, MissingPrimitivesError,
+                        missing_primitives, import_rules)
+from .import_rules import UnsupportedParamError
+
+__all__ = ["import_jaxpr", "trace_with_jax", "MissingPrimitivesError",
+           "UnsupportedParamError", "missing_primitives", "import_rules"]
