@@ -50,6 +50,7 @@ def coverage_table(primitives_by_name: dict, rule_tables: dict, generic_paths: d
 
 def _rules(args) -> int:
     import minijax  # noqa: F401  -- importing the package registers every rule table
+    import minijax.interop  # noqa: F401  -- and the import/export tables of the bridge
     from minijax.ir.primitives import primitives_by_name, rule_tables, generic_paths
     covered, missing = "✓", "·"
     try:

@@ -13,6 +13,7 @@ transformations, and only to compute JAX's side of a comparison.
 from .importing import (import_jaxpr, trace_with_jax, MissingPrimitivesError,
                         missing_primitives, import_rules)
 from .import_rules import UnsupportedParamError
+from .exporting import to_jax, export_rules, ExportError
 
 __all__ = ["import_jaxpr", "trace_with_jax", "MissingPrimitivesError",
-           "UnsupportedParamError", "missing_primitives", "import_rules"]
+           "UnsupportedParamError", "missing_primitives", "import_rules", "to_jax", "export_rules", "ExportError"]

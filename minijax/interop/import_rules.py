@@ -107,8 +107,6 @@ register_import("transpose", P.transpose_p, lambda x, *, permutation:
                 [bind(P.transpose_p, x, permutation=_ints(permutation))])
 register_import("squeeze", P.squeeze_p, lambda x, *, dimensions:
                 [bind(P.squeeze_p, x, dimensions=_ints(dimensions))])
-register_import("expand_dims", P.expand_dims_p, lambda x, *, dimensions:
-                [bind(P.expand_dims_p, x, dimensions=_ints(dimensions))])
 register_import("concatenate", P.concatenate_p, lambda *xs, dimension:
                 [bind(P.concatenate_p, *xs, dimension=int(dimension))])
 register_import("pad", P.pad_p, lambda x, v, *, padding_config: [bind(
@@ -145,8 +143,6 @@ def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_eleme
     _refuse_hint("dot_general", {"out_sharding": out_sharding}, "out_sharding")
     (lc, rc), (lb, rb) = dimension_numbers
     preferred = None if preferred_element_type is None else np.dtype(preferred_element_type)
-    if preferred is not None and preferred == aval_of(lhs).dtype:
-        preferred = None     # JAX spells "the operands' dtype" explicitly; minijax omits it
     return [bind(P.dot_general_p, lhs, rhs,
                  dimension_numbers=((_ints(lc), _ints(rc)), (_ints(lb), _ints(rb))),
                  precision=None, preferred_element_type=preferred)]
@@ -210,7 +206,6 @@ def _scatter(prim):
 register_import("gather", P.gather_p, _gather)
 register_import("scatter", P.scatter_p, _scatter(P.scatter_p))
 register_import("scatter-add", P.scatter_add_p, _scatter(P.scatter_add_p))
-register_import("scatter_add", P.scatter_add_p, _scatter(P.scatter_add_p))
 
 
 # -- calls and control flow ----------------------------------------------------------------------
@@ -343,7 +338,10 @@ def _custom_vjp_call(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_tr
         outs = eval_jax_jaxpr(fwd_jaxpr, list(fwd_consts), list(primals_in))
         kept, primals_out = outs[:len(outs) - n_out], outs[len(outs) - n_out:]
         kept = iter(kept)
-        residuals = [next(kept) if f is None else args[f] for f in input_fwds]
+        # JAX leaves out residuals that are inputs; `input_fwds` says which (counted
+        # over consts and arguments).
+        inputs = list(consts) + list(primals_in)
+        residuals = [next(kept) if f is None else inputs[f] for f in input_fwds]
         return tuple(primals_out), tuple(residuals)
 
     def bwd_rule(residuals, cts):
@@ -435,7 +433,6 @@ def _new_ref(x, *, memory_space=None, kind=None):
 
 
 register_import("new_ref", P.new_ref_p, _new_ref)
-register_import("mutable_array", P.new_ref_p, _new_ref)
 register_import("get", P.get_p, _get)
 register_import("swap", P.swap_p, _swap)
 register_import("addupdate", P.addupdate_p, _addupdate)
