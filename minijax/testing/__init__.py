@@ -9,6 +9,11 @@ suite uses, and it is public so users can point it at their programs:
     assert_same_results(lambda x: minijax.numpy.tanh(x) * 2,
                         lambda x: jax.numpy.tanh(x) * 2, np.ones(3, np.float32))
 
+`cross_check(f, *args)` goes further: `f` is any JAX function; JAX traces it, minijax
+imports the program, and every transform (jit, grad, vjp, jvp, vmap, hessian,
+compositions, checkpoint policies) is applied by each side with its own machinery and
+compared, giving a `Report` with one row per transform (docs/cross_check.md).
+
 `assert_trees_match` compares two pytrees of results leaf by leaf: structure, shape,
 dtype, weak type (where both sides say) and values within a tolerance that depends
 on the dtype. `check_jaxpr` is the check every traced program goes through in tests:
@@ -21,7 +26,7 @@ from typing import Callable
 import numpy as np
 from jax import tree_util
 
-from .ir.types import bfloat16
+from ..ir.types import bfloat16
 
 # Tolerances by dtype, loose enough for XLA's transcendental approximations.
 _TOLERANCES = {
@@ -79,6 +84,12 @@ def check_jaxpr(closed_jaxpr):
     Raises the verifier's error for an ill-formed program, or `RoundTripError` naming
     the first differing line when print -> parse -> print is not the identity (and,
     for concrete consts, dumps -> loads -> dumps). Returns its argument."""
-    from .ir.checks import check_traced
+    from ..ir.checks import check_traced
     check_traced(closed_jaxpr)
     return closed_jaxpr
+
+
+# `cross_check` compares minijax's transforms of a JAX program with JAX's (cross_check.py,
+# report.py, shrink.py); it builds on the helpers above.
+from .cross_check import cross_check, assert_cross_check  # noqa: E402
+from .report import Report, Row  # noqa: E402
