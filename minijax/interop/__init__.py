@@ -14,6 +14,7 @@ from .importing import (import_jaxpr, trace_with_jax, MissingPrimitivesError,
                         missing_primitives, import_rules)
 from .import_rules import UnsupportedParamError
 from .exporting import to_jax, export_rules, ExportError
+from .source import to_python_source
 
 __all__ = ["import_jaxpr", "trace_with_jax", "MissingPrimitivesError",
-           "UnsupportedParamError", "missing_primitives", "import_rules", "to_jax", "export_rules", "ExportError"]
+           "UnsupportedParamError", "missing_primitives", "import_rules", "to_jax", "export_rules", "ExportError", "to_python_source"]
