@@ -1,10 +1,12 @@
-"""The command line: `python -m minijax rules` and `python -m minijax repl [FILE]`.
+"""The command line: `python -m minijax rules`, `repl [FILE]`, `run`, `diff`, `check`.
 
 `rules` prints the primitive x pass coverage table: one row per primitive in
 `minijax.ir.primitives.primitives_by_name`, one column per rule table registered
 with `register_rule_table` (type rules, XLA lowering, and every pass's table), so a
 hole -- a primitive some pass cannot handle yet -- is one glance away. `repl` starts
-the REPL of `minijax/repl/` (docs/repl.md).
+the REPL of `minijax/repl/` (docs/repl.md). `run SCRIPT.py` runs a JAX script on
+minijax, `diff SCRIPT.py` runs it on both and compares, and `check FILE.py` cross-checks
+a file's functions (docs/cross_check.md).
 """
 from __future__ import annotations
 
@@ -67,6 +69,12 @@ def _repl(args) -> int:
     return run_repl(args.file, echo=args.echo)
 
 
+def _run(args) -> int:
+    from .interop.run_hook import run_script
+    run_script(args.script, args.args)
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m minijax",
@@ -85,6 +93,12 @@ def _parser() -> argparse.ArgumentParser:
                       help="print each input line after a prompt, so the output is a "
                            "transcript (errors included, on stdout); never interactive")
     repl.set_defaults(run=_repl)
+    run = commands.add_parser(
+        "run", help="run a JAX script on minijax unchanged: its own `jax` imports "
+                    "resolve to minijax (installed packages keep real JAX)")
+    run.add_argument("script", metavar="SCRIPT.py")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    run.set_defaults(run=_run)
     return parser
 
 

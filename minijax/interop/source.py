@@ -113,8 +113,7 @@ def _scatter(fn):
 
 
 def _mode(mode) -> str:
-    return "lax.GatherScatterMode.CLIP" if mode == "clip" else \
-        "lax.GatherScatterMode.FILL_OR_DROP"
+    return repr(mode)       # 'clip' or 'fill': jax.lax and minijax.lax both take these
 
 
 source_rules["gather"] = _gather
