@@ -223,6 +223,7 @@ def checkpoint_recipe(spec):
         remat = side.api.checkpoint(loss, policy=_policy(side, spec))
         grads = side.api.grad(remat, argnums=tuple(range(len(diff))))(*diff)
         return {"grad": grads, "saved_residuals": side.saved_residuals(remat, *diff)}
+    recipe.spec = spec      # what a reproducer writes to rebuild this recipe
     return recipe
 
 
@@ -254,7 +255,7 @@ def policy_label(spec) -> str:
 
 # -- running and comparing ---------------------------------------------------------------------------
 
-def _fresh_leaves(side, leaves):
+def fresh_leaves(side, leaves):
     """The arguments as this side's values: each ref (of either API: a ref is anything
     with a `[...]` read that is not an array) a new ref of this side holding a copy
     of its contents, so transforms never share state."""
@@ -269,7 +270,7 @@ def _fresh_leaves(side, leaves):
 
 def run_recipe(side, recipe, leaves):
     """(result, ref contents after it) or raises what the side raised."""
-    fresh = _fresh_leaves(side, leaves)
+    fresh = fresh_leaves(side, leaves)
     result = recipe(side, fresh)
     refs_after = [np.asarray(x[...]) for x in fresh if side.is_ref(x)]
     return {"result": result, "refs": refs_after}
