@@ -178,17 +178,19 @@ def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
 
 
 def select_recipes(transforms, policies) -> dict:
-    """Transform name -> recipe, for the named transforms (all when None) and one
-    `checkpoint[policy]` row per policy."""
-    recipes = dict(TRANSFORMS)
+    """Transform name -> recipe: the named transforms (all of `TRANSFORMS` when None),
+    then one `checkpoint[policy]` row per policy."""
+    if transforms is None:
+        recipes = dict(TRANSFORMS)
+    else:
+        unknown = [t for t in transforms if t not in TRANSFORMS]
+        if unknown:
+            raise ValueError(f"unknown transforms {unknown}; known: {list(TRANSFORMS)} "
+                             f"(checkpoint rows come from `policies`)")
+        recipes = {t: TRANSFORMS[t] for t in transforms}
     for spec in policies or ():
         recipes[f"checkpoint[{policy_label(spec)}]"] = checkpoint_recipe(spec)
-    if transforms is None:
-        return recipes
-    unknown = [t for t in transforms if t not in recipes]
-    if unknown:
-        raise ValueError(f"unknown transforms {unknown}; known: {sorted(recipes)}")
-    return {t: recipes[t] for t in transforms}
+    return recipes
 
 
 def assert_cross_check(f: Callable, *args, **kwargs) -> Report:
