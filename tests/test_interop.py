@@ -208,3 +208,17 @@ def test_minijax_program_round_trips_through_jax(name):
     assert_trees_match(_run_minijax(back, args), expected)
     if same_equations:
         assert dumps(back) == dumps(closed)
+
+
+def test_import_closed_over_ref_gets_its_own_copy():
+    counter = jax.new_ref(np.float32(2.0))
+
+    def bump(y):
+        counter[...] += y
+        return counter[...] * y
+    closed = trace_with_jax(bump)(np.float32(3.0))
+    assert len(closed.consts) == 1 and str(closed.jaxpr.constvars[0].aval) == "Ref{f32[]}"
+    out = _run_minijax(closed, (np.float32(3.0),))
+    assert_trees_match(out, [np.float32(15.0)])
+    assert float(counter[...]) == 2.0        # JAX's ref is not touched by minijax
+    assert float(closed.consts[0][...]) == 5.0

@@ -210,9 +210,21 @@ def import_jaxpr(closed_jaxpr):
     if missing:
         raise MissingPrimitivesError(missing)
     jaxpr, consts = closed_jaxpr.jaxpr, list(closed_jaxpr.consts)
-    consts = [np.asarray(c) if isinstance(c, (np.ndarray, np.generic)) else c for c in consts]
+    consts = [_import_const(c) for c in consts]
     avals = [import_aval(v.aval) for v in jaxpr.invars]
     return trace_to_jaxpr(lambda *args: eval_jax_jaxpr(jaxpr, consts, args), avals)
+
+
+def _import_const(value):
+    """A constant of a JAX program as a minijax value. A JAX ref the program closed
+    over becomes a minijax ref holding a copy of its current contents: the imported
+    program mutates its own state, never JAX's."""
+    if type(value).__name__ == "Ref" and isinstance(import_aval(value.aval), RefType):
+        from ..refs import new_ref
+        return new_ref(np.array(value[...]))
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    return value
 
 
 def trace_with_jax(fun: Callable, **make_jaxpr_kwargs) -> Callable:
