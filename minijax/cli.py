@@ -75,6 +75,23 @@ def _run(args) -> int:
     return 0
 
 
+def _diff(args) -> int:
+    from .testing.commands import diff_script
+    status, text = diff_script(args.script, args.args)
+    print(text)
+    return status
+
+
+def _check(args) -> int:
+    from .testing.commands import check_file
+    split = (lambda text: None if text is None else
+             tuple(t.strip() for t in text.split(",") if t.strip()))
+    status, text = check_file(args.target, args.args, split(args.transforms),
+                              split(args.policies), args.out)
+    print(text)
+    return status
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m minijax",
@@ -99,6 +116,24 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("script", metavar="SCRIPT.py")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     run.set_defaults(run=_run)
+    diff = commands.add_parser(
+        "diff", help="run a JAX script on JAX and on minijax and compare what it prints "
+                     "and leaves in its globals, naming the first line that differs")
+    diff.add_argument("script", metavar="SCRIPT.py")
+    diff.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    diff.set_defaults(run=_diff)
+    check = commands.add_parser(
+        "check", help="cross_check a file's JAX functions: every transform, minijax's "
+                      "against JAX's (docs/cross_check.md)")
+    check.add_argument("target", metavar="FILE.py[::FUNCTION]")
+    check.add_argument("--args", help="example arguments, a Python expression (np, jnp "
+                                      "and jax are defined), e.g. 'np.ones(3, np.float32)'")
+    check.add_argument("--transforms", help="comma-separated rows (default: all)")
+    check.add_argument("--policies", help="comma-separated checkpoint policy names "
+                                          "(default: nothing_saveable, dots_saveable, "
+                                          "everything_saveable; '' for none)")
+    check.add_argument("--out", help="folder for reproducers of disagreements")
+    check.set_defaults(run=_check)
     return parser
 
 

@@ -92,16 +92,18 @@ def _user_files_hook(folder):
         sys.meta_path.remove(finder)
 
 
-def run_script(path: str, argv=(), *, on_minijax: bool = True) -> dict:
+def run_script(path: str, argv=(), *, on_minijax: bool = True, script_builtins=None) -> dict:
     """Run the script at `path` as `__main__` with `sys.argv = [path, *argv]`; with
     `on_minijax`, its `jax` imports (and those of its own modules) are minijax.
+    `script_builtins` replaces the script's builtins (`diff` records its prints so).
     Returns the script's globals."""
     path = os.path.abspath(path)
     folder = os.path.dirname(path)
     with open(path, encoding="utf-8") as source:
         code = compile(source.read(), path, "exec")
-    namespace = {"__name__": "__main__", "__file__": path, "__builtins__":
-                 minijax_builtins() if on_minijax else builtins}
+    if script_builtins is None:
+        script_builtins = minijax_builtins() if on_minijax else builtins
+    namespace = {"__name__": "__main__", "__file__": path, "__builtins__": script_builtins}
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [path, *argv]
     sys.path.insert(0, folder)
