@@ -222,3 +222,21 @@ def test_import_closed_over_ref_gets_its_own_copy():
     assert_trees_match(out, [np.float32(15.0)])
     assert float(counter[...]) == 2.0        # JAX's ref is not touched by minijax
     assert float(closed.consts[0][...]) == 5.0
+
+
+def test_cross_check_guide_runs_as_shown():
+    """docs/cross_check.md's ```python blocks, run in order as doctests."""
+    import doctest
+    import pathlib
+    import re
+    path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "cross_check.md"
+    text = path.read_text(encoding="utf-8")
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    namespace, examples = {}, 0
+    for block in re.finditer(r"^```python\n(.*?)^```", text, flags=re.M | re.S):
+        test = parser.get_doctest(block.group(1), namespace, path.name, str(path),
+                                  text.count("\n", 0, block.start(1)))
+        runner.run(test, clear_globs=False)
+        namespace, examples = test.globs, examples + len(test.examples)
+    assert examples and runner.summarize(verbose=False).failed == 0
