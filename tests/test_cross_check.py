@@ -227,3 +227,18 @@ def test_shrinking_is_deterministic(wrong_sin_jvp, tmp_path):
     assert dumps(results[0][0]) == dumps(results[1][0])
     assert len(results[0][0].jaxpr.eqns) <= 3
 
+
+
+def test_shrinking_unnests_a_loop(wrong_sin_jvp):
+    from minijax.testing.shrink import shrink
+    from minijax.testing.recipes import TRANSFORMS
+
+    def looped(x):
+        def body(c, v):
+            return c * 0.9 + jnp.sin(v * c), jnp.tanh(c * v)
+        c, ys = lax.scan(body, 1.0, x)
+        return jnp.sum(ys) + c
+    closed = import_jaxpr(jax.make_jaxpr(looped)(X))
+    small, small_leaves = shrink(closed, [X], "grad", TRANSFORMS["grad"])
+    names = [eqn.primitive.name for eqn in small.jaxpr.eqns]
+    assert "scan" not in names and "sin" in names and len(names) <= 3, names

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from ..ir.control_flow_primitives import cond_p
+from ..ir.control_flow_primitives import cond_p, scan_p, while_p
 from ..ir.core import Var
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.catalogue import jit_p
@@ -162,6 +162,13 @@ def _candidates(program, leaves):
             for b in range(len(eqn.params["branches"])):
                 yield f"equation {k} as branch {b}", lambda k=k, b=b: _take_branch(
                     program, leaves, k, b)
+    for k, eqn in enumerate(jaxpr.eqns):
+        if eqn.primitive in (scan_p, while_p) and all(
+                isinstance(_aval(a), ShapedArray) for a in eqn.inputs):
+            if values is None:
+                values = _intermediate_values(program, leaves)
+            yield f"the body of equation {k}", lambda k=k: _loop_body(
+                program, leaves, k, values)
 
 
 def _cut_after(program, leaves, k):
@@ -200,6 +207,34 @@ def _take_branch(program, leaves, k, b):
     closed = _retrace(program, leaves,
                       {k: lambda inputs, extra: eval_jaxpr(branch, (), inputs[1:])})
     return _pruned(closed, leaves)
+
+
+def _aval(atom):
+    return atom.aval
+
+
+def _loop_body(program, leaves, k, values):
+    """The body of loop equation `k` as the whole program, at its first iteration's
+    inputs (a scan's x slices are the first rows)."""
+    from ..ir.core import ClosedJaxpr
+    jaxpr, eqn = program.jaxpr, program.jaxpr.eqns[k]
+    known = dict(zip(jaxpr.invars, leaves))
+    known.update(zip(jaxpr.constvars, program.consts))
+    known.update(values)
+    inputs = [np.asarray(_literal(a)) if not isinstance(a, Var) else np.asarray(known[a])
+              for a in eqn.inputs]
+    p = eqn.params
+    if eqn.primitive is scan_p:
+        if p["length"] == 0:
+            raise ValueError("an empty scan has no first iteration")
+        split = p["num_consts"] + p["num_carry"]
+        first = -1 if p["reverse"] else 0       # a reverse scan starts at the last row
+        inputs = inputs[:split] + [x[first] for x in inputs[split:]]
+        body = p["jaxpr"]
+    else:
+        inputs = inputs[p["cond_nconsts"]:]      # the body's consts, then the carry
+        body = p["body_jaxpr"]
+    return _pruned(ClosedJaxpr(body, []), inputs)
 
 
 def _size(program) -> int:
