@@ -242,3 +242,11 @@ def test_shrinking_unnests_a_loop(wrong_sin_jvp):
     small, small_leaves = shrink(closed, [X], "grad", TRANSFORMS["grad"])
     names = [eqn.primitive.name for eqn in small.jaxpr.eqns]
     assert "scan" not in names and "sin" in names and len(names) <= 3, names
+
+
+def test_shrinking_makes_arguments_smaller(wrong_sin_jvp, tmp_path):
+    big = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(4, 6)
+    report = cross_check(lambda m: jnp.sum(jnp.sin(m) @ m.T), big, transforms=["grad"],
+                         policies=(), reproducer_dir=str(tmp_path))
+    text = open(report.reproducers["grad"]).read()
+    assert "# program(f32[1,1])" in text, text[:600]

@@ -170,10 +170,14 @@ def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
         report.rows.append(row)
     if shrink and not report.ok:
         from .shrink import shrink_and_write
+
+        def retrace(new_leaves):
+            return import_jaxpr(jax.make_jaxpr(
+                lambda *a: f(*tree_util.tree_unflatten(in_tree, a)))(*new_leaves))
         for row in report.failures:
             report.reproducers[row.transform] = shrink_and_write(
                 imported, leaves, row.transform, recipes[row.transform], rtol, atol,
-                reproducer_dir)
+                reproducer_dir, retrace)
     return report
 
 
