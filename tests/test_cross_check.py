@@ -8,7 +8,6 @@ subprocesses, the bug planted there too) prints different values.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -20,7 +19,6 @@ from jax import lax
 
 from minijax.interop import import_jaxpr
 from minijax.ir import primitives as P
-from minijax.ir.trace import bind
 from minijax.testing import cross_check, assert_cross_check, Report
 from minijax.transforms.jvp import jvp_rules
 
@@ -161,7 +159,6 @@ def test_known_divergence_is_named():
 
 _PLANT = """
 from minijax.ir import primitives as P
-from minijax.ir.trace import bind
 from minijax.transforms.jvp import jvp_rules
 _right = jvp_rules[P.sin_p]
 def _wrong(primals, tangents, **params):

@@ -5,9 +5,11 @@ values (tracers while importing). Each rule ends in `bind`s of minijax primitive
 or in minijax's public API where minijax has a canonical form JAX spells otherwise
 (ref indexing, custom derivatives).
 
-Hints JAX carries and minijax does not model -- shardings, layouts, an op's
-`accuracy`, a dot's `precision` -- are accepted only at their "no hint" value; a
-program that sets one is refused by name rather than silently changed.
+Hints JAX carries and minijax does not model -- shardings, memory spaces, an op's
+`accuracy` or `out_dtype` -- are accepted only at their "no hint" value; a program
+that sets one is refused by name rather than silently changed. The one exception is
+a dot's `precision`, which changes results only on TPUs: it is dropped. (The
+placement params of a `jit` equation are ignored: minijax's `jit` has none.)
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import MinijaxError, bind, aval_of
 from ..transforms import policies as mini_policies
-from .importing import register_import, import_body, import_bodies, eval_jax_jaxpr, _open
+from .importing import (register_import, import_body, import_bodies, eval_jax_jaxpr,
+                        open_jaxpr)
 
 
 class UnsupportedParamError(MinijaxError, NotImplementedError):
@@ -39,13 +42,6 @@ def _refuse_hint(prim_name, params, *names):
 
 def _single(prim):
     return lambda *args, **params: [bind(prim, *args, **params)]
-
-
-def _as_list(prim):
-    def rule(*args, **params):
-        out = bind(prim, *args, **params)
-        return list(out) if prim.multiple_results else [out]
-    return rule
 
 
 # -- elementwise ---------------------------------------------------------------------------
@@ -293,7 +289,7 @@ register_import("name", name_p, lambda x, *, name: [bind(name_p, x, name=str(nam
 # `custom_jvp` / `custom_vjp` functions, so minijax's own AD calls them.
 
 def _primal_fun(call_jaxpr, num_consts, consts):
-    jaxpr, body_consts = _open(call_jaxpr)
+    jaxpr, body_consts = open_jaxpr(call_jaxpr)
 
     def fun(*args):
         return tuple(eval_jax_jaxpr(jaxpr, body_consts, list(consts) + list(args)))
@@ -330,7 +326,7 @@ def _custom_vjp_call(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_tr
     consts, primals = args[:num_consts], args[num_consts:]
     fun = _primal_fun(call_jaxpr, num_consts, consts)
     wrapped = custom_vjp(fun)
-    n_out = len(_open(call_jaxpr)[0].outvars)
+    n_out = len(open_jaxpr(call_jaxpr)[0].outvars)
 
     def fwd(*primals_in):
         fwd_jaxpr, fwd_consts = fwd_jaxpr_thunk.call_wrapped(*([True] * len(primals_in)))

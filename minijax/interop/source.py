@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import primitives as P
 from ..ir.core import Literal, ClosedJaxpr
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
-from ..ir.types import dtype_short_name
 from .exporting import ExportError
 
 __all__ = ["to_python_source", "source_rules", "value_source"]
@@ -157,12 +155,10 @@ class _Writer:
             env[var] = self.fresh("a")
             params.append(env[var])
         self.lines.append(f"{pad}def {name}({', '.join(params)}):")
-        body_start = len(self.lines)
         for eqn in jaxpr.eqns:
             self.equation(eqn, env, indent + 1)
         outs = [self.atom(v, env) for v in jaxpr.outvars]
         self.lines.append(f"{pad}    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-        del body_start
         return name
 
     def atom(self, atom, env) -> str:
@@ -341,5 +337,3 @@ def to_python_source(closed_jaxpr: ClosedJaxpr, name: str = "program") -> str:
               "import numpy as np", "from jax import lax", ""]
     return "\n".join(header + const_lines + writer.lines) + "\n"
 
-
-del P, dtype_short_name
