@@ -18,7 +18,8 @@ from jax import tree_util
 
 from .. import refs as mini_refs
 from ..ir import primitives as P
-from ..ir.control_flow_primitives import cond_p, while_p, scan_p, debug_callback_p
+from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_callback_p,
+                                          debug_print_p)
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import MinijaxError, bind, aval_of
@@ -453,3 +454,15 @@ def _debug_callback(*args, callback, effect=None, partitioned=False, **hints):
 
 
 register_import("debug_callback", debug_callback_p, _debug_callback)
+
+
+def _debug_print(*values, fmt, in_tree, static_args=(), **hints):
+    from .. import debug
+    if static_args:
+        raise UnsupportedParamError("cannot import debug_print with static_args")
+    args, kwargs = tree_util.tree_unflatten(in_tree, list(values))
+    debug.print(fmt, *args, **kwargs)
+    return []
+
+
+register_import("debug_print", debug_print_p, _debug_print)
