@@ -247,3 +247,21 @@ def test_shrinking_makes_arguments_smaller(wrong_sin_jvp, tmp_path):
                          policies=(), reproducer_dir=str(tmp_path))
     text = open(report.reproducers["grad"]).read()
     assert "# program(f32[1,1])" in text, text[:600]
+
+
+def test_a_side_that_raises_is_an_error_row_with_both_messages():
+    from minijax.transforms.vmap import vmap_rules
+    right = vmap_rules[P.cos_p]
+
+    def broken(*args, **params):
+        raise RuntimeError("planted vmap failure")
+    vmap_rules[P.cos_p] = broken
+    try:
+        report = cross_check(lambda x: jnp.cos(x) * 2.0, X, transforms=["eager", "vmap"],
+                             policies=(), shrink=False)
+    finally:
+        vmap_rules[P.cos_p] = right
+    row = report.row("vmap")
+    assert row.status == "error" and "planted vmap failure" in row.minijax_error
+    assert row.jax_error == "" and "jax: ok" in row.summary()
+    assert not report.ok and report.row("eager").status == "agree"
