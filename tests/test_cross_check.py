@@ -265,3 +265,14 @@ def test_a_side_that_raises_is_an_error_row_with_both_messages():
     assert row.status == "error" and "planted vmap failure" in row.minijax_error
     assert row.jax_error == "" and "jax: ok" in row.summary()
     assert not report.ok and report.row("eager").status == "agree"
+
+
+def test_vmap_over_given_batch_arguments():
+    batch = np.stack([X, X * 2.0, -X])
+    report = cross_check(lambda x: jnp.sum(jnp.sin(x) * x), X, vmap_args=(batch,),
+                         transforms=["vmap", "vmap(grad)", "grad(vmap)"], policies=(),
+                         shrink=False)
+    assert report.ok, str(report)
+    with pytest.raises(ValueError, match="structure of the arguments"):
+        cross_check(lambda x: x, X, vmap_args=(batch, batch), transforms=["vmap"],
+                    policies=())

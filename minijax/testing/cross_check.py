@@ -135,14 +135,18 @@ def known_divergence(transform: str, closed) -> str:
 
 
 def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
-                rtol=None, atol=None, shrink: bool = True, reproducer_dir=None) -> Report:
+                vmap_args=None, rtol=None, atol=None, shrink: bool = True,
+                reproducer_dir=None) -> Report:
     """Compare minijax's transforms of the JAX function `f` with JAX's, at `args`.
 
     `transforms` picks rows by name (default: all of `TRANSFORMS`); `policies` adds a
     `checkpoint[policy]` row per entry (a policy name, or a tuple `(name, *args)`
-    such as `("save_only_these_names", "h")`). With `shrink`, each unexplained
-    difference is reduced to a small program and written as a standalone reproducer
-    into `reproducer_dir` (a temporary folder when None)."""
+    such as `("save_only_these_names", "h")`). `vmap_args` are the arguments the
+    `vmap` rows map over, each with a leading batch axis (default: the arguments
+    with an axis of two examples added). With `shrink`, each unexplained difference
+    is reduced to a small program and written as a standalone reproducer into
+    `reproducer_dir` (a temporary folder when None); a row that maps over given
+    `vmap_args` is not shrunk, since shrinking changes the program's inputs."""
     from minijax.interop import import_jaxpr
     from minijax.transforms.ad_util import eval_jaxpr
 
@@ -159,7 +163,14 @@ def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
     import minijax
     recipes = select_recipes(transforms, policies)
     report = Report(getattr(f, "__name__", repr(f)))
-    mini, ref_side = Side("minijax", minijax, mini_fn), Side("jax", jax, jax_fn)
+    batched = None
+    if vmap_args is not None:
+        batched, batched_tree = tree_util.tree_flatten(tuple(vmap_args))
+        if batched_tree != in_tree:
+            raise ValueError(f"vmap_args must have the structure of the arguments: got "
+                             f"{batched_tree}, expected {in_tree}")
+    mini = Side("minijax", minijax, mini_fn, batched)
+    ref_side = Side("jax", jax, jax_fn, batched)
     for name, recipe in recipes.items():
         row = compare(name, lambda: run_recipe(mini, recipe, leaves),
                       lambda: run_recipe(ref_side, recipe, leaves), rtol, atol)
@@ -175,6 +186,8 @@ def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
             return import_jaxpr(jax.make_jaxpr(
                 lambda *a: f(*tree_util.tree_unflatten(in_tree, a)))(*new_leaves))
         for row in report.failures:
+            if batched is not None and "vmap" in row.transform:
+                continue
             report.reproducers[row.transform] = shrink_and_write(
                 imported, leaves, row.transform, recipes[row.transform], rtol, atol,
                 reproducer_dir, retrace)
