@@ -159,6 +159,7 @@ def test_known_divergence_is_named():
 
 _PLANT = """
 from minijax.ir import primitives as P
+from minijax.ir.trace import bind
 from minijax.transforms.jvp import jvp_rules
 _right = jvp_rules[P.sin_p]
 def _wrong(primals, tangents, **params):

@@ -111,7 +111,7 @@ def _distinct_refs(args):
     a minijax equation may pass it twice), and where each argument went."""
     unique, where, seen = [], [], {}
     for arg in args:
-        if isinstance(arg, jax.Ref) or type(arg).__name__ == "Ref" or _is_ref_tracer(arg):
+        if type(arg).__name__ == "Ref" or _is_ref_tracer(arg):
             if id(arg) not in seen:
                 seen[id(arg)] = len(unique)
                 unique.append(arg)

@@ -28,7 +28,8 @@ class Side:
         self.batched = batched
 
     def is_ref(self, x):
-        return isinstance(x, self.api.Ref)
+        # Both APIs name their concrete ref type `Ref` (jax.Ref, minijax.Ref).
+        return type(x).__name__ == "Ref"
 
     def new_ref(self, value):
         return self.api.new_ref(value)
