@@ -13,9 +13,11 @@ placement params of a `jit` equation are ignored: minijax's `jit` has none.)
 """
 from __future__ import annotations
 
+import jax
 import numpy as np
 from jax import tree_util
 
+from .. import debug
 from .. import refs as mini_refs
 from ..ir import primitives as P
 from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_callback_p,
@@ -24,6 +26,8 @@ from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import MinijaxError, bind, aval_of
 from ..transforms import policies as mini_policies
+from ..transforms.ad_util import zeros
+from ..transforms.custom_derivatives import custom_jvp, custom_vjp
 from .importing import (register_import, import_body, import_bodies, eval_jax_jaxpr,
                         open_jaxpr)
 
@@ -254,7 +258,6 @@ register_import("scan", scan_p, _scan)
 
 def import_policy(policy):
     """The minijax policy of a JAX checkpoint policy (read through its own fields)."""
-    import jax
     jax_policies = jax.checkpoint_policies
     if policy is None or policy is jax_policies.nothing_saveable:
         return mini_policies.nothing_saveable
@@ -301,7 +304,6 @@ def _primal_fun(call_jaxpr, num_consts, consts):
 
 def _custom_jvp_call(*args, call_jaxpr, jvp_jaxpr_fun=None, jvp_jaxpr_thunk=None,
                      num_consts, symbolic_zeros=False):
-    from ..transforms.custom_derivatives import custom_jvp
     consts, primals = args[:num_consts], args[num_consts:]
     thunk = jvp_jaxpr_fun if jvp_jaxpr_fun is not None else jvp_jaxpr_thunk
     fun = _primal_fun(call_jaxpr, num_consts, consts)
@@ -310,7 +312,6 @@ def _custom_jvp_call(*args, call_jaxpr, jvp_jaxpr_fun=None, jvp_jaxpr_thunk=None
     wrapped = custom_jvp(fun)
 
     def jvp(primals_in, tangents_in):
-        from ..transforms.ad_util import zeros
         outs = eval_jax_jaxpr(jvp_jaxpr, list(jvp_consts), list(primals_in) + list(tangents_in))
         primals_out, nonzero = outs[:len(out_zeros)], iter(outs[len(out_zeros):])
         tangents_out = [zeros(aval_of(p)) if z else next(nonzero)
@@ -322,8 +323,6 @@ def _custom_jvp_call(*args, call_jaxpr, jvp_jaxpr_fun=None, jvp_jaxpr_thunk=None
 
 def _custom_vjp_call(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_trees,
                      symbolic_zeros=False):
-    import jax
-    from ..transforms.custom_derivatives import custom_vjp
     consts, primals = args[:num_consts], args[num_consts:]
     fun = _primal_fun(call_jaxpr, num_consts, consts)
     wrapped = custom_vjp(fun)
@@ -360,7 +359,6 @@ def _custom_vjp_call(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_tr
 
 
 def _struct(x):
-    import jax
     aval = aval_of(x)
     return jax.ShapeDtypeStruct(aval.shape, aval.dtype)
 
@@ -457,7 +455,6 @@ register_import("debug_callback", debug_callback_p, _debug_callback)
 
 
 def _debug_print(*values, fmt, in_tree, static_args=(), **hints):
-    from .. import debug
     if static_args:
         raise UnsupportedParamError("cannot import debug_print with static_args")
     args, kwargs = tree_util.tree_unflatten(in_tree, list(values))

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..ir.core import Literal, ClosedJaxpr
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
-from .exporting import ExportError
+from ..ir.control_flow_primitives import rebuild_from_layout
+from .exporting import ExportError, export_policy
 
 __all__ = ["to_python_source", "source_rules", "value_source"]
 
@@ -195,7 +196,6 @@ class _Writer:
         return f"jax.jit({body})({', '.join(ins)})"
 
     def _remat(self, eqn, ins, indent):
-        from .exporting import export_policy   # checks the policy is expressible
         export_policy(eqn.params["policy"])
         body = self._body(eqn.params["jaxpr"], indent)
         policy = _policy_source(eqn.params["policy"])
@@ -287,7 +287,6 @@ class _Writer:
         return f"jax.ref.free_ref({ins[0]})"
 
     def _debug_print(self, eqn, ins, indent):
-        from ..ir.control_flow_primitives import rebuild_from_layout
         _, args_layout, kwargs_layout = eqn.params["layout"]
         leaves = iter(ins)
         args = rebuild_from_layout(args_layout, leaves)

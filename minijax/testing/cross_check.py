@@ -25,6 +25,11 @@ import jax.ad_checkpoint
 import numpy as np
 from jax import tree_util
 
+import minijax
+from ..divergences import DIVERGENCES
+from ..interop import import_jaxpr
+from ..ir.core import jaxprs_in_params
+from ..transforms.ad_util import eval_jaxpr
 from . import assert_trees_match
 from .recipes import (Side, Skip, SavedResiduals, TRANSFORMS, run_recipe, policy_label,
                       checkpoint_recipe)
@@ -92,7 +97,6 @@ def _compare_residuals(actual, expected):
 
 
 def _program_words(closed) -> set:
-    from minijax.ir.core import jaxprs_in_params
     words = set()
 
     def walk(jaxpr):
@@ -119,7 +123,6 @@ def known_divergence(transform: str, closed) -> str:
     """The registered divergence that explains a difference of `transform` on this
     program: one whose transforms include the row's and whose other words (the
     features it needs: refs, remat, debug printing) the program all has."""
-    from minijax.divergences import DIVERGENCES
     row_words = {w for w in _TRANSFORM_WORDS if w in transform}
     if transform.startswith("checkpoint"):
         row_words |= {"checkpoint", "remat", "grad"}
@@ -147,8 +150,6 @@ def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
     is reduced to a small program and written as a standalone reproducer into
     `reproducer_dir` (a temporary folder when None); a row that maps over given
     `vmap_args` is not shrunk, since shrinking changes the program's inputs."""
-    from minijax.interop import import_jaxpr
-    from minijax.transforms.ad_util import eval_jaxpr
 
     leaves, in_tree = tree_util.tree_flatten(args)
     closed_jax = jax.make_jaxpr(lambda *a: f(*tree_util.tree_unflatten(in_tree, a)))(*leaves)
@@ -160,7 +161,6 @@ def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
     def mini_fn(*flat):
         return tuple(eval_jaxpr(imported.jaxpr, imported.consts, flat))
 
-    import minijax
     recipes = select_recipes(transforms, policies)
     report = Report(getattr(f, "__name__", repr(f)))
     batched = None
