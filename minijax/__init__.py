@@ -48,3 +48,7 @@ from .transforms.policies import checkpoint_policies  # noqa: E402
 # The function, not the module: `minijax.memory_report(f, *args)` as the issue names it
 # (`from minijax.memory_report import MemoryReport` still reads the module).
 from .memory_report import memory_report  # noqa: E402
+
+# The bridge to real JAX for differential testing (its import/export tables are rule
+# tables too, so they are registered whenever minijax is).
+from . import interop  # noqa: E402

@@ -1,16 +1,19 @@
-"""The command line: `python -m minijax rules` and `python -m minijax repl [FILE]`.
+"""The command line: `python -m minijax rules`, `repl [FILE]`, `run`, `diff`, `check`.
 
 `rules` prints the primitive x pass coverage table: one row per primitive in
 `minijax.ir.primitives.primitives_by_name`, one column per rule table registered
 with `register_rule_table` (type rules, XLA lowering, and every pass's table), so a
 hole -- a primitive some pass cannot handle yet -- is one glance away. `repl` starts
-the REPL of `minijax/repl/` (docs/repl.md).
+the REPL of `minijax/repl/` (docs/repl.md). `run SCRIPT.py` runs a JAX script on
+minijax, `diff SCRIPT.py` runs it on both and compares, and `check FILE.py` cross-checks
+a file's functions (docs/cross_check.md).
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
+from . import interop  # noqa: F401  (registers the import/export columns of the bridge)
 from .ir.primitives import primitives_by_name, rule_tables, generic_paths
 from .repl import run_repl
 
@@ -66,6 +69,29 @@ def _repl(args) -> int:
     return run_repl(args.file, echo=args.echo)
 
 
+def _run(args) -> int:
+    from .interop.run_hook import run_script
+    run_script(args.script, args.args)
+    return 0
+
+
+def _diff(args) -> int:
+    from .testing.commands import diff_script
+    status, text = diff_script(args.script, args.args)
+    print(text)
+    return status
+
+
+def _check(args) -> int:
+    from .testing.commands import check_file
+    split = (lambda text: None if text is None else
+             tuple(t.strip() for t in text.split(",") if t.strip()))
+    status, text = check_file(args.target, args.args, split(args.transforms),
+                              split(args.policies), args.out)
+    print(text)
+    return status
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m minijax",
@@ -84,6 +110,30 @@ def _parser() -> argparse.ArgumentParser:
                       help="print each input line after a prompt, so the output is a "
                            "transcript (errors included, on stdout); never interactive")
     repl.set_defaults(run=_repl)
+    run = commands.add_parser(
+        "run", help="run a JAX script on minijax unchanged: its own `jax` imports "
+                    "resolve to minijax (installed packages keep real JAX)")
+    run.add_argument("script", metavar="SCRIPT.py")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    run.set_defaults(run=_run)
+    diff = commands.add_parser(
+        "diff", help="run a JAX script on JAX and on minijax and compare what it prints "
+                     "and leaves in its globals, naming the first line that differs")
+    diff.add_argument("script", metavar="SCRIPT.py")
+    diff.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    diff.set_defaults(run=_diff)
+    check = commands.add_parser(
+        "check", help="cross_check a file's JAX functions: every transform, minijax's "
+                      "against JAX's (docs/cross_check.md)")
+    check.add_argument("target", metavar="FILE.py[::FUNCTION]")
+    check.add_argument("--args", help="example arguments, a Python expression (np, jnp "
+                                      "and jax are defined), e.g. 'np.ones(3, np.float32)'")
+    check.add_argument("--transforms", help="comma-separated rows (default: all)")
+    check.add_argument("--policies", help="comma-separated checkpoint policy names "
+                                          "(default: nothing_saveable, dots_saveable, "
+                                          "everything_saveable; '' for none)")
+    check.add_argument("--out", help="folder for reproducers of disagreements")
+    check.set_defaults(run=_check)
     return parser
 
 

@@ -154,15 +154,62 @@ def current_trace() -> Trace:
 @contextmanager
 def set_current_trace(trace: Trace):
     previous, _state.trace = _state.trace, trace
+    # Leaving the root: a transformation starts (see `TransformationScope`).
+    starts = type(previous) is EvalTrace and type(trace) is not EvalTrace
+    if starts:
+        transformation_scope.enter()
     try:
         yield trace
     finally:
         _state.trace = previous
+        if starts:
+            transformation_scope.exit()
+
+
+class TransformationScope:
+    """Counts the minijax transformations running (in any thread) and calls the
+    registered `(on_first_start, on_last_end)` pairs when the count leaves and
+    returns to zero. `minijax.numpy` uses it to give `jax.Array` indexing a minijax
+    path only while minijax is tracing (`numpy/_array_interop.py`); outside every
+    transformation -- and so whenever JAX runs its own programs -- nothing is changed."""
+
+    def __init__(self):
+        self.hooks: list = []
+        self.active = 0
+        self._lock = threading.Lock()
+
+    def register(self, on_first_start, on_last_end):
+        self.hooks.append((on_first_start, on_last_end))
+
+    def enter(self):
+        with self._lock:
+            self.active += 1
+            if self.active == 1:
+                for on_first_start, _ in self.hooks:
+                    on_first_start()
+
+    def exit(self):
+        with self._lock:
+            self.active -= 1
+            if self.active == 0:
+                for _, on_last_end in self.hooks:
+                    on_last_end()
+
+    def reset(self):
+        with self._lock:
+            if self.active:
+                for _, on_last_end in self.hooks:
+                    on_last_end()
+            self.active = 0
+
+
+transformation_scope = TransformationScope()
 
 
 def reset_trace_state():
     """Back to a fresh root trace (for tests and for the REPL after an interrupt)."""
     _state.trace = EvalTrace()
+    transformation_scope.reset()
     end_operation()
 
 

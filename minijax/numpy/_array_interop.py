@@ -8,16 +8,23 @@ no reflected form, so `xs[i]` with `i` traced would reach JAX's own indexing, wh
 cannot read a minijax tracer -- and `lax.fori_loop(0, n, lambda i, c: c + xs[i], 0.)`,
 one of the most common JAX idioms, would fail.
 
-So importing `minijax.numpy` wraps `jax.Array.__getitem__` and `jax.Array.at`: an
-index (or, for `.at[...]`, an update value) that holds a minijax tracer goes to
-minijax's indexing, which stages a gather or scatter; anything else goes to JAX's
-methods unchanged. `uninstall()` puts JAX's methods back.
+JAX offers no extension point for a foreign index object (it refuses to abstractify
+one), so this needs a hook on `jax.Array.__getitem__` and `jax.Array.at`. The hook
+exists only while a minijax transformation is running: `ir/trace.py`'s
+`transformation_scope` installs it when the first minijax trace starts and removes
+it when the last one ends. Importing minijax changes nothing in JAX, and JAX running
+its own programs -- the oracle minijax is tested against -- never meets the hook
+(`tests/test_oracle_integrity.py`). While installed, it is a no-op for every index
+that holds no minijax tracer: one scan of the index, then JAX's own method
+(`benchmarks/array_interop_hook.py` measures it). An index (or, for `.at[...]`, an
+update value) that holds a minijax tracer goes to minijax's indexing, which stages
+a gather or scatter.
 """
 from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..ir.trace import Tracer
+from ..ir.trace import Tracer, transformation_scope
 from . import _indexing
 
 _ArrayImpl = type(jnp.zeros(()))
@@ -86,4 +93,4 @@ def uninstall():
         _ArrayImpl.at = _jax_methods.pop("at")
 
 
-install()
+transformation_scope.register(install, uninstall)

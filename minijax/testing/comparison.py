@@ -1,19 +1,6 @@
-"""The differential-testing harness: run the same program through minijax and JAX.
-
-minijax is an independent implementation of JAX's semantics, so every disagreement
-between the two is a finding in one of them. This module is what minijax's own test
-suite uses, and it is public so users can point it at their programs:
-
-    import jax, minijax
-    from minijax.testing import assert_same_results
-    assert_same_results(lambda x: minijax.numpy.tanh(x) * 2,
-                        lambda x: jax.numpy.tanh(x) * 2, np.ones(3, np.float32))
-
-`assert_trees_match` compares two pytrees of results leaf by leaf: structure, shape,
-dtype, weak type (where both sides say) and values within a tolerance that depends
-on the dtype. `check_jaxpr` is the check every traced program goes through in tests:
-the verifier, and the text form's print -> parse -> print round trip.
-"""
+"""Comparing minijax's results with JAX's: `assert_trees_match`, `assert_same_results`,
+and `check_jaxpr` (the verifier and text-form round trip every traced program goes
+through in tests). `minijax.testing` re-exports everything here."""
 from __future__ import annotations
 
 from typing import Callable
@@ -21,7 +8,7 @@ from typing import Callable
 import numpy as np
 from jax import tree_util
 
-from .ir.types import bfloat16
+from ..ir.types import bfloat16
 
 # Tolerances by dtype, loose enough for XLA's transcendental approximations.
 _TOLERANCES = {
@@ -79,6 +66,6 @@ def check_jaxpr(closed_jaxpr):
     Raises the verifier's error for an ill-formed program, or `RoundTripError` naming
     the first differing line when print -> parse -> print is not the identity (and,
     for concrete consts, dumps -> loads -> dumps). Returns its argument."""
-    from .ir.checks import check_traced
+    from ..ir.checks import check_traced
     check_traced(closed_jaxpr)
     return closed_jaxpr

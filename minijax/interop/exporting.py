@@ -1,0 +1,375 @@
+"""Exporting a minijax program to JAX: `to_jax(closed_jaxpr)` is a Python callable
+built from JAX's public API, so JAX's own transformations apply to it.
+
+Read `backends/xla.py` first: its `lowering_rules` already turn every first-order
+primitive into `jax.lax` calls, and the export table starts from them. What differs
+is everything the XLA backend flattens away because XLA does not need it, and JAX's
+transformations do:
+
+* `jit` stays a `jax.jit` call (so JAX sees a `jit` equation, as minijax did);
+* `cond`, `while`, `scan` become `lax.switch`, `lax.while_loop`, `lax.scan`;
+* `remat` becomes `jax.checkpoint` with the matching `jax.checkpoint_policies` entry;
+* `custom_jvp_call` / `custom_vjp_call` become `jax.custom_jvp` / `jax.custom_vjp`,
+  whose rules are minijax's rules traced into minijax programs and exported too;
+* refs stay refs: `jax.new_ref`, `jax.ref.get/swap/addupdate/freeze`, never
+  discharged;
+* `stop_gradient` and `name` keep their meaning for AD (`lax.stop_gradient`,
+  `checkpoint_name`), where the XLA backend may treat them as the identity.
+
+`export_rules[prim](*jax_values, **params) -> list of jax values`, one entry per
+minijax primitive; the `export` column of `python -m minijax rules`.
+"""
+from __future__ import annotations
+
+import jax
+import jax.ad_checkpoint
+import numpy as np
+from jax import lax, tree_util
+
+from ..backends.xla import lowering_rules, _BINARY
+from ..ir.core import literal_value as jax_literal
+from ..ir import primitives as P
+from ..ir.core import Literal, ClosedJaxpr
+from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_print_p,
+                                          debug_callback_p, rebuild_from_layout)
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
+from ..ir.primitives import register_rule_table
+from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
+from ..ir.remat_primitive import remat_p, name_p
+from ..ir.staging import trace_to_jaxpr
+from ..ir.trace import MinijaxError
+from ..transforms import policies as mini_policies
+from ..transforms.ad_util import Zero, tangent_aval, is_differentiable, instantiate
+from ..transforms.custom_derivatives import custom_lin_impl, _bwd_float_leaves
+from ..transforms.jvp import jvp_rules
+
+__all__ = ["to_jax", "export_rules", "eval_exported", "ExportError", "export_policy"]
+
+
+class ExportError(MinijaxError, NotImplementedError):
+    """A minijax program uses something JAX's public API cannot express."""
+
+
+export_rules: dict = register_rule_table("export", {})
+
+# First-order primitives: the XLA lowering is already a jax.lax call of the same op.
+_HIGHER_ORDER = {P.jit_p, cond_p, while_p, scan_p, remat_p, custom_jvp_call_p,
+                 custom_vjp_call_p, custom_lin_p, debug_print_p, debug_callback_p,
+                 name_p, P.stop_gradient_p}
+for _prim, _rule in lowering_rules.items():
+    if _prim not in _HIGHER_ORDER:
+        export_rules[_prim] = _rule
+# jax.lax accepts a rank-0 operand beside an array itself; calling it so (rather than
+# broadcasting first, as the XLA backend does) keeps JAX's jaxpr equal to minijax's.
+for _name, _fn in _BINARY.items():
+    export_rules[P.primitives_by_name[_name]] = lambda x, y, _fn=_fn: [_fn(x, y)]
+
+
+def eval_exported(jaxpr, consts, args) -> list:
+    """Run a minijax jaxpr with the export table: JAX values in, JAX values out."""
+    env = {}
+
+    def read(atom):
+        return jax_literal(atom) if isinstance(atom, Literal) else env[atom]
+
+    for var, value in zip(jaxpr.constvars, consts):
+        env[var] = value
+    for var, value in zip(jaxpr.invars, args):
+        env[var] = value
+    for eqn in jaxpr.eqns:
+        rule = export_rules.get(eqn.primitive)
+        if rule is None:
+            raise ExportError(f"minijax cannot export {eqn.primitive.name} to JAX yet")
+        outs = rule(*map(read, eqn.inputs), **eqn.params)
+        for var, value in zip(eqn.outputs, outs):
+            env[var] = value
+    return [read(v) for v in jaxpr.outvars]
+
+
+def to_jax(closed_jaxpr: ClosedJaxpr):
+    """A function of JAX values that runs `closed_jaxpr` with JAX's public API; it
+    returns the list of the program's outputs."""
+    if not isinstance(closed_jaxpr, ClosedJaxpr):
+        raise TypeError(f"to_jax expects a minijax ClosedJaxpr, got "
+                        f"{type(closed_jaxpr).__name__}")
+    jaxpr, consts = closed_jaxpr.jaxpr, list(closed_jaxpr.consts)
+
+    def run(*args):
+        if len(args) != len(jaxpr.invars):
+            raise TypeError(f"the program takes {len(jaxpr.invars)} arguments, got "
+                            f"{len(args)}")
+        return eval_exported(jaxpr, consts, args)
+    run.__name__ = "minijax_program"
+    return run
+
+
+def _body_fn(jaxpr):
+    return lambda *args: eval_exported(jaxpr, (), args)
+
+
+def _distinct_refs(args):
+    """`args` with each ref once (JAX refuses a ref passed twice to one function;
+    a minijax equation may pass it twice), and where each argument went."""
+    unique, where, seen = [], [], {}
+    for arg in args:
+        if type(arg).__name__ == "Ref" or _is_ref_tracer(arg):
+            if id(arg) not in seen:
+                seen[id(arg)] = len(unique)
+                unique.append(arg)
+            where.append(seen[id(arg)])
+        else:
+            where.append(len(unique))
+            unique.append(arg)
+    return unique, where
+
+
+def _is_ref_tracer(x) -> bool:
+    aval = getattr(x, "aval", None)
+    return aval is not None and hasattr(aval, "inner_aval")
+
+
+def _expanded(fn, where):
+    """`fn` of the original arguments as a function of the distinct ones."""
+    return lambda *unique: fn(*[unique[i] for i in where])
+
+
+# -- calls and control flow -----------------------------------------------------------------
+
+def _jit(*args, jaxpr, name):
+    unique, where = _distinct_refs(args)
+    fn = _expanded(_body_fn(jaxpr), where)
+    fn.__name__ = name
+    return list(jax.jit(fn)(*unique))
+
+
+def _cond(index, *operands, branches):
+    unique, where = _distinct_refs(operands)
+    return list(lax.switch(index, [_expanded(_body_fn(b), where) for b in branches],
+                           *unique))
+
+
+def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cond_consts = args[:cond_nconsts]
+    body_consts = args[cond_nconsts:cond_nconsts + body_nconsts]
+    carry = args[cond_nconsts + body_nconsts:]
+    return list(lax.while_loop(
+        lambda c: eval_exported(cond_jaxpr, (), [*cond_consts, *c])[0],
+        lambda c: tuple(eval_exported(body_jaxpr, (), [*body_consts, *c])),
+        tuple(carry)))
+
+
+def _scan(*args, jaxpr, num_consts, num_carry, length, reverse=False, unroll=1):
+    consts = args[:num_consts]
+    init, xs = args[num_consts:num_consts + num_carry], args[num_consts + num_carry:]
+
+    def step(carry, x):
+        outs = eval_exported(jaxpr, (), [*consts, *carry, *x])
+        return tuple(outs[:num_carry]), tuple(outs[num_carry:])
+    carry, ys = lax.scan(step, tuple(init), tuple(xs), length=length, reverse=reverse,
+                         unroll=unroll)
+    return list(carry) + list(ys)
+
+
+export_rules[P.jit_p] = _jit
+export_rules[cond_p] = _cond
+export_rules[while_p] = _while
+export_rules[scan_p] = _scan
+
+
+# -- remat ----------------------------------------------------------------------------------
+
+def export_policy(policy):
+    """The `jax.checkpoint_policies` policy of a minijax policy."""
+    jp = jax.checkpoint_policies
+    if isinstance(policy, mini_policies.SaveFromBothPolicies):
+        return jp.save_from_both_policies(export_policy(policy.first),
+                                          export_policy(policy.second))
+    simple = {"everything_saveable": jp.everything_saveable,
+              "nothing_saveable": jp.nothing_saveable,
+              "dots_saveable": jp.dots_saveable,
+              "dots_with_no_batch_dims_saveable": jp.dots_with_no_batch_dims_saveable}
+    named = {"save_only_these_names": jp.save_only_these_names,
+             "save_any_names_but_these": jp.save_any_names_but_these,
+             "save_anything_except_these_names": jp.save_anything_except_these_names}
+    text_name = getattr(policy, "text_name", None)
+    if text_name in simple:
+        return simple[text_name]
+    if text_name in named:
+        return named[text_name](*policy.param_args())
+    raise ExportError(f"cannot export the checkpoint policy {policy}: it is a minijax "
+                      f"function of minijax primitives, which JAX cannot call")
+
+
+def _remat(*args, jaxpr, policy, prevent_cse, differentiated):
+    unique, where = _distinct_refs(args)
+    fn = jax.checkpoint(_expanded(_body_fn(jaxpr), where), policy=export_policy(policy),
+                        prevent_cse=prevent_cse)
+    return list(fn(*unique))
+
+
+export_rules[remat_p] = _remat
+export_rules[name_p] = lambda x, *, name: [jax.ad_checkpoint.checkpoint_name(x, name)]
+export_rules[P.stop_gradient_p] = lambda x: [lax.stop_gradient(x)]
+
+
+# -- custom derivatives ------------------------------------------------------------------------
+#
+# The consts of a custom call become ordinary leading arguments of the JAX custom
+# function; its rules give them no tangent and no cotangent, as minijax's rules do.
+
+def _jvp_program(call_jaxpr, num_consts, rule, name):
+    """minijax's jvp rule of the call traced into a program: (consts, args, float
+    tangents of args) -> (outputs, tangents of the outputs)."""
+    in_avals = list(call_jaxpr.in_avals)
+    diff = [i >= num_consts and is_differentiable(a) for i, a in enumerate(in_avals)]
+
+    def jvp(*flat):
+        primals, tangent_iter = flat[:len(in_avals)], iter(flat[len(in_avals):])
+        tangents = [next(tangent_iter) if d else Zero(tangent_aval(a))
+                    for a, d in zip(in_avals, diff)]
+        result = jvp_rules[custom_jvp_call_p](list(primals), tangents,
+                                               call_jaxpr=call_jaxpr,
+                                               num_consts=num_consts, rule=rule, name=name)
+        return list(result.primals_out) + [instantiate(t) for t in result.tangents_out]
+    tangent_avals = [a for a, d in zip(in_avals, diff) if d]
+    return trace_to_jaxpr(jvp, in_avals + tangent_avals), diff
+
+
+def _custom_jvp(*args, call_jaxpr, num_consts, rule, name):
+    program, diff = _jvp_program(call_jaxpr, num_consts, rule, name)
+    n_out = len(call_jaxpr.outvars)
+    fn = jax.custom_jvp(_body_fn(call_jaxpr))
+
+    def jvp(primals, tangents):
+        outs = eval_exported(program.jaxpr, program.consts,
+                             [*primals, *(t for t, d in zip(tangents, diff) if d)])
+        tangents_out = [t if is_differentiable(a) else np.zeros(a.shape, jax.dtypes.float0)
+                        for t, a in zip(outs[n_out:], call_jaxpr.out_avals)]
+        return outs[:n_out], tangents_out
+    fn.defjvp(jvp)
+    return list(fn(*args))
+
+
+def _custom_vjp(*args, call_jaxpr, num_consts, rule, name):
+    site = rule.site
+    in_avals = list(call_jaxpr.in_avals)
+    arg_avals = in_avals[num_consts:]
+    n_out = len(call_jaxpr.outvars)
+    residual_info = {}
+
+    def fwd_flat(*flat_args):
+        out, residuals = rule.fwd(*site.full_args(flat_args))
+        out_leaves = tree_util.tree_leaves(out)
+        res_leaves, res_tree = tree_util.tree_flatten(residuals)
+        residual_info["tree"] = res_tree
+        return list(out_leaves) + list(res_leaves)
+    fwd_program = trace_to_jaxpr(fwd_flat, arg_avals)
+    res_avals = fwd_program.out_avals[n_out:]
+
+    def bwd_flat(*flat):
+        residuals = tree_util.tree_unflatten(residual_info["tree"], list(flat[:len(res_avals)]))
+        cts = list(flat[len(res_avals):])
+        ct_tree = tree_util.tree_unflatten(site.out_tree, cts)
+        cts_in = rule.bwd(*site.nondiff, residuals, ct_tree)
+        return [instantiate(c) for c in _bwd_float_leaves(name, cts_in, site)]
+    ct_avals = [tangent_aval(a) for a in call_jaxpr.out_avals]
+    bwd_program = trace_to_jaxpr(bwd_flat, list(res_avals) + ct_avals)
+
+    fn = jax.custom_vjp(_body_fn(call_jaxpr))
+
+    def fwd(*all_args):
+        outs = eval_exported(fwd_program.jaxpr, fwd_program.consts, all_args[num_consts:])
+        return outs[:n_out], tuple(outs[n_out:])
+
+    def bwd(residuals, cts):
+        float_cts = iter(eval_exported(bwd_program.jaxpr, bwd_program.consts,
+                                       [*residuals, *cts]))
+        return tuple(next(float_cts) if i >= num_consts and is_differentiable(a) else None
+                     for i, a in enumerate(in_avals))
+    fn.defvjp(fwd, bwd)
+    return list(fn(*args))
+
+
+def _custom_lin(*args, rule, num_residuals, name):
+    custom_lin_impl(*args, rule=rule, num_residuals=num_residuals, name=name)
+
+
+export_rules[custom_jvp_call_p] = _custom_jvp
+export_rules[custom_vjp_call_p] = _custom_vjp
+export_rules[custom_lin_p] = _custom_lin
+
+
+# -- refs ----------------------------------------------------------------------------------------
+
+def _python_index(index: Index, dynamic):
+    out = []
+    for item in index.items:
+        if isinstance(item, Slice):
+            out.append(slice(item.start, item.stop, item.stride))
+        elif isinstance(item, NewAxis):
+            out.append(None)
+        elif isinstance(item, Dynamic):
+            out.append(next(dynamic))
+        else:
+            out.append(int(item))
+    return tuple(out)
+
+
+def _jax_place(ref, indexer, dynamic):
+    """The JAX ref (or `.at` view) and final index a minijax indexer names."""
+    if indexer is None:
+        return ref, ...
+    dynamic = iter(dynamic)
+    target = ref
+    for step in indexer.views:
+        if not isinstance(step, Index):
+            raise ExportError(f"cannot export the ref view {type(step).__name__.lower()}: "
+                              f"JAX's public ref API has no such view")
+        target = target.at[_python_index(step, dynamic)]
+    return target, _python_index(indexer.final, dynamic)
+
+
+def _get(ref, *dynamic, indexer=None):
+    target, idx = _jax_place(ref, indexer, dynamic)
+    return [jax.ref.get(target, idx)]
+
+
+def _swap(ref, value, *dynamic, indexer=None):
+    target, idx = _jax_place(ref, indexer, dynamic)
+    return [jax.ref.swap(target, idx, value)]
+
+
+def _addupdate(ref, value, *dynamic, indexer=None):
+    target, idx = _jax_place(ref, indexer, dynamic)
+    jax.ref.addupdate(target, idx, value)
+    return []
+
+
+export_rules[P.new_ref_p] = lambda x: [jax.new_ref(x)]
+export_rules[P.empty_ref_p] = lambda *, shape, dtype: [
+    jax.empty_ref(jax.ShapeDtypeStruct(shape, dtype))]
+export_rules[P.get_p] = _get
+export_rules[P.swap_p] = _swap
+export_rules[P.addupdate_p] = _addupdate
+export_rules[P.freeze_p] = lambda ref: [jax.ref.freeze(ref)]
+export_rules[P.free_ref_p] = lambda ref: (jax.ref.free_ref(ref), [])[1]
+
+
+# -- host effects --------------------------------------------------------------------------------
+
+def _debug_print(*values, fmt, layout):
+    _, args_layout, kwargs_layout = layout
+    leaves = iter(values)
+    args = rebuild_from_layout(args_layout, leaves)
+    kwargs = rebuild_from_layout(kwargs_layout, leaves)
+    jax.debug.print(fmt, *args, **kwargs)
+    return []
+
+
+def _debug_callback(*values, callback):
+    jax.debug.callback(callback, *values)
+    return []
+
+
+export_rules[debug_print_p] = _debug_print
+export_rules[debug_callback_p] = _debug_callback

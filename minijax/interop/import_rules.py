@@ -1,0 +1,465 @@
+"""The import table: one entry per JAX primitive, translating its params to minijax's.
+
+Read `importing.py` first: it walks a JAX jaxpr and calls these rules with minijax
+values (tracers while importing). Each rule ends in `bind`s of minijax primitives,
+or in minijax's public API where minijax has a canonical form JAX spells otherwise
+(ref indexing, custom derivatives).
+
+Hints JAX carries and minijax does not model -- shardings, memory spaces, an op's
+`accuracy` or `out_dtype` -- are accepted only at their "no hint" value; a program
+that sets one is refused by name rather than silently changed. The one exception is
+a dot's `precision`, which changes results only on TPUs: it is dropped. (The
+placement params of a `jit` equation are ignored: minijax's `jit` has none.)
+"""
+from __future__ import annotations
+
+import jax
+import numpy as np
+from jax import tree_util
+
+from .. import debug
+from ..frontend import refs as mini_refs
+from ..ir import primitives as P
+from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_callback_p,
+                                          debug_print_p)
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
+from ..ir.remat_primitive import remat_p, name_p
+from ..ir.trace import MinijaxError, bind, aval_of
+from ..transforms import policies as mini_policies
+from ..transforms.ad_util import zeros
+from ..transforms.custom_derivatives import custom_jvp, custom_vjp
+from .importing import (register_import, import_body, import_bodies, eval_jax_jaxpr,
+                        open_jaxpr)
+
+
+class UnsupportedParamError(MinijaxError, NotImplementedError):
+    """A JAX param value minijax cannot represent (a sharding, a precision, ...)."""
+
+
+def _refuse_hint(prim_name, params, *names):
+    for name in names:
+        value = params.get(name)
+        if value is not None and value != () and value is not False:
+            raise UnsupportedParamError(
+                f"cannot import {prim_name} with {name}={value!r}: minijax does not model "
+                f"{name}")
+
+
+def _single(prim):
+    return lambda *args, **params: [bind(prim, *args, **params)]
+
+
+# -- elementwise ---------------------------------------------------------------------------
+
+_ELEMENTWISE = [
+    "neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
+    "acosh", "atanh", "exp", "exp2", "log", "log1p", "expm1", "logistic", "sqrt",
+    "rsqrt", "cbrt", "erf", "floor", "ceil", "abs", "sign", "square", "is_finite",
+    "not", "stop_gradient", "add", "sub", "mul", "div", "rem", "pow", "max", "min",
+    "atan2", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "select_n", "clamp",
+]
+
+
+def _elementwise(prim):
+    def rule(*args, accuracy=None, out_dtype=None, **params):
+        _refuse_hint(prim.name, {"accuracy": accuracy, "out_dtype": out_dtype},
+                     "accuracy", "out_dtype")
+        return [bind(prim, *args, **params)]
+    return rule
+
+
+for _name in _ELEMENTWISE:
+    _prim = P.primitives_by_name[_name]
+    register_import(_name, _prim, _elementwise(_prim))
+
+register_import("integer_pow", P.integer_pow_p,
+                lambda x, *, y: [bind(P.integer_pow_p, x, y=int(y))])
+register_import("round", P.round_p, lambda x, *, rounding_method:
+                [bind(P.round_p, x, rounding_method=int(rounding_method))])
+register_import("convert_element_type", P.convert_element_type_p,
+                lambda x, *, new_dtype, weak_type, sharding=None:
+                [bind(P.convert_element_type_p, x, new_dtype=np.dtype(new_dtype),
+                      weak_type=bool(weak_type))])
+
+
+# -- shapes --------------------------------------------------------------------------------
+
+def _ints(xs):
+    return tuple(int(x) for x in xs)
+
+
+def _broadcast_in_dim(x, *dyn, shape, broadcast_dimensions, sharding=None):
+    _refuse_hint("broadcast_in_dim", {"sharding": sharding}, "sharding")
+    if dyn:
+        raise UnsupportedParamError("cannot import broadcast_in_dim with dynamic shapes")
+    return [bind(P.broadcast_in_dim_p, x, shape=_ints(shape),
+                 broadcast_dimensions=_ints(broadcast_dimensions))]
+
+
+def _reshape(x, *dyn, new_sizes, dimensions, sharding=None):
+    _refuse_hint("reshape", {"sharding": sharding, "dimensions": dimensions},
+                 "sharding", "dimensions")
+    return [bind(P.reshape_p, x, new_sizes=_ints(new_sizes), dimensions=None)]
+
+
+register_import("broadcast_in_dim", P.broadcast_in_dim_p, _broadcast_in_dim)
+register_import("reshape", P.reshape_p, _reshape)
+register_import("transpose", P.transpose_p, lambda x, *, permutation:
+                [bind(P.transpose_p, x, permutation=_ints(permutation))])
+register_import("squeeze", P.squeeze_p, lambda x, *, dimensions:
+                [bind(P.squeeze_p, x, dimensions=_ints(dimensions))])
+register_import("concatenate", P.concatenate_p, lambda *xs, dimension:
+                [bind(P.concatenate_p, *xs, dimension=int(dimension))])
+register_import("pad", P.pad_p, lambda x, v, *, padding_config: [bind(
+    P.pad_p, x, v, padding_config=tuple(_ints(c) for c in padding_config))])
+register_import("slice", P.slice_p, lambda x, *, start_indices, limit_indices, strides:
+                [bind(P.slice_p, x, start_indices=_ints(start_indices),
+                      limit_indices=_ints(limit_indices),
+                      strides=None if strides is None else _ints(strides))])
+register_import("dynamic_slice", P.dynamic_slice_p, lambda x, *starts, slice_sizes:
+                [bind(P.dynamic_slice_p, x, *starts, slice_sizes=_ints(slice_sizes))])
+register_import("dynamic_update_slice", P.dynamic_update_slice_p,
+                _single(P.dynamic_update_slice_p))
+
+
+# -- reductions, contractions, scans ----------------------------------------------------------
+
+def _reduction(prim):
+    def rule(x, *, axes, out_sharding=None):
+        _refuse_hint(prim.name, {"out_sharding": out_sharding}, "out_sharding")
+        return [bind(prim, x, axes=_ints(axes))]
+    return rule
+
+
+for _prim in (P.reduce_sum_p, P.reduce_prod_p, P.reduce_max_p, P.reduce_min_p,
+              P.reduce_and_p, P.reduce_or_p):
+    register_import(_prim.name, _prim, _reduction(_prim))
+for _prim in (P.argmax_p, P.argmin_p):
+    register_import(_prim.name, _prim, lambda x, *, axes, index_dtype, _p=_prim:
+                    [bind(_p, x, axes=_ints(axes), index_dtype=np.dtype(index_dtype))])
+
+
+def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None,
+                 out_sharding=None):
+    _refuse_hint("dot_general", {"out_sharding": out_sharding}, "out_sharding")
+    (lc, rc), (lb, rb) = dimension_numbers
+    preferred = None if preferred_element_type is None else np.dtype(preferred_element_type)
+    return [bind(P.dot_general_p, lhs, rhs,
+                 dimension_numbers=((_ints(lc), _ints(rc)), (_ints(lb), _ints(rb))),
+                 precision=None, preferred_element_type=preferred)]
+
+
+register_import("dot_general", P.dot_general_p, _dot_general)
+register_import("iota", P.iota_p, lambda *, dtype, shape, dimension, sharding=None:
+                [bind(P.iota_p, dtype=np.dtype(dtype), shape=_ints(shape),
+                      dimension=int(dimension))])
+for _prim in (P.cumsum_p, P.cumprod_p, P.cummax_p, P.cummin_p):
+    register_import(_prim.name, _prim, lambda x, *, axis, reverse, _p=_prim:
+                    [bind(_p, x, axis=int(axis), reverse=bool(reverse))])
+register_import("sort", P.sort_p, lambda *xs, dimension, is_stable, num_keys: list(
+    bind(P.sort_p, *xs, dimension=int(dimension), is_stable=bool(is_stable),
+         num_keys=int(num_keys))))
+
+
+def _mode(mode) -> str:
+    name = getattr(mode, "name", str(mode)).upper()
+    if name in ("CLIP", "PROMISE_IN_BOUNDS"):
+        return "clip"
+    if name == "FILL_OR_DROP":
+        return "fill"
+    raise UnsupportedParamError(f"cannot import the gather/scatter mode {mode}")
+
+
+def _no_batching_dims(prim_name, dnums, *names):
+    for name in names:
+        if tuple(getattr(dnums, name, ())):
+            raise UnsupportedParamError(f"cannot import {prim_name} with {name}: minijax's "
+                                        f"{prim_name} has no batching dimensions")
+
+
+def _gather(operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value=None,
+            indices_are_sorted=False, unique_indices=False):
+    _no_batching_dims("gather", dimension_numbers, "operand_batching_dims",
+                      "start_indices_batching_dims")
+    if fill_value is not None:
+        raise UnsupportedParamError("cannot import gather with a fill_value")
+    d = dimension_numbers
+    return [bind(P.gather_p, operand, indices, offset_dims=_ints(d.offset_dims),
+                 collapsed_slice_dims=_ints(d.collapsed_slice_dims),
+                 start_index_map=_ints(d.start_index_map), slice_sizes=_ints(slice_sizes),
+                 mode=_mode(mode))]
+
+
+def _scatter(prim):
+    def rule(operand, indices, updates, *, dimension_numbers, mode, update_jaxpr=None,
+             update_consts=(), indices_are_sorted=False, unique_indices=False):
+        d = dimension_numbers
+        _no_batching_dims(prim.name, d, "operand_batching_dims",
+                          "scatter_indices_batching_dims")
+        return [bind(prim, operand, indices, updates,
+                     update_window_dims=_ints(d.update_window_dims),
+                     inserted_window_dims=_ints(d.inserted_window_dims),
+                     scatter_dims_to_operand_dims=_ints(d.scatter_dims_to_operand_dims),
+                     mode=_mode(mode))]
+    return rule
+
+
+register_import("gather", P.gather_p, _gather)
+register_import("scatter", P.scatter_p, _scatter(P.scatter_p))
+register_import("scatter-add", P.scatter_add_p, _scatter(P.scatter_add_p))
+
+
+# -- calls and control flow ----------------------------------------------------------------------
+
+def _call(*args, jaxpr=None, call_jaxpr=None, name="jit", **hints):
+    body, consts = import_body(jaxpr if jaxpr is not None else call_jaxpr)
+    return list(bind(P.jit_p, *consts, *args, jaxpr=body, name=str(name)))
+
+
+register_import("pjit", P.jit_p, _call)
+register_import("jit", P.jit_p, _call)
+register_import("closed_call", P.jit_p, _call)
+register_import("core_call", P.jit_p, _call)
+
+
+def _cond(index, *operands, branches, **hints):
+    bodies, consts = import_bodies(branches)
+    index = bind(P.convert_element_type_p, index, new_dtype=np.dtype(np.int32),
+                 weak_type=False) if aval_of(index).dtype != np.int32 else index
+    return list(bind(cond_p, index, *consts, *operands, branches=tuple(bodies)))
+
+
+def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cond_consts, rest = args[:cond_nconsts], args[cond_nconsts:]
+    body_consts, carry = rest[:body_nconsts], rest[body_nconsts:]
+    cond_body, cond_hoisted = import_body(cond_jaxpr)
+    loop_body, body_hoisted = import_body(body_jaxpr)
+    return list(bind(while_p, *cond_hoisted, *cond_consts, *body_hoisted, *body_consts,
+                     *carry, cond_jaxpr=cond_body, body_jaxpr=loop_body,
+                     cond_nconsts=len(cond_hoisted) + cond_nconsts,
+                     body_nconsts=len(body_hoisted) + body_nconsts))
+
+
+def _scan(*args, jaxpr, num_consts, num_carry, length, reverse, unroll, linear=None,
+          _split_transpose=False):
+    body, hoisted = import_body(jaxpr)
+    unroll = int(unroll) if not isinstance(unroll, bool) else (length if unroll else 1)
+    return list(bind(scan_p, *hoisted, *args, jaxpr=body,
+                     num_consts=len(hoisted) + num_consts, num_carry=int(num_carry),
+                     length=int(length), reverse=bool(reverse), unroll=unroll))
+
+
+register_import("cond", cond_p, _cond)
+register_import("while", while_p, _while)
+register_import("scan", scan_p, _scan)
+
+
+# -- remat -----------------------------------------------------------------------------------------
+
+def import_policy(policy):
+    """The minijax policy of a JAX checkpoint policy (read through its own fields)."""
+    jax_policies = jax.checkpoint_policies
+    if policy is None or policy is jax_policies.nothing_saveable:
+        return mini_policies.nothing_saveable
+    if policy is jax_policies.everything_saveable:
+        return mini_policies.everything_saveable
+    kind = type(policy).__name__
+    if kind == "DotsSaveable":
+        return (mini_policies.dots_with_no_batch_dims_saveable
+                if policy.only_if_no_batch_dims else mini_policies.dots_saveable)
+    if kind == "SaveOnlyTheseNames":
+        return mini_policies.SaveOnlyTheseNames(*sorted(policy.saveable_names))
+    if kind == "SaveAnyNamesButThese":
+        return mini_policies.SaveAnyNamesButThese(*sorted(policy.names))
+    raise UnsupportedParamError(f"cannot import the checkpoint policy {policy!r}: minijax "
+                                f"reads JAX's built-in policy objects only")
+
+
+def _remat(*args, jaxpr, policy, prevent_cse, differentiated):
+    body, hoisted = import_body(jaxpr)
+    return list(bind(remat_p, *hoisted, *args, jaxpr=body, policy=import_policy(policy),
+                     prevent_cse=bool(prevent_cse), differentiated=bool(differentiated)))
+
+
+register_import("remat2", remat_p, _remat)
+register_import("checkpoint", remat_p, _remat)
+register_import("name", name_p, lambda x, *, name: [bind(name_p, x, name=str(name))])
+
+
+# -- custom derivatives -----------------------------------------------------------------------------
+#
+# JAX keeps the rules as thunks that trace them into jaxprs on demand; we ask for them
+# with every tangent nonzero, import what they return, and wrap them as minijax's
+# `custom_jvp` / `custom_vjp` functions, so minijax's own AD calls them.
+
+def _primal_fun(call_jaxpr, num_consts, consts):
+    jaxpr, body_consts = open_jaxpr(call_jaxpr)
+
+    def fun(*args):
+        return tuple(eval_jax_jaxpr(jaxpr, body_consts, list(consts) + list(args)))
+    debug_info = getattr(jaxpr, "debug_info", None)
+    fun.__name__ = str(getattr(debug_info, "func_name", None) or "custom_call")
+    return fun
+
+
+def _custom_jvp_call(*args, call_jaxpr, jvp_jaxpr_fun=None, jvp_jaxpr_thunk=None,
+                     num_consts, symbolic_zeros=False):
+    consts, primals = args[:num_consts], args[num_consts:]
+    thunk = jvp_jaxpr_fun if jvp_jaxpr_fun is not None else jvp_jaxpr_thunk
+    fun = _primal_fun(call_jaxpr, num_consts, consts)
+    call = getattr(thunk, "call_wrapped", thunk)
+    jvp_jaxpr, jvp_consts, out_zeros = call(*([False] * len(primals)))
+    wrapped = custom_jvp(fun)
+
+    def jvp(primals_in, tangents_in):
+        outs = eval_jax_jaxpr(jvp_jaxpr, list(jvp_consts), list(primals_in) + list(tangents_in))
+        primals_out, nonzero = outs[:len(out_zeros)], iter(outs[len(out_zeros):])
+        tangents_out = [zeros(aval_of(p)) if z else next(nonzero)
+                        for p, z in zip(primals_out, out_zeros)]
+        return tuple(primals_out), tuple(tangents_out)
+    wrapped.defjvp(jvp)
+    return list(wrapped(*primals))
+
+
+def _custom_vjp_call(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_trees,
+                     symbolic_zeros=False):
+    consts, primals = args[:num_consts], args[num_consts:]
+    fun = _primal_fun(call_jaxpr, num_consts, consts)
+    wrapped = custom_vjp(fun)
+    n_out = len(open_jaxpr(call_jaxpr)[0].outvars)
+
+    def fwd(*primals_in):
+        fwd_jaxpr, fwd_consts = fwd_jaxpr_thunk.call_wrapped(*([True] * len(primals_in)))
+        out_tree, res_tree, input_fwds = out_trees()
+        outs = eval_jax_jaxpr(fwd_jaxpr, list(fwd_consts), list(primals_in))
+        kept, primals_out = outs[:len(outs) - n_out], outs[len(outs) - n_out:]
+        kept = iter(kept)
+        # JAX leaves out residuals that are inputs; `input_fwds` says which (counted
+        # over consts and arguments).
+        inputs = list(consts) + list(primals_in)
+        residuals = [next(kept) if f is None else inputs[f] for f in input_fwds]
+        return tuple(primals_out), tuple(residuals)
+
+    def bwd_rule(residuals, cts):
+        # JAX's bwd is JAX code: trace it with JAX at these types, then import it.
+        res_structs = [_struct(r) for r in residuals]
+        ct_structs = [_struct(c) for c in cts]
+        zero_positions = []
+
+        def flat_bwd(res, ct):
+            outs = bwd.call_wrapped(*res, *ct)
+            zero_positions[:] = [type(o).__name__ in ("Zero", "SymbolicZero") for o in outs]
+            return [o for o in outs if type(o).__name__ not in ("Zero", "SymbolicZero")]
+        closed = jax.make_jaxpr(flat_bwd)(res_structs, ct_structs)
+        outs = iter(eval_jax_jaxpr(closed.jaxpr, list(closed.consts),
+                                   list(residuals) + list(cts)))
+        return tuple(None if z else next(outs) for z in zero_positions)
+    wrapped.defvjp(fwd, bwd_rule)
+    return list(wrapped(*primals))
+
+
+def _struct(x):
+    aval = aval_of(x)
+    return jax.ShapeDtypeStruct(aval.shape, aval.dtype)
+
+
+register_import("custom_jvp_call", custom_jvp_call_p, _custom_jvp_call)
+register_import("custom_vjp_call", custom_vjp_call_p, _custom_vjp_call)
+
+
+# -- refs -----------------------------------------------------------------------------------------
+
+def _python_index(indexer):
+    """A JAX `NDIndexer` (leaves already minijax values) as a Python index."""
+    out = []
+    for item in indexer.indices:
+        if all(hasattr(item, a) for a in ("start", "size", "stride")):
+            start = item.start
+            if not isinstance(start, (int, np.integer)):
+                try:
+                    start = int(np.asarray(start))
+                except TypeError:
+                    raise UnsupportedParamError(
+                        "cannot import a ref slice with a dynamic start: minijax's ref "
+                        "slices are static") from None
+            stop = start + item.size * item.stride
+            out.append(slice(int(start), int(stop), int(item.stride)))
+        else:
+            out.append(item)
+    return tuple(out)
+
+
+def _place(ref, tree, leaves):
+    """The minijax ref or view a JAX ref op's `tree` of indexers picks out, and the
+    last index (applied by the op itself)."""
+    transforms = tree_util.tree_unflatten(tree, list(leaves))
+    target = ref
+    for transform in transforms[:-1]:
+        if not hasattr(transform, "indices"):
+            raise UnsupportedParamError(f"cannot import the ref view {transform!r}")
+        target = target.at[_python_index(transform)]
+    if not transforms:
+        return target, ...
+    last = transforms[-1]
+    if not hasattr(last, "indices"):
+        raise UnsupportedParamError(f"cannot import the ref view {last!r}")
+    return target, _python_index(last)
+
+
+def _get(ref, *leaves, tree):
+    target, idx = _place(ref, tree, leaves)
+    return [mini_refs.get(target, idx)]
+
+
+def _swap(ref, value, *leaves, tree):
+    target, idx = _place(ref, tree, leaves)
+    return [mini_refs.swap(target, idx, value)]
+
+
+def _addupdate(ref, value, *leaves, tree):
+    target, idx = _place(ref, tree, leaves)
+    mini_refs.addupdate(target, idx, value)
+    return []
+
+
+def _new_ref(x, *, memory_space=None, kind=None):
+    _refuse_hint("new_ref", {"memory_space": memory_space}, "memory_space")
+    return [mini_refs.new_ref(x, kind=kind)]
+
+
+register_import("new_ref", P.new_ref_p, _new_ref)
+register_import("get", P.get_p, _get)
+register_import("swap", P.swap_p, _swap)
+register_import("addupdate", P.addupdate_p, _addupdate)
+register_import("freeze", P.freeze_p, lambda r: [mini_refs.freeze(r)])
+register_import("free_ref", P.free_ref_p, lambda r: (mini_refs.free_ref(r), [])[1])
+
+
+def _empty_ref(*, ty, memory_space=None, **hints):
+    _refuse_hint("empty_ref", {"memory_space": memory_space}, "memory_space")
+    inner = getattr(ty, "inner_aval", ty)
+    return [bind(P.empty_ref_p, shape=_ints(inner.shape), dtype=np.dtype(inner.dtype))]
+
+
+register_import("empty_ref", P.empty_ref_p, _empty_ref)
+
+
+# -- host effects ---------------------------------------------------------------------------------
+
+def _debug_callback(*args, callback, effect=None, partitioned=False, **hints):
+    bind(debug_callback_p, *args, callback=callback)
+    return []
+
+
+register_import("debug_callback", debug_callback_p, _debug_callback)
+
+
+def _debug_print(*values, fmt, in_tree, static_args=(), **hints):
+    if static_args:
+        raise UnsupportedParamError("cannot import debug_print with static_args")
+    args, kwargs = tree_util.tree_unflatten(in_tree, list(values))
+    debug.print(fmt, *args, **kwargs)
+    return []
+
+
+register_import("debug_print", debug_print_p, _debug_print)

@@ -1,0 +1,338 @@
+"""`to_python_source(closed_jaxpr)`: a minijax program as standalone Python source.
+
+The source imports only `jax` and `numpy` and spells every equation as the public
+JAX call that `exporting.py` makes for it (`lax.sin(a)`, `lax.scan(...)`,
+`jax.checkpoint(...)`, `jax.ref.swap(...)`), one line per equation, so a reproducer
+reads like the program it came from. Constants are written inline as NumPy arrays.
+Because it only uses names that minijax provides too, the same file runs on minijax
+with `python -m minijax run FILE.py` (the import hook resolves its `jax` to minijax).
+
+Custom derivative rules are Python functions of the user's; they have no source here,
+so a program with a `custom_jvp_call`/`custom_vjp_call` is refused by name.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.core import Literal, ClosedJaxpr
+from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
+from ..ir.control_flow_primitives import rebuild_from_layout
+from .exporting import ExportError, export_policy
+
+__all__ = ["to_python_source", "source_rules", "value_source"]
+
+# prim name -> fn(input expressions, params) -> expression text (first-order ops).
+source_rules: dict = {}
+
+_UNARY = ["neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+          "asinh", "acosh", "atanh", "exp", "exp2", "log", "log1p", "expm1", "logistic",
+          "sqrt", "rsqrt", "cbrt", "erf", "floor", "ceil", "abs", "sign", "square",
+          "is_finite", "stop_gradient"]
+_BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "eq", "ne",
+           "lt", "le", "gt", "ge"]
+_RENAMED = {"not": "bitwise_not", "and": "bitwise_and", "or": "bitwise_or",
+            "xor": "bitwise_xor"}
+
+
+def _call(fn, ins, **kwargs):
+    args = list(ins) + [f"{k}={v!r}" if not isinstance(v, _Raw) else f"{k}={v}"
+                        for k, v in kwargs.items()]
+    return f"{fn}({', '.join(args)})"
+
+
+class _Raw(str):
+    """Text written as is (not repr'd) for a keyword argument."""
+
+
+def _dtype(dtype) -> _Raw:
+    return _Raw(f"np.{np.dtype(dtype).name}" if np.dtype(dtype).name != "bfloat16"
+                else "jnp.bfloat16")
+
+
+for _name in _UNARY + _BINARY:
+    source_rules[_name] = lambda ins, p, _n=_name: _call(f"lax.{_n}", ins)
+for _name, _lax_name in _RENAMED.items():
+    source_rules[_name] = lambda ins, p, _n=_lax_name: _call(f"lax.{_n}", ins)
+source_rules.update({
+    "select_n": lambda ins, p: _call("lax.select_n", ins),
+    "clamp": lambda ins, p: _call("lax.clamp", ins),
+    "integer_pow": lambda ins, p: _call("lax.integer_pow", ins, y=p["y"]),
+    "round": lambda ins, p: _call("lax.round", ins, rounding_method=p["rounding_method"]),
+    "convert_element_type": lambda ins, p: _call("lax.convert_element_type", ins,
+                                                 new_dtype=_dtype(p["new_dtype"])),
+    "broadcast_in_dim": lambda ins, p: _call("lax.broadcast_in_dim", ins, shape=p["shape"],
+                                             broadcast_dimensions=p["broadcast_dimensions"]),
+    "reshape": lambda ins, p: _call("lax.reshape", ins, new_sizes=p["new_sizes"]),
+    "transpose": lambda ins, p: _call("lax.transpose", ins, permutation=p["permutation"]),
+    "squeeze": lambda ins, p: _call("lax.squeeze", ins, dimensions=p["dimensions"]),
+    "expand_dims": lambda ins, p: _call("lax.expand_dims", ins, dimensions=p["dimensions"]),
+    "concatenate": lambda ins, p: f"lax.concatenate([{', '.join(ins)}], {p['dimension']})",
+    "pad": lambda ins, p: _call("lax.pad", ins, padding_config=p["padding_config"]),
+    "slice": lambda ins, p: _call("lax.slice", ins, start_indices=p["start_indices"],
+                                  limit_indices=p["limit_indices"], strides=p["strides"]),
+    "dynamic_slice": lambda ins, p: f"lax.dynamic_slice({ins[0]}, ({', '.join(ins[1:])},), "
+                                    f"{p['slice_sizes']!r})",
+    "dynamic_update_slice": lambda ins, p: f"lax.dynamic_update_slice({ins[0]}, {ins[1]}, "
+                                           f"({', '.join(ins[2:])},))",
+    "iota": lambda ins, p: f"lax.broadcasted_iota({_dtype(p['dtype'])}, {p['shape']!r}, "
+                           f"{p['dimension']!r})",
+    "dot_general": lambda ins, p: _call(
+        "lax.dot_general", ins, dimension_numbers=p["dimension_numbers"],
+        preferred_element_type=_Raw("None") if p.get("preferred_element_type") is None
+        else _dtype(p["preferred_element_type"])),
+    "argmax": lambda ins, p: f"lax.argmax({ins[0]}, {p['axes'][0]}, {_dtype(p['index_dtype'])})",
+    "argmin": lambda ins, p: f"lax.argmin({ins[0]}, {p['axes'][0]}, {_dtype(p['index_dtype'])})",
+    "sort": lambda ins, p: (f"lax.sort(({', '.join(ins)},), dimension={p['dimension']}, "
+                            f"is_stable={p['is_stable']}, num_keys={p['num_keys']})"),
+    "name": lambda ins, p: f"jax.ad_checkpoint.checkpoint_name({ins[0]}, {p['name']!r})",
+})
+for _name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+              "reduce_or"):
+    source_rules[_name] = lambda ins, p, _n=_name: f"lax.{_n}({ins[0]}, {p['axes']!r})"
+for _name in ("cumsum", "cumprod", "cummax", "cummin"):
+    source_rules[_name] = lambda ins, p, _n=_name: _call(f"lax.{_n}", ins, axis=p["axis"],
+                                                         reverse=p["reverse"])
+
+
+def _gather(ins, p):
+    dnums = (f"lax.GatherDimensionNumbers(offset_dims={p['offset_dims']!r}, "
+             f"collapsed_slice_dims={p['collapsed_slice_dims']!r}, "
+             f"start_index_map={p['start_index_map']!r})")
+    return (f"lax.gather({ins[0]}, {ins[1]}, {dnums}, {p['slice_sizes']!r}, "
+            f"mode={_mode(p['mode'])})")
+
+
+def _scatter(fn):
+    def rule(ins, p):
+        dnums = (f"lax.ScatterDimensionNumbers(update_window_dims={p['update_window_dims']!r}, "
+                 f"inserted_window_dims={p['inserted_window_dims']!r}, "
+                 f"scatter_dims_to_operand_dims={p['scatter_dims_to_operand_dims']!r})")
+        return f"lax.{fn}({ins[0]}, {ins[1]}, {ins[2]}, {dnums}, mode={_mode(p['mode'])})"
+    return rule
+
+
+def _mode(mode) -> str:
+    return repr(mode)       # 'clip' or 'fill': jax.lax and minijax.lax both take these
+
+
+source_rules["gather"] = _gather
+source_rules["scatter"] = _scatter("scatter")
+source_rules["scatter_add"] = _scatter("scatter_add")
+
+
+# -- values ----------------------------------------------------------------------------------
+
+_PY_SCALAR_DTYPES = {"float32": float, "int32": int, "bool": bool, "complex64": complex}
+
+
+def value_source(value, weak: bool = False) -> str:
+    """Source text that rebuilds `value` exactly (a Python scalar when weak)."""
+    array = np.asarray(value)
+    kind = _PY_SCALAR_DTYPES.get(array.dtype.name)
+    if weak and kind is not None and array.shape == ():
+        return repr(kind(array.item()))
+    if array.dtype.name == "bfloat16":
+        return f"jnp.asarray(np.array({array.astype(np.float32).tolist()!r}), jnp.bfloat16)"
+    return f"np.array({array.tolist()!r}, dtype=np.{array.dtype.name})"
+
+
+# -- the writer ----------------------------------------------------------------------------------
+
+class _Writer:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.count = 0
+
+    def fresh(self, prefix="v") -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def function(self, name, jaxpr, consts_names=(), indent=0):
+        """Write `def name(*invars): ...` for an open jaxpr; return `name`."""
+        pad = "    " * indent
+        env = dict(consts_names)
+        params = []
+        for var in jaxpr.invars:
+            env[var] = self.fresh("a")
+            params.append(env[var])
+        self.lines.append(f"{pad}def {name}({', '.join(params)}):")
+        for eqn in jaxpr.eqns:
+            self.equation(eqn, env, indent + 1)
+        outs = [self.atom(v, env) for v in jaxpr.outvars]
+        self.lines.append(f"{pad}    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+        return name
+
+    def atom(self, atom, env) -> str:
+        if isinstance(atom, Literal):
+            return value_source(atom.value, atom.aval.weak_type)
+        return env[atom]
+
+    def equation(self, eqn, env, indent):
+        pad = "    " * indent
+        ins = [self.atom(a, env) for a in eqn.inputs]
+        outs = [self.fresh() for _ in eqn.outputs]
+        for var, name in zip(eqn.outputs, outs):
+            env[var] = name
+        name = eqn.primitive.name
+        target = ", ".join(outs) + ("," if len(outs) == 1 and eqn.primitive.multiple_results
+                                    else "")
+        rule = source_rules.get(name)
+        if rule is not None:
+            expr = rule(ins, eqn.params)
+            self.lines.append(f"{pad}{target} = {expr}" if outs else f"{pad}{expr}")
+            return
+        higher = getattr(self, "_" + name, None)
+        if higher is None:
+            raise ExportError(f"to_python_source cannot write {name} equations")
+        expr = higher(eqn, ins, indent)
+        self.lines.append(f"{pad}{target} = {expr}" if outs else f"{pad}{expr}")
+
+    # Higher-order equations: a nested def, then the JAX call that uses it.
+    def _body(self, jaxpr, indent):
+        return self.function(self.fresh("body"), jaxpr, indent=indent)
+
+    def _jit(self, eqn, ins, indent):
+        body = self._body(eqn.params["jaxpr"], indent)
+        return f"jax.jit({body})({', '.join(ins)})"
+
+    def _remat(self, eqn, ins, indent):
+        export_policy(eqn.params["policy"])
+        body = self._body(eqn.params["jaxpr"], indent)
+        policy = _policy_source(eqn.params["policy"])
+        return (f"jax.checkpoint({body}, policy={policy}, "
+                f"prevent_cse={eqn.params['prevent_cse']})({', '.join(ins)})")
+
+    def _cond(self, eqn, ins, indent):
+        bodies = [self._body(b, indent) for b in eqn.params["branches"]]
+        return f"lax.switch({ins[0]}, [{', '.join(bodies)}], {', '.join(ins[1:])})"
+
+    def _while(self, eqn, ins, indent):
+        p = eqn.params
+        cond_consts, rest = ins[:p["cond_nconsts"]], ins[p["cond_nconsts"]:]
+        body_consts, carry = rest[:p["body_nconsts"]], rest[p["body_nconsts"]:]
+        cond = self._body(p["cond_jaxpr"], indent)
+        body = self._body(p["body_jaxpr"], indent)
+        pad = "    " * indent
+        c1, c2 = self.fresh("cond"), self.fresh("step")
+        self.lines.append(f"{pad}{c1} = lambda c: {cond}({', '.join(cond_consts + ['*c'])})[0]")
+        self.lines.append(f"{pad}{c2} = lambda c: {body}({', '.join(body_consts + ['*c'])})")
+        return f"lax.while_loop({c1}, {c2}, ({', '.join(carry)},))"
+
+    def _scan(self, eqn, ins, indent):
+        p = eqn.params
+        consts = ins[:p["num_consts"]]
+        init = ins[p["num_consts"]:p["num_consts"] + p["num_carry"]]
+        xs = ins[p["num_consts"] + p["num_carry"]:]
+        body = self._body(p["jaxpr"], indent)
+        pad = "    " * indent
+        step = self.fresh("step")
+        n = p["num_carry"]
+        self.lines.append(f"{pad}def {step}(carry, x):")
+        self.lines.append(f"{pad}    outs = {body}({', '.join(consts + ['*carry', '*x'])})")
+        self.lines.append(f"{pad}    return outs[:{n}], outs[{n}:]")
+        scan = (f"lax.scan({step}, ({', '.join(init)}{',' if init else ''}), "
+                f"({', '.join(xs)}{',' if xs else ''}), length={p['length']}, "
+                f"reverse={p['reverse']}, unroll={p['unroll']})")
+        return f"(lambda r: (*r[0], *r[1]))({scan})"
+
+    # Refs.
+    def _index(self, indexer, dynamic):
+        if indexer is None:
+            return "...", ""
+        dynamic = iter(dynamic)
+        views = ""
+        for step in indexer.views:
+            if not isinstance(step, Index):
+                raise ExportError("to_python_source cannot write ref views other than .at")
+            views += f".at[{self._items(step, dynamic)}]"
+        return self._items(indexer.final, dynamic), views
+
+    @staticmethod
+    def _items(index, dynamic) -> str:
+        parts = []
+        for item in index.items:
+            if isinstance(item, Slice):
+                parts.append(f"slice({item.start}, {item.stop}, {item.stride})")
+            elif isinstance(item, NewAxis):
+                parts.append("None")
+            elif isinstance(item, Dynamic):
+                parts.append(next(dynamic))
+            else:
+                parts.append(str(int(item)))
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+    def _new_ref(self, eqn, ins, indent):
+        return f"jax.new_ref({ins[0]})"
+
+    def _empty_ref(self, eqn, ins, indent):
+        p = eqn.params
+        return f"jax.empty_ref(jax.ShapeDtypeStruct({p['shape']!r}, {_dtype(p['dtype'])}))"
+
+    def _get(self, eqn, ins, indent):
+        idx, views = self._index(eqn.params.get("indexer"), ins[1:])
+        return f"jax.ref.get({ins[0]}{views}, {idx})"
+
+    def _swap(self, eqn, ins, indent):
+        idx, views = self._index(eqn.params.get("indexer"), ins[2:])
+        return f"jax.ref.swap({ins[0]}{views}, {idx}, {ins[1]})"
+
+    def _addupdate(self, eqn, ins, indent):
+        idx, views = self._index(eqn.params.get("indexer"), ins[2:])
+        return f"jax.ref.addupdate({ins[0]}{views}, {idx}, {ins[1]})"
+
+    def _freeze(self, eqn, ins, indent):
+        return f"jax.ref.freeze({ins[0]})"
+
+    def _free_ref(self, eqn, ins, indent):
+        return f"jax.ref.free_ref({ins[0]})"
+
+    def _debug_print(self, eqn, ins, indent):
+        _, args_layout, kwargs_layout = eqn.params["layout"]
+        leaves = iter(ins)
+        args = rebuild_from_layout(args_layout, leaves)
+        kwargs = rebuild_from_layout(kwargs_layout, leaves)
+        text = ", ".join([repr(eqn.params["fmt"])] + [_plain(a) for a in args]
+                         + [f"{k}={_plain(v)}" for k, v in kwargs.items()])
+        return f"jax.debug.print({text})"
+
+
+def _policy_source(policy) -> str:
+    args = policy.param_args()
+    if not args:
+        return f"jax.checkpoint_policies.{policy.text_name}"
+    texts = [repr(a) if isinstance(a, str) else _policy_source(a) for a in args]
+    return f"jax.checkpoint_policies.{policy.text_name}({', '.join(texts)})"
+
+
+def _plain(tree) -> str:
+    if isinstance(tree, str):
+        return tree
+    if isinstance(tree, tuple):
+        return "(" + "".join(_plain(t) + ", " for t in tree) + ")"
+    if isinstance(tree, list):
+        return "[" + ", ".join(_plain(t) for t in tree) + "]"
+    if isinstance(tree, dict):
+        return "{" + ", ".join(f"{k!r}: {_plain(v)}" for k, v in tree.items()) + "}"
+    return repr(tree)
+
+
+def to_python_source(closed_jaxpr: ClosedJaxpr, name: str = "program") -> str:
+    """Python source defining `name(*args)`, the program as calls of JAX's public
+    API; it returns a tuple of the program's outputs. The source starts with its
+    imports (`jax`, `jax.numpy`, `numpy`) and inlines the program's constants."""
+    if not isinstance(closed_jaxpr, ClosedJaxpr):
+        raise TypeError(f"to_python_source expects a minijax ClosedJaxpr, got "
+                        f"{type(closed_jaxpr).__name__}")
+    writer = _Writer()
+    consts = {}
+    const_lines = []
+    for var, value in zip(closed_jaxpr.jaxpr.constvars, closed_jaxpr.consts):
+        consts[var] = writer.fresh("const")
+        const_lines.append(f"{consts[var]} = {value_source(np.asarray(value))}")
+    signature = ", ".join(f"{v.aval.str_short(exact=True)}" for v in closed_jaxpr.jaxpr.invars)
+    writer.lines.append(f"# {name}({signature})")
+    writer.function(name, closed_jaxpr.jaxpr, consts)
+    header = ["import jax", "import jax.ad_checkpoint", "import jax.numpy as jnp",
+              "import numpy as np", "from jax import lax", ""]
+    return "\n".join(header + const_lines + writer.lines) + "\n"
+

@@ -1,0 +1,122 @@
+"""The command line end to end: `run`, `diff` and `check` on small scripts."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def _minijax(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "minijax", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+@pytest.fixture
+def scripts(tmp_path):
+    (tmp_path / "helper.py").write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        def cube_sum(v):
+            return jnp.sum(v ** 3)
+    """))
+    (tmp_path / "agree.py").write_text(textwrap.dedent("""
+        import sys
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+        from helper import cube_sum
+        x = jnp.linspace(0.0, 1.0, 4)
+        print("backend", jax.__name__, jnp.__name__.split(".")[0], lax.__name__.split(".")[0])
+        print("grad", jax.grad(cube_sum)(x))
+        print("scan", lax.scan(lambda c, v: (c + v, c), 0.0, x)[0], sys.argv[1:])
+        y = jax.jit(jnp.cos)(x)
+    """))
+    (tmp_path / "differ.py").write_text(textwrap.dedent("""
+        import jax
+        import jax.numpy as jnp
+        x = jnp.linspace(0.0, 1.0, 4)
+        print("same", jnp.sin(x))
+        scale = 2.0 if jax.__name__ == "minijax" else 1.0   # the deliberate difference
+        print("scaled", x * scale)
+    """))
+    (tmp_path / "funcs.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import jax.numpy as jnp
+        def f(x):
+            return jnp.sum(jnp.tanh(x) * x)
+        def g(x, y):
+            return x @ y
+        EXAMPLES = {"f": (np.ones(3, np.float32),),
+                    "g": (np.ones((2, 3), np.float32), np.ones(3, np.float32))}
+    """))
+    return tmp_path
+
+
+def test_run_uses_minijax_for_the_script_and_its_modules(scripts):
+    done = _minijax("run", "agree.py", "--flag", cwd=scripts)
+    assert done.returncode == 0, done.stderr
+    assert "backend minijax minijax minijax" in done.stdout
+    assert "['--flag']" in done.stdout
+    plain = subprocess.run([sys.executable, "agree.py", "--flag"], capture_output=True, text=True,
+                           cwd=scripts)
+    assert "backend jax jax jax" in plain.stdout
+    # The same numbers either way.
+    assert done.stdout.splitlines()[1:] == plain.stdout.splitlines()[1:]
+
+
+def test_run_names_a_jax_module_minijax_lacks(scripts):
+    (scripts / "missing.py").write_text("import jax.experimental.sparse\n")
+    done = _minijax("run", "missing.py", cwd=scripts)
+    assert done.returncode != 0
+    assert "minijax does not provide" in done.stderr
+
+
+def test_diff_agrees_on_an_ordinary_script(scripts):
+    (scripts / "plain.py").write_text(textwrap.dedent("""
+        import jax, jax.numpy as jnp
+        x = jnp.linspace(0.0, 1.0, 4)
+        print(jax.grad(lambda v: jnp.sum(jnp.sin(v) * v))(x))
+    """))
+    done = _minijax("diff", "plain.py", cwd=scripts)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agree on 1 printed lines" in done.stdout
+
+
+def test_diff_names_the_first_line_that_differs(scripts):
+    done = _minijax("diff", "differ.py", cwd=scripts)
+    assert done.returncode == 1
+    assert "first difference at differ.py:7: print(\"scaled\", x * scale)" in done.stdout
+    assert "jax:" in done.stdout and "minijax:" in done.stdout
+
+
+def test_diff_loads_the_scripts_own_modules_for_each_side(scripts):
+    (scripts / "which.py").write_text(textwrap.dedent("""
+        import jax
+        def backend_scale():
+            return 2.0 if jax.__name__ == "minijax" else 1.0
+    """))
+    (scripts / "uses_module.py").write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        from which import backend_scale
+        print("scaled", jnp.ones(2) * backend_scale())
+    """))
+    done = _minijax("diff", "uses_module.py", cwd=scripts)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "uses_module.py:4" in done.stdout and "[2. 2.]" in done.stdout
+
+
+def test_check_with_args_and_with_examples(scripts):
+    done = _minijax("check", "funcs.py::f", "--args", "np.arange(3, dtype=np.float32)",
+                    "--transforms", "eager,grad,vmap", "--policies", "", cwd=scripts)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "cross_check of f" in done.stdout and "all agree" in done.stdout
+    done = _minijax("check", "funcs.py", "--transforms", "eager,jit", "--policies",
+                    "dots_saveable", cwd=scripts)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "cross_check of g" in done.stdout and "checkpoint[dots_saveable]" in done.stdout
+
+
+def test_check_without_arguments_says_how_to_give_them(scripts):
+    done = _minijax("check", "funcs.py::nope", cwd=scripts)
+    assert done.returncode != 0 and "no function 'nope'" in done.stderr
