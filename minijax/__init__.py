@@ -4,7 +4,6 @@
 reading at `minijax/ir/__init__.py` (the IR), then `minijax/transforms` (the
 passes) and `minijax/backends` (XLA lowering and the NumPy reference evaluator).
 """
-from jax import tree_util  # pytrees are JAX's own
 from jax import Array, ShapeDtypeStruct
 
 from . import ir
@@ -14,6 +13,7 @@ from .ir.types import float0
 from .api import jit, make_jaxpr
 from . import lax
 from . import numpy
+from . import tree_util, tree  # pytrees are JAX's own
 
 __version__ = "0.1.0"
 # vmap

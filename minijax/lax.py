@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from .ir import primitives as P
+from .ir import special_primitives as _S
 from .ir.trace import bind, aval_of, Tracer
 from .ir.types import canonical_dtype
 
@@ -76,6 +77,16 @@ add, sub, mul, div, rem, pow = map(_binary, (P.add_p, P.sub_p, P.mul_p, P.div_p,
 max, min, atan2 = map(_binary, (P.max_p, P.min_p, P.atan2_p))
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, (P.and_p, P.or_p, P.xor_p))
 eq, ne, lt, le, gt, ge = map(_binary, (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p))
+
+# Special functions (minijax/ir/special_primitives.py), in jax.lax's operand orders.
+lgamma, digamma, erfc = map(_unary, (_S.lgamma_p, _S.digamma_p, _S.erfc_p))
+polygamma, igamma, igammac, igamma_grad_a = map(_binary, (
+    _S.polygamma_p, _S.igamma_p, _S.igammac_p, _S.igamma_grad_a_p))
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b)."""
+    return bind(_S.regularized_incomplete_beta_p, *_match_scalars(a, b, x))
 
 
 def stop_gradient(x):

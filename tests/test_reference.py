@@ -152,6 +152,34 @@ for _name in _INT_BINARY:
 for _name in _BOOL_BINARY:
     case(_name, [bools(2, 3), bools(2, 3)], _BINARY[_name])
 
+# Special functions (minijax/backends/reference_special.py): XLA's f32 approximations of
+# these are looser than of exp or sin, so the tolerance is too.
+SPECIAL_FUNCTION = (1e-4, 1e-6)
+for _name in ("lgamma", "digamma", "erfc"):
+    case(_name, [floats(2, 3, lo=-4, hi=6)], getattr(lax, _name), SPECIAL_FUNCTION)
+    case(_name, [SPECIAL_F32[:-3]], getattr(lax, _name), SPECIAL_FUNCTION)
+    case(_name, [np.array([0.0, -1.0, -2.0, np.inf, -np.inf, np.nan], f32)],
+         getattr(lax, _name), SPECIAL_FUNCTION)
+case("polygamma", [np.array([0, 1, 1, 2, 3, 1.5, -1, 1, 1], f32),
+                   np.array([2.5, 0.7, -1.5, -1.5, 4.0, 2.0, 2.0, 0.0, -3.0], f32)],
+     lax.polygamma, SPECIAL_FUNCTION)
+case("polygamma", [np.float32(1), floats(2, 3, lo=0.2, hi=5)], splat(lax.polygamma),
+     SPECIAL_FUNCTION)
+for _name in ("igamma", "igammac", "igamma_grad_a"):
+    case(_name, [floats(2, 3, lo=0.1, hi=6), floats(2, 3, lo=0.01, hi=12)],
+         getattr(lax, _name), SPECIAL_FUNCTION)
+    case(_name, [np.float32(2.5), floats(4, lo=0.01, hi=8)], splat(getattr(lax, _name)),
+         SPECIAL_FUNCTION)
+for _name in ("igamma", "igammac"):
+    case(_name, [np.array([0, 1, 1, -1, 2, 2, np.inf, np.nan], f32),
+                 np.array([1, 0, -1, 1, np.inf, np.nan, 1, 1], f32)],
+         getattr(lax, _name), SPECIAL_FUNCTION)
+case("regularized_incomplete_beta", [floats(2, 3, lo=0.1, hi=5), floats(2, 3, lo=0.1, hi=5),
+                                     floats(2, 3, lo=0, hi=1)], lax.betainc, SPECIAL_FUNCTION)
+case("regularized_incomplete_beta",
+     [np.array([0, 1, 1, -1, 2, 2, 2, 2], f32), np.array([2, 2, 2, 2, 2, 2, 2, 0], f32),
+      np.array([0.5, 0, 1, 0.5, -0.1, 1.1, np.nan, 0.5], f32)], lax.betainc, SPECIAL_FUNCTION)
+
 _select = splat(lambda which, *cases: lax.select_n(which, *cases))
 case("select_n", [bools(2, 3), floats(2, 3), floats(2, 3)], _select)
 case("select_n", [bools(), ints(3), ints(3)], _select)

@@ -76,6 +76,12 @@ def _cases():
                                "is_finite"])]:
         c.append(Case(names, [((2, 4), kind)], id=f"unary-{names[0]}"))
     c.append(Case("sin", [((), "f")], id="sin-rank0"))
+    c.append(Case(["lgamma", "digamma", "erfc"], [((2, 4), "f")], id="unary-special"))
+    c.append(Case(["igamma", "igammac", "igamma_grad_a", "polygamma"],
+                  [((2, 4), "f>1"), ((2, 4), "f")], id="binary-special"))
+    c.append(Case("igamma", [((), "f>1"), ((2, 4), "f")], id="igamma-splat-lhs"))
+    c.append(Case("regularized_incomplete_beta", [((2, 4), "f>1"), ((), "f>1"),
+                                                  ((2, 4), "f")]))
     c.append(Case("round", [((2, 4), "n")], rounding_method=1))
     c.append(Case("integer_pow", [((2, 4), "n")], y=3))
     c.append(Case("convert_element_type", [((2, 4), "n")], new_dtype=np.dtype(np.int32),
