@@ -31,10 +31,6 @@ __all__ = ["identity", "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "s
            "logsumexp", "one_hot", "standardize"]
 
 
-def _float(fname, x):
-    return promote_args_inexact(fname, x)[0]
-
-
 def identity(x):
     return jnp.asarray(x)
 
@@ -58,7 +54,8 @@ relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, jnp.zeros_like(
 
 
 def sigmoid(x):
-    return lax.logistic(_float("sigmoid", x))
+    """1 / (1 + exp(-x)); like JAX's, it accepts only inexact dtypes."""
+    return lax.logistic(jnp.asarray(x))
 
 
 def softplus(x):
@@ -67,17 +64,17 @@ def softplus(x):
 
 
 def log_sigmoid(x):
-    return -softplus(-_float("log_sigmoid", x))
+    return -softplus(-jnp.asarray(x))
 
 
 def soft_sign(x):
-    x = _float("soft_sign", x)
+    x = jnp.asarray(x)
     return x / (jnp.abs(x) + 1)
 
 
 def silu(x):
     """x * sigmoid(x) (also called swish)."""
-    x = _float("silu", x)
+    x = jnp.asarray(x)
     return x * sigmoid(x)
 
 
@@ -87,7 +84,7 @@ swish = silu
 def gelu(x, approximate: bool = True):
     """The Gaussian error linear unit: the tanh approximation, or (approximate=False)
     exactly x * Phi(x), written with erfc as JAX does."""
-    x = _float("gelu", x)
+    x, = promote_args_inexact("gelu", x)
     dtype = dtype_of(x)
     if approximate:
         sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(dtype)
@@ -98,7 +95,7 @@ def gelu(x, approximate: bool = True):
 
 
 def elu(x, alpha=1.0):
-    x = _float("elu", x)
+    x = jnp.asarray(x)
     # expm1 only sees the non-positive part, so the unused branch cannot overflow.
     return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0.0, x)))
 
@@ -116,12 +113,12 @@ def selu(x):
 
 
 def leaky_relu(x, negative_slope=1e-2):
-    x = _float("leaky_relu", x)
+    x = jnp.asarray(x)
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
 def hard_tanh(x):
-    x = _float("hard_tanh", x)
+    x = jnp.asarray(x)
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
@@ -130,7 +127,7 @@ def hard_sigmoid(x):
 
 
 def hard_silu(x):
-    x = _float("hard_silu", x)
+    x = jnp.asarray(x)
     return x * hard_sigmoid(x)
 
 

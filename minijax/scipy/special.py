@@ -50,12 +50,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         a, = promote_args_inexact("logsumexp", a)
     axes = canonicalize_axes("logsumexp", axis, len(shape_of(a)))
     amax = _stop_gradient_of_finite_max(a, axes, where)
-    exp_a = lax.exp(lax.sub(a, amax))
+    exp_a = jnp.exp(a - amax)
     if b is not None:
         exp_a = lax.mul(exp_a, b)
     sumexp = jnp.sum(_masked(exp_a, where, 0), axis=axes, keepdims=True)
     sign = lax.sign(sumexp)
-    out = lax.add(lax.log(lax.abs(sumexp)), amax)
+    out = jnp.log(jnp.abs(sumexp)) + amax
     if not keepdims:
         out, sign = jnp.squeeze(out, axes), jnp.squeeze(sign, axes)
     if return_sign:
