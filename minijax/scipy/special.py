@@ -21,7 +21,7 @@ from ..api_ad import custom_jvp
 from ..numpy._promotion import (promote_args_inexact, dtype_of, shape_of,
                                 canonicalize_axes, like)
 
-__all__ = ["logsumexp", "erf", "erfc", "expit", "logit", "log_expit", "gammaln",
+__all__ = ["logsumexp", "erf", "erfc", "expit", "logit", "gammaln",
            "digamma", "polygamma", "xlogy", "xlog1py", "entr", "gammainc", "gammaincc",
            "betainc", "betaln", "ndtr", "log_ndtr", "softmax", "log_softmax"]
 
@@ -92,12 +92,6 @@ def logit(x):
     return lax.log(lax.div(x, lax.sub(like(x, 1), x)))
 
 
-def log_expit(x):
-    """log(expit(x)) = -softplus(-x), stable for large |x|."""
-    x, = promote_args_inexact("log_expit", x)
-    return lax.neg(jnp.logaddexp(lax.neg(x), like(x, 0)))
-
-
 def polygamma(n, x):
     """The n-th derivative of `digamma`; `n` must hold non-negative integers."""
     if not np.issubdtype(dtype_of(jnp.asarray(n)), np.integer) and not isinstance(n, int):
@@ -116,7 +110,8 @@ def betaln(a, b):
 def xlogy(x, y):
     """x * log(y), and 0 where x == 0 (even where y == 0)."""
     x, y = promote_args_inexact("xlogy", x, y, keep_scalars=False)
-    return jnp.where(x != 0, lax.mul(x, lax.log(y)), jnp.zeros_like(x))
+    # A NaN y stays NaN even where x == 0, as in scipy.
+    return jnp.where((x != 0) | jnp.isnan(y), lax.mul(x, lax.log(y)), jnp.zeros_like(x))
 
 
 @xlogy.defjvp
@@ -130,7 +125,7 @@ def _xlogy_jvp(primals, tangents):
 def xlog1py(x, y):
     """x * log1p(y), and 0 where x == 0."""
     x, y = promote_args_inexact("xlog1py", x, y, keep_scalars=False)
-    return jnp.where(x != 0, lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
+    return jnp.where((x != 0) | jnp.isnan(y), lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
 
 
 @xlog1py.defjvp
@@ -142,7 +137,7 @@ def _xlog1py_jvp(primals, tangents):
 
 @custom_jvp
 def _xlogx(x):
-    return jnp.where(x == 0, jnp.zeros_like(x), lax.mul(x, lax.log(x)))
+    return xlogy(x, x)
 
 
 @_xlogx.defjvp
@@ -158,8 +153,12 @@ def entr(x):
 
 
 def ndtr(x):
-    """The standard normal CDF, via erf near 0 and erfc in the tails."""
-    x, = promote_args_inexact("ndtr", x)
+    """The standard normal CDF, via erf near 0 and erfc in the tails. Like JAX's, it
+    takes floating-point input only."""
+    x = jnp.asarray(x)
+    if not np.issubdtype(dtype_of(x), np.floating):
+        raise TypeError(f"ndtr: x.dtype={dtype_of(x)} is not supported; pass floats")
+    x = lax.convert_element_type(x, dtype_of(x), weak_type=False)   # as JAX's: strong
     half_sqrt_2 = like(x, 0.5 * np.sqrt(2.0))
     w = lax.mul(x, half_sqrt_2)
     z = lax.abs(w)

@@ -21,11 +21,13 @@ def pmf(k, p, loc=0):
 def cdf(k, p):
     k, p = promote("bernoulli.cdf", k, p)
     invalid = jnp.isnan(k) | outside_unit_interval(p)
+    zero, one = like(k, 0), like(k, 1)
     return jnp.where(invalid, NAN,
-                     jnp.where(k < 0, 0.0, jnp.where(k < 1, lax.sub(like(p, 1), p), 1.0)))
+                     jnp.where(k < 0, zero, jnp.where(k < 1, lax.sub(one, p), one)))
 
 
 def ppf(q, p):
     q, p = promote("bernoulli.ppf", q, p)
     invalid = outside_unit_interval(q) | outside_unit_interval(p)
-    return jnp.where(invalid, NAN, jnp.where(q <= lax.sub(like(p, 1), p), 0.0, 1.0))
+    zero, one = like(q, 0), like(q, 1)
+    return jnp.where(invalid, NAN, jnp.where(q <= lax.sub(one, p), zero, one))

@@ -23,9 +23,16 @@ def pdf(x, a, b, loc=0, scale=1):
     return lax.exp(logpdf(x, a, b, loc, scale))
 
 
+def _clamped(x, loc, scale):
+    """(x - loc) / scale clamped to [0, 1]; clamp's derivative is a select, so
+    logcdf outside the support back-propagates 0 rather than inf * 0."""
+    y = lax.div(lax.sub(x, loc), scale)
+    return lax.clamp(like(y, 0), y, like(y, 1))
+
+
 def cdf(x, a, b, loc=0, scale=1):
     x, a, b, loc, scale = promote("beta.cdf", x, a, b, loc, scale)
-    return special.betainc(a, b, jnp.clip(lax.div(lax.sub(x, loc), scale), 0, 1))
+    return special.betainc(a, b, _clamped(x, loc, scale))
 
 
 def logcdf(x, a, b, loc=0, scale=1):
@@ -35,7 +42,7 @@ def logcdf(x, a, b, loc=0, scale=1):
 def sf(x, a, b, loc=0, scale=1):
     """1 - cdf, as I_{1-y}(b, a) so that the upper tail keeps its precision."""
     x, a, b, loc, scale = promote("beta.sf", x, a, b, loc, scale)
-    return special.betainc(b, a, jnp.clip(1 - lax.div(lax.sub(x, loc), scale), 0, 1))
+    return special.betainc(b, a, lax.sub(like(x, 1), _clamped(x, loc, scale)))
 
 
 def logsf(x, a, b, loc=0, scale=1):
