@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from .ir import primitives as P
+from .ir import random_primitives as R
 from .ir.trace import bind, aval_of, Tracer
 from .ir.types import canonical_dtype
 
@@ -76,6 +77,17 @@ add, sub, mul, div, rem, pow = map(_binary, (P.add_p, P.sub_p, P.mul_p, P.div_p,
 max, min, atan2 = map(_binary, (P.max_p, P.min_p, P.atan2_p))
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, (P.and_p, P.or_p, P.xor_p))
 eq, ne, lt, le, gt, ge = map(_binary, (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p))
+
+# Bit operations and the float functions of the random samplers (ir/random_primitives.py).
+shift_left, shift_right_logical, shift_right_arithmetic, nextafter = map(_binary, (
+    R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p, R.nextafter_p))
+population_count, erf_inv = _unary(R.population_count_p), _unary(R.erf_inv_p)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterpret the bits of `operand` as `new_dtype` (a narrower dtype adds a
+    trailing axis, a wider one consumes the trailing axis)."""
+    return bind(R.bitcast_convert_type_p, operand, new_dtype=canonical_dtype(new_dtype))
 
 
 def stop_gradient(x):

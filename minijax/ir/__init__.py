@@ -19,3 +19,4 @@ from .parser import parse_jaxpr, loads, ParseError
 from .verify import verify_jaxpr, VerifierError
 from . import control_flow_primitives  # noqa: E402,F401  (cond, while, scan, debug_print)
 from . import remat_primitive  # noqa: E402,F401  (remat, name: checkpoint)
+from . import random_primitives  # noqa: E402,F401  (bit ops, erf_inv, keys, threefry2x32)
