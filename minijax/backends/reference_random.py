@@ -2,14 +2,16 @@
 
 Read `reference_rules.py` first. Shifts follow XLA: the shift amount is read as
 unsigned, and a shift by the bit width or more gives 0 (the sign fill for
-`shift_right_arithmetic`). Keys are NumPy arrays of `KEY_DTYPE` here, so wrapping and
+`shift_right_arithmetic`). `erf_inv` is Giles' polynomial approximation polished by
+Newton steps on `math.erf` in float64, then rounded once. Keys are NumPy arrays of `KEY_DTYPE` here, so wrapping and
 unwrapping are views of the same bytes; `threefry2x32` runs the shared description of
 the cipher (`ir/random_primitives.threefry2x32_rounds`) on NumPy uint32 arrays.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from scipy import special
 
 from ..ir import random_primitives as R
 from ..ir.types import KEY_DTYPE, keys_as_numpy
@@ -56,7 +58,9 @@ def _shift_right_arithmetic(x, n):
 
 @_rule(R.population_count_p)
 def _population_count(x):
-    return np.bitwise_count(x.view(_unsigned(x.dtype))).astype(x.dtype)
+    x = np.ascontiguousarray(x)
+    bits = np.unpackbits(x.view(np.uint8).reshape(*x.shape, x.dtype.itemsize), axis=-1)
+    return bits.sum(axis=-1).astype(x.dtype)
 
 
 @_rule(R.bitcast_convert_type_p)
@@ -75,9 +79,34 @@ def _nextafter(x, y):
     return np.nextafter(x, y)
 
 
+# Giles, "Approximating the erfinv function" (2010): coefficients in w = -log(1 - y^2),
+# for the central region (w < 5, around w = 2.5) and the tails (around sqrt(w) = 3).
+_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+_erf64 = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erf_inv64(y):
+    y = np.asarray(y, np.float64)
+    inside = np.abs(y) < 1
+    safe = np.where(inside, y, 0.0)
+    w = -np.log((1 - safe) * (1 + safe))
+    central, tail = w - 2.5, np.sqrt(w) - 3
+    p_central, p_tail = np.zeros_like(w), np.zeros_like(w)
+    for c_central, c_tail in zip(_GILES_CENTRAL, _GILES_TAIL):
+        p_central, p_tail = p_central * central + c_central, p_tail * tail + c_tail
+    x = np.where(w < 5, p_central, p_tail) * safe
+    for _ in range(2):  # Newton on erf(x) = y: each step doubles the correct digits
+        x = x - (_erf64(x) - safe) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
+    edge = np.where(np.abs(y) == 1, np.copysign(np.inf, y), np.nan)
+    return np.where(inside, x, edge)
+
+
 @_rule(R.erf_inv_p)
 def _erf_inv(x):
-    return _wide(special.erfinv, x)
+    return _wide(_erf_inv64, x)
 
 
 @_rule(R.random_wrap_p)
