@@ -36,3 +36,6 @@ _install_ref_dispatch()   # after minijax.numpy attached its methods: ref tracer
 from . import ad_checkpoint  # noqa: E402
 from .ad_checkpoint import checkpoint, remat  # noqa: E402
 from .transforms.policies import checkpoint_policies  # noqa: E402
+
+# random numbers
+from . import random  # noqa: E402
