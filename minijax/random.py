@@ -200,8 +200,10 @@ def split(key, num=2):
 def fold_in(key, data):
     """A new key that is a function of `key` and the 32-bit integer `data`."""
     typed, raw = _check_key("fold_in", key)
-    if isinstance(data, int) and not 0 <= data < 2**32:
-        raise OverflowError(f"Python integer {data} out of bounds for uint32")
+    if isinstance(data, int):
+        if not 0 <= data < 2**32:
+            raise OverflowError(f"Python integer {data} out of bounds for uint32")
+        data = np.uint32(data)
     if aval_of(data).ndim:
         raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
                         f"{aval_of(data).shape} != (). Use vmap for batching.")
