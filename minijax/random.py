@@ -224,11 +224,16 @@ def _float(name, dtype):
 
 
 def _check_shape(name, shape, *param_shapes):
-    if param_shapes and np.broadcast_shapes(shape, *param_shapes) != shape:
+    if not param_shapes:
+        return
+    try:
+        result = np.broadcast_shapes(shape, *param_shapes)
+    except ValueError:
+        result = "incompatible shapes " + ", ".join(map(str, (shape, *param_shapes)))
+    if result != shape:
         raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
                          f"argument, and the result of broadcasting the shapes must equal "
-                         f"the shape argument, but got result "
-                         f"{np.broadcast_shapes(shape, *param_shapes)} for shape argument "
+                         f"the shape argument, but got result {result} for shape argument "
                          f"{shape}.")
 
 
