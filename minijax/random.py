@@ -163,7 +163,9 @@ def _hash_counters(typed_key, shape):
     size = math.prod(shape)
     if size >= 2**32:
         raise ValueError(f"cannot draw {size} random values at once (at most 2**32 - 1)")
-    low = lax.reshape(lax.iota(_U32, size), shape) if shape else np.uint32(0)
+    low = lax.iota(_U32, size) if shape else np.uint32(0)
+    if len(shape) > 1:
+        low = lax.reshape(low, shape)
     k1, k2 = _key_words(typed_key)
     return bind(R.threefry2x32_p, k1, k2, np.uint32(0), low)
 
