@@ -37,5 +37,8 @@ from . import ad_checkpoint  # noqa: E402
 from .ad_checkpoint import checkpoint, remat  # noqa: E402
 from .transforms.policies import checkpoint_policies  # noqa: E402
 
+# random numbers
+from . import random  # noqa: E402
+
 # libraries on top: jax.nn, jax.scipy
 from . import scipy, nn  # noqa: E402

@@ -14,6 +14,7 @@ import numpy as np
 
 from .ir import primitives as P
 from .ir import special_primitives as _S
+from .ir import random_primitives as R
 from .ir.trace import bind, aval_of, Tracer
 from .ir.types import canonical_dtype
 
@@ -87,6 +88,18 @@ polygamma, igamma, igammac, igamma_grad_a = map(_binary, (
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b)."""
     return bind(_S.regularized_incomplete_beta_p, *_match_scalars(a, b, x))
+
+
+# Bit operations and the float functions of the random samplers (ir/random_primitives.py).
+shift_left, shift_right_logical, shift_right_arithmetic, nextafter = map(_binary, (
+    R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p, R.nextafter_p))
+population_count, erf_inv = _unary(R.population_count_p), _unary(R.erf_inv_p)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterpret the bits of `operand` as `new_dtype` (a narrower dtype adds a
+    trailing axis, a wider one consumes the trailing axis)."""
+    return bind(R.bitcast_convert_type_p, operand, new_dtype=canonical_dtype(new_dtype))
 
 
 def stop_gradient(x):

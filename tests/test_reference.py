@@ -17,6 +17,7 @@ import zlib
 from dataclasses import dataclass, field
 
 import jax
+import jax.extend.random
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -29,7 +30,7 @@ from minijax.backends.xla import lowering_rules
 from minijax.ir import (MinijaxError, ShapedArray, bind, primitives as P,
                         primitives_by_name, trace_to_jaxpr)
 from minijax.ir.primitives import out_avals_of
-from minijax.ir.types import aval_of_value
+from minijax.ir.types import aval_of_value, keys_as_numpy
 
 EXACT = None
 ROUNDING = (1e-5, 1e-6)          # sums, products and matmuls in another order
@@ -366,6 +367,43 @@ case("scatter_add", [ints(4), np.array([[1], [1], [3], [1]], i32), ints(4)],
      mode="fill")
 
 
+# -- bit operations, erf_inv, keys (ir/random_primitives.py) ------------------------------
+
+_U32 = np.array([0, 1, 7, 0x80000000, 0xFFFFFFFF, 12345], np.uint32)
+_SHIFTS = {"shift_left": lax.shift_left, "shift_right_logical": lax.shift_right_logical,
+           "shift_right_arithmetic": lax.shift_right_arithmetic}
+for _name, _fn in _SHIFTS.items():
+    # Amounts past the bit width and negative ones: XLA's rule (0 or the sign fill).
+    _x, _n = np.meshgrid(SPECIAL_I32, np.array([0, 1, 5, 31, 32, 40, -1], i32))
+    case(_name, [_x, _n], _fn)
+    _x, _n = np.meshgrid(_U32, np.array([0, 3, 31, 32, 99], np.uint32))
+    case(_name, [_x, _n], _fn)
+    case(_name, [ints(2, 3, dtype=np.int8), np.int8(3)], splat(_fn))
+case("population_count", [SPECIAL_I32], lax.population_count)
+case("population_count", [_U32], lax.population_count)
+for _x, _to in [(floats(2, 3), np.uint32), (SPECIAL_F32, i32), (_U32, f32),
+                (floats(3), np.uint8), (ints(3, 2, dtype=np.uint16), f32),
+                (floats(4, dtype=bf16), np.int16), (ints(2, 4, dtype=np.int8), i32)]:
+    case("bitcast_convert_type", [_x], lambda x, to=_to: lax.bitcast_convert_type(x, to),
+         new_dtype=np.dtype(_to))
+case("nextafter", [floats(2, 3), floats(2, 3)], lax.nextafter)
+case("nextafter", [SPECIAL_F32, np.full(SPECIAL_F32.shape, np.inf, f32)], lax.nextafter)
+case("nextafter", [floats(4, dtype=bf16), floats(4, dtype=bf16)], lax.nextafter)
+case("erf_inv", [floats(2, 3, lo=-0.999, hi=0.999)], lax.erf_inv, TRANSCENDENTAL)
+case("erf_inv", [np.array([0.0, -0.0, 1.0, -1.0, 1.5, np.nan, 1e-6], f32)], lax.erf_inv,
+     TRANSCENDENTAL)
+case("erf_inv", [floats(4, lo=-0.9, hi=0.9, dtype=bf16)], lax.erf_inv, BF16)
+_words = ints(3, 2, lo=0, hi=2**31 - 1).astype(np.uint32)
+case("random_wrap", [_words], lambda w: jax.random.wrap_key_data(w, impl="threefry2x32"))
+case("random_unwrap", [jax.random.wrap_key_data(_words, impl="threefry2x32")],
+     jax.random.key_data)
+_threefry = jax.extend.random.threefry2x32_p.bind
+case("threefry2x32", [np.uint32(0), np.uint32(42), _U32[:4], _U32[2:]], lambda *a: _threefry(
+    *(np.broadcast_to(x, (4,)) for x in a)))
+case("threefry2x32", [*(ints(2, 3, lo=0, hi=2**31 - 1).astype(np.uint32) for _ in range(4))],
+     _threefry)
+
+
 # -- calls --------------------------------------------------------------------------------
 
 _body = trace_to_jaxpr(lambda x, y: [bind(P.mul_p, bind(P.sin_p, x), y), bind(P.neg_p, y)],
@@ -392,7 +430,7 @@ def flush_subnormals(x):
 
 
 def assert_matches(got, expected, tol, what=""):
-    expected = np.asarray(expected)
+    expected = keys_as_numpy(expected) if _is_key_array(expected) else np.asarray(expected)
     assert isinstance(got, np.ndarray), f"{what}: expected an ndarray, got {type(got)}"
     assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
     assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
@@ -403,6 +441,10 @@ def assert_matches(got, expected, tol, what=""):
         np.testing.assert_array_equal(got, expected, err_msg=what)
     else:
         np.testing.assert_allclose(got, expected, rtol=tol[0], atol=tol[1], err_msg=what)
+
+
+def _is_key_array(x) -> bool:
+    return str(getattr(x, "dtype", "")).startswith("key<")
 
 
 def check_rule_against(case: Case, oracle, oracle_gives_list=False):

@@ -70,8 +70,8 @@ def _cases():
     for kind, names in [("f", ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
                                 "tanh", "asinh", "atanh", "exp", "exp2", "log", "log1p",
                                 "expm1", "logistic", "sqrt", "rsqrt", "cbrt", "erf",
-                                "stop_gradient"]),
-                        ("f>1", ["acosh"]), ("i100", ["not"]),
+                                "stop_gradient", "erf_inv"]),
+                        ("f>1", ["acosh"]), ("i100", ["not", "population_count"]),
                         ("n", ["floor", "ceil", "neg", "abs", "sign", "square",
                                "is_finite"])]:
         c.append(Case(names, [((2, 4), kind)], id=f"unary-{names[0]}"))
@@ -91,6 +91,9 @@ def _cases():
                   id="binary-float"))
     c.append(Case(["and", "or", "xor"], [((2, 4), "i100"), ((2, 4), "i100")],
                   id="binary-int"))
+    c.append(Case(["shift_left", "shift_right_logical", "shift_right_arithmetic"],
+                  [((2, 4), "i100"), ((2, 4), "i6")], id="binary-shift"))
+    c.append(Case("nextafter", [((2, 4), "n"), ((2, 4), "n")]))
     c.append(Case("add", [((2, 4), "n"), ((), "n")], id="add-splat-rhs"))
     c.append(Case("mul", [((), "n"), ((2, 4), "n")], id="mul-splat-lhs"))
     c.append(Case("sub", [((), "n"), ((), "n")], id="sub-rank0"))

@@ -6,6 +6,8 @@ from . import xla_control_flow  # noqa: E402,F401
 from . import reference_control_flow  # noqa: E402,F401
 from . import xla_special  # noqa: E402,F401
 from . import reference_special  # noqa: E402,F401
+from . import xla_random  # noqa: E402,F401  (bit ops, erf_inv, keys: lowering, eager)
+from . import reference_random  # noqa: E402,F401
 from . import reference_refs  # indexed get/swap/addupdate for the reference evaluator
 from . import eager_refs   # after xla: refs' eager impls, and `jit` of bodies with refs
 from . import xla_remat  # noqa: E402,F401  (remat, name: lowering, reference, eager)

@@ -43,7 +43,8 @@ from ..ir.core import Eqn, Jaxpr, Var, jaxprs_in_params
 from ..ir.primitives import effects_of, out_avals_of
 from ..ir.source_info import user_location as _user_frame
 from ..ir.trace import MinijaxError, eager_impls
-from ..ir.types import RefType, ShapedArray, aval_of_value, canonical_dtype
+from ..ir.types import (RefType, ShapedArray, aval_of_value, canonical_dtype, is_key,
+                        keys_as_numpy, keys_as_jax)
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
 from . import xla
 
@@ -75,7 +76,7 @@ class Ref:
         value = self._value
         if value is None:
             raise RefError(f"{describe_ref(self)} was {self._state}; it has no contents")
-        return RefType(ShapedArray(value.shape, value.dtype))
+        return RefType(aval_of_value(value).strip_weak_type())
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -90,6 +91,10 @@ class Ref:
     def __repr__(self):
         if self._state != "live":
             return f"Ref(<{self._state}>)"
+        if is_key(self.dtype):   # keys show their words, as JAX prints key arrays
+            body = np.array2string(keys_as_numpy(self._value)["fry"], separator=", ",
+                                   prefix="Ref(")
+            return f"Ref({body}, dtype=key<fry>)"
         body = np.array2string(np.asarray(self._value), separator=", ", prefix="Ref(")
         return f"Ref({body}, dtype={self.dtype.name})"
 
@@ -245,12 +250,16 @@ def _new_ref(x):
     if isinstance(x, Ref):
         raise RefError("cannot make a ref of a ref: a ref holds an array")
     dtype = canonical_dtype(aval_of_value(x).dtype)
+    if is_key(dtype):   # a jax.Array of keys: immutable, so holding it is a copy
+        return [Ref(x)]
     # A copy: on CPU, jnp.asarray of a NumPy array may share its memory, and the
     # caller may go on mutating that array.
     return [Ref(jnp.array(x, dtype, copy=True))]
 
 
 def _empty_ref(*, shape, dtype):
+    if is_key(dtype):
+        return [Ref(keys_as_jax(np.zeros(shape, dtype)))]
     return [Ref(jnp.zeros(shape, dtype))]
 
 

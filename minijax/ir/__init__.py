@@ -20,3 +20,4 @@ from .verify import verify_jaxpr, VerifierError
 from . import control_flow_primitives  # noqa: E402,F401  (cond, while, scan, debug_print)
 from . import remat_primitive  # noqa: E402,F401  (remat, name: checkpoint)
 from . import special_primitives  # noqa: E402,F401  (lgamma, digamma, igamma, betainc, ...)
+from . import random_primitives  # noqa: E402,F401  (bit ops, erf_inv, keys, threefry2x32)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .core import no_effects
 from .types import (ShapedArray, RefType, is_float, is_integer, is_bool, is_inexact,
-                    is_complex)
+                    is_complex, is_key)
 
 
 class Primitive:
@@ -140,11 +140,20 @@ def _check_axes(prim_name, axes, ndim):
 
 # -- elementwise ----------------------------------------------------------------------
 
+def _reject_keys(name, avals):
+    # Keys are opaque: they are split and consumed by `minijax.random`, never computed on.
+    if any(is_key(a.dtype) for a in avals):
+        _fail(name, "does not accept key arrays (dtype key<fry>); use minijax.random to "
+              "split keys and draw values from them")
+
+
 def _unary(name, accepts, out_dtype=None):
     prim = Primitive(name)
 
     def rule(x, **params):
         _array(name, x)
+        if name != "stop_gradient":
+            _reject_keys(name, [x])
         if not accepts(x.dtype):
             _fail(name, f"does not accept dtype {x.dtype.name}")
         if out_dtype is None:
@@ -170,6 +179,7 @@ def _nary(name, accepts, out_dtype=None, arity=2):
             _fail(name, f"takes {arity} operands, got {len(avals)}")
         for aval in avals:
             _array(name, aval)
+        _reject_keys(name, avals)
         dtypes = {a.dtype for a in avals}
         if len(dtypes) != 1:
             _fail(name, "operands must have equal dtypes, got "
@@ -312,6 +322,7 @@ convert_element_type_p = Primitive("convert_element_type")
 
 def _convert_rule(x, *, new_dtype, weak_type=False):
     _array("convert_element_type", x)
+    _reject_keys("convert_element_type", [x, ShapedArray((), new_dtype)])
     return [ShapedArray(x.shape, new_dtype, weak_type)]
 
 

@@ -23,7 +23,7 @@ from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from .primitives import signature_of
 from .source_info import no_source_info, source_context, internal_files
 from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
-from .types import ShapedArray
+from .types import ShapedArray, is_key
 
 
 class StagingTracer(Tracer):
@@ -64,8 +64,8 @@ class StagingTrace(Trace):
                     f"belongs to a transformation that has already finished.")
             return self._closed_over(x, aval_of(x))
         aval = aval_of(x)
-        if aval.shape == () and isinstance(aval, ShapedArray):
-            return Literal(np.asarray(x), aval)
+        if aval.shape == () and isinstance(aval, ShapedArray) and not is_key(aval.dtype):
+            return Literal(np.asarray(x), aval)   # a key is never a literal: a constvar
         return self._closed_over(x, aval)
 
     def _closed_over(self, value, aval) -> Var:

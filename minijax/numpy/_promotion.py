@@ -27,7 +27,7 @@ import jax
 from .. import lax
 from ..ir.trace import Tracer, aval_of
 from ..ir.types import (ShapedArray, canonical_dtype, is_complex, is_float, is_inexact,
-                        is_integer, is_bool)
+                        is_integer, is_bool, is_key)
 from ._dtypes import _ScalarType
 
 PY_SCALARS = (bool, int, float, complex)
@@ -123,6 +123,10 @@ def _representative(x):
 
 
 def _aval_representative(a):
+    if is_key(a.dtype):
+        raise TypeError("jax.numpy functions do not accept key arrays (dtype key<fry>); "
+                        "use minijax.random to split keys and draw values, or "
+                        "random.key_data for their uint32 words")
     if a.weak_type and a.dtype.kind in _WEAK_REPRESENTATIVE:
         return _WEAK_REPRESENTATIVE[a.dtype.kind]
     return a.dtype

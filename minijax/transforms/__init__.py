@@ -29,6 +29,7 @@ from . import calls as _calls  # noqa: F401  (registers the jit rules)
 from . import custom_derivatives as _custom_derivatives  # noqa: F401
 from . import refs as _refs  # noqa: F401  (registers every ref rule)
 from . import special_rules as _special_rules  # noqa: F401  (lgamma, igamma, ...)
+from . import random_rules as _random_rules  # noqa: F401  (bit ops, erf_inv, keys)
 
 __all__ = ["jvp_jaxpr", "partial_eval_jaxpr", "transpose_jaxpr", "dce_jaxpr",
            "PartialEvalResult", "DceResult", "Zero"]
