@@ -42,6 +42,12 @@ def test_log_ndtr_far_tails():
     check_everywhere(lambda mod, x: mod.scipy.special.log_ndtr(x), x, **LOOSE)
 
 
+def test_erfinv_and_ndtri():
+    p = np.array([[0.001, 0.02, 0.3], [0.5, 0.77, 0.999]], np.float32)
+    check_everywhere(lambda mod, p: mod.scipy.special.ndtri(p), p, rtol=2e-4, atol=1e-5)
+    check_everywhere(lambda mod, p: mod.scipy.special.erfinv(p), 2 * p - 1, **LOOSE)
+
+
 def test_logit():
     check_everywhere(lambda mod, x: mod.scipy.special.logit(x), uniform(2, 3, low=0.01,
                                                                           high=0.99))

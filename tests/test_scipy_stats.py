@@ -21,6 +21,8 @@ CASES = [
     ("norm", f, X, (0.5, 2.0), True) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf",
                                                "logsf")
 ] + [
+    ("norm", f, UNIT[1:5], (0.5, 2.0), True) for f in ("ppf", "isf")
+] + [
     ("t", f, X, (3.0, 0.5, 2.0), True) for f in ("logpdf", "pdf")
 ] + [
     ("beta", f, UNIT, (2.0, 3.0), True) for f in ("logpdf", "pdf")

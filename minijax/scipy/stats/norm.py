@@ -39,3 +39,14 @@ def sf(x, loc=0, scale=1):
 def logsf(x, loc=0, scale=1):
     x, loc, scale = promote("norm.logsf", x, loc, scale)
     return logcdf(lax.neg(x), lax.neg(loc), scale)
+
+
+def ppf(q, loc=0, scale=1):
+    """The quantile function, loc + scale * ndtri(q)."""
+    q, loc, scale = promote("norm.ppf", q, loc, scale)
+    return lax.add(lax.mul(special.ndtri(q), scale), loc)
+
+
+def isf(q, loc=0, scale=1):
+    q, loc, scale = promote("norm.isf", q, loc, scale)
+    return ppf(lax.sub(like(q, 1), q), loc, scale)
