@@ -121,3 +121,61 @@ def test_one_hot(axis):
 def test_one_hot_needs_a_concrete_class_count():
     with pytest.raises(TypeError, match="num_classes"):
         minijax.jit(lambda n: minijax.nn.one_hot(np.array([1]), n))(3)
+
+
+# -- initializers ------------------------------------------------------------------------
+
+_SCHEMES = ["glorot_uniform", "glorot_normal", "xavier_uniform", "xavier_normal",
+            "lecun_uniform", "lecun_normal", "he_uniform", "he_normal", "kaiming_uniform",
+            "kaiming_normal"]
+
+
+def _same_parameters(ours, theirs):
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+
+
+@pytest.mark.parametrize("name", _SCHEMES)
+def test_named_initializers_draw_jaxs_parameters(name):
+    for shape in [(3, 4), (2, 3, 5)]:
+        ours = getattr(minijax.nn.initializers, name)()(minijax.random.key(3), shape)
+        theirs = getattr(jax.nn.initializers, name)()(jax.random.key(3), shape)
+        _same_parameters(ours, theirs)
+
+
+@pytest.mark.parametrize("make", [
+    lambda init: init.normal(0.5), lambda init: init.uniform(2.0),
+    lambda init: init.truncated_normal(0.3, lower=-1.0, upper=3.0),
+    lambda init: init.constant(-1.5), lambda init: init.constant(2, dtype=np.int32),
+    lambda init: init.zeros, lambda init: init.ones,
+    lambda init: init.variance_scaling(0.7, "fan_geo_avg", "normal", in_axis=0,
+                                       out_axis=(1, 2)),
+    lambda init: init.variance_scaling(1.3, "fan_out", "uniform", batch_axis=(0,)),
+    lambda init: init.he_normal(in_axis=1, out_axis=0)])
+def test_initializers_with_parameters(make):
+    shape = (2, 3, 4)
+    ours = make(minijax.nn.initializers)(minijax.random.PRNGKey(7), shape)
+    theirs = make(jax.nn.initializers)(jax.random.PRNGKey(7), shape)
+    _same_parameters(ours, theirs)
+    ours = make(minijax.nn.initializers)(minijax.random.PRNGKey(7), (3, 4, 5), np.float16)
+    theirs = make(jax.nn.initializers)(jax.random.PRNGKey(7), (3, 4, 5), np.float16)
+    _same_parameters(ours, theirs)
+
+
+def test_initializers_under_jit_and_vmap():
+    init = minijax.nn.initializers.glorot_normal()
+    keys = minijax.random.split(minijax.random.key(0), 3)
+    ours = minijax.jit(minijax.vmap(lambda k: init(k, (2, 3))))(keys)
+    jax_init = jax.nn.initializers.glorot_normal()
+    theirs = jax.vmap(lambda k: jax_init(k, (2, 3)))(jax.random.split(jax.random.key(0), 3))
+    _same_parameters(ours, theirs)
+
+
+def test_variance_scaling_errors():
+    init = minijax.nn.initializers
+    with pytest.raises(ValueError, match="invalid mode"):
+        init.variance_scaling(1.0, "fan_max", "normal")
+    with pytest.raises(ValueError, match="invalid distribution"):
+        init.variance_scaling(1.0, "fan_in", "cauchy")
+    with pytest.raises(ValueError, match="Must be at least 2D"):
+        init.glorot_uniform()(minijax.random.key(0), (5,))
