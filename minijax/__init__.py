@@ -40,5 +40,5 @@ from .transforms.policies import checkpoint_policies  # noqa: E402
 # random numbers
 from . import random  # noqa: E402
 
-# libraries on top: jax.nn, jax.scipy
-from . import scipy, nn  # noqa: E402
+# libraries on top: jax.nn, jax.scipy, jax.example_libraries, jax.test_util
+from . import scipy, nn, example_libraries, test_util  # noqa: E402
