@@ -51,6 +51,14 @@ def test_relu_gradient_at_zero_is_zero():
         assert minijax.grad(minijax.nn.relu6)(x) == jax.grad(jax.nn.relu6)(x) == 0.0
 
 
+def test_logaddexp_gradient_splits_ties_and_survives_infinities():
+    # jnp.logaddexp carries JAX's custom_jvp: half the gradient to each side at a tie
+    # (softplus and log_sigmoid at 0 depend on it), and no NaN from inf - inf.
+    x = np.array([0.0, 1.0, np.inf, -np.inf, 3.0], np.float32)
+    y = np.array([0.0, 1.0, 2.0, -np.inf, np.inf], np.float32)
+    check_everywhere(lambda mod, x, y: mod.numpy.logaddexp(x, y), x, y, argnums=(0, 1))
+
+
 def test_softplus_is_stable_for_large_inputs():
     big = np.array([-1000.0, 1000.0], np.float32)
     np.testing.assert_array_equal(minijax.nn.softplus(big), [0.0, 1000.0])

@@ -21,7 +21,7 @@ from .. import lax
 from .. import numpy as jnp
 from ..api_ad import custom_jvp
 from ..numpy._promotion import (promote_args_inexact, as_operand, dtype_of, shape_of,
-                                canonicalize_axis, canonicalize_axes, like)
+                                canonicalize_axis, canonicalize_axes)
 from ..numpy._dtypes import canonicalize_dtype
 from ..scipy.special import logsumexp, _masked
 
