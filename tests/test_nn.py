@@ -15,7 +15,8 @@ X = np.array([[-30.0, -3.0, -1.0, -0.5, 0.0, 0.5], [1.0, 3.0, 6.0, 7.5, 30.0, 90
 
 ELEMENTWISE = ["relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "silu",
                "swish", "gelu", "elu", "celu", "selu", "leaky_relu", "hard_tanh",
-               "hard_sigmoid", "hard_silu", "hard_swish", "identity"]
+               "hard_sigmoid", "hard_silu", "hard_swish", "identity", "mish", "squareplus",
+               "sparse_plus", "sparse_sigmoid"]
 
 
 @pytest.mark.parametrize("name", ELEMENTWISE)
@@ -37,6 +38,11 @@ def test_sigmoid_of_ints_is_a_type_error_as_in_jax():
         jax.nn.sigmoid(np.array([1, 2], np.int32))
     with pytest.raises(TypeError, match="logistic"):
         minijax.nn.sigmoid(np.array([1, 2], np.int32))
+
+
+def test_log1mexp():
+    x = np.array([[1e-4, 0.3, 0.69], [0.7, 5.0, 40.0]], np.float32)
+    check_everywhere(lambda mod, x: mod.nn.log1mexp(x), x)
 
 
 def test_gelu_exact_and_parameters():

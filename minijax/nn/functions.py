@@ -27,7 +27,8 @@ from ..scipy.special import logsumexp, _masked
 
 __all__ = ["identity", "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "soft_sign",
            "silu", "swish", "gelu", "elu", "celu", "selu", "leaky_relu", "hard_tanh",
-           "hard_sigmoid", "hard_silu", "hard_swish", "glu", "softmax", "log_softmax",
+           "hard_sigmoid", "hard_silu", "hard_swish", "glu", "mish", "squareplus",
+           "sparse_plus", "sparse_sigmoid", "log1mexp", "softmax", "log_softmax",
            "logsumexp", "one_hot", "standardize"]
 
 
@@ -132,6 +133,40 @@ def hard_silu(x):
 
 
 hard_swish = hard_silu
+
+
+def mish(x):
+    """x * tanh(softplus(x))."""
+    x = jnp.asarray(x)
+    return x * jnp.tanh(softplus(x))
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x^2 + b)) / 2, a smooth relu."""
+    x = jnp.asarray(x)
+    return (x + jnp.sqrt(jnp.square(x) + b)) / 2
+
+
+def sparse_plus(x):
+    """0 below -1, x above 1, (x + 1)^2 / 4 between: a piecewise-quadratic softplus."""
+    x = jnp.asarray(x)
+    return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x):
+    """The derivative of sparse_plus: (x + 1) / 2 clipped to [0, 1]."""
+    return 0.5 * jnp.clip(jnp.asarray(x) + 1.0, 0.0, 2.0)
+
+
+@custom_jvp
+def log1mexp(x):
+    """log(1 - exp(-x)) for x > 0, by whichever of log(-expm1(-x)) and
+    log1p(-exp(-x)) is accurate on each side of log 2."""
+    x = jnp.asarray(x)
+    return jnp.where(x < np.log(2.0), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+log1mexp.defjvps(lambda g, ans, x: g / jnp.expm1(x))
 
 
 def glu(x, axis: int = -1):
