@@ -147,6 +147,22 @@ def test_reparametrized_samplers_differentiate_like_jax():
                        jax.grad(f(jax), argnums=(0, 1))(lo, hi))
 
 
+def test_gamma_family_differentiates_implicitly_like_jax():
+    key = jr.key(13)
+    a = np.float32([0.3, 1.0, 4.5])
+    f = lambda m: (lambda a: m.numpy.sum(m.random.gamma(key, a))
+                   + m.numpy.sum(m.random.beta(key, a, 2.0))
+                   + m.numpy.sum(m.random.dirichlet(key, a) ** 2))
+    assert_trees_match(minijax.grad(f(minijax))(a), jax.grad(f(jax))(a), rtol=1e-5)
+    g = lambda m: (lambda a: m.numpy.sum(m.random.loggamma(key, a, (2, 3))))
+    assert_trees_match(minijax.jit(minijax.grad(g(minijax)))(a), jax.jit(jax.grad(g(jax)))(a),
+                       rtol=1e-5)
+    assert_trees_match(minijax.vmap(minijax.grad(g(minijax)))(np.stack([a, a + 1])),
+                       jax.vmap(jax.grad(g(jax)))(np.stack([a, a + 1])), rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="random_gamma_grad"):
+        minijax.grad(minijax.grad(lambda a: mr.gamma(key, a)))(np.float32(2.0))
+
+
 # -- the text form and the NumPy evaluator -------------------------------------------------------
 
 def test_text_form_shows_and_round_trips_keys():

@@ -21,7 +21,7 @@ from .xla import lowering_rules, apply_primitive, _register_single, _binary_rule
 
 _BINARY = {R.shift_left_p: lax.shift_left, R.shift_right_logical_p: lax.shift_right_logical,
            R.shift_right_arithmetic_p: lax.shift_right_arithmetic,
-           R.nextafter_p: lax.nextafter}
+           R.nextafter_p: lax.nextafter, R.random_gamma_grad_p: lax.random_gamma_grad}
 for _prim, _fn in _BINARY.items():
     _register_single(_prim, _binary_rule(_fn))
 _register_single(R.population_count_p, lax.population_count)

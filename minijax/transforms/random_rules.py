@@ -29,20 +29,24 @@ _defjvp(R.erf_inv_p, lambda t, ans, x: mul(const_like(x, math.sqrt(math.pi) / 2)
                                            mul(t, exp(square(ans)))))
 
 
-def _nextafter_jvp(primals, tangents):
-    # JAX defines no derivative of nextafter; only constant operands may reach it.
-    if any(type(t) is not Zero for t in tangents):
-        raise NotImplementedError("Differentiation rule for 'nextafter' not implemented")
-    outs = _out(R.nextafter_p, primals, {})
-    return JvpResult(outs, [Zero(aval_of(outs[0]))])
+def _not_differentiable(prim):
+    """JAX defines no derivative of `prim`: only constant operands may reach it."""
+    def rule(primals, tangents):
+        if any(type(t) is not Zero for t in tangents):
+            raise NotImplementedError(f"Differentiation rule for '{prim.name}' not "
+                                      f"implemented")
+        outs = _out(prim, primals, {})
+        return JvpResult(outs, [Zero(aval_of(outs[0]))])
+    jvp_rules[prim] = rule
 
 
-jvp_rules[R.nextafter_p] = _nextafter_jvp
+_not_differentiable(R.nextafter_p)
+_not_differentiable(R.random_gamma_grad_p)
 
 # -- vmap -----------------------------------------------------------------------------
 
 for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
-              R.nextafter_p):
+              R.nextafter_p, R.random_gamma_grad_p):
     vmap_rules[_prim] = _nary_rule(_prim)
 for _prim in (R.population_count_p, R.erf_inv_p):
     vmap_rules[_prim] = _unary_rule(_prim)
