@@ -3,9 +3,11 @@
 Read `reference_rules.py` first. Shifts follow XLA: the shift amount is read as
 unsigned, and a shift by the bit width or more gives 0 (the sign fill for
 `shift_right_arithmetic`). `erf_inv` is Giles' polynomial approximation polished by
-Newton steps on `math.erf` in float64, then rounded once. Keys are NumPy arrays of `KEY_DTYPE` here, so wrapping and
-unwrapping are views of the same bytes; `threefry2x32` runs the shared description of
-the cipher (`ir/random_primitives.threefry2x32_rounds`) on NumPy uint32 arrays.
+Newton steps on `math.erf` in float64, then rounded once; `random_gamma_grad` sums
+the series of the incomplete gamma function and of its derivative. Keys are NumPy
+arrays of `KEY_DTYPE` here, so wrapping and unwrapping are views of the same bytes;
+`threefry2x32` runs the shared description of the cipher
+(`ir/random_primitives.threefry2x32_rounds`) on NumPy uint32 arrays.
 """
 from __future__ import annotations
 

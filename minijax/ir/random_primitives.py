@@ -31,8 +31,8 @@ primitives cross between keys and their bits:
 * `random_wrap x` -- `u32[..., 2]` -> `key<fry>[...]`;
 * `random_unwrap k` -- `key<fry>[...]` -> `u32[..., 2]`;
 * `threefry2x32 k1 k2 x1 x2` -- the Threefry-2x32 block cipher (20 rounds), on four
-  `u32` arrays of one shape (a rank-0 operand stands for a splat), giving two. It is the one hash every key operation and
-  sampler reduces to.
+  `u32` arrays of one shape (a rank-0 operand stands for a splat), giving two. It is
+  the one hash every key operation and sampler reduces to.
 
 Why `threefry2x32` is a primitive rather than its ~120 shift/xor/add equations: the
 hash has no derivative and batches elementwise, so one equation is all any pass needs

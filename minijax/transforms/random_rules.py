@@ -1,11 +1,13 @@
 """The pass rules of the bit operations, `erf_inv` and the key primitives.
 
-Read `jvp_rules.py` and `vmap.py` first. Everything here but `erf_inv` has integer or
-key outputs, so its tangent is a symbolic zero (of dtype float0, as JAX's); no primitive
-here is linear, so transposition, partial evaluation, DCE and discharge take their
-generic paths. Batching is elementwise except where a primitive adds or removes the
-trailing axis of a key's two words (`random_wrap`, `random_unwrap`, and
-`bitcast_convert_type` between widths): there the batch axis is kept off that axis.
+Read `jvp_rules.py` and `vmap.py` first. The bit operations and the key primitives
+have integer or key outputs, so their tangent is a symbolic zero (of dtype float0, as
+JAX's). `erf_inv` has its derivative; `nextafter` and `random_gamma_grad` have none in
+JAX, so a non-zero tangent reaching them is an error, as there. No primitive here is
+linear, so transposition, partial evaluation, DCE and discharge take their generic
+paths. Batching is elementwise except where a primitive adds or removes the trailing
+axis of a key's two words (`random_wrap`, `random_unwrap`, and `bitcast_convert_type`
+between widths): there the batch axis is kept off that axis.
 """
 from __future__ import annotations
 
