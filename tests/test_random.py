@@ -236,3 +236,18 @@ def test_samplers_need_operations_this_minijax_may_lack():
     if not hasattr(minijax.numpy, "linalg"):
         with pytest.raises(minijax.MinijaxError, match="linalg"):
             mr.multivariate_normal(k, np.zeros(2, np.float32), np.eye(2, dtype=np.float32))
+
+
+def test_more_distributions():
+    k = jr.key(21)
+    df = np.float32([1.5, 4.0])
+    for name, f in {"cauchy": lambda m: m.cauchy(k, (3,), bf16),
+                    "lognormal": lambda m: m.lognormal(k, 0.5, (3,)),
+                    "pareto": lambda m: m.pareto(k, df), "t": lambda m: m.t(k, df, (3, 2)),
+                    "chisquare": lambda m: m.chisquare(k, df),
+                    "rayleigh": lambda m: m.rayleigh(k, df),
+                    "weibull_min": lambda m: m.weibull_min(k, 2.0, 1.5, (3,)),
+                    "geometric": lambda m: m.geometric(k, np.float32([0.2, 0.7]))}.items():
+        assert_same_bits(f(mr), f(jr), name)
+    # XLA rounds the fused normal-then-norm program of maxwell 1 ulp apart at times.
+    np.testing.assert_allclose(mr.maxwell(k, (2,)), jr.maxwell(k, (2,)), rtol=3e-7)
