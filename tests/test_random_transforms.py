@@ -107,6 +107,19 @@ def test_keys_in_refs():
     assert "dtype=key<fry>" in repr(ref)
 
 
+def test_shape_operations_move_whole_keys():
+    keys = jr.split(jr.key(7), 4)
+    f = lambda m: (lambda ks, i: (ks[i], ks[1:3], ks[::-1], m.numpy.where(i > 1, ks[0], ks[1]),
+                                  m.numpy.concatenate([ks, ks]), m.numpy.stack([ks[0], ks[1]]),
+                                  ks.reshape(2, 2).T))
+    assert_same_bits(minijax.jit(f(minijax))(keys, 2), jax.jit(f(jax))(keys, 2))
+    assert_same_bits(f(minijax)(keys, 2), f(jax)(keys, 2))      # eagerly, on jax.Arrays
+    closed = minijax.make_jaxpr(f(minijax))(keys, 2)
+    for ours, theirs in zip(eval_closed_jaxpr(closed, keys_as_numpy(keys), np.int32(2)),
+                            jax.jit(f(jax))(keys, 2)):
+        np.testing.assert_array_equal(ours["fry"], jr.key_data(theirs))
+
+
 def test_closed_over_keys():
     key = jr.key(8)
     f = lambda m: (lambda x: x * m.random.normal(key, (2,)))
