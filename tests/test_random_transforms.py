@@ -151,6 +151,22 @@ def test_a_key_s_tangent_is_float0():
     assert g.dtype == jax.dtypes.float0
 
 
+def test_checkpoint_and_linearize_of_programs_with_keys():
+    key, x = jr.key(3), np.float32([1, 2, 3])
+
+    def f(m):
+        def loss(x, k):
+            k1, k2 = m.random.split(k)
+            return m.numpy.sum(x * m.random.normal(k1, (3,))
+                               + m.random.uniform(k2, (3,), minval=x[0]))
+        return loss
+    assert_trees_match(minijax.grad(minijax.checkpoint(f(minijax)))(x, key),
+                       jax.grad(jax.checkpoint(f(jax)))(x, key), rtol=1e-5, atol=1e-6)
+    _, lin = minijax.linearize(lambda x: f(minijax)(x, key), x)   # the key is closed over
+    _, lin_jax = jax.linearize(lambda x: f(jax)(x, key), x)
+    assert_trees_match(lin(x), lin_jax(x))
+
+
 def test_reparametrized_samplers_differentiate_like_jax():
     key = jr.key(12)
     f = lambda m: (lambda lo, hi: m.numpy.sum(m.random.uniform(key, (4,), minval=lo, maxval=hi)
