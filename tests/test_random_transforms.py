@@ -12,7 +12,7 @@ import minijax
 import minijax.numpy as jnp
 import minijax.random as mr
 from minijax.backends.reference import eval_closed_jaxpr
-from minijax.ir import dumps, loads
+from minijax.ir import dumps, loads, ParseError, VerifierError, verify_jaxpr
 from minijax.ir.types import keys_as_numpy
 from minijax.testing import assert_trees_match
 
@@ -210,9 +210,13 @@ def test_text_form_shows_and_round_trips_keys():
 
 
 def test_text_form_rejects_bad_key_constants():
-    text = "{ lambda a:key<fry>[] = 3; . let  in (a,) }"
-    with pytest.raises(Exception, match="fry"):
-        loads(text)
+    with pytest.raises(ParseError, match=r"a key is written fry\(WORD, WORD\)"):
+        loads("{ lambda a:key<fry>[] = 3; . let  in (a,) }")
+    with pytest.raises(ParseError, match="out of bounds"):
+        loads("{ lambda a:key<fry>[2] = [fry(1, 2), fry(-1, 3)]; . let  in (a,) }")
+    negated = loads("{ lambda ; a:key<fry>[]. let\n    b:key<fry>[] = neg a\n  in (b,) }")
+    with pytest.raises(VerifierError, match="does not accept key arrays"):
+        verify_jaxpr(negated)                     # arithmetic on keys does not verify
 
 
 def test_the_numpy_evaluator_agrees():
