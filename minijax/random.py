@@ -39,9 +39,8 @@ import numpy as np
 from . import lax
 from . import numpy as jnp
 from .api import jit
-from .api_vmap import vmap
 from .ir import random_primitives as R
-from .ir.trace import aval_of, bind, MinijaxError
+from .ir.trace import aval_of, bind
 from .ir.types import canonical_dtype, is_key, is_float, is_inexact, is_integer
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",

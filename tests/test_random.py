@@ -8,7 +8,6 @@ form) are in test_random_transforms.py.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp_jax
 import ml_dtypes
 import numpy as np
 import pytest
