@@ -5,7 +5,8 @@ Read `random.py` first: keys, `split`, the bits and the basic samplers (`uniform
 same operations, in the same order, as `jax.random`, so the numbers agree bit for bit;
 each says what it computes in its docstring. The gamma family draws each element by
 Marsaglia and Tsang's rejection method (`_gamma_one`, a `while_loop` per element,
-batched with `vmap`), from a key split per element.
+batched with `vmap`), from a key split per element, and is differentiated with
+respect to its parameter implicitly (`random_gamma_grad`), as in JAX.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 from . import lax
 from . import numpy as jnp
 from .api import jit
+from .api_ad import custom_jvp
 from .api_vmap import vmap
 from .ir.trace import aval_of, MinijaxError
 from .ir.types import is_float, is_integer
@@ -293,8 +295,29 @@ def _gamma(typed_key, a, shape, dtype, log_space):
     if size == 0:
         return jnp.zeros(shape, dtype)
     keys = _split(typed_key, (size,))
-    draw = vmap(functools.partial(_gamma_one, log_space=log_space))
-    return lax.reshape(draw(keys, lax.reshape(a, (size,))), shape)
+    samples = _gamma_draws(log_space, keys, lax.reshape(a, (size,)))
+    return lax.reshape(samples, shape)
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _gamma_draws(log_space, keys, alphas):
+    """One gamma draw per key and alpha. Its derivative with respect to alpha is the
+    implicit one (the sample moves with alpha at a fixed value of its CDF), not the
+    derivative of the rejection loop, as in JAX."""
+    return vmap(functools.partial(_gamma_one, log_space=log_space))(keys, alphas)
+
+
+@_gamma_draws.defjvp
+def _gamma_draws_jvp(log_space, primals, tangents):
+    keys, alphas = primals
+    samples = _gamma_draws(log_space, keys, alphas)
+    if log_space:   # d log(x) / da = (dx / da) / x, with x = 0 read as the tiniest float
+        x = lax.exp(samples)
+        x = jnp.where(x == 0, np.array(ml_dtypes.finfo(x.dtype).tiny, x.dtype), x)
+        d_sample = lax.random_gamma_grad(alphas, x) / x
+    else:
+        d_sample = lax.random_gamma_grad(alphas, samples)
+    return samples, tangents[1] * d_sample
 
 
 def beta(key, a, b, shape=None, dtype=None):

@@ -91,8 +91,9 @@ def betainc(a, b, x):
 
 
 # Bit operations and the float functions of the random samplers (ir/random_primitives.py).
-shift_left, shift_right_logical, shift_right_arithmetic, nextafter = map(_binary, (
-    R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p, R.nextafter_p))
+shift_left, shift_right_logical, shift_right_arithmetic, nextafter, random_gamma_grad = map(
+    _binary, (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
+              R.nextafter_p, R.random_gamma_grad_p))
 population_count, erf_inv = _unary(R.population_count_p), _unary(R.erf_inv_p)
 
 

@@ -39,16 +39,16 @@ import numpy as np
 from . import lax
 from . import numpy as jnp
 from .api import jit
-from .api_vmap import vmap
 from .ir import random_primitives as R
-from .ir.trace import aval_of, bind, MinijaxError
+from .ir.trace import aval_of, bind
 from .ir.types import canonical_dtype, is_key, is_float, is_inexact, is_integer
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
            "bits", "uniform", "normal", "bernoulli", "randint", "categorical", "choice",
            "permutation", "truncated_normal", "gumbel", "exponential", "laplace",
            "logistic", "rademacher", "gamma", "loggamma", "beta", "dirichlet", "poisson",
-           "multivariate_normal", "ball", "generalized_normal"]
+           "multivariate_normal", "ball", "generalized_normal", "cauchy", "lognormal",
+           "pareto", "t", "chisquare", "rayleigh", "weibull_min", "maxwell", "geometric"]
 
 _IMPL = "threefry2x32"
 _UINT_BY_BITS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32)}
@@ -398,3 +398,5 @@ from ._random_distributions import (  # noqa: E402  (they build on the samplers 
     permutation, choice, categorical, truncated_normal, gumbel, exponential, laplace,
     logistic, gamma, loggamma, beta, dirichlet, poisson, multivariate_normal, ball,
     generalized_normal)
+from ._random_more import (  # noqa: E402
+    cauchy, lognormal, pareto, t, chisquare, rayleigh, weibull_min, maxwell, geometric)

@@ -94,6 +94,7 @@ def _cases():
     c.append(Case(["shift_left", "shift_right_logical", "shift_right_arithmetic"],
                   [((2, 4), "i100"), ((2, 4), "i6")], id="binary-shift"))
     c.append(Case("nextafter", [((2, 4), "n"), ((2, 4), "n")]))
+    c.append(Case("random_gamma_grad", [((2, 4), "f>1"), ((2, 4), "f>1")]))
     c.append(Case("add", [((2, 4), "n"), ((), "n")], id="add-splat-rhs"))
     c.append(Case("mul", [((), "n"), ((2, 4), "n")], id="mul-splat-lhs"))
     c.append(Case("sub", [((), "n"), ((), "n")], id="sub-rank0"))

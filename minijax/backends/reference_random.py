@@ -3,9 +3,11 @@
 Read `reference_rules.py` first. Shifts follow XLA: the shift amount is read as
 unsigned, and a shift by the bit width or more gives 0 (the sign fill for
 `shift_right_arithmetic`). `erf_inv` is Giles' polynomial approximation polished by
-Newton steps on `math.erf` in float64, then rounded once. Keys are NumPy arrays of `KEY_DTYPE` here, so wrapping and
-unwrapping are views of the same bytes; `threefry2x32` runs the shared description of
-the cipher (`ir/random_primitives.threefry2x32_rounds`) on NumPy uint32 arrays.
+Newton steps on `math.erf` in float64, then rounded once; `random_gamma_grad` sums
+the series of the incomplete gamma function and of its derivative. Keys are NumPy
+arrays of `KEY_DTYPE` here, so wrapping and unwrapping are views of the same bytes;
+`threefry2x32` runs the shared description of the cipher
+(`ir/random_primitives.threefry2x32_rounds`) on NumPy uint32 arrays.
 """
 from __future__ import annotations
 
@@ -107,6 +109,47 @@ def _erf_inv64(y):
 @_rule(R.erf_inv_p)
 def _erf_inv(x):
     return _wide(_erf_inv64, x)
+
+
+_lgamma64 = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def _digamma64(a):
+    """psi(a) for a > 0: recurrence psi(a) = psi(a + 1) - 1/a up to a >= 6, then the
+    asymptotic series."""
+    a, result = np.array(a, np.float64), np.zeros(np.shape(a))
+    for _ in range(6):
+        small = a < 6
+        result = result - np.where(small, 1 / a, 0.0)
+        a = np.where(small, a + 1, a)
+    inv2 = 1 / (a * a)
+    tail = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+    return result + np.log(a) - 0.5 / a - tail
+
+
+def _random_gamma_grad64(a, x):
+    """dx/da at a fixed value of the Gamma(a) CDF P(a, x): -(dP/da) / (dP/dx), with
+    P(a, x) = exp(-x) x^a / Gamma(a + 1) * sum_n x^n / ((a + 1) ... (a + n)) and
+    its a-derivative summed term by term alongside."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    log_x = np.log(x)
+    term, series, d_series, d_log_term = (np.ones(a.shape), np.ones(a.shape),
+                                          np.zeros(a.shape), np.zeros(a.shape))
+    for n in range(1, 100_000):
+        term = term * x / (a + n)
+        d_log_term = d_log_term - 1 / (a + n)
+        series, d_series = series + term, d_series + term * d_log_term
+        if np.all(term <= 1e-17 * series):
+            break
+    prefactor = np.exp(-x + a * log_x - _lgamma64(a + 1))
+    d_p_d_a = prefactor * ((log_x - _digamma64(a + 1)) * series + d_series)
+    density = np.exp(-x + (a - 1) * log_x - _lgamma64(a))
+    return -d_p_d_a / density
+
+
+@_rule(R.random_gamma_grad_p)
+def _random_gamma_grad(a, x):
+    return _wide(_random_gamma_grad64, a, x)
 
 
 @_rule(R.random_wrap_p)

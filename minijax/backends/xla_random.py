@@ -1,8 +1,8 @@
 """XLA lowering of the bit operations, `erf_inv` and the key primitives.
 
 Read `xla.py` first (the `lowering_rules` table), then `ir/random_primitives.py`
-(what each primitive means). The bit operations and `erf_inv` map one to one onto
-`jax.lax`. Keys are jax.Arrays of JAX's `key<fry>` dtype at run time: `random_wrap` /
+(what each primitive means). The bit operations, `erf_inv` and `random_gamma_grad`
+map one to one onto `jax.lax`. Keys are jax.Arrays of JAX's `key<fry>` dtype at run time: `random_wrap` /
 `random_unwrap` convert with `jax.random.wrap_key_data` / `key_data` (data only), and
 `threefry2x32` is minijax's own cipher (`threefry2x32_rounds`) written in `jax.lax`
 arithmetic; no JAX random function computes a result.
@@ -21,7 +21,7 @@ from .xla import lowering_rules, apply_primitive, _register_single, _binary_rule
 
 _BINARY = {R.shift_left_p: lax.shift_left, R.shift_right_logical_p: lax.shift_right_logical,
            R.shift_right_arithmetic_p: lax.shift_right_arithmetic,
-           R.nextafter_p: lax.nextafter}
+           R.nextafter_p: lax.nextafter, R.random_gamma_grad_p: lax.random_gamma_grad}
 for _prim, _fn in _BINARY.items():
     _register_single(_prim, _binary_rule(_fn))
 _register_single(R.population_count_p, lax.population_count)

@@ -16,7 +16,9 @@ Bit operations (also useful on their own; `minijax.lax` exposes them under JAX's
   and to a wider one it is removed (as `jax.lax.bitcast_convert_type`). The samplers
   use it for the mantissa trick: 23 random bits or'ed into the bits of 1.0 make a
   float in [1, 2).
-* `nextafter x y`, `erf_inv x` -- the float functions the samplers need.
+* `nextafter x y`, `erf_inv x` -- the float functions the samplers need, and
+  `random_gamma_grad a x`: the derivative of a Gamma(a) sample x with respect to a,
+  at fixed CDF value (the implicit reparametrization gradient of `random.gamma`).
 
 Keys. A key array has a *key dtype*, `key<fry>` (threefry2x32, JAX's default and the
 only implementation here): an aval `ShapedArray(shape, KEY_DTYPE)` whose every element
@@ -29,8 +31,8 @@ primitives cross between keys and their bits:
 * `random_wrap x` -- `u32[..., 2]` -> `key<fry>[...]`;
 * `random_unwrap k` -- `key<fry>[...]` -> `u32[..., 2]`;
 * `threefry2x32 k1 k2 x1 x2` -- the Threefry-2x32 block cipher (20 rounds), on four
-  `u32` arrays of one shape (a rank-0 operand stands for a splat), giving two. It is the one hash every key operation and
-  sampler reduces to.
+  `u32` arrays of one shape (a rank-0 operand stands for a splat), giving two. It is
+  the one hash every key operation and sampler reduces to.
 
 Why `threefry2x32` is a primitive rather than its ~120 shift/xor/add equations: the
 hash has no derivative and batches elementwise, so one equation is all any pass needs
@@ -47,6 +49,7 @@ from .primitives import Primitive, type_rules, _array, _fail, _unary, _nary, _bi
 
 __all__ = ["shift_left_p", "shift_right_logical_p", "shift_right_arithmetic_p",
            "population_count_p", "bitcast_convert_type_p", "nextafter_p", "erf_inv_p",
+           "random_gamma_grad_p",
            "random_wrap_p", "random_unwrap_p", "threefry2x32_p", "random_primitives"]
 
 # -- bit operations -------------------------------------------------------------------
@@ -57,6 +60,7 @@ shift_right_arithmetic_p = _nary("shift_right_arithmetic", is_integer)
 population_count_p = _unary("population_count", is_integer)
 nextafter_p = _nary("nextafter", is_float)
 erf_inv_p = _unary("erf_inv", is_float)
+random_gamma_grad_p = _nary("random_gamma_grad", is_float)
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
 

@@ -7,13 +7,13 @@ Read this first when learning the IR. Every variable in a jaxpr carries one of:
   dtype of whatever strongly typed value they meet (`x_f16 * 2.0` stays f16).
 * `RefType(ShapedArray)` -- a mutable box holding an array of that type. A ref is
   never an array: it is read with `get` and written with `swap`/`addupdate`.
-
 * Key arrays (`minijax.random`) are `ShapedArray`s of the key dtype `KEY_DTYPE`: each
   element is one threefry2x32 key (see `random_primitives.py`).
 
-Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`. The human view
-omits weak types, exactly as `jax.make_jaxpr` does; the exact form (`minijax.ir.dumps`) marks
-them with a trailing `~` (`f32[]~`) so a round trip loses nothing.
+Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`. The human
+view omits weak types, exactly as `jax.make_jaxpr` does; the exact form
+(`minijax.ir.dumps`) marks them with a trailing `~` (`f32[]~`) so a round trip loses
+nothing.
 """
 from __future__ import annotations
 

@@ -74,6 +74,8 @@ def as_operand(fname: str, x):
         return array(x)
     dtype = getattr(x, "dtype", None)
     if dtype is not None and hasattr(x, "shape") and not isinstance(x, type):
+        if str(dtype).startswith("key<"):   # a jax.Array of keys (minijax.random)
+            return x
         if np.dtype(dtype).kind not in _SUPPORTED_KINDS and not is_float(dtype):
             raise TypeError(f"{fname}: arrays of dtype {np.dtype(dtype)} are not "
                             f"supported (minijax handles bool, int, float and complex)")

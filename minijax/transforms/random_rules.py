@@ -1,11 +1,13 @@
 """The pass rules of the bit operations, `erf_inv` and the key primitives.
 
-Read `jvp_rules.py` and `vmap.py` first. Everything here but `erf_inv` has integer or
-key outputs, so its tangent is a symbolic zero (of dtype float0, as JAX's); no primitive
-here is linear, so transposition, partial evaluation, DCE and discharge take their
-generic paths. Batching is elementwise except where a primitive adds or removes the
-trailing axis of a key's two words (`random_wrap`, `random_unwrap`, and
-`bitcast_convert_type` between widths): there the batch axis is kept off that axis.
+Read `jvp_rules.py` and `vmap.py` first. The bit operations and the key primitives
+have integer or key outputs, so their tangent is a symbolic zero (of dtype float0, as
+JAX's). `erf_inv` has its derivative; `nextafter` and `random_gamma_grad` have none in
+JAX, so a non-zero tangent reaching them is an error, as there. No primitive here is
+linear, so transposition, partial evaluation, DCE and discharge take their generic
+paths. Batching is elementwise except where a primitive adds or removes the trailing
+axis of a key's two words (`random_wrap`, `random_unwrap`, and `bitcast_convert_type`
+between widths): there the batch axis is kept off that axis.
 """
 from __future__ import annotations
 
@@ -29,20 +31,24 @@ _defjvp(R.erf_inv_p, lambda t, ans, x: mul(const_like(x, math.sqrt(math.pi) / 2)
                                            mul(t, exp(square(ans)))))
 
 
-def _nextafter_jvp(primals, tangents):
-    # JAX defines no derivative of nextafter; only constant operands may reach it.
-    if any(type(t) is not Zero for t in tangents):
-        raise NotImplementedError("Differentiation rule for 'nextafter' not implemented")
-    outs = _out(R.nextafter_p, primals, {})
-    return JvpResult(outs, [Zero(aval_of(outs[0]))])
+def _not_differentiable(prim):
+    """JAX defines no derivative of `prim`: only constant operands may reach it."""
+    def rule(primals, tangents):
+        if any(type(t) is not Zero for t in tangents):
+            raise NotImplementedError(f"Differentiation rule for '{prim.name}' not "
+                                      f"implemented")
+        outs = _out(prim, primals, {})
+        return JvpResult(outs, [Zero(aval_of(outs[0]))])
+    jvp_rules[prim] = rule
 
 
-jvp_rules[R.nextafter_p] = _nextafter_jvp
+_not_differentiable(R.nextafter_p)
+_not_differentiable(R.random_gamma_grad_p)
 
 # -- vmap -----------------------------------------------------------------------------
 
 for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
-              R.nextafter_p):
+              R.nextafter_p, R.random_gamma_grad_p):
     vmap_rules[_prim] = _nary_rule(_prim)
 for _prim in (R.population_count_p, R.erf_inv_p):
     vmap_rules[_prim] = _unary_rule(_prim)
