@@ -40,5 +40,6 @@ from .transforms.policies import checkpoint_policies  # noqa: E402
 # random numbers
 from . import random  # noqa: E402
 
-# libraries on top: jax.nn, jax.scipy, jax.example_libraries, jax.test_util
-from . import scipy, nn, example_libraries, test_util  # noqa: E402
+# libraries on top: jax.nn, jax.scipy, jax.test_util. Like JAX's, minijax.example_libraries
+# is imported explicitly (it registers its OptimizerState as a pytree when it is).
+from . import scipy, nn, test_util  # noqa: E402

@@ -14,6 +14,10 @@ the flattened per-array states plus the tree structures needed to rebuild them, 
 it can be passed through `jit`. Step sizes are a number or a schedule `i -> size`.
 `unpack_optimizer_state` / `pack_optimizer_state` convert a state to and from a
 pickleable nested structure of `JoinPoint`s.
+
+Pytrees are JAX's own, so importing this module registers `OptimizerState` (a class
+of this module) with `jax.tree_util`, as importing `jax.example_libraries.optimizers`
+registers JAX's; `import minijax` alone does not import it.
 """
 from __future__ import annotations
 
