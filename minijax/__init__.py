@@ -5,7 +5,6 @@ reading at docs/design.md (how the layers fit), then `minijax/ir/__init__.py` (t
 IR), `minijax/transforms` (the passes), `minijax/backends` (XLA lowering and the
 NumPy reference evaluator) and `minijax/frontend` (the code behind the public API).
 """
-from jax import tree_util  # pytrees are JAX's own
 from jax import Array, ShapeDtypeStruct
 
 from . import ir
@@ -18,6 +17,7 @@ from .frontend.devices import (device_put, devices, local_devices, device_count,
                                named_call, named_scope)
 from . import lax
 from . import numpy
+from . import tree_util, tree  # pytrees are JAX's own
 
 __version__ = "0.1.0"
 # vmap
@@ -52,3 +52,10 @@ from .memory_report import memory_report  # noqa: E402
 # The bridge to real JAX for differential testing (its import/export tables are rule
 # tables too, so they are registered whenever minijax is).
 from . import interop  # noqa: E402
+
+# random numbers
+from . import random  # noqa: E402
+
+# libraries on top: jax.nn, jax.scipy, jax.test_util. Like JAX's, minijax.example_libraries
+# is imported explicitly (it registers its OptimizerState as a pytree when it is).
+from . import scipy, nn, test_util  # noqa: E402

@@ -17,6 +17,7 @@ import zlib
 from dataclasses import dataclass, field
 
 import jax
+import jax.extend.random
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -29,7 +30,7 @@ from minijax.backends.xla import lowering_rules
 from minijax.ir import (MinijaxError, ShapedArray, bind, primitives as P,
                         primitives_by_name, trace_to_jaxpr)
 from minijax.ir.primitives import out_avals_of
-from minijax.ir.types import aval_of_value
+from minijax.ir.types import aval_of_value, keys_as_numpy
 
 EXACT = None
 ROUNDING = (1e-5, 1e-6)          # sums, products and matmuls in another order
@@ -151,6 +152,34 @@ for _name in _INT_BINARY:
     case(_name, [_x, _y], _BINARY[_name])
 for _name in _BOOL_BINARY:
     case(_name, [bools(2, 3), bools(2, 3)], _BINARY[_name])
+
+# Special functions (minijax/backends/reference_special.py): XLA's f32 approximations of
+# these are looser than of exp or sin, so the tolerance is too.
+SPECIAL_FUNCTION = (1e-4, 1e-6)
+for _name in ("lgamma", "digamma", "erfc"):
+    case(_name, [floats(2, 3, lo=-4, hi=6)], getattr(lax, _name), SPECIAL_FUNCTION)
+    case(_name, [SPECIAL_F32[:-3]], getattr(lax, _name), SPECIAL_FUNCTION)
+    case(_name, [np.array([0.0, -1.0, -2.0, np.inf, -np.inf, np.nan], f32)],
+         getattr(lax, _name), SPECIAL_FUNCTION)
+case("polygamma", [np.array([0, 1, 1, 2, 3, 1.5, -1, 1, 1], f32),
+                   np.array([2.5, 0.7, -1.5, -1.5, 4.0, 2.0, 2.0, 0.0, -3.0], f32)],
+     lax.polygamma, SPECIAL_FUNCTION)
+case("polygamma", [np.float32(1), floats(2, 3, lo=0.2, hi=5)], splat(lax.polygamma),
+     SPECIAL_FUNCTION)
+for _name in ("igamma", "igammac", "igamma_grad_a"):
+    case(_name, [floats(2, 3, lo=0.1, hi=6), floats(2, 3, lo=0.01, hi=12)],
+         getattr(lax, _name), SPECIAL_FUNCTION)
+    case(_name, [np.float32(2.5), floats(4, lo=0.01, hi=8)], splat(getattr(lax, _name)),
+         SPECIAL_FUNCTION)
+for _name in ("igamma", "igammac"):
+    case(_name, [np.array([0, 1, 1, -1, 2, 2, np.inf, np.nan], f32),
+                 np.array([1, 0, -1, 1, np.inf, np.nan, 1, 1], f32)],
+         getattr(lax, _name), SPECIAL_FUNCTION)
+case("regularized_incomplete_beta", [floats(2, 3, lo=0.1, hi=5), floats(2, 3, lo=0.1, hi=5),
+                                     floats(2, 3, lo=0, hi=1)], lax.betainc, SPECIAL_FUNCTION)
+case("regularized_incomplete_beta",
+     [np.array([0, 1, 1, -1, 2, 2, 2, 2], f32), np.array([2, 2, 2, 2, 2, 2, 2, 0], f32),
+      np.array([0.5, 0, 1, 0.5, -0.1, 1.1, np.nan, 0.5], f32)], lax.betainc, SPECIAL_FUNCTION)
 
 _select = splat(lambda which, *cases: lax.select_n(which, *cases))
 case("select_n", [bools(2, 3), floats(2, 3), floats(2, 3)], _select)
@@ -404,6 +433,48 @@ case("complex", [np.array([np.inf, -0.0, np.nan], f32), np.array([np.inf, 1.0, 2
      lax.complex)
 
 
+# -- bit operations, erf_inv, keys (ir/random_primitives.py) ------------------------------
+
+_U32 = np.array([0, 1, 7, 0x80000000, 0xFFFFFFFF, 12345], np.uint32)
+_SHIFTS = {"shift_left": lax.shift_left, "shift_right_logical": lax.shift_right_logical,
+           "shift_right_arithmetic": lax.shift_right_arithmetic}
+for _name, _fn in _SHIFTS.items():
+    # Amounts past the bit width and negative ones: XLA's rule (0 or the sign fill).
+    _x, _n = np.meshgrid(SPECIAL_I32, np.array([0, 1, 5, 31, 32, 40, -1], i32))
+    case(_name, [_x, _n], _fn)
+    _x, _n = np.meshgrid(_U32, np.array([0, 3, 31, 32, 99], np.uint32))
+    case(_name, [_x, _n], _fn)
+    case(_name, [ints(2, 3, dtype=np.int8), np.int8(3)], splat(_fn))
+case("population_count", [SPECIAL_I32], lax.population_count)
+case("population_count", [_U32], lax.population_count)
+for _x, _to in [(floats(2, 3), np.uint32), (SPECIAL_F32, i32), (_U32, f32),
+                (floats(3), np.uint8), (ints(3, 2, dtype=np.uint16), f32),
+                (floats(4, dtype=bf16), np.int16), (ints(2, 4, dtype=np.int8), i32)]:
+    case("bitcast_convert_type", [_x], lambda x, to=_to: lax.bitcast_convert_type(x, to),
+         new_dtype=np.dtype(_to))
+case("nextafter", [floats(2, 3), floats(2, 3)], lax.nextafter)
+case("nextafter", [SPECIAL_F32, np.full(SPECIAL_F32.shape, np.inf, f32)], lax.nextafter)
+case("nextafter", [floats(4, dtype=bf16), floats(4, dtype=bf16)], lax.nextafter)
+case("erf_inv", [floats(2, 3, lo=-0.999, hi=0.999)], lax.erf_inv, TRANSCENDENTAL)
+case("erf_inv", [np.array([0.0, -0.0, 1.0, -1.0, 1.5, np.nan, 1e-6], f32)], lax.erf_inv,
+     TRANSCENDENTAL)
+case("erf_inv", [floats(4, lo=-0.9, hi=0.9, dtype=bf16)], lax.erf_inv, BF16)
+case("random_gamma_grad", [np.float32([0.3, 1.0, 4.5, 2.0, 10.0]),
+                           np.float32([0.05, 1.2, 3.0, 0.5, 14.0])], lax.random_gamma_grad,
+     (1e-5, 1e-6))
+case("random_gamma_grad", [np.float32(2.5), floats(2, 3, lo=0.1, hi=6)],
+     splat(lax.random_gamma_grad), (1e-5, 1e-6))
+_words = ints(3, 2, lo=0, hi=2**31 - 1).astype(np.uint32)
+case("random_wrap", [_words], lambda w: jax.random.wrap_key_data(w, impl="threefry2x32"))
+case("random_unwrap", [jax.random.wrap_key_data(_words, impl="threefry2x32")],
+     jax.random.key_data)
+_threefry = jax.extend.random.threefry2x32_p.bind
+case("threefry2x32", [np.uint32(0), np.uint32(42), _U32[:4], _U32[2:]], lambda *a: _threefry(
+    *(np.broadcast_to(x, (4,)) for x in a)))
+case("threefry2x32", [*(ints(2, 3, lo=0, hi=2**31 - 1).astype(np.uint32) for _ in range(4))],
+     _threefry)
+
+
 # -- calls --------------------------------------------------------------------------------
 
 _body = trace_to_jaxpr(lambda x, y: [bind(P.mul_p, bind(P.sin_p, x), y), bind(P.neg_p, y)],
@@ -430,7 +501,7 @@ def flush_subnormals(x):
 
 
 def assert_matches(got, expected, tol, what=""):
-    expected = np.asarray(expected)
+    expected = keys_as_numpy(expected) if _is_key_array(expected) else np.asarray(expected)
     assert isinstance(got, np.ndarray), f"{what}: expected an ndarray, got {type(got)}"
     assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
     assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
@@ -441,6 +512,10 @@ def assert_matches(got, expected, tol, what=""):
         np.testing.assert_array_equal(got, expected, err_msg=what)
     else:
         np.testing.assert_allclose(got, expected, rtol=tol[0], atol=tol[1], err_msg=what)
+
+
+def _is_key_array(x) -> bool:
+    return str(getattr(x, "dtype", "")).startswith("key<")
 
 
 def check_rule_against(case: Case, oracle, oracle_gives_list=False):

@@ -16,7 +16,8 @@ from minijax.ir.primitives import primitives_by_name, rule_tables, generic_paths
 KNOWN_HOLES = {
     # Forward mode through a custom_vjp function is an error (as in JAX); custom_lin
     # only exists between linearize and transpose, where no batching happens.
-    "jvp": {"custom_lin"}, "vmap": {"custom_lin"},
+    # JAX has no derivative of igamma_grad_a (d/da of igamma) either.
+    "jvp": {"custom_lin", "igamma_grad_a"}, "vmap": {"custom_lin"},
     # No JAX primitive lands on these: JAX spells expand_dims as broadcast_in_dim
     # and keeps its custom_lin inside its own AD.
     "import": {"custom_lin", "expand_dims"},

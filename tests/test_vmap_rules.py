@@ -70,12 +70,18 @@ def _cases():
     for kind, names in [("f", ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
                                 "tanh", "asinh", "atanh", "exp", "exp2", "log", "log1p",
                                 "expm1", "logistic", "sqrt", "rsqrt", "cbrt", "erf",
-                                "stop_gradient"]),
-                        ("f>1", ["acosh"]), ("i100", ["not"]),
+                                "stop_gradient", "erf_inv"]),
+                        ("f>1", ["acosh"]), ("i100", ["not", "population_count"]),
                         ("n", ["floor", "ceil", "neg", "abs", "sign", "square",
                                "is_finite"])]:
         c.append(Case(names, [((2, 4), kind)], id=f"unary-{names[0]}"))
     c.append(Case("sin", [((), "f")], id="sin-rank0"))
+    c.append(Case(["lgamma", "digamma", "erfc"], [((2, 4), "f")], id="unary-special"))
+    c.append(Case(["igamma", "igammac", "igamma_grad_a", "polygamma"],
+                  [((2, 4), "f>1"), ((2, 4), "f")], id="binary-special"))
+    c.append(Case("igamma", [((), "f>1"), ((2, 4), "f")], id="igamma-splat-lhs"))
+    c.append(Case("regularized_incomplete_beta", [((2, 4), "f>1"), ((), "f>1"),
+                                                  ((2, 4), "f")]))
     c.append(Case("round", [((2, 4), "n")], rounding_method=1))
     c.append(Case("integer_pow", [((2, 4), "n")], y=3))
     c.append(Case("convert_element_type", [((2, 4), "n")], new_dtype=np.dtype(np.int32),
@@ -85,6 +91,10 @@ def _cases():
                   id="binary-float"))
     c.append(Case(["and", "or", "xor"], [((2, 4), "i100"), ((2, 4), "i100")],
                   id="binary-int"))
+    c.append(Case(["shift_left", "shift_right_logical", "shift_right_arithmetic"],
+                  [((2, 4), "i100"), ((2, 4), "i6")], id="binary-shift"))
+    c.append(Case("nextafter", [((2, 4), "n"), ((2, 4), "n")]))
+    c.append(Case("random_gamma_grad", [((2, 4), "f>1"), ((2, 4), "f>1")]))
     c.append(Case("add", [((2, 4), "n"), ((), "n")], id="add-splat-rhs"))
     c.append(Case("mul", [((), "n"), ((2, 4), "n")], id="mul-splat-lhs"))
     c.append(Case("sub", [((), "n"), ((), "n")], id="sub-rank0"))

@@ -46,7 +46,8 @@ from ..ir.source_info import user_location as _user_frame
 from ..ir.ref_box import (Ref, RefError, check_live, describe_ref,  # noqa: F401
                           used_after_message)
 from ..ir.trace import eager_impls
-from ..ir.types import RefType, ShapedArray, aval_of_value, canonical_dtype
+from ..ir.types import (RefType, ShapedArray, aval_of_value, canonical_dtype, is_key,
+                        keys_as_jax)
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
 from . import xla
 
@@ -159,12 +160,16 @@ def _new_ref(x):
     if isinstance(x, Ref):
         raise RefError("cannot make a ref of a ref: a ref holds an array")
     dtype = canonical_dtype(aval_of_value(x).dtype)
+    if is_key(dtype):   # a jax.Array of keys: immutable, so holding it is a copy
+        return [Ref(x)]
     # A copy: on CPU, jnp.asarray of a NumPy array may share its memory, and the
     # caller may go on mutating that array.
     return [Ref(jnp.array(x, dtype, copy=True))]
 
 
 def _empty_ref(*, shape, dtype):
+    if is_key(dtype):
+        return [Ref(keys_as_jax(np.zeros(shape, dtype)))]
     return [Ref(jnp.zeros(shape, dtype))]
 
 

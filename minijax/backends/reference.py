@@ -27,7 +27,7 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr, ClosedJaxpr, Literal
 from ..ir.trace import MinijaxError
-from ..ir.types import RefType, ShapedArray
+from ..ir.types import RefType, ShapedArray, is_key, keys_as_numpy
 from .reference_rules import reference_rules
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..transforms.custom_derivatives import custom_lin_forward
@@ -187,7 +187,7 @@ def _input_value(aval, value, what):
         if value.aval.inner != aval.inner.strip_weak_type():
             raise MinijaxError(f"{what} has type {aval} but is a box of {value.aval}")
         return value
-    array = np.asarray(value)
+    array = keys_as_numpy(value) if is_key(aval.dtype) else np.asarray(value)
     if array.shape != aval.shape:
         raise MinijaxError(f"{what} should have type {aval}, got shape {array.shape}")
     return array if array.dtype == aval.dtype else array.astype(aval.dtype)

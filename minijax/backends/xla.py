@@ -314,8 +314,8 @@ def _as_jax_value(value, aval):
 def _signature(value):
     # What the compiled function depends on, cheaply: jax.Arrays by shape, dtype and
     # weak type; Python scalars by type; anything else forces the careful path.
-    if isinstance(value, jax.Array):
-        return (value.shape, value.dtype, value.weak_type)
+    if isinstance(value, jax.Array):   # (a jax.Array of keys has no weak_type)
+        return (value.shape, value.dtype, getattr(value, "weak_type", False))
     if isinstance(value, (bool, int, float, complex)):
         return type(value)
     return None

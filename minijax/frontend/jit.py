@@ -13,7 +13,7 @@ loop traces once. A `jit` call then goes one of two ways:
 * under another transformation (grad, vmap, an outer jit), or with refs among the
   arguments or closed over: `jit` binds its jaxpr as one `jit` equation in the
   current trace. Under a transformation its rule applies, so the staged call stays
-  one call; at the root the equation runs through `backends/eager_refs.py`, which
+  one call; at the root the equation runs through `backends/eager_ref_runtime.py`, which
   discharges the refs, runs one XLA program and writes the boxes back.
 
 Both check refs the same way, through the same two functions: `_flatten_inputs`
@@ -40,7 +40,7 @@ from ..ir import primitives as P
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
-from ..ir.types import RefType, ShapedArray
+from ..ir.types import RefType, ShapedArray, dtype_of_jax
 from ..ir.verify import verify_jaxpr
 from ..backends import xla
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
@@ -272,7 +272,8 @@ class JitFunction:
             dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
                 fun_ref(), args, kwargs, static_argnums, static_argnames)
             leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
-            in_avals = tuple(ShapedArray(x.shape, x.dtype, x.aval.weak_type) for x in leaves)
+            in_avals = tuple(ShapedArray(x.shape, dtype_of_jax(x.dtype), x.aval.weak_type)
+                             for x in leaves)
             # One trace per key, shared with `_stage`: `trace`, `lower` and calls
             # under transformations reuse what a call traced, and the other way round.
             key = (in_tree, in_avals, static_key)

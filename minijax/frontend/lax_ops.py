@@ -14,6 +14,7 @@ import numpy as np
 from jax import lax as _jax_lax
 
 from ..ir import primitives as P
+from ..ir import random_primitives as R, special_primitives as S
 from ..ir.trace import bind, aval_of, Tracer
 from ..ir.types import canonical_dtype
 
@@ -410,3 +411,27 @@ scatter_add = _scatter(P.scatter_add_p)
 scatter_mul = _scatter(P.scatter_mul_p)
 scatter_min = _scatter(P.scatter_min_p)
 scatter_max = _scatter(P.scatter_max_p)
+
+
+# -- special functions (ir/special_primitives.py), in jax.lax's operand orders ---------
+lgamma, digamma, erfc = map(_unary, (S.lgamma_p, S.digamma_p, S.erfc_p))
+polygamma, igamma, igammac, igamma_grad_a = map(_binary, (
+    S.polygamma_p, S.igamma_p, S.igammac_p, S.igamma_grad_a_p))
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b)."""
+    return bind(S.regularized_incomplete_beta_p, *_match_scalars(a, b, x))
+
+
+# -- bit operations and the float functions of the random samplers (ir/random_primitives.py)
+shift_left, shift_right_logical, shift_right_arithmetic, nextafter, random_gamma_grad = map(
+    _binary, (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
+              R.nextafter_p, R.random_gamma_grad_p))
+population_count, erf_inv = _unary(R.population_count_p), _unary(R.erf_inv_p)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterpret the bits of `operand` as `new_dtype` (a narrower dtype adds a
+    trailing axis, a wider one consumes the trailing axis)."""
+    return bind(R.bitcast_convert_type_p, operand, new_dtype=canonical_dtype(new_dtype))

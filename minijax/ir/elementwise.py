@@ -8,16 +8,26 @@ from __future__ import annotations
 import numpy as np
 
 from .registry import Primitive, type_rules, _fail, _array, _check_axes
-from .types import (ShapedArray, is_float, is_integer, is_bool, is_inexact, is_complex)
+from .types import (ShapedArray, is_float, is_integer, is_bool, is_inexact, is_complex,
+                    is_key)
 
 
 # -- elementwise ----------------------------------------------------------------------
+
+def _reject_keys(name, dtypes):
+    # Keys are opaque: they are split and consumed by `minijax.random`, never computed on.
+    if any(is_key(dtype) for dtype in dtypes):
+        _fail(name, "does not accept key arrays (dtype key<fry>); use minijax.random to "
+              "split keys and draw values from them")
+
 
 def _unary(name, accepts, out_dtype=None):
     prim = Primitive(name)
 
     def rule(x, **params):
         _array(name, x)
+        if name != "stop_gradient":
+            _reject_keys(name, [x.dtype])
         if not accepts(x.dtype):
             _fail(name, f"does not accept dtype {x.dtype.name}")
         if out_dtype is None:
@@ -43,6 +53,7 @@ def _nary(name, accepts, out_dtype=None, arity=2):
             _fail(name, f"takes {arity} operands, got {len(avals)}")
         for aval in avals:
             _array(name, aval)
+        _reject_keys(name, [a.dtype for a in avals])
         dtypes = {a.dtype for a in avals}
         if len(dtypes) != 1:
             _fail(name, "operands must have equal dtypes, got "
@@ -200,6 +211,7 @@ convert_element_type_p = Primitive("convert_element_type")
 
 def _convert_rule(x, *, new_dtype, weak_type=False):
     _array("convert_element_type", x)
+    _reject_keys("convert_element_type", [x.dtype, new_dtype])
     return [ShapedArray(x.shape, new_dtype, weak_type)]
 
 

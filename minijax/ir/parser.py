@@ -36,7 +36,8 @@ from .ref_indexing import RefIndexer, Transpose, Reshape, build_index, step_shap
     indexer_shape
 from .trace import MinijaxError
 from .types import float0
-from .types import ShapedArray, RefType, dtype_from_short_name, bfloat16
+from .types import (ShapedArray, RefType, dtype_from_short_name, bfloat16, KEY_DTYPE,
+                    keys_as_jax)
 
 __all__ = ["parse_jaxpr", "loads", "ParseError", "param_constructors"]
 
@@ -391,7 +392,23 @@ class _Builder(Transformer):
             for item in node:
                 walk(item, shape[1:])
         walk(node, aval.shape)
+        if aval.dtype == KEY_DTYPE:   # keys are jax.Arrays at run time
+            return keys_as_jax(self.keys_of(flat).reshape(aval.shape))
         return self.array_of(flat, aval.dtype).reshape(aval.shape)
+
+    def keys_of(self, flat) -> np.ndarray:
+        """Keys written `fry(k1, k2)`, as a NumPy array of KEY_DTYPE."""
+        words = []
+        for node in flat:
+            if not (isinstance(node, _Call) and node.name.value == "fry"
+                    and len(node.args) == 2):
+                raise self.error("a key is written fry(WORD, WORD)", _position(node))
+            words.append([self.scalar(arg, int, "a uint32 word") for arg in node.args])
+        try:
+            array = np.array(words, np.uint32).reshape(len(flat), 2)
+        except OverflowError as e:
+            raise self.error(f"{e} for a key word (uint32)", _position(flat[0])) from None
+        return array.view(KEY_DTYPE)[:, 0]
 
     def array_of(self, flat, dtype) -> np.ndarray:
         if dtype == float0:

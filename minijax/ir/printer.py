@@ -57,7 +57,7 @@ import numpy as np
 
 from .core import Jaxpr, ClosedJaxpr, Var, Literal
 from .trace import MinijaxError
-from .types import RefType, bfloat16, float0
+from .types import RefType, bfloat16, float0, KEY_DTYPE, keys_as_numpy
 from .ref_indexing import (RefIndexer, indexer_shapes, index_text, view_text,
                            decode_indexer)
 
@@ -201,6 +201,8 @@ def _element_texts(flat: np.ndarray) -> list[str]:
         return _float_texts(flat)
     if flat.dtype == float0:  # the tangent type of integers: no information, written 0
         return ["0"] * flat.size
+    if flat.dtype == KEY_DTYPE:  # a threefry key by its two words
+        return [f"fry({a}, {b})" for a, b in flat["fry"].tolist()]
     raise ValueError(f"the text form cannot write values of dtype {flat.dtype}")
 
 
@@ -428,7 +430,7 @@ def _const_array(value, var: Var) -> np.ndarray:
         # could hold its current contents but not the box itself.
         raise NotSerializableError(f"the exact text form cannot carry a closed-over ref "
                                    f"({var.aval}); pass the ref as an argument instead")
-    array = np.asarray(value)
+    array = keys_as_numpy(value) if var.aval.dtype == KEY_DTYPE else np.asarray(value)
     if array.dtype != var.aval.dtype:
         array = array.astype(var.aval.dtype)
     if array.shape != var.aval.shape:

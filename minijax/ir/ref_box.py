@@ -13,7 +13,7 @@ import numpy as np
 
 from .source_info import user_location as _user_frame
 from .trace import MinijaxError
-from .types import RefType, ShapedArray
+from .types import RefType, aval_of_value, is_key, keys_as_numpy
 
 
 class RefError(MinijaxError, TypeError, ValueError):
@@ -40,7 +40,7 @@ class Ref:
         value = self._value
         if value is None:
             raise RefError(f"{describe_ref(self)} was {self._state}; it has no contents")
-        return RefType(ShapedArray(value.shape, value.dtype))
+        return RefType(aval_of_value(value).strip_weak_type())
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -55,6 +55,10 @@ class Ref:
     def __repr__(self):
         if self._state != "live":
             return f"Ref(<{self._state}>)"
+        if is_key(self.dtype):   # keys show their words, as JAX prints key arrays
+            body = np.array2string(keys_as_numpy(self._value)["fry"], separator=", ",
+                                   prefix="Ref(")
+            return f"Ref({body}, dtype=key<fry>)"
         body = np.array2string(np.asarray(self._value), separator=", ", prefix="Ref(")
         return f"Ref({body}, dtype={self.dtype.name})"
 

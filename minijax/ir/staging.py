@@ -22,7 +22,7 @@ from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from .primitives import signature_of
 from .source_info import current_source_info, no_source_info
 from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
-from .types import ShapedArray
+from .types import ShapedArray, is_key
 
 
 class StagingTracer(Tracer):
@@ -63,8 +63,8 @@ class StagingTrace(Trace):
                     f"belongs to a transformation that has already finished.")
             return self._closed_over(x, aval_of(x))
         aval = aval_of(x)
-        if aval.shape == () and isinstance(aval, ShapedArray):
-            return Literal(np.asarray(x), aval)
+        if aval.shape == () and isinstance(aval, ShapedArray) and not is_key(aval.dtype):
+            return Literal(np.asarray(x), aval)   # a key is never a literal: a constvar
         return self._closed_over(x, aval)
 
     def _closed_over(self, value, aval) -> Var:

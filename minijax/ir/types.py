@@ -7,10 +7,13 @@ Read this first when learning the IR. Every variable in a jaxpr carries one of:
   dtype of whatever strongly typed value they meet (`x_f16 * 2.0` stays f16).
 * `RefType(ShapedArray)` -- a mutable box holding an array of that type. A ref is
   never an array: it is read with `get` and written with `swap`/`addupdate`.
+* Key arrays (`minijax.random`) are `ShapedArray`s of the key dtype `KEY_DTYPE`: each
+  element is one threefry2x32 key (see `random_primitives.py`).
 
-Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`. The human view omits weak
-types, exactly as `jax.make_jaxpr` does; the exact form (`minijax.ir.dumps`) marks
-them with a trailing `~` (`f32[]~`) so a round trip loses nothing.
+Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`. The human
+view omits weak types, exactly as `jax.make_jaxpr` does; the exact form
+(`minijax.ir.dumps`) marks them with a trailing `~` (`f32[]~`) so a round trip loses
+nothing.
 """
 from __future__ import annotations
 
@@ -19,6 +22,9 @@ import ml_dtypes
 
 float0 = np.dtype([("float0", np.void, 0)])
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
+# The dtype of a threefry2x32 key: one element holds the key's two uint32 words. Shape
+# ops move whole keys; arithmetic refuses the dtype (`is_key`).
+KEY_DTYPE = np.dtype([("fry", np.uint32, (2,))])
 
 # Short names used in the text form, in both directions.
 _SHORT_NAMES = {
@@ -30,7 +36,7 @@ _SHORT_NAMES = {
     np.dtype("float16"): "f16", bfloat16: "bf16",
     np.dtype("float32"): "f32", np.dtype("float64"): "f64",
     np.dtype("complex64"): "c64", np.dtype("complex128"): "c128",
-    float0: "float0",
+    float0: "float0", KEY_DTYPE: "key<fry>",
 }
 _DTYPES_BY_SHORT_NAME = {name: dtype for dtype, name in _SHORT_NAMES.items()}
 
@@ -78,6 +84,32 @@ def is_integer(dtype) -> bool:
 
 def is_bool(dtype) -> bool:
     return np.dtype(dtype).kind == "b"
+
+
+def is_key(dtype) -> bool:
+    return np.dtype(dtype) == KEY_DTYPE
+
+
+# A key array's value at run time is a jax.Array of JAX's own `key<fry>` dtype (so it
+# passes through `jax.jit` and prints as JAX's keys do); the NumPy evaluator holds keys
+# as NumPy arrays of `KEY_DTYPE`. These two convert, through the words of the keys;
+# they are the only place the IR layer touches JAX, and only to unwrap or wrap data.
+
+def keys_as_numpy(keys) -> np.ndarray:
+    """`keys` (a jax.Array of keys, or already NumPy) as a NumPy array of KEY_DTYPE."""
+    if isinstance(keys, np.ndarray) and keys.dtype == KEY_DTYPE:
+        return keys
+    from jax import random
+    words = np.ascontiguousarray(random.key_data(keys), np.uint32)
+    return words.view(KEY_DTYPE)[..., 0]
+
+
+def keys_as_jax(keys):
+    """`keys` (a NumPy array of KEY_DTYPE, or already a jax.Array) as a jax.Array of keys."""
+    if not (isinstance(keys, np.ndarray) and keys.dtype == KEY_DTYPE):
+        return keys
+    from jax import random
+    return random.wrap_key_data(np.ascontiguousarray(keys["fry"]), impl="threefry2x32")
 
 
 class ShapedArray:
@@ -159,6 +191,17 @@ def is_ref_type(aval) -> bool:
     return isinstance(aval, RefType)
 
 
+def dtype_of_jax(dtype) -> np.dtype:
+    """The minijax dtype of a jax.Array or JAX tracer of `dtype`: JAX's threefry key
+    dtype is `KEY_DTYPE`; any other dtype is NumPy's own."""
+    if str(dtype).startswith("key<"):
+        if str(dtype) != "key<fry>":
+            raise TypeError(f"minijax keys use the threefry2x32 implementation ('fry'), "
+                            f"got a key array of dtype {dtype}")
+        return KEY_DTYPE
+    return np.dtype(dtype)
+
+
 def aval_of_value(value) -> ShapedArray:
     """The aval of a concrete value: a Python scalar (weak), NumPy or jax array."""
     if type(value) is np.ndarray:      # the common case first: every input leaf
@@ -178,6 +221,8 @@ def aval_of_value(value) -> ShapedArray:
         return aval
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
+    if str(dtype).startswith("key<"):  # a jax.Array of keys (minijax's runtime key value)
+        return ShapedArray(shape, dtype_of_jax(dtype))
     if dtype is None or shape is None:
         raise TypeError(f"{type(value).__name__} is not a valid minijax value: expected an "
                         f"array, a NumPy value or a Python scalar, got {value!r}")

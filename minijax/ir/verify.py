@@ -29,7 +29,7 @@ from .core import Var, Literal, Jaxpr, ClosedJaxpr, jaxprs_in_params
 from .primitives import Primitive, type_rules, effects_of, freeze_p, free_ref_p
 from .printer import pp_jaxpr
 from .trace import MinijaxError
-from .types import ShapedArray, RefType, canonical_dtype
+from .types import ShapedArray, RefType, canonical_dtype, aval_of_value
 
 # How many equations of context to show before and after the offending one.
 CONTEXT_EQNS = 3
@@ -85,6 +85,8 @@ class _Verifier:
             shape, dtype = getattr(const, "shape", None), getattr(const, "dtype", None)
             if not isinstance(aval, ShapedArray) or shape is None or dtype is None:
                 continue  # refs, tracers of unusual kinds: nothing cheap to compare
+            if str(dtype).startswith("key<"):  # a jax.Array of keys
+                dtype = aval_of_value(const).dtype
             if tuple(shape) != aval.shape or canonical_dtype(dtype) != aval.dtype:
                 problem = _Problem(f"const {i} has shape {tuple(shape)} and dtype "
                                    f"{np.dtype(dtype).name}, but its constvar is {aval}",

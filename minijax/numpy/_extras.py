@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
+from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, promote_args_inexact,
                          promote_args, canonicalize_axes, is_inexact, is_float)
 from . import _reductions as R
@@ -49,11 +50,33 @@ def array_equal(a1, a2, equal_nan=False):
 def logaddexp(x1, x2, /):
     """`log(exp(x1) + exp(x2))` without overflow: the max plus a log1p correction."""
     x1, x2 = promote_args_inexact("logaddexp", x1, x2, keep_scalars=False)
+    return _logaddexp(x1, x2)
+
+
+@custom_jvp
+def _logaddexp(x1, x2):
     big = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     # Equal infinities make delta NaN; their sum is then the answer.
     safe = lax.add(big, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), safe)
+
+
+def _finite_or_zero(x):
+    zero = lax.broadcast_in_dim(like(x, 0), shape_of(x), ())
+    return lax.select(lax.eq(x, like(x, np.inf)), zero, x)
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    # Each input's weight is its share exp(x_i - out) of the sum: 1/2 each at x1 == x2
+    # (differentiating through `max` would give all of it to one side), and +inf
+    # inputs count as 0 so that inf - inf does not turn the weights into NaN.
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _logaddexp(x1, x2)
+    w1 = lax.exp(lax.sub(_finite_or_zero(x1), _finite_or_zero(out)))
+    w2 = lax.exp(lax.sub(_finite_or_zero(x2), _finite_or_zero(out)))
+    return out, lax.add(lax.mul(t1, w1), lax.mul(t2, w2))
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):

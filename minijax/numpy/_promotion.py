@@ -27,7 +27,7 @@ import jax
 from .. import lax
 from ..ir.trace import Tracer, aval_of
 from ..ir.types import (ShapedArray, canonical_dtype, is_complex, is_float, is_inexact,
-                        is_integer, is_bool)
+                        is_integer, is_bool, is_key)
 from ._dtypes import _ScalarType
 
 PY_SCALARS = (bool, int, float, complex)
@@ -76,6 +76,8 @@ def as_operand(fname: str, x):
                         f"{type(x)}; convert it first with jnp.asarray")
     dtype = getattr(x, "dtype", None)
     if dtype is not None and hasattr(x, "shape") and not isinstance(x, type):
+        if str(dtype).startswith("key<"):   # a jax.Array of keys (minijax.random)
+            return x
         if np.dtype(dtype).kind not in _SUPPORTED_KINDS and not is_float(dtype):
             raise TypeError(f"{fname}: arrays of dtype {np.dtype(dtype)} are not "
                             f"supported (minijax handles bool, int, float and complex)")
@@ -125,6 +127,10 @@ def _representative(x):
 
 
 def _aval_representative(a):
+    if is_key(a.dtype):
+        raise TypeError("jax.numpy functions do not accept key arrays (dtype key<fry>); "
+                        "use minijax.random to split keys and draw values, or "
+                        "random.key_data for their uint32 words")
     if a.weak_type and a.dtype.kind in _WEAK_REPRESENTATIVE:
         return _WEAK_REPRESENTATIVE[a.dtype.kind]
     return a.dtype

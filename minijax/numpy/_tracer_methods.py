@@ -41,7 +41,7 @@ _BINARY = {
     "truediv": _ufuncs.true_divide, "floordiv": _ufuncs.floor_divide,
     "mod": _ufuncs.remainder, "pow": _ufuncs.power, "matmul": _linalg.matmul,
     "and": _ufuncs.bitwise_and, "or": _ufuncs.bitwise_or, "xor": _ufuncs.bitwise_xor,
-    "divmod": _ufuncs.divmod,
+    "divmod": _ufuncs.divmod, "lshift": _ufuncs.left_shift, "rshift": _ufuncs.right_shift,
 }
 _COMPARISONS = {
     "eq": _ufuncs.equal, "ne": _ufuncs.not_equal, "lt": _ufuncs.less,

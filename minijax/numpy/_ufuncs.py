@@ -459,6 +459,29 @@ bitwise_or = _bitwise("bitwise_or", lax.bitwise_or)
 bitwise_xor = _bitwise("bitwise_xor", lax.bitwise_xor)
 
 
+left_shift = bitwise_left_shift = _binary(
+    "left_shift", lax.shift_left, accepts=is_integer, what="integer")
+
+
+def _right_shift(x, y):
+    # NumPy's >> copies the sign bit of signed integers and shifts zeros into unsigned.
+    signed = np.dtype(dtype_of(x)).kind == "i"
+    return (lax.shift_right_arithmetic if signed else lax.shift_right_logical)(x, y)
+
+
+right_shift = bitwise_right_shift = _binary("right_shift", _right_shift, accepts=is_integer,
+                                            what="integer")
+
+
+def bitwise_count(x, /):
+    """`jnp.bitwise_count`: set bits of each element of |x|, as uint8 (NumPy's rule)."""
+    x = as_operand("bitwise_count", x)
+    _check("bitwise_count", x, lambda d: is_integer(d) or is_bool(d), "integer or bool")
+    if np.dtype(dtype_of(x)).kind == "i":
+        x = lax.abs(x)
+    return lax.convert_element_type(lax.population_count(x), np.uint8)
+
+
 def invert(x, /):
     x = as_operand("invert", x)
     _check("invert", x, lambda d: is_integer(d) or is_bool(d), "integer or bool")
@@ -563,6 +586,7 @@ __all__ = [
     "power", "pow", "float_power", "hypot", "fmax", "fmin", "copysign", "equal",
     "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
     "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "invert", "bitwise_not", "bitwise_invert", "isfinite", "isnan",
+    "bitwise_xor", "left_shift", "bitwise_left_shift", "right_shift",
+    "bitwise_right_shift", "bitwise_count", "invert", "bitwise_not", "bitwise_invert", "isfinite", "isnan",
     "isinf", "isposinf", "isneginf", "signbit", "where", "clip"
 ]

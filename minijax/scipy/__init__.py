@@ -1,3 +1,5 @@
-"""`minijax.scipy`: the parts of `jax.scipy` minijax provides, built from `minijax.lax`
-and `minijax.numpy`."""
-from . import linalg, signal  # noqa: F401
+"""`minijax.scipy`: the parts of `jax.scipy` minijax provides -- `special`, `stats`,
+`linalg`, `signal` -- built from `minijax.lax`, `minijax.numpy` and minijax's own
+primitives, so everything here traces, jits, differentiates and batches like any other
+minijax code."""
+from . import special, stats, linalg, signal  # noqa: F401

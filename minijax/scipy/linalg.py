@@ -287,7 +287,7 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     A, = _inexact("expm", A)
     _square("expm", A)
     if len(shape_of(A)) > 2:
-        from ..api_vmap import vmap
+        from ..frontend.vmap import vmap
         return vmap(lambda m: expm(m, upper_triangular=upper_triangular,
                                    max_squarings=max_squarings))(A)
     dtype = dtype_of(A)

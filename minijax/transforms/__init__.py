@@ -40,7 +40,9 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                window_rules as _window_rules,            # noqa: F401  conv, reduce_window
                scatter_rules as _scatter_rules,          # noqa: F401  scatter_mul/min/max
                linalg_rules as _linalg_rules,            # noqa: F401  cholesky, svd, ...
-               complex_rules as _complex_rules)          # noqa: F401  real, imag, conj, complex
+               complex_rules as _complex_rules,          # noqa: F401  real, imag, conj, complex
+               special_rules as _special_rules,          # noqa: F401  lgamma, igamma, ...
+               random_rules as _random_rules)            # noqa: F401  bit ops, erf_inv, keys
 
 
 # -- what this package exports ------------------------------------------------------

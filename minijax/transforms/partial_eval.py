@@ -44,7 +44,7 @@ from ..ir.primitives import effects_of, out_avals_of, register_rule_table, Gener
 from ..ir.source_info import current_source_info
 from ..ir.staging import StagingTrace, StagingTracer, convert_constvars_to_invars
 from ..ir.trace import Trace, Tracer, aval_of, current_trace, set_current_trace
-from ..ir.types import ShapedArray
+from ..ir.types import ShapedArray, is_key
 from .ad_util import eval_jaxpr, fresh_root
 from .policies import everything_saveable
 
@@ -132,7 +132,7 @@ class PartialEvalTrace(Trace):
             return known[1]
         if not isinstance(x, Tracer):
             aval = aval_of(x)
-            if isinstance(aval, ShapedArray) and aval.shape == ():
+            if isinstance(aval, ShapedArray) and aval.shape == () and not is_key(aval.dtype):
                 return Literal(np.asarray(x), aval)   # scalars stay inline, as in staging
         recipe = self._recipes.get(id(x))
         atom = self._recompute(x, *recipe) if recipe is not None else self._save(x)

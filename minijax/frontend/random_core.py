@@ -1,0 +1,363 @@
+"""Keys, `split`/`fold_in` and the basic samplers of `minijax.random` (read the public
+module's docstring, `minijax/random.py`, first). `random_distributions.py` and
+`random_more.py` build the other distributions on these."""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from typing import Sequence
+
+import ml_dtypes
+import numpy as np
+
+from .. import lax
+from .. import numpy as jnp
+from .jit import jit
+from ..ir import random_primitives as R
+from ..ir.trace import aval_of, bind
+from ..ir.types import canonical_dtype, is_key, is_float, is_inexact, is_integer
+
+
+_IMPL = "threefry2x32"
+_UINT_BY_BITS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32)}
+_U32 = np.dtype(np.uint32)
+
+
+# -- keys ------------------------------------------------------------------------------
+
+def _is_key_array(x) -> bool:
+    return is_key(aval_of(x).dtype)
+
+
+def _check_key_data(data):
+    """`data` must be raw key data: uint32 with a last axis of 2 (threefry2x32)."""
+    if not hasattr(data, "shape") or not hasattr(data, "dtype"):
+        raise TypeError(f"invalid PRNG key data: expected a uint32 array whose shape ends "
+                        f"with (2,), got {data!r}")
+    aval = aval_of(data)
+    if aval.dtype != _U32:
+        raise TypeError(f"invalid PRNG key data: expected dtype uint32, got {aval.dtype.name}")
+    if aval.shape[-1:] != (2,):
+        raise TypeError(f"invalid PRNG key data: expected a shape ending with (2,) for "
+                        f"{_IMPL}, got shape {aval.shape}")
+
+
+def _check_key(name, key, allow_batched=False):
+    """The typed key of `key` (typed or raw), and whether it was raw."""
+    if _is_key_array(key):
+        typed, raw = key, False
+    else:
+        _check_key_data(key)
+        typed, raw = bind(R.random_wrap_p, key), True
+    if not allow_batched and aval_of(typed).ndim:
+        raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
+                         f"{aval_of(typed).shape} != (). Use vmap for batching.")
+    return typed, raw
+
+
+def _check_impl(impl):
+    name = getattr(impl, "name", impl)
+    if name not in (None, _IMPL, "fry") and str(impl) != "key<fry>":
+        raise ValueError(f"minijax.random implements only the {_IMPL} PRNG, got {impl!r}")
+
+
+def _shape(name, shape) -> tuple:
+    if not isinstance(shape, Sequence):
+        raise TypeError(f"{name}: shape must be a sequence of integers, got {shape!r}")
+    return tuple(operator.index(d) for d in shape)
+
+
+def _seed_words(ctor, seed):
+    if _is_key_array(seed):
+        raise TypeError(f"{ctor} accepts a scalar seed, but was given a PRNG key.")
+    if isinstance(seed, int):   # Python ints: their low 32 bits, as JAX with x64 off
+        return np.array([0, seed % 2**32], _U32)
+    aval = aval_of(seed)
+    if aval.ndim:
+        raise TypeError(f"{ctor} accepts a scalar seed, but was given an array of shape "
+                        f"{aval.shape} != (). Use vmap for batching")
+    if not is_integer(aval.dtype):
+        raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+    return _words_of_seed(seed)
+
+
+@jit
+def _words_of_seed(seed):
+    if aval_of(seed).dtype.kind == "i":   # the two's-complement bits of a signed seed
+        seed = lax.bitcast_convert_type(lax.convert_element_type(seed, np.int32), _U32)
+    low = lax.reshape(lax.convert_element_type(seed, _U32), (1,))
+    return lax.concatenate([np.zeros(1, _U32), low], 0)
+
+
+def key(seed, *, impl=None):
+    """A typed key (shape (), dtype key<fry>) from an integer seed."""
+    _check_impl(impl)
+    return bind(R.random_wrap_p, _seed_words("key", seed))
+
+
+def PRNGKey(seed, *, impl=None):
+    """A raw key: the uint32[2] data of `key(seed)`."""
+    _check_impl(impl)
+    words = _seed_words("PRNGKey", seed)
+    return jnp.asarray(words) if isinstance(words, np.ndarray) else words
+
+
+def key_data(keys):
+    """The uint32 words of `keys`: shape `keys.shape + (2,)`."""
+    typed, _ = _check_key("key_data", keys, allow_batched=True)
+    return bind(R.random_unwrap_p, typed)
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """Typed keys from their uint32 words (the inverse of `key_data`)."""
+    _check_impl(impl)
+    _check_key_data(key_bits_array)
+    return bind(R.random_wrap_p, key_bits_array)
+
+
+def key_impl(keys) -> str:
+    _check_key("key_impl", keys, allow_batched=True)
+    return _IMPL
+
+
+def _key_words(typed_key):
+    words = bind(R.random_unwrap_p, typed_key)
+    return lax.index_in_dim(words, 0, keepdims=False), lax.index_in_dim(words, 1, keepdims=False)
+
+
+def _hash_counters(typed_key, shape):
+    """threefry2x32 of the key and each element's index (a 64-bit counter in two
+    words, the high one 0 for fewer than 2**32 elements): two u32 arrays of `shape`."""
+    size = math.prod(shape)
+    if size >= 2**32:
+        raise ValueError(f"cannot draw {size} random values at once (at most 2**32 - 1)")
+    low = lax.iota(_U32, size) if shape else np.uint32(0)
+    if len(shape) > 1:
+        low = lax.reshape(low, shape)
+    k1, k2 = _key_words(typed_key)
+    return bind(R.threefry2x32_p, k1, k2, np.uint32(0), low)
+
+
+@functools.partial(jit, static_argnums=1)
+def _split(typed_key, shape):
+    words = jnp.stack(_hash_counters(typed_key, shape), axis=-1)
+    return bind(R.random_wrap_p, words)
+
+
+@jit
+def _fold_in(typed_key, data):
+    k1, k2 = _key_words(typed_key)
+    words = jnp.stack(bind(R.threefry2x32_p, k1, k2, np.uint32(0), data), axis=-1)
+    return bind(R.random_wrap_p, words)
+
+
+def _random_bits(typed_key, bit_width, shape):
+    bits = lax.bitwise_xor(*_hash_counters(typed_key, shape))
+    return bits if bit_width == 32 else lax.convert_element_type(bits, _UINT_BY_BITS[bit_width])
+
+
+def _returned(raw, typed):
+    return bind(R.random_unwrap_p, typed) if raw else typed
+
+
+def split(key, num=2):
+    """`num` new keys (an int, or a shape) from `key`, along new leading axes."""
+    typed, raw = _check_key("split", key)
+    shape = tuple(num) if isinstance(num, Sequence) else (operator.index(num),)
+    return _returned(raw, _split(typed, shape))
+
+
+def fold_in(key, data):
+    """A new key that is a function of `key` and the 32-bit integer `data`."""
+    typed, raw = _check_key("fold_in", key)
+    if isinstance(data, int):
+        if not 0 <= data < 2**32:
+            raise OverflowError(f"Python integer {data} out of bounds for uint32")
+        data = np.uint32(data)
+    if aval_of(data).ndim:
+        raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
+                        f"{aval_of(data).shape} != (). Use vmap for batching.")
+    return _returned(raw, _fold_in(typed, lax.convert_element_type(data, _U32)))
+
+
+# -- samplers ------------------------------------------------------------------------------
+
+def _dtype(name, dtype, default, accepts, kind):
+    dtype = canonical_dtype(default if dtype is None else dtype)
+    if not accepts(dtype):
+        raise ValueError(f"dtype argument to `{name}` must be a {kind} dtype, got {dtype}")
+    return dtype
+
+
+def _float(name, dtype):
+    return _dtype(name, dtype, np.float32, is_float, "float")
+
+
+def _check_shape(name, shape, *param_shapes):
+    if not param_shapes:
+        return
+    try:
+        result = np.broadcast_shapes(shape, *param_shapes)
+    except ValueError:
+        result = "incompatible shapes " + ", ".join(map(str, (shape, *param_shapes)))
+    if result != shape:
+        raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
+                         f"argument, and the result of broadcasting the shapes must equal "
+                         f"the shape argument, but got result {result} for shape argument "
+                         f"{shape}.")
+
+
+def _to_rank(x, rank):
+    shape = aval_of(x).shape
+    return x if len(shape) == rank else lax.reshape(x, (1,) * (rank - len(shape)) + shape)
+
+
+def bits(key, shape=(), dtype=None):
+    """Uniform random bits as unsigned integers (uint32 by default)."""
+    typed, _ = _check_key("bits", key)
+    dtype = _dtype("bits", dtype, np.uint32, lambda d: d.kind == "u", "unsigned int")
+    return _bits(typed, _shape("bits", shape), dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 2))
+def _bits(typed_key, shape, dtype):
+    return _random_bits(typed_key, dtype.itemsize * 8, shape)
+
+
+def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
+    """Uniform floats in [minval, maxval)."""
+    typed, _ = _check_key("uniform", key)
+    return _uniform(typed, minval, maxval, _shape("uniform", shape), _float("uniform", dtype))
+
+
+@functools.partial(jit, static_argnums=(3, 4))
+def _uniform(typed_key, minval, maxval, shape, dtype):
+    minval = _to_rank(lax.convert_element_type(minval, dtype), len(shape))
+    maxval = _to_rank(lax.convert_element_type(maxval, dtype), len(shape))
+    finfo = ml_dtypes.finfo(dtype)
+    # Fewer than 8 mantissa bits (bfloat16): draw 8 bits, which the mantissa trick needs.
+    rng_bits = 8 if finfo.nmant < 8 else finfo.bits
+    uint = _UINT_BY_BITS[finfo.bits]
+    random = lax.convert_element_type(_random_bits(typed_key, rng_bits, shape), uint)
+    mantissa = lax.shift_right_logical(random, np.array(rng_bits - finfo.nmant, uint))
+    one_to_two = lax.bitwise_or(mantissa, np.array(1.0, dtype).view(uint))
+    floats = lax.sub(lax.bitcast_convert_type(one_to_two, dtype), np.array(1.0, dtype))
+    scaled = jnp.add(jnp.multiply(floats, jnp.subtract(maxval, minval)), minval)
+    return jnp.maximum(minval, lax.reshape(scaled, shape))
+
+
+def normal(key, shape=(), dtype=None):
+    """Standard normal values (complex dtypes: real and imaginary parts each N(0, 1/2))."""
+    typed, _ = _check_key("normal", key)
+    dtype = _dtype("normal", dtype, np.float32, is_inexact, "float or complex")
+    return _normal(typed, _shape("normal", shape), dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 2))
+def _normal(typed_key, shape, dtype):
+    if dtype.kind == "c":
+        real = np.dtype(np.float32) if dtype == np.complex64 else np.dtype(np.float64)
+        key_re, key_im = _split(typed_key, (2,))
+        re = _normal_real(key_re, shape, real).astype(dtype)
+        im = _normal_real(key_im, shape, real).astype(dtype)
+        return (re + 1j * im) / np.array(np.sqrt(2), dtype)
+    return _normal_real(typed_key, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 2))
+def _normal_real(typed_key, shape, dtype):
+    # erf_inv maps (-1, 1) onto the reals; -1 itself is left out.
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    u = _uniform(typed_key, lo, np.array(1.0, dtype), shape, dtype)
+    return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
+
+
+def bernoulli(key, p=0.5, shape=None, mode="low"):
+    """Booleans, True with probability p (mode='high': 2x the bits, for tiny p)."""
+    typed, _ = _check_key("bernoulli", key)
+    if mode not in ("high", "low"):
+        raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
+    if not is_float(aval_of(p).dtype):
+        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got "
+                        f"{aval_of(p).dtype}.")
+    shape = aval_of(p).shape if shape is None else _shape("bernoulli", shape)
+    _check_shape("bernoulli", shape, aval_of(p).shape)
+    return _bernoulli(typed, p, shape, mode)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _bernoulli(typed_key, p, shape, mode):
+    dtype = aval_of(p).dtype
+    if mode == "high":
+        u1, u2 = _uniform(typed_key, 0., 1., (2, *shape), dtype)
+        u2 = u2 * np.array(2.0 ** -ml_dtypes.finfo(dtype).nmant, dtype)
+        return jnp.less(u2, jnp.subtract(p, u1))
+    return jnp.less(_uniform(typed_key, 0., 1., shape, dtype), p)
+
+
+def rademacher(key, shape=(), dtype=None):
+    """-1 or +1 with equal probability."""
+    typed, _ = _check_key("rademacher", key)
+    dtype = _dtype("rademacher", dtype, np.int32, lambda d: True, "")
+    return _rademacher(typed, _shape("rademacher", shape), dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 2))
+def _rademacher(typed_key, shape, dtype):
+    heads = _bernoulli(typed_key, np.float32(0.5), shape, "low").astype(dtype)
+    return (2 * heads - 1).astype(dtype)
+
+
+def _clip_to(value, dtype):
+    """`value` (an integer array) clipped to what both its dtype and `dtype` hold, then
+    converted to `dtype`."""
+    own = np.iinfo(aval_of(value).dtype)
+    target = np.iinfo(dtype)
+    lo = np.array(max(own.min, target.min), aval_of(value).dtype)
+    hi = np.array(min(own.max, target.max), aval_of(value).dtype)
+    return jnp.clip(value, lo, hi).astype(dtype)
+
+
+def randint(key, shape, minval, maxval, dtype=None):
+    """Integers in [minval, maxval), from 2 x 32 (or more) random bits per value."""
+    typed, _ = _check_key("randint", key)
+    dtype = canonical_dtype(np.int32 if dtype is None else dtype)
+    if not is_integer(dtype):
+        raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
+    shape = _shape("randint", shape)
+    sample_dtype = dtype
+    if dtype.itemsize < 4:   # sample in 32 bits so that small ranges are not biased
+        info = np.iinfo(dtype)
+        sample_dtype = np.dtype(np.int32)
+        minval = jnp.clip(jnp.asarray(minval).astype(np.int32), int(info.min), int(info.max))
+        maxval = jnp.clip(jnp.asarray(maxval).astype(np.int32), int(info.min),
+                          int(info.max) + 1)
+    return _randint(typed, minval, maxval, shape, sample_dtype).astype(dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4))
+def _randint(typed_key, minval, maxval, shape, dtype):
+    _check_shape("randint", shape, aval_of(minval).shape, aval_of(maxval).shape)
+    minval, maxval = jnp.asarray(minval), jnp.asarray(maxval)
+    minval = minval if is_integer(minval.dtype) else minval.astype(np.int32)
+    maxval = maxval if is_integer(maxval.dtype) else maxval.astype(np.int32)
+    # maxval past the dtype's largest value (randint(k, s, 0, 256, uint8)) includes it.
+    beyond = lax.gt(maxval, _clip_to(jnp.asarray(np.iinfo(dtype).max, dtype), maxval.dtype))
+    minval = _to_rank(_clip_to(minval, dtype), len(shape))
+    maxval = _to_rank(_clip_to(maxval, dtype), len(shape))
+    nbits = dtype.itemsize * 8
+    key_hi, key_lo = _split(typed_key, (2,))
+    high, low = _random_bits(key_hi, nbits, shape), _random_bits(key_lo, nbits, shape)
+    uint = _UINT_BY_BITS[nbits]
+    span = lax.convert_element_type(jnp.subtract(maxval, minval), uint)
+    span = jnp.where(jnp.less_equal(maxval, minval), np.array(1, uint), span)
+    span = jnp.where(jnp.logical_and(beyond, jnp.greater(maxval, minval)),
+                     jnp.add(span, np.array(1, uint)), span)
+    # (high * 2**nbits + low) % span without overflow: 2**nbits % span, squared in halves.
+    multiplier = jnp.remainder(np.array(2 ** (nbits // 2), uint), span)
+    multiplier = jnp.remainder(jnp.multiply(multiplier, multiplier), span)
+    offset = jnp.add(jnp.multiply(jnp.remainder(high, span), multiplier),
+                     jnp.remainder(low, span))
+    offset = jnp.remainder(offset, span)
+    return jnp.add(minval, lax.convert_element_type(offset, dtype))

@@ -1,0 +1,88 @@
+"""The pass rules of the bit operations, `erf_inv` and the key primitives.
+
+Read `jvp_rules.py` and `vmap.py` first. The bit operations and the key primitives
+have integer or key outputs, so their tangent is a symbolic zero (of dtype float0, as
+JAX's). `erf_inv` has its derivative; `nextafter` and `random_gamma_grad` have none in
+JAX, so a non-zero tangent reaching them is an error, as there. No primitive here is
+linear, so transposition, partial evaluation, DCE and discharge take their generic
+paths. Batching is elementwise except where a primitive adds or removes the trailing
+axis of a key's two words (`random_wrap`, `random_unwrap`, and `bitcast_convert_type`
+between widths): there the batch axis is kept off that axis.
+"""
+from __future__ import annotations
+
+import math
+
+from ..ir import random_primitives as R
+from ..ir.trace import aval_of
+from .ad_util import Zero, const_like, mul
+from .jvp import jvp_rules, JvpResult
+from .jvp_rules import _defjvp, _defzero, _out, exp, square
+from .vmap import (vmap_rules, Batched, broadcast_batched, moveaxis, _unary_rule,
+                   _nary_rule)
+
+# -- jvp ------------------------------------------------------------------------------
+
+for _prim in (*R.bit_primitives, R.bitcast_convert_type_p, *R.random_primitives):
+    _defzero(_prim)
+
+# d/dx erfinv(x) = sqrt(pi)/2 * exp(erfinv(x)^2), multiplied in JAX's order.
+_defjvp(R.erf_inv_p, lambda t, ans, x: mul(const_like(x, math.sqrt(math.pi) / 2),
+                                           mul(t, exp(square(ans)))))
+
+
+def _not_differentiable(prim):
+    """JAX defines no derivative of `prim`: only constant operands may reach it."""
+    def rule(primals, tangents):
+        if any(type(t) is not Zero for t in tangents):
+            raise NotImplementedError(f"Differentiation rule for '{prim.name}' not "
+                                      f"implemented")
+        outs = _out(prim, primals, {})
+        return JvpResult(outs, [Zero(aval_of(outs[0]))])
+    jvp_rules[prim] = rule
+
+
+_not_differentiable(R.nextafter_p)
+_not_differentiable(R.random_gamma_grad_p)
+
+# -- vmap -----------------------------------------------------------------------------
+
+for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
+              R.nextafter_p, R.random_gamma_grad_p):
+    vmap_rules[_prim] = _nary_rule(_prim)
+for _prim in (R.population_count_p, R.erf_inv_p):
+    vmap_rules[_prim] = _unary_rule(_prim)
+
+
+def _off_last_axis(axis_size, x, d):
+    """`x` with its batch axis `d` moved to the front if it is the last axis (the
+    axis a key's words, or a wider element's parts, live on)."""
+    if d == aval_of(x).ndim - 1:
+        return moveaxis(x, d, 0), 0
+    return x, d
+
+
+def _random_wrap_rule(axis_size, values, dims):
+    x, d = _off_last_axis(axis_size, values[0], dims[0])
+    return Batched([R.random_wrap_p.bind(x)], [d])
+
+
+def _random_unwrap_rule(axis_size, values, dims):
+    # The words become a new last axis: the batch axis keeps its position.
+    return Batched([R.random_unwrap_p.bind(values[0])], [dims[0]])
+
+
+def _bitcast_rule(axis_size, values, dims, *, new_dtype):
+    x, d = _off_last_axis(axis_size, values[0], dims[0])
+    return Batched([R.bitcast_convert_type_p.bind(x, new_dtype=new_dtype)], [d])
+
+
+def _threefry2x32_rule(axis_size, values, dims):
+    operands, target = broadcast_batched(axis_size, values, dims, [True] * 4)
+    return Batched(R.threefry2x32_p.bind(*operands), [target, target])
+
+
+vmap_rules[R.random_wrap_p] = _random_wrap_rule
+vmap_rules[R.random_unwrap_p] = _random_unwrap_rule
+vmap_rules[R.bitcast_convert_type_p] = _bitcast_rule
+vmap_rules[R.threefry2x32_p] = _threefry2x32_rule

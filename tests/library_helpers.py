@@ -1,0 +1,65 @@
+"""Differential checks for the libraries on top of the core (nn, scipy, example
+libraries): one function written against a module pair, run through minijax and JAX.
+
+`check_everywhere(fn, *args)` calls `fn(minijax_mod, *args)` and `fn(jax_mod, *args)`
+(each `mod` has `.nn`, `.scipy`, `.numpy`, `.lax`) and compares
+* the traced output types, weak types included (make_jaxpr on both sides);
+* values, eagerly and under jit;
+* the gradient of the summed output with respect to argument `argnums` (grad=True);
+* `vmap` over the leading axis of the first argument (vmap=True).
+
+`concrete_weak_types=False` leaves the weak-type flag of concrete results unchecked
+(the traced types still are): minijax's compiled results do not carry the flag of a
+weak value made by converting an integer array (`int32_array + 1.0`), a core
+difference outside these libraries.
+"""
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+import minijax
+from minijax.testing import assert_trees_match
+from tests.numpy_helpers import assert_avals_match
+
+rng = np.random.default_rng(12)
+
+
+def randn(*shape, dtype=np.float32, scale=1.0, shift=0.0):
+    return (rng.standard_normal(shape) * scale + shift).astype(dtype)
+
+
+def uniform(*shape, low=0.0, high=1.0, dtype=np.float32):
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+def _summed(mod, fn, argnums):
+    def total(*args):
+        out = fn(mod, *args)
+        leaves = jax.tree_util.tree_leaves(out)
+        return sum(mod.numpy.sum(leaf) for leaf in leaves)
+    return total
+
+
+def check_everywhere(fn, *args, rtol=None, atol=None, grad=True, vmap=True, argnums=0,
+                     eager=True, grad_rtol=None, grad_atol=None, concrete_weak_types=True):
+    weak = dict(check_weak_types=concrete_weak_types)
+    ours = minijax.make_jaxpr(lambda *a: fn(minijax, *a))(*args)
+    theirs = jax.make_jaxpr(lambda *a: fn(jax, *a))(*args)
+    assert_avals_match(ours.out_avals, theirs.out_avals)
+    expected = jax.jit(lambda *a: fn(jax, *a))(*args)
+    assert_trees_match(minijax.jit(lambda *a: fn(minijax, *a))(*args), expected,
+                       rtol=rtol, atol=atol, what="jit", **weak)
+    if eager:
+        assert_trees_match(fn(minijax, *args), fn(jax, *args), rtol=rtol, atol=atol,
+                           what="eager", **weak)
+    if grad:
+        got = minijax.jit(minijax.grad(_summed(minijax, fn, argnums), argnums))(*args)
+        want = jax.jit(jax.grad(_summed(jax, fn, argnums), argnums))(*args)
+        assert_trees_match(got, want, rtol=grad_rtol or rtol, atol=grad_atol or atol,
+                           what="grad")
+    if vmap:
+        in_axes = (0,) + (None,) * (len(args) - 1)
+        got = minijax.vmap(lambda *a: fn(minijax, *a), in_axes)(*args)
+        want = jax.vmap(lambda *a: fn(jax, *a), in_axes)(*args)
+        assert_trees_match(got, want, rtol=rtol, atol=atol, what="vmap", **weak)

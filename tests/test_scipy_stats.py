@@ -1,0 +1,101 @@
+"""`minijax.scipy.stats` against `jax.scipy.stats`: every function of every
+distribution on points inside and outside the support, eagerly and under jit, with
+gradients in the first argument and vmap over it."""
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import minijax
+
+LOOSE = dict(rtol=1e-4, atol=1e-6)
+from tests.library_helpers import check_everywhere  # noqa: E402
+
+X = np.array([-3.0, -0.5, 0.0, 0.2, 0.7, 1.0, 2.5, 9.0], np.float32)
+UNIT = np.array([0.0, 0.01, 0.2, 0.5, 0.9, 1.0, 1.2, -0.1], np.float32)
+COUNTS = np.array([-1.0, 0.0, 1.0, 2.0, 3.5, 7.0], np.float32)
+
+# (distribution, function, first argument, extra arguments, differentiable)
+CASES = [
+    ("norm", f, X, (0.5, 2.0), True) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf",
+                                               "logsf")
+] + [
+    ("norm", f, UNIT[1:5], (0.5, 2.0), True) for f in ("ppf", "isf")
+] + [
+    ("t", f, X, (3.0, 0.5, 2.0), True) for f in ("logpdf", "pdf")
+] + [
+    ("beta", f, UNIT, (2.0, 3.0), True) for f in ("logpdf", "pdf")
+] + [
+    ("beta", f, UNIT, (2.0, 3.0), False) for f in ("cdf", "logcdf", "sf", "logsf")
+] + [
+    ("gamma", f, X, (2.5, -1.0, 1.5), True) for f in ("logpdf", "pdf", "cdf", "logcdf",
+                                                     "sf", "logsf")
+] + [
+    ("bernoulli", f, np.array([-1.0, 0.0, 1.0, 2.0], np.float32), (0.3,), False)
+    for f in ("logpmf", "pmf", "cdf")
+] + [
+    ("bernoulli", "ppf", UNIT, (0.3,), False),
+    ("poisson", "logpmf", COUNTS, (2.5,), False),
+    ("poisson", "pmf", COUNTS, (2.5,), False),
+    ("poisson", "cdf", COUNTS, (2.5,), False),
+    ("uniform", "ppf", UNIT, (1.0, 3.0), True),
+] + [
+    ("uniform", f, X, (0.0, 2.0), True) for f in ("logpdf", "pdf", "cdf")
+] + [
+    ("laplace", f, X, (0.5, 2.0), True) for f in ("logpdf", "pdf", "cdf")
+] + [
+    ("cauchy", f, X, (0.5, 2.0), True) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf",
+                                                 "logsf")
+] + [
+    ("cauchy", f, UNIT[1:5], (0.5, 2.0), True) for f in ("ppf", "isf")
+] + [
+    ("logistic", f, X, (0.5, 2.0), True) for f in ("logpdf", "pdf", "cdf", "sf")
+] + [
+    ("logistic", f, UNIT[1:5], (0.5, 2.0), True) for f in ("ppf", "isf")
+]
+
+
+@pytest.mark.parametrize("dist,fname,x,params,differentiable", CASES,
+                         ids=[f"{c[0]}.{c[1]}" for c in CASES])
+def test_distribution_function(dist, fname, x, params, differentiable):
+    def fn(mod, x):
+        return getattr(getattr(mod.scipy.stats, dist), fname)(x, *params)
+    check_everywhere(fn, x, grad=differentiable, **LOOSE)
+
+
+@pytest.mark.parametrize("dist,fname,params", [("norm", "logpdf", ()), ("norm", "cdf", ()),
+                                               ("gamma", "logpdf", (2,)),
+                                               ("poisson", "logpmf", (3,)),
+                                               ("bernoulli", "logpmf", (0.5,)),
+                                               ("bernoulli", "cdf", (0.5,))])
+def test_python_scalars_and_ints_promote_like_jax(dist, fname, params):
+    def fn(mod, x):
+        return getattr(getattr(mod.scipy.stats, dist), fname)(x, *params)
+    check_everywhere(lambda mod: fn(mod, 1), grad=False, vmap=False)
+    if dist != "bernoulli":
+        # Known difference: for bernoulli of int32 counts and a Python-float p, JAX's
+        # result is strong (the weak flag comes out of its promotion of the mixed
+        # int/weak-float arguments) and minijax's is weak.
+        check_everywhere(fn, np.array([0, 1, 2], np.int32), grad=False,
+                         concrete_weak_types=False)
+
+
+def test_gradients_in_the_parameters():
+    x = np.array([0.3, 1.2, 2.0], np.float32)
+    check_everywhere(lambda mod, loc, scale: mod.scipy.stats.norm.logpdf(x, loc, scale),
+                     np.float32(0.5), np.float32(1.5), argnums=(0, 1), vmap=False)
+    check_everywhere(lambda mod, a: mod.scipy.stats.gamma.logpdf(x, a), np.float32(2.5),
+                     vmap=False, **LOOSE)
+    check_everywhere(lambda mod, a, b: mod.scipy.stats.beta.logpdf(x / 3, a, b),
+                     np.float32(2.0), np.float32(3.0), argnums=(0, 1), vmap=False, **LOOSE)
+    check_everywhere(lambda mod, df: mod.scipy.stats.t.logpdf(x, df), np.float32(4.0),
+                     vmap=False, **LOOSE)
+
+
+def test_invalid_parameters_give_nan():
+    for library in (jax, minijax):
+        stats = library.scipy.stats
+        assert np.isnan(stats.beta.logpdf(0.5, -1.0, 2.0))
+        assert np.isnan(stats.bernoulli.cdf(0.5, 1.5))
+        assert np.isnan(stats.uniform.ppf(1.5))
