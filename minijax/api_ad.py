@@ -169,7 +169,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     flat_fun = _FlatFun(fun, in_tree, has_aux, "jvp")
     result = jvp_flat(flat_fun, primal_leaves, flat_tangents, current_trace())
     n_out = len(result.primals_out) - flat_fun.num_aux
-    tangents_out = [instantiate(t) for t in result.tangents_out[:n_out]]
+    tangents_out = [_instantiate_array(t) for t in result.tangents_out[:n_out]]
     out, aux = flat_fun.split(result.primals_out)
     tangent_tree = tree_util.tree_unflatten(flat_fun.out_tree, tangents_out)
     return (out, tangent_tree, aux) if has_aux else (out, tangent_tree)
@@ -262,10 +262,22 @@ def _vjp(fun, primals, has_aux, where):
         cts += [Zero(tangent_aval(aval_of(p))) for p, d in
                 zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
         cts_in = iter(vjp_backward(lin, cts))
-        flat = [instantiate(next(cts_in)) if d else np.zeros(a.shape, float0)
+        flat = [_instantiate_array(next(cts_in)) if d else np.zeros(a.shape, float0)
                 for a, d in zip(in_avals, lin.differentiable)]
         return tree_util.tree_unflatten(in_tree, flat)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
+
+
+def _instantiate_array(t):
+    """A tangent handed back to the user, as an array. `instantiate` makes a weak
+    float32 zero a Python float (so that it traces to an inline literal), but a
+    derivative the user receives is an Array, as in JAX, even when nothing depends
+    on the input (found by the fuzzer: docs/fuzzing.md)."""
+    t = instantiate(t)
+    if isinstance(t, float):
+        from .numpy import asarray  # minijax.numpy imports this module
+        return asarray(t)
+    return t
 
 
 def _normalize_argnums(argnums, n_args: int, where: str):
@@ -441,7 +453,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         for basis in _one_hots(out_avals):
             cts = [b for b, d in zip(basis, lin.out_differentiable) if d] + aux_zeros
             cts_in = iter(vjp_backward(lin, cts))
-            rows.append([instantiate(next(cts_in)) if d else np.zeros(a.shape, float0)
+            rows.append([_instantiate_array(next(cts_in)) if d else np.zeros(a.shape, float0)
                          for a, d in zip(in_avals, lin.differentiable)])
         blocks, start = [], 0
         for aval in out_avals:

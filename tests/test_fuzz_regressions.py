@@ -1,0 +1,29 @@
+"""Regression tests made from the fuzzer's findings in minijax (docs/fuzzing.md).
+
+Each test is the finding's shrunk reproducer, compared with JAX."""
+import jax
+import numpy as np
+
+import minijax
+from minijax.testing import assert_trees_match
+
+
+def test_grad_of_unused_python_float_argument_is_a_weak_array():
+    # fuzz finding F1: the zero cotangent of a weakly typed float argument that the
+    # output does not depend on came back as the Python float 0.0.
+    def f(x, y):
+        return x.sum()
+    x = np.ones(2, np.float32)
+    for api in (lambda m: m.grad(f, argnums=(0, 1)),
+                lambda m: m.jit(m.grad(f, argnums=(0, 1))),
+                lambda m: m.jacrev(lambda x, y: x * 2, argnums=(0, 1))):
+        actual, expected = api(minijax)(x, 1.5), api(jax)(x, 1.5)
+        assert isinstance(actual[1], minijax.Array)
+        assert_trees_match(actual, expected)
+
+
+def test_jvp_tangent_of_a_constant_python_float_output_is_a_weak_array():
+    actual = minijax.jvp(lambda y: 2.0, (1.5,), (1.0,))
+    expected = jax.jvp(lambda y: 2.0, (1.5,), (1.0,))
+    assert isinstance(actual[1], minijax.Array)
+    assert_trees_match(actual, expected)
