@@ -27,3 +27,22 @@ def test_jvp_tangent_of_a_constant_python_float_output_is_a_weak_array():
     expected = jax.jvp(lambda y: 2.0, (1.5,), (1.0,))
     assert isinstance(actual[1], minijax.Array)
     assert_trees_match(actual, expected)
+
+
+def test_jacobians_with_size_zero_inputs_or_outputs():
+    # fuzz finding F2: jacfwd/jacrev/hessian of a program with a size-0 input or
+    # output stacked an empty list of columns ("concatenate: needs at least one operand").
+    empty, x = np.zeros((2, 0), np.float32), np.ones(3, np.float32)
+    cases = [(lambda e: e * 2, (empty,)),
+             (lambda e, x: (e.sum() * x, e), (empty, x)),
+             (lambda x: x[:0], (x,))]
+    for f, args in cases:
+        argnums = tuple(range(len(args)))
+        for name in ("jacfwd", "jacrev"):
+            assert_trees_match(getattr(minijax, name)(f, argnums=argnums)(*args),
+                               getattr(jax, name)(f, argnums=argnums)(*args))
+
+    def loss(e, x):
+        return e.sum() * x.sum()
+    assert_trees_match(minijax.hessian(loss, argnums=(0, 1))(empty, x),
+                       jax.hessian(loss, argnums=(0, 1))(empty, x))
