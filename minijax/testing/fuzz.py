@@ -206,11 +206,35 @@ def known_divergence(transform: str, program) -> str:
         row_words |= {"checkpoint", "remat", "grad", "checkpoint_policies"}
     if "value_and_grad" in transform or transform.startswith("jac") or "hessian" in transform:
         row_words |= {"grad", "vjp"}
-    words = _program_words(program) | row_words
+    words = _program_words(program) | row_words | _policies_used(program)
+    words |= {w for w in POLICY_NAMES if w in transform}
     for entry in DIVERGENCES:
-        if entry.transforms and set(entry.transforms) <= words:
+        # a record about one checkpoint policy needs that policy
+        needs = set(entry.transforms) | {w for w in POLICY_NAMES if w in entry.name}
+        if entry.transforms and needs <= words:
             return entry.name
     return ""
+
+
+POLICY_NAMES = ("nothing_saveable", "everything_saveable", "dots_saveable",
+                "dots_with_no_batch_dims_saveable", "save_only_these_names",
+                "save_any_names_but_these", "save_anything_except_these_names",
+                "save_from_both_policies", "checkpoint_dots")
+
+
+def _policies_used(program) -> set:
+    """The policy names the program's checkpoint equations print with."""
+    words = set()
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            if "policy" in eqn.params:
+                text = str(eqn.params["policy"])
+                words.update(w for w in POLICY_NAMES if w in text)
+            for sub in jaxprs_in_params(eqn.params):
+                walk(sub)
+    walk(program.jaxpr)
+    return words
 
 
 def check_case(case: FuzzCase, transforms=None, rtol=None, atol=None) -> list:
