@@ -46,3 +46,19 @@ def test_jacobians_with_size_zero_inputs_or_outputs():
         return e.sum() * x.sum()
     assert_trees_match(minijax.hessian(loss, argnums=(0, 1))(empty, x),
                        jax.hessian(loss, argnums=(0, 1))(empty, x))
+
+
+def test_checkpointed_abs_saves_the_boolean_mask_as_jax_does():
+    # fuzz finding F3: abs's jvp was t * (2 * (x >= 0) - 1), so a checkpointed backward
+    # pass saved an f32 array where JAX's saves the bool mask of its select.
+    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+    from minijax.testing.recipes import Side
+    x = np.array([-0.9, 0.0, 2.0], np.float32)
+    saved = []
+    for api in (minijax, jax):
+        f = api.checkpoint(lambda x: api.numpy.sum(api.lax.abs(x)),
+                           policy=api.checkpoint_policies.everything_saveable)
+        saved.append(Side(api.__name__, api, None).saved_residuals(f, x))
+        assert_trees_match(minijax.grad(lambda x: minijax.numpy.abs(x).sum())(x),
+                           jax.grad(lambda x: jax.numpy.abs(x).sum())(x))
+    assert saved[0] == saved[1] == ("bool[3]",)

@@ -196,10 +196,14 @@ def compare_row(name, program, leaves, recipe, rtol=None, atol=None) -> Row:
     return row
 
 
-def known_divergence(transform: str, program) -> str:
-    """The registered divergence explaining a row: one *all* of whose words (transforms
-    and features) the row and the program have. Stricter than cross_check's matching
-    on purpose: a fuzzer must not file a new bug under an old record."""
+def known_divergence(transform: str, program, row: Row | None = None) -> str:
+    """The registered divergence explaining a row. Stricter than cross_check's matching
+    on purpose, since a fuzzer must not file a new bug under an old record: the row and
+    the program must have *all* of the record's words (transforms, features, the
+    checkpoint policy its name mentions), the record must name a transform (records
+    about the surface of indexing name none, and the generator makes no such
+    indexers), and a record of a JAX crash ("..._fails", "..._crashes") explains only
+    a row where JAX raised."""
     from minijax.divergences import DIVERGENCES
     row_words = {w for w in _TRANSFORM_WORDS if w in transform}
     if transform.startswith("checkpoint"):
@@ -211,8 +215,13 @@ def known_divergence(transform: str, program) -> str:
     for entry in DIVERGENCES:
         # a record about one checkpoint policy needs that policy
         needs = set(entry.transforms) | {w for w in POLICY_NAMES if w in entry.name}
-        if entry.transforms and needs <= words:
-            return entry.name
+        if not set(entry.transforms) & _TRANSFORM_WORDS or not needs <= words:
+            continue
+        crash = entry.name.endswith(("_fails", "_fail", "_crashes"))
+        if crash and (row is None or row.status not in ("error", "both raise")
+                      or not row.jax_error):
+            continue
+        return entry.name
     return ""
 
 
@@ -249,7 +258,7 @@ def check_case(case: FuzzCase, transforms=None, rtol=None, atol=None) -> list:
         else:
             row = compare_row(name, case.program, case.leaves, recipes[name], rtol, atol)
         if not row.ok:
-            row.divergence = known_divergence(name, case.program)
+            row.divergence = known_divergence(name, case.program, row)
             if row.divergence:
                 row.status = "divergence"
         rows.append(row)

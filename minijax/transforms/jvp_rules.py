@@ -131,10 +131,11 @@ _defjvp(P.cbrt_p, _scale(lambda ans, x: mul(_integer_pow(ans, -2), const_like(x,
 _defjvp(P.erf_p, _scale(lambda ans, x: mul(exp(neg(square(x))),
                                            const_like(x, 2 / np.sqrt(np.pi)))))
 _defjvp(P.square_p, _scale(lambda ans, x: mul(x, const_like(x, 2))))
-# |x|' is 1 at x >= 0 and -1 below (JAX's convention at 0).
-_defjvp(P.abs_p, _scale(lambda ans, x: sub(mul(convert(bind(P.ge_p, x, const_like(x, 0)),
-                                                       aval_of(x).dtype),
-                                               const_like(x, 2)), const_like(x, 1))))
+# |x|' is 1 at x >= 0 and -1 below (JAX's convention at 0). The tangent is a select
+# of t and -t on that mask, as in JAX, so what a checkpointed backward pass saves is
+# the boolean mask, as JAX's does (fuzz finding F3).
+_defjvp(P.abs_p, lambda t, ans, x: bind(P.select_n_p, bind(P.ge_p, x, const_like(x, 0)),
+                                        neg(t), t))
 jvp_rules[P.neg_p] = lambda primals, tangents: JvpResult(
     [neg(primals[0])], [tangents[0] if type(tangents[0]) is Zero else neg(tangents[0])])
 
