@@ -3,6 +3,7 @@
 Each test is the finding's shrunk reproducer, compared with JAX."""
 import jax
 import numpy as np
+import pytest
 
 import minijax
 from minijax.testing import assert_trees_match
@@ -62,3 +63,36 @@ def test_checkpointed_abs_saves_the_boolean_mask_as_jax_does():
         assert_trees_match(minijax.grad(lambda x: minijax.numpy.abs(x).sum())(x),
                            jax.grad(lambda x: jax.numpy.abs(x).sum())(x))
     assert saved[0] == saved[1] == ("bool[3]",)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding F4 (docs/fuzzing.md): minijax's "
+                   "checkpointed backward pass keeps the residual of a tangent that a "
+                   "zero-derivative op (sign) discards; a fix belongs to partial eval")
+def test_checkpoint_saves_nothing_for_a_tangent_killed_by_sign():
+    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+    from minijax.testing.recipes import Side
+    x = np.array([-0.905], np.float32)
+    saved = []
+    for api in (minijax, jax):
+        f = api.checkpoint(lambda x: api.numpy.sum(api.lax.sign(api.lax.sin(x))),
+                           policy=api.checkpoint_policies.everything_saveable)
+        saved.append(Side(api.__name__, api, None).saved_residuals(f, x))
+    assert saved[0] == saved[1] == ()
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding F5 (docs/fuzzing.md): under "
+                   "nothing_saveable minijax saves the output of a scan inside the "
+                   "checkpointed function, where JAX saves only the argument (the scan "
+                   "form of tests/test_cross_check.py's remat-of-jit residual finding)")
+def test_nothing_saveable_saves_no_scan_output():
+    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+    from minijax.testing.recipes import Side
+    x = np.ones(3, np.float32)
+    saved = []
+    for api in (minijax, jax):
+        def g(x):
+            ys = api.lax.scan(lambda c, x: (c, x), (), api.lax.cos(x), reverse=True)[1]
+            return api.numpy.sum(api.lax.abs(ys))
+        f = api.checkpoint(g, policy=api.checkpoint_policies.nothing_saveable)
+        saved.append(Side(api.__name__, api, None).saved_residuals(f, x))
+    assert saved[0] == saved[1] == ("f32[3]",)
