@@ -47,6 +47,7 @@ def register(name, jax_version, jax_behaviour, minijax_behaviour, reason,
 from minijax.divergences import remat, control_flow, refs, refs_transforms, refs_jit, refs_surface  # noqa: E402,F401
 from minijax.divergences import refs_vmap  # noqa: E402,F401
 from minijax.divergences import refs_control_flow  # noqa: E402,F401
+from minijax.divergences import fuzz  # noqa: E402,F401
 
 DIVERGENCES_BY_NAME = {d.name: d for d in DIVERGENCES}
 

@@ -198,28 +198,34 @@ def compare_row(name, program, leaves, recipe, rtol=None, atol=None) -> Row:
 
 def known_divergence(transform: str, program, row: Row | None = None) -> str:
     """The registered divergence explaining a row. Stricter than cross_check's matching
-    on purpose, since a fuzzer must not file a new bug under an old record: the row and
-    the program must have *all* of the record's words (transforms, features, the
-    checkpoint policy its name mentions), the record must name a transform (records
-    about the surface of indexing name none, and the generator makes no such
-    indexers), and a record of a JAX crash ("..._fails", "..._crashes") explains only
-    a row where JAX raised."""
+    on purpose, since a fuzzer must not file a new bug under an old record: one of the
+    record's transforms is the row's, the program has all of its other words
+    (features, the checkpoint policy its name mentions), the record names a transform
+    at all (records about the surface of indexing name none, and the generator makes
+    no such indexers), a record of a JAX crash ("..._fails", "..._crashes") explains
+    only a row where JAX raised, and a record of minijax/divergences/fuzz.py only the
+    rows its matcher accepts."""
     from minijax.divergences import DIVERGENCES
+    from minijax.divergences.fuzz import FUZZ_ROW_MATCHERS
     row_words = {w for w in _TRANSFORM_WORDS if w in transform}
     if transform.startswith("checkpoint"):
         row_words |= {"checkpoint", "remat", "grad", "checkpoint_policies"}
-    if "value_and_grad" in transform or transform.startswith("jac") or "hessian" in transform:
-        row_words |= {"grad", "vjp"}
+    if "value_and_grad" in transform:
+        row_words.add("grad")
     words = _program_words(program) | row_words | _policies_used(program)
     words |= {w for w in POLICY_NAMES if w in transform}
     for entry in DIVERGENCES:
-        # a record about one checkpoint policy needs that policy
-        needs = set(entry.transforms) | {w for w in POLICY_NAMES if w in entry.name}
-        if not set(entry.transforms) & _TRANSFORM_WORDS or not needs <= words:
+        named = set(entry.transforms) & _TRANSFORM_WORDS
+        needs = (set(entry.transforms) - _TRANSFORM_WORDS) | {
+            w for w in POLICY_NAMES if w in entry.name}
+        if not named & row_words or not needs <= words:
             continue
         crash = entry.name.endswith(("_fails", "_fail", "_crashes"))
         if crash and (row is None or row.status not in ("error", "both raise")
                       or not row.jax_error):
+            continue
+        matcher = FUZZ_ROW_MATCHERS.get(entry.name)
+        if matcher is not None and (row is None or not matcher(row)):
             continue
         return entry.name
     return ""

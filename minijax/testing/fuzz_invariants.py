@@ -112,7 +112,12 @@ def _dot_product(case):
     tangents = [_tangent_like(x) for x in primals]
     outs, jvp_out = minijax.jvp(f, tuple(primals), tuple(tangents))
     cotangents = tuple(_tangent_like(o) * 0.5 + 0.125 for o in outs)
-    _, pullback = minijax.vjp(f, *primals)
+    try:
+        _, pullback = minijax.vjp(f, *primals)
+    except Exception as error:  # noqa: BLE001
+        if "ReverseMode" in type(error).__name__:   # while_loop: forward mode only
+            raise Skip(f"no reverse mode: {type(error).__name__}") from error
+        raise
     vjp_out = pullback(cotangents)
     left = sum(float(np.sum(np.asarray(v, np.float64) * np.asarray(j, np.float64)))
                for v, j in zip(cotangents, jvp_out))
