@@ -118,3 +118,42 @@ def test_the_fuzzer_files_float64_tangents_under_the_jax_record_only():
     assert fuzz.known_divergence("jvp", case.program, dtype_row) == \
         "jax_jvp_passes_an_input_tangent_through_uncanonicalized"
     assert fuzz.known_divergence("jvp", case.program, value_row) == ""
+
+
+@pins("jax_jacrev_of_a_function_without_outputs_fails")
+def test_jax_jacrev_of_a_function_without_outputs_fails():
+    # fuzz finding J2, shrunk: the recipe's outputs were all bfloat16 (not
+    # differentiated), leaving a function of no outputs
+    x = np.ones(2, np.float32)
+    assert jax.jacfwd(lambda x: ())(x) == ()
+    for name in ("jacrev", "hessian"):
+        with pytest.raises(ValueError, match="at least one array or dtype"):
+            getattr(jax, name)(lambda x: ())(x)
+        assert getattr(minijax, name)(lambda x: ())(x) == ()
+
+
+def _saved(api, f, policy, *args):
+    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+    from minijax.testing.recipes import Side
+    remat = api.checkpoint(f, policy=getattr(api.checkpoint_policies, policy))
+    return Side(api.__name__, api, None).saved_residuals(remat, *args)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding F6 (docs/fuzzing.md): sort's jvp "
+                   "saves two i32 index arrays under everything_saveable where JAX's "
+                   "saves one u32 permutation")
+def test_checkpointed_sort_saves_what_jax_saves():
+    a, b = np.array([-1.783], np.float32), np.array([-1.0], np.float32)
+    saved = [_saved(api, lambda a, b: api.numpy.sum(api.lax.sort((b, a), num_keys=1)[0]),
+                    "everything_saveable", a, b) for api in (minijax, jax)]
+    assert saved[0] == saved[1]
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding F7 (docs/fuzzing.md, first seen by "
+                   "cross_check): tanh's jvp saves one residual under everything_saveable "
+                   "where JAX's saves two")
+def test_checkpointed_tanh_saves_what_jax_saves():
+    x = np.array([0.9366], np.float32)
+    saved = [_saved(api, lambda x: api.numpy.sum(api.lax.tanh(x)), "everything_saveable", x)
+             for api in (minijax, jax)]
+    assert saved[0] == saved[1]

@@ -17,6 +17,16 @@ register(
     "jax_enable_x64 docs), and jvp's contract that tangent outputs have the primal "
     "outputs' tangent dtype; found by the fuzzer (finding J1)",
     transforms=("jvp", "linearize", "jacfwd", "hessian"))
+register(
+    "jax_jacrev_of_a_function_without_outputs_fails", "0.10.2",
+    "jax.jacrev(f)(x) and jax.hessian(f)(x) of a function returning an empty tuple raise "
+    "ValueError('at least one array or dtype is required') from the standard basis of "
+    "the (empty) outputs; jax.jacfwd(f)(x) returns ()",
+    "jacrev and hessian return (), as jacfwd does",
+    "the Jacobian of a function with no outputs is the empty pytree, whichever mode "
+    "computes it (jacfwd and jacrev are documented as computing the same Jacobian); "
+    "found by the fuzzer (finding J2)",
+    transforms=("jacrev", "hessian"))
 
 def _float64_tangent(row) -> bool:
     return "float64" in row.detail or "float64" in row.summary()
