@@ -157,3 +157,28 @@ def test_checkpointed_tanh_saves_what_jax_saves():
     saved = [_saved(api, lambda x: api.numpy.sum(api.lax.tanh(x)), "everything_saveable", x)
              for api in (minijax, jax)]
     assert saved[0] == saved[1]
+
+
+def test_checkpointed_clamp_saves_the_boolean_mask_as_jax_does():
+    # fuzz finding F8: clamp's jvp multiplied by a float mask (an f32 residual); JAX
+    # selects (a bool residual).
+    x = np.array([-1.0, 0.3, 2.0], np.float32)
+    saved = [_saved(api, lambda x: api.numpy.sum(api.lax.clamp(-0.5, x, 0.75)),
+                    "everything_saveable", x) for api in (minijax, jax)]
+    assert saved[0] == saved[1] and "bool[3]" in saved[0]
+    for f in (lambda m: lambda x: m.numpy.sum(m.lax.clamp(-0.5, x, 0.75)),
+              lambda m: lambda x: m.numpy.sum(m.numpy.clip(x, -1.0, x * 0.5))):
+        assert_trees_match(minijax.grad(f(minijax))(x), jax.grad(f(jax))(x))
+        assert_trees_match(minijax.jacfwd(f(minijax))(x), jax.jacfwd(f(jax))(x))
+
+
+@pins("jax_clamp_jvp_with_scalar_bound_fails")
+def test_jax_clamp_jvp_with_scalar_bound_fails():
+    x = np.array([-1.0, 0.3, 2.0], np.float32)
+
+    def f(api):
+        return lambda lo, x: api.numpy.sum(api.lax.clamp(lo, x, 0.75))
+    with pytest.raises(TypeError, match="select cases must have the same shapes"):
+        jax.grad(f(jax), argnums=(0, 1))(np.float32(-0.5), x)
+    d_lo, d_x = minijax.grad(f(minijax), argnums=(0, 1))(np.float32(-0.5), x)
+    assert float(d_lo) == 1.0 and np.asarray(d_x).tolist() == [0.0, 1.0, 0.0]

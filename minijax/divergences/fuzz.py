@@ -27,11 +27,27 @@ register(
     "computes it (jacfwd and jacrev are documented as computing the same Jacobian); "
     "found by the fuzzer (finding J2)",
     transforms=("jacrev", "hessian"))
+register(
+    "jax_clamp_jvp_with_scalar_bound_fails", "0.10.2",
+    "jax.jvp / jax.grad of lax.clamp(lo, x, hi) with respect to a rank-0 bound `lo` (or "
+    "`hi`) when `x` is an array raise TypeError('select cases must have the same shapes, "
+    "got [(3,), ()]'): the bound's tangent rule selects between the scalar tangent and "
+    "an array of zeros without broadcasting",
+    "the scalar bound's tangent is broadcast to x's shape: d clamp / d lo is 1 where x < "
+    "lo, summed by grad",
+    "lax.clamp's documentation allows a scalar min/max with an array operand, and the "
+    "primal accepts it; found while fixing fuzz finding F8 (finding J3)",
+    transforms=("jvp", "grad", "vjp", "linearize"))
 
 def _float64_tangent(row) -> bool:
     return "float64" in row.detail or "float64" in row.summary()
 
 
+def _jax_select_shapes_error(row) -> bool:
+    return "select cases must have the same shapes" in row.jax_error
+
+
 FUZZ_ROW_MATCHERS = {
+    "jax_clamp_jvp_with_scalar_bound_fails": _jax_select_shapes_error,
     "jax_jvp_passes_an_input_tangent_through_uncanonicalized": _float64_tangent,
 }

@@ -29,7 +29,7 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_inexact
-from .ad_util import (Zero, scalar, tangent_aval, instantiate, add_tangents, broadcast_to,
+from .ad_util import (Zero, zeros, scalar, tangent_aval, instantiate, add_tangents, broadcast_to,
                       const_like, add, sub, mul, div, neg, eq, convert, reduce_sum,
                       broadcast_in_dim, transpose, reshape, iota, take_along_axis)
 from .jvp import jvp_rules, JvpResult
@@ -225,12 +225,20 @@ def _mask(pred, like):
     return convert(pred, aval_of(like).dtype)
 
 
+def _where(pred, t, ans):
+    """t where `pred` holds, zero elsewhere, as a select: what a checkpointed backward
+    pass then saves is the bool mask, as JAX's does (fuzz finding F8)."""
+    shape = aval_of(ans).shape
+    t = broadcast_to(t, shape)
+    return bind(P.select_n_p, pred, zeros(aval_of(t)), t)
+
+
 _defjvp(P.clamp_p,
-        lambda t, ans, lo, x, hi: mul(t, _mask(bind(P.and_p, bind(P.gt_p, lo, x),
-                                                    bind(P.lt_p, lo, hi)), ans)),
-        lambda t, ans, lo, x, hi: mul(t, _mask(bind(P.and_p, bind(P.gt_p, x, lo),
-                                                    bind(P.lt_p, x, hi)), ans)),
-        lambda t, ans, lo, x, hi: mul(t, _mask(bind(P.lt_p, hi, x), ans)))
+        lambda t, ans, lo, x, hi: _where(bind(P.and_p, bind(P.gt_p, lo, x),
+                                              bind(P.lt_p, lo, hi)), t, ans),
+        lambda t, ans, lo, x, hi: _where(bind(P.and_p, bind(P.gt_p, x, lo),
+                                              bind(P.lt_p, x, hi)), t, ans),
+        lambda t, ans, lo, x, hi: _where(bind(P.lt_p, hi, x), t, ans))
 
 
 def _select_n_rule(primals, tangents):
