@@ -176,9 +176,13 @@ def check_one(seed, features=None, transforms=None, shrink=True, shrink_seconds=
             if rough not in skip_signatures:
                 recipes = recipes or fuzz.recipes_for(case, [r.transform for r in rows])
                 recipe = recipes[row.transform]
-                program, leaves = shrink_program(program, leaves, row.transform, recipe,
-                                                 max_checks=60, time_limit=shrink_seconds)
-                source = reproducer_source(program, leaves, row.transform, recipe)
+                try:
+                    program, leaves = shrink_program(program, leaves, row.transform, recipe,
+                                                     max_checks=60, time_limit=shrink_seconds)
+                    source = reproducer_source(program, leaves, row.transform, recipe)
+                except Exception as error:  # noqa: BLE001 -- e.g. no source for custom_vjp
+                    source = _seed_reproducer(seed, all_features, row.transform, summary) \
+                        + f"# no standalone JAX source: {type(error).__name__}: {error}\n"
                 final = fuzz.signature(row.transform, program, row)
             else:
                 source, final = _seed_reproducer(seed, all_features, row.transform,
