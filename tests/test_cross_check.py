@@ -8,7 +8,6 @@ subprocesses, the bug planted there too) prints different values.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -20,7 +19,6 @@ from jax import lax
 
 from minijax.interop import import_jaxpr
 from minijax.ir import primitives as P
-from minijax.ir.trace import bind
 from minijax.testing import cross_check, assert_cross_check, Report
 from minijax.transforms.jvp import jvp_rules
 
@@ -242,3 +240,40 @@ def test_shrinking_unnests_a_loop(wrong_sin_jvp):
     small, small_leaves = shrink(closed, [X], "grad", TRANSFORMS["grad"])
     names = [eqn.primitive.name for eqn in small.jaxpr.eqns]
     assert "scan" not in names and "sin" in names and len(names) <= 3, names
+
+
+def test_shrinking_makes_arguments_smaller(wrong_sin_jvp, tmp_path):
+    big = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(4, 6)
+    report = cross_check(lambda m: jnp.sum(jnp.sin(m) @ m.T), big, transforms=["grad"],
+                         policies=(), reproducer_dir=str(tmp_path))
+    text = open(report.reproducers["grad"]).read()
+    assert "# program(f32[1,1])" in text, text[:600]
+
+
+def test_a_side_that_raises_is_an_error_row_with_both_messages():
+    from minijax.transforms.vmap import vmap_rules
+    right = vmap_rules[P.cos_p]
+
+    def broken(*args, **params):
+        raise RuntimeError("planted vmap failure")
+    vmap_rules[P.cos_p] = broken
+    try:
+        report = cross_check(lambda x: jnp.cos(x) * 2.0, X, transforms=["eager", "vmap"],
+                             policies=(), shrink=False)
+    finally:
+        vmap_rules[P.cos_p] = right
+    row = report.row("vmap")
+    assert row.status == "error" and "planted vmap failure" in row.minijax_error
+    assert row.jax_error == "" and "jax: ok" in row.summary()
+    assert not report.ok and report.row("eager").status == "agree"
+
+
+def test_vmap_over_given_batch_arguments():
+    batch = np.stack([X, X * 2.0, -X])
+    report = cross_check(lambda x: jnp.sum(jnp.sin(x) * x), X, vmap_args=(batch,),
+                         transforms=["vmap", "vmap(grad)", "grad(vmap)"], policies=(),
+                         shrink=False)
+    assert report.ok, str(report)
+    with pytest.raises(ValueError, match="structure of the arguments"):
+        cross_check(lambda x: x, X, vmap_args=(batch, batch), transforms=["vmap"],
+                    policies=())

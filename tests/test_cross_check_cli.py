@@ -90,6 +90,22 @@ def test_diff_names_the_first_line_that_differs(scripts):
     assert "jax:" in done.stdout and "minijax:" in done.stdout
 
 
+def test_diff_loads_the_scripts_own_modules_for_each_side(scripts):
+    (scripts / "which.py").write_text(textwrap.dedent("""
+        import jax
+        def backend_scale():
+            return 2.0 if jax.__name__ == "minijax" else 1.0
+    """))
+    (scripts / "uses_module.py").write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        from which import backend_scale
+        print("scaled", jnp.ones(2) * backend_scale())
+    """))
+    done = _minijax("diff", "uses_module.py", cwd=scripts)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "uses_module.py:4" in done.stdout and "[2. 2.]" in done.stdout
+
+
 def test_check_with_args_and_with_examples(scripts):
     done = _minijax("check", "funcs.py::f", "--args", "np.arange(3, dtype=np.float32)",
                     "--transforms", "eager,grad,vmap", "--policies", "", cwd=scripts)

@@ -240,3 +240,34 @@ def test_cross_check_guide_runs_as_shown():
         runner.run(test, clear_globs=False)
         namespace, examples = test.globs, examples + len(test.examples)
     assert examples and runner.summarize(verbose=False).failed == 0
+
+
+# -- error paths ----------------------------------------------------------------------------
+
+def never_save(prim, *avals, **params):
+    """A user's own checkpoint policy: a Python function JAX cannot be handed."""
+    return False
+
+
+def test_export_and_source_refuse_what_jax_cannot_express():
+    from minijax.interop import ExportError, to_python_source
+    closed = minijax.make_jaxpr(minijax.checkpoint(mnp.sin, policy=never_save))(X)
+    with pytest.raises(ExportError, match="checkpoint policy"):
+        to_jax(closed)(X)
+    with pytest.raises(ExportError, match="checkpoint policy"):
+        to_python_source(closed)
+    custom = minijax.make_jaxpr(_mini_custom_jvp())(X)
+    with pytest.raises(ExportError, match="custom_jvp_call"):
+        to_python_source(custom)
+    with pytest.raises(TypeError, match="ClosedJaxpr"):
+        to_jax(lambda x: x)
+    with pytest.raises(TypeError, match="takes 1 arguments"):
+        to_jax(closed)(X, X)
+
+
+def test_import_refuses_a_sharding_hint():
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("i",))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+    program = jax.make_jaxpr(lambda x: jax.lax.with_sharding_constraint(x, sharding))(X)
+    with pytest.raises(MissingPrimitivesError, match="sharding_constraint"):
+        import_jaxpr(program)

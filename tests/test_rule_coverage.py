@@ -17,9 +17,9 @@ KNOWN_HOLES = {
     # Forward mode through a custom_vjp function is an error (as in JAX); custom_lin
     # only exists between linearize and transpose, where no batching happens.
     "jvp": {"custom_lin"}, "vmap": {"custom_lin"},
-    # No JAX primitive lands on these: JAX spells expand_dims as broadcast_in_dim,
-    # debug.print as a debug_callback, and keeps its custom_lin inside its own AD.
-    "import": {"custom_lin", "debug_print", "expand_dims"},
+    # No JAX primitive lands on these: JAX spells expand_dims as broadcast_in_dim
+    # and keeps its custom_lin inside its own AD.
+    "import": {"custom_lin", "expand_dims"},
 }
 
 

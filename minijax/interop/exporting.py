@@ -106,16 +106,45 @@ def _body_fn(jaxpr):
     return lambda *args: eval_exported(jaxpr, (), args)
 
 
+def _distinct_refs(args):
+    """`args` with each ref once (JAX refuses a ref passed twice to one function;
+    a minijax equation may pass it twice), and where each argument went."""
+    unique, where, seen = [], [], {}
+    for arg in args:
+        if type(arg).__name__ == "Ref" or _is_ref_tracer(arg):
+            if id(arg) not in seen:
+                seen[id(arg)] = len(unique)
+                unique.append(arg)
+            where.append(seen[id(arg)])
+        else:
+            where.append(len(unique))
+            unique.append(arg)
+    return unique, where
+
+
+def _is_ref_tracer(x) -> bool:
+    aval = getattr(x, "aval", None)
+    return aval is not None and hasattr(aval, "inner_aval")
+
+
+def _expanded(fn, where):
+    """`fn` of the original arguments as a function of the distinct ones."""
+    return lambda *unique: fn(*[unique[i] for i in where])
+
+
 # -- calls and control flow -----------------------------------------------------------------
 
 def _jit(*args, jaxpr, name):
-    fn = _body_fn(jaxpr)
+    unique, where = _distinct_refs(args)
+    fn = _expanded(_body_fn(jaxpr), where)
     fn.__name__ = name
-    return list(jax.jit(fn)(*args))
+    return list(jax.jit(fn)(*unique))
 
 
 def _cond(index, *operands, branches):
-    return list(lax.switch(index, [_body_fn(b) for b in branches], *operands))
+    unique, where = _distinct_refs(operands)
+    return list(lax.switch(index, [_expanded(_body_fn(b), where) for b in branches],
+                           *unique))
 
 
 def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -171,9 +200,10 @@ def export_policy(policy):
 
 
 def _remat(*args, jaxpr, policy, prevent_cse, differentiated):
-    fn = jax.checkpoint(_body_fn(jaxpr), policy=export_policy(policy),
+    unique, where = _distinct_refs(args)
+    fn = jax.checkpoint(_expanded(_body_fn(jaxpr), where), policy=export_policy(policy),
                         prevent_cse=prevent_cse)
-    return list(fn(*args))
+    return list(fn(*unique))
 
 
 export_rules[remat_p] = _remat

@@ -5,23 +5,31 @@ values (tracers while importing). Each rule ends in `bind`s of minijax primitive
 or in minijax's public API where minijax has a canonical form JAX spells otherwise
 (ref indexing, custom derivatives).
 
-Hints JAX carries and minijax does not model -- shardings, layouts, an op's
-`accuracy`, a dot's `precision` -- are accepted only at their "no hint" value; a
-program that sets one is refused by name rather than silently changed.
+Hints JAX carries and minijax does not model -- shardings, memory spaces, an op's
+`accuracy` or `out_dtype` -- are accepted only at their "no hint" value; a program
+that sets one is refused by name rather than silently changed. The one exception is
+a dot's `precision`, which changes results only on TPUs: it is dropped. (The
+placement params of a `jit` equation are ignored: minijax's `jit` has none.)
 """
 from __future__ import annotations
 
+import jax
 import numpy as np
 from jax import tree_util
 
+from .. import debug
 from .. import refs as mini_refs
 from ..ir import primitives as P
-from ..ir.control_flow_primitives import cond_p, while_p, scan_p, debug_callback_p
+from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_callback_p,
+                                          debug_print_p)
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import MinijaxError, bind, aval_of
 from ..transforms import policies as mini_policies
-from .importing import register_import, import_body, import_bodies, eval_jax_jaxpr, _open
+from ..transforms.ad_util import zeros
+from ..transforms.custom_derivatives import custom_jvp, custom_vjp
+from .importing import (register_import, import_body, import_bodies, eval_jax_jaxpr,
+                        open_jaxpr)
 
 
 class UnsupportedParamError(MinijaxError, NotImplementedError):
@@ -39,13 +47,6 @@ def _refuse_hint(prim_name, params, *names):
 
 def _single(prim):
     return lambda *args, **params: [bind(prim, *args, **params)]
-
-
-def _as_list(prim):
-    def rule(*args, **params):
-        out = bind(prim, *args, **params)
-        return list(out) if prim.multiple_results else [out]
-    return rule
 
 
 # -- elementwise ---------------------------------------------------------------------------
@@ -257,7 +258,6 @@ register_import("scan", scan_p, _scan)
 
 def import_policy(policy):
     """The minijax policy of a JAX checkpoint policy (read through its own fields)."""
-    import jax
     jax_policies = jax.checkpoint_policies
     if policy is None or policy is jax_policies.nothing_saveable:
         return mini_policies.nothing_saveable
@@ -293,7 +293,7 @@ register_import("name", name_p, lambda x, *, name: [bind(name_p, x, name=str(nam
 # `custom_jvp` / `custom_vjp` functions, so minijax's own AD calls them.
 
 def _primal_fun(call_jaxpr, num_consts, consts):
-    jaxpr, body_consts = _open(call_jaxpr)
+    jaxpr, body_consts = open_jaxpr(call_jaxpr)
 
     def fun(*args):
         return tuple(eval_jax_jaxpr(jaxpr, body_consts, list(consts) + list(args)))
@@ -304,7 +304,6 @@ def _primal_fun(call_jaxpr, num_consts, consts):
 
 def _custom_jvp_call(*args, call_jaxpr, jvp_jaxpr_fun=None, jvp_jaxpr_thunk=None,
                      num_consts, symbolic_zeros=False):
-    from ..transforms.custom_derivatives import custom_jvp
     consts, primals = args[:num_consts], args[num_consts:]
     thunk = jvp_jaxpr_fun if jvp_jaxpr_fun is not None else jvp_jaxpr_thunk
     fun = _primal_fun(call_jaxpr, num_consts, consts)
@@ -313,7 +312,6 @@ def _custom_jvp_call(*args, call_jaxpr, jvp_jaxpr_fun=None, jvp_jaxpr_thunk=None
     wrapped = custom_jvp(fun)
 
     def jvp(primals_in, tangents_in):
-        from ..transforms.ad_util import zeros
         outs = eval_jax_jaxpr(jvp_jaxpr, list(jvp_consts), list(primals_in) + list(tangents_in))
         primals_out, nonzero = outs[:len(out_zeros)], iter(outs[len(out_zeros):])
         tangents_out = [zeros(aval_of(p)) if z else next(nonzero)
@@ -325,12 +323,10 @@ def _custom_jvp_call(*args, call_jaxpr, jvp_jaxpr_fun=None, jvp_jaxpr_thunk=None
 
 def _custom_vjp_call(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_trees,
                      symbolic_zeros=False):
-    import jax
-    from ..transforms.custom_derivatives import custom_vjp
     consts, primals = args[:num_consts], args[num_consts:]
     fun = _primal_fun(call_jaxpr, num_consts, consts)
     wrapped = custom_vjp(fun)
-    n_out = len(_open(call_jaxpr)[0].outvars)
+    n_out = len(open_jaxpr(call_jaxpr)[0].outvars)
 
     def fwd(*primals_in):
         fwd_jaxpr, fwd_consts = fwd_jaxpr_thunk.call_wrapped(*([True] * len(primals_in)))
@@ -363,7 +359,6 @@ def _custom_vjp_call(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_tr
 
 
 def _struct(x):
-    import jax
     aval = aval_of(x)
     return jax.ShapeDtypeStruct(aval.shape, aval.dtype)
 
@@ -457,3 +452,14 @@ def _debug_callback(*args, callback, effect=None, partitioned=False, **hints):
 
 
 register_import("debug_callback", debug_callback_p, _debug_callback)
+
+
+def _debug_print(*values, fmt, in_tree, static_args=(), **hints):
+    if static_args:
+        raise UnsupportedParamError("cannot import debug_print with static_args")
+    args, kwargs = tree_util.tree_unflatten(in_tree, list(values))
+    debug.print(fmt, *args, **kwargs)
+    return []
+
+
+register_import("debug_print", debug_print_p, _debug_print)

@@ -33,7 +33,7 @@ from jax.extend import core as jax_core
 
 from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import MinijaxError, bind
+from ..ir.trace import MinijaxError
 from ..ir.types import ShapedArray, RefType
 from ..transforms.ad_util import eval_jaxpr
 
@@ -153,7 +153,7 @@ def eval_jax_jaxpr(jaxpr, consts, args) -> list:
     return [read(v) for v in jaxpr.outvars]
 
 
-def _open(jaxpr_like):
+def open_jaxpr(jaxpr_like):
     """(open jaxpr, consts) of a JAX `ClosedJaxpr` or `Jaxpr`."""
     if isinstance(jaxpr_like, jax_core.ClosedJaxpr):
         return jaxpr_like.jaxpr, list(jaxpr_like.consts)
@@ -167,7 +167,7 @@ def import_bodies(bodies, in_avals_list=None):
     (bodies, constant values) -- the values go in front of the equation's operands."""
     traced = []
     for i, body in enumerate(bodies):
-        jaxpr, consts = _open(body)
+        jaxpr, consts = open_jaxpr(body)
         avals = in_avals_list[i] if in_avals_list else [import_aval(v.aval) for v in jaxpr.invars]
         closed = trace_to_jaxpr(
             lambda *args, j=jaxpr, c=consts: eval_jax_jaxpr(j, c, args), avals)

@@ -107,6 +107,7 @@ def run_script(path: str, argv=(), *, on_minijax: bool = True, script_builtins=N
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [path, *argv]
     sys.path.insert(0, folder)
+    _forget_modules_of(folder)      # a module the script imports is loaded for this run
     try:
         if on_minijax:
             import minijax  # noqa: F401  -- loaded before the script's first import
@@ -116,4 +117,14 @@ def run_script(path: str, argv=(), *, on_minijax: bool = True, script_builtins=N
             exec(code, namespace)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+        _forget_modules_of(folder)  # ... and not reused by a later run on the other side
     return namespace
+
+
+def _forget_modules_of(folder):
+    """Drop the modules loaded from the script's folder from `sys.modules`: they were
+    executed with one side's `jax`, so another run must load them afresh."""
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None) or ""
+        if file and os.path.abspath(file).startswith(folder + os.sep):
+            del sys.modules[name]

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import primitives as P
 from ..ir.core import Literal, ClosedJaxpr
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
-from ..ir.types import dtype_short_name
-from .exporting import ExportError
+from ..ir.control_flow_primitives import rebuild_from_layout
+from .exporting import ExportError, export_policy
 
 __all__ = ["to_python_source", "source_rules", "value_source"]
 
@@ -157,12 +156,10 @@ class _Writer:
             env[var] = self.fresh("a")
             params.append(env[var])
         self.lines.append(f"{pad}def {name}({', '.join(params)}):")
-        body_start = len(self.lines)
         for eqn in jaxpr.eqns:
             self.equation(eqn, env, indent + 1)
         outs = [self.atom(v, env) for v in jaxpr.outvars]
         self.lines.append(f"{pad}    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-        del body_start
         return name
 
     def atom(self, atom, env) -> str:
@@ -199,7 +196,6 @@ class _Writer:
         return f"jax.jit({body})({', '.join(ins)})"
 
     def _remat(self, eqn, ins, indent):
-        from .exporting import export_policy   # checks the policy is expressible
         export_policy(eqn.params["policy"])
         body = self._body(eqn.params["jaxpr"], indent)
         policy = _policy_source(eqn.params["policy"])
@@ -291,7 +287,6 @@ class _Writer:
         return f"jax.ref.free_ref({ins[0]})"
 
     def _debug_print(self, eqn, ins, indent):
-        from ..ir.control_flow_primitives import rebuild_from_layout
         _, args_layout, kwargs_layout = eqn.params["layout"]
         leaves = iter(ins)
         args = rebuild_from_layout(args_layout, leaves)
@@ -341,5 +336,3 @@ def to_python_source(closed_jaxpr: ClosedJaxpr, name: str = "program") -> str:
               "import numpy as np", "from jax import lax", ""]
     return "\n".join(header + const_lines + writer.lines) + "\n"
 
-
-del P, dtype_short_name

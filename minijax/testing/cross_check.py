@@ -25,6 +25,11 @@ import jax.ad_checkpoint
 import numpy as np
 from jax import tree_util
 
+import minijax
+from ..divergences import DIVERGENCES
+from ..interop import import_jaxpr
+from ..ir.core import jaxprs_in_params
+from ..transforms.ad_util import eval_jaxpr
 from . import assert_trees_match
 from .recipes import (Side, Skip, SavedResiduals, TRANSFORMS, run_recipe, policy_label,
                       checkpoint_recipe)
@@ -92,7 +97,6 @@ def _compare_residuals(actual, expected):
 
 
 def _program_words(closed) -> set:
-    from minijax.ir.core import jaxprs_in_params
     words = set()
 
     def walk(jaxpr):
@@ -119,7 +123,6 @@ def known_divergence(transform: str, closed) -> str:
     """The registered divergence that explains a difference of `transform` on this
     program: one whose transforms include the row's and whose other words (the
     features it needs: refs, remat, debug printing) the program all has."""
-    from minijax.divergences import DIVERGENCES
     row_words = {w for w in _TRANSFORM_WORDS if w in transform}
     if transform.startswith("checkpoint"):
         row_words |= {"checkpoint", "remat", "grad"}
@@ -135,16 +138,18 @@ def known_divergence(transform: str, closed) -> str:
 
 
 def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
-                rtol=None, atol=None, shrink: bool = True, reproducer_dir=None) -> Report:
+                vmap_args=None, rtol=None, atol=None, shrink: bool = True,
+                reproducer_dir=None) -> Report:
     """Compare minijax's transforms of the JAX function `f` with JAX's, at `args`.
 
     `transforms` picks rows by name (default: all of `TRANSFORMS`); `policies` adds a
     `checkpoint[policy]` row per entry (a policy name, or a tuple `(name, *args)`
-    such as `("save_only_these_names", "h")`). With `shrink`, each unexplained
-    difference is reduced to a small program and written as a standalone reproducer
-    into `reproducer_dir` (a temporary folder when None)."""
-    from minijax.interop import import_jaxpr
-    from minijax.transforms.ad_util import eval_jaxpr
+    such as `("save_only_these_names", "h")`). `vmap_args` are the arguments the
+    `vmap` rows map over, each with a leading batch axis (default: the arguments
+    with an axis of two examples added). With `shrink`, each unexplained difference
+    is reduced to a small program and written as a standalone reproducer into
+    `reproducer_dir` (a temporary folder when None); a row that maps over given
+    `vmap_args` is not shrunk, since shrinking changes the program's inputs."""
 
     leaves, in_tree = tree_util.tree_flatten(args)
     closed_jax = jax.make_jaxpr(lambda *a: f(*tree_util.tree_unflatten(in_tree, a)))(*leaves)
@@ -156,10 +161,16 @@ def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
     def mini_fn(*flat):
         return tuple(eval_jaxpr(imported.jaxpr, imported.consts, flat))
 
-    import minijax
     recipes = select_recipes(transforms, policies)
     report = Report(getattr(f, "__name__", repr(f)))
-    mini, ref_side = Side("minijax", minijax, mini_fn), Side("jax", jax, jax_fn)
+    batched = None
+    if vmap_args is not None:
+        batched, batched_tree = tree_util.tree_flatten(tuple(vmap_args))
+        if batched_tree != in_tree:
+            raise ValueError(f"vmap_args must have the structure of the arguments: got "
+                             f"{batched_tree}, expected {in_tree}")
+    mini = Side("minijax", minijax, mini_fn, batched)
+    ref_side = Side("jax", jax, jax_fn, batched)
     for name, recipe in recipes.items():
         row = compare(name, lambda: run_recipe(mini, recipe, leaves),
                       lambda: run_recipe(ref_side, recipe, leaves), rtol, atol)
@@ -170,10 +181,16 @@ def cross_check(f: Callable, *args, transforms=None, policies=DEFAULT_POLICIES,
         report.rows.append(row)
     if shrink and not report.ok:
         from .shrink import shrink_and_write
+
+        def retrace(new_leaves):
+            return import_jaxpr(jax.make_jaxpr(
+                lambda *a: f(*tree_util.tree_unflatten(in_tree, a)))(*new_leaves))
         for row in report.failures:
+            if batched is not None and "vmap" in row.transform:
+                continue
             report.reproducers[row.transform] = shrink_and_write(
                 imported, leaves, row.transform, recipes[row.transform], rtol, atol,
-                reproducer_dir)
+                reproducer_dir, retrace)
     return report
 
 

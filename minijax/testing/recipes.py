@@ -21,11 +21,15 @@ class Side:
     """One side of the comparison: the `jax` or `minijax` module as `api`, and `fn`,
     the flat program (argument leaves -> tuple of output leaves) that side runs."""
 
-    def __init__(self, name, api, fn):
+    def __init__(self, name, api, fn, batched=None):
         self.name, self.api, self.np, self.fn = name, api, api.numpy, fn
+        # The leaves `vmap` rows map over, each with a leading batch axis (None: add
+        # one to the arguments, see `_batched`).
+        self.batched = batched
 
     def is_ref(self, x):
-        return isinstance(x, self.api.Ref)
+        # Both APIs name their concrete ref type `Ref` (jax.Ref, minijax.Ref).
+        return type(x).__name__ == "Ref"
 
     def new_ref(self, value):
         return self.api.new_ref(value)
@@ -98,8 +102,12 @@ def _tangent_like(x):
 
 
 def _batched(side, leaves):
-    """Each non-ref leaf with a leading axis of size 2 (the value, and a shifted copy
-    for floats); refs are shared (in_axes None)."""
+    """The batch the `vmap` rows map over: the side's given `batched` leaves, or each
+    non-ref leaf with a leading axis of size 2 added (the value, and a shifted copy
+    for floats). Refs are shared (in_axes None)."""
+    if side.batched is not None:
+        given = fresh_leaves(side, side.batched)
+        return given, tuple(None if side.is_ref(x) else 0 for x in given)
     out, axes = [], []
     for x in leaves:
         if side.is_ref(x):

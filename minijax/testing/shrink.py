@@ -10,8 +10,14 @@ bounded. The candidates, smallest result first:
 * cut the program after one equation (that equation's results become the outputs);
 * replace the results of one equation by new inputs (their values become arguments),
   or by constants;
-* unnest: replace a `jit`/`remat`/custom-derivative call by its body, or a `cond`
-  by one of its branches.
+* unnest: replace a `jit`/`remat`/custom-derivative call by its body, a `cond`
+  by one of its branches, or the whole program by a loop's body at its first
+  iteration.
+
+Before that, `shrink_arguments` makes the arguments smaller (each axis cut to 1, 2
+or half its length) where the function traces again at the smaller shape: the
+shapes of a program's intermediate values are baked into its params, so shapes
+shrink by tracing the user's function anew.
 
 Each candidate is rebuilt by re-tracing the program (so it verifies and prints like
 any minijax program) and pruned with dead-code elimination. "Still disagrees" is
@@ -330,7 +336,42 @@ def write_reproducer(program, leaves, transform, recipe, folder=None) -> str:
     return path
 
 
+def shrink_arguments(retrace, program, leaves, transform, recipe, rtol=None, atol=None,
+                     *, max_checks=40):
+    """Smaller array arguments, while the disagreement persists: each axis of each
+    argument is cut to its first 1, 2 or half its elements, and the function is traced
+    again at the new shapes (`retrace(leaves) -> program`; a function that cannot take
+    the smaller shape is left as it is). Returns (program, leaves)."""
+    first = still_differs(program, leaves, transform, recipe, rtol, atol)
+    if first is None:
+        return program, list(leaves)
+    leaves, checks = list(leaves), 0
+    for i in range(len(leaves)):
+        for axis in range(np.ndim(leaves[i]) if type(leaves[i]).__name__ != "Ref" else 0):
+            for size in (1, 2, np.shape(leaves[i])[axis] // 2):
+                if not 0 < size < np.shape(leaves[i])[axis] or checks >= max_checks:
+                    continue
+                candidate_leaves = list(leaves)
+                candidate_leaves[i] = np.take(np.asarray(leaves[i]), np.arange(size), axis)
+                checks += 1
+                try:
+                    candidate = retrace(candidate_leaves)
+                    row = still_differs(candidate, candidate_leaves, transform, recipe,
+                                        rtol, atol)
+                except Exception:  # noqa: BLE001 -- the function needs its shapes
+                    continue
+                if row is not None and row.status == first.status:
+                    program, leaves = candidate, candidate_leaves
+                    break
+    return program, leaves
+
+
 def shrink_and_write(program, leaves, transform, recipe, rtol=None, atol=None,
-                     folder=None) -> str:
+                     folder=None, retrace=None) -> str:
+    """Shrink the arguments (when `retrace` can trace the function again), then the
+    program, and write the reproducer; returns its path."""
+    if retrace is not None:
+        program, leaves = shrink_arguments(retrace, program, leaves, transform, recipe,
+                                           rtol, atol)
     small, small_leaves = shrink(program, leaves, transform, recipe, rtol, atol)
     return write_reproducer(small, small_leaves, transform, recipe, folder)
