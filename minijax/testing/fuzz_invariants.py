@@ -48,7 +48,10 @@ def _fresh(leaves):
 def _reference(case):
     from ..backends.reference import eval_closed_jaxpr, RefBox
     name = "invariant:reference"
-    xla = [np.asarray(o) for o in _flat_fn(case)(*_fresh(case.safe_leaves))]
+    # an output that is an input comes back as given (a Python float): read it in
+    # the output's dtype, as the reference evaluator writes it
+    xla = [np.asarray(o, dtype=aval.dtype) for o, aval in
+           zip(_flat_fn(case)(*_fresh(case.safe_leaves)), case.program.out_avals)]
     inputs = [RefBox(np.array(x[...])) if isinstance(x, minijax.Ref) else np.asarray(x)
               for x in case.safe_leaves]
     reference = [np.asarray(o) for o in eval_closed_jaxpr(case.program, *inputs)]
