@@ -130,3 +130,17 @@ def test_cli_fuzz():
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 programs, 2 program x transform pairs" in run.stdout
     assert "programs, 2 pairs" in run.stderr        # the live tally
+
+
+def test_printed_output_is_compared_in_order():
+    case = fuzz.generate("print:0", features=["elementwise"])
+    same = fuzz.compare_row("eager", case.program, case.leaves,
+                            lambda side, leaves: side.fn(*leaves))
+    assert same.status == "agree"
+
+    def names_its_side(side, leaves):
+        print(side.name)          # differs between the sides, like a wrong debug.print
+        return side.fn(*leaves)
+    row = fuzz.compare_row("eager", case.program, case.leaves, names_its_side)
+    assert row.status == "differ" and "printed output" in row.detail
+    assert fuzz.difference_kind(row) == "printed output"
