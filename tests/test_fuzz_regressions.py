@@ -192,3 +192,15 @@ def test_grad_of_a_weak_argument_is_weak():
     def f(api):
         return lambda x: api.numpy.sum(api.lax.asinh(x))
     assert_trees_match(minijax.grad(f(minijax))(-0.25), jax.grad(f(jax))(-0.25))
+
+
+def test_jax_eager_ref_views_are_explained_in_the_eager_row_only():
+    # campaign finding: to_jax runs `ref.at[...]` eagerly and JAX raises
+    # NotImplementedError there: the registered ref_eager_views, for the eager row
+    from minijax.testing import fuzz
+    from minijax.testing.report import Row
+    case = fuzz.generate("views", features=["elementwise"])
+    row = Row("eager", "error", jax_error="NotImplementedError: ")
+    assert fuzz.known_divergence("eager", case.program, row) == "ref_eager_views"
+    assert fuzz.known_divergence("jit", case.program, Row("jit", "error",
+                                 jax_error="NotImplementedError: ")) == ""

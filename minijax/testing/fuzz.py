@@ -203,8 +203,9 @@ def known_divergence(transform: str, program, row: Row | None = None) -> str:
     (features, the checkpoint policy its name mentions), the record names a transform
     at all (records about the surface of indexing name none, and the generator makes
     no such indexers), a record of a JAX crash ("..._fails", "..._crashes") explains
-    only a row where JAX raised, and a record of minijax/divergences/fuzz.py only the
-    rows its matcher accepts."""
+    only a row where JAX raised; a record with a matcher in
+    minijax/divergences/fuzz.py (`FUZZ_ROW_MATCHERS`) explains exactly the rows its
+    matcher accepts."""
     from minijax.divergences import DIVERGENCES
     from minijax.divergences.fuzz import FUZZ_ROW_MATCHERS
     row_words = {w for w in _TRANSFORM_WORDS if w in transform}
@@ -215,6 +216,11 @@ def known_divergence(transform: str, program, row: Row | None = None) -> str:
     words = _program_words(program) | row_words | _policies_used(program)
     words |= {w for w in POLICY_NAMES if w in transform}
     for entry in DIVERGENCES:
+        matcher = FUZZ_ROW_MATCHERS.get(entry.name)
+        if matcher is not None:
+            if row is not None and matcher(transform, row):
+                return entry.name
+            continue
         named = set(entry.transforms) & _TRANSFORM_WORDS
         needs = (set(entry.transforms) - _TRANSFORM_WORDS) | {
             w for w in POLICY_NAMES if w in entry.name}
@@ -223,9 +229,6 @@ def known_divergence(transform: str, program, row: Row | None = None) -> str:
         crash = entry.name.endswith(("_fails", "_fail", "_crashes"))
         if crash and (row is None or row.status not in ("error", "both raise")
                       or not row.jax_error):
-            continue
-        matcher = FUZZ_ROW_MATCHERS.get(entry.name)
-        if matcher is not None and (row is None or not matcher(row)):
             continue
         return entry.name
     return ""
