@@ -1,4 +1,4 @@
-"""The command line: `python -m minijax rules`, `repl [FILE]`, `run`, `diff`, `check`.
+"""The command line: `python -m minijax rules`, `repl [FILE]`, `run`, `diff`, `check`, `fuzz`.
 
 `rules` prints the primitive x pass coverage table: one row per primitive in
 `minijax.ir.primitives.primitives_by_name`, one column per rule table registered
@@ -6,7 +6,8 @@ with `register_rule_table` (type rules, XLA lowering, and every pass's table), s
 hole -- a primitive some pass cannot handle yet -- is one glance away. `repl` starts
 the REPL of `minijax/repl/` (docs/repl.md). `run SCRIPT.py` runs a JAX script on
 minijax, `diff SCRIPT.py` runs it on both and compares, and `check FILE.py` cross-checks
-a file's functions (docs/cross_check.md).
+a file's functions (docs/cross_check.md). `fuzz` generates random programs and
+checks each against JAX (docs/fuzzing.md).
 """
 from __future__ import annotations
 
@@ -92,6 +93,30 @@ def _check(args) -> int:
     return status
 
 
+def _fuzz(args) -> int:
+    from .testing import fuzz
+    from .testing.fuzz_run import run_campaign
+    if args.list_primitives:
+        print(fuzz.list_primitives())
+        return 0
+    if args.n is None and args.time is None:
+        print("fuzz: give --n PROGRAMS or --time SECONDS (or --list-primitives)",
+              file=sys.stderr)
+        return 2
+    split = (lambda text: None if text is None else
+             tuple(t.strip() for t in text.split(",") if t.strip()))
+    try:
+        campaign = run_campaign(args.seed, n=args.n, seconds=args.time,
+                                features=split(args.features), transforms=split(args.transforms),
+                                out=args.out, jobs=args.jobs,
+                                stream=None if args.quiet else sys.stderr)
+    except ValueError as error:
+        print(f"fuzz: {error}", file=sys.stderr)
+        return 2
+    print(campaign)
+    return 1 if campaign.unexplained else 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m minijax",
@@ -134,6 +159,21 @@ def _parser() -> argparse.ArgumentParser:
                                           "everything_saveable; '' for none)")
     check.add_argument("--out", help="folder for reproducers of disagreements")
     check.set_defaults(run=_check)
+    fuzz = commands.add_parser(
+        "fuzz", help="generate random programs and check minijax's transforms of each "
+                     "against JAX's, with reproducers of what differs (docs/fuzzing.md)")
+    fuzz.add_argument("--seed", default="0", help="names the programs (default 0)")
+    fuzz.add_argument("--n", type=int, help="how many programs")
+    fuzz.add_argument("--time", type=float, metavar="SECONDS", help="or: for how long")
+    fuzz.add_argument("--features", help="comma-separated features (default: all; see "
+                                         "--list-primitives)")
+    fuzz.add_argument("--transforms", help="comma-separated rows (default: all)")
+    fuzz.add_argument("--out", help="folder for the reproducers of findings")
+    fuzz.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    fuzz.add_argument("--quiet", action="store_true", help="no progress line")
+    fuzz.add_argument("--list-primitives", action="store_true",
+                      help="print which primitives the generator makes, and stop")
+    fuzz.set_defaults(run=_fuzz)
     return parser
 
 

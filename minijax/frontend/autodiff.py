@@ -374,8 +374,12 @@ def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 
 # -- Jacobians ------------------------------------------------------------------------------
 
-def _stack(arrays, shape):
-    """Stack same-shaped arrays along a new leading axis: (len(arrays),) + shape."""
+def _stack(arrays, shape, dtype):
+    """Stack same-shaped arrays of `dtype` along a new leading axis: (len(arrays),) +
+    shape. No arrays (a Jacobian with respect to, or of, a size-0 array) is a size-0
+    axis."""
+    if not arrays:
+        return lax.full((0,) + tuple(shape), 0, dtype)
     rows = [lax.broadcast_in_dim(a, (1,) + tuple(shape), tuple(range(1, len(shape) + 1)))
             for a in arrays]
     return rows[0] if len(rows) == 1 else lax.concatenate(rows, 0)
@@ -421,7 +425,8 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
             for aval in in_avals:
                 cols = [c[i] for c in columns[start:start + aval.size]]
                 start += aval.size
-                stacked = _stack(cols, out_shape)          # (n_in,) + out_shape
+                stacked = _stack(cols, out_shape,          # (n_in,) + out_shape
+                                 tangent_aval(aval_of(lin.primals_out[i])).dtype)
                 moved = lax.transpose(stacked, tuple(range(1, len(out_shape) + 1)) + (0,))
                 per_input.append(lax.reshape(moved, out_shape + aval.shape))
             blocks.append(_by_input(per_input, in_tree, single))
@@ -457,13 +462,14 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         for basis in _one_hots(out_avals):
             cts = [b for b, d in zip(basis, lin.out_differentiable) if d] + aux_zeros
             cts_in = iter(vjp_backward(lin, cts))
-            rows.append([instantiate(next(cts_in)) if d else np.zeros(a.shape, float0)
+            rows.append([_instantiate_array(next(cts_in)) if d else np.zeros(a.shape, float0)
                          for a, d in zip(in_avals, lin.differentiable)])
         blocks, start = [], 0
         for aval in out_avals:
             per_input = []
             for j, in_aval in enumerate(in_avals):
-                stacked = _stack([r[j] for r in rows[start:start + aval.size]], in_aval.shape)
+                stacked = _stack([r[j] for r in rows[start:start + aval.size]], in_aval.shape,
+                                 tangent_aval(in_aval).dtype)
                 per_input.append(lax.reshape(stacked, aval.shape + in_aval.shape))
             start += aval.size
             blocks.append(_by_input(per_input, in_tree, single))

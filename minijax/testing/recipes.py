@@ -236,6 +236,25 @@ def checkpoint_recipe(spec):
 
 
 
+def vmap_axes_recipe(in_axes, out_axes):
+    """vmap with the given `in_axes` (one entry per leaf; None: unbatched) and
+    `out_axes` (one per output): each batched leaf gets an axis of size 2 there."""
+    def recipe(side, leaves):
+        batched, axes = [], []
+        for x, axis in zip(leaves, in_axes):
+            if side.is_ref(x) or axis is None:
+                batched.append(x)
+                axes.append(None)
+                continue
+            x = np.asarray(x)
+            other = x * 0.5 + 0.25 if np.issubdtype(x.dtype, np.inexact) else x
+            batched.append(np.stack([x, other.astype(x.dtype)], axis=axis))
+            axes.append(axis)
+        return side.api.vmap(side.fn, in_axes=tuple(axes), out_axes=tuple(out_axes))(*batched)
+    recipe.source = f"vmap_axes_recipe({tuple(in_axes)!r}, {tuple(out_axes)!r})"
+    return recipe
+
+
 TRANSFORMS = {
     "eager": lambda side, leaves: side.fn(*leaves),
     "jit": lambda side, leaves: side.api.jit(side.fn)(*leaves),

@@ -302,8 +302,8 @@ def reproducer_source(program, leaves, transform, recipe) -> str:
                 getattr(leaf, "weak_type", False))
             args.append(value_source(leaf, weak))
     spec = getattr(recipe, "spec", None)
-    recipe_text = (f"checkpoint_recipe({spec!r})" if spec is not None
-                   else f"TRANSFORMS[{transform!r}]")
+    recipe_text = getattr(recipe, "source", None) or (
+        f"checkpoint_recipe({spec!r})" if spec is not None else f"TRANSFORMS[{transform!r}]")
     doc = (f'"""Reproducer written by minijax.testing.cross_check: `{transform}` of the '
            f'program below\ngives different results on JAX and on minijax.\n\n'
            f'    python {{file}}                      # JAX\n'

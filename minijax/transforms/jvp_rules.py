@@ -30,7 +30,7 @@ from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_inexact, is_complex
 from ..ir import complex_primitives as C
-from .ad_util import (Zero, scalar, tangent_aval, instantiate, add_tangents, broadcast_to,
+from .ad_util import (Zero, zeros, scalar, tangent_aval, instantiate, add_tangents, broadcast_to,
                       const_like, add, sub, mul, div, neg, eq, convert, reduce_sum,
                       broadcast_in_dim, transpose, reshape, iota, take_along_axis)
 from .jvp import jvp_rules, JvpResult
@@ -135,15 +135,16 @@ _defjvp(P.square_p, _scale(lambda ans, x: mul(x, const_like(x, 2))))
 
 
 def _abs_jvp(t, ans, x):
-    """|x|' is 1 at x >= 0 and -1 below (JAX's convention at 0). For complex z,
+    """|x|' is 1 at x >= 0 and -1 below (JAX's convention at 0): the tangent is a select
+    of t and -t on that mask, as in JAX, so what a checkpointed backward pass saves is
+    the boolean mask, as JAX's does (fuzz finding F3). For complex z,
     d|z| = Re(conj(z) ż) / |z|, reading |z| = 0 as 1 as JAX does."""
     dtype = aval_of(x).dtype
     if is_complex(dtype):
         safe = bind(P.select_n_p, eq(ans, const_like(ans, 0)), ans,
                     broadcast_to(const_like(ans, 1), aval_of(ans).shape))
         return bind(C.real_p, mul(t, div(bind(C.conj_p, x), convert(safe, dtype))))
-    return mul(t, sub(mul(convert(bind(P.ge_p, x, const_like(x, 0)), dtype),
-                          const_like(x, 2)), const_like(x, 1)))
+    return bind(P.select_n_p, bind(P.ge_p, x, const_like(x, 0)), neg(t), t)
 
 
 _defjvp(P.abs_p, _abs_jvp)
@@ -236,12 +237,20 @@ def _mask(pred, like):
     return convert(pred, aval_of(like).dtype)
 
 
+def _where(pred, t, ans):
+    """t where `pred` holds, zero elsewhere, as a select: what a checkpointed backward
+    pass then saves is the bool mask, as JAX's does (fuzz finding F8)."""
+    shape = aval_of(ans).shape
+    t = broadcast_to(t, shape)
+    return bind(P.select_n_p, pred, zeros(aval_of(t)), t)
+
+
 _defjvp(P.clamp_p,
-        lambda t, ans, lo, x, hi: mul(t, _mask(bind(P.and_p, bind(P.gt_p, lo, x),
-                                                    bind(P.lt_p, lo, hi)), ans)),
-        lambda t, ans, lo, x, hi: mul(t, _mask(bind(P.and_p, bind(P.gt_p, x, lo),
-                                                    bind(P.lt_p, x, hi)), ans)),
-        lambda t, ans, lo, x, hi: mul(t, _mask(bind(P.lt_p, hi, x), ans)))
+        lambda t, ans, lo, x, hi: _where(bind(P.and_p, bind(P.gt_p, lo, x),
+                                              bind(P.lt_p, lo, hi)), t, ans),
+        lambda t, ans, lo, x, hi: _where(bind(P.and_p, bind(P.gt_p, x, lo),
+                                              bind(P.lt_p, x, hi)), t, ans),
+        lambda t, ans, lo, x, hi: _where(bind(P.lt_p, hi, x), t, ans))
 
 
 def _select_n_rule(primals, tangents):

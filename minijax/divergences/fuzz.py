@@ -1,0 +1,72 @@
+"""Fuzzer findings (docs/fuzzing.md): where JAX does otherwise than it intends.
+
+A record's words are its transforms plus what the program must have: `clamp` (a
+primitive), and for J1/J2 `float64` / `bfloat16`, which stand for the float64 tangent
+and the all-bfloat16 outputs that provoke them (no program word names those, so
+`cross_check`'s word matching never files a new difference under them). The fuzzer
+matches these rows precisely instead: `FUZZ_ROW_MATCHERS`, record name -> predicate
+on (transform, row), also for records of other areas."""
+from .registry import register
+
+register(
+    "jax_jvp_passes_an_input_tangent_through_uncanonicalized", "0.10.2",
+    "with 64-bit mode off, jax.jvp / jax.linearize / jax.jacfwd of a function whose output "
+    "is its Python-float input (lambda x: x, or a value carried unchanged through a loop) "
+    "return the caller's tangent object itself: a float64 NumPy tangent comes back as a "
+    "float64 NumPy scalar, while any computed output is a canonical float32 jax.Array",
+    "the tangent of a Python-float primal is a float32 minijax Array (for NumPy-array "
+    "primals minijax passes the tangent through as JAX does)",
+    "JAX's stated default: 'JAX enforces single-precision numbers by default' (the "
+    "jax_enable_x64 docs), and jvp's contract that tangent outputs have the primal "
+    "outputs' tangent dtype; found by the fuzzer (finding J1)",
+    transforms=("jvp", "linearize", "jacfwd", "hessian", "float64"))
+register(
+    "jax_jacrev_of_a_function_without_outputs_fails", "0.10.2",
+    "jax.jacrev(f)(x) and jax.hessian(f)(x) of a function returning an empty tuple raise "
+    "ValueError('at least one array or dtype is required') from the standard basis of "
+    "the (empty) outputs; jax.jacfwd(f)(x) returns ()",
+    "jacrev and hessian return (), as jacfwd does",
+    "the Jacobian of a function with no outputs is the empty pytree, whichever mode "
+    "computes it (jacfwd and jacrev are documented as computing the same Jacobian); "
+    "found by the fuzzer (finding J2)",
+    transforms=("jacrev", "hessian", "bfloat16"))
+register(
+    "jax_clamp_jvp_with_scalar_bound_fails", "0.10.2",
+    "jax.jvp / jax.grad of lax.clamp(lo, x, hi) with respect to a rank-0 bound `lo` (or "
+    "`hi`) when `x` is an array raise TypeError('select cases must have the same shapes, "
+    "got [(3,), ()]'): the bound's tangent rule selects between the scalar tangent and "
+    "an array of zeros without broadcasting",
+    "the scalar bound's tangent is broadcast to x's shape: d clamp / d lo is 1 where x < "
+    "lo, summed by grad",
+    "lax.clamp's documentation allows a scalar min/max with an array operand, and the "
+    "primal accepts it; found while fixing fuzz finding F8 (finding J3)",
+    transforms=("jvp", "grad", "vjp", "linearize", "clamp"))
+
+def _float64_tangent(transform, row) -> bool:
+    return transform in ("jvp", "linearize", "jacfwd", "hessian") and (
+        "float64" in row.detail or "float64" in row.summary())
+
+
+def _jax_select_shapes_error(transform, row) -> bool:
+    return "select cases must have the same shapes" in row.jax_error
+
+
+def _jax_jacrev_without_outputs(transform, row) -> bool:
+    return transform in ("jacrev", "hessian") and \
+        "at least one array or dtype is required" in row.jax_error
+
+
+def _jax_eager_view(transform, row) -> bool:
+    # to_jax runs a view `ref.at[...]` eagerly only in the eager row
+    return transform == "eager" and row.jax_error.startswith("NotImplementedError")
+
+
+# Record name (of any area) -> predicate on (transform, row): the rows of the fuzzer a
+# record explains. A record listed here explains exactly these rows; the others are
+# matched by their words (minijax/testing/fuzz.py, known_divergence).
+FUZZ_ROW_MATCHERS = {
+    "jax_jvp_passes_an_input_tangent_through_uncanonicalized": _float64_tangent,
+    "jax_clamp_jvp_with_scalar_bound_fails": _jax_select_shapes_error,
+    "ref_eager_views": _jax_eager_view,
+    "jax_jacrev_of_a_function_without_outputs_fails": _jax_jacrev_without_outputs,
+}

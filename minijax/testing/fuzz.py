@@ -1,0 +1,322 @@
+"""`minijax.testing.fuzz`: a differential fuzzer of minijax against JAX.
+
+Hand-written tests check what their authors thought of; a fuzzer generates the
+programs instead. Each case is
+
+1. a random well-typed minijax program (`generate(seed)`, built equation by equation
+   from each primitive's type rule: fuzz_builder.py, fuzz_ops.py,
+   fuzz_structured.py), with arguments that include edge values (0, -0, +-1, huge,
+   tiny, inf, nan) and a second "safe" set of moderate values;
+2. checked (`check_case`) by a battery of rows, each one `Row` as `cross_check`
+   gives it:
+   * every `cross_check` transform and checkpoint policy, plus vmap with random
+     in_axes/out_axes: minijax's transform of the program against JAX's transform of
+     the program exported with `to_jax`, comparing values, dtypes, weak types, ref
+     contents, saved residuals and what `debug.print` printed, in order;
+   * minijax's own invariants, on the safe arguments: the reference (NumPy)
+     evaluator against the XLA backend (`invariant:reference`), jvp against central
+     finite differences for programs of smooth operations (`invariant:fd`), and the
+     dot-product test of vjp against jvp, <v, J u> = <J^T v, u> (`invariant:dot`).
+     With checks on (the fuzzer turns them on), every pass's output is verified and
+     round-tripped through the text form; a failure there is an `error` row.
+3. a finding, for each unexplained row: shrunk (shrink.py) and written as a
+   standalone reproducer, deduplicated by `signature` (transform family, primitives
+   of the shrunk program, kind of difference), so one bug is one finding.
+
+The campaign driver, tally and tables are in fuzz_run.py; `python -m minijax fuzz`.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import minijax
+from ..ir.core import jaxprs_in_params
+from ..ir.types import is_float
+from . import recipes as recipes_module
+from .cross_check import compare, select_recipes, _program_words, _TRANSFORM_WORDS
+from .fuzz_builder import DTYPES, Builder, Shared, make_arguments, random_value
+from .fuzz_ops import OPS, feature_names
+from .fuzz_structured import POLICIES
+from .report import Row
+
+__all__ = ["FuzzCase", "generate", "check_case", "all_transforms", "signature",
+           "list_primitives", "FEATURES", "INVARIANTS", "RECIPE_POLICIES"]
+
+FEATURES = tuple(feature_names()) + ("edge_values",)
+INVARIANTS = ("invariant:reference", "invariant:fd", "invariant:dot")
+# The checkpoint rows: every policy a recipe can name (save_from_both_policies takes
+# policy objects, so it is exercised inside programs instead).
+RECIPE_POLICIES = tuple(p if len(p) > 1 else p[0] for p in POLICIES
+                        if p[0] != "save_from_both_policies")
+
+
+@dataclass
+class FuzzCase:
+    seed: str
+    program: object                 # minijax ClosedJaxpr
+    leaves: list                    # the arguments: arrays, Python scalars, refs
+    safe_leaves: list               # the same types, moderate values
+    features: frozenset             # the features the program uses
+    ops: frozenset                  # fuzz ops used
+    smooth: bool                    # every op differentiable everywhere
+    rng: random.Random = field(repr=False, default=None)
+
+    @property
+    def primitives(self) -> frozenset:
+        return primitive_names(self.program)
+
+
+def primitive_names(closed) -> frozenset:
+    names = set()
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            names.add(eqn.primitive.name)
+            for sub in jaxprs_in_params(eqn.params):
+                walk(sub)
+    walk(closed.jaxpr)
+    return frozenset(names)
+
+
+def generate(seed, features=None, size=8, rng=None) -> FuzzCase:
+    """The program named by `seed` (any str/int; the same seed, features and size give
+    the same program), or drawn from `rng` when given (Hypothesis's `randoms()`)."""
+    features = frozenset(FEATURES if features is None else features)
+    unknown = features - set(FEATURES)
+    if unknown:
+        raise ValueError(f"unknown fuzz features {sorted(unknown)}; known: {list(FEATURES)}")
+    rng = rng if rng is not None else random.Random(f"minijax-fuzz:{seed}")
+    dtypes = DTYPES if "dtypes" in features else (np.dtype(np.float32),)
+    shared = Shared(features, dtypes, size=size)
+    leaves = make_arguments(rng, shared)
+    body_seed, steps = rng.getrandbits(63), rng.randint(max(1, size // 2), size)
+
+    def program(*args):
+        refs = [(a, False) for a in args if isinstance(a, minijax.Ref)
+                or type(minijax.typeof(a)).__name__ == "RefType"]
+        values = [a for a in args if all(a is not r for r, _ in refs)]
+        builder = Builder(random.Random(body_seed), shared, values, refs)
+        return builder.run(steps).outputs()
+    closed = minijax.make_jaxpr(program)(*leaves)
+    safe_rng = random.Random(f"minijax-fuzz-safe:{seed}")
+    safe = [_safe_like(safe_rng, x) for x in leaves]
+    return FuzzCase(str(seed), closed, leaves, safe, frozenset(shared.used_features),
+                    frozenset(shared.used_ops), shared.smooth, rng)
+
+
+def _safe_like(rng, x):
+    if isinstance(x, minijax.Ref):
+        value = np.asarray(x[...])
+        return minijax.new_ref(random_value(rng, value.shape, value.dtype, False))
+    if isinstance(x, (bool, int, float)):
+        return x
+    return random_value(rng, np.shape(x), np.asarray(x).dtype, False)
+
+
+# -- the battery ----------------------------------------------------------------------------------
+
+def all_transforms() -> list:
+    return list(select_recipes(None, RECIPE_POLICIES)) + ["vmap[axes]", *INVARIANTS]
+
+
+def _vmap_axes_recipe(case: FuzzCase):
+    rng = random.Random(f"minijax-fuzz-vmap:{case.seed}")
+    in_axes = []
+    for x in case.leaves:
+        ndim = np.ndim(np.asarray(x[...] if isinstance(x, minijax.Ref) else x))
+        in_axes.append(None if isinstance(x, minijax.Ref) or rng.random() < 0.25
+                       else rng.randint(-ndim - 1, ndim))
+    if all(a is None for a in in_axes) and not isinstance(case.leaves[0], minijax.Ref):
+        in_axes[0] = 0
+    out_axes = [rng.randint(-len(a.shape) - 1, len(a.shape))
+                for a in case.program.out_avals]
+    return recipes_module.vmap_axes_recipe(in_axes, out_axes)
+
+
+def recipes_for(case: FuzzCase, transforms) -> dict:
+    recipes = select_recipes([t for t in transforms if t in recipes_module.TRANSFORMS], ())
+    for t in transforms:
+        if t.startswith("checkpoint["):
+            spec = next(p for p in RECIPE_POLICIES
+                        if f"checkpoint[{recipes_module.policy_label(p)}]" == t)
+            recipes.update(select_recipes([], (spec,)))
+        elif t == "vmap[axes]":
+            recipes[t] = _vmap_axes_recipe(case)
+    return recipes
+
+
+def _sides(program):
+    import jax
+    from ..interop import to_jax
+    from ..transforms.ad_util import eval_jaxpr
+    exported = to_jax(program)
+
+    def mini_fn(*flat):
+        return tuple(eval_jaxpr(program.jaxpr, program.consts, flat))
+
+    def jax_fn(*flat):
+        return tuple(exported(*flat))
+    return (recipes_module.Side("minijax", minijax, mini_fn),
+            recipes_module.Side("jax", jax, jax_fn))
+
+
+def _printing(run, sink):
+    """`run`, with what it prints (debug.print included: effects are awaited) kept."""
+    def go():
+        import jax
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            result = run()
+            jax.effects_barrier()
+        sink.append(out.getvalue())
+        return result
+    return go
+
+
+def compare_row(name, program, leaves, recipe, rtol=None, atol=None) -> Row:
+    """One battery row: minijax's `recipe` of `program` against JAX's of `to_jax(program)`,
+    results and printed output."""
+    mini, other = _sides(program)
+    printed_mini, printed_jax = [], []
+    row = compare(name,
+                  _printing(lambda: recipes_module.run_recipe(mini, recipe, leaves), printed_mini),
+                  _printing(lambda: recipes_module.run_recipe(other, recipe, leaves), printed_jax),
+                  rtol, atol)
+    if row.status == "agree" and printed_mini != printed_jax:
+        first = next((i for i, (a, b) in enumerate(zip(printed_mini[0].splitlines(),
+                                                        printed_jax[0].splitlines()))
+                      if a != b), None)
+        return Row(name, "differ", detail=f"printed output differs (line {first}): minijax "
+                   f"{printed_mini[0]!r} jax {printed_jax[0]!r}")
+    return row
+
+
+def known_divergence(transform: str, program, row: Row | None = None) -> str:
+    """The registered divergence explaining a row. Stricter than cross_check's matching
+    on purpose, since a fuzzer must not file a new bug under an old record: one of the
+    record's transforms is the row's, the program has all of its other words
+    (features, the checkpoint policy its name mentions), the record names a transform
+    at all (records about the surface of indexing name none, and the generator makes
+    no such indexers), a record of a JAX crash ("..._fails", "..._crashes") explains
+    only a row where JAX raised; a record with a matcher in
+    minijax/divergences/fuzz.py (`FUZZ_ROW_MATCHERS`) explains exactly the rows its
+    matcher accepts."""
+    from minijax.divergences import DIVERGENCES
+    from minijax.divergences.fuzz import FUZZ_ROW_MATCHERS
+    row_words = {w for w in _TRANSFORM_WORDS if w in transform}
+    if transform.startswith("checkpoint"):
+        row_words |= {"checkpoint", "remat", "grad", "checkpoint_policies"}
+    if "value_and_grad" in transform:
+        row_words.add("grad")
+    words = _program_words(program) | row_words | _policies_used(program)
+    words |= {w for w in POLICY_NAMES if w in transform}
+    for entry in DIVERGENCES:
+        matcher = FUZZ_ROW_MATCHERS.get(entry.name)
+        if matcher is not None:
+            if row is not None and matcher(transform, row):
+                return entry.name
+            continue
+        named = set(entry.transforms) & _TRANSFORM_WORDS
+        needs = (set(entry.transforms) - _TRANSFORM_WORDS) | {
+            w for w in POLICY_NAMES if w in entry.name}
+        if not named & row_words or not needs <= words:
+            continue
+        crash = entry.name.endswith(("_fails", "_fail", "_crashes"))
+        if crash and (row is None or row.status not in ("error", "both raise")
+                      or not row.jax_error):
+            continue
+        return entry.name
+    return ""
+
+
+POLICY_NAMES = ("nothing_saveable", "everything_saveable", "dots_saveable",
+                "dots_with_no_batch_dims_saveable", "save_only_these_names",
+                "save_any_names_but_these", "save_anything_except_these_names",
+                "save_from_both_policies", "checkpoint_dots")
+
+
+def _policies_used(program) -> set:
+    """The policy names the program's checkpoint equations print with."""
+    words = set()
+
+    def walk(jaxpr):
+        for eqn in jaxpr.eqns:
+            if "policy" in eqn.params:
+                text = str(eqn.params["policy"])
+                words.update(w for w in POLICY_NAMES if w in text)
+            for sub in jaxprs_in_params(eqn.params):
+                walk(sub)
+    walk(program.jaxpr)
+    return words
+
+
+def check_case(case: FuzzCase, transforms=None, rtol=None, atol=None) -> list:
+    """The battery's rows for one program (all transforms when None)."""
+    from .fuzz_invariants import INVARIANT_CHECKS
+    transforms = all_transforms() if transforms is None else list(transforms)
+    recipes = recipes_for(case, transforms)
+    rows = []
+    for name in transforms:
+        if name in INVARIANT_CHECKS:
+            row = INVARIANT_CHECKS[name](case)
+        else:
+            row = compare_row(name, case.program, case.leaves, recipes[name], rtol, atol)
+        if not row.ok:
+            row.divergence = known_divergence(name, case.program, row)
+            if row.divergence:
+                row.status = "divergence"
+        rows.append(row)
+    return rows
+
+
+# -- findings ---------------------------------------------------------------------------------------
+
+def difference_kind(row: Row) -> str:
+    """What kind of difference a row is, for deduplication."""
+    if row.status == "error":
+        side = "minijax" if row.minijax_error else "jax"
+        message = row.minijax_error or row.jax_error
+        return f"{side} raises {message.split(':', 1)[0]}"
+    detail = row.detail
+    for kind in ("dtype", "weak_type", "shape", "saved residuals", "tree structures",
+                 "printed output"):
+        if kind in detail:
+            return kind
+    return "values"
+
+
+def transform_family(transform: str) -> str:
+    return transform.split("[", 1)[0]
+
+
+def signature(transform: str, program, row: Row) -> tuple:
+    """(transform family, primitives of the program, kind of difference)."""
+    return (transform_family(transform), tuple(sorted(primitive_names(program))),
+            difference_kind(row))
+
+
+def list_primitives() -> str:
+    """Which fuzz ops make which primitives, and which primitives no op makes."""
+    from ..ir.primitives import primitives_by_name
+    feature_names()
+    by_primitive = {}
+    for o in OPS.values():
+        for p in o.primitives:
+            by_primitive.setdefault(p, []).append(o.name)
+    lines = []
+    for name in sorted(primitives_by_name):
+        ops = by_primitive.get(name)
+        lines.append(f"{name:24s} {', '.join(sorted(ops)) if ops else '-- not generated'}")
+    missing = [n for n in primitives_by_name if n not in by_primitive]
+    lines.append(f"{len(primitives_by_name) - len(missing)} of {len(primitives_by_name)} "
+                 f"primitives generated; not generated: {', '.join(sorted(missing)) or 'none'}")
+    return "\n".join(lines)
+
+
+def _is_float_leaf(x):
+    return not isinstance(x, minijax.Ref) and is_float(np.asarray(x).dtype)

@@ -1,0 +1,206 @@
+"""Regression tests made from the fuzzer's findings in minijax (docs/fuzzing.md).
+
+Each test is the finding's shrunk reproducer, compared with JAX."""
+import jax
+import numpy as np
+import pytest
+
+import minijax
+from minijax.testing import assert_trees_match
+from tests.test_divergences import pins
+
+
+def test_grad_of_unused_python_float_argument_is_a_weak_array():
+    # fuzz finding F1: the zero cotangent of a weakly typed float argument that the
+    # output does not depend on came back as the Python float 0.0.
+    def f(x, y):
+        return x.sum()
+    x = np.ones(2, np.float32)
+    for api in (lambda m: m.grad(f, argnums=(0, 1)),
+                lambda m: m.jit(m.grad(f, argnums=(0, 1))),
+                lambda m: m.jacrev(lambda x, y: x * 2, argnums=(0, 1))):
+        actual, expected = api(minijax)(x, 1.5), api(jax)(x, 1.5)
+        assert isinstance(actual[1], minijax.Array)
+        assert_trees_match(actual, expected)
+
+
+def test_jvp_tangent_of_a_constant_python_float_output_is_a_weak_array():
+    actual = minijax.jvp(lambda y: 2.0, (1.5,), (1.0,))
+    expected = jax.jvp(lambda y: 2.0, (1.5,), (1.0,))
+    assert isinstance(actual[1], minijax.Array)
+    assert_trees_match(actual, expected)
+
+
+def test_jacobians_with_size_zero_inputs_or_outputs():
+    # fuzz finding F2: jacfwd/jacrev/hessian of a program with a size-0 input or
+    # output stacked an empty list of columns ("concatenate: needs at least one operand").
+    empty, x = np.zeros((2, 0), np.float32), np.ones(3, np.float32)
+    cases = [(lambda e: e * 2, (empty,)),
+             (lambda e, x: (e.sum() * x, e), (empty, x)),
+             (lambda x: x[:0], (x,))]
+    for f, args in cases:
+        argnums = tuple(range(len(args)))
+        for name in ("jacfwd", "jacrev"):
+            assert_trees_match(getattr(minijax, name)(f, argnums=argnums)(*args),
+                               getattr(jax, name)(f, argnums=argnums)(*args))
+
+    def loss(e, x):
+        return e.sum() * x.sum()
+    assert_trees_match(minijax.hessian(loss, argnums=(0, 1))(empty, x),
+                       jax.hessian(loss, argnums=(0, 1))(empty, x))
+
+
+def test_checkpointed_abs_saves_the_boolean_mask_as_jax_does():
+    # fuzz finding F3: abs's jvp was t * (2 * (x >= 0) - 1), so a checkpointed backward
+    # pass saved an f32 array where JAX's saves the bool mask of its select.
+    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+    from minijax.testing.recipes import Side
+    x = np.array([-0.9, 0.0, 2.0], np.float32)
+    saved = []
+    for api in (minijax, jax):
+        f = api.checkpoint(lambda x: api.numpy.sum(api.lax.abs(x)),
+                           policy=api.checkpoint_policies.everything_saveable)
+        saved.append(Side(api.__name__, api, None).saved_residuals(f, x))
+        assert_trees_match(minijax.grad(lambda x: minijax.numpy.abs(x).sum())(x),
+                           jax.grad(lambda x: jax.numpy.abs(x).sum())(x))
+    assert saved[0] == saved[1] == ("bool[3]",)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding F4 (docs/fuzzing.md): minijax's "
+                   "checkpointed backward pass keeps the residual of a tangent that a "
+                   "zero-derivative op (sign) discards; a fix belongs to partial eval")
+def test_checkpoint_saves_nothing_for_a_tangent_killed_by_sign():
+    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+    from minijax.testing.recipes import Side
+    x = np.array([-0.905], np.float32)
+    saved = []
+    for api in (minijax, jax):
+        f = api.checkpoint(lambda x: api.numpy.sum(api.lax.sign(api.lax.sin(x))),
+                           policy=api.checkpoint_policies.everything_saveable)
+        saved.append(Side(api.__name__, api, None).saved_residuals(f, x))
+    assert saved[0] == saved[1] == ()
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding F5 (docs/fuzzing.md): under "
+                   "nothing_saveable minijax saves the output of a scan inside the "
+                   "checkpointed function, where JAX saves only the argument (the scan "
+                   "form of tests/test_cross_check.py's remat-of-jit residual finding)")
+def test_nothing_saveable_saves_no_scan_output():
+    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+    from minijax.testing.recipes import Side
+    x = np.ones(3, np.float32)
+    saved = []
+    for api in (minijax, jax):
+        def g(x):
+            ys = api.lax.scan(lambda c, x: (c, x), (), api.lax.cos(x), reverse=True)[1]
+            return api.numpy.sum(api.lax.abs(ys))
+        f = api.checkpoint(g, policy=api.checkpoint_policies.nothing_saveable)
+        saved.append(Side(api.__name__, api, None).saved_residuals(f, x))
+    assert saved[0] == saved[1] == ("f32[3]",)
+
+
+@pins("jax_jvp_passes_an_input_tangent_through_uncanonicalized")
+def test_jax_jvp_passes_an_input_tangent_through_uncanonicalized():
+    # fuzz finding J1, reproducer shrunk to the identity program of a Python float
+    _, jax_tangent = jax.jvp(lambda x: x, (-0.25,), (np.float64(-0.75),))
+    assert np.asarray(jax_tangent).dtype == np.float64             # JAX: as given
+    _, jax_other = jax.jvp(lambda x: x * 1, (-0.25,), (np.float64(-0.75),))
+    assert np.asarray(jax_other).dtype == np.float32                # JAX: canonical
+    _, mini_tangent = minijax.jvp(lambda x: x, (-0.25,), (np.float64(-0.75),))
+    assert isinstance(mini_tangent, minijax.Array) and mini_tangent.dtype == np.float32
+
+def test_the_fuzzer_files_float64_tangents_under_the_jax_record_only():
+    from minijax.testing import fuzz
+    from minijax.testing.report import Row
+    case = fuzz.generate("identity", features=["elementwise"])
+    dtype_row = Row("jvp", "differ", detail="jvp leaf 1: dtype float32 != jax's float64")
+    value_row = Row("jvp", "differ", detail="jvp leaf 1 differs from jax")
+    assert fuzz.known_divergence("jvp", case.program, dtype_row) == \
+        "jax_jvp_passes_an_input_tangent_through_uncanonicalized"
+    assert fuzz.known_divergence("jvp", case.program, value_row) == ""
+
+
+@pins("jax_jacrev_of_a_function_without_outputs_fails")
+def test_jax_jacrev_of_a_function_without_outputs_fails():
+    # fuzz finding J2, shrunk: the recipe's outputs were all bfloat16 (not
+    # differentiated), leaving a function of no outputs
+    x = np.ones(2, np.float32)
+    assert jax.jacfwd(lambda x: ())(x) == ()
+    for name in ("jacrev", "hessian"):
+        with pytest.raises(ValueError, match="at least one array or dtype"):
+            getattr(jax, name)(lambda x: ())(x)
+        assert getattr(minijax, name)(lambda x: ())(x) == ()
+
+
+def _saved(api, f, policy, *args):
+    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+    from minijax.testing.recipes import Side
+    remat = api.checkpoint(f, policy=getattr(api.checkpoint_policies, policy))
+    return Side(api.__name__, api, None).saved_residuals(remat, *args)
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding F6 (docs/fuzzing.md): sort's jvp "
+                   "saves two i32 index arrays under everything_saveable where JAX's "
+                   "saves one u32 permutation")
+def test_checkpointed_sort_saves_what_jax_saves():
+    a, b = np.array([-1.783], np.float32), np.array([-1.0], np.float32)
+    saved = [_saved(api, lambda a, b: api.numpy.sum(api.lax.sort((b, a), num_keys=1)[0]),
+                    "everything_saveable", a, b) for api in (minijax, jax)]
+    assert saved[0] == saved[1]
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding F7 (docs/fuzzing.md, first seen by "
+                   "cross_check): tanh's jvp saves one residual under everything_saveable "
+                   "where JAX's saves two")
+def test_checkpointed_tanh_saves_what_jax_saves():
+    x = np.array([0.9366], np.float32)
+    saved = [_saved(api, lambda x: api.numpy.sum(api.lax.tanh(x)), "everything_saveable", x)
+             for api in (minijax, jax)]
+    assert saved[0] == saved[1]
+
+
+def test_checkpointed_clamp_saves_the_boolean_mask_as_jax_does():
+    # fuzz finding F8: clamp's jvp multiplied by a float mask (an f32 residual); JAX
+    # selects (a bool residual).
+    x = np.array([-1.0, 0.3, 2.0], np.float32)
+    saved = [_saved(api, lambda x: api.numpy.sum(api.lax.clamp(-0.5, x, 0.75)),
+                    "everything_saveable", x) for api in (minijax, jax)]
+    assert saved[0] == saved[1] and "bool[3]" in saved[0]
+    for f in (lambda m: lambda x: m.numpy.sum(m.lax.clamp(-0.5, x, 0.75)),
+              lambda m: lambda x: m.numpy.sum(m.numpy.clip(x, -1.0, x * 0.5))):
+        assert_trees_match(minijax.grad(f(minijax))(x), jax.grad(f(jax))(x))
+        assert_trees_match(minijax.jacfwd(f(minijax))(x), jax.jacfwd(f(jax))(x))
+
+
+@pins("jax_clamp_jvp_with_scalar_bound_fails")
+def test_jax_clamp_jvp_with_scalar_bound_fails():
+    x = np.array([-1.0, 0.3, 2.0], np.float32)
+
+    def f(api):
+        return lambda lo, x: api.numpy.sum(api.lax.clamp(lo, x, 0.75))
+    with pytest.raises(TypeError, match="select cases must have the same shapes"):
+        jax.grad(f(jax), argnums=(0, 1))(np.float32(-0.5), x)
+    d_lo, d_x = minijax.grad(f(minijax), argnums=(0, 1))(np.float32(-0.5), x)
+    assert float(d_lo) == 1.0 and np.asarray(d_x).tolist() == [0.0, 1.0, 0.0]
+
+
+@pytest.mark.xfail(strict=True, reason="fuzz finding F9 (docs/fuzzing.md, first seen by "
+                   "cross_check): the gradient with respect to a weakly typed argument is "
+                   "strongly typed where JAX's is weak (the XLA backend cannot make a "
+                   "strong JAX value weak through JAX's public API)")
+def test_grad_of_a_weak_argument_is_weak():
+    def f(api):
+        return lambda x: api.numpy.sum(api.lax.asinh(x))
+    assert_trees_match(minijax.grad(f(minijax))(-0.25), jax.grad(f(jax))(-0.25))
+
+
+def test_jax_eager_ref_views_are_explained_in_the_eager_row_only():
+    # campaign finding: to_jax runs `ref.at[...]` eagerly and JAX raises
+    # NotImplementedError there: the registered ref_eager_views, for the eager row
+    from minijax.testing import fuzz
+    from minijax.testing.report import Row
+    case = fuzz.generate("views", features=["elementwise"])
+    row = Row("eager", "error", jax_error="NotImplementedError: ")
+    assert fuzz.known_divergence("eager", case.program, row) == "ref_eager_views"
+    assert fuzz.known_divergence("jit", case.program, Row("jit", "error",
+                                 jax_error="NotImplementedError: ")) == ""
