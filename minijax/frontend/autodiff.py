@@ -27,7 +27,8 @@ from .pytrees import check_valid_leaf, fun_name
 from ..backends.eager_ref_runtime import all_or_nothing
 from ..ir import primitives as P
 from ..ir.trace import MinijaxError, aval_of, bind, current_trace
-from ..ir.types import RefType, float0, is_inexact, is_float, is_complex, dtype_short_name
+from ..ir.types import (RefType, float0, is_inexact, is_float, is_complex, dtype_short_name,
+                        canonical_dtype)
 from ..transforms.ad_util import Zero, tangent_aval, instantiate, scalar, as_results
 from ..transforms.jvp import jvp_flat
 from ..transforms.linearize import linearize_flat, apply_linear, vjp_backward
@@ -66,8 +67,15 @@ def _flatten_inputs(values, where: str):
 def _instantiate_result(t):
     """An output tangent or cotangent for the caller: a symbolic zero becomes an
     array of zeros (a `jax.Array` at the root, as JAX returns); any other value is
-    handed back as it is, as JAX hands back a cotangent passed straight through."""
-    return as_results(instantiate(t)) if type(t) is Zero else t
+    handed back as it is, as JAX hands back a cotangent passed straight through --
+    except a NumPy value of a dtype minijax does not compute in (float64 with x64
+    off), which becomes the canonical array (the registry's
+    `jax_jvp_passes_an_input_tangent_through_uncanonicalized`)."""
+    if type(t) is Zero:
+        return as_results(instantiate(t))
+    if isinstance(t, (np.ndarray, np.generic)) and canonical_dtype(t.dtype) != t.dtype:
+        return as_results(np.asarray(t, canonical_dtype(t.dtype)))
+    return t
 
 
 class _FlatFun:
@@ -462,7 +470,7 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         for basis in _one_hots(out_avals):
             cts = [b for b, d in zip(basis, lin.out_differentiable) if d] + aux_zeros
             cts_in = iter(vjp_backward(lin, cts))
-            rows.append([_instantiate_array(next(cts_in)) if d else np.zeros(a.shape, float0)
+            rows.append([_instantiate_result(next(cts_in)) if d else np.zeros(a.shape, float0)
                          for a, d in zip(in_avals, lin.differentiable)])
         blocks, start = [], 0
         for aval in out_avals:
