@@ -82,12 +82,13 @@ from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import MinijaxError, bind, set_current_trace
-from .ad_util import Zero, tangent_aval, eval_jaxpr, zeros
+from .ad_util import Zero, tangent_aval, eval_jaxpr, zeros, instantiate
 from .calls import call_jvp, call_transpose, register_call_rules
 from .dce import dce_jaxpr
 from .discharge import discharge_jaxpr, mentions_refs
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_jaxpr_for_call
+from .ref_rules import _external_write_error as external_write_error
 from .transpose import transpose_rules
 from .vmap import vmap_rules, Batched
 
@@ -151,20 +152,30 @@ def without_external_refs(jaxpr: Jaxpr) -> PureBody:
 
 
 def _jvp_with_refs(primals, tangents, jaxpr, params):
+    """A ref made inside the differentiated function has a tangent ref: its entry
+    tangent is read from that, and the final tangent written back beside the final
+    value, so tangent refs behave as around any other ref access. A ref from outside
+    has none, and may only be written with values that have no tangent."""
     body = without_external_refs(jaxpr)
     entry_tangents = list(tangents)
     for position in body.ref_inputs:
-        if type(tangents[position]) is not Zero:
-            raise RematError("checkpoint: differentiating with respect to a ref is not "
-                             "supported -- pass its value instead")
-        entry_tangents[position] = Zero(tangent_aval(body.jaxpr.invars[position].aval))
+        tangent_ref = tangents[position]
+        aval = tangent_aval(body.jaxpr.invars[position].aval)
+        entry_tangents[position] = (
+            bind(P.get_p, tangent_ref) if type(tangent_ref) is not Zero
+            and position in body.entry_read else Zero(aval))
     entry = body.entry_values(primals)
     result = _remat_jvp(entry, entry_tangents, jaxpr=body.jaxpr, **params)
-    # The final contents of written refs: written once, here. (A ref is not
-    # differentiated, so the tangent of what is written into it is dropped.)
-    for position, final in zip(body.written, result.primals_out[body.num_outputs:]):
-        bind(P.swap_p, primals[position], final)
     n = body.num_outputs
+    finals = list(zip(body.written, result.primals_out[n:], result.tangents_out[n:]))
+    for position, _, tangent in finals:     # check everything before writing anything
+        if type(tangents[position]) is Zero and type(tangent) is not Zero:
+            raise external_write_error("checkpoint", primals[position])
+    # The final contents of written refs (and of their tangent refs): written once, here.
+    for position, final, tangent in finals:
+        bind(P.swap_p, primals[position], final)
+        if type(tangents[position]) is not Zero:
+            bind(P.swap_p, tangents[position], instantiate(tangent))
     return JvpResult(result.primals_out[:n], result.tangents_out[:n])
 
 
