@@ -25,3 +25,26 @@ register(
     "issue 17: a checkpoint-ed function may write a ref created earlier in the "
     "differentiated function; the ref's tangent and cotangent go through it",
     transforms=("linearize", "grad", "vjp", "jacrev", "checkpoint", "new_ref"))
+
+register(
+    "jax_jit_of_custom_jvp_using_refs_fails", "0.10.2",
+    "jax.jit of a function calling a jax.custom_jvp function that uses refs -- its own "
+    "(`t = new_ref(x)` inside), or one passed as an argument, read or written -- raises "
+    "NotImplementedError('No state discharge rule implemented for primitive: "
+    "custom_jvp_call'); eagerly and under grad it works",
+    "the same value and ref contents as eagerly",
+    "issue 17: custom_jvp / custom_vjp functions may use refs of their own and refs "
+    "passed in, eagerly and under jit alike",
+    transforms=("jit", "custom_jvp", "new_ref"))
+
+register(
+    "jax_jit_of_custom_vjp_with_unused_ref_argument_fails", "0.10.2",
+    "jax.jit of a function passing a ref to a jax.custom_vjp function whose primal "
+    "body does not use it -- the gradient-stashing recipe `f(x, r)` (fwd keeps r as the "
+    "residual, bwd writes into it), or a body using only refs of its own -- fails "
+    "without differentiating: TypeError('No constant handler for type: <class "
+    "'jax._src.core.Ref'>') or ValueError('Did not ask for inval to be discharged but "
+    "it was'); jax.jit(jax.grad(...)) of the same works",
+    "the primal value; bwd never runs, so the ref is unchanged",
+    "issue 17: a ref may be a primal argument of a custom_vjp function, under jit too",
+    transforms=("jit", "custom_vjp", "new_ref"))
