@@ -48,3 +48,13 @@ register(
     "the primal value; bwd never runs, so the ref is unchanged",
     "issue 17: a ref may be a primal argument of a custom_vjp function, under jit too",
     transforms=("jit", "custom_vjp", "new_ref"))
+
+register(
+    "jax_donating_a_ref_argument_fails", "0.10.2",
+    "jax.jit(f, donate_argnums=0)(r, x) with a ref r fails before running, whether f "
+    "writes r or only reads it: JaxRuntimeError('INVALID_ARGUMENT: Parameter 0 index {} "
+    "is already aliased with one output, thus it cannot be added as a buffer donor')",
+    "the call runs; the ref keeps working and holds the new contents (a ref's buffer is "
+    "the ref's own to reuse, so donating it asks for nothing more)",
+    "issue 17: donate_argnums may name a ref argument",
+    transforms=("jit", "donate_argnums", "new_ref"))
