@@ -250,3 +250,22 @@ def test_reverse_mode_through_the_changing_part_of_a_while_loop_is_still_an_erro
         return a + b
     with pytest.raises(minijax.MinijaxError, match="Reverse-mode.*while_loop"):
         minijax.grad(f)(X)
+
+
+def test_dce_drops_effects_on_an_internal_ref_nobody_reads_but_keeps_the_rest():
+    from minijax.transforms import dce_jaxpr
+
+    def f(x, outside):
+        mine = minijax.new_ref(x)
+        mine[...] = x * 2.0                       # never read again: invisible
+        outside[...] = x                          # visible to the caller
+        kept = minijax.new_ref(x)
+        kept[...] += 1.0
+        return kept[...]
+    jaxpr = minijax.make_jaxpr(f)(X, minijax.new_ref(X)).jaxpr
+    pruned = dce_jaxpr(jaxpr).jaxpr
+    prims = [e.primitive.name for e in pruned.eqns]
+    assert prims.count("new_ref") == 1 and "mul" not in prims
+    assert sum(1 for e in pruned.eqns if e.primitive.name == "swap"
+               and e.inputs[0] is jaxpr.invars[1]) == 1
+    assert prims.count("swap") == 2          # outside, and the kept ref's increment
