@@ -198,16 +198,36 @@ def test_a_custom_function_returning_a_ref_is_a_ref_error(custom, how):
     assert float(r[...]) == 5.0
 
 
+def _stash_in(m, where):
+    f = stash_cotangent(m)
+    r = m.new_ref(np.float32(0.0))
+    xs = np.array([1.0, 2.0, 0.5], np.float32)
+    sin = NP[m].sin
+    if where == "checkpoint":
+        g = lambda x: m.checkpoint(lambda y: sin(f(y, r) * 3.0))(x)
+    else:       # the last write is the first iteration's cotangent
+        g = lambda x: m.lax.scan(lambda c, xi: (sin(f(c, r)) * xi, None), x, xs)[0]
+    return g, r
+
+
 @pytest.mark.parametrize("where", ["checkpoint", "scan"])
-def test_stashing_inside_a_differentiated_body_is_a_clear_error(where):
+@pytest.mark.parametrize("how", ["eager", "grad", "jit_grad", "vjp"])
+def test_stashing_inside_checkpoint_and_scan_matches_jax(where, how):
+    results = []
+    for m in (minijax, jax):
+        g, r = _stash_in(m, where)
+        run = {"eager": lambda: g(X), "grad": lambda: m.grad(g)(X),
+               "jit_grad": lambda: m.jit(m.grad(g))(X),
+               "vjp": lambda: m.vjp(g, X)[1](T)}[how]
+        results.append((run(), r[...]))
+    _match(*results)
+
+
+def test_a_custom_rule_taking_a_ref_inside_a_differentiated_cond_is_a_clear_error():
     f = stash_cotangent(minijax)
     r = minijax.new_ref(np.float32(0.0))
-    xs = np.ones(2, np.float32)
-    if where == "checkpoint":
-        g = lambda x: minijax.checkpoint(lambda y: f(y, r) * 3.0)(x)
-    else:
-        g = lambda x: minijax.lax.scan(lambda c, xi: (f(c, r) * xi, None), x, xs)[0]
+    g = lambda x: minijax.lax.cond(x > 0, lambda y: f(y, r) * 3.0, lambda y: y, x)
     with pytest.raises(minijax.MinijaxError, match="takes a ref.*cannot be applied inside"):
         minijax.grad(g)(X)
     assert float(r[...]) == 0.0
-    _match(g(X), X * 3.0 if where == "checkpoint" else X)     # no AD: the primal runs
+    _match(g(X), X * 3.0)                                 # no AD: the primal runs

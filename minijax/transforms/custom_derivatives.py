@@ -480,9 +480,10 @@ def _refuse_discharged(primals, tangents, *, call_jaxpr, num_consts, rule, name)
                          [Zero(tangent_aval(a)) for a in call_jaxpr.out_avals])
     raise CustomDerivativeError(
         f"the custom derivative of {name}, which takes a ref, cannot be applied inside a "
-        f"loop body, branch or checkpoint that is differentiated: there the ref is "
+        f"cond branch or while_loop body that is differentiated: there the ref is "
         f"threaded through as a value its rules cannot write. Call {name} outside the "
-        f"loop (or branch, or checkpoint), or pass the ref's value r[...] instead.")
+        f"branch or loop (scan and checkpoint bodies work), or pass the ref's value "
+        f"r[...] instead.")
 
 
 def _custom_call_discharge(prim, b, eqn, inputs):

@@ -82,12 +82,13 @@ from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.types import RefType
-from ..ir.trace import MinijaxError, bind, set_current_trace
+from ..ir.trace import MinijaxError, bind, set_current_trace, current_trace
 from .ad_util import Zero, tangent_aval, eval_jaxpr, zeros, instantiate
 from .calls import call_jvp, call_transpose, register_call_rules
+from .control_flow_common import custom_rules_take_refs
 from .dce import dce_jaxpr
 from .discharge import discharge_jaxpr, mentions_refs
-from .jvp import jvp_rules, JvpResult
+from .jvp import jvp_rules, JvpResult, jvp_flat
 from .partial_eval import partial_eval_jaxpr_for_call
 from .ref_rules import _external_write_error as external_write_error
 from .transpose import transpose_rules
@@ -103,6 +104,13 @@ class RematError(MinijaxError, TypeError):
 # -- jvp: differentiate the body, keep the remat ---------------------------------------------
 
 def _remat_jvp(primals, tangents, *, jaxpr, **params):
+    if custom_rules_take_refs(jaxpr):
+        # A custom derivative rule written for a ref (the gradient-stashing recipe)
+        # cannot run on the discharged body, where the ref is a value. Differentiate
+        # the body in line instead: exact values and effects, nothing recomputed --
+        # so this checkpoint saves no memory.
+        return jvp_flat(lambda *xs: eval_jaxpr(jaxpr, (), xs), primals, tangents,
+                        current_trace())
     if mentions_refs(jaxpr):
         # Differentiate the pure body instead (the ref rewrite below): entry reads and
         # exit writes happen here, once, and the body needs no ref differentiation.
