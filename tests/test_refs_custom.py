@@ -252,3 +252,21 @@ def test_custom_functions_with_refs_inside_checkpoint_and_scan_under_grad(make, 
         _match(results[0][1], np.float32(2.0 + X))
         return
     _match(*results)
+
+
+@pytest.mark.parametrize("make", [own_refs_jvp, own_refs_vjp, reads_ref_vjp, reads_ref_jvp])
+def test_custom_functions_with_refs_under_vmap_and_vmap_of_grad(make):
+    xs = np.array([1.0, 2.0], np.float32)
+    results = []
+    for m in (minijax, jax):
+        f, r = make(m), m.new_ref(np.float32(2.0))
+        results.append((m.vmap(lambda x: f(x, r))(xs),
+                        m.vmap(m.grad(lambda x: f(x, r)))(xs), r[...]))
+    _match(*results)
+
+
+def test_a_custom_function_writing_a_per_example_value_under_vmap_is_an_error():
+    f, r = writes_ref_vjp(minijax), minijax.new_ref(np.float32(2.0))
+    with pytest.raises(minijax.MinijaxError, match="differs per example"):
+        minijax.vmap(lambda x: f(x, r))(np.array([1.0, 2.0], np.float32))
+    assert float(r[...]) == 2.0
