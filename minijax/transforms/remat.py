@@ -71,6 +71,14 @@ the inner body inside the outer (the `remat` discharge rule), so every write is
 still done once. The pullbacks of `vjp` and `linearize` hold only `init` values and
 never touch a ref: calling them twice gives the same answer and changes nothing.
 
+A write to a ref the body never reads (`r[...] = v`, or a partial `r[0] = 1.0`) is
+not discharged at all: it is taken out of the body, which returns the written value
+(and dynamic indices), and performed at exit (`PureBody.replays`). So it is a write
+and nothing else -- no entry read -- and vmap sees one unbatched write. A ref made
+earlier by the differentiated function has a tangent ref, read at entry and written
+at exit beside it. And a body calling a custom_jvp/custom_vjp function that takes a
+ref is differentiated in line, undischarged: the user's rules need the ref itself.
+
 (Real JAX 0.10 instead recomputes the ref operations against the live ref, running
 the effect twice: see `minijax/divergences/remat.py`.)
 """
