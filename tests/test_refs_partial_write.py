@@ -97,3 +97,19 @@ def test_a_per_example_partial_write_is_still_the_vmap_error():
     with pytest.raises(minijax.MinijaxError, match="differs per example"):
         minijax.vmap(minijax.grad(f))(XS)
     np.testing.assert_array_equal(np.asarray(r[...]), np.zeros(3))
+
+
+def test_a_swap_whose_old_value_is_used_is_a_read_and_stays_in_the_body():
+    def make(checkpointed):
+        r = minijax.new_ref(np.array([2.0, 3.0], np.float32))
+
+        def g(y):
+            old = minijax.ref.swap(r, 0, minijax.lax.stop_gradient(y) + 1.0)
+            return y * (old + 1.0)
+        return (minijax.checkpoint(g) if checkpointed else g), r
+    results = []
+    for checkpointed in (True, False):
+        g, r = make(checkpointed)
+        results.append((minijax.grad(g)(np.float32(0.5)), r[...]))
+    assert_trees_match(results[0], results[1])
+    assert_trees_match(results[0], (np.float32(3.0), np.array([1.5, 3.0], np.float32)))

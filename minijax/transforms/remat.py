@@ -202,12 +202,16 @@ def _take_out_blind_writes(jaxpr: Jaxpr):
     """`jaxpr` without its `swap`s (old value unused) on ref inputs that nothing else
     uses, each write's value and dynamic indices returned as extra outputs."""
     ref_inputs = {v: k for k, v in enumerate(jaxpr.invars) if isinstance(v.aval, RefType)}
-    used_values = {x for eqn in jaxpr.eqns for x in eqn.inputs[1:]} | set(jaxpr.outvars)
-    blind = set(ref_inputs) - used_values
+    used = {x for eqn in jaxpr.eqns for x in eqn.inputs} | set(jaxpr.outvars)
+    blind = set(ref_inputs)
     for eqn in jaxpr.eqns:
-        if eqn.inputs and eqn.inputs[0] in blind and not (
-                eqn.primitive is P.swap_p and eqn.outputs[0] not in used_values):
-            blind.discard(eqn.inputs[0])
+        mentioned = blind.intersection(eqn.inputs)
+        if not mentioned:
+            continue
+        is_blind_write = (eqn.primitive is P.swap_p and eqn.outputs[0] not in used
+                          and eqn.inputs[0] in blind and eqn.inputs[0] not in eqn.inputs[1:])
+        if not is_blind_write:
+            blind -= mentioned
     if not blind:
         return jaxpr, ()
     eqns, extra, replays = [], [], []
