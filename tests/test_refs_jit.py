@@ -373,7 +373,9 @@ def test_dce_prunes_a_jit_that_writes_a_ref_but_keeps_the_write():
     call, = [e for e in pruned.eqns if e.primitive.name == "jit"]
     body = call.params["jaxpr"]
     assert len(call.outputs) == 1 and "reduce_sum" not in str(body) and "<-" in str(body)
-    assert len(dce_jaxpr(jaxpr, [False, False]).jaxpr.eqns) == len(pruned.eqns)
+    # Nothing used: the ref is the function's own and nobody reads it afterwards, so
+    # its writes are invisible and everything goes.
+    assert not dce_jaxpr(jaxpr, [False, False]).jaxpr.eqns
 
 
 def cond_in_jit(m, x):

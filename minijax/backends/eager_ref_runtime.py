@@ -106,16 +106,23 @@ def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function",
     """Run `jaxpr` (no constvars) on `args`, `Ref` boxes for its ref inputs; update
     the boxes it writes, only after the whole program has succeeded. A program that
     is `rebuilt_each_call` (an eager loop or branch) is compiled once per text."""
+    result = discharge_jaxpr(jaxpr)
+    compile_ = xla.compile_jaxpr_by_text if rebuilt_each_call else xla.compile_jaxpr
+    return run_discharged(compile_(result.jaxpr), result.info, args, what)
+
+
+def run_discharged(executable, info, args, what: str) -> list:
+    """Run the `executable` of a discharged program (`info` its `DischargeInfo`) on
+    `args` with `Ref` boxes among them: the boxes' contents go in, and the final
+    contents of those it writes are stored back once it has succeeded."""
     for arg in args:
         if isinstance(arg, Ref):
             check_live(arg, what)
     check_no_aliasing(args, what)
-    result = discharge_jaxpr(jaxpr)
     values = [arg._value if isinstance(arg, Ref) else arg for arg in args]
-    compile_ = xla.compile_jaxpr_by_text if rebuilt_each_call else xla.compile_jaxpr
-    outs = list(compile_(result.jaxpr)(*values))
-    n = result.info.num_outputs
-    for position, final in zip(result.info.written, outs[n:]):
+    outs = list(executable(*values))
+    n = info.num_outputs
+    for position, final in zip(info.written, outs[n:]):
         _note_change(args[position])
         args[position]._value = final
     return outs[:n]

@@ -31,8 +31,7 @@ register(
     "a while_loop whose cond_fun writes a ref (`r[0] += 1.0` in the condition of a loop "
     "running twice) runs, eagerly and under jit, but one of the condition's writes is "
     "lost: r[0] ends at 2.0 although the condition ran three times",
-    "RefError at trace time: a loop condition may read refs but not write them; move "
-    "the write into body_fun",
-    "issue 6: refs follow ordinary sequential semantics, and a failure is a clear "
-    "trace-time error rather than a wrong answer",
+    "the sequential meaning: the condition runs before every body and once more at the "
+    "end, so r[0] ends at 3.0, eagerly and under jit alike",
+    "issue 6 / issue 17: refs follow ordinary sequential semantics",
     transforms=("while_loop", "new_ref"))

@@ -259,7 +259,7 @@ def _vjp(fun, primals, has_aux, where):
     out_avals = [aval_of(p) for p in lin.primals_out[:n_out]]
     in_avals = [aval_of(x) for x in leaves]
 
-    def vjp_fun(cotangent):
+    def flat_cotangents(cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
         if ct_tree != flat_fun.out_tree:
             raise TangentMismatchError(f"vjp: the cotangent has tree structure {ct_tree} "
@@ -276,10 +276,58 @@ def _vjp(fun, primals, has_aux, where):
         cts += [Zero(tangent_aval(aval_of(p))) for p, d in
                 zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
         cts_in = iter(vjp_backward(lin, cts))
-        flat = [_instantiate_result(next(cts_in)) if d else np.zeros(a.shape, float0)
+        return [_instantiate_result(next(cts_in)) if d else np.zeros(a.shape, float0)
                 for a, d in zip(in_avals, lin.differentiable)]
-        return tree_util.tree_unflatten(in_tree, flat)
+
+    vjp_fun = _Pullback(flat_cotangents, in_tree, in_avals)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
+
+
+class _Pullback:
+    """The function `vjp` returns: `pullback(cotangent)` is the tuple of the primals'
+    cotangents; `pullback.with_refs(*refs)` is a function of the cotangent that adds
+    each primal's cotangent into the ref at its place instead (as JAX's)."""
+
+    def __init__(self, flat_cotangents, in_tree, in_avals):
+        self._flat_cotangents = flat_cotangents
+        self._in_tree, self._in_avals = in_tree, in_avals
+
+    def __call__(self, cotangent):
+        return tree_util.tree_unflatten(self._in_tree, self._flat_cotangents(cotangent))
+
+    def with_refs(self, *refs):
+        """`refs` mirrors the primals: each leaf a ref to accumulate that primal's
+        cotangent into, or None to return it. The function returned gives None where
+        the cotangent went into a ref; calling it twice adds twice."""
+        leaves, tree = tree_util.tree_flatten(refs, is_leaf=lambda x: x is None)
+        as_values = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+        if tree_util.tree_structure(as_values) != self._in_tree:
+            raise TangentMismatchError(
+                f"vjp: with_refs takes one ref (or None) per primal leaf, in the primals' "
+                f"structure {self._in_tree}; got {tree}")
+        for k, (ref, aval) in enumerate(zip(leaves, self._in_avals)):
+            if ref is None:
+                continue
+            if not _refs.is_ref(ref):
+                raise TangentMismatchError(
+                    f"vjp: with_refs got {_refs._what_is(ref)} for primal leaf {k}; pass "
+                    f"a ref to accumulate its cotangent into, or None to return it")
+            want = tangent_aval(aval)
+            have = aval_of(ref).inner
+            if have.shape != want.shape or have.dtype != want.dtype:
+                raise TangentMismatchError(
+                    f"vjp: with_refs got {_refs.describe_ref(ref)} for primal leaf {k}, "
+                    f"whose cotangent is a {want}: the ref must hold that type")
+
+        def accumulate(cotangent):
+            flat = self._flat_cotangents(cotangent)      # everything computed first
+            for ref, ct in zip(leaves, flat):
+                if ref is not None:
+                    bind(P.addupdate_p, ref, ct)
+            return tree_util.tree_unflatten(
+                self._in_tree, [None if ref is not None else ct
+                                for ref, ct in zip(leaves, flat)])
+        return accumulate
 
 
 def _normalize_argnums(argnums, n_args: int, where: str):

@@ -41,7 +41,7 @@ from jax import tree_util
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs
 from .pytrees import check_valid_leaf, fun_name
 from ..ir import control_flow_primitives as CF
-from ..ir.core import Jaxpr, WriteEffect, AccumEffect
+from ..ir.core import Jaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import MinijaxError, Tracer, aval_of, bind
 from ..ir.types import ShapedArray, is_bool, is_integer
@@ -284,14 +284,6 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         raise ControlFlowError(
             f"while_loop: cond_fun ({fun_name(cond_fun)}) must return a boolean scalar, "
             f"got {_show_tree(cond_body.out_tree, out)}")
-    for effect in cond_body.jaxpr.effects:
-        if isinstance(effect, (WriteEffect, AccumEffect)):
-            # (refs are never carries, so a ref the condition writes is a closure)
-            raise RefError(
-                f"while_loop: cond_fun ({fun_name(cond_fun)}) writes "
-                f"{describe_ref(cond_body.consts[effect.input_index])}; a loop condition "
-                f"may read refs but not write them (it runs once more than the body). "
-                f"Move the write into body_fun.")
     outs = bind(CF.while_p, *cond_body.consts, *body.consts, *carry_leaves,
                 cond_jaxpr=cond_body.jaxpr, body_jaxpr=body.jaxpr,
                 cond_nconsts=len(cond_body.consts), body_nconsts=len(body.consts))

@@ -43,6 +43,7 @@ from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
 from ..ir.types import RefType, ShapedArray, dtype_of_jax
 from ..ir.verify import verify_jaxpr
 from ..backends import xla
+from ..backends.eager_ref_runtime import run_discharged
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
 from .refs import RefView, check_call_writes, is_ref
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
@@ -373,15 +374,11 @@ class JitFunction:
     def lower(self, *args, **kwargs):
         """JAX's `Lowered` object for the XLA program minijax emits for these arguments
         (arrays, or `ShapeDtypeStruct`s standing for them): `.as_text()` is its
-        StableHLO, `.compile()` its executable."""
+        StableHLO, `.compile()` its executable. With refs, a `LoweredWithRefs`."""
         staged, leaves = self._stage(args, kwargs)
-        closed = staged.closed
-        if mentions_refs(closed.jaxpr):
-            # XLA never sees a ref: lower the discharged program on the boxes' contents.
-            discharged = discharge_jaxpr(closed).jaxpr
-            closed = ClosedJaxpr(discharged.jaxpr, [value_of(c) for c in closed.consts])
-            leaves = [value_of(leaf) for leaf in leaves]
-        return xla.lower_closed_jaxpr(closed, *leaves)
+        if mentions_refs(staged.closed.jaxpr):
+            return LoweredWithRefs(self, staged, leaves)
+        return xla.lower_closed_jaxpr(staged.closed, *leaves)
 
     def eval_shape(self, *args, **kwargs):
         """The `ShapeDtypeStruct` pytree of this function's output for these arguments."""
@@ -392,6 +389,55 @@ class JitFunction:
 
     def __repr__(self):
         return f"<minijax.jit of {fun_name(self._fun)}>"
+
+
+class LoweredWithRefs:
+    """`jit(f).lower(...)` of a program using refs. XLA never sees a ref: this wraps
+    JAX's `Lowered` for the discharged program, whose inputs are the refs' contents
+    (closed-over refs first) and whose extra outputs are the final contents of the
+    refs it writes. `.compile()` gives a function of `f`'s arguments, refs included,
+    that runs the executable and stores those contents back in the boxes."""
+
+    def __init__(self, jitted: JitFunction, staged, leaves):
+        self._jitted, self._staged = jitted, staged
+        self._consts = list(staged.closed.consts)
+        # Consts become leading inputs, so a closed-over ref is read at each call.
+        program = convert_constvars_to_invars(staged.closed.jaxpr)
+        self._discharged = discharge_jaxpr(program)
+        values = [value_of(x) for x in self._consts + list(leaves)]
+        self._lowered = xla.lower_closed_jaxpr(
+            ClosedJaxpr(self._discharged.jaxpr, []), *values)
+
+    def as_text(self, *args, **kwargs) -> str:
+        return self._lowered.as_text(*args, **kwargs)
+
+    def compile(self, *args, **kwargs) -> "CompiledWithRefs":
+        return CompiledWithRefs(self, self._lowered.compile(*args, **kwargs))
+
+    def __getattr__(self, name):        # the rest of JAX's Lowered (cost_analysis, ...)
+        return getattr(self._lowered, name)
+
+
+class CompiledWithRefs:
+    """The executable of a `LoweredWithRefs`: call it with the arguments `lower` was
+    given (the same types); refs' contents are updated as a call of the jitted
+    function would update them."""
+
+    def __init__(self, lowered: LoweredWithRefs, compiled):
+        self._from, self._compiled = lowered, compiled
+
+    def __call__(self, *args, **kwargs):
+        lowered = self._from
+        staged, leaves = lowered._jitted._stage(args, kwargs)
+        if staged.closed.jaxpr is not lowered._staged.closed.jaxpr:
+            raise TypeError(f"this executable of {lowered._jitted!r} was compiled for "
+                            f"arguments of other types; lower it again for these")
+        outs = run_discharged(self._compiled, lowered._discharged.info,
+                              lowered._consts + list(leaves), fun_name(lowered._jitted._fun))
+        return tree_util.tree_unflatten(staged.out_tree, outs)
+
+    def __getattr__(self, name):        # the rest of JAX's Compiled (as_text, ...)
+        return getattr(self._compiled, name)
 
 
 def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,

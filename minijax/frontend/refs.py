@@ -99,6 +99,10 @@ def _consume(ref, how: str):
         owned = isinstance(trace, EvalTrace)
     else:
         owned = ref._trace is trace and id(ref) in _created.get(trace, {})
+    # vmap makes a ref from a value that is the same for every example once, below
+    # itself, and keeps it as one of its own refs (`local_refs`): the vmapped code
+    # created it, so it may freeze it.
+    owned = owned or getattr(trace, "local_refs", {}).get(id(ref)) is ref
     if not owned:
         raise RefError(f"cannot {how} {describe_ref(ref)}: it was passed in (as an "
                        f"argument or a closure) rather than created here, and only the "

@@ -207,6 +207,9 @@ def _scatter(prim):
 register_import("gather", P.gather_p, _gather)
 register_import("scatter", P.scatter_p, _scatter(P.scatter_p))
 register_import("scatter-add", P.scatter_add_p, _scatter(P.scatter_add_p))
+register_import("scatter-mul", P.scatter_mul_p, _scatter(P.scatter_mul_p))
+register_import("scatter-min", P.scatter_min_p, _scatter(P.scatter_min_p))
+register_import("scatter-max", P.scatter_max_p, _scatter(P.scatter_max_p))
 
 
 # -- calls and control flow ----------------------------------------------------------------------

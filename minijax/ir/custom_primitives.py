@@ -17,11 +17,16 @@ call is differentiated -- as in JAX, where they print as `jvp=...`/`fwd=...`.
 """
 from __future__ import annotations
 
-from .core import Jaxpr
-from .registry import Primitive, type_rules, _fail
+from .core import Jaxpr, REF_EFFECT_TYPES
+from .registry import Primitive, type_rules, effect_rules, _fail
+from .types import ShapedArray
 
-custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
-custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+# A custom function's body may use refs -- its own, or refs passed in as arguments or
+# closed over -- and the call then has the body's effects on its operands, as `jit`.
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True,
+                              has_ref_effects_of_body=True)
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True,
+                              has_ref_effects_of_body=True)
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
@@ -32,11 +37,18 @@ def _custom_call_rule(prim_name):
         expected = call_jaxpr.in_avals
         if len(in_avals) != len(expected) or any(
                 a.strip_weak_type() != b.strip_weak_type()
+                if isinstance(a, ShapedArray) and isinstance(b, ShapedArray) else a != b
                 for a, b in zip(in_avals, expected)):
             _fail(prim_name, f"operands ({', '.join(map(str, in_avals))}) do not match the "
                   f"call's inputs ({', '.join(map(str, expected))})")
         return call_jaxpr.out_avals
     return type_rule
+
+
+def _custom_call_effects(*in_avals, call_jaxpr, num_consts, rule, name):
+    """The body's effects, on the operands it receives (refs are never residuals)."""
+    return frozenset(type(e)(e.input_index) if isinstance(e, REF_EFFECT_TYPES) else e
+                     for e in call_jaxpr.effects)
 
 
 def _custom_lin_rule(*in_avals, rule, num_residuals, name):
@@ -46,3 +58,5 @@ def _custom_lin_rule(*in_avals, rule, num_residuals, name):
 type_rules[custom_jvp_call_p] = _custom_call_rule("custom_jvp_call")
 type_rules[custom_vjp_call_p] = _custom_call_rule("custom_vjp_call")
 type_rules[custom_lin_p] = _custom_lin_rule
+effect_rules[custom_jvp_call_p] = _custom_call_effects
+effect_rules[custom_vjp_call_p] = _custom_call_effects

@@ -42,11 +42,13 @@ used outside any body.
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple, Sequence
 
 from ..ir import control_flow_primitives as CF
 from ..ir import primitives as P
-from ..ir.core import Jaxpr, Eqn, Var, jaxprs_in_params
+from ..ir.core import Jaxpr, ClosedJaxpr, Eqn, Var, jaxprs_in_params
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.primitives import effects_of, out_avals_of
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import bind, current_trace, set_current_trace, aval_of
@@ -340,3 +342,61 @@ def partial_eval_through_discharge(trace, prim, args, params) -> list:
             bind(P.swap_p, d.args[position], value)
     return outs[:d.num_outputs]
 
+
+
+# -- custom derivative rules that take refs --------------------------------------------------
+
+def custom_rules_take_refs(jaxpr: Jaxpr) -> bool:
+    """Whether a `custom_jvp`/`custom_vjp` call in `jaxpr` (or a body inside it) takes
+    a ref. Its user-written rules need the ref itself, so such a construct must not be
+    discharged before it is differentiated (see `jvp_unrolled_scan`)."""
+    return _custom_rules_take_refs(jaxpr)
+
+
+@functools.lru_cache(maxsize=1024)
+def _custom_rules_take_refs(jaxpr: Jaxpr) -> bool:
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in (custom_jvp_call_p, custom_vjp_call_p) and any(
+                isinstance(x.aval, RefType) for x in eqn.inputs):
+            return True
+        for sub in jaxprs_in_params(eqn.params):
+            if _custom_rules_take_refs(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub):
+                return True
+    return False
+
+
+def jvp_unrolled_scan(primals, tangents, *, jaxpr, num_consts, num_carry, length, reverse,
+                      **params) -> JvpResult:
+    """The jvp of a `scan` run as `length` copies of its body, in line: for a body
+    whose custom derivative rules write refs, which must see each iteration's refs
+    as refs (as JAX's do). Exact; the program grows with `length`."""
+    def unrolled(*args):
+        consts, carry, xs = split_list(args, [num_consts, num_carry])
+        ys = []
+        for i in (range(length - 1, -1, -1) if reverse else range(length)):
+            x_i = [_index(x, i) for x in xs]
+            outs = eval_jaxpr(jaxpr, (), list(consts) + list(carry) + x_i)
+            carry, y = outs[:num_carry], outs[num_carry:]
+            ys.append(y)
+        if reverse:
+            ys.reverse()
+        n_ys = len(jaxpr.outvars) - num_carry
+        return list(carry) + [_stack([y[k] for y in ys], jaxpr.outvars[num_carry + k].aval)
+                              for k in range(n_ys)]
+    return jvp_flat(unrolled, primals, tangents, current_trace())
+
+
+def _index(x, i):
+    shape = aval_of(x).shape
+    piece = bind(P.slice_p, x, start_indices=(i,) + (0,) * (len(shape) - 1),
+                 limit_indices=(i + 1,) + tuple(shape[1:]), strides=None)
+    return bind(P.reshape_p, piece, new_sizes=tuple(shape[1:]), dimensions=None)
+
+
+def _stack(values, aval):
+    if not values:
+        return zeros(aval.update(shape=(0,) + aval.shape))
+    rows = [bind(P.broadcast_in_dim_p, v, shape=(1,) + aval.shape,
+                 broadcast_dimensions=tuple(range(1, 1 + len(aval.shape))))
+            for v in values]
+    return rows[0] if len(rows) == 1 else bind(P.concatenate_p, *rows, dimension=0)

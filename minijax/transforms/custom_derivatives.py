@@ -38,12 +38,15 @@ from ..ir.source_info import user_code
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import (MinijaxError, EvalTrace, bind, aval_of, current_trace, eager_impls,
                         set_current_trace)
-from ..ir.types import float0
+from ..ir.types import float0, RefType
+from ..ir.ref_box import Ref, RefError
 from .ad_util import (Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr, zeros,
                       as_results)
 from .jvp import jvp_rules, JvpResult, JVPTrace, JVPTracer
 from .partial_eval import PartialEvalTrace
 from .transpose import transpose_rules
+from .discharge import (discharge_rules, mentions_refs, thread_refs_through, write_back,
+                        RefSlot, _copy_eqn)
 
 
 class CustomDerivativeError(MinijaxError, TypeError):
@@ -79,6 +82,7 @@ class _CallSite:
 
         def flat(*leaves):
             out_leaves, out_tree = tree_util.tree_flatten(self.fun(*self.full_args(leaves)))
+            _refuse_returned_refs(self.name, out_leaves)
             cell.append(out_tree)
             return out_leaves
         closed = trace_to_jaxpr(flat, self.in_avals)
@@ -104,6 +108,25 @@ class _CallSite:
 
     def __repr__(self):
         return self.name
+
+
+def _refuse_returned_refs(name, out_leaves):
+    """Checked while tracing, before the call is bound, so nothing has been written."""
+    for k, leaf in enumerate(out_leaves):
+        if _is_ref(leaf):
+            raise RefError(f"the custom function {name} returns a ref (output {k}, of "
+                           f"type {aval_of(leaf)}); a ref cannot leave a custom_jvp / "
+                           f"custom_vjp function. Return its value r[...] instead, or "
+                           f"create the ref outside and pass it in.")
+
+
+def _is_ref(leaf) -> bool:
+    if isinstance(leaf, Ref):
+        return True
+    try:
+        return isinstance(aval_of(leaf), RefType)
+    except TypeError:           # not an array at all: the output checks say so
+        return False
 
 
 def _call(custom, args, kwargs, make_rule):
@@ -163,6 +186,7 @@ def _out_avals(where, call_jaxpr, site, value):
     if call_jaxpr is not None:
         return call_jaxpr.out_avals
     leaves, site.out_tree = tree_util.tree_flatten(value)
+    _refuse_returned_refs(site.name, leaves)
     try:
         return [aval_of(x) for x in leaves]
     except TypeError:
@@ -239,6 +263,9 @@ class custom_jvp:
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
+    if isinstance(rule, _RuleOnRefs):
+        return _refuse_discharged(primals, tangents, call_jaxpr=call_jaxpr,
+                                  num_consts=num_consts, rule=rule, name=name)
     site = rule.site
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
     tangent_leaves = [instantiate(t) if is_differentiable(aval_of(a)) else
@@ -321,6 +348,9 @@ class custom_vjp:
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
+    if isinstance(rule, _RuleOnRefs):
+        return _refuse_discharged(primals, tangents, call_jaxpr=call_jaxpr,
+                                  num_consts=num_consts, rule=rule, name=name)
     site = rule.site
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
     with user_code():        # its equations come from the rule's own lines, as in JAX
@@ -421,3 +451,55 @@ def custom_lin_impl(*args, rule, num_residuals, name):
 
 
 eager_impls[custom_lin_p] = custom_lin_impl
+
+
+# -- refs: discharge ------------------------------------------------------------------------
+#
+# A custom function may create and use refs of its own, and take or close over refs
+# (an outside ref read, written, or stashed into by `bwd`). Differentiated directly,
+# the rules run on the refs themselves (the jvp rules above). Discharge -- before
+# lowering, or inside a loop body that autodiff discharges first -- turns the body
+# into a pure one; a body whose refs are all its own keeps its rule unchanged (the
+# call means the same thing). A ref operand becomes its value going in and its final
+# value coming out, which the user's rules, written for a ref, cannot see: that call
+# keeps its primal meaning and refuses to be differentiated, saying why.
+
+class _RuleOnRefs:
+    """The `rule` of a custom call whose ref operands discharge made values."""
+
+    def __init__(self, rule, name):
+        self.rule, self.name = rule, name
+
+    def __repr__(self):
+        return repr(self.rule)
+
+
+def _refuse_discharged(primals, tangents, *, call_jaxpr, num_consts, rule, name):
+    if all(type(t) is Zero for t in tangents):
+        return JvpResult(eval_jaxpr(call_jaxpr, (), primals),
+                         [Zero(tangent_aval(a)) for a in call_jaxpr.out_avals])
+    raise CustomDerivativeError(
+        f"the custom derivative of {name}, which takes a ref, cannot be applied inside a "
+        f"cond branch or while_loop body that is differentiated: there the ref is "
+        f"threaded through as a value its rules cannot write. Call {name} outside the "
+        f"branch or loop (scan and checkpoint bodies work), or pass the ref's value "
+        f"r[...] instead.")
+
+
+def _custom_call_discharge(prim, b, eqn, inputs):
+    body = eqn.params["call_jaxpr"]
+    ref_operands = any(isinstance(x, RefSlot) for x in inputs)
+    if not mentions_refs(body) and not ref_operands:
+        return _copy_eqn(b, eqn, inputs)
+    result, args = thread_refs_through(b, inputs, body)
+    rule = eqn.params["rule"]
+    if ref_operands:
+        rule = _RuleOnRefs(rule, eqn.params["name"])
+    outs = b.emit_eqn(prim, args, dict(eqn.params, call_jaxpr=result.jaxpr, rule=rule))
+    return write_back(inputs, result, outs)
+
+
+discharge_rules[custom_jvp_call_p] = functools.partial(_custom_call_discharge,
+                                                       custom_jvp_call_p)
+discharge_rules[custom_vjp_call_p] = functools.partial(_custom_call_discharge,
+                                                       custom_vjp_call_p)

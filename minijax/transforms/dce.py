@@ -13,12 +13,33 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..ir.core import Var, Jaxpr, ClosedJaxpr
+from ..ir.core import Var, Jaxpr, ClosedJaxpr, AllocEffect, REF_EFFECT_TYPES
 from ..ir.primitives import register_rule_table, GenericPath
 from ..ir.source_info import source_info_from
 
 dce_rules: dict = register_rule_table(
     "dce", {}, GenericPath(lambda prim: True, "kept if an output is used or it has effects"))
+
+
+def _effects_matter(eqn, live, created) -> bool:
+    """Whether an equation none of whose outputs is used must stay for its effects.
+
+    Effects on a ref created inside this jaxpr matter only if something kept later
+    uses that ref (walking backwards, that use has made the ref `live`); creating a
+    ref nobody uses matters not at all. Effects on refs received from outside, and
+    prints, always matter."""
+    for effect in eqn.effects:
+        if isinstance(effect, AllocEffect):
+            continue
+        if isinstance(effect, REF_EFFECT_TYPES):
+            ref = eqn.inputs[effect.input_index]
+            if isinstance(ref, Var) and ref in live:
+                return True
+            if ref not in created:
+                return True
+            continue
+        return True
+    return False
 
 
 class DceResult(NamedTuple):
@@ -43,10 +64,11 @@ def dce_jaxpr(jaxpr, used_outputs=None, prune_inputs: bool = False) -> DceResult
         used_outputs = [True] * len(jaxpr.outvars)
     live: set = {v for v, used in zip(jaxpr.outvars, used_outputs)
                  if used and isinstance(v, Var)}
+    created = {v for eqn in jaxpr.eqns if eqn.primitive.allocates_ref for v in eqn.outputs}
     kept = []
     for eqn in reversed(jaxpr.eqns):
         used = [v in live for v in eqn.outputs]
-        if not any(used) and not eqn.effects:
+        if not any(used) and not _effects_matter(eqn, live, created):
             continue
         rule = dce_rules.get(eqn.primitive)
         if rule is not None and (not eqn.effects or eqn.primitive.dce_keeps_effects):

@@ -14,7 +14,9 @@ returns":
   take the chosen branch's values.
 * `while`: a ref the body writes joins the loop carry -- each iteration sees the
   previous one's writes, and so does the condition, which reads the carried value
-  (ordinary sequential semantics). The condition may read refs but not write them.
+  (ordinary sequential semantics). A condition that writes refs runs before every
+  body and once more at the end: discharged, it runs once before the loop, and the
+  loop body becomes "body, then condition", carrying the predicate it computed.
 * `scan`: the same, with written refs carried ahead of the scan's own carry.
 
 A ref only read is passed in as its current value, like any constant. Reordering a
@@ -25,7 +27,9 @@ wants (`_rearranged`).
 from __future__ import annotations
 
 from ..ir import control_flow_primitives as CF
-from ..ir.core import Jaxpr, Var
+from ..ir import primitives as P
+from ..ir.core import Jaxpr, Var, Eqn
+from ..ir.primitives import effects_of
 from .discharge import (DischargeError, RefSlot, discharge_rules, discharge_with_finals,
                         mentions_refs, written_inputs, _copy_eqn)
 
@@ -110,8 +114,7 @@ def _while(b, eqn, inputs):
     cond_consts, body_consts = inputs[:n_cc], inputs[n_cc:n_cc + n_bc]
     carry = inputs[n_cc + n_bc:]
     if written_inputs(cond_jaxpr):
-        raise DischargeError("a while_loop condition may read refs but not write them; "
-                             "move the write into the body")
+        return _while_with_writing_cond(b, eqn, inputs)
     # Refs the body writes: carried. Everything else: passed as its current value.
     carried = [body_consts[k] for k in written_inputs(body_jaxpr)]
     _distinct_slots(carried, "while_loop")
@@ -154,6 +157,90 @@ def _while(b, eqn, inputs):
                        "cond_nconsts": len(cond_args), "body_nconsts": len(body_args)})
     n = len(eqn.outputs)
     for slot, final in zip(carried, outs[n:]):
+        slot.value = final
+    return outs[:n]
+
+
+def _while_with_writing_cond(b, eqn, inputs):
+    """`while` whose condition writes refs. With W the refs either function writes:
+
+        pred, W = cond(carry, W)                         # once before the loop
+        while pred:                                      # the new cond reads the carry
+            carry, W = body(carry, W); pred, W = cond(carry, W)
+
+    Each of the two is called as a `jit` of its discharged jaxpr (pure now)."""
+    params = eqn.params
+    n_cc, n_bc = params["cond_nconsts"], params["body_nconsts"]
+    cond_consts, body_consts = inputs[:n_cc], inputs[n_cc:n_cc + n_bc]
+    carry = inputs[n_cc + n_bc:]
+    written: list = []              # distinct slots either function writes
+    for consts, jaxpr in ((body_consts, params["body_jaxpr"]),
+                          (cond_consts, params["cond_jaxpr"])):
+        for k in written_inputs(jaxpr):
+            if all(consts[k] is not slot for slot in written):
+                written.append(consts[k])
+
+    def state_index(x):
+        return next((i for i, slot in enumerate(written) if slot is x), None)
+
+    def caller(jaxpr, consts, name):
+        """The discharged `jaxpr` and, per const, its index in W (or None)."""
+        at = [state_index(x) if isinstance(x, RefSlot) else None for x in consts]
+        finals = tuple(k for k, i in enumerate(at) if i is not None
+                       and k in written_inputs(jaxpr))
+        return discharge_with_finals(jaxpr, finals).jaxpr, at, finals, name
+
+    body_call = caller(params["body_jaxpr"], body_consts, "while_body")
+    cond_call = caller(params["cond_jaxpr"], cond_consts, "while_cond")
+
+    def call(emit, spec, plain_consts, carry_values, state):
+        """Call a discharged function: (its outputs, the new state)."""
+        jaxpr, at, finals, name = spec
+        plain = iter(plain_consts)
+        args = [state[i] if i is not None else next(plain) for i in at] + list(carry_values)
+        outs = emit(jaxpr, args, name)
+        n = len(outs) - len(finals)
+        state = list(state)
+        for k, final in zip(finals, outs[n:]):
+            state[at[k]] = final
+        return outs[:n], state
+
+    def plain(consts):
+        return [_value(x) for x in consts if state_index(x) is None]
+
+    # Before the loop, in the caller: the first predicate.
+    def emit_outer(jaxpr, args, name):
+        return b.emit_eqn(P.jit_p, args, {"jaxpr": jaxpr, "name": name})
+    (pred,), state = call(emit_outer, cond_call, plain(cond_consts), carry,
+                          [slot.value for slot in written])
+
+    # The loop body: body, then condition, as two call equations.
+    body_plain = [Var(x.aval) for x in plain(body_consts)]
+    cond_plain = [Var(x.aval) for x in plain(cond_consts)]
+    carry_vars = [Var(x.aval) for x in carry]
+    state_vars = [Var(slot.aval.inner) for slot in written]
+    pred_var = Var(pred.aval)
+    eqns = []
+
+    def emit_inner(jaxpr, args, name):
+        in_avals = [a.aval for a in args]
+        params = {"jaxpr": jaxpr, "name": name}
+        outs = [Var(a) for a in jaxpr.out_avals]
+        eqns.append(Eqn(P.jit_p, args, params, outs, effects_of(P.jit_p, in_avals, params)))
+        return outs
+    new_carry, after_body = call(emit_inner, body_call, body_plain, carry_vars, state_vars)
+    (new_pred,), after_cond = call(emit_inner, cond_call, cond_plain, new_carry, after_body)
+    loop_vars = carry_vars + state_vars + [pred_var]
+    new_body = Jaxpr((), body_plain + cond_plain + loop_vars, eqns,
+                     list(new_carry) + list(after_cond) + [new_pred])
+    cond_vars = [Var(v.aval) for v in loop_vars]
+    new_cond = Jaxpr((), cond_vars, [], [cond_vars[-1]])
+    outs = b.emit_eqn(CF.while_p, [*plain(body_consts), *plain(cond_consts), *carry,
+                                   *state, pred],
+                      {**params, "cond_jaxpr": new_cond, "body_jaxpr": new_body,
+                       "cond_nconsts": 0, "body_nconsts": len(body_plain) + len(cond_plain)})
+    n = len(eqn.outputs)
+    for slot, final in zip(written, outs[n:n + len(written)]):
         slot.value = final
     return outs[:n]
 

@@ -67,23 +67,38 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
             break
         carry_nz = grown
     body = jvp_body(body_jaxpr, const_nz + carry_nz, carry_nz)
+    # A carry the body returns unchanged is loop-invariant, and so is its tangent: the
+    # tangent goes in as a const of the loop, not as a carry. Besides being less work,
+    # that keeps it out of the loop in the linear program, so reverse mode works for
+    # it (as in JAX) although it cannot for the carries that really change.
+    invariant = [nz and body_jaxpr.outvars[k] is body_jaxpr.invars[body_nconsts + k]
+                 for k, nz in enumerate(carry_nz)]
+    looped = [nz and not inv for nz, inv in zip(carry_nz, invariant)]
     n_jc, n_const_t = len(body.consts), sum(const_nz)
-    # (jvp consts, consts, carry, const t., carry t.) -> (jvp consts, consts, const t. |
-    # carry, carry t.); outputs (carry, carry t.) are already in order.
+    # (jvp consts, consts, carry, const t., carry t.) -> (jvp consts, consts, const t.,
+    # invariant carry t. | carry, looped carry t.); outputs (carry, looped carry t.).
     jc, c, cr, ct, crt = split_list(range(len(body.jaxpr.invars)),
                                     [n_jc, body_nconsts, n_carry, n_const_t])
-    new_body = reorder(body.jaxpr, jc + c + ct + cr + crt)
-    carry_t_avals = [tangent_aval(v.aval) for v, nz in
-                     zip(body_jaxpr.invars[body_nconsts:], carry_nz) if nz]
+    nz_carries = [k for k, nz in enumerate(carry_nz) if nz]
+    crt_invariant = [i for i, k in zip(crt, nz_carries) if invariant[k]]
+    crt_looped = [i for i, k in zip(crt, nz_carries) if not invariant[k]]
+    out_looped = [n_carry + j for j, k in enumerate(nz_carries) if not invariant[k]]
+    new_body = reorder(body.jaxpr, jc + c + ct + crt_invariant + cr + crt_looped,
+                       list(range(n_carry)) + out_looped)
+    carry_t_avals = [tangent_aval(v.aval) for v, lp in
+                     zip(body_jaxpr.invars[body_nconsts:], looped) if lp]
     new_cond = with_unused_inputs(cond_jaxpr, len(cond_jaxpr.invars), carry_t_avals)
-    carry_tangents = [instantiate(t) for t, nz in zip(init_t, carry_nz) if nz]
+    invariant_tangents = [instantiate(t) for t, inv in zip(init_t, invariant) if inv]
+    carry_tangents = [instantiate(t) for t, lp in zip(init_t, looped) if lp]
     outs = bind(while_p, *cond_consts, *body.consts, *body_consts,
-                *[t for t in body_const_t if type(t) is not Zero], *init, *carry_tangents,
+                *[t for t in body_const_t if type(t) is not Zero], *invariant_tangents,
+                *init, *carry_tangents,
                 cond_jaxpr=new_cond, body_jaxpr=new_body, cond_nconsts=cond_nconsts,
-                body_nconsts=n_jc + body_nconsts + n_const_t)
+                body_nconsts=n_jc + body_nconsts + n_const_t + len(invariant_tangents))
     carry_out, carry_t_out = outs[:n_carry], iter(outs[n_carry:])
-    tangents_out = [next(carry_t_out) if nz else Zero(tangent_aval(aval_of(p)))
-                    for p, nz in zip(carry_out, carry_nz)]
+    tangents_out = [next(carry_t_out) if lp else init_t[k] if invariant[k]
+                    else Zero(tangent_aval(aval_of(p)))
+                    for k, (p, lp) in enumerate(zip(carry_out, looped))]
     return JvpResult(carry_out, tangents_out)
 
 

@@ -71,6 +71,14 @@ the inner body inside the outer (the `remat` discharge rule), so every write is
 still done once. The pullbacks of `vjp` and `linearize` hold only `init` values and
 never touch a ref: calling them twice gives the same answer and changes nothing.
 
+A write to a ref the body never reads (`r[...] = v`, or a partial `r[0] = 1.0`) is
+not discharged at all: it is taken out of the body, which returns the written value
+(and dynamic indices), and performed at exit (`PureBody.replays`). So it is a write
+and nothing else -- no entry read -- and vmap sees one unbatched write. A ref made
+earlier by the differentiated function has a tangent ref, read at entry and written
+at exit beside it. And a body calling a custom_jvp/custom_vjp function that takes a
+ref is differentiated in line, undischarged: the user's rules need the ref itself.
+
 (Real JAX 0.10 instead recomputes the ref operations against the live ref, running
 the effect twice: see `minijax/divergences/remat.py`.)
 """
@@ -81,13 +89,16 @@ import functools
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.remat_primitive import remat_p, name_p
-from ..ir.trace import MinijaxError, bind, set_current_trace
-from .ad_util import Zero, tangent_aval, eval_jaxpr, zeros
+from ..ir.types import RefType
+from ..ir.trace import MinijaxError, bind, set_current_trace, current_trace
+from .ad_util import Zero, tangent_aval, eval_jaxpr, zeros, instantiate
 from .calls import call_jvp, call_transpose, register_call_rules
+from .control_flow_common import custom_rules_take_refs
 from .dce import dce_jaxpr
 from .discharge import discharge_jaxpr, mentions_refs
-from .jvp import jvp_rules, JvpResult
+from .jvp import jvp_rules, JvpResult, jvp_flat
 from .partial_eval import partial_eval_jaxpr_for_call
+from .ref_rules import _external_write_error as external_write_error
 from .transpose import transpose_rules
 from .vmap import vmap_rules, Batched
 
@@ -101,6 +112,13 @@ class RematError(MinijaxError, TypeError):
 # -- jvp: differentiate the body, keep the remat ---------------------------------------------
 
 def _remat_jvp(primals, tangents, *, jaxpr, **params):
+    if custom_rules_take_refs(jaxpr):
+        # A custom derivative rule written for a ref (the gradient-stashing recipe)
+        # cannot run on the discharged body, where the ref is a value. Differentiate
+        # the body in line instead: exact values and effects, nothing recomputed --
+        # so this checkpoint saves no memory.
+        return jvp_flat(lambda *xs: eval_jaxpr(jaxpr, (), xs), primals, tangents,
+                        current_trace())
     if mentions_refs(jaxpr):
         # Differentiate the pure body instead (the ref rewrite below): entry reads and
         # exit writes happen here, once, and the body needs no ref differentiation.
@@ -117,15 +135,27 @@ jvp_rules[name_p] = lambda primals, tangents, *, name: JvpResult(
 class PureBody:
     """A remat body with its refs discharged. `jaxpr` takes the original inputs with
     each ref replaced by its value at entry; it returns the original outputs, then the
-    final value of each ref input it writes (`written`: their input positions).
-    `entry_read`: the ref inputs whose entry value the body uses -- a ref that is
-    only overwritten whole is never read."""
-    __slots__ = ("jaxpr", "ref_inputs", "written", "num_outputs", "entry_read")
+    operands of each `replays` write (below), then the final value of each ref input
+    it writes (`written`: their input positions). `entry_read`: the ref inputs whose
+    entry value the body uses -- a ref that is only overwritten whole is never read.
 
-    def __init__(self, jaxpr, ref_inputs, written, num_outputs, entry_read):
+    `replays`: writes `r[idx] <- v` to a ref input the body never reads (no get,
+    no `+=`, no other use), taken out of the body rather than discharged: the
+    body returns `v` and the dynamic indices, and the forward pass performs the
+    same writes on the ref at exit, in order. So a partial write (`r[0] = 1.0`) is
+    a write and nothing else -- no read of `r` at entry, which vmap would see as an
+    increment. Each is `(position, params, number of dynamic indices)`."""
+    __slots__ = ("jaxpr", "ref_inputs", "written", "num_outputs", "entry_read", "replays")
+
+    def __init__(self, jaxpr, ref_inputs, written, num_outputs, entry_read, replays=()):
         self.jaxpr, self.ref_inputs = jaxpr, ref_inputs
         self.written, self.num_outputs = written, num_outputs
         self.entry_read = entry_read
+        self.replays = replays
+
+    @property
+    def finals_start(self) -> int:
+        return self.num_outputs + sum(1 + n for _, _, n in self.replays)
 
     def entry_values(self, args) -> list:
         """`args` with each ref replaced by its value at entry: one read of each ref
@@ -136,35 +166,101 @@ class PureBody:
                                else zeros(self.jaxpr.invars[position].aval))
         return entry
 
+    def replay_writes(self, outs, check=None):
+        """The `replays` writes as `(ref position, params, index of the value in
+        `outs`, dynamic indices)`, `outs` being the outputs of `jaxpr`;
+        `check(position, value index, dynamic)` is called for each first."""
+        writes, at = [], self.num_outputs
+        for position, params, n_dynamic in self.replays:
+            writes.append((position, params, at, outs[at + 1:at + 1 + n_dynamic]))
+            at += 1 + n_dynamic
+        if check is not None:
+            for position, _, value_at, dynamic in writes:
+                check(position, value_at, dynamic)
+        return writes
+
 
 @functools.lru_cache(maxsize=1024)
-def without_external_refs(jaxpr: Jaxpr) -> PureBody:
+def without_external_refs(jaxpr: Jaxpr, replay_writes: bool = False) -> PureBody:
     """The IR -> IR rewrite of a remat body that touches refs (module docstring):
-    internal refs become values, external ref inputs become their entry values."""
+    internal refs become values, external ref inputs become their entry values. With
+    `replay_writes`, writes to refs the body never reads are taken out (`PureBody`)."""
+    replays = ()
+    if replay_writes:
+        jaxpr, replays = _take_out_blind_writes(jaxpr)
     result = discharge_jaxpr(jaxpr)
     pure = result.jaxpr
     used = {id(v) for eqn in pure.eqns for v in eqn.inputs} | {id(v) for v in pure.outvars}
     entry_read = frozenset(k for k in result.info.ref_inputs
                            if id(pure.invars[k]) in used)
+    n_replayed = sum(1 + n for _, _, n in replays)
     return PureBody(pure, result.info.ref_inputs, result.info.written,
-                    result.info.num_outputs, entry_read)
+                    result.info.num_outputs - n_replayed, entry_read, replays)
+
+
+def _take_out_blind_writes(jaxpr: Jaxpr):
+    """`jaxpr` without its `swap`s (old value unused) on ref inputs that nothing else
+    uses, each write's value and dynamic indices returned as extra outputs."""
+    ref_inputs = {v: k for k, v in enumerate(jaxpr.invars) if isinstance(v.aval, RefType)}
+    used = {x for eqn in jaxpr.eqns for x in eqn.inputs} | set(jaxpr.outvars)
+    blind = set(ref_inputs)
+    for eqn in jaxpr.eqns:
+        mentioned = blind.intersection(eqn.inputs)
+        if not mentioned:
+            continue
+        is_blind_write = (eqn.primitive is P.swap_p and eqn.outputs[0] not in used
+                          and eqn.inputs[0] in blind and eqn.inputs[0] not in eqn.inputs[1:])
+        if not is_blind_write:
+            blind -= mentioned
+    if not blind:
+        return jaxpr, ()
+    eqns, extra, replays = [], [], []
+    for eqn in jaxpr.eqns:
+        if eqn.inputs and eqn.inputs[0] in blind:
+            value, *dynamic = eqn.inputs[1:]
+            extra += [value, *dynamic]
+            replays.append((ref_inputs[eqn.inputs[0]], dict(eqn.params), len(dynamic)))
+            continue
+        eqns.append(eqn)
+    return (Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, list(jaxpr.outvars) + extra),
+            tuple(replays))
 
 
 def _jvp_with_refs(primals, tangents, jaxpr, params):
-    body = without_external_refs(jaxpr)
+    """A ref made inside the differentiated function has a tangent ref: its entry
+    tangent is read from that, and the final tangent written back beside the final
+    value, so tangent refs behave as around any other ref access. A ref from outside
+    has none, and may only be written with values that have no tangent."""
+    body = without_external_refs(jaxpr, replay_writes=True)
     entry_tangents = list(tangents)
     for position in body.ref_inputs:
-        if type(tangents[position]) is not Zero:
-            raise RematError("checkpoint: differentiating with respect to a ref is not "
-                             "supported -- pass its value instead")
-        entry_tangents[position] = Zero(tangent_aval(body.jaxpr.invars[position].aval))
+        tangent_ref = tangents[position]
+        aval = tangent_aval(body.jaxpr.invars[position].aval)
+        entry_tangents[position] = (
+            bind(P.get_p, tangent_ref) if type(tangent_ref) is not Zero
+            and position in body.entry_read else Zero(aval))
     entry = body.entry_values(primals)
     result = _remat_jvp(entry, entry_tangents, jaxpr=body.jaxpr, **params)
-    # The final contents of written refs: written once, here. (A ref is not
-    # differentiated, so the tangent of what is written into it is dropped.)
-    for position, final in zip(body.written, result.primals_out[body.num_outputs:]):
+    n, start = body.num_outputs, body.finals_start
+    finals = list(zip(body.written, result.primals_out[start:], result.tangents_out[start:]))
+    for position, _, tangent in finals:     # check everything before writing anything
+        if type(tangents[position]) is Zero and type(tangent) is not Zero:
+            raise external_write_error("checkpoint", primals[position])
+    def check(position, value_at, dynamic):
+        if type(tangents[position]) is Zero and type(result.tangents_out[value_at]) is not Zero:
+            raise external_write_error("checkpoint", primals[position])
+    writes = body.replay_writes(result.primals_out, check)
+    # Written once, here: the replayed writes, then the final contents of the refs
+    # the body read and wrote (each with its tangent ref's).
+    for position, params, value_at, dynamic in writes:
+        bind(P.swap_p, primals[position], result.primals_out[value_at], *dynamic, **params)
+        if type(tangents[position]) is not Zero:
+            bind(P.swap_p, tangents[position], instantiate(result.tangents_out[value_at]),
+                 *dynamic, **params)
+    for position, final, tangent in finals:
         bind(P.swap_p, primals[position], final)
-    n = body.num_outputs
+        if type(tangents[position]) is not Zero:
+            bind(P.swap_p, tangents[position], instantiate(tangent))
     return JvpResult(result.primals_out[:n], result.tangents_out[:n])
 
 
@@ -205,7 +301,7 @@ def _forward_part(known: ClosedJaxpr) -> ClosedJaxpr:
 
 
 def _partial_eval_with_refs(trace, args, params):
-    body = without_external_refs(params["jaxpr"])
+    body = without_external_refs(params["jaxpr"], replay_writes=True)
     for position in body.ref_inputs:
         if trace.is_unknown(args[position]):
             raise RematError("checkpoint: a ref input of a remat-ed function has a "
@@ -218,8 +314,14 @@ def _partial_eval_with_refs(trace, args, params):
     outs = _remat_partial_eval(trace, entry, dict(params, jaxpr=body.jaxpr))
     # Forward pass, at exit: one write of each ref's final value. The recomputation in
     # the staged remat never sees `args[position]`, only the entry values.
+    def check(position, value_at, dynamic):
+        if any(trace.is_unknown(x) for x in (outs[value_at], *dynamic)):
+            raise RematError("checkpoint: a value written into a ref depends on a tangent")
+    writes = body.replay_writes(outs, check)
     with set_current_trace(trace.parent):
-        for position, final in zip(body.written, outs[body.num_outputs:]):
+        for position, params_, value_at, dynamic in writes:
+            bind(P.swap_p, args[position], outs[value_at], *dynamic, **params_)
+        for position, final in zip(body.written, outs[body.finals_start:]):
             if trace.is_unknown(final):
                 raise RematError("checkpoint: a ref's final value depends on a tangent")
             bind(P.swap_p, args[position], final)

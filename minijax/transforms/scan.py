@@ -33,7 +33,8 @@ from ..ir.core import Eqn, Jaxpr, Var
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents
-from .control_flow_common import (trace_body, jvp_body, reorder, split_list, has_ref_inputs,
+from .control_flow_common import (custom_rules_take_refs, jvp_unrolled_scan,
+                                  trace_body, jvp_body, reorder, split_list, has_ref_inputs,
                                   jvp_through_discharge, partial_eval_through_discharge)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
@@ -53,6 +54,9 @@ def _bind_scan(consts, init, xs, jaxpr, like_params, **changes):
 # -- jvp --------------------------------------------------------------------------------
 
 def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
+    if custom_rules_take_refs(jaxpr):
+        return jvp_unrolled_scan(primals, tangents, jaxpr=jaxpr, num_consts=num_consts,
+                                 num_carry=num_carry, **params)
     if has_ref_inputs(primals):
         return jvp_through_discharge(scan_p, primals, tangents, dict(
             params, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry))

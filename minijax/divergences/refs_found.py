@@ -1,0 +1,60 @@
+"""Refs in programs found by generating random programs (issue 17).
+
+Pinned in tests/test_refs_found.py."""
+from minijax.divergences.registry import register
+
+register(
+    "jax_jacfwd_of_while_with_internal_ref_fails", "0.10.2",
+    "jax.jacfwd of a function whose lax.while_loop body creates a ref from the carry "
+    "and reads it back (`r = new_ref(v); r[...] = r[...] * 2.; return i + 1, "
+    "freeze(r)`) raises ValueError('at vmap out_axes[0], got axis spec None but output "
+    "was batched on axis 0'), although jax.jvp and jax.linearize of it are right",
+    "the derivative that jvp gives",
+    "issue 17: a ref created inside a loop body is pure from outside; every forward-"
+    "mode transform of the loop works",
+    transforms=("jacfwd", "while_loop", "new_ref"))
+
+register(
+    "jax_linearize_of_checkpoint_writing_earlier_ref_is_wrong", "0.10.2",
+    "for a function that makes `r = new_ref(x)` and then calls a jax.checkpoint-ed "
+    "function writing `r[...] = r[...] * y`, jax.linearize returns a wrong tangent "
+    "(the write's derivative is counted again: 3.82 instead of jvp's 3.07 at x=1.5 "
+    "for `sin(y) + r[...]`), and jax.grad / jax.vjp / jax.jacrev crash with "
+    "AttributeError: 'ValAccum' object has no attribute 'ref'",
+    "linearize, grad, vjp and jacrev agree with jvp",
+    "issue 17: a checkpoint-ed function may write a ref created earlier in the "
+    "differentiated function; the ref's tangent and cotangent go through it",
+    transforms=("linearize", "grad", "vjp", "jacrev", "checkpoint", "new_ref"))
+
+register(
+    "jax_jit_of_custom_jvp_using_refs_fails", "0.10.2",
+    "jax.jit of a function calling a jax.custom_jvp function that uses refs -- its own "
+    "(`t = new_ref(x)` inside), or one passed as an argument, read or written -- raises "
+    "NotImplementedError('No state discharge rule implemented for primitive: "
+    "custom_jvp_call'); eagerly and under grad it works",
+    "the same value and ref contents as eagerly",
+    "issue 17: custom_jvp / custom_vjp functions may use refs of their own and refs "
+    "passed in, eagerly and under jit alike",
+    transforms=("jit", "custom_jvp", "new_ref"))
+
+register(
+    "jax_jit_of_custom_vjp_with_unused_ref_argument_fails", "0.10.2",
+    "jax.jit of a function passing a ref to a jax.custom_vjp function whose primal "
+    "body does not use it -- the gradient-stashing recipe `f(x, r)` (fwd keeps r as the "
+    "residual, bwd writes into it), or a body using only refs of its own -- fails "
+    "without differentiating: TypeError('No constant handler for type: <class "
+    "'jax._src.core.Ref'>') or ValueError('Did not ask for inval to be discharged but "
+    "it was'); jax.jit(jax.grad(...)) of the same works",
+    "the primal value; bwd never runs, so the ref is unchanged",
+    "issue 17: a ref may be a primal argument of a custom_vjp function, under jit too",
+    transforms=("jit", "custom_vjp", "new_ref"))
+
+register(
+    "jax_donating_a_ref_argument_fails", "0.10.2",
+    "jax.jit(f, donate_argnums=0)(r, x) with a ref r fails before running, whether f "
+    "writes r or only reads it: JaxRuntimeError('INVALID_ARGUMENT: Parameter 0 index {} "
+    "is already aliased with one output, thus it cannot be added as a buffer donor')",
+    "the call runs; the ref keeps working and holds the new contents (a ref's buffer is "
+    "the ref's own to reuse, so donating it asks for nothing more)",
+    "issue 17: donate_argnums may name a ref argument",
+    transforms=("jit", "donate_argnums", "new_ref"))
