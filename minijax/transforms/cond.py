@@ -104,6 +104,8 @@ def _cond_partial_eval(trace, args, params):
     with set_current_trace(trace.parent):
         known_outs = bind(cond_p, index, *known_consts, *known_operands,
                           branches=tuple(known_jaxprs))
+    trace.known_results(cond_p, [index, *known_consts, *known_operands],
+                        dict(branches=tuple(known_jaxprs)), known_outs, known_jaxprs)
     residuals = known_outs[n_known_out:]
     unknown_operands = [x for x, u in zip(operands, unknowns) if u]
     staged_outs = trace.stage(cond_p, [index, *residuals, *unknown_operands],

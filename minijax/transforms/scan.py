@@ -152,9 +152,16 @@ def _scan_partial_eval(trace, args, params):
     known_body = Jaxpr((), list(known.jaxpr.constvars) + known_invars, known.jaxpr.eqns,
                        list(known.jaxpr.outvars[:n_known_out])
                        + [v for v, k in zip(res_outvars, kinds) if k == "stacked"])
+    known_args = list(known.consts) + known_consts + known_init + known_xs
     with set_current_trace(trace.parent):
         known_outs = _bind_scan(list(known.consts) + known_consts, known_init, known_xs,
                                 known_body, params)
+    # Under a remat policy, a per-iteration residual that is a carry, or that an
+    # equation the policy may not save made, is recomputed: the backward side runs
+    # the known scan again (JAX likewise saves only the loop's inputs there).
+    trace.known_results(scan_p, known_args, dict(
+        params, jaxpr=known_body, num_consts=len(known.consts) + len(known_consts),
+        num_carry=len(known_init)), known_outs, [known_body])
     known_carry_out, known_ys, stacked_values = split_list(
         known_outs, [n_known_carry_out, n_known_out - n_known_carry_out])
     const_side_values = list(known.consts) + known_consts
