@@ -81,6 +81,7 @@ import functools
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.remat_primitive import remat_p, name_p
+from ..ir.source_info import source_info_from
 from ..ir.trace import MinijaxError, bind, set_current_trace
 from .ad_util import Zero, tangent_aval, eval_jaxpr, zeros
 from .calls import call_jvp, call_transpose, register_call_rules
@@ -120,20 +121,27 @@ class PureBody:
     final value of each ref input it writes (`written`: their input positions).
     `entry_read`: the ref inputs whose entry value the body uses -- a ref that is
     only overwritten whole is never read."""
-    __slots__ = ("jaxpr", "ref_inputs", "written", "num_outputs", "entry_read")
+    __slots__ = ("jaxpr", "ref_inputs", "written", "num_outputs", "entry_read",
+                 "first_use")
 
-    def __init__(self, jaxpr, ref_inputs, written, num_outputs, entry_read):
+    def __init__(self, jaxpr, ref_inputs, written, num_outputs, entry_read, first_use):
         self.jaxpr, self.ref_inputs = jaxpr, ref_inputs
         self.written, self.num_outputs = written, num_outputs
         self.entry_read = entry_read
+        self.first_use = first_use      # ref input position -> the body's first eqn using it
 
     def entry_values(self, args) -> list:
         """`args` with each ref replaced by its value at entry: one read of each ref
-        whose value is used (zeros, which nothing reads, stand in for the others)."""
+        whose value is used (zeros, which nothing reads, stand in for the others).
+        The read is reported at the body's first use of the ref -- the user's `r[...]`
+        inside the checkpointed function, not the line that called it."""
         entry = list(args)
         for position in self.ref_inputs:
-            entry[position] = (bind(P.get_p, args[position]) if position in self.entry_read
-                               else zeros(self.jaxpr.invars[position].aval))
+            if position in self.entry_read:
+                with source_info_from(self.first_use.get(position)):
+                    entry[position] = bind(P.get_p, args[position])
+            else:
+                entry[position] = zeros(self.jaxpr.invars[position].aval)
         return entry
 
 
@@ -146,8 +154,14 @@ def without_external_refs(jaxpr: Jaxpr) -> PureBody:
     used = {id(v) for eqn in pure.eqns for v in eqn.inputs} | {id(v) for v in pure.outvars}
     entry_read = frozenset(k for k in result.info.ref_inputs
                            if id(pure.invars[k]) in used)
+    first_use = {}
+    for eqn in jaxpr.eqns:
+        for position in result.info.ref_inputs:
+            if position not in first_use and any(a is jaxpr.invars[position]
+                                                 for a in eqn.inputs):
+                first_use[position] = eqn
     return PureBody(pure, result.info.ref_inputs, result.info.written,
-                    result.info.num_outputs, entry_read)
+                    result.info.num_outputs, entry_read, first_use)
 
 
 def _jvp_with_refs(primals, tangents, jaxpr, params):
