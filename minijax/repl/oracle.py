@@ -293,8 +293,8 @@ _ALTERNATIVES = (
 def known_divergences(expr: str, namespace: dict | None = None) -> list:
     """The entries of the known-divergence registry (`minijax.divergences`, listed in
     docs/design.md) that match the program: it uses every name the entry needs, one
-    of the transforms it lists, and one of the control-flow primitives it lists.
-    Where JAX is known to contradict its own intent, a disagreement there is JAX's,
+    of the transforms it lists, and one of the control-flow primitives it lists;
+    of those, the ones that name the most of what the program uses. Where JAX is known to contradict its own intent, a disagreement there is JAX's,
     and the entry says why."""
     import importlib
     try:
@@ -312,5 +312,7 @@ def known_divergences(expr: str, namespace: dict | None = None) -> list:
         if not needed <= words:
             continue
         if all(not (group & listed) or (group & listed & words) for group in _ALTERNATIVES):
-            matches.append(entry)
-    return matches
+            matches.append((len(listed & words), entry))
+    # Of the matching entries, the most specific: those naming most of what is used.
+    best = max((n for n, _ in matches), default=0)
+    return [entry for n, entry in matches if n == best]
