@@ -19,7 +19,7 @@ import minijax
 from minijax.ir import loads, verify_jaxpr
 
 from .targets import UsageError, read_target, split_expr, parse_options, trace
-from . import oracle, pipeline, stepper
+from . import lessons, oracle, pipeline, stepper
 
 
 class Command(NamedTuple):
@@ -332,3 +332,24 @@ def _load(session, rest):
     with open(path, encoding="utf-8") as file:
         text = file.read()
     bind_ir(session, name, text, path)
+
+
+# -- lessons ------------------------------------------------------------------------------------
+
+@command("lesson", ":lesson [N]", "list the lessons, or run lesson N and start its exercises",
+         "The lessons are docs/lessons/: each runs as a transcript in this session\n"
+         "(its names stay defined), then asks its exercises one by one.")
+def _lesson(session, rest):
+    lessons.start(session, rest)
+
+
+@command("hint", ":hint", "a hint for the current exercise")
+def _hint(session, rest):
+    lessons.hint(session)
+
+
+@command("answer", ":answer [EXPR]", "answer the current exercise (alone: show the answer)",
+         "EXPR is evaluated in the session, e.g. `:answer 3` or `:answer (2, 3)`, and\n"
+         "compared with what the tools compute. Right answers move to the next exercise.")
+def _answer(session, rest):
+    lessons.answer(session, rest)
