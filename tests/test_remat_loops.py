@@ -248,3 +248,21 @@ def test_entry_read_of_an_outside_ref_is_reported_at_the_read():
     source = open(__file__).read().splitlines()
     line = next(i for i, text in enumerate(source) if "# the read" in text) + 1
     assert f"test_remat_loops.py:{line}:" in read and read.endswith(".f)")
+
+
+def test_a_recomputed_loop_does_not_print_again(capsys):
+    # The known scan re-run in the backward pass is the body without its prints:
+    # they ran in the forward pass, once per step (docs/remat.md, section 5).
+    def loss(w, xs):
+        def body(c, x):
+            minijax.debug.print("step {}", x)
+            return minijax.numpy.tanh(c * w + x), None
+        c, _ = minijax.lax.scan(body, 0.5, xs)
+        return c
+    g = minijax.grad(minijax.checkpoint(loss))(1.0, np.arange(2, dtype=np.float32))
+    assert capsys.readouterr().out.splitlines() == ["step 0.0", "step 1.0"]
+    assert [s for _, s in minijax.ad_checkpoint.saved_residuals(
+        minijax.checkpoint(loss), 1.0, np.arange(2, dtype=np.float32))] == \
+        ["from the argument w", "from the argument xs"]
+    np.testing.assert_allclose(g, minijax.grad(loss)(1.0, np.arange(2, dtype=np.float32)),
+                               rtol=1e-6)

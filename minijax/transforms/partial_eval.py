@@ -124,9 +124,15 @@ class PartialEvalTrace(Trace):
         the policy would not save -- because the body equation that makes it may not
         be saved, or because the body merely passes a value along (a loop's carry) --
         gets a recipe, exactly as `_evaluate_known` gives one to a plain equation: the
-        staged side that needs it runs the known equation again. Under the default
+        staged side that needs it runs the known equation again. `params` are those
+        of that re-run (a loop's bodies without their prints). Under the default
         policy this records nothing."""
         if self.policy is None:
+            return
+        if effects_of(prim, [aval_of(x) for x in args], params):
+            # Running it again would repeat its effects (a print, a ref write): its
+            # results are saved. (Loop rules pass bodies without their prints, which
+            # already ran in the forward pass.)
             return
         recipe = None
         for index, out in enumerate(outs):

@@ -34,6 +34,7 @@ from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents
 from .control_flow_common import (trace_body, jvp_body, reorder, split_list, has_ref_inputs,
+                                  strip_debug_effects,
                                   jvp_through_discharge, partial_eval_through_discharge)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
@@ -160,7 +161,7 @@ def _scan_partial_eval(trace, args, params):
     # equation the policy may not save made, is recomputed: the backward side runs
     # the known scan again (JAX likewise saves only the loop's inputs there).
     trace.known_results(scan_p, known_args, dict(
-        params, jaxpr=known_body, num_consts=len(known.consts) + len(known_consts),
+        params, jaxpr=strip_debug_effects(known_body), num_consts=len(known.consts) + len(known_consts),
         num_carry=len(known_init)), known_outs, [known_body])
     known_carry_out, known_ys, stacked_values = split_list(
         known_outs, [n_known_carry_out, n_known_out - n_known_carry_out])
