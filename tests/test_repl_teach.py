@@ -65,3 +65,10 @@ def test_discharge_shows_refs_become_values():
     assert "refs made inside became values; no ref input" in out
     assert "no refs: discharge changes nothing" in out
     assert "discharge" in err
+
+
+def test_residual_of_an_outside_ref_read_names_the_read_at_the_repl():
+    out, err, _ = run("r = new_ref(2.0)\ndef f(x):\n    y = x * r[...]\n"
+                      "    return jnp.sin(y)\n:residuals checkpoint(f)(1.0)\n")
+    assert err == ""
+    assert "output of get from <input 2>:2:12 (f)" in out     # not <frozen runpy>
