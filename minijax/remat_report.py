@@ -9,7 +9,11 @@ Read `transforms/remat.py` first. `remat_report(f, *args)` differentiates `f` at
 * `saved`     -- each residual: type, bytes, and where it came from (the
   `saved_residuals` wording, source line included);
 * `recomputed` -- the equations the backward pass runs *again*: inside each
-  recomputing `remat` of the backward program, those that read no cotangent;
+  recomputing `remat` of the backward program, those that read no cotangent,
+  looked for inside loop and branch bodies too. Each is a `Recomputed(eqn, where,
+  trips)`: `where` names the loops and branches around it (`scan (length 4)`),
+  `trips` how many times it runs per gradient (the product of the enclosing scans'
+  lengths; None inside a `while`, whose trip count is known only at run time);
 * `effects`   -- for each ref `f` uses, passed as an argument or closed over, how
   many reads, writes and accumulations each phase performs on it: the forward pass,
   the recomputation and the rest of the backward pass. The rule of docs/remat.md
@@ -17,8 +21,10 @@ Read `transforms/remat.py` first. `remat_report(f, *args)` differentiates `f` at
   nothing anywhere else, whatever the policy.
 
 `print(report)` shows it all; the REPL's `:remat` shows the same sections
-(`report.sections()`). The counts are of equations, and every equation of a program
-runs once per call of that program (an effect inside a loop body counts once).
+(`report.sections()`). Recomputation is counted per iteration of each loop and in
+total (x trip count); of a `cond`'s branches only one runs, so the total counts the
+largest. Ref effects are counts of equations: an effect inside a loop body counts
+once, as one equation of the program.
 """
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ from jax import tree_util
 from .ad_checkpoint import saved_residuals, aval_text, _arg_names
 from .frontend.pytrees import flatten_fun
 from .ir.core import ClosedJaxpr, Jaxpr, Var, ReadEffect, WriteEffect, AccumEffect
+from .ir.control_flow_primitives import cond_p, scan_p, while_p
 from .ir.remat_primitive import remat_p
 from .ir.staging import trace_to_jaxpr
 from .ir.trace import Tracer, aval_of
@@ -40,7 +47,7 @@ from .transforms.dce import dce_jaxpr
 from .transforms.linearize import linearize_flat
 from .transforms.transpose import transpose_jaxpr
 
-__all__ = ["remat_report", "RematReport", "SavedValue", "PHASES"]
+__all__ = ["remat_report", "RematReport", "SavedValue", "Recomputed", "PHASES"]
 
 PHASES = ("forward", "recomputation", "backward")
 
@@ -51,30 +58,72 @@ class SavedValue(NamedTuple):
     source: str
 
 
+class Recomputed(NamedTuple):
+    eqn: object
+    where: tuple             # the loops/branches around it, outermost first; () at top
+    trips: object            # runs per gradient (int), or None inside a while loop
+
+
 class RematReport(NamedTuple):
     forward: ClosedJaxpr
     backward: ClosedJaxpr
     saved: list              # SavedValue per residual
-    recomputed: list         # equations re-run by the backward pass
+    recomputed: list         # Recomputed per equation re-run by the backward pass
     effects: dict            # phase -> {ref name: Counter(read=, write=, accumulate=)}
 
     @property
     def saved_bytes(self) -> int:
         return sum(s.nbytes for s in self.saved)
 
+    @property
+    def recomputed_total(self) -> int:
+        """Equation runs the recomputation costs per gradient: each recomputed
+        equation times its trip count (the largest branch of a cond; equations inside
+        a while loop are not in it, see `recomputed_in_while`)."""
+        return _total(self.recomputed)
+
+    @property
+    def recomputed_in_while(self) -> int:
+        """Recomputed equations inside a while loop, per iteration."""
+        return sum(1 for r in self.recomputed if r.trips is None)
+
+    def recomputed_lines(self) -> list:
+        """Per place (top level, each loop body, each branch): what is recomputed
+        there, once per run of that place, and how many runs per gradient."""
+        by_place = {}
+        for r in self.recomputed:
+            by_place.setdefault(r.where, [Counter(), r.trips])[0][r.eqn.primitive.name] += 1
+        lines = []
+        for where, (counts, trips) in by_place.items():
+            n = sum(counts.values())
+            what = ", ".join(f"{k} {name}" for name, k in sorted(counts.items()))
+            if not where:
+                lines.append(f"top level: {_plural(n, 'equation')} ({what})")
+            elif not any(w.startswith(("scan", "while")) for w in where):
+                lines.append(f"in {' > '.join(where)}: {_plural(n, 'equation')} ({what})")
+            elif trips is None:
+                lines.append(f"in {' > '.join(where)}: {n} per iteration, times a trip "
+                             f"count known only at run time ({what})")
+            else:
+                lines.append(f"in {' > '.join(where)}: {n} per iteration x {trips} = "
+                             f"{n * trips} ({what})")
+        return lines or ["nothing"]
+
     def sections(self) -> list:
         """`[(title, body), ...]`: body is a jaxpr or a list of text lines. What
         `str(report)` prints and the REPL's `:remat` renders."""
-        n = len(self.recomputed)
-        counts = Counter(e.primitive.name for e in self.recomputed)
+        total = self.recomputed_total
+        in_while = self.recomputed_in_while
+        title = f"recomputed in the backward pass: {_plural(total, 'equation run')}"
+        if in_while:
+            title += f" + {in_while} per iteration of a while loop"
         width = max(len(phase) for phase in PHASES) + 1
         return [
             ("forward pass (inputs -> outputs, residuals)", self.forward),
             ("backward pass (residuals, cotangents -> input cotangents)", self.backward),
             (f"saved: {_plural(len(self.saved), 'value')}, {self.saved_bytes} bytes",
              [f"{aval_text(s.aval)} ({s.nbytes} B) {s.source}" for s in self.saved]),
-            (f"recomputed in the backward pass: {_plural(n, 'equation')}",
-             [", ".join(f"{k} {name}" for name, k in sorted(counts.items())) or "nothing"]),
+            (title, self.recomputed_lines()),
             ("ref effects per phase",
              [f"{phase + ':':<{width}} {_effects_text(self.effects[phase])}"
               for phase in PHASES]),
@@ -121,12 +170,10 @@ def remat_report(f, *args, **kwargs) -> RematReport:
         _count(eqn, forward_refs, effects["forward"])
     backward_refs = _named(backward.jaxpr.constvars, backward.consts, names)
     backward_refs.update(_named(backward.jaxpr.invars[:n_res], linear.consts, names))
-    recomputed = []
     cotangents = backward.jaxpr.invars[n_res:]
     for eqn, phase, refs in _backward_phases(backward.jaxpr, cotangents, backward_refs):
-        if phase == "recomputation":
-            recomputed.append(eqn)
         _count(eqn, refs, effects[phase])
+    recomputed = list(_recomputation(backward.jaxpr, set(cotangents)))
     return RematReport(forward_jaxpr, backward, saved, recomputed, effects)
 
 
@@ -254,3 +301,89 @@ def _backward_phases(jaxpr, cotangents, refs, recomputing=False):
             yield eqn, phase, refs
         if reads_cotangent:
             dependent.update(eqn.outputs)
+
+
+# -- recomputation, inside loops and branches -----------------------------------------------
+
+def _total(recomputed) -> int:
+    """Runs per gradient; of the branches of one cond only the largest counts."""
+    branches = {}            # (where of the cond, cond index) -> {branch: runs}
+    total = 0
+    for r in recomputed:
+        if r.trips is None:
+            continue
+        cond_at = next((i for i, w in enumerate(r.where) if w.startswith("branch ")), None)
+        if cond_at is None:
+            total += r.trips
+        else:
+            # "branch k of cond (equation i)": the cond is the text after the branch.
+            branch = r.where[cond_at]
+            key = r.where[:cond_at] + (branch.split(" of ", 1)[1],)
+            per = branches.setdefault(key, {})
+            per[branch] = per.get(branch, 0) + r.trips
+    return total + sum(max(per.values()) for per in branches.values())
+
+
+def _sub_bodies(eqn):
+    """`(body, inputs, trips, label, carries)` for each jaxpr `eqn` runs: `inputs`
+    the atoms its invars receive, `trips` how often per run of `eqn` (None: run
+    time), `label` the place's name (None: a call, transparent), `carries` the
+    (start, count) of the loop carries among the body's inputs."""
+    params = eqn.params
+    if eqn.primitive is scan_p:
+        yield (params["jaxpr"], list(eqn.inputs), params["length"],
+               f"scan of length {params['length']}",
+               (params["num_consts"], params["num_carry"]))
+    elif eqn.primitive is while_p:
+        nc = params["cond_nconsts"]
+        yield (params["body_jaxpr"], list(eqn.inputs[nc:]), None, "while",
+               (params["body_nconsts"], len(params["body_jaxpr"].outvars)))
+    elif eqn.primitive is cond_p:
+        for k, branch in enumerate(params["branches"]):
+            yield branch, list(eqn.inputs[1:]), 1, f"branch {k} of cond", (0, 0)
+    else:
+        for value in params.values():
+            body = value.jaxpr if isinstance(value, ClosedJaxpr) else value
+            if isinstance(body, Jaxpr) and len(body.invars) == len(eqn.inputs):
+                yield body, list(eqn.inputs), 1, None, (0, 0)
+
+
+def _recomputation(jaxpr, dependent, recomputing=False, where=(), trips=1):
+    """`Recomputed` for each equation of the backward program that re-runs forward
+    work: inside a recomputing `remat`, an equation that reads no cotangent (directly
+    or through earlier equations). Loop and branch bodies are looked into, with the
+    cotangent-dependence of their inputs (and of a scan's carries, to a fixpoint)."""
+    dependent = set(dependent)
+    for position, eqn in enumerate(jaxpr.eqns):
+        reads_cotangent = any(type(a) is Var and a in dependent for a in eqn.inputs)
+        is_recomputing_remat = eqn.primitive is remat_p and eqn.params["differentiated"]
+        bodies = list(_sub_bodies(eqn))
+        if bodies:
+            inner_recomputing = recomputing or is_recomputing_remat
+            for body, inputs, body_trips, label, carries in bodies:
+                inner = {b for a, b in zip(inputs, body.invars)
+                         if type(a) is Var and a in dependent}
+                inner = _carry_fixpoint(body, inner, *carries)
+                yield from _recomputation(
+                    body, inner, inner_recomputing,
+                    where + ((f"{label} (equation {position})",) if label else ()),
+                    None if trips is None or body_trips is None else trips * body_trips)
+        elif recomputing and not reads_cotangent:
+            yield Recomputed(eqn, where, trips)
+        if reads_cotangent:
+            dependent.update(eqn.outputs)
+
+
+def _carry_fixpoint(body, dependent, start, num_carry) -> set:
+    """A loop carry that comes out cotangent-dependent goes in so the next time."""
+    carry_in = body.invars[start:start + num_carry]
+    while True:
+        reached = set(dependent)
+        for eqn in body.eqns:
+            if any(type(a) is Var and a in reached for a in eqn.inputs):
+                reached.update(eqn.outputs)
+        grown = {i for i, o in zip(carry_in, body.outvars[:num_carry])
+                 if type(o) is Var and o in reached} - dependent
+        if not grown:
+            return dependent
+        dependent = dependent | grown

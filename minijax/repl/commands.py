@@ -19,7 +19,7 @@ import minijax
 from minijax.ir import loads, verify_jaxpr
 
 from .targets import UsageError, read_target, split_expr, parse_options, trace
-from . import oracle, pipeline, stepper
+from . import lessons, oracle, pipeline, stepper
 
 
 class Command(NamedTuple):
@@ -144,6 +144,39 @@ def _passes(session, rest):
     pipeline.show_passes(session, target)
 
 
+@command("discharge", ":discharge EXPR", "the IR of a call with its refs discharged",
+         "Shows the program as XLA gets it (docs/refs.md, \"How refs run: discharge\"):\n"
+         "every ref operation becomes a pure operation on the ref's current value,\n"
+         "refs made inside disappear, each ref input becomes an array input, and the\n"
+         "final value of each ref input the program writes becomes an extra output.")
+def _discharge(session, rest):
+    from minijax.transforms.discharge import discharge_jaxpr
+    closed = trace(target_only(session, rest, "discharge"))
+    result = discharge_jaxpr(closed)
+    session.show_ir(result.jaxpr)
+    info = result.info
+    binders = list(closed.jaxpr.constvars) + list(closed.jaxpr.invars)
+    n_consts = len(closed.jaxpr.constvars)
+
+    def named(position):
+        return (f"closed-over ref {position}" if position < n_consts
+                else f"argument {position - n_consts}")
+    if not info.ref_inputs:
+        internal = any(v.aval.__class__.__name__ == "RefType"
+                       for eqn in closed.jaxpr.eqns for v in eqn.outputs)
+        session.say("refs made inside became values; no ref input" if internal
+                    else "no refs: discharge changes nothing")
+        return
+    for position in info.ref_inputs:
+        aval = binders[position].aval
+        if position in info.written:
+            k = info.num_outputs + list(info.written).index(position)
+            session.say(f"{named(position)} ({aval}) became a value; its final contents "
+                        f"are output {k}")
+        else:
+            session.say(f"{named(position)} ({aval}) became a value (only read)")
+
+
 @command("remat", ":remat EXPR [POLICY]", "what checkpoint saves and recomputes, and "
          "how often each effect runs",
          "Checkpoints the call's function with POLICY (a name from "
@@ -214,7 +247,10 @@ def _step(session, rest):
          "EXPR is any expression, e.g. `:check grad(f)(1.0)`. JAX's side runs the same\n"
          "text with jnp/lax/grad/... from JAX, your functions rebuilt to use them,\n"
          "and JAX refs holding what your refs held before. Values and final ref\n"
-         "contents are compared.")
+         "contents are compared; afterwards your refs are put back as they were\n"
+         "(the check observes, it does not advance a counter). A difference only in\n"
+         "weak type is explained, not called a disagreement; on a disagreement the\n"
+         "known divergences matching your program are shown.")
 def _check(session, rest):
     expr = rest.strip()
     if not expr:
@@ -226,12 +262,25 @@ def _check(session, rest):
     for name, ours, theirs in result.refs:
         session.say(f"ref {name}: minijax {session.format(ours)}, "
                     f"jax {session.format(theirs)}")
+    for name, kept, left in result.restored:
+        session.say(f"ref {name} put back to {session.format(kept)} (the check's minijax "
+                    f"run left {session.format(left)}; your session is unchanged)")
     if result.problem is None:
-        session.say(session.style("agree", "ok"))
+        if result.notes:
+            session.say(session.style("agree in values and dtypes; weak types differ",
+                                      "ok"))
+            for note in result.notes:
+                session.say(f"  {note}")
+        else:
+            session.say(session.style("agree", "ok"))
         return
     session.say(session.style("DISAGREE", "error"))
     for line in result.problem.splitlines():
         session.say(f"  {line}")
+    for note in result.notes:
+        session.say(f"  {note}")
+    if not result.divergences:
+        session.say("  no known divergence matches this program")
     for entry in result.divergences:
         session.say(f"known divergence {entry.name} (jax {entry.jax_version}):\n"
                     f"  JAX: {entry.jax_behaviour}\n  minijax: {entry.minijax_behaviour}\n"
@@ -283,3 +332,24 @@ def _load(session, rest):
     with open(path, encoding="utf-8") as file:
         text = file.read()
     bind_ir(session, name, text, path)
+
+
+# -- lessons ------------------------------------------------------------------------------------
+
+@command("lesson", ":lesson [N]", "list the lessons, or run lesson N and start its exercises",
+         "The lessons are docs/lessons/: each runs as a transcript in this session\n"
+         "(its names stay defined), then asks its exercises one by one.")
+def _lesson(session, rest):
+    lessons.start(session, rest)
+
+
+@command("hint", ":hint", "a hint for the current exercise")
+def _hint(session, rest):
+    lessons.hint(session)
+
+
+@command("answer", ":answer [EXPR]", "answer the current exercise (alone: show the answer)",
+         "EXPR is evaluated in the session, e.g. `:answer 3` or `:answer (2, 3)`, and\n"
+         "compared with what the tools compute. Right answers move to the next exercise.")
+def _answer(session, rest):
+    lessons.answer(session, rest)

@@ -109,6 +109,7 @@ class Session:
         self.ir_name = ""
         self.inputs = 0                      # Python inputs run so far
         self.python = _Python(self)
+        self.lesson = None                   # lessons.Progress after `:lesson N`
 
     # -- output ----------------------------------------------------------------------
 

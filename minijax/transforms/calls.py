@@ -168,6 +168,8 @@ def _jit_partial_eval(trace, args, params):
     body, forwarded = _forwarding_inputs(_without_consts(known_body.jaxpr), n_known)
     with set_current_trace(trace.parent):
         known_outs = bind(P.jit_p, *known_inputs, jaxpr=body, name=name)
+    trace.known_results(P.jit_p, known_inputs, dict(jaxpr=body, name=name), known_outs,
+                        [body])
     computed = iter(known_outs[n_known:])
     residuals = [known_inputs[k] if k is not None else next(computed) for k in forwarded]
     staged_outs = trace.stage(P.jit_p, residuals + [x for x, u in zip(args, unknowns) if u],

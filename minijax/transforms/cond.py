@@ -32,7 +32,7 @@ from ..ir.trace import bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
                                   tangent_or_zero_list, with_unused_inputs,
-                                  map_examples_one_at_a_time, has_ref_inputs,
+                                  map_examples_one_at_a_time, has_ref_inputs, strip_debug_effects,
                                   jvp_through_discharge, partial_eval_through_discharge)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
@@ -104,6 +104,9 @@ def _cond_partial_eval(trace, args, params):
     with set_current_trace(trace.parent):
         known_outs = bind(cond_p, index, *known_consts, *known_operands,
                           branches=tuple(known_jaxprs))
+    trace.known_results(cond_p, [index, *known_consts, *known_operands],
+                        dict(branches=tuple(strip_debug_effects(j) for j in known_jaxprs)),
+                        known_outs, known_jaxprs)
     residuals = known_outs[n_known_out:]
     unknown_operands = [x for x, u in zip(operands, unknowns) if u]
     staged_outs = trace.stage(cond_p, [index, *residuals, *unknown_operands],

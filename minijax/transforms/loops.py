@@ -148,6 +148,13 @@ def _while_partial_eval(trace, args, params):
                           cond_jaxpr=known_cond_jaxpr, body_jaxpr=known_body_jaxpr,
                           cond_nconsts=len(kept_cond_consts),
                           body_nconsts=len(kept_body_consts))
+    known_args = [*kept_cond_consts, *kept_body_consts,
+                  *[x for x, k in zip(init, known_carry) if k]]
+    trace.known_results(while_p, known_args, dict(
+        cond_jaxpr=strip_debug_effects(known_cond_jaxpr),
+        body_jaxpr=strip_debug_effects(known_body_jaxpr),
+        cond_nconsts=len(kept_cond_consts), body_nconsts=len(kept_body_consts)),
+        known_outs, [known_body_jaxpr])
     # The staged loop recomputes everything; its prints already ran in the known loop.
     staged_params = dict(params, cond_jaxpr=strip_debug_effects(cond_jaxpr),
                          body_jaxpr=strip_debug_effects(body_jaxpr))

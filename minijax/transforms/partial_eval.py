@@ -115,6 +115,43 @@ class PartialEvalTrace(Trace):
                 self._recipes[id(out)] = (recipe, i)
         return outs
 
+    def known_results(self, prim, args, params, outs, bodies) -> None:
+        """Let the policy reach inside a rule's own known equation.
+
+        A rule for a primitive with sub-jaxprs (a `jit` call, a `scan`, a `cond`, a
+        `while`) evaluates its known part as one equation `prim(*args)` in the parent
+        trace, with `bodies` the sub-jaxprs whose outputs are its outputs. Each output
+        the policy would not save -- because the body equation that makes it may not
+        be saved, or because the body merely passes a value along (a loop's carry) --
+        gets a recipe, exactly as `_evaluate_known` gives one to a plain equation: the
+        staged side that needs it runs the known equation again. `params` are those
+        of that re-run (a loop's bodies without their prints). Under the default
+        policy this records nothing."""
+        if self.policy is None:
+            return
+        if effects_of(prim, [aval_of(x) for x in args], params):
+            # Running it again would repeat its effects (a print, a ref write): its
+            # results are saved. (Loop rules pass bodies without their prints, which
+            # already ran in the forward pass.)
+            return
+        recipe = None
+        for index, out in enumerate(outs):
+            if all(self._body_saves(body, index) for body in bodies):
+                continue
+            if recipe is None:
+                recipe = _Recipe(prim, list(args), params, outs, current_source_info())
+            self._recipes[id(out)] = (recipe, index)
+
+    def _body_saves(self, body: Jaxpr, index: int) -> bool:
+        outvar = body.outvars[index]
+        if type(outvar) is not Var:
+            return True                    # a literal costs nothing to keep
+        for eqn in body.eqns:
+            if any(o is outvar for o in eqn.outputs):
+                return self.policy(eqn.primitive, *[a.aval for a in eqn.inputs],
+                                   **eqn.params)
+        return False                       # an input passed along: not the body's to save
+
     def stage(self, prim, args, params) -> list:
         """Record `prim(*args)` as an equation of the staged jaxpr."""
         inputs = [self.to_atom(x) for x in args]

@@ -89,6 +89,7 @@ import functools
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.remat_primitive import remat_p, name_p
+from ..ir.source_info import source_info_from
 from ..ir.types import RefType
 from ..ir.trace import MinijaxError, bind, set_current_trace, current_trace
 from .ad_util import Zero, tangent_aval, eval_jaxpr, zeros, instantiate
@@ -139,18 +140,24 @@ class PureBody:
     it writes (`written`: their input positions). `entry_read`: the ref inputs whose
     entry value the body uses -- a ref that is only overwritten whole is never read.
 
+    `first_use`: for each ref input position, the body's first equation that uses it
+    (the source line a residual saved for its entry read is reported at).
+
     `replays`: writes `r[idx] <- v` to a ref input the body never reads (no get,
     no `+=`, no other use), taken out of the body rather than discharged: the
     body returns `v` and the dynamic indices, and the forward pass performs the
     same writes on the ref at exit, in order. So a partial write (`r[0] = 1.0`) is
     a write and nothing else -- no read of `r` at entry, which vmap would see as an
     increment. Each is `(position, params, number of dynamic indices)`."""
-    __slots__ = ("jaxpr", "ref_inputs", "written", "num_outputs", "entry_read", "replays")
+    __slots__ = ("jaxpr", "ref_inputs", "written", "num_outputs", "entry_read",
+                 "first_use", "replays")
 
-    def __init__(self, jaxpr, ref_inputs, written, num_outputs, entry_read, replays=()):
+    def __init__(self, jaxpr, ref_inputs, written, num_outputs, entry_read, first_use,
+                 replays=()):
         self.jaxpr, self.ref_inputs = jaxpr, ref_inputs
         self.written, self.num_outputs = written, num_outputs
         self.entry_read = entry_read
+        self.first_use = first_use      # ref input position -> the body's first eqn using it
         self.replays = replays
 
     @property
@@ -159,11 +166,16 @@ class PureBody:
 
     def entry_values(self, args) -> list:
         """`args` with each ref replaced by its value at entry: one read of each ref
-        whose value is used (zeros, which nothing reads, stand in for the others)."""
+        whose value is used (zeros, which nothing reads, stand in for the others).
+        The read is reported at the body's first use of the ref -- the user's `r[...]`
+        inside the checkpointed function, not the line that called it."""
         entry = list(args)
         for position in self.ref_inputs:
-            entry[position] = (bind(P.get_p, args[position]) if position in self.entry_read
-                               else zeros(self.jaxpr.invars[position].aval))
+            if position in self.entry_read:
+                with source_info_from(self.first_use.get(position)):
+                    entry[position] = bind(P.get_p, args[position])
+            else:
+                entry[position] = zeros(self.jaxpr.invars[position].aval)
         return entry
 
     def replay_writes(self, outs, check=None):
@@ -193,9 +205,15 @@ def without_external_refs(jaxpr: Jaxpr, replay_writes: bool = False) -> PureBody
     used = {id(v) for eqn in pure.eqns for v in eqn.inputs} | {id(v) for v in pure.outvars}
     entry_read = frozenset(k for k in result.info.ref_inputs
                            if id(pure.invars[k]) in used)
+    first_use = {}
+    for eqn in jaxpr.eqns:
+        for position in result.info.ref_inputs:
+            if position not in first_use and any(a is jaxpr.invars[position]
+                                                 for a in eqn.inputs):
+                first_use[position] = eqn
     n_replayed = sum(1 + n for _, _, n in replays)
     return PureBody(pure, result.info.ref_inputs, result.info.written,
-                    result.info.num_outputs - n_replayed, entry_read, replays)
+                    result.info.num_outputs - n_replayed, entry_read, first_use, replays)
 
 
 def _take_out_blind_writes(jaxpr: Jaxpr):

@@ -35,6 +35,7 @@ from ..ir.trace import bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents
 from .control_flow_common import (custom_rules_take_refs, jvp_unrolled_scan,
                                   trace_body, jvp_body, reorder, split_list, has_ref_inputs,
+                                  strip_debug_effects,
                                   jvp_through_discharge, partial_eval_through_discharge)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
@@ -156,9 +157,16 @@ def _scan_partial_eval(trace, args, params):
     known_body = Jaxpr((), list(known.jaxpr.constvars) + known_invars, known.jaxpr.eqns,
                        list(known.jaxpr.outvars[:n_known_out])
                        + [v for v, k in zip(res_outvars, kinds) if k == "stacked"])
+    known_args = list(known.consts) + known_consts + known_init + known_xs
     with set_current_trace(trace.parent):
         known_outs = _bind_scan(list(known.consts) + known_consts, known_init, known_xs,
                                 known_body, params)
+    # Under a remat policy, a per-iteration residual that is a carry, or that an
+    # equation the policy may not save made, is recomputed: the backward side runs
+    # the known scan again (JAX likewise saves only the loop's inputs there).
+    trace.known_results(scan_p, known_args, dict(
+        params, jaxpr=strip_debug_effects(known_body), num_consts=len(known.consts) + len(known_consts),
+        num_carry=len(known_init)), known_outs, [known_body])
     known_carry_out, known_ys, stacked_values = split_list(
         known_outs, [n_known_carry_out, n_known_out - n_known_carry_out])
     const_side_values = list(known.consts) + known_consts

@@ -1,0 +1,268 @@
+"""Remat around and inside loops: residual lists against JAX, and `remat_report`'s
+recomputation counts against counts made by hand (docs/remat.md, section 6).
+
+Each program is one Python function run with either library's numpy and lax, so its
+operations come from the same lines in both and the printed residual lists can be
+compared word for word."""
+import contextlib
+import io
+
+import jax
+import numpy as np
+import pytest
+
+import minijax
+from minijax.remat_report import remat_report
+
+W = np.full((3,), 0.7, np.float32)
+W_MATRIX = (np.eye(3) * 0.5).astype(np.float32)
+XS = (np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+
+
+def programs(api):
+    jnp, lax = api.numpy, api.lax
+
+    def scan_loss(w, xs):
+        def body(c, x):
+            c = jnp.tanh(c * w + x)
+            return c, jnp.sin(c)
+        c, ys = lax.scan(body, jnp.ones(3), xs)
+        return jnp.sum(c) + jnp.sum(ys)
+
+    def scan_dot(w, xs):
+        def body(c, x):
+            c = jnp.tanh(c @ w + x)
+            return c, c
+        c, ys = lax.scan(body, jnp.ones(3), xs)
+        return jnp.sum(ys)
+
+    def scan_checkpointed_body(w, xs):
+        def body(c, x):
+            c = jnp.tanh(c * w + x)
+            return c, jnp.sin(c)
+        c, ys = lax.scan(api.checkpoint(body), jnp.ones(3), xs)
+        return jnp.sum(c) + jnp.sum(ys)
+
+    def cond_loss(w, xs):
+        y = lax.cond(jnp.sum(xs) > 0, lambda a: jnp.sin(a * w), lambda a: jnp.cos(a) * w,
+                     xs[0])
+        return jnp.sum(y * y)
+
+    def while_loss(w, xs):
+        n = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 1.5),
+                           (0, xs[0]))[1]
+        return jnp.sum(jnp.sin(n * w))
+
+    def fori_loss(w, xs):
+        v = lax.fori_loop(0, 3, lambda i, a: jnp.sin(a) * 0.5, xs[0])
+        return jnp.sum(jnp.tanh(v * w))
+
+    return dict(scan_loss=scan_loss, scan_dot=scan_dot,
+                scan_checkpointed_body=scan_checkpointed_body, cond_loss=cond_loss,
+                while_loss=while_loss, fori_loss=fori_loss)
+
+
+JAX_PROGRAMS, MINI_PROGRAMS = programs(jax), programs(minijax)
+POLICIES = ("plain", "nothing_saveable", "everything_saveable", "dots_saveable")
+
+
+def _weights(name):
+    return W_MATRIX if name == "scan_dot" else W
+
+
+def _both(name, policy):
+    fj, fm = JAX_PROGRAMS[name], MINI_PROGRAMS[name]
+    if policy == "plain":
+        return fj, fm
+    return (jax.checkpoint(fj, policy=getattr(jax.checkpoint_policies, policy)),
+            minijax.checkpoint(fm, policy=getattr(minijax.checkpoint_policies, policy)))
+
+
+def _printed(api, f, *args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        api.ad_checkpoint.print_saved_residuals(f, *args)
+    return out.getvalue().splitlines()
+
+
+def _summary(lines):
+    """Type and origin of each residual, without the source position: what is pinned
+    where the two libraries save different things."""
+    return sorted(line.split(" from ")[0] if "argument" not in line else line
+                  for line in lines)
+
+
+# The combinations where minijax saves other values than JAX, pinned on both sides
+# (docs/remat.md, "Residuals of loops"). Each: (jax's, minijax's) summaries.
+DIFFERENT = {
+    # A plain scan: both save the per-step values the body's tangent needs; minijax
+    # also saves the zero initial tangent carry, JAX a fourth per-step value.
+    ("scan_loss", "plain"): (
+        ["f32[3] from the argument w"] + ["f32[4,3] output of scan"] * 4,
+        ["f32[3] from the argument w", "f32[3] output of broadcast_in_dim"]
+        + ["f32[4,3] output of scan"] * 3),
+    ("scan_dot", "plain"): (
+        ["f32[3,3] from the argument w"] + ["f32[4,3] output of scan"] * 3,
+        ["f32[3,3] from the argument w", "f32[3] output of broadcast_in_dim"]
+        + ["f32[4,3] output of scan"] * 2),
+    ("scan_checkpointed_body", "plain"): (
+        ["f32[3] from the argument w", "f32[4,3] from the argument xs",
+         "f32[4,3] output of scan"],
+        ["f32[3] from the argument w", "f32[4,3] from the argument xs",
+         "f32[3] output of broadcast_in_dim", "f32[4,3] output of scan"]),
+    # A cond: minijax gives each branch its own residual slots, JAX shares slots of
+    # one type between branches.
+    ("cond_loss", "plain"): (
+        ["f32[3] output of cond"] * 4 + ["i32[] output of convert_element_type"],
+        ["f32[3] output of cond"] * 7 + ["i32[] output of convert_element_type"]),
+    # tanh: JAX keeps tanh(x) as well as 1 - tanh(x)**2 (see the tanh test below).
+    ("fori_loss", "plain"): (
+        ["f32[3] from the argument w", "f32[3] output of scan", "f32[3,3] output of scan",
+         "f32[3] output of tanh", "f32[3] output of sub"],
+        ["f32[3] from the argument w", "f32[3] output of scan", "f32[3,3] output of scan",
+         "f32[3] output of sub"]),
+    # dots_saveable on a scan whose carry is not a dot: JAX recomputes the carry in
+    # the backward scan and saves each step's dot; minijax recomputes the whole loop.
+    ("scan_dot", "dots_saveable"): (
+        ["f32[3,3] from the argument w", "f32[4,3] from the argument xs",
+         "f32[4,3] output of closed_call"],
+        ["f32[3,3] from the argument w", "f32[4,3] from the argument xs"]),
+}
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("name", list(MINI_PROGRAMS))
+def test_residuals_against_jax(name, policy):
+    fj, fm = _both(name, policy)
+    args = (_weights(name), XS)
+    jaxs, mine = _printed(jax, fj, *args), _printed(minijax, fm, *args)
+    np.testing.assert_allclose(minijax.grad(fm)(*args), jax.grad(fj)(*args),
+                               rtol=1e-5, atol=1e-6)
+    if policy == "everything_saveable":
+        # minijax: everything_saveable is no remat, residual for residual. JAX's
+        # checkpoint traces the body as a call and saves a few values more.
+        assert mine == _printed(minijax, MINI_PROGRAMS[name], *args)
+        return
+    if (name, policy) in DIFFERENT:
+        theirs, ours = DIFFERENT[name, policy]
+        assert _summary(jaxs) == sorted(theirs)
+        assert _summary(mine) == sorted(ours)
+        return
+    assert mine == jaxs
+
+
+def test_checkpoint_around_a_scan_saves_only_its_inputs():
+    # The default policy saves nothing computed inside, loop bodies included: JAX
+    # saves the inputs only (`xs` and the weights; the initial carry is a constant).
+    fj, fm = _both("scan_loss", "nothing_saveable")
+    mine = _printed(minijax, fm, W, XS)
+    assert mine == _printed(jax, fj, W, XS)
+    assert all("from the argument" in line for line in mine)
+
+
+def test_everything_saveable_of_tanh_saves_one_value_jax_two():
+    # grad of sum(tanh(x)) needs only 1 - tanh(x)**2; JAX also keeps tanh(x), with
+    # or without checkpoint. Both sides pinned; gradients agree.
+    x = np.arange(3, dtype=np.float32)
+    for api, expected in ((jax, ["f32[3] output of sub", "f32[3] output of tanh"]),
+                          (minijax, ["f32[3] output of sub"])):
+        f = lambda x: api.numpy.sum(api.numpy.tanh(x))
+        ck = api.checkpoint(f, policy=api.checkpoint_policies.everything_saveable)
+        assert _summary(_printed(api, ck, x)) == expected
+        assert _summary(_printed(api, f, x)) == expected
+    np.testing.assert_allclose(
+        minijax.grad(lambda x: minijax.numpy.sum(minijax.numpy.tanh(x)))(x),
+        jax.grad(lambda x: jax.numpy.sum(jax.numpy.tanh(x)))(x), rtol=1e-6)
+
+
+# -- remat_report on loops: counts made by hand ----------------------------------------
+
+def test_report_counts_the_recomputation_of_a_checkpointed_scan_body():
+    report = remat_report(MINI_PROGRAMS["scan_checkpointed_body"], W, XS)
+    # The backward scan recomputes, each step: c * w, + x, tanh, square, 1 - square
+    # (tanh's derivative), cos (sin's derivative): 6 equations, 4 steps.
+    [line] = report.recomputed_lines()
+    assert line.startswith("in scan of length 4 (equation ")
+    assert "6 per iteration x 4 = 24" in line
+    assert report.recomputed_total == 24
+    assert {r.trips for r in report.recomputed} == {4}
+    assert "recomputed in the backward pass: 24 equation runs" in str(report)
+
+
+def test_report_counts_the_recomputation_of_a_checkpoint_around_a_scan():
+    report = remat_report(minijax.checkpoint(MINI_PROGRAMS["scan_loss"]), W, XS)
+    # Backward: the initial carry and the zero tangent carry (2 broadcasts), the
+    # primal scan again (c * w, + x, tanh: 3 per step), and in the transposed scan
+    # the primal values its step needs (c * w, + x, tanh, square, 1 - square, cos).
+    assert report.recomputed_total == 2 + 3 * 4 + 6 * 4
+    lines = report.recomputed_lines()
+    assert lines[0] == "top level: 2 equations (2 broadcast_in_dim)"
+    assert "3 per iteration x 4 = 12 (1 add, 1 mul, 1 tanh)" in lines[1]
+    assert "6 per iteration x 4 = 24" in lines[2]
+    assert [s.source for s in report.saved] == ["from the argument w", "from the argument xs"]
+
+
+def test_report_counts_nothing_for_a_plain_scan():
+    report = remat_report(MINI_PROGRAMS["scan_loss"], W, XS)
+    assert report.recomputed == [] and report.recomputed_total == 0
+    assert report.recomputed_lines() == ["nothing"]
+
+
+def test_report_counts_a_while_loop_per_iteration():
+    # A while loop on values that are not differentiated, inside a checkpoint: its
+    # body (add, mul) is recomputed once per iteration, a count known at run time.
+    def f(w):
+        n = minijax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 1.5),
+                                   (0, 1.0))[1]
+        return minijax.numpy.sum(minijax.numpy.sin(n * w))
+    report = remat_report(minijax.checkpoint(f), W)
+    assert report.recomputed_in_while == 2
+    assert any("2 per iteration, times a trip count known only at run time" in line
+               for line in report.recomputed_lines())
+    assert "+ 2 per iteration of a while loop" in str(report)
+
+
+def test_report_counts_only_the_largest_branch_of_a_cond():
+    report = remat_report(minijax.checkpoint(MINI_PROGRAMS["cond_loss"]), W, XS)
+    per_branch = {}
+    for r in report.recomputed:
+        branch = next((w for w in r.where if w.startswith("branch")), None)
+        per_branch[branch] = per_branch.get(branch, 0) + 1
+    top = per_branch.pop(None)
+    conds = {}
+    for branch, n in per_branch.items():
+        conds.setdefault(branch.split(" of ")[1], []).append(n)
+    assert report.recomputed_total == top + sum(max(ns) for ns in conds.values())
+
+
+# -- where a residual comes from ------------------------------------------------------------
+
+def test_entry_read_of_an_outside_ref_is_reported_at_the_read():
+    r = minijax.new_ref(2.0)
+
+    def f(x):
+        y = x * r[...]                                            # the read
+        return minijax.numpy.sin(y)
+    lines = _printed(minijax, minijax.checkpoint(f), 1.0)
+    [read] = [line for line in lines if "output of get" in line]
+    source = open(__file__).read().splitlines()
+    line = next(i for i, text in enumerate(source) if "# the read" in text) + 1
+    assert f"test_remat_loops.py:{line}:" in read and read.endswith(".f)")
+
+
+def test_a_recomputed_loop_does_not_print_again(capsys):
+    # The known scan re-run in the backward pass is the body without its prints:
+    # they ran in the forward pass, once per step (docs/remat.md, section 5).
+    def loss(w, xs):
+        def body(c, x):
+            minijax.debug.print("step {}", x)
+            return minijax.numpy.tanh(c * w + x), None
+        c, _ = minijax.lax.scan(body, 0.5, xs)
+        return c
+    g = minijax.grad(minijax.checkpoint(loss))(1.0, np.arange(2, dtype=np.float32))
+    assert capsys.readouterr().out.splitlines() == ["step 0.0", "step 1.0"]
+    assert [s for _, s in minijax.ad_checkpoint.saved_residuals(
+        minijax.checkpoint(loss), 1.0, np.arange(2, dtype=np.float32))] == \
+        ["from the argument w", "from the argument xs"]
+    np.testing.assert_allclose(g, minijax.grad(loss)(1.0, np.arange(2, dtype=np.float32)),
+                               rtol=1e-6)
