@@ -18,7 +18,9 @@ from . import (xla,                     # noqa: F401  lowering of the catalogue;
                xla_linalg,              # noqa: F401  cholesky, triangular_solve, lu, eigh, svd, qr
                reference_linalg,        # noqa: F401
                xla_complex,             # noqa: F401  real, imag, conj, complex
-               reference_complex)       # noqa: F401
+               reference_complex,       # noqa: F401
+               xla_collectives,         # noqa: F401  psum, all_gather, ...: JAX's collectives
+               reference_collectives)   # noqa: F401
 
 # Last, because they read what the modules above registered: every lowered primitive
 # without an eager impl of its own runs eagerly as a one-primitive XLA program; then an

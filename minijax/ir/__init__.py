@@ -28,4 +28,5 @@ from . import (control_flow_primitives,  # noqa: F401  cond, while, scan, debug_
                custom_primitives,        # noqa: F401  custom_jvp_call, custom_vjp_call, custom_lin
                window_primitives,        # noqa: F401  conv, reduce_window_{sum,max,min}
                linalg_primitives,        # noqa: F401  cholesky, triangular_solve, lu, eigh, svd, qr
-               complex_primitives)       # noqa: F401  real, imag, conj, complex
+               complex_primitives,       # noqa: F401  real, imag, conj, complex
+               collective_primitives)    # noqa: F401  psum, all_gather, ppermute, axis_index, ...

@@ -40,7 +40,8 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                window_rules as _window_rules,            # noqa: F401  conv, reduce_window
                scatter_rules as _scatter_rules,          # noqa: F401  scatter_mul/min/max
                linalg_rules as _linalg_rules,            # noqa: F401  cholesky, svd, ...
-               complex_rules as _complex_rules)          # noqa: F401  real, imag, conj, complex
+               complex_rules as _complex_rules,          # noqa: F401  real, imag, conj, complex
+               collective_rules as _collective_rules)    # noqa: F401  psum, all_gather, ppermute, ...
 
 
 # -- what this package exports ------------------------------------------------------

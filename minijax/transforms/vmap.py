@@ -57,15 +57,16 @@ from .ad_util import eval_jaxpr
 from . import vmap_refs as ref_checks
 # The batching vocabulary, re-exported: rule modules import it from here or there.
 from .batching import (not_mapped, Batched, BatchedJaxpr, BatchingError,  # noqa: F401
-                       trace_vmap_rules, vmap_rules, BatchTracer, moveaxis,
+                       trace_vmap_rules, vmap_rules, named_axis_rules, BatchTracer, moveaxis,
                        batch_at, shift_axes, unbatched_ndim)
 
 # -- the trace ---------------------------------------------------------------------
 
 class BatchTrace(Trace):
-    def __init__(self, parent: Trace, axis_size: int):
+    def __init__(self, parent: Trace, axis_size: int, axis_name=None):
         super().__init__(parent)
         self.axis_size = axis_size
+        self.axis_name = axis_name       # the name collectives use for this axis, if any
         self.local_refs: dict = {}       # id(unbatched ref made here) -> the ref
         self.ref_redirects: dict = {}    # id(promoted ref) -> (it, its batched tracer)
         # id(ref mapped as an argument) -> (it, its name): the same ref reaching the
@@ -90,6 +91,10 @@ class BatchTrace(Trace):
                     for x in args]
         if self.argument_refs:
             ref_checks.check_no_closure_alias(self, args)
+        if self.axis_name is not None and prim in named_axis_rules:
+            outs = named_axis_rules[prim](self, args, params)
+            if outs is not None:
+                return outs
         values, dims = [], []
         for x in args:
             if isinstance(x, BatchTracer) and x._trace is self:
