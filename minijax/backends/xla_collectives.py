@@ -9,11 +9,15 @@ user's mistake, reported as JAX reports it: a `NameError` naming the unbound axi
 """
 from __future__ import annotations
 
+import jax
+import numpy as np
 from jax import lax
+from jax.sharding import Mesh, PartitionSpec
 
 from ..ir import collective_primitives as C
+from ..ir.shard_map_primitive import shard_map_p
 from ..ir.trace import eager_impls
-from .xla import lowering_rules
+from .xla import lowering_rules, lower_jaxpr
 
 
 def _reduction(lax_fn):
@@ -51,3 +55,37 @@ def _eager(prim):
 
 for _prim in C.collective_primitives:
     eager_impls[_prim] = _eager(_prim)
+
+
+# -- shard_map: the body goes to JAX's shard_map ----------------------------------------
+
+def mesh_of(mesh_axes, device_ids) -> Mesh:
+    """JAX's `Mesh` for a shard_map's params: its devices, by id, in mesh order."""
+    by_id = {device.id: device for device in jax.devices()}
+    missing = [i for i in device_ids if i not in by_id]
+    if missing:
+        raise ValueError(f"shard_map: this process has no devices with ids {missing} "
+                         f"(it has {sorted(by_id)})")
+    devices = np.array([by_id[i] for i in device_ids], dtype=object)
+    return Mesh(devices.reshape([size for _, size in mesh_axes]),
+                tuple(name for name, _ in mesh_axes))
+
+
+def partition_spec(spec) -> PartitionSpec:
+    return PartitionSpec(*[None if entry is None else entry[0] if len(entry) == 1
+                           else entry for entry in spec])
+
+
+def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+    def body(*blocks):
+        return tuple(lower_jaxpr(jaxpr, (), blocks))
+    # minijax's rules treat every value as varying along every axis (see the psum
+    # transpose in transforms/collective_rules.py), which is JAX's check_vma=False
+    per_device = jax.shard_map(body, mesh=mesh_of(mesh_axes, device_ids),
+                               in_specs=tuple(map(partition_spec, in_specs)),
+                               out_specs=tuple(map(partition_spec, out_specs)),
+                               check_vma=False)
+    return list(per_device(*args))
+
+
+lowering_rules[shard_map_p] = _shard_map

@@ -29,4 +29,5 @@ from . import (control_flow_primitives,  # noqa: F401  cond, while, scan, debug_
                window_primitives,        # noqa: F401  conv, reduce_window_{sum,max,min}
                linalg_primitives,        # noqa: F401  cholesky, triangular_solve, lu, eigh, svd, qr
                complex_primitives,       # noqa: F401  real, imag, conj, complex
-               collective_primitives)    # noqa: F401  psum, all_gather, ppermute, axis_index, ...
+               collective_primitives,    # noqa: F401  psum, all_gather, ppermute, axis_index, ...
+               shard_map_primitive)      # noqa: F401  shard_map

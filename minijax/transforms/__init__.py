@@ -41,7 +41,8 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                scatter_rules as _scatter_rules,          # noqa: F401  scatter_mul/min/max
                linalg_rules as _linalg_rules,            # noqa: F401  cholesky, svd, ...
                complex_rules as _complex_rules,          # noqa: F401  real, imag, conj, complex
-               collective_rules as _collective_rules)    # noqa: F401  psum, all_gather, ppermute, ...
+               collective_rules as _collective_rules,    # noqa: F401  psum, all_gather, ppermute, ...
+               shard_map_rules as _shard_map_rules)      # noqa: F401  shard_map
 
 
 # -- what this package exports ------------------------------------------------------
