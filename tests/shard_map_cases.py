@@ -149,6 +149,18 @@ def check_data_parallel_training():
     close(ours_summed, theirs_vma, "data-parallel step: check_vma=True sums gradients")
 
 
+def check_import_from_jax():
+    """A JAX program with shard_map and every collective, imported and run by minijax."""
+    from minijax.interop import trace_with_jax
+    from minijax.transforms import eval_jaxpr
+    for name, (make, in_specs, out_specs) in COLLECTIVES.items():
+        theirs = jax.shard_map(make(jax.lax), mesh=MESH, in_specs=in_specs,
+                               out_specs=out_specs, check_vma=False)
+        closed = trace_with_jax(theirs)(X)
+        assert "shard_map[" in str(closed)
+        close(eval_jaxpr(closed.jaxpr, closed.consts, [X])[0], theirs(X), f"{name} imported")
+
+
 def check_errors():
     try:
         minijax.shard_map(lambda a: a, mesh=MESH, in_specs=P("z"), out_specs=P())(X)
@@ -172,5 +184,6 @@ if __name__ == "__main__":
     check_collectives_under_named_vmap_inside_shard_map()
     check_tensor_parallel_matmul()
     check_data_parallel_training()
+    check_import_from_jax()
     check_errors()
     print("all shard_map checks passed")

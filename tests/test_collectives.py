@@ -163,6 +163,15 @@ def test_text_form_shows_axis_names():
     assert "all_gather[axis=0 axis_name='i' axis_size=4 tiled=False]" in seen[0]
 
 
+def test_import_of_jax_named_vmap_programs():
+    """JAX's own vmap turns a named psum into one over integer axes; both import."""
+    from minijax.interop import trace_with_jax
+    from minijax.transforms import eval_jaxpr
+    g = jax.vmap(lambda x: jax.lax.psum(x, "i") + 1.0, axis_name="i", out_axes=None)
+    closed = trace_with_jax(g)(X)
+    assert_close(eval_jaxpr(closed.jaxpr, closed.consts, [X])[0], g(X))
+
+
 # -- mistakes --------------------------------------------------------------------------
 
 def test_unbound_axis_name_is_a_name_error_as_in_jax():
