@@ -272,15 +272,16 @@ def _check_in_axes(jaxpr: Jaxpr, in_axes) -> list:
 
 
 def vmap_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, in_axes: Sequence[int | None],
-               axis_size: int, out_axes: Sequence[int | None] | None = None
-               ) -> BatchedJaxpr:
+               axis_size: int, out_axes: Sequence[int | None] | None = None,
+               axis_name=None) -> BatchedJaxpr:
     """Batch `jaxpr`: the returned jaxpr computes it for `axis_size` examples at once.
 
     `in_axes[i]` is the axis of input i that indexes examples, or None if every
     example shares that input (constvars are always shared). The result's
     `out_axes` say where each output's batch axis is (None: the output does not
     depend on any batched input). Pass `out_axes` to ask for specific positions
-    instead; an output requested at None must then be unbatched."""
+    instead; an output requested at None must then be unbatched. `axis_name` names
+    the batch axis for the collectives in `jaxpr`, as `vmap(axis_name=...)` does."""
     closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else None
     program = closed.jaxpr if closed is not None else jaxpr
     in_axes = _check_in_axes(program, in_axes)
@@ -290,7 +291,7 @@ def vmap_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, in_axes: Sequence[int | None],
     out_dims_found: list = []
 
     def batched_program(*args):
-        trace = BatchTrace(current_trace(), axis_size)
+        trace = BatchTrace(current_trace(), axis_size, axis_name)
         inputs = [trace.wrap(x, a) for x, a in zip(args[n_consts:], in_axes)]
         with set_current_trace(trace):
             outs = eval_jaxpr(program, args[:n_consts], inputs)
