@@ -16,3 +16,4 @@ from .frontend.complex_ops import real, imag, conj, complex  # noqa: F401,A004
 from .frontend.collectives import (psum, pmean, pmax, pmin, all_gather,  # noqa: F401
                                    psum_scatter, ppermute, all_to_all, axis_index,
                                    axis_size)
+from .frontend.sharding import with_sharding_constraint  # noqa: F401

@@ -171,6 +171,32 @@ def check_reference_evaluator():
         close(eval_closed_jaxpr(closed, X)[0], ours(X), f"{name} reference evaluator")
 
 
+def check_sharded_jit():
+    from jax.sharding import NamedSharding
+    rows = NamedSharding(MESH, P("x", None))
+    cols = NamedSharding(MESH, P(None, "y"))
+
+    def f(a):
+        return mlax.with_sharding_constraint(a * 2.0, cols) + 1.0
+    ours = minijax.jit(f, in_shardings=rows, out_shardings=NamedSharding(MESH, P("x", "y")))
+    out = ours(X)
+    assert out.sharding.is_equivalent_to(NamedSharding(MESH, P("x", "y")), 2), out.sharding
+    close(out, X * 2.0 + 1.0, "jit in/out_shardings")
+    text = str(minijax.make_jaxpr(ours)(X))
+    assert "sharding_constraint[" in text and "spec=(('x',), ('y',))" in text, text
+    grads = minijax.grad(lambda a: (ours(a) ** 2).sum())(X)
+    close(grads, jax.grad(lambda a: ((jax.jit(lambda b: jax.lax.with_sharding_constraint(
+        b * 2.0, cols) + 1.0)(a)) ** 2).sum())(X), "grad through sharding constraints")
+    stacked = np.stack([X, X])
+    close(minijax.vmap(ours)(stacked), np.stack([X * 2.0 + 1.0] * 2), "vmap of sharded jit")
+    put = minijax.device_put(X, rows)
+    assert put.sharding.is_equivalent_to(rows, 2)
+    close(minijax.jit(lambda a: minijax.device_put(a, cols) * 1.0)(X), X, "device_put traced")
+    from minijax.backends.reference import eval_closed_jaxpr
+    close(eval_closed_jaxpr(minijax.make_jaxpr(ours)(X), X)[0], X * 2.0 + 1.0,
+          "sharding constraint in the reference evaluator")
+
+
 def check_errors():
     try:
         minijax.shard_map(lambda a: a, mesh=MESH, in_specs=P("z"), out_specs=P())(X)
@@ -196,5 +222,6 @@ if __name__ == "__main__":
     check_data_parallel_training()
     check_import_from_jax()
     check_reference_evaluator()
+    check_sharded_jit()
     check_errors()
     print("all shard_map checks passed")

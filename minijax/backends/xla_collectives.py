@@ -12,10 +12,10 @@ from __future__ import annotations
 import jax
 import numpy as np
 from jax import lax
-from jax.sharding import Mesh, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..ir import collective_primitives as C
-from ..ir.shard_map_primitive import shard_map_p
+from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
 from ..ir.trace import eager_impls
 from .xla import lowering_rules, lower_jaxpr
 
@@ -89,3 +89,11 @@ def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
 
 
 lowering_rules[shard_map_p] = _shard_map
+
+
+def _sharding_constraint(x, *, mesh_axes, device_ids, spec):
+    sharding = NamedSharding(mesh_of(mesh_axes, device_ids), partition_spec(spec))
+    return [jax.lax.with_sharding_constraint(x, sharding)]
+
+
+lowering_rules[sharding_constraint_p] = _sharding_constraint

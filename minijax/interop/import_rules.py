@@ -16,6 +16,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 from jax import tree_util
+from jax.sharding import NamedSharding
 
 from .. import debug
 from ..frontend import refs as mini_refs
@@ -26,7 +27,8 @@ from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.remat_primitive import remat_p, name_p
 from ..frontend.shard_map import AxisFrame
 from ..ir import collective_primitives as C
-from ..ir.shard_map_primitive import shard_map_p
+from ..frontend.sharding import sharding_params
+from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
 from ..ir.trace import MinijaxError, bind, aval_of, current_trace, set_current_trace
 from ..transforms import policies as mini_policies
 from ..transforms.ad_util import zeros
@@ -565,3 +567,13 @@ register_import("ppermute", C.ppermute_p, _ppermute)
 register_import("all_to_all", C.all_to_all_p, _all_to_all)
 register_import("axis_index", C.axis_index_p, _axis_index)
 register_import("shard_map", shard_map_p, _shard_map)
+
+
+def _sharding_constraint(x, *, sharding, **hints):
+    if not isinstance(sharding, NamedSharding):
+        raise UnsupportedParamError(f"cannot import a sharding constraint to {sharding!r}: "
+                                    f"minijax takes NamedShardings")
+    return [bind(sharding_constraint_p, x, **sharding_params(sharding))]
+
+
+register_import("sharding_constraint", sharding_constraint_p, _sharding_constraint)

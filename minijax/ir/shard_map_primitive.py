@@ -25,7 +25,8 @@ import math
 from .core import Jaxpr
 from .registry import Primitive, type_rules, _array, _fail
 
-__all__ = ["shard_map_p", "block_shape", "global_shape", "unmentioned_axes"]
+__all__ = ["shard_map_p", "sharding_constraint_p", "block_shape", "global_shape",
+           "unmentioned_axes"]
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 
@@ -104,3 +105,29 @@ def _shard_map_rule(*in_avals, jaxpr, mesh_axes, device_ids, in_specs, out_specs
 
 
 type_rules[shard_map_p] = _shard_map_rule
+
+
+# -- sharding_constraint: where an array should live -------------------------------------
+#
+#     y = sharding_constraint[mesh_axes device_ids spec] x
+#
+# `y` is `x`, asked to be laid out across the mesh as `spec` says (the same mesh and
+# spec params as shard_map's, so the text form shows them). It changes no value; it
+# is a request to XLA's SPMD partitioner, which chooses every layout it is not told.
+
+sharding_constraint_p = Primitive("sharding_constraint")
+
+
+def _sharding_constraint_rule(x, *, mesh_axes, device_ids, spec):
+    _array("sharding_constraint", x)
+    mesh_sizes = dict(mesh_axes)
+    if len(device_ids) != math.prod(mesh_sizes.values()):
+        _fail("sharding_constraint", f"{len(device_ids)} device ids for a mesh {mesh_axes}")
+    _check_spec(spec, mesh_sizes)
+    if len(spec) > x.ndim:
+        _fail("sharding_constraint", f"the spec {spec} has more entries than {x} has "
+              f"dimensions")
+    return [x]
+
+
+type_rules[sharding_constraint_p] = _sharding_constraint_rule

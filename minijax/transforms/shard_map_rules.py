@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import math
 
-from ..ir.shard_map_primitive import shard_map_p, unmentioned_axes
+from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p, unmentioned_axes
 from ..ir.collective_primitives import psum_p
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import bind, aval_of, set_current_trace
 from ..ir.types import RefType
-from .ad_util import Zero, tangent_aval, is_differentiable, zeros, eval_jaxpr, div, const_like
+from .ad_util import (Zero, tangent_aval, is_differentiable, zeros, eval_jaxpr, div,
+                      const_like, reshape)
 from .batching import Batched, vmap_rules, moveaxis
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
-from .ad_util import reshape
 from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
 from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear
 from .vmap import vmap_jaxpr
@@ -193,3 +193,30 @@ def _traced(fun, in_avals):
 
 
 partial_eval_rules[shard_map_p] = _partial_eval
+
+
+# -- sharding_constraint: the identity, as far as values go ---------------------------------
+# Its tangent and cotangent are constrained the same way (as JAX does), and under vmap
+# the batch axis is left unsplit.
+
+def _constraint_jvp(primals, tangents, **params):
+    out = bind(sharding_constraint_p, primals[0], **params)
+    if type(tangents[0]) is Zero:
+        return JvpResult([out], [Zero(tangent_aval(aval_of(out)))])
+    return JvpResult([out], [bind(sharding_constraint_p, tangents[0], **params)])
+
+
+def _constraint_transpose(cts, x, **params):
+    return [bind(sharding_constraint_p, cts[0], **params)]
+
+
+def _constraint_vmap(batch_size, values, dims, /, *, spec, **params):
+    (x,), (d,) = values, dims
+    spec = tuple(spec) + (None,) * (aval_of(x).ndim - 1 - len(spec))
+    return Batched([bind(sharding_constraint_p, x, spec=spec[:d] + (None,) + spec[d:],
+                         **params)], [d])
+
+
+jvp_rules[sharding_constraint_p] = _constraint_jvp
+transpose_rules[sharding_constraint_p] = _constraint_transpose
+vmap_rules[sharding_constraint_p] = _constraint_vmap
