@@ -197,6 +197,26 @@ def check_sharded_jit():
           "sharding constraint in the reference evaluator")
 
 
+def check_repl_lower_shows_the_partitioned_module():
+    import io
+    from minijax.repl import Session
+    out, err = io.StringIO(), io.StringIO()
+    session = Session(stdout=out, stderr=err, colour=False)
+    session.run_lines([
+        "import numpy as np",
+        "from jax.sharding import Mesh, PartitionSpec as P",
+        "mesh = Mesh(np.array(jax.devices()), ('d',))",
+        "f = jax.shard_map(lambda a: jax.lax.psum(a, 'd'), mesh=mesh, in_specs=P('d'), "
+        "out_specs=P())",
+        ":lower f(np.ones(16, np.float32))"])
+    text = out.getvalue()
+    assert err.getvalue() == "", err.getvalue()
+    assert "-- partitioned: the program each device runs --" in text, text
+    partitioned = text.split("-- partitioned")[1]
+    assert "all-reduce" in partitioned and "f32[2]" in partitioned, partitioned
+    print("ok repl :lower")
+
+
 def check_errors():
     try:
         minijax.shard_map(lambda a: a, mesh=MESH, in_specs=P("z"), out_specs=P())(X)
@@ -223,5 +243,6 @@ if __name__ == "__main__":
     check_import_from_jax()
     check_reference_evaluator()
     check_sharded_jit()
+    check_repl_lower_shows_the_partitioned_module()
     check_errors()
     print("all shard_map checks passed")
