@@ -126,6 +126,12 @@ def test_nested_names():
     assert_close(grad_ours(x), grad_theirs(x), tol=1e-4)
 
 
+def test_jitted_function_reused_under_another_axis_size():
+    f = minijax.jit(lambda x: mlax.all_gather(x, "i"))
+    assert minijax.vmap(f, axis_name="i")(np.ones((4, 3), np.float32)).shape == (4, 4, 3)
+    assert minijax.vmap(f, axis_name="i")(np.ones((2, 3), np.float32)).shape == (2, 2, 3)
+
+
 def test_psum_transpose_is_psum_as_in_jax():
     """Differentiating per member: the cotangent of psum is summed over the axis."""
     ours = minijax.vmap(minijax.grad(lambda x: mlax.psum(x, "i")), axis_name="i")

@@ -24,7 +24,7 @@ from ..ir.types import is_inexact, canonical_dtype
 from . import lax_ops as lax
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
-           "all_to_all", "axis_index", "axis_size"]
+           "all_to_all", "axis_index", "axis_size", "bound_axis_env"]
 
 
 def _bound_size(name) -> int:
@@ -40,6 +40,20 @@ def _bound_size(name) -> int:
     raise NameError(f"unbound axis name: {name!r}. Collectives need an enclosing "
                     f"vmap(..., axis_name={name!r}) or shard_map over a mesh axis "
                     f"of that name")
+
+
+def bound_axis_env() -> tuple:
+    """The named axes bound around the current trace, innermost first, as
+    `(name, size)` pairs. Part of `jit`'s cache key: a body traced under one binding
+    of a name (its size recorded by `all_gather`, ...) is not reused under another."""
+    env, trace = [], current_trace()
+    while trace is not None:
+        name = getattr(trace, "axis_name", None)
+        if name is not None:
+            env.append((name, trace.axis_size))
+        env.extend(sorted(getattr(trace, "mesh_axis_sizes", {}).items()))
+        trace = trace.parent
+    return tuple(env)
 
 
 def _names(axis_name) -> tuple:

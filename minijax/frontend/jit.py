@@ -46,6 +46,7 @@ from ..backends import xla
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings
+from .collectives import bound_axis_env
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
 
 
@@ -343,6 +344,9 @@ class JitFunction:
         # A ref's aval is its RefType, so a trace for one ref type is never reused
         # for another (or for an array of the same shape).
         key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
+        axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
+        if axis_env:
+            key += (axis_env,)
         traces = self._jit_cache.traces
         staged = traces.get(key)
         if staged is None:
