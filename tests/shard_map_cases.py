@@ -217,6 +217,18 @@ def check_repl_lower_shows_the_partitioned_module():
     print("ok repl :lower")
 
 
+def check_python_source():
+    """to_python_source writes shard_map and the collectives as JAX code."""
+    from minijax.interop import to_python_source
+    for name, (make, in_specs, out_specs) in COLLECTIVES.items():
+        ours = minijax.shard_map(make(mlax), mesh=MESH, in_specs=in_specs,
+                                 out_specs=out_specs)
+        source = to_python_source(minijax.make_jaxpr(ours)(X))
+        namespace = {}
+        exec(source, namespace)
+        close(namespace["program"](X)[0], ours(X), f"{name} as Python source")
+
+
 def check_errors():
     try:
         minijax.shard_map(lambda a: a, mesh=MESH, in_specs=P("z"), out_specs=P())(X)
@@ -244,5 +256,6 @@ if __name__ == "__main__":
     check_reference_evaluator()
     check_sharded_jit()
     check_repl_lower_shows_the_partitioned_module()
+    check_python_source()
     check_errors()
     print("all shard_map checks passed")
