@@ -18,7 +18,8 @@ from .registry import Divergence, DIVERGENCES, known_divergences, register  # no
 # The areas register their records on import, in this order: a new area adds its
 # module here (and calls `registry.register`).
 from . import (remat, control_flow, refs, refs_transforms, refs_jit,  # noqa: F401
-               refs_surface, refs_vmap, refs_control_flow, windows)
+               refs_surface, refs_vmap, refs_control_flow, windows,
+               collectives)
 
 DIVERGENCES_BY_NAME = {d.name: d for d in DIVERGENCES}
 
