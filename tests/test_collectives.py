@@ -51,7 +51,7 @@ CASES = {
 }
 NOT_DIFFERENTIABLE = {"pmax", "pmin"}
 # JAX's own transpose of untiled all_to_all under vmap fails on a cotangent of the wrong
-# shape (jax 0.10.2), so there is nothing to compare derivatives against.
+# shape (registry entry "vmap_grad_of_untiled_all_to_all_wrong_cotangent"; pinned below).
 JAX_GRAD_FAILS = {"all_to_all_untiled_forward"}
 
 
