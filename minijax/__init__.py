@@ -22,6 +22,8 @@ from . import tree_util, tree  # pytrees are JAX's own
 __version__ = "0.1.0"
 # vmap
 from .frontend.vmap import vmap
+# many devices: shard_map (collectives are in minijax.lax)
+from .frontend.shard_map import shard_map
 
 # autodiff
 from .frontend.autodiff import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev,

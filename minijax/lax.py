@@ -13,3 +13,7 @@ from .frontend.windows import (ConvDimensionNumbers, conv_dimension_numbers,  # 
                                conv_transpose, padtype_to_pads, reduce_window, Precision)
 from .frontend import linalg_ops as linalg  # noqa: F401  (jax.lax.linalg)
 from .frontend.complex_ops import real, imag, conj, complex  # noqa: F401,A004
+from .frontend.collectives import (psum, pmean, pmax, pmin, all_gather,  # noqa: F401
+                                   psum_scatter, ppermute, all_to_all, axis_index,
+                                   axis_size)
+from .frontend.sharding import with_sharding_constraint  # noqa: F401

@@ -265,9 +265,10 @@ def test_export_and_source_refuse_what_jax_cannot_express():
         to_jax(closed)(X, X)
 
 
-def test_import_refuses_a_sharding_hint():
+def test_import_keeps_a_sharding_hint():
+    # minijax has a sharding_constraint primitive (docs/named_axes.md)
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("i",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
     program = jax.make_jaxpr(lambda x: jax.lax.with_sharding_constraint(x, sharding))(X)
-    with pytest.raises(MissingPrimitivesError, match="sharding_constraint"):
-        import_jaxpr(program)
+    imported = import_jaxpr(program)
+    assert "sharding_constraint[" in str(imported)

@@ -22,7 +22,9 @@ from . import (xla,                     # noqa: F401  lowering of the catalogue;
                xla_special,             # noqa: F401  lgamma, digamma, igamma, betainc, ...
                reference_special,       # noqa: F401
                xla_random,              # noqa: F401  bit ops, erf_inv, keys, threefry2x32
-               reference_random)        # noqa: F401
+               reference_random,        # noqa: F401
+               xla_collectives,         # noqa: F401  psum, all_gather, ...: JAX's collectives
+               reference_collectives)   # noqa: F401
 
 # Last, because they read what the modules above registered: every lowered primitive
 # without an eager impl of its own runs eagerly as a one-primitive XLA program; then an

@@ -46,6 +46,8 @@ from ..backends import xla
 from ..backends.eager_ref_runtime import run_discharged
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
 from .refs import RefView, check_call_writes, is_ref
+from .sharding import constrain_jit_shardings
+from .collectives import bound_axis_env
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
 
 
@@ -344,6 +346,9 @@ class JitFunction:
         # A ref's aval is its RefType, so a trace for one ref type is never reused
         # for another (or for an array of the same shape).
         key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
+        axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
+        if axis_env:
+            key += (axis_env,)
         traces = self._jit_cache.traces
         staged = traces.get(key)
         if staged is None:
@@ -442,8 +447,12 @@ class CompiledWithRefs:
 
 def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
         donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
-        inline: bool = False):
+        inline: bool = False, in_shardings=None, out_shardings=None):
     """Compile `fun` with XLA, as `jax.jit`. Usable as `@jit` or `@jit(static_argnums=...)`.
+
+    `in_shardings`/`out_shardings` (`NamedSharding`s, as tree prefixes of the
+    positional arguments / the result) lay arguments and results out across devices:
+    they become sharding constraints in the program (`frontend/sharding.py`).
 
     `donate_argnums`/`donate_argnames` hand those arguments' buffers to XLA for reuse
     (a donated array is deleted by the call, as in JAX). `inline` is accepted for
@@ -453,7 +462,11 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
                                  static_argnames=static_argnames,
                                  donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
-                                 inline=inline)
+                                 inline=inline, in_shardings=in_shardings,
+                                 out_shardings=out_shardings)
+    if in_shardings is not None or out_shardings is not None:
+        static = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+        fun = constrain_jit_shardings(fun, in_shardings, out_shardings, static)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums,
                        donate_argnames, keep_unused)
 

@@ -43,8 +43,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
     Keyword arguments are always mapped over axis 0. `out_axes`: the same for the
     result, saying where its batch axis goes (None: the output must not depend on a
     mapped input). `axis_size` is the batch size when no input is mapped.
-    `axis_name` and `spmd_axis_name` are accepted for compatibility; minijax has no
-    collectives that could use them."""
+    `axis_name` names the batch axis for the collectives inside `fun`
+    (`lax.psum(x, axis_name)`, ... see docs/named_axes.md); `spmd_axis_name` is
+    accepted for compatibility and has no effect on one device."""
     if not callable(fun):
         raise TypeError(f"vmap expects a callable as its first argument, got {fun!r}")
     if isinstance(in_axes, list):
@@ -76,7 +77,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
         axes = _normalize_in_axes(leaves, axes, names)
         size = _mapped_axis_size(leaves, axes, names, axis_size)
 
-        trace = BatchTrace(current_trace(), size)
+        trace = BatchTrace(current_trace(), size, axis_name)
         inputs = [trace.wrap(leaf, axis) for leaf, axis in zip(leaves, axes)]
         for i, (leaf, axis) in enumerate(zip(leaves, axes)):
             if axis is not None and is_ref(leaf):

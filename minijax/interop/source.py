@@ -116,6 +116,39 @@ def _mode(mode) -> str:
 
 
 source_rules["gather"] = _gather
+
+# Collectives: JAX's own functions, with the axis names of the params.
+for _name in ("psum", "pmax", "pmin"):
+    source_rules[_name] = lambda ins, p, _n=_name: f"lax.{_n}({ins[0]}, {p['axes']!r})"
+source_rules.update({
+    "all_gather": lambda ins, p: _call("lax.all_gather", [ins[0], repr(p["axis_name"])],
+                                       axis=p["axis"], tiled=p["tiled"]),
+    "psum_scatter": lambda ins, p: _call("lax.psum_scatter", [ins[0], repr(p["axis_name"])],
+                                         scatter_dimension=p["scatter_dimension"],
+                                         tiled=p["tiled"]),
+    "ppermute": lambda ins, p: _call("lax.ppermute", [ins[0], repr(p["axis_name"])],
+                                     perm=p["perm"]),
+    "all_to_all": lambda ins, p: _call("lax.all_to_all", [ins[0], repr(p["axis_name"]),
+                                                          str(p["split_axis"]),
+                                                          str(p["concat_axis"])],
+                                       tiled=p["tiled"]),
+    "axis_index": lambda ins, p: f"lax.axis_index({p['axis_name']!r})",
+    "sharding_constraint": lambda ins, p: (
+        f"lax.with_sharding_constraint({ins[0]}, jax.sharding.NamedSharding("
+        f"{_mesh_source(p['mesh_axes'], p['device_ids'])}, {_spec_source(p['spec'])}))"),
+})
+
+
+def _mesh_source(mesh_axes, device_ids) -> str:
+    names = tuple(name for name, _ in mesh_axes)
+    shape = tuple(size for _, size in mesh_axes)
+    return (f"jax.sharding.Mesh(np.array([{{d.id: d for d in jax.devices()}}[i] for i in "
+            f"{device_ids!r}]).reshape({shape!r}), {names!r})")
+
+
+def _spec_source(spec) -> str:
+    entries = [repr(None if e is None else e[0] if len(e) == 1 else e) for e in spec]
+    return f"jax.sharding.PartitionSpec({', '.join(entries)})"
 source_rules["scatter"] = _scatter("scatter")
 source_rules["scatter_add"] = _scatter("scatter_add")
 
@@ -190,6 +223,14 @@ class _Writer:
     # Higher-order equations: a nested def, then the JAX call that uses it.
     def _body(self, jaxpr, indent):
         return self.function(self.fresh("body"), jaxpr, indent=indent)
+
+    def _shard_map(self, eqn, ins, indent):
+        p = eqn.params
+        body = self._body(p["jaxpr"], indent)
+        specs = lambda specs: "(" + "".join(_spec_source(s) + ", " for s in specs) + ")"
+        return (f"jax.shard_map({body}, mesh={_mesh_source(p['mesh_axes'], p['device_ids'])}, "
+                f"in_specs={specs(p['in_specs'])}, out_specs={specs(p['out_specs'])}, "
+                f"check_vma=False)({', '.join(ins)})")
 
     def _jit(self, eqn, ins, indent):
         body = self._body(eqn.params["jaxpr"], indent)

@@ -128,11 +128,29 @@ def _vmap(session, rest):
 
 
 @command("lower", ":lower EXPR", "the StableHLO minijax hands to XLA for a call",
-         "Refs are discharged first: XLA never sees one.")
+         "Refs are discharged first: XLA never sees one. When the program places\n"
+         "arrays on several devices (shard_map, sharding constraints), the module\n"
+         "XLA's SPMD partitioner makes of it -- one device's view -- follows.")
 def _lower(session, rest):
     target = target_only(session, rest, "lower")
     lowered = minijax.jit(target.fun).lower(*target.args, **target.kwargs)
     session.say(lowered.as_text().rstrip())
+    if _uses_devices(minijax.make_jaxpr(target.fun)(*target.args, **target.kwargs).jaxpr):
+        session.say("\n-- partitioned: the program each device runs --")
+        session.say(lowered.compile().as_text().rstrip())
+
+
+def _uses_devices(jaxpr) -> bool:
+    """Whether `jaxpr` (or a body in it) lays arrays out over a mesh."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in ("shard_map", "sharding_constraint"):
+            return True
+        for value in eqn.params.values():
+            for body in value if isinstance(value, tuple) else (value,):
+                inner = getattr(body, "jaxpr", body)
+                if hasattr(inner, "eqns") and _uses_devices(inner):
+                    return True
+    return False
 
 
 @command("passes", ":passes EXPR", "every stage of grad of a call, with what changed",

@@ -42,7 +42,9 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                linalg_rules as _linalg_rules,            # noqa: F401  cholesky, svd, ...
                complex_rules as _complex_rules,          # noqa: F401  real, imag, conj, complex
                special_rules as _special_rules,          # noqa: F401  lgamma, igamma, ...
-               random_rules as _random_rules)            # noqa: F401  bit ops, erf_inv, keys
+               random_rules as _random_rules,            # noqa: F401  bit ops, erf_inv, keys
+               collective_rules as _collective_rules,    # noqa: F401  psum, all_gather, ppermute, ...
+               shard_map_rules as _shard_map_rules)      # noqa: F401  shard_map
 
 
 # -- what this package exports ------------------------------------------------------

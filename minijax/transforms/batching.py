@@ -40,6 +40,14 @@ class BatchingError(MinijaxError, ValueError):
 # trace as its own refs (`trace.local_refs`).
 trace_vmap_rules: dict = {}
 
+# Rules for primitives that can mention the name of a vmap's axis: the collectives,
+# and primitives whose bodies may hold them. A `vmap(..., axis_name=...)` trace asks
+# them first, even when no operand is batched (`psum` of an unbatched value still
+# sums over the axis). Signature: rule(trace, args, params) -> the primitive's
+# outputs as values of that trace, or None when the equation does not involve the
+# trace's axis (then batching goes on as usual). `transforms/collective_rules.py`.
+named_axis_rules: dict = {}
+
 vmap_rules: dict = register_rule_table("vmap", {}, GenericPath(
     lambda prim: prim in trace_vmap_rules, "a ref rule that receives the batching trace"))
 

@@ -57,15 +57,16 @@ from .ad_util import eval_jaxpr
 from . import vmap_refs as ref_checks
 # The batching vocabulary, re-exported: rule modules import it from here or there.
 from .batching import (not_mapped, Batched, BatchedJaxpr, BatchingError,  # noqa: F401
-                       trace_vmap_rules, vmap_rules, BatchTracer, moveaxis,
+                       trace_vmap_rules, vmap_rules, named_axis_rules, BatchTracer, moveaxis,
                        batch_at, shift_axes, unbatched_ndim)
 
 # -- the trace ---------------------------------------------------------------------
 
 class BatchTrace(Trace):
-    def __init__(self, parent: Trace, axis_size: int):
+    def __init__(self, parent: Trace, axis_size: int, axis_name=None):
         super().__init__(parent)
         self.axis_size = axis_size
+        self.axis_name = axis_name       # the name collectives use for this axis, if any
         self.local_refs: dict = {}       # id(unbatched ref made here) -> the ref
         self.ref_redirects: dict = {}    # id(promoted ref) -> (it, its batched tracer)
         # id(ref mapped as an argument) -> (it, its name): the same ref reaching the
@@ -90,6 +91,10 @@ class BatchTrace(Trace):
                     for x in args]
         if self.argument_refs:
             ref_checks.check_no_closure_alias(self, args)
+        if self.axis_name is not None and prim in named_axis_rules:
+            outs = named_axis_rules[prim](self, args, params)
+            if outs is not None:
+                return outs
         values, dims = [], []
         for x in args:
             if isinstance(x, BatchTracer) and x._trace is self:
@@ -267,15 +272,16 @@ def _check_in_axes(jaxpr: Jaxpr, in_axes) -> list:
 
 
 def vmap_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, in_axes: Sequence[int | None],
-               axis_size: int, out_axes: Sequence[int | None] | None = None
-               ) -> BatchedJaxpr:
+               axis_size: int, out_axes: Sequence[int | None] | None = None,
+               axis_name=None) -> BatchedJaxpr:
     """Batch `jaxpr`: the returned jaxpr computes it for `axis_size` examples at once.
 
     `in_axes[i]` is the axis of input i that indexes examples, or None if every
     example shares that input (constvars are always shared). The result's
     `out_axes` say where each output's batch axis is (None: the output does not
     depend on any batched input). Pass `out_axes` to ask for specific positions
-    instead; an output requested at None must then be unbatched."""
+    instead; an output requested at None must then be unbatched. `axis_name` names
+    the batch axis for the collectives in `jaxpr`, as `vmap(axis_name=...)` does."""
     closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else None
     program = closed.jaxpr if closed is not None else jaxpr
     in_axes = _check_in_axes(program, in_axes)
@@ -285,7 +291,7 @@ def vmap_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, in_axes: Sequence[int | None],
     out_dims_found: list = []
 
     def batched_program(*args):
-        trace = BatchTrace(current_trace(), axis_size)
+        trace = BatchTrace(current_trace(), axis_size, axis_name)
         inputs = [trace.wrap(x, a) for x, a in zip(args[n_consts:], in_axes)]
         with set_current_trace(trace):
             outs = eval_jaxpr(program, args[:n_consts], inputs)

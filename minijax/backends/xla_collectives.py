@@ -1,0 +1,99 @@
+"""XLA lowering of the collectives: one `jax.lax` collective each.
+
+A collective only means something where its axis names are bound. `vmap` rewrites
+the collectives on its own axis into array ops before anything is lowered
+(`transforms/collective_rules.py`), so the collectives that reach this backend name
+the axes of a mesh: they lower, inside the body JAX's `shard_map` runs, to JAX's own
+collectives over those axes. Run eagerly, outside any named axis, a collective is the
+user's mistake, reported as JAX reports it: a `NameError` naming the unbound axis.
+"""
+from __future__ import annotations
+
+import jax
+import numpy as np
+from jax import lax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from ..ir import collective_primitives as C
+from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
+from ..ir.trace import eager_impls
+from .xla import lowering_rules, lower_jaxpr
+
+
+def _reduction(lax_fn):
+    return lambda x, *, axes: [lax_fn(x, axes)]
+
+
+lowering_rules[C.psum_p] = _reduction(lax.psum)
+lowering_rules[C.pmax_p] = _reduction(lax.pmax)
+lowering_rules[C.pmin_p] = _reduction(lax.pmin)
+lowering_rules[C.all_gather_p] = (
+    lambda x, *, axis_name, axis, tiled, axis_size:
+    [lax.all_gather(x, axis_name, axis=axis, tiled=tiled)])
+lowering_rules[C.psum_scatter_p] = (
+    lambda x, *, axis_name, scatter_dimension, tiled, axis_size:
+    [lax.psum_scatter(x, axis_name, scatter_dimension=scatter_dimension, tiled=tiled)])
+lowering_rules[C.ppermute_p] = (
+    lambda x, *, axis_name, perm: [lax.ppermute(x, axis_name, perm)])
+lowering_rules[C.all_to_all_p] = (
+    lambda x, *, axis_name, split_axis, concat_axis, tiled, axis_size:
+    [lax.all_to_all(x, axis_name, split_axis, concat_axis, tiled=tiled)])
+lowering_rules[C.axis_index_p] = lambda *, axis_name: [lax.axis_index(axis_name)]
+
+
+def unbound_axis_error(prim, params) -> NameError:
+    names = ", ".join(repr(n) for n in C.axis_names_of(prim, params))
+    return NameError(f"unbound axis name: {names}. {prim.name} can only be used inside a "
+                     f"vmap(..., axis_name=...) or shard_map that binds that name")
+
+
+def _eager(prim):
+    def impl(*args, **params):
+        raise unbound_axis_error(prim, params)
+    return impl
+
+
+for _prim in C.collective_primitives:
+    eager_impls[_prim] = _eager(_prim)
+
+
+# -- shard_map: the body goes to JAX's shard_map ----------------------------------------
+
+def mesh_of(mesh_axes, device_ids) -> Mesh:
+    """JAX's `Mesh` for a shard_map's params: its devices, by id, in mesh order."""
+    by_id = {device.id: device for device in jax.devices()}
+    missing = [i for i in device_ids if i not in by_id]
+    if missing:
+        raise ValueError(f"shard_map: this process has no devices with ids {missing} "
+                         f"(it has {sorted(by_id)})")
+    devices = np.array([by_id[i] for i in device_ids], dtype=object)
+    return Mesh(devices.reshape([size for _, size in mesh_axes]),
+                tuple(name for name, _ in mesh_axes))
+
+
+def partition_spec(spec) -> PartitionSpec:
+    return PartitionSpec(*[None if entry is None else entry[0] if len(entry) == 1
+                           else entry for entry in spec])
+
+
+def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+    def body(*blocks):
+        return tuple(lower_jaxpr(jaxpr, (), blocks))
+    # minijax's rules treat every value as varying along every axis (see the psum
+    # transpose in transforms/collective_rules.py), which is JAX's check_vma=False
+    per_device = jax.shard_map(body, mesh=mesh_of(mesh_axes, device_ids),
+                               in_specs=tuple(map(partition_spec, in_specs)),
+                               out_specs=tuple(map(partition_spec, out_specs)),
+                               check_vma=False)
+    return list(per_device(*args))
+
+
+lowering_rules[shard_map_p] = _shard_map
+
+
+def _sharding_constraint(x, *, mesh_axes, device_ids, spec):
+    sharding = NamedSharding(mesh_of(mesh_axes, device_ids), partition_spec(spec))
+    return [jax.lax.with_sharding_constraint(x, sharding)]
+
+
+lowering_rules[sharding_constraint_p] = _sharding_constraint

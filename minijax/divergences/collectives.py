@@ -1,0 +1,23 @@
+"""Collectives under vmap: where JAX does otherwise than it intends."""
+from .registry import register
+
+register(
+    "vmap_ppermute_partial_permutation_asserts", "0.10.2",
+    "jax.vmap(..., axis_name='i') of lax.ppermute with a perm that does not name every "
+    "member (e.g. [(0, 1), (1, 2)] on an axis of size 4) fails with 'AssertionError: "
+    "Permutation doesn't match the axis size!'; the same perm works under shard_map",
+    "the members nobody sends to get zeros, under vmap as under shard_map",
+    "lax.ppermute documents that a perm need not be a full permutation: 'any "
+    "destination not in perm gets zeros', with no exception for vmap",
+    transforms=("vmap", "ppermute"))
+
+register(
+    "vmap_grad_of_untiled_all_to_all_wrong_cotangent", "0.10.2",
+    "jax.grad of untiled lax.all_to_all under jax.vmap(..., axis_name=...) raises "
+    "'ValueError: Expected cotangent type float32[3,2,1] but got float32[3,1,2]': the "
+    "transpose swaps split and concat axes for the tiled layout only",
+    "the transpose is the all_to_all with split and concat axes swapped, which for the "
+    "untiled form inverts the forward shape change",
+    "all_to_all is linear and its forward pass works untiled under vmap, so its "
+    "derivative is meant to as well",
+    transforms=("grad", "vmap", "all_to_all"))

@@ -1,0 +1,205 @@
+"""The collectives as users call them: `lax.psum`, `pmean`, `all_gather`, ...
+
+Each function takes a pytree of arrays (as JAX's do, where JAX's do) and an axis
+name bound by an enclosing `vmap(..., axis_name=...)`. The names are looked up when
+the collective is traced: walking from the current trace out through its parents,
+the first batching trace with that name says how many members the axis has. That is
+both the check JAX makes (an unbound name is a `NameError`) and where the shape-
+dependent collectives (`all_gather`, `psum_scatter`, `all_to_all`) get the
+`axis_size` their primitive records. What each primitive means is in
+`ir/collective_primitives.py`; how vmap carries it out, in
+`transforms/collective_rules.py`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from jax import tree_util
+
+from ..ir import collective_primitives as C
+from ..ir import primitives as P
+from ..ir.trace import bind, aval_of, current_trace
+from ..ir.types import is_inexact, canonical_dtype
+from . import lax_ops as lax
+
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
+           "all_to_all", "axis_index", "axis_size", "bound_axis_env"]
+
+
+def _bound_size(name) -> int:
+    """The size of the axis named `name` around the current trace."""
+    trace = current_trace()
+    while trace is not None:
+        if getattr(trace, "axis_name", None) == name:
+            return trace.axis_size
+        sizes = getattr(trace, "mesh_axis_sizes", None)
+        if sizes is not None and name in sizes:
+            return sizes[name]
+        trace = trace.parent
+    raise NameError(f"unbound axis name: {name!r}. Collectives need an enclosing "
+                    f"vmap(..., axis_name={name!r}) or shard_map over a mesh axis "
+                    f"of that name")
+
+
+def bound_axis_env() -> tuple:
+    """The named axes bound around the current trace, innermost first, as
+    `(name, size)` pairs. Part of `jit`'s cache key: a body traced under one binding
+    of a name (its size recorded by `all_gather`, ...) is not reused under another."""
+    env, trace = [], current_trace()
+    while trace is not None:
+        name = getattr(trace, "axis_name", None)
+        if name is not None:
+            env.append((name, trace.axis_size))
+        env.extend(sorted(getattr(trace, "mesh_axis_sizes", {}).items()))
+        trace = trace.parent
+    return tuple(env)
+
+
+def _names(axis_name) -> tuple:
+    names = axis_name if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    return tuple(names)
+
+
+def axis_size(axis_name) -> int:
+    """The number of members of the named axis (a product for a tuple of names)."""
+    return math.prod(_bound_size(name) for name in _names(axis_name))
+
+
+def _one_name(fn_name, axis_name) -> str:
+    names = _names(axis_name)
+    if len(names) != 1:
+        raise ValueError(f"{fn_name}: minijax supports one axis name here, got "
+                         f"{axis_name!r}; nest the collective once per axis instead")
+    _bound_size(names[0])
+    return names[0]
+
+
+def _no_groups(fn_name, axis_index_groups):
+    if axis_index_groups is not None:
+        raise ValueError(f"{fn_name}: axis_index_groups is not supported by minijax")
+
+
+def _array(x):
+    """A leaf as an operand: arrays, tracers and Python scalars (weakly typed) as they
+    are; anything else array-like (lists) through NumPy."""
+    if isinstance(x, (bool, int, float, complex)) or hasattr(x, "dtype"):
+        return x
+    return np.asarray(x)
+
+
+def _reduction(fn_name, prim, positional):
+    def collective(x, axis_name, *, axis_index_groups=None):
+        _no_groups(fn_name, axis_index_groups)
+        names = _names(axis_name)
+        positions = tuple(a for a in names if isinstance(a, int))
+        named = tuple(a for a in names if not isinstance(a, int))
+        for name in named:
+            _bound_size(name)
+
+        def one(leaf):
+            leaf = _array(leaf)
+            if positions:     # integer "names" are array axes, reduced in place
+                ndim = aval_of(leaf).ndim
+                leaf = bind(positional, leaf, axes=tuple(sorted(a % ndim for a in positions)))
+            return bind(prim, leaf, axes=named) if named else leaf
+        return tree_util.tree_map(one, x)
+    collective.__name__ = fn_name
+    collective.__doc__ = (f"`{fn_name}` of each array of the pytree `x` over the named "
+                          f"axis (or axes) `axis_name`, as `jax.lax.{fn_name}`.")
+    return collective
+
+
+psum = _reduction("psum", C.psum_p, P.reduce_sum_p)
+pmax = _reduction("pmax", C.pmax_p, P.reduce_max_p)
+pmin = _reduction("pmin", C.pmin_p, P.reduce_min_p)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """The mean of each array of `x` over the named axis (integers give floats)."""
+    _no_groups("pmean", axis_index_groups)
+    count = math.prod(_bound_size(a) if not isinstance(a, int) else 1
+                      for a in _names(axis_name))
+
+    def one(leaf):
+        leaf = _array(leaf)
+        shape = aval_of(leaf).shape        # integer "names" are array axes
+        members = count * math.prod(shape[a] for a in _names(axis_name)
+                                    if isinstance(a, int))
+        total = psum(leaf, axis_name)
+        if not is_inexact(aval_of(total).dtype):
+            total = lax.convert_element_type(total, canonical_dtype(np.float64))
+        return lax.div(total, members)
+    return tree_util.tree_map(one, x)
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
+    """Every member's `x`, stacked along a new axis `axis` (concatenated along the
+    existing axis `axis` if `tiled`), on every member."""
+    _no_groups("all_gather", axis_index_groups)
+    name = _one_name("all_gather", axis_name)
+    size = _bound_size(name)
+
+    def one(leaf):
+        leaf = _array(leaf)
+        ndim = aval_of(leaf).ndim
+        limit = ndim if tiled else ndim + 1
+        if not -limit <= axis < limit:
+            raise ValueError(f"all_gather: axis {axis} is out of range for an operand of "
+                             f"rank {ndim}")
+        return bind(C.all_gather_p, leaf, axis_name=name, axis=axis % limit,
+                    tiled=bool(tiled), axis_size=size)
+    return tree_util.tree_map(one, x)
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None,
+                 tiled=False):
+    """The sum of `x` over the axis, of which member k keeps block k along
+    `scatter_dimension` (that dimension is removed unless `tiled`)."""
+    _no_groups("psum_scatter", axis_index_groups)
+    name = _one_name("psum_scatter", axis_name)
+    size = _bound_size(name)
+
+    def one(leaf):
+        leaf = _array(leaf)
+        ndim = aval_of(leaf).ndim
+        return bind(C.psum_scatter_p, leaf, axis_name=name,
+                    scatter_dimension=scatter_dimension % max(ndim, 1),
+                    tiled=bool(tiled), axis_size=size)
+    return tree_util.tree_map(one, x)
+
+
+def ppermute(x, axis_name, perm):
+    """Send `x` from member `source` to member `destination` for each pair of `perm`;
+    a member that receives nothing gets zeros."""
+    name = _one_name("ppermute", axis_name)
+    size = _bound_size(name)
+    pairs = tuple((int(s), int(d)) for s, d in perm)
+    for pair in pairs:
+        if not all(0 <= i < size for i in pair):
+            raise ValueError(f"ppermute: perm {list(perm)} names a member outside the axis "
+                             f"{name!r} of size {size}")
+    return tree_util.tree_map(
+        lambda leaf: bind(C.ppermute_p, _array(leaf), axis_name=name, perm=pairs), x)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
+               tiled=False):
+    """Split `x` along `split_axis` into one block per member, send block j to member
+    j, and lay the blocks received along `concat_axis`."""
+    _no_groups("all_to_all", axis_index_groups)
+    name = _one_name("all_to_all", axis_name)
+    size = _bound_size(name)
+
+    def one(leaf):
+        leaf = _array(leaf)
+        ndim = aval_of(leaf).ndim
+        return bind(C.all_to_all_p, leaf, axis_name=name, split_axis=split_axis % ndim,
+                    concat_axis=concat_axis % ndim, tiled=bool(tiled), axis_size=size)
+    return tree_util.tree_map(one, x)
+
+
+def axis_index(axis_name):
+    """This member's position along the named axis, an int32 scalar."""
+    name = _one_name("axis_index", axis_name)
+    return bind(C.axis_index_p, axis_name=name)

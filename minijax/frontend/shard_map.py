@@ -1,0 +1,122 @@
+"""The public `shard_map`: a function of global arrays written per shard.
+
+`shard_map(f, mesh=mesh, in_specs=..., out_specs=...)(*args)` traces `f` once, at the
+per-shard (block) shapes the specs give, into the body of a `shard_map` primitive
+(`ir/shard_map_primitive.py`), and binds it on the global arguments. Inside `f` the
+mesh's axis names are bound, so `lax.psum(x, 'x')` and the other collectives
+(`frontend/collectives.py`) see them: tracing happens under an `AxisFrame`, a trace
+that only tells the collectives the mesh's axis sizes and passes every primitive on.
+
+The rest is the primitive's rules: lowering hands the body to JAX's `shard_map`
+inside `jax.jit` (`backends/xla_collectives.py`); jvp, transpose and vmap transform
+the body (`transforms/shard_map_rules.py`).
+"""
+from __future__ import annotations
+
+from jax import tree_util
+from jax.sharding import PartitionSpec
+
+from ..ir.shard_map_primitive import shard_map_p, block_shape
+from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from ..ir.trace import Trace, bind, aval_of, current_trace, set_current_trace
+from .pytrees import fun_name
+
+__all__ = ["shard_map", "AxisFrame"]
+
+
+class AxisFrame(Trace):
+    """A trace that binds mesh axis names (for the collectives to look up) and
+    otherwise hands every primitive to its parent unchanged."""
+
+    def __init__(self, parent: Trace, mesh_axis_sizes: dict):
+        super().__init__(parent)
+        self.mesh_axis_sizes = mesh_axis_sizes
+
+    def process_primitive(self, prim, args, params):
+        with set_current_trace(self.parent):
+            return self.parent.process_primitive(prim, args, params)
+
+
+def _spec_tuple(spec, mesh_sizes, what) -> tuple:
+    """A `PartitionSpec` as the primitive's spec: one entry per dimension, None or a
+    tuple of axis names."""
+    if not isinstance(spec, PartitionSpec):
+        raise TypeError(f"shard_map {what} must be PartitionSpecs (or pytrees of them), "
+                        f"got {spec!r}")
+    entries = []
+    for entry in spec:
+        names = None if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        for name in names or ():
+            if name not in mesh_sizes:
+                raise ValueError(f"shard_map {what} {spec} names the axis {name!r}, which "
+                                 f"is not an axis of the mesh {tuple(mesh_sizes)}")
+        entries.append(names)
+    return tuple(entries)
+
+
+def _broadcast_specs(specs, tree, what) -> list:
+    flat = []
+    try:
+        tree_util.tree_map(lambda spec, sub: flat.extend(
+            [spec] * len(tree_util.tree_leaves(sub))), specs, tree,
+            is_leaf=lambda x: isinstance(x, PartitionSpec) or x is None)
+    except ValueError:
+        raise ValueError(f"shard_map {what} must be a tree prefix of the "
+                         f"{'arguments' if what == 'in_specs' else 'outputs'}, got "
+                         f"{specs!r}") from None
+    return flat
+
+
+def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(),
+              check_vma=True):
+    """Map `f` over the shards of its arguments on `mesh`, as `jax.shard_map`.
+
+    `in_specs`/`out_specs`: pytree prefixes of the arguments/results whose leaves are
+    `PartitionSpec`s saying which mesh axes split each dimension. Inside `f` the
+    mesh's axis names are bound for the collectives. minijax treats every value as
+    possibly different on every device (JAX's `check_vma=False`), which gives the same
+    values and derivatives; `check_vma` is accepted for compatibility."""
+    if f is None:
+        return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                   axis_names=axis_names, check_vma=check_vma)
+    if mesh is None:
+        raise TypeError("shard_map needs a mesh: pass mesh=jax.sharding.Mesh(...)")
+    if in_specs is None:
+        raise TypeError("shard_map needs in_specs (minijax does not infer them)")
+    if axis_names and set(axis_names) != set(mesh.axis_names):
+        raise ValueError("shard_map: minijax runs the body manual over every mesh axis; "
+                         "axis_names naming a subset of the mesh is not supported")
+    mesh_sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
+    mesh_axes = tuple(mesh_sizes.items())
+    device_ids = tuple(int(d.id) for d in mesh.devices.flat)
+
+    def mapped(*args):
+        leaves, in_tree = tree_util.tree_flatten(args)
+        prefix = tuple(in_specs) if isinstance(in_specs, list) else in_specs
+        specs = [_spec_tuple(s, mesh_sizes, "in_specs")
+                 for s in _broadcast_specs(prefix, args, "in_specs")]
+        block_avals = [aval_of(x).update(shape=block_shape(aval_of(x).shape, spec,
+                                                           mesh_sizes))
+                       for x, spec in zip(leaves, specs)]
+        out_tree_box = []
+
+        def body(*blocks):
+            outs = f(*tree_util.tree_unflatten(in_tree, list(blocks)))
+            out_leaves, out_tree = tree_util.tree_flatten(outs)
+            out_tree_box.append((outs, out_tree))
+            return out_leaves
+
+        with set_current_trace(AxisFrame(current_trace(), mesh_sizes)):
+            closed = trace_to_jaxpr(body, block_avals)
+        outs_example, out_tree = out_tree_box[0]
+        o_specs = [_spec_tuple(s, mesh_sizes, "out_specs")
+                   for s in _broadcast_specs(out_specs, outs_example, "out_specs")]
+        n_consts = len(closed.jaxpr.constvars)
+        jaxpr = convert_constvars_to_invars(closed.jaxpr)
+        results = bind(shard_map_p, *closed.consts, *leaves, jaxpr=jaxpr,
+                       mesh_axes=mesh_axes, device_ids=device_ids,
+                       in_specs=((),) * n_consts + tuple(specs),
+                       out_specs=tuple(o_specs))
+        return tree_util.tree_unflatten(out_tree, list(results))
+    mapped.__name__ = f"shard_map({fun_name(f)})"
+    return mapped

@@ -1,0 +1,133 @@
+"""`shard_map`: a per-shard program run on every device of a mesh.
+
+    outs = shard_map[jaxpr mesh_axes device_ids in_specs out_specs] *args
+
+`args` and `outs` are *global* arrays. The body `jaxpr` (no constvars) is written for
+one shard: each input is cut into blocks along the mesh axes its spec names, and each
+device runs the body on its block, with the mesh axes bound as named axes for the
+collectives inside (`collective_primitives.py`). The outputs' blocks are put back
+together by `out_specs`.
+
+Params, all printable in the text form:
+
+* `mesh_axes`: `(('x', 4), ('y', 2))`, the mesh's axis names and sizes, in order;
+* `device_ids`: the ids of the mesh's devices in row-major mesh order;
+* `in_specs` / `out_specs`: one spec per input / output, as a tuple with one entry
+  per array dimension (shorter means the rest are not split): `None` (not split) or a
+  tuple of mesh axis names (split over those axes, major to minor) --
+  `PartitionSpec('x', None)` is `(('x',), None)`. A mesh axis a spec does not name
+  holds a replica of that array on each of its members.
+"""
+from __future__ import annotations
+
+import math
+
+from .core import Jaxpr
+from .registry import Primitive, type_rules, _array, _fail
+
+__all__ = ["shard_map_p", "sharding_constraint_p", "block_shape", "global_shape",
+           "unmentioned_axes"]
+
+shard_map_p = Primitive("shard_map", multiple_results=True)
+
+
+def _split_factor(mesh_sizes, entry) -> int:
+    return 1 if entry is None else math.prod(mesh_sizes[name] for name in entry)
+
+
+def block_shape(shape, spec, mesh_sizes, what="input") -> tuple:
+    """The per-device shape of a global array of `shape` split by `spec`."""
+    if len(spec) > len(shape):
+        _fail("shard_map", f"the spec {spec} of an {what} of shape {tuple(shape)} has "
+              f"more entries than the array has dimensions")
+    out = list(shape)
+    for d, entry in enumerate(spec):
+        factor = _split_factor(mesh_sizes, entry)
+        if out[d] % factor:
+            _fail("shard_map", f"dimension {d} of an {what} of shape {tuple(shape)} has "
+                  f"size {out[d]}, which its spec {spec} splits into {factor} blocks: "
+                  f"it must be divisible by {factor}")
+        out[d] //= factor
+    return tuple(out)
+
+
+def global_shape(shape, spec, mesh_sizes) -> tuple:
+    out = list(shape)
+    for d, entry in enumerate(spec):
+        out[d] *= _split_factor(mesh_sizes, entry)
+    return tuple(out)
+
+
+def unmentioned_axes(spec, mesh_axes) -> tuple:
+    """The mesh axes along which an array with this spec is replicated."""
+    named = {name for entry in spec if entry is not None for name in entry}
+    return tuple(name for name, _ in mesh_axes if name not in named)
+
+
+def _check_spec(spec, mesh_sizes):
+    if not isinstance(spec, tuple):
+        _fail("shard_map", f"a spec must be a tuple, got {spec!r}")
+    seen = []
+    for entry in spec:
+        if entry is None:
+            continue
+        if not isinstance(entry, tuple) or not all(n in mesh_sizes for n in entry):
+            _fail("shard_map", f"spec {spec} names an axis that is not in the mesh "
+                  f"{tuple(mesh_sizes)}")
+        seen.extend(entry)
+    if len(set(seen)) != len(seen):
+        _fail("shard_map", f"spec {spec} names a mesh axis twice")
+
+
+def _shard_map_rule(*in_avals, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+    if not isinstance(jaxpr, Jaxpr) or jaxpr.constvars:
+        _fail("shard_map", "the jaxpr param must be a Jaxpr with its constants as inputs")
+    mesh_sizes = dict(mesh_axes)
+    if len(device_ids) != math.prod(mesh_sizes.values()):
+        _fail("shard_map", f"{len(device_ids)} device ids for a mesh {mesh_axes}")
+    if len(in_specs) != len(in_avals) or len(in_specs) != len(jaxpr.invars):
+        _fail("shard_map", f"{len(in_specs)} in_specs for {len(in_avals)} inputs and a "
+              f"body of {len(jaxpr.invars)} inputs")
+    if len(out_specs) != len(jaxpr.outvars):
+        _fail("shard_map", f"{len(out_specs)} out_specs for {len(jaxpr.outvars)} outputs")
+    for i, (aval, spec, var) in enumerate(zip(in_avals, in_specs, jaxpr.invars)):
+        _array("shard_map", aval, f"input {i}")
+        _check_spec(spec, mesh_sizes)
+        block = block_shape(aval.shape, spec, mesh_sizes)
+        if block != var.aval.shape or aval.dtype != var.aval.dtype:
+            _fail("shard_map", f"input {i} of type {aval} split by {spec} gives blocks "
+                  f"of shape {block}, but the body expects {var.aval}")
+    outs = []
+    for spec, aval in zip(out_specs, jaxpr.out_avals):
+        _check_spec(spec, mesh_sizes)
+        outs.append(aval.update(shape=global_shape(aval.shape, spec, mesh_sizes)))
+    return outs
+
+
+type_rules[shard_map_p] = _shard_map_rule
+
+
+# -- sharding_constraint: where an array should live -------------------------------------
+#
+#     y = sharding_constraint[mesh_axes device_ids spec] x
+#
+# `y` is `x`, asked to be laid out across the mesh as `spec` says (the same mesh and
+# spec params as shard_map's, so the text form shows them). It changes no value; it
+# is a request to XLA's SPMD partitioner, which chooses every layout it is not told.
+
+sharding_constraint_p = Primitive("sharding_constraint")
+
+
+def _sharding_constraint_rule(x, *, mesh_axes, device_ids, spec):
+    _array("sharding_constraint", x)
+    mesh_sizes = dict(mesh_axes)
+    if len(device_ids) != math.prod(mesh_sizes.values()):
+        _fail("sharding_constraint", f"{len(device_ids)} device ids for a mesh {mesh_axes}")
+    _check_spec(spec, mesh_sizes)
+    if len(spec) > x.ndim:
+        _fail("sharding_constraint", f"the spec {spec} has more entries than {x} has "
+              f"dimensions")
+    return [x]
+
+
+type_rules[sharding_constraint_p] = _sharding_constraint_rule

@@ -1,0 +1,312 @@
+"""Derivatives and batching of the collectives (`ir/collective_primitives.py`).
+
+Batching: how `vmap(..., axis_name='i')` gives collectives their meaning
+-----------------------------------------------------------------------
+Under `vmap` with an axis name, the members of axis 'i' are the examples of the batch,
+stored side by side in one stacked array. A collective over 'i' is then an ordinary
+array operation across the batch axis, and the `BatchTrace` of that vmap rewrites it
+so (`named_axis_rules`, asked before any other rule, even when no operand is batched):
+
+    psum(x, 'i')          reduce_sum over the batch axis       -> one value for all
+    pmax / pmin           reduce_max / reduce_min likewise
+    all_gather(x, 'i')    the stacked array itself, batch axis moved to `axis`
+    psum_scatter          reduce_sum, then the summed axis becomes the batch axis
+    ppermute              slices of the batch axis, rearranged (zeros where nobody sends)
+    all_to_all            a transpose that swaps the batch axis with the split axis
+    axis_index('i')       iota over the batch axis
+
+An unbatched operand is one value shared by every member: `psum` of it is `n * x`.
+Results that are the same for every member (`psum`, `all_gather`, ...) stay unbatched,
+so `out_axes=None` works for them, as in JAX. A collective over a *different* name
+(an outer vmap's, or a shard_map's) is applied to the stacked value as a whole
+(`vmap_rules`); the trace that owns that name deals with it later. So
+`psum(x, ('i', 'j'))` under nested vmaps is summed by each trace in turn.
+
+A `jit` inside the vmap whose body uses the vmap's axis is inlined into the batching
+trace (a jitted body has no axis of its own to name); control flow (`cond`, `scan`,
+`while`) whose body uses it is refused with a clear error.
+
+Differentiation
+---------------
+`psum`, `all_gather`, `psum_scatter`, `ppermute` and `all_to_all` are linear, so their
+JVP applies them to the tangent. Their transposes pair up: `all_gather` <->
+`psum_scatter`, `ppermute` -> the inverse permutation, `all_to_all` -> the one with
+split and concat axes swapped. `psum`'s transpose is subtle: see `_psum_transpose`.
+JAX defines no derivative for `pmax` and `pmin`; neither does minijax.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..ir import collective_primitives as C
+from ..ir import primitives as P
+from ..ir.control_flow_primitives import cond_p, while_p, scan_p
+from ..ir.core import Jaxpr, ClosedJaxpr
+from ..ir.registry import out_avals_of
+from ..ir.remat_primitive import remat_p
+from ..ir.trace import bind, aval_of, set_current_trace
+from .ad_util import (Zero, tangent_aval, instantiate, eval_jaxpr, const_like, mul,
+                      reduce_sum, reshape, zeros)
+from .batching import (Batched, BatchingError, named_axis_rules, vmap_rules, moveaxis,
+                       batch_at, not_mapped)
+from .jvp import jvp_rules, JvpResult
+from .transpose import transpose_rules
+
+# -- jvp ---------------------------------------------------------------------------------
+
+
+def _linear_jvp(prim):
+    def rule(primals, tangents, **params):
+        out = bind(prim, *primals, **params)
+        if type(tangents[0]) is Zero:
+            return JvpResult([out], [Zero(tangent_aval(aval_of(out)))])
+        return JvpResult([out], [bind(prim, instantiate(tangents[0]), **params)])
+    return rule
+
+
+def _not_differentiable_jvp(prim):
+    def rule(primals, tangents, **params):
+        out = bind(prim, *primals, **params)
+        if type(tangents[0]) is not Zero:
+            raise TypeError(f"{prim.name} is not differentiable: JAX defines no "
+                            f"derivative for it either (use psum of a one-hot mask, "
+                            f"or stop_gradient, to say which member's value to follow)")
+        return JvpResult([out], [Zero(tangent_aval(aval_of(out)))])
+    return rule
+
+
+def _axis_index_jvp(primals, tangents, **params):
+    out = bind(C.axis_index_p, **params)
+    return JvpResult([out], [Zero(tangent_aval(aval_of(out)))])
+
+
+for _prim in (C.psum_p, C.all_gather_p, C.psum_scatter_p, C.ppermute_p, C.all_to_all_p):
+    jvp_rules[_prim] = _linear_jvp(_prim)
+for _prim in (C.pmax_p, C.pmin_p):
+    jvp_rules[_prim] = _not_differentiable_jvp(_prim)
+jvp_rules[C.axis_index_p] = _axis_index_jvp
+
+
+# -- transpose ---------------------------------------------------------------------------
+
+def _psum_transpose(cts, x, *, axes):
+    """The transpose of `psum` is `psum`, as in JAX without shard_map's type checks.
+
+    Per member k, `y_k = sum_j x_j`: the full linear map from all members' x to all
+    members' y is the all-ones matrix, which is symmetric, so the cotangent of x_k is
+    `sum_j ct_j` -- a psum of the cotangents. This treats every value as one that may
+    differ between members (JAX's "varying" values). JAX agrees under `vmap`:
+    `vmap(grad(lambda x: psum(x, 'i')), axis_name='i')` is n everywhere, not 1.
+    (Inside a `shard_map` with `check_vma=True` JAX tracks which values are
+    *invariant* along an axis and then transposes psum of an invariant cotangent to
+    a no-op; minijax treats all values as varying, which is `check_vma=False`.)"""
+    return [bind(C.psum_p, cts[0], axes=axes)]
+
+
+def _all_gather_transpose(cts, x, *, axis_name, axis, tiled, axis_size):
+    # member k's x reaches every member's result at block k: its cotangent is the sum
+    # over members of block k of their cotangents
+    return [bind(C.psum_scatter_p, cts[0], axis_name=axis_name, scatter_dimension=axis,
+                 tiled=tiled, axis_size=axis_size)]
+
+
+def _psum_scatter_transpose(cts, x, *, axis_name, scatter_dimension, tiled, axis_size):
+    return [bind(C.all_gather_p, cts[0], axis_name=axis_name, axis=scatter_dimension,
+                 tiled=tiled, axis_size=axis_size)]
+
+
+def _ppermute_transpose(cts, x, *, axis_name, perm):
+    inverse = tuple((destination, source) for source, destination in perm)
+    return [bind(C.ppermute_p, cts[0], axis_name=axis_name, perm=inverse)]
+
+
+def _all_to_all_transpose(cts, x, *, axis_name, split_axis, concat_axis, tiled, axis_size):
+    return [bind(C.all_to_all_p, cts[0], axis_name=axis_name, split_axis=concat_axis,
+                 concat_axis=split_axis, tiled=tiled, axis_size=axis_size)]
+
+
+transpose_rules[C.psum_p] = _psum_transpose
+transpose_rules[C.all_gather_p] = _all_gather_transpose
+transpose_rules[C.psum_scatter_p] = _psum_scatter_transpose
+transpose_rules[C.ppermute_p] = _ppermute_transpose
+transpose_rules[C.all_to_all_p] = _all_to_all_transpose
+
+
+# -- vmap over some other axis: the collective applies to the stacked value ---------------
+
+def _elementwise_vmap(prim):
+    def rule(batch_size, values, dims, /, **params):
+        return Batched([bind(prim, values[0], **params)], [dims[0]])
+    return rule
+
+
+def _shifting_vmap(prim, *axis_params):
+    """Batch axis to the front; the operand's axis params move up by one."""
+    def rule(batch_size, values, dims, /, **params):
+        x = moveaxis(values[0], dims[0], 0)
+        shifted = dict(params, **{name: params[name] + 1 for name in axis_params})
+        return Batched([bind(prim, x, **shifted)], [0])
+    return rule
+
+
+def _axis_index_vmap(batch_size, values, dims, /, **params):
+    # no operands, so never batched by an unrelated axis
+    return Batched([bind(C.axis_index_p, **params)], [not_mapped])
+
+
+for _prim in (C.psum_p, C.pmax_p, C.pmin_p, C.ppermute_p):
+    vmap_rules[_prim] = _elementwise_vmap(_prim)
+vmap_rules[C.all_gather_p] = _shifting_vmap(C.all_gather_p, "axis")
+vmap_rules[C.psum_scatter_p] = _shifting_vmap(C.psum_scatter_p, "scatter_dimension")
+vmap_rules[C.all_to_all_p] = _shifting_vmap(C.all_to_all_p, "split_axis", "concat_axis")
+vmap_rules[C.axis_index_p] = _axis_index_vmap
+
+
+# -- vmap over the named axis itself: the collective becomes array ops --------------------
+
+def _named(prim, rewrite):
+    """A `named_axis_rules` entry: if the equation names the trace's axis, run
+    `rewrite(n, name, x, batch_dim, **params) -> (value, batch_dim)` one level out."""
+    def rule(trace, args, params):
+        if trace.axis_name not in C.axis_names_of(prim, params):
+            return None
+        # the per-member operand must fit, as if the collective were staged
+        out_avals_of(prim, [aval_of(a) for a in args], params)
+        x, d = trace.to_batched(args[0]) if args else (None, not_mapped)
+        with set_current_trace(trace.parent):
+            value, dim = rewrite(trace.axis_size, trace.axis_name, x, d, **params)
+        return [trace.wrap(value, dim)]
+    named_axis_rules[prim] = rule
+
+
+def _reduction_own(prim, reduce, when_shared):
+    def rewrite(n, own, x, d, *, axes):
+        y = when_shared(x, n) if d is not_mapped else bind(reduce, x, axes=(d,))
+        rest = tuple(a for a in axes if a != own)     # outer traces reduce over these
+        return (bind(prim, y, axes=rest) if rest else y), not_mapped
+    return rewrite
+
+
+def _all_gather_own(n, own, x, d, *, axis_name, axis, tiled, axis_size):
+    _check_size("all_gather", axis_size, n)
+    stacked = batch_at(x, d, axis, n)
+    if tiled:
+        shape = aval_of(stacked).shape
+        stacked = reshape(stacked, shape[:axis] + (shape[axis] * shape[axis + 1],)
+                          + shape[axis + 2:])
+    return stacked, not_mapped
+
+
+def _psum_scatter_own(n, own, x, d, *, axis_name, scatter_dimension, tiled, axis_size):
+    _check_size("psum_scatter", axis_size, n)
+    total = mul(x, const_like(x, n)) if d is not_mapped else reduce_sum(x, (d,))
+    if tiled:
+        shape = aval_of(total).shape
+        s = scatter_dimension
+        total = reshape(total, shape[:s] + (n, shape[s] // n) + shape[s + 1:])
+    return total, scatter_dimension
+
+
+def _ppermute_own(n, own, x, d, *, axis_name, perm):
+    for pair in perm:
+        if not all(0 <= i < n for i in pair):
+            raise ValueError(f"ppermute: perm {perm} names a member outside the axis "
+                             f"{axis_name!r} of size {n}")
+    x = batch_at(x, d, 0, n)
+    source_of = {destination: source for source, destination in perm}
+    shape = aval_of(x).shape
+    rows = []
+    for destination in range(n):
+        source = source_of.get(destination)
+        if source is None:
+            rows.append(zeros(aval_of(x).update(shape=(1,) + shape[1:])))
+        else:
+            rows.append(bind(P.slice_p, x, start_indices=(source,) + (0,) * (len(shape) - 1),
+                             limit_indices=(source + 1,) + shape[1:], strides=None))
+    return bind(P.concatenate_p, *rows, dimension=0), 0
+
+
+def _all_to_all_own(n, own, x, d, *, axis_name, split_axis, concat_axis, tiled, axis_size):
+    _check_size("all_to_all", axis_size, n)
+    x = batch_at(x, d, 0, n)                       # (senders, *shape)
+    shape = aval_of(x).shape[1:]
+    s, c = split_axis, concat_axis
+    if tiled:
+        # split axis s into (receivers, block): block j goes to receiver j
+        x = reshape(x, (n,) + shape[:s] + (n, shape[s] // n) + shape[s + 1:])
+        y = moveaxis(x, 1 + s, 0)                  # (receivers, senders, *blocked)
+        y = moveaxis(y, 1, 1 + c)                  # senders just before concat axis c
+        out = aval_of(y).shape
+        return reshape(y, out[:1 + c] + (out[1 + c] * out[2 + c],) + out[3 + c:]), 0
+    y = moveaxis(x, 1 + s, 0)                      # (receivers, senders, *rest)
+    return moveaxis(y, 1, 1 + c), 0
+
+
+def _axis_index_own(n, own, x, d, *, axis_name):
+    return bind(P.iota_p, dtype=np.dtype(np.int32), shape=(n,), dimension=0), 0
+
+
+def _check_size(name, recorded, n):
+    if recorded != n:
+        raise BatchingError(f"{name} was traced for an axis of size {recorded}, but the "
+                            f"vmap axis it names has size {n}")
+
+
+_named(C.psum_p, _reduction_own(C.psum_p, P.reduce_sum_p,
+                                lambda x, n: mul(x, const_like(x, n))))
+_named(C.pmax_p, _reduction_own(C.pmax_p, P.reduce_max_p, lambda x, n: x))
+_named(C.pmin_p, _reduction_own(C.pmin_p, P.reduce_min_p, lambda x, n: x))
+_named(C.all_gather_p, _all_gather_own)
+_named(C.psum_scatter_p, _psum_scatter_own)
+_named(C.ppermute_p, _ppermute_own)
+_named(C.all_to_all_p, _all_to_all_own)
+_named(C.axis_index_p, _axis_index_own)
+
+
+# -- bodies that use the named axis --------------------------------------------------------
+
+def _bodies(params):
+    for value in params.values():
+        for item in (value if isinstance(value, (tuple, list)) else (value,)):
+            if isinstance(item, ClosedJaxpr):
+                yield item.jaxpr
+            elif isinstance(item, Jaxpr):
+                yield item
+
+
+@functools.lru_cache(maxsize=1024)
+def jaxpr_uses_axis(jaxpr: Jaxpr, name: str) -> bool:
+    """Whether a collective in `jaxpr` (or a body nested in it) names axis `name`."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in C.collective_primitives:
+            if name in C.axis_names_of(eqn.primitive, eqn.params):
+                return True
+        elif any(jaxpr_uses_axis(body, name) for body in _bodies(eqn.params)):
+            return True
+    return False
+
+
+def _inline_jit(trace, args, params):
+    body = params["jaxpr"]
+    program = body.jaxpr if isinstance(body, ClosedJaxpr) else body
+    if not jaxpr_uses_axis(program, trace.axis_name):
+        return None
+    consts = body.consts if isinstance(body, ClosedJaxpr) else []
+    with set_current_trace(trace):
+        return eval_jaxpr(program, consts, list(args))
+
+
+def _refuse_body_use(trace, args, params):
+    if any(jaxpr_uses_axis(body, trace.axis_name) for body in _bodies(params)):
+        raise BatchingError(
+            f"a collective over the vmap axis {trace.axis_name!r} inside control flow "
+            f"(cond, while_loop, scan, checkpoint) is not supported by minijax's vmap; "
+            f"apply the collective outside the loop or branch")
+    return None
+
+
+named_axis_rules[P.jit_p] = _inline_jit
+for _prim in (cond_p, while_p, scan_p, remat_p):
+    named_axis_rules[_prim] = _refuse_body_use
