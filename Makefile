@@ -5,6 +5,7 @@
 #   make repl                      an interactive minijax shell (python -m minijax repl)
 #   make test                      the whole test suite
 #   make test ARGS='-k cli -x'     extra pytest arguments
+#   make test WORKERS=0            run the tests in this process (no pytest-xdist workers)
 #   make repl ARGS=lesson.py       run a script, then stay interactive
 #   make clean                     remove .venv and caches
 #   make PYTHON=python3.12 test    build .venv from another interpreter (>= 3.11)
@@ -14,6 +15,9 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.minijax-installed
 ARGS ?=
+# Test processes (pytest-xdist): the suite is bound by XLA compiles of small programs,
+# one core each, so two workers on a 2-core machine take a little over half the time.
+WORKERS ?= 2
 
 .DEFAULT_GOAL := help
 .PHONY: help install test repl clean
@@ -37,7 +41,7 @@ $(STAMP): pyproject.toml Makefile
 	@touch $@
 
 test: $(STAMP)
-	$(VPY) -m pytest -q -p no:cacheprovider $(ARGS)
+	$(VPY) -m pytest -q -p no:cacheprovider -n $(WORKERS) $(ARGS)
 
 repl: $(STAMP)
 	@$(VPY) -m minijax repl $(ARGS)
