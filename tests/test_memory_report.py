@@ -75,8 +75,11 @@ def test_liveness_by_hand():
     assert kinds == {"dot_general": "temp", "sin": "fused", "mul": "fused",
                      "reduce_sum": "output"}
     assert [s.temp_bytes for s in live.steps] == [256, 256, 256, 256]
-    unfused = analyze([("forward", jaxpr)], {}, fusion=False)
+    unfused = analyze([("forward", jaxpr)], {}, fusion=False, in_place=False)
     assert [s.temp_bytes for s in unfused.steps] == [256, 512, 512, 256]
+    # With in-place reuse, sin writes over c and mul over d: one buffer throughout.
+    reused = analyze([("forward", jaxpr)], {}, fusion=False)
+    assert [s.temp_bytes for s in reused.steps] == [256, 256, 256, 256]
     assert unfused.peak_step == 1 and unfused.peak_temp_bytes == 512
     assert [v.source.split()[0] for v in unfused.live_at(1) if v.kind == "temp"] \
         == ["dot_general", "sin"]
