@@ -3,10 +3,12 @@
 A value is *live* from the equation that makes it to the last equation that reads
 it (a program output: to the end). Walking the equations in order and summing the
 sizes of the live values gives the program's memory over time; its maximum is the
-*peak*. This is the model XLA's buffer assignment starts from, before fusion (which
-never materialises some values) and in-place reuse (which lets an output share its
-input's buffer) -- so the two agree on programs made of unfusible operations
-(matrix products, loops) and minijax over-counts where XLA fuses elementwise chains.
+*peak*. This is the model XLA's buffer assignment starts from; on top of it the
+analysis models XLA's fusion (which never materialises some values) and in-place
+reuse (an output shares the buffer of an input that dies where it is made -- above
+all a loop's carry, which would otherwise be counted twice, going in and coming
+out). What it does not model is XLA's scheduler reordering equations to shorten
+lifetimes, where minijax's number is higher.
 
 A program here is a sequence of *stages* run one after the other (the forward and
 the backward pass of a gradient), each a jaxpr; `links` say which inputs of a later
