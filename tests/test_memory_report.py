@@ -28,9 +28,9 @@ H = rng.standard_normal((32, 32)).astype(np.float32)
 
 # Where the stored residuals of a loop dominate, minijax's liveness and XLA's buffer
 # assignment see the same buffers: within 10%. (The binomial schedule's small peak
-# is made of a few carries plus loop bookkeeping XLA packs tighter: within 1.5x.)
+# is made of a few carries plus loop bookkeeping XLA packs tighter: within 15%.)
 @pytest.mark.parametrize("n,schedule,tolerance", [
-    (100, "all", 0.10), (300, "all", 0.10), (300, "sqrt", 0.10), (300, "binomial", 0.5)])
+    (100, "all", 0.10), (300, "all", 0.10), (300, "sqrt", 0.10), (300, "binomial", 0.15)])
 def test_peak_agrees_with_xla_on_loops(n, schedule, tolerance):
     report = memory_report(rnn(n, schedule), W, H)
     assert report.xla_temp_bytes > 0
