@@ -28,9 +28,9 @@ H = rng.standard_normal((32, 32)).astype(np.float32)
 
 # Where the stored residuals of a loop dominate, minijax's liveness and XLA's buffer
 # assignment see the same buffers: within 10%. (The binomial schedule's small peak
-# is made of a few carries plus loop bookkeeping XLA packs tighter: within 1.5x.)
+# is made of a few carries plus loop bookkeeping XLA packs tighter: within 15%.)
 @pytest.mark.parametrize("n,schedule,tolerance", [
-    (100, "all", 0.10), (300, "all", 0.10), (300, "sqrt", 0.10), (300, "binomial", 0.5)])
+    (100, "all", 0.10), (300, "all", 0.10), (300, "sqrt", 0.10), (300, "binomial", 0.15)])
 def test_peak_agrees_with_xla_on_loops(n, schedule, tolerance):
     report = memory_report(rnn(n, schedule), W, H)
     assert report.xla_temp_bytes > 0
@@ -75,8 +75,11 @@ def test_liveness_by_hand():
     assert kinds == {"dot_general": "temp", "sin": "fused", "mul": "fused",
                      "reduce_sum": "output"}
     assert [s.temp_bytes for s in live.steps] == [256, 256, 256, 256]
-    unfused = analyze([("forward", jaxpr)], {}, fusion=False)
+    unfused = analyze([("forward", jaxpr)], {}, fusion=False, in_place=False)
     assert [s.temp_bytes for s in unfused.steps] == [256, 512, 512, 256]
+    # With in-place reuse, sin writes over c and mul over d: one buffer throughout.
+    reused = analyze([("forward", jaxpr)], {}, fusion=False)
+    assert [s.temp_bytes for s in reused.steps] == [256, 256, 256, 256]
     assert unfused.peak_step == 1 and unfused.peak_temp_bytes == 512
     assert [v.source.split()[0] for v in unfused.live_at(1) if v.kind == "temp"] \
         == ["dot_general", "sin"]
@@ -142,3 +145,48 @@ def test_repl_memory_command_compares_policies():
     assert "== side by side" in text and "minijax peak" in text and "XLA temp" in text
     assert "<- peak" in text
     assert err.getvalue().strip() == ":memory: NameError: name 'no_such_policy' is not defined"
+
+
+# A vector carry (32 floats) at a few lengths: the loop bookkeeping is no longer
+# negligible beside the residuals, so this is where a model that double-counts
+# carries (input and output of a loop both held) or sums the levels of nested
+# loops ranks the schedules wrongly. In-place reuse of carries keeps minijax within
+# 25% of XLA for "all" and "sqrt" and within 40% for "binomial" (whose nested
+# loops XLA packs tighter), and the ranking is XLA's at every length.
+TOLERANCE = {"all": 0.25, "sqrt": 0.25, "binomial": 0.40}
+
+
+@pytest.mark.parametrize("n", [64, 256, 1024])
+def test_schedules_rank_as_xla_ranks_them(n):
+    w = (rng.standard_normal((32, 32)) / 32).astype(np.float32)
+    h = rng.standard_normal((32,)).astype(np.float32)
+    reports = {s: memory_report(rnn(n, s), w, h) for s in TOLERANCE}
+    for schedule, report in reports.items():
+        xla = report.xla_temp_bytes
+        assert abs(report.peak_bytes - xla) <= TOLERANCE[schedule] * xla, (schedule, report)
+    by_minijax = sorted(reports, key=lambda s: reports[s].peak_bytes)
+    by_xla = sorted(reports, key=lambda s: reports[s].xla_temp_bytes)
+    assert by_minijax == by_xla
+
+
+def test_plain_scan_against_a_checkpointed_body():
+    w = (rng.standard_normal((32, 32)) / 32).astype(np.float32)
+    xs = rng.standard_normal((128, 32)).astype(np.float32)
+
+    def make(body):
+        def loss(w, xs):
+            h, _ = minijax.lax.scan(lambda h, x: (body(h, x, w), None),
+                                    mnp.zeros(32, np.float32), xs)
+            return mnp.sum(h)
+        return loss
+
+    def step(h, x, w):
+        return mnp.tanh(mnp.tanh(h @ w + x) @ w)
+    plain = memory_report(make(step), w, xs)
+    remat = memory_report(make(minijax.checkpoint(step)), w, xs)
+    for report in (plain, remat):
+        assert abs(report.peak_bytes - report.xla_temp_bytes) <= 0.25 * report.xla_temp_bytes, \
+            str(report)
+    # Saving less per step holds fewer stacked residuals, in both views.
+    assert remat.xla_temp_bytes < plain.xla_temp_bytes
+    assert remat.peak_bytes < plain.peak_bytes

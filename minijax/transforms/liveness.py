@@ -3,10 +3,12 @@
 A value is *live* from the equation that makes it to the last equation that reads
 it (a program output: to the end). Walking the equations in order and summing the
 sizes of the live values gives the program's memory over time; its maximum is the
-*peak*. This is the model XLA's buffer assignment starts from, before fusion (which
-never materialises some values) and in-place reuse (which lets an output share its
-input's buffer) -- so the two agree on programs made of unfusible operations
-(matrix products, loops) and minijax over-counts where XLA fuses elementwise chains.
+*peak*. This is the model XLA's buffer assignment starts from; on top of it the
+analysis models XLA's fusion (which never materialises some values) and in-place
+reuse (an output shares the buffer of an input that dies where it is made -- above
+all a loop's carry, which would otherwise be counted twice, going in and coming
+out). What it does not model is XLA's scheduler reordering equations to shorten
+lifetimes, where minijax's number is higher.
 
 A program here is a sequence of *stages* run one after the other (the forward and
 the backward pass of a gradient), each a jaxpr; `links` say which inputs of a later
@@ -93,22 +95,52 @@ FUSING_READERS = frozenset({"reduce_sum", "reduce_prod", "reduce_max", "reduce_m
                             "reduce_and", "reduce_or", "argmax", "argmin"})
 
 
+def is_materialized(eqn) -> bool:
+    """Whether XLA gives `eqn`'s result a buffer of its own. A `dot_general` that
+    contracts nothing (an outer product) is an elementwise multiply of broadcasts to
+    XLA's algebraic simplifier, so it fuses like one."""
+    if eqn.primitive.name == "dot_general":
+        (contract, _), (batch, _) = eqn.params["dimension_numbers"]
+        return bool(contract) or bool(batch)
+    return eqn.primitive.name in MATERIALIZED
+
+
+def in_place_pairs(eqn):
+    """(input position, output position) pairs whose buffers XLA may share when the
+    input dies at `eqn`: a loop's carry is updated in place, an update-slice or
+    scatter writes into its operand, and a fused elementwise kernel may write its
+    result over an input of the same size."""
+    name = eqn.primitive.name
+    if name == "scan":
+        first = eqn.params["num_consts"]
+        return [(first + i, i) for i in range(eqn.params["num_carry"])]
+    if name == "while":
+        first = eqn.params["cond_nconsts"] + eqn.params["body_nconsts"]
+        return [(first + i, i) for i in range(len(eqn.outputs))]
+    if name == "dynamic_update_slice" or name.startswith("scatter"):
+        return [(0, 0)]
+    if not is_materialized(eqn):
+        return [(i, o) for o in range(len(eqn.outputs)) for i in range(len(eqn.inputs))]
+    return []
+
+
 def eqn_label(eqn) -> str:
     where = f" at {eqn.source_info}" if eqn.source_info else ""
     return f"{eqn.primitive.name}{where}"
 
 
-def inner_peak(eqn) -> int:
+def inner_peak(eqn, fusion: bool = True, in_place: bool = True) -> int:
     """The most temporary bytes any body of `eqn` holds while it runs."""
     peak = 0
     for value in eqn.params.values():
         for sub in (value if isinstance(value, tuple) else (value,)):
             if isinstance(sub, Jaxpr):
-                peak = max(peak, analyze([("body", sub)], {}).peak_temp_bytes)
+                peak = max(peak, analyze([("body", sub)], {}, fusion, in_place)
+                           .peak_temp_bytes)
     return peak
 
 
-def analyze(stages, links, fusion: bool = True) -> Liveness:
+def analyze(stages, links, fusion: bool = True, in_place: bool = True) -> Liveness:
     """Liveness of `stages` = [(phase, jaxpr or closed jaxpr), ...] run in order.
     `links[(stage, input position)] = (earlier stage, output position)`: that input
     is that output (a residual). The first stage's inputs and every stage's
@@ -116,7 +148,9 @@ def analyze(stages, links, fusion: bool = True) -> Liveness:
     later stage takes, are outputs. With `fusion`, a value made by a fusible
     equation and read only by fusible equations or reductions is never in memory
     (kind "fused"): its readers recompute it from its own inputs, which stay live
-    until then -- XLA's loop fusion."""
+    until then -- XLA's loop fusion. With `in_place`, an output may take the buffer
+    of a temporary input that dies at its equation (`in_place_pairs`): XLA's buffer
+    reuse, which is what makes a loop's carry cost one buffer, not two."""
     jaxprs = [getattr(j, "jaxpr", j) for _, j in stages]
     taken = set(links.values())
     alias, kind, source, avals = {}, {}, {}, {}
@@ -180,17 +214,19 @@ def analyze(stages, links, fusion: bool = True) -> Liveness:
     for t, (_, eqn) in enumerate(program):
         for a in eqn.inputs:
             if type(a) is Var:
-                readers.setdefault(key(a), []).append(eqn.primitive.name)
+                readers.setdefault(key(a), []).append((eqn.primitive.name, eqn))
         for v in eqn.outputs:
             producer[v] = t
     if fusion:
         for t, (_, eqn) in enumerate(program):
-            if eqn.primitive.name in MATERIALIZED:
+            if is_materialized(eqn):
                 continue
             for v in eqn.outputs:
                 names = readers.get(v, [])
                 if kind[v] == "temp" and names and all(
-                        n not in MATERIALIZED or n in FUSING_READERS for n in names):
+                        n not in MATERIALIZED or n in FUSING_READERS
+                        or (n == "dot_general" and not is_materialized(r))
+                        for n, r in names):
                     kind[v] = "fused"
 
     memo = {}
@@ -217,7 +253,22 @@ def analyze(stages, links, fusion: bool = True) -> Liveness:
             end[k] = max(end[k], t)
         for v in eqn.outputs:
             start[v], end[v] = t, max(end[v], t)
-        steps_meta.append((phase, eqn_label(eqn), inner_peak(eqn)))
+        steps_meta.append((phase, eqn_label(eqn), inner_peak(eqn, fusion, in_place)))
+    # In-place reuse: an output that takes the buffer of a temporary input dying at
+    # its equation does not add to the bytes held there -- the input's life ends
+    # one step early instead (two values never share one buffer twice).
+    for t, (_, eqn) in enumerate(program if in_place else ()):
+        reused, taken_outputs = set(), set()
+        for i, o in in_place_pairs(eqn):
+            a, v = eqn.inputs[i], eqn.outputs[o]
+            if type(a) is not Var or o in taken_outputs:
+                continue
+            k = key(a)
+            if kind.get(k) == "temp" and end[k] == t and start[k] < t and k not in reused \
+                    and nbytes(avals[k]) == nbytes(v.aval) and kind.get(v) != "fused":
+                end[k] = t - 1
+                reused.add(k)
+                taken_outputs.add(o)
     values = [Value(avals[k], 0 if kind[k] == "fused" else nbytes(avals[k]), kind[k],
                     source[k], start[k], end[k]) for k in start]
     live = np.zeros(total + 1, np.int64)
