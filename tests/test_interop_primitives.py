@@ -20,7 +20,7 @@ from jax import lax
 import minijax
 from minijax.interop import (import_jaxpr, trace_with_jax, to_jax, to_python_source,
                              UnsupportedParamError, ExportError)
-from minijax.testing import assert_cross_check
+from minijax.testing import assert_cross_check, assert_trees_match
 from minijax.transforms.ad_util import eval_jaxpr
 
 F = np.array([0.5, 1.5, 2.5], np.float32)
@@ -89,20 +89,14 @@ CASES = {
 
 
 def _comparable(tree):
-    """Leaves as NumPy arrays; key arrays as their words."""
-    return [np.asarray(jax.random.key_data(x)) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
-            else np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
+    """The leaves of `tree`, key arrays as their words."""
+    return [jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x
+            for x in jax.tree_util.tree_leaves(tree)]
 
 
 def _assert_same(got, want):
-    got, want = _comparable(got), _comparable(want)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
-        if np.issubdtype(w.dtype, np.inexact):
-            np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
-        else:
-            np.testing.assert_array_equal(g, w)
+    """Values, shapes, dtypes and weak types agree (bits exactly, floats closely)."""
+    assert_trees_match(_comparable(got), _comparable(want))
 
 
 def _run(closed, args):
