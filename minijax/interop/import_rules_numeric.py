@@ -178,7 +178,7 @@ def _per_key(fn, keys, *others):
 
 def _random_seed(seed, *, impl):
     _check_impl("random_seed", impl)
-    return [_per_key(lambda s: random_core.key(s), seed)]
+    return [_per_key(random_core.key, seed)]
 
 
 def _random_wrap(words, *, impl):
