@@ -65,11 +65,24 @@ _ELEMENTWISE = [
 ]
 
 
+def expand_unit_dims(args):
+    """`args` of an elementwise JAX equation, with size-1 axes expanded: JAX's jaxprs
+    may combine `f32[2]` with `f32[1]` (its random samplers do), where minijax's
+    elementwise ops take equal shapes or rank 0."""
+    shapes = [aval_of(a).shape for a in args if aval_of(a).shape]
+    if len(set(shapes)) <= 1:
+        return args
+    shape = np.broadcast_shapes(*shapes)
+    return [bind(P.broadcast_in_dim_p, a, shape=shape, broadcast_dimensions=tuple(
+        range(len(shape)))) if aval_of(a).shape not in ((), shape) else a
+            for a in args]
+
+
 def _elementwise(prim):
     def rule(*args, accuracy=None, out_dtype=None, **params):
         _refuse_hint(prim.name, {"accuracy": accuracy, "out_dtype": out_dtype},
                      "accuracy", "out_dtype")
-        return [bind(prim, *args, **params)]
+        return [bind(prim, *expand_unit_dims(args), **params)]
     return rule
 
 

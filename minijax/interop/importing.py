@@ -34,7 +34,7 @@ from jax.extend import core as jax_core
 from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import MinijaxError
-from ..ir.types import ShapedArray, RefType
+from ..ir.types import ShapedArray, RefType, dtype_of_jax
 from ..transforms.ad_util import eval_jaxpr
 
 __all__ = ["import_jaxpr", "trace_with_jax", "import_rules", "ImportRule",
@@ -84,7 +84,8 @@ def import_aval(aval):
     if shape is None or dtype is None:
         raise TypeError(f"cannot import a value of JAX type {aval}: minijax has arrays "
                         f"and refs only")
-    return ShapedArray(tuple(shape), np.dtype(dtype), bool(getattr(aval, "weak_type", False)))
+    return ShapedArray(tuple(shape), dtype_of_jax(dtype),
+                       bool(getattr(aval, "weak_type", False)))
 
 
 _PYTHON_SCALARS = {np.dtype("float32"): float, np.dtype("int32"): int,

@@ -17,6 +17,7 @@ import numpy as np
 from ..ir.core import Literal, ClosedJaxpr
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
 from ..ir.control_flow_primitives import rebuild_from_layout
+from ..ir.window_primitives import window_identity
 from .exporting import ExportError, export_policy
 
 __all__ = ["to_python_source", "source_rules", "value_source"]
@@ -151,6 +152,67 @@ def _spec_source(spec) -> str:
     return f"jax.sharding.PartitionSpec({', '.join(entries)})"
 source_rules["scatter"] = _scatter("scatter")
 source_rules["scatter_add"] = _scatter("scatter_add")
+for _name in ("scatter_mul", "scatter_min", "scatter_max"):
+    source_rules[_name] = _scatter(_name)
+
+
+# -- the numeric families: bits, special functions, complex, linalg, windows, keys --------
+#
+# jax.lax's functions of two or more operands want equal shapes where minijax's IR
+# lets a rank-0 operand stand for a splat, so those are written over
+# `jnp.broadcast_arrays`.
+
+def _splatted(fn):
+    return lambda ins, p: f"{fn}(*jnp.broadcast_arrays({', '.join(ins)}))"
+
+
+for _name in ("population_count", "erf_inv", "lgamma", "digamma", "erfc", "real", "imag",
+              "conj"):
+    source_rules[_name] = lambda ins, p, _n=_name: _call(f"lax.{_n}", ins)
+for _name in ("shift_left", "shift_right_logical", "shift_right_arithmetic", "nextafter",
+              "random_gamma_grad", "polygamma", "igamma", "igammac", "igamma_grad_a",
+              "complex"):
+    source_rules[_name] = _splatted(f"lax.{_name}")
+source_rules["regularized_incomplete_beta"] = _splatted("lax.betainc")
+source_rules["bitcast_convert_type"] = lambda ins, p: _call(
+    "lax.bitcast_convert_type", ins, new_dtype=_dtype(p["new_dtype"]))
+
+source_rules.update({
+    "cholesky": lambda ins, p: f"lax.linalg.cholesky({ins[0]}, symmetrize_input=False)",
+    "triangular_solve": lambda ins, p: _call("lax.linalg.triangular_solve", ins, **p),
+    "lu": lambda ins, p: _call("lax.linalg.lu", ins),
+    "eigh": lambda ins, p: _call("lax.linalg.eigh", ins, lower=p["lower"],
+                                 symmetrize_input=False,
+                                 sort_eigenvalues=p["sort_eigenvalues"]),
+    "qr": lambda ins, p: _call("lax.linalg.qr", ins, full_matrices=p["full_matrices"]),
+    # minijax's svd returns (s, u, vt) where jax.lax.linalg.svd returns (u, s, vt).
+    "svd": lambda ins, p: (
+        f"(lambda r: (r[1], r[0], r[2]))({_call('lax.linalg.svd', ins, **p)})"
+        if p["compute_uv"] else f"({_call('lax.linalg.svd', ins, **p)},)"),
+})
+
+
+def _precision(precision) -> _Raw:
+    if precision is None:
+        return _Raw("None")
+    return _Raw("(" + ", ".join(f"lax.Precision.{name}" for name in precision) + ")")
+
+
+def _conv(ins, p):
+    lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
+    dnums = _Raw(f"lax.ConvDimensionNumbers({lhs_spec!r}, {rhs_spec!r}, {out_spec!r})")
+    preferred = p.get("preferred_element_type")
+    return _call("lax.conv_general_dilated", ins, window_strides=p["window_strides"],
+                 padding=p["padding"], lhs_dilation=p["lhs_dilation"],
+                 rhs_dilation=p["rhs_dilation"], dimension_numbers=dnums,
+                 feature_group_count=p["feature_group_count"],
+                 batch_group_count=p["batch_group_count"],
+                 precision=_precision(p.get("precision")),
+                 preferred_element_type=_Raw("None") if preferred is None
+                 else _dtype(preferred))
+
+
+source_rules["conv_general_dilated"] = _conv
 
 
 # -- values ----------------------------------------------------------------------------------
@@ -163,10 +225,20 @@ def value_source(value, weak: bool = False) -> str:
     array = np.asarray(value)
     kind = _PY_SCALAR_DTYPES.get(array.dtype.name)
     if weak and kind is not None and array.shape == ():
-        return repr(kind(array.item()))
+        return _literal_text(kind(array.item()))
     if array.dtype.name == "bfloat16":
-        return f"jnp.asarray(np.array({array.astype(np.float32).tolist()!r}), jnp.bfloat16)"
-    return f"np.array({array.tolist()!r}, dtype=np.{array.dtype.name})"
+        return (f"jnp.asarray(np.array({_literal_text(array.astype(np.float32).tolist())}), "
+                f"jnp.bfloat16)")
+    return f"np.array({_literal_text(array.tolist())}, dtype=np.{array.dtype.name})"
+
+
+def _literal_text(python_value) -> str:
+    """repr of nested lists of Python numbers, with infinities and NaNs spelled as
+    expressions (their repr, `inf` and `nan`, is no Python name)."""
+    text = repr(python_value)
+    if "inf" in text or "nan" in text:
+        text = text.replace("inf", "float('inf')").replace("nan", "float('nan')")
+    return text
 
 
 # -- the writer ----------------------------------------------------------------------------------
@@ -175,6 +247,7 @@ class _Writer:
     def __init__(self):
         self.lines: list[str] = []
         self.count = 0
+        self.uses_extend = False
 
     def fresh(self, prefix="v") -> str:
         self.count += 1
@@ -327,6 +400,38 @@ class _Writer:
     def _free_ref(self, eqn, ins, indent):
         return f"jax.ref.free_ref({ins[0]})"
 
+    # Windowed reductions: `lax.reduce_window` with the reduction's identity (which
+    # depends on the operand's dtype) as the initial value.
+    def _reduce_window(self, eqn, ins, combine):
+        p = eqn.params
+        init = value_source(window_identity(eqn.primitive, eqn.inputs[0].aval.dtype))
+        return (f"lax.reduce_window({ins[0]}, {init}, {combine}, {p['window_dimensions']!r}, "
+                f"{p['window_strides']!r}, {p['padding']!r}, {p['base_dilation']!r}, "
+                f"{p['window_dilation']!r})")
+
+    def _reduce_window_sum(self, eqn, ins, indent):
+        return self._reduce_window(eqn, ins, "lax.add")
+
+    def _reduce_window_max(self, eqn, ins, indent):
+        return self._reduce_window(eqn, ins, "lax.max")
+
+    def _reduce_window_min(self, eqn, ins, indent):
+        return self._reduce_window(eqn, ins, "lax.min")
+
+    # Keys.
+    def _random_wrap(self, eqn, ins, indent):
+        return f"jax.random.wrap_key_data({ins[0]}, impl='threefry2x32')"
+
+    def _random_unwrap(self, eqn, ins, indent):
+        return f"jax.random.key_data({ins[0]})"
+
+    def _threefry2x32(self, eqn, ins, indent):
+        # JAX's public spelling of the bare hash is its primitive, in jax.extend (so
+        # such a reproducer runs on JAX only).
+        self.uses_extend = True
+        return (f"jax.extend.random.threefry2x32_p.bind(*jnp.broadcast_arrays("
+                f"{', '.join(ins)}))")
+
     def _debug_print(self, eqn, ins, indent):
         _, args_layout, kwargs_layout = eqn.params["layout"]
         leaves = iter(ins)
@@ -375,5 +480,7 @@ def to_python_source(closed_jaxpr: ClosedJaxpr, name: str = "program") -> str:
     writer.function(name, closed_jaxpr.jaxpr, consts)
     header = ["import jax", "import jax.ad_checkpoint", "import jax.numpy as jnp",
               "import numpy as np", "from jax import lax", ""]
+    if writer.uses_extend:
+        header.insert(2, "import jax.extend.random")
     return "\n".join(header + const_lines + writer.lines) + "\n"
 

@@ -1,0 +1,230 @@
+"""The import table, continued: bit operations, special functions, complex numbers,
+linear algebra, convolution and windowed reductions, the scatter variants, and keys.
+
+Read `import_rules.py` first: same table, same conventions (a hint JAX carries and
+minijax does not model is accepted only at its "no hint" value, else the import is
+refused by name with `UnsupportedParamError`).
+
+Most of these JAX primitives have minijax twins with the same operands and params.
+The exceptions:
+
+* `conj` of a real operand: JAX's `conj` accepts it (its `input_dtype` param says
+  so) and returns the complex number; minijax's `conj` is complex-only, so the
+  import converts the operand to complex first -- the conjugate of `x + 0j` is itself.
+* Keys. JAX stages key operations as high-level primitives (`random_seed`,
+  `random_split`, `random_fold_in`, `random_bits`) whose meaning depends on the key
+  implementation and on the `jax_threefry_partitionable` flag. minijax has only the
+  `threefry2x32` hash and `random_wrap`/`random_unwrap`, so each is imported by
+  expanding it into the hashing that `minijax.random` itself does
+  (`frontend/random_core.py`), which gives JAX's bits for the default
+  (partitionable) scheme. Only the threefry2x32 implementation is importable. A
+  batched key operation (JAX's key primitives take key arrays of any shape) is
+  imported as minijax's `vmap` of the single-key expansion, as JAX's own batching
+  rule means it. `random_gamma` (JAX's sampler primitive) is expanded into
+  `minijax.random`'s gamma sampler the same way.
+"""
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from ..frontend import random_core, random_distributions
+from ..frontend.vmap import vmap
+from ..ir import primitives as P
+from ..ir import special_primitives as S
+from ..ir import random_primitives as R
+from ..ir import linalg_primitives as L
+from ..ir import complex_primitives as C
+from ..ir import window_primitives as W
+from ..ir.trace import bind, aval_of
+from ..ir.types import is_complex
+from .importing import register_import
+from .import_rules import UnsupportedParamError, _refuse_hint, _single, _ints, _scatter
+
+
+# -- bit operations and special functions --------------------------------------------------
+
+for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
+              R.population_count_p, R.nextafter_p, R.erf_inv_p, R.random_gamma_grad_p,
+              S.lgamma_p, S.digamma_p, S.erfc_p, S.polygamma_p, S.igamma_p, S.igammac_p,
+              S.igamma_grad_a_p, S.regularized_incomplete_beta_p):
+    register_import(_prim.name, _prim, _single(_prim))
+
+register_import("bitcast_convert_type", R.bitcast_convert_type_p, lambda x, *, new_dtype:
+                [bind(R.bitcast_convert_type_p, x, new_dtype=np.dtype(new_dtype))])
+
+
+# -- complex numbers -------------------------------------------------------------------------
+
+for _prim in (C.real_p, C.imag_p, C.complex_p):
+    register_import(_prim.name, _prim, _single(_prim))
+
+
+def _conj(x, *, input_dtype=None):
+    if not is_complex(aval_of(x).dtype):
+        complex_dtype = np.result_type(aval_of(x).dtype, np.complex64)
+        return [bind(P.convert_element_type_p, x, new_dtype=complex_dtype, weak_type=False)]
+    return [bind(C.conj_p, x)]
+
+
+register_import("conj", [C.conj_p, P.convert_element_type_p], _conj)
+
+
+# -- linear algebra ---------------------------------------------------------------------------
+
+def _linalg(prim, minijax_params, hints=()):
+    """The rule of a decomposition: `minijax_params` are passed on (as bools), the
+    `hints` (JAX's algorithm choices minijax does not model) must be unset."""
+    def rule(a, *operands, **params):
+        _refuse_hint(prim.name, params, *hints)
+        unknown = set(params) - set(minijax_params) - set(hints)
+        if unknown:
+            raise UnsupportedParamError(f"cannot import {prim.name} with the params "
+                                        f"{sorted(unknown)}")
+        kept = {name: bool(params[name]) for name in minijax_params if name in params}
+        outs = bind(prim, a, *operands, **kept)
+        return list(outs) if prim.multiple_results else [outs]
+    return rule
+
+
+register_import("cholesky", L.cholesky_p, _linalg(L.cholesky_p, ()))
+register_import("triangular_solve", L.triangular_solve_p, _linalg(
+    L.triangular_solve_p, ("left_side", "lower", "transpose_a", "conjugate_a",
+                           "unit_diagonal")))
+register_import("lu", L.lu_p, _linalg(L.lu_p, ()))
+register_import("eigh", L.eigh_p, _linalg(L.eigh_p, ("lower", "sort_eigenvalues"),
+                                          ("subset_by_index", "algorithm")))
+register_import("svd", L.svd_p, _linalg(L.svd_p, ("full_matrices", "compute_uv"),
+                                        ("subset_by_index", "algorithm")))
+register_import("qr", L.qr_p, _linalg(L.qr_p, ("full_matrices",), ("pivoting", "use_magma")))
+
+
+# -- convolution and windowed reductions ------------------------------------------------------
+
+def _precision_names(precision):
+    """JAX's `precision` param (None, a `lax.Precision`, or a pair) as minijax's pair of
+    names."""
+    if precision is None:
+        return None
+    pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
+    if len(pair) != 2 or any(getattr(p, "name", None) is None for p in pair):
+        raise UnsupportedParamError(f"cannot import the precision {precision!r}: minijax "
+                                    f"reads lax.Precision values only")
+    return tuple(p.name for p in pair)
+
+
+def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
+          dimension_numbers, feature_group_count, batch_group_count, precision=None,
+          preferred_element_type=None, out_sharding=None):
+    _refuse_hint("conv_general_dilated", {"out_sharding": out_sharding}, "out_sharding")
+    preferred = None if preferred_element_type is None else np.dtype(preferred_element_type)
+    return [bind(W.conv_general_dilated_p, lhs, rhs, window_strides=_ints(window_strides),
+                 padding=tuple(_ints(p) for p in padding), lhs_dilation=_ints(lhs_dilation),
+                 rhs_dilation=_ints(rhs_dilation),
+                 dimension_numbers=tuple(_ints(spec) for spec in dimension_numbers),
+                 feature_group_count=int(feature_group_count),
+                 batch_group_count=int(batch_group_count),
+                 precision=_precision_names(precision), preferred_element_type=preferred)]
+
+
+def _reduce_window(prim):
+    def rule(x, *, window_dimensions, window_strides, padding, base_dilation,
+             window_dilation):
+        return [bind(prim, x, window_dimensions=_ints(window_dimensions),
+                     window_strides=_ints(window_strides),
+                     padding=tuple(_ints(p) for p in padding),
+                     base_dilation=_ints(base_dilation),
+                     window_dilation=_ints(window_dilation))]
+    return rule
+
+
+register_import("conv_general_dilated", W.conv_general_dilated_p, _conv)
+for _prim in W.reduce_window_primitives:
+    register_import(_prim.name, _prim, _reduce_window(_prim))
+
+
+# -- scatter variants ------------------------------------------------------------------------
+
+register_import("scatter-mul", P.scatter_mul_p, _scatter(P.scatter_mul_p))
+register_import("scatter-min", P.scatter_min_p, _scatter(P.scatter_min_p))
+register_import("scatter-max", P.scatter_max_p, _scatter(P.scatter_max_p))
+
+
+# -- keys ------------------------------------------------------------------------------------
+
+def _check_impl(prim_name, impl):
+    name = getattr(impl, "name", None)
+    if name != "threefry2x32":
+        raise UnsupportedParamError(f"cannot import {prim_name} with impl={impl!r}: minijax "
+                                    f"implements only the threefry2x32 PRNG")
+
+
+def _check_partitionable(prim_name):
+    # JAX reads the flag when it lowers, not when it traces: the jaxpr does not say,
+    # so the flag as it stands now is what JAX would run the program with.
+    if not jax.config.jax_threefry_partitionable:
+        raise UnsupportedParamError(
+            f"cannot import {prim_name} with jax_threefry_partitionable off: minijax "
+            f"derives keys and bits with the partitionable scheme only")
+
+
+def _per_key(fn, keys, *others):
+    """`fn` of one key, mapped over every axis of `keys` (and of `others`, which have
+    the keys' shape)."""
+    for _ in range(aval_of(keys).ndim):
+        fn = vmap(fn)
+    return fn(keys, *others)
+
+
+def _random_seed(seed, *, impl):
+    _check_impl("random_seed", impl)
+    return [_per_key(random_core.key, seed)]
+
+
+def _random_wrap(words, *, impl):
+    _check_impl("random_wrap", impl)
+    return [bind(R.random_wrap_p, words)]
+
+
+def _random_split(keys, *, shape):
+    _check_partitionable("random_split")
+    return [_per_key(lambda k: random_core._split(k, _ints(shape)), keys)]
+
+
+def _random_fold_in(keys, msgs):
+    msgs = bind(P.convert_element_type_p, msgs, new_dtype=np.dtype(np.uint32),
+                weak_type=False)
+    shape = aval_of(keys).shape
+    if aval_of(msgs).shape != shape:
+        msgs = bind(P.broadcast_in_dim_p, msgs, shape=shape,
+                    broadcast_dimensions=tuple(range(len(shape) - aval_of(msgs).ndim,
+                                                     len(shape))))
+    return [_per_key(random_core._fold_in, keys, msgs)]
+
+
+def _random_bits(keys, *, bit_width, shape):
+    _check_partitionable("random_bits")
+    if int(bit_width) not in (8, 16, 32):
+        raise UnsupportedParamError(f"cannot import random_bits with bit_width={bit_width}: "
+                                    f"minijax draws 8, 16 and 32 bits")
+    return [_per_key(lambda k: random_core._random_bits(k, int(bit_width), _ints(shape)),
+                     keys)]
+
+
+def _random_gamma(keys, a, *, log_space):
+    def one_key(key, a):
+        a_aval = aval_of(a)
+        return random_distributions._gamma(key, a, a_aval.shape, a_aval.dtype,
+                                           bool(log_space))
+    return [_per_key(one_key, keys, a)]
+
+
+register_import("random_seed", [R.random_wrap_p], _random_seed)
+register_import("random_wrap", R.random_wrap_p, _random_wrap)
+register_import("random_unwrap", R.random_unwrap_p, _single(R.random_unwrap_p))
+register_import("random_split", [R.threefry2x32_p, R.random_wrap_p], _random_split)
+register_import("random_fold_in", [R.threefry2x32_p, R.random_wrap_p], _random_fold_in)
+register_import("random_bits", [R.threefry2x32_p], _random_bits)
+register_import("random_gamma", [R.threefry2x32_p, R.random_gamma_grad_p], _random_gamma)
+register_import("threefry2x32", R.threefry2x32_p,
+                lambda *words: list(bind(R.threefry2x32_p, *words)))
