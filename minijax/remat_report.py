@@ -30,7 +30,7 @@ import numpy as np
 from jax import tree_util
 
 from .ad_checkpoint import saved_residuals, aval_text, _arg_names
-from .frontend.pytrees import flatten_fun
+from .frontend.pytrees import FlatFun
 from .ir.core import ClosedJaxpr, Jaxpr, Var, ReadEffect, WriteEffect, AccumEffect
 from .ir.remat_primitive import remat_p
 from .ir.staging import trace_to_jaxpr
@@ -134,7 +134,7 @@ def gradient_stages(f, leaves, in_tree):
     """`(forward, backward, linear)`: the forward pass (inputs -> outputs, residuals),
     the backward pass (residuals, output cotangents -> input cotangents, pruned) as
     closed jaxprs, and the linear jaxpr they come from (its consts the residuals)."""
-    flat_fun, _ = flatten_fun(f, in_tree)
+    flat_fun = FlatFun(f, in_tree, kwargs_in_tree=True)
     linear_cell = []
 
     def forward(*xs):
