@@ -32,7 +32,7 @@ from typing import Callable
 
 from jax import tree_util
 
-from .frontend.pytrees import check_valid_leaf
+from .frontend.pytrees import check_valid_leaf, flatten_checked
 from .ir import control_flow_primitives as CF
 from .ir.trace import bind
 
@@ -98,7 +98,5 @@ def callback(callback: Callable, *args, ordered: bool = False, partitioned: bool
     `jax.debug.callback`. Its return value is ignored."""
     if not callable(callback):
         raise TypeError(f"debug.callback: expected a callable, got {callback!r}")
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    for i, leaf in enumerate(leaves):
-        check_valid_leaf(leaf, f"debug.callback: value {i}")
+    leaves, in_tree = flatten_checked((args, kwargs), "debug.callback: value")
     bind(CF.debug_callback_p, *leaves, callback=_FlatCallback.of(callback, in_tree))
