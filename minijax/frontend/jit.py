@@ -101,7 +101,6 @@ def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
         closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree, where)
         if not return_shape:
             return closed
-        import jax
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
         return closed, tree_util.tree_unflatten(out_tree, shapes)
     return make_jaxpr_f
