@@ -19,8 +19,9 @@ loop traces once. A `jit` call then goes one of two ways:
 Both check refs the same way, through the same two functions: `flatten_call_inputs`
 before tracing (refs live, not views, not passed twice) and `_trace_flat` while and
 after tracing (no ref returned, none both closed over and passed in); see
-`frontend/ref_checks.py`. So `make_jaxpr` never shows a program that `jit` would refuse. `stage_cached` is the
-one staging cache, shared by `jit` and `checkpoint` (`minijax/ad_checkpoint.py`).
+`frontend/ref_checks.py`. So `make_jaxpr` never shows a program that `jit` would refuse.
+`stage_cached` is the one staging cache, shared by `jit` and `checkpoint`
+(`minijax/ad_checkpoint.py`).
 """
 from __future__ import annotations
 
