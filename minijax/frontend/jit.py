@@ -116,6 +116,13 @@ class _Staged:
         self.call_jaxpr = convert_constvars_to_invars(closed.jaxpr)
         self.out_tree = out_tree
 
+    @classmethod
+    def trace(cls, fun, args, kwargs, leaves, in_tree, where: str, in_avals=None):
+        """`fun` traced (`_trace_flat`) and verified: what a staging cache stores."""
+        closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_tree, where, in_avals)
+        verify_jaxpr(closed)
+        return cls(closed, out_tree)
+
 
 def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
     """`(staged, leaves)`: the trace of `fun(*args, **kwargs)` from `traces`, made and
@@ -128,12 +135,10 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
     key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
     staged = traces.get(key)
     if staged is None:
-        closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_tree, where)
-        verify_jaxpr(closed)
-        staged = _Staged(closed, out_tree)
+        staged = _Staged.trace(fun, args, kwargs, leaves, in_tree, where)
         # A trace that closed over tracers of an enclosing transformation is only
         # valid inside that transformation, so it is not cached.
-        if not any(isinstance(c, Tracer) for c in closed.consts):
+        if not any(isinstance(c, Tracer) for c in staged.closed.consts):
             traces[key] = staged
     elif staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
         # A cached trace may close over the very ref this call passes in.
@@ -308,10 +313,8 @@ class JitFunction:
                 # tracers: what it evaluates eagerly (a constant folded on concrete
                 # values) must run now, not be staged into JAX's program.
                 with jax.ensure_compile_time_eval():
-                    closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves,
-                                                   in_tree, where, list(in_avals))
-                    verify_jaxpr(closed)
-                staged = traces[key] = _Staged(closed, out_tree)
+                    staged = traces[key] = _Staged.trace(rebuild, dyn_args, dyn_kwargs, leaves,
+                                                         in_tree, where, list(in_avals))
             if mentions_refs(staged.closed.jaxpr):
                 raise _UsesRefs()
             outs = xla.lower_jaxpr(staged.closed.jaxpr, staged.closed.consts, leaves)
