@@ -28,6 +28,7 @@ written in the text form, so such jaxprs print but do not parse.
 from __future__ import annotations
 
 import builtins
+import weakref
 from typing import Callable
 
 from jax import tree_util
@@ -69,8 +70,11 @@ def _count_leaves(layout) -> int:
 
 class _FlatCallback:
     """`callback` called with the pytrees rebuilt from flat runtime values."""
-    __slots__ = ("callback", "in_tree")
-    _cache: dict = {}
+    __slots__ = ("callback", "in_tree", "__weakref__")
+    # Held weakly: an entry lives only as long as something else -- a staged
+    # equation, a compiled program in a cache -- holds it, so the table never grows
+    # past what those keep and needs no reset of its own.
+    _cache: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
     def __init__(self, callback, in_tree):
         self.callback, self.in_tree = callback, in_tree
