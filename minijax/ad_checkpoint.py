@@ -27,13 +27,13 @@ from typing import Callable
 
 from jax import tree_util
 
-from .frontend.pytrees import flatten_fun, check_valid_leaf, split_static_args, fun_name
-from .frontend.ref_checks import check_ref_arguments, check_staged_refs
+from .frontend.jit import stage_cached
+from .frontend.pytrees import FlatFun, split_static_args, fun_name
 from .ir import primitives as P
 from .ir.core import Literal, Var
 from .ir.remat_primitive import remat_p, name_p
-from .ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from .ir.trace import Tracer, bind, aval_of
+from .ir.staging import trace_to_jaxpr
+from .ir.trace import bind, aval_of
 from .ir.types import dtype_short_name
 from .transforms.policies import as_policy, checkpoint_policies  # noqa: F401
 from .transforms.linearize import linearize_flat
@@ -70,25 +70,11 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None,
         args = _static_by_identity(args, static_argnums)
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             _unwrapping(fun), args, kwargs, static_argnums, ())
-        leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
-        for i, leaf in enumerate(leaves):
-            check_valid_leaf(leaf, f"{where}: input leaf {i}")
-        check_ref_arguments(dyn_args, dyn_kwargs, leaves, where)
-        key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
-        staged = cache.get(key)
-        if staged is None:
-            flat_fun, out_tree_cell = flatten_fun(rebuild, in_tree)
-            closed = trace_to_jaxpr(flat_fun, [aval_of(leaf) for leaf in leaves])
-            check_staged_refs(closed, leaves, where)
-            staged = (closed, convert_constvars_to_invars(closed.jaxpr), out_tree_cell[0])
-            # A trace closing over an enclosing transformation's tracers is only valid
-            # inside it: not cached (the same rule as jit's).
-            if not any(isinstance(c, Tracer) for c in closed.consts):
-                cache[key] = staged
-        closed, body, out_tree = staged
-        outs = bind(remat_p, *closed.consts, *leaves, jaxpr=body, policy=policy,
-                    prevent_cse=bool(prevent_cse), differentiated=False)
-        return tree_util.tree_unflatten(out_tree, outs)
+        staged, leaves = stage_cached(cache, rebuild, dyn_args, dyn_kwargs, static_key,
+                                      where)
+        outs = bind(remat_p, *staged.closed.consts, *leaves, jaxpr=staged.call_jaxpr,
+                    policy=policy, prevent_cse=bool(prevent_cse), differentiated=False)
+        return tree_util.tree_unflatten(staged.out_tree, outs)
     return fun_remat
 
 
@@ -169,7 +155,7 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list:
     "named 'h' from f.py:3:8 (f)", 'output of sin from f.py:4:11 (f)', naming the
     line of the user's code that made the value (`ir/source_info.py`)."""
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    flat_fun, _ = flatten_fun(f, in_tree)
+    flat_fun = FlatFun(f, in_tree, kwargs_in_tree=True)
 
     def residuals_of(*xs):
         return list(linearize_flat(flat_fun, list(xs)).linear_jaxpr.consts)

@@ -28,11 +28,12 @@ written in the text form, so such jaxprs print but do not parse.
 from __future__ import annotations
 
 import builtins
+import weakref
 from typing import Callable
 
 from jax import tree_util
 
-from .frontend.pytrees import check_valid_leaf
+from .frontend.pytrees import check_valid_leaf, flatten_checked
 from .ir import control_flow_primitives as CF
 from .ir.trace import bind
 
@@ -69,8 +70,11 @@ def _count_leaves(layout) -> int:
 
 class _FlatCallback:
     """`callback` called with the pytrees rebuilt from flat runtime values."""
-    __slots__ = ("callback", "in_tree")
-    _cache: dict = {}
+    __slots__ = ("callback", "in_tree", "__weakref__")
+    # Held weakly: an entry lives only as long as something else -- a staged
+    # equation, a compiled program in a cache -- holds it, so the table never grows
+    # past what those keep and needs no reset of its own.
+    _cache: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
     def __init__(self, callback, in_tree):
         self.callback, self.in_tree = callback, in_tree
@@ -98,7 +102,5 @@ def callback(callback: Callable, *args, ordered: bool = False, partitioned: bool
     `jax.debug.callback`. Its return value is ignored."""
     if not callable(callback):
         raise TypeError(f"debug.callback: expected a callable, got {callback!r}")
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    for i, leaf in enumerate(leaves):
-        check_valid_leaf(leaf, f"debug.callback: value {i}")
+    leaves, in_tree = flatten_checked((args, kwargs), "debug.callback: value")
     bind(CF.debug_callback_p, *leaves, callback=_FlatCallback.of(callback, in_tree))

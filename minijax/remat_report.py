@@ -36,7 +36,7 @@ import numpy as np
 from jax import tree_util
 
 from .ad_checkpoint import saved_residuals, aval_text, _arg_names
-from .frontend.pytrees import flatten_fun
+from .frontend.pytrees import FlatFun
 from .ir.core import ClosedJaxpr, Jaxpr, Var, ReadEffect, WriteEffect, AccumEffect
 from .ir.control_flow_primitives import cond_p, scan_p, while_p
 from .ir.remat_primitive import remat_p
@@ -181,7 +181,7 @@ def gradient_stages(f, leaves, in_tree):
     """`(forward, backward, linear)`: the forward pass (inputs -> outputs, residuals),
     the backward pass (residuals, output cotangents -> input cotangents, pruned) as
     closed jaxprs, and the linear jaxpr they come from (its consts the residuals)."""
-    flat_fun, _ = flatten_fun(f, in_tree)
+    flat_fun = FlatFun(f, in_tree, kwargs_in_tree=True)
     linear_cell = []
 
     def forward(*xs):

@@ -193,3 +193,20 @@ def test_eager_ref_messages_name_the_users_line():
     message = str(info.value)
     assert f"created at {N.rsplit(':', 1)[0]} " in message
     assert f"(at {F.rsplit(':', 1)[0]})" in message
+
+
+def test_reset_trace_state_forgets_an_interrupted_pass():
+    # A pass interrupted inside its per-equation `with` (Ctrl-C in the REPL) leaves
+    # the source context on that equation; resetting the tracing state resets it too.
+    from minijax.ir import reset_trace_state
+    from minijax.ir.source_info import source_context, source_info_from
+    traced = minijax.make_jaxpr(_program(mnp))
+    stale = traced(1.0).jaxpr.eqns[1]                   # the cos, at line B
+    interrupted = source_info_from(stale)
+    interrupted.__enter__()
+    try:
+        assert [str(e.source_info).split(" ")[0] for e in traced(1.0).jaxpr.eqns] == [B] * 3
+    finally:
+        reset_trace_state()
+    assert source_context.mode == source_context.WALK and source_context.info is None
+    assert [str(e.source_info).split(" ")[0] for e in traced(1.0).jaxpr.eqns] == [A, B, B]

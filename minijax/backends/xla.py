@@ -227,10 +227,9 @@ lowering_rules[custom_lin_p] = _custom_lin
 
 # -- interpreting a jaxpr with the table ------------------------------------------------
 
-# The dtype JAX gives a Python scalar of each kind: a weak literal of exactly that
-# dtype is handed to JAX as a Python scalar, so JAX keeps it weakly typed too.
 def lower_jaxpr(jaxpr, consts, args) -> list:
-    """Evaluate `jaxpr` with `jax.lax` calls; meant to run inside `jax.jit`."""
+    """Evaluate `jaxpr` with `jax.lax` calls; meant to run inside `jax.jit`. A weak
+    literal reaches JAX as a Python scalar, so JAX keeps it weak (`literal_value`)."""
     env = {}
 
     def read(atom):

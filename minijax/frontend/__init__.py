@@ -6,11 +6,20 @@ machinery of `minijax/ir`, runs the passes of `minijax/transforms` and executes
 through `minijax/backends`. The public modules at the package root (`minijax`,
 `minijax.lax`, `minijax.ref`, `minijax.ad_checkpoint`, ...) re-export from here.
 
-  jit.py           `jit`, `make_jaxpr`
-  autodiff.py      `jvp`, `linearize`, `vjp`, `grad`, jacobians
-  vmap.py          `vmap`
-  control_flow.py  `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`
-  refs.py          refs while tracing: `new_ref`, indexing, views, `freeze`
-  ref_checks.py    the ref misuse `jit` and the control-flow bodies reject
-  pytrees.py       flattening functions and arguments, static arguments
+  jit.py              `jit`, `make_jaxpr`, `eval_shape`, `disable_jit`; the staging
+                      cache `jit` and `checkpoint` share (`stage_cached`)
+  autodiff.py         `jvp`, `linearize`, `vjp`, `grad`, jacobians
+  vmap.py             `vmap`
+  control_flow.py     `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`
+  checkpointed_loops.py, checkpointed_vjp.py
+                      loops whose reverse pass stores a few carries
+  lax_ops.py          `minijax.lax`'s functions (windows.py, linalg_ops.py and
+                      complex_ops.py: its window, linear-algebra and complex ones)
+  random_core.py, random_distributions.py, random_more.py
+                      `minijax.random`
+  devices.py          devices and placement
+  refs.py             refs while tracing: `new_ref`, indexing, views, `freeze`
+  ref_checks.py       the ref misuse `jit` and the control-flow bodies reject
+  pytrees.py          `FlatFun` (a function on pytrees as one on flat leaves),
+                      checked flattening, static arguments
 """

@@ -23,7 +23,7 @@ from jax import tree_util
 
 from . import lax_ops as lax
 from . import refs as _refs
-from .pytrees import check_valid_leaf, fun_name
+from .pytrees import FlatFun, flatten_checked, fun_name
 from ..backends.eager_ref_runtime import all_or_nothing
 from ..ir import primitives as P
 from ..ir.trace import MinijaxError, aval_of, bind, current_trace
@@ -55,14 +55,7 @@ class TangentDtypeError(MinijaxError, TypeError):
     """A tangent or cotangent of the wrong dtype (integers need float0 tangents)."""
 
 
-# -- flattening ---------------------------------------------------------------------------------
-
-def _flatten_inputs(values, where: str):
-    leaves, tree = tree_util.tree_flatten(values)
-    for i, leaf in enumerate(leaves):
-        check_valid_leaf(leaf, f"{where}: input leaf {i}")
-    return leaves, tree
-
+# -- flattening and linearizing ---------------------------------------------------------------
 
 def _instantiate_result(t):
     """An output tangent or cotangent for the caller: a symbolic zero becomes an
@@ -76,38 +69,6 @@ def _instantiate_result(t):
     if isinstance(t, (np.ndarray, np.generic)) and canonical_dtype(t.dtype) != t.dtype:
         return as_results(np.asarray(t, canonical_dtype(t.dtype)))
     return t
-
-
-class _FlatFun:
-    """`fun` on pytrees -> a function on flat leaves; after a call, `out_tree` and (with
-    has_aux) `num_aux`/`aux_tree` describe the outputs, aux leaves last."""
-
-    def __init__(self, fun, in_tree, has_aux: bool, where: str):
-        self.fun, self.in_tree, self.has_aux, self.where = fun, in_tree, has_aux, where
-        self.out_tree = self.aux_tree = None
-        self.num_aux = 0
-
-    def __call__(self, *leaves):
-        args = tree_util.tree_unflatten(self.in_tree, leaves)
-        out = self.fun(*args)
-        if self.has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError(f"{self.where}: a function with has_aux=True must return a "
-                                f"pair (output, aux), got {type(out).__name__}")
-            out, aux = out
-            aux_leaves, self.aux_tree = tree_util.tree_flatten(aux)
-            self.num_aux = len(aux_leaves)
-        else:
-            aux_leaves = []
-        out_leaves, self.out_tree = tree_util.tree_flatten(out)
-        return list(out_leaves) + list(aux_leaves)
-
-    def split(self, outs):
-        """(output pytree, aux pytree or None) from the flat outputs."""
-        n_out = len(outs) - self.num_aux
-        out = tree_util.tree_unflatten(self.out_tree, outs[:n_out])
-        aux = tree_util.tree_unflatten(self.aux_tree, outs[n_out:]) if self.has_aux else None
-        return out, aux
 
 
 # -- differentiating with respect to a ref argument ----------------------------------------
@@ -166,6 +127,34 @@ def _all_or_nothing(transform):
     return run
 
 
+class _Linearized:
+    """`fun` at `primals` (pytrees) linearized once: what linearize, vjp, jacfwd and
+    jacrev all start from. `refs_as_values`: differentiate a ref argument with respect
+    to its contents (as vjp does)."""
+
+    def __init__(self, fun, primals, has_aux: bool, where: str, refs_as_values=False):
+        self.leaves, self.in_tree = flatten_checked(primals, f"{where}: input leaf")
+        self.flat_fun = FlatFun(fun, self.in_tree, has_aux=has_aux, where=where)
+        traced = self.flat_fun
+        if refs_as_values:
+            self.leaves, traced = _refs_as_values(self.flat_fun, self.leaves, where)
+        lin = self.lin = linearize_flat(traced, self.leaves)
+        self.out, self.aux = self.flat_fun.split(lin.primals_out)
+        self.n_out = n_out = len(lin.primals_out) - self.flat_fun.num_aux
+        self.out_avals = [aval_of(p) for p in lin.primals_out[:n_out]]
+        self.in_avals = [aval_of(x) for x in self.leaves]
+
+    def pull_back(self, out_cts, finish):
+        """The input cotangents (float0 zeros for inputs that are not differentiable)
+        from those of the differentiable outputs, each made a result by `finish`."""
+        lin, n_out = self.lin, self.n_out
+        aux_cts = [Zero(tangent_aval(aval_of(p))) for p, d in
+                   zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
+        cts_in = iter(vjp_backward(lin, list(out_cts) + aux_cts))
+        return [finish(next(cts_in)) if d else np.zeros(a.shape, float0)
+                for a, d in zip(self.in_avals, lin.differentiable)]
+
+
 # -- jvp and linearize --------------------------------------------------------------------------
 
 @_all_or_nothing
@@ -174,13 +163,13 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("primal and tangent arguments to jvp must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
-    primal_leaves, in_tree = _flatten_inputs(tuple(primals), "jvp")
+    primal_leaves, in_tree = flatten_checked(tuple(primals), "jvp: input leaf")
     tangent_leaves, tangent_tree = tree_util.tree_flatten(tuple(tangents))
     if tangent_tree != in_tree:
         raise TangentMismatchError(f"jvp: primals have tree structure {in_tree} but "
                                    f"tangents have {tangent_tree}")
     flat_tangents = [_check_tangent(p, t) for p, t in zip(primal_leaves, tangent_leaves)]
-    flat_fun = _FlatFun(fun, in_tree, has_aux, "jvp")
+    flat_fun = FlatFun(fun, in_tree, has_aux=has_aux, where="jvp")
     result = jvp_flat(flat_fun, primal_leaves, flat_tangents, current_trace())
     n_out = len(result.primals_out) - flat_fun.num_aux
     tangents_out = [_instantiate_result(t) for t in result.tangents_out[:n_out]]
@@ -219,12 +208,9 @@ def _check_tangent(primal, tangent):
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` is the JVP at `primals`,
     evaluated from the saved linear jaxpr without re-running `fun`."""
-    leaves, in_tree = _flatten_inputs(primals, "linearize")
-    flat_fun = _FlatFun(fun, in_tree, has_aux, "linearize")
-    lin = linearize_flat(flat_fun, leaves)
-    out, aux = flat_fun.split(lin.primals_out)
-    n_out = len(lin.primals_out) - flat_fun.num_aux
-    out_avals = [aval_of(p) for p in lin.primals_out[:n_out]]
+    linearized = _Linearized(fun, primals, has_aux, "linearize")
+    lin, leaves, in_tree = linearized.lin, linearized.leaves, linearized.in_tree
+    out, aux, n_out = linearized.out, linearized.aux, linearized.n_out
 
     def f_jvp(*tangents):
         tangent_leaves, tree = tree_util.tree_flatten(tangents)
@@ -234,8 +220,8 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         checked = [_check_tangent(p, t) for p, t in zip(leaves, tangent_leaves)]
         outs = iter(apply_linear(lin, [t for t, d in zip(checked, lin.differentiable) if d]))
         flat = [next(outs) if d else np.zeros(a.shape, float0)
-                for a, d in zip(out_avals, lin.out_differentiable[:n_out])]
-        return tree_util.tree_unflatten(flat_fun.out_tree, flat)
+                for a, d in zip(linearized.out_avals, lin.out_differentiable[:n_out])]
+        return tree_util.tree_unflatten(linearized.flat_fun.out_tree, flat)
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
@@ -250,22 +236,17 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
 
 
 def _vjp(fun, primals, has_aux, where):
-    leaves, in_tree = _flatten_inputs(primals, where)
-    flat_fun = _FlatFun(fun, in_tree, has_aux, where)
-    leaves, on_values = _refs_as_values(flat_fun, leaves, where)
-    lin = linearize_flat(on_values, leaves)
-    out, aux = flat_fun.split(lin.primals_out)
-    n_out = len(lin.primals_out) - flat_fun.num_aux
-    out_avals = [aval_of(p) for p in lin.primals_out[:n_out]]
-    in_avals = [aval_of(x) for x in leaves]
+    linearized = _Linearized(fun, primals, has_aux, where, refs_as_values=True)
+    out_tree = linearized.flat_fun.out_tree
 
     def flat_cotangents(cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
-        if ct_tree != flat_fun.out_tree:
+        if ct_tree != out_tree:
             raise TangentMismatchError(f"vjp: the cotangent has tree structure {ct_tree} "
-                                       f"but the function's output has {flat_fun.out_tree}")
+                                       f"but the function's output has {out_tree}")
         cts = []
-        for ct, aval, diff in zip(ct_leaves, out_avals, lin.out_differentiable):
+        for ct, aval, diff in zip(ct_leaves, linearized.out_avals,
+                                  linearized.lin.out_differentiable):
             ct_aval = aval_of(ct)
             if ct_aval.shape != aval.shape or ct_aval.dtype != tangent_aval(aval).dtype:
                 raise TangentMismatchError(
@@ -273,13 +254,10 @@ def _vjp(fun, primals, has_aux, where):
                     f"they must have the same shape and dtype (float0 for integers)")
             if diff:
                 cts.append(ct)
-        cts += [Zero(tangent_aval(aval_of(p))) for p, d in
-                zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
-        cts_in = iter(vjp_backward(lin, cts))
-        return [_instantiate_result(next(cts_in)) if d else np.zeros(a.shape, float0)
-                for a, d in zip(in_avals, lin.differentiable)]
+        return linearized.pull_back(cts, _instantiate_result)
 
-    vjp_fun = _Pullback(flat_cotangents, in_tree, in_avals)
+    vjp_fun = _Pullback(flat_cotangents, linearized.in_tree, linearized.in_avals)
+    out, aux = linearized.out, linearized.aux
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
@@ -467,12 +445,8 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     def jacfun(*args, **kwargs):
         single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
         _check_differentiable_inputs(dyn_args, where, False, holomorphic, not holomorphic)
-        in_leaves, in_tree = _flatten_inputs(dyn_args, where)
-        flat_fun = _FlatFun(partial_fun, in_tree, has_aux, where)
-        lin = linearize_flat(flat_fun, in_leaves)
-        out, aux = flat_fun.split(lin.primals_out)
-        n_out = len(lin.primals_out) - flat_fun.num_aux
-        in_avals = [aval_of(x) for x in in_leaves]
+        linearized = _Linearized(partial_fun, dyn_args, has_aux, where)
+        lin, n_out, in_avals = linearized.lin, linearized.n_out, linearized.in_avals
         columns = [apply_linear(lin, basis)[:n_out] for basis in _one_hots(in_avals)]
         blocks = []
         for i in range(n_out):
@@ -485,9 +459,9 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
                                  tangent_aval(aval_of(lin.primals_out[i])).dtype)
                 moved = lax.transpose(stacked, tuple(range(1, len(out_shape) + 1)) + (0,))
                 per_input.append(lax.reshape(moved, out_shape + aval.shape))
-            blocks.append(_by_input(per_input, in_tree, single))
-        jac = as_results(tree_util.tree_unflatten(flat_fun.out_tree, blocks))
-        return (jac, aux) if has_aux else jac
+            blocks.append(_by_input(per_input, linearized.in_tree, single))
+        jac = as_results(tree_util.tree_unflatten(linearized.flat_fun.out_tree, blocks))
+        return (jac, linearized.aux) if has_aux else jac
     return jacfun
 
 
@@ -505,21 +479,12 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
     def jacfun(*args, **kwargs):
         single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
         _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic)
-        in_leaves, in_tree = _flatten_inputs(dyn_args, where)
-        flat_fun = _FlatFun(partial_fun, in_tree, has_aux, where)
-        lin = linearize_flat(flat_fun, in_leaves)
-        out, aux = flat_fun.split(lin.primals_out)
-        n_out = len(lin.primals_out) - flat_fun.num_aux
-        out_avals = [aval_of(p) for p in lin.primals_out[:n_out]]
-        in_avals = [aval_of(x) for x in in_leaves]
-        aux_zeros = [Zero(tangent_aval(aval_of(p))) for p, d in
-                     zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
-        rows = []
-        for basis in _one_hots(out_avals):
-            cts = [b for b, d in zip(basis, lin.out_differentiable) if d] + aux_zeros
-            cts_in = iter(vjp_backward(lin, cts))
-            rows.append([_instantiate_result(next(cts_in)) if d else np.zeros(a.shape, float0)
-                         for a, d in zip(in_avals, lin.differentiable)])
+        linearized = _Linearized(partial_fun, dyn_args, has_aux, where)
+        out_avals, in_avals = linearized.out_avals, linearized.in_avals
+        differentiable_outs = linearized.lin.out_differentiable
+        rows = [linearized.pull_back([b for b, d in zip(basis, differentiable_outs) if d],
+                                     instantiate)
+                for basis in _one_hots(out_avals)]
         blocks, start = [], 0
         for aval in out_avals:
             per_input = []
@@ -528,9 +493,9 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
                                  tangent_aval(in_aval).dtype)
                 per_input.append(lax.reshape(stacked, aval.shape + in_aval.shape))
             start += aval.size
-            blocks.append(_by_input(per_input, in_tree, single))
-        jac = as_results(tree_util.tree_unflatten(flat_fun.out_tree, blocks))
-        return (jac, aux) if has_aux else jac
+            blocks.append(_by_input(per_input, linearized.in_tree, single))
+        jac = as_results(tree_util.tree_unflatten(linearized.flat_fun.out_tree, blocks))
+        return (jac, linearized.aux) if has_aux else jac
     return jacfun
 
 

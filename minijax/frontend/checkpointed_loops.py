@@ -15,7 +15,7 @@ from .pytrees import fun_name
 from ..ir.trace import aval_of
 from ..ir.types import ShapedArray, is_bool
 from .control_flow import (ControlFlowError, _flatten, _reject_refs, _trace_loop_body,
-                               _trace_body, _show_tree)
+                           _trace_body, _show_tree, scan_length, trace_scan_body)
 from ..numpy._shape import flip
 from ..transforms.checkpoint_schedules import make_schedule, describe, Schedule
 from .checkpointed_vjp import (LoopBody, RefsAsCarries, has_ref_consts,
@@ -42,24 +42,6 @@ def checkpoint_schedule(length: int, schedule: str = "binomial", checkpoints=Non
     return ScheduleView(make_schedule(length, schedule, checkpoints))
 
 
-def _scan_length(x_leaves, length, where):
-    lengths = set()
-    for i, x in enumerate(x_leaves):
-        aval = aval_of(x)
-        if not isinstance(aval, ShapedArray) or aval.ndim == 0:
-            raise ControlFlowError(f"{where}: xs leaf {i} must be an array with a leading "
-                                   f"axis to scan over, got {aval}")
-        lengths.add(aval.shape[0])
-    if length is not None:
-        lengths.add(int(length))
-    if len(lengths) > 1:
-        raise ControlFlowError(f"{where}: every xs leaf (and length=, if given) must have "
-                               f"the same leading axis size, got sizes {sorted(lengths)}")
-    if not lengths:
-        raise ControlFlowError(f"{where}: with xs=None (or xs without leaves) pass length=")
-    return lengths.pop()
-
-
 def checkpointed_scan(f: Callable, init, xs=None, length: int | None = None, *,
                       reverse: bool = False, checkpoints: int | None = None,
                       schedule: str = "binomial"):
@@ -74,20 +56,11 @@ def checkpointed_scan(f: Callable, init, xs=None, length: int | None = None, *,
     _reject_refs(xs, where, "scanned-over values (xs)")
     carry_leaves, carry_tree = _flatten(init, f"{where} init")
     x_leaves, _ = _flatten(xs, f"{where} xs")
-    n = _scan_length(x_leaves, length, where)
+    n = scan_length(x_leaves, length, where)
     plan = make_schedule(n, schedule, checkpoints)
-    x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in x_leaves]
     num_carry = len(carry_leaves)
-
-    def carry_of_output(body):
-        children = body.out_tree.children() if body.out_tree.num_nodes > 1 else []
-        if len(children) != 2:
-            raise ControlFlowError(f"{where}: the body must return a pair (carry, y), got "
-                                   f"{body.out_tree}")
-        return children[0], body.out_avals[:num_carry]
-    traced, carry_leaves, _ = _trace_loop_body(
-        f, tree_util.tree_structure((init, xs)), carry_leaves, carry_tree,
-        [aval_of(x) for x in carry_leaves], x_avals, where, carry_of_output)
+    traced, carry_leaves, _ = trace_scan_body(f, (init, xs), carry_leaves, carry_tree,
+                                              x_leaves, where)
     jaxpr, consts, refs = traced.jaxpr, traced.consts, None
     if has_ref_consts(consts):
         refs = RefsAsCarries(jaxpr, len(consts), num_carry, consts)

@@ -39,7 +39,7 @@ import numpy as np
 from jax import tree_util
 
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs
-from .pytrees import check_valid_leaf, fun_name
+from .pytrees import flatten_checked, fun_name
 from ..ir import control_flow_primitives as CF
 from ..ir.core import Jaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
@@ -109,10 +109,7 @@ def _reject_refs(tree, where: str, what: str):
 
 
 def _flatten(tree, where: str):
-    leaves, treedef = tree_util.tree_flatten(tree)
-    for i, leaf in enumerate(leaves):
-        check_valid_leaf(leaf, f"{where} leaf {i}")
-    return leaves, treedef
+    return flatten_checked(tree, f"{where} leaf")
 
 
 def _types_differ_beyond_weakness(actual, expected) -> bool:
@@ -160,6 +157,43 @@ def _trace_loop_body(fun, in_tree, carry_leaves, carry_tree, carry_avals, extra_
         if not changed:
             return body, carry_leaves, carry_avals
     return body, carry_leaves, carry_avals
+
+
+def scan_length(x_leaves, length, where: str) -> int:
+    """The number of steps of a scan over `x_leaves`: the leading axis size they (and
+    `length=`, if given) all share."""
+    lengths = set()
+    for i, x in enumerate(x_leaves):
+        aval = aval_of(x)
+        if not isinstance(aval, ShapedArray) or aval.ndim == 0:
+            raise ControlFlowError(f"{where}: xs leaf {i} must be an array with a leading "
+                                   f"axis to scan over, got {aval}")
+        lengths.add(aval.shape[0])
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) > 1:
+        raise ControlFlowError(f"{where}: every xs leaf (and length=, if given) must have "
+                               f"the same leading axis size, got sizes {sorted(lengths)}")
+    if not lengths:
+        raise ControlFlowError(f"{where}: with xs=None (or xs without leaves) pass length=")
+    return lengths.pop()
+
+
+def trace_scan_body(f, init_and_xs, carry_leaves, carry_tree, x_leaves, where: str):
+    """`f(carry, x) -> (carry, y)` traced as a scan body on one slice of each xs leaf:
+    `(body, carry_leaves, carry_avals)`, as `_trace_loop_body` returns them."""
+    x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in x_leaves]
+    num_carry = len(carry_leaves)
+
+    def carry_of_output(body):
+        children = body.out_tree.children() if body.out_tree.num_nodes > 1 else []
+        if len(children) != 2:
+            raise ControlFlowError(f"{where} must return a pair (carry, y), got "
+                                   f"{body.out_tree}")
+        return children[0], body.out_avals[:num_carry]
+    return _trace_loop_body(f, tree_util.tree_structure(init_and_xs), carry_leaves,
+                            carry_tree, [aval_of(x) for x in carry_leaves], x_avals, where,
+                            carry_of_output)
 
 
 # -- cond and switch -------------------------------------------------------------------
@@ -362,38 +396,10 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     if _holds_refs(xs):
         return _scan_over_refs(f, init, xs, length, reverse, unroll)
     carry_leaves, carry_tree = _flatten(init, "scan init")
-    x_leaves, x_tree = _flatten(xs, "scan xs")
-    lengths = set()
-    for i, x in enumerate(x_leaves):
-        aval = aval_of(x)
-        if not isinstance(aval, ShapedArray) or aval.ndim == 0:
-            raise ControlFlowError(f"scan: xs leaf {i} must be an array with a leading "
-                                   f"axis to scan over, got {aval}")
-        lengths.add(aval.shape[0])
-    if length is not None:
-        length = int(length)
-        lengths.add(length)
-    if len(lengths) > 1:
-        raise ControlFlowError(f"scan: every xs leaf (and length=, if given) must have the "
-                               f"same leading axis size, got sizes {sorted(lengths)}")
-    if not lengths:
-        raise ControlFlowError("scan: with xs=None (or xs without leaves) pass length=")
-    length = lengths.pop()
-    x_avals = [aval_of(x).update(shape=aval_of(x).shape[1:]) for x in x_leaves]
-    carry_avals = [aval_of(x) for x in carry_leaves]
-    in_tree = tree_util.tree_structure((init, xs))
-    num_carry = len(carry_leaves)
-
-    def carry_of_output(body):
-        children = body.out_tree.children() if body.out_tree.num_nodes > 1 else []
-        if len(children) != 2:
-            raise ControlFlowError(f"scan: the body ({fun_name(f)}) must return a pair "
-                                   f"(carry, y), got {body.out_tree}")
-        return children[0], body.out_avals[:num_carry]
-
-    body, carry_leaves, carry_avals = _trace_loop_body(
-        f, in_tree, carry_leaves, carry_tree, carry_avals, x_avals,
-        f"scan body ({fun_name(f)})", carry_of_output)
+    x_leaves, _ = _flatten(xs, "scan xs")
+    length = scan_length(x_leaves, length, "scan")
+    body, carry_leaves, _ = trace_scan_body(f, (init, xs), carry_leaves, carry_tree,
+                                            x_leaves, f"scan body ({fun_name(f)})")
     if unroll is True:
         unroll = builtins.max(length, 1)
     elif unroll is False:

@@ -16,10 +16,12 @@ loop traces once. A `jit` call then goes one of two ways:
   one call; at the root the equation runs through `backends/eager_ref_runtime.py`, which
   discharges the refs, runs one XLA program and writes the boxes back.
 
-Both check refs the same way, through the same two functions: `_flatten_inputs`
+Both check refs the same way, through the same two functions: `flatten_call_inputs`
 before tracing (refs live, not views, not passed twice) and `_trace_flat` while and
 after tracing (no ref returned, none both closed over and passed in); see
 `frontend/ref_checks.py`. So `make_jaxpr` never shows a program that `jit` would refuse.
+`stage_cached` is the one staging cache, shared by `jit` and `checkpoint`
+(`minijax/ad_checkpoint.py`).
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from typing import Callable
 import jax
 from jax import tree_util
 
-from .pytrees import (flatten_fun, check_valid_leaf, split_static_args,
+from .pytrees import (FlatFun, flatten_checked, split_static_args,
                        static_argnums_from_names, static_argnames_from_nums, fun_name)
 from ..ir import primitives as P
 from ..ir.core import ClosedJaxpr
@@ -51,17 +53,17 @@ from .collectives import bound_axis_env
 from ..transforms.discharge import discharge_jaxpr, mentions_refs
 
 
-_RETURNED_REF = ("a ref cannot be returned from a traced function (jit, make_jaxpr). "
+_RETURNED_REF = ("a ref cannot be returned from a traced function (jit, make_jaxpr, "
+                 "checkpoint). "
                  "Return its value r[...] instead, or create the ref outside and pass "
                  "it in.")
 
 
-def _flatten_inputs(args, kwargs, where: str):
-    """The inputs' leaves and structure, after the checks every call needs before
-    tracing: each leaf is a valid input, and refs are live, unaliased and not views."""
-    leaves, in_tree = tree_util.tree_flatten((tuple(args), kwargs))
-    for i, leaf in enumerate(leaves):
-        check_valid_leaf(leaf, f"{where}: input leaf {i}")
+def flatten_call_inputs(args, kwargs, where: str):
+    """The inputs' leaves and the structure of `(args, kwargs)`, after the checks every
+    staged call needs before tracing: each leaf is a valid input, and refs are live,
+    unaliased and not views."""
+    leaves, in_tree = flatten_checked((tuple(args), kwargs), f"{where}: input leaf")
     check_ref_arguments(args, kwargs, leaves, where)
     return leaves, in_tree
 
@@ -74,15 +76,15 @@ def _trace_flat(fun, args, kwargs, leaves, in_tree, where: str, in_avals=None):
     the leaves are JAX's tracers, in `jit`'s fast path.)"""
     if in_avals is None:
         in_avals = [aval_of(leaf) for leaf in leaves]
-    flat_fun, out_tree_cell = flatten_fun(fun, in_tree)
+    flat_fun = FlatFun(fun, in_tree, kwargs_in_tree=True)
 
     def checked_fun(*tracers):
         outs = flat_fun(*tracers)
-        check_returned_refs(outs, out_tree_cell[0], tracers, leaves, where, _RETURNED_REF)
+        check_returned_refs(outs, flat_fun.out_tree, tracers, leaves, where, _RETURNED_REF)
         return outs
     closed = trace_to_jaxpr(checked_fun, in_avals)
     check_staged_refs(closed, leaves, where)
-    return closed, out_tree_cell[0]
+    return closed, flat_fun.out_tree
 
 
 def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
@@ -99,11 +101,10 @@ def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
         dyn_args, dyn_kwargs, _, rebuild = split_static_args(
             fun, args, kwargs, static_argnums, static_argnames)
         where = f"make_jaxpr({fun_name(fun)})"
-        leaves, in_tree = _flatten_inputs(dyn_args, dyn_kwargs, where)
+        leaves, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
         closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree, where)
         if not return_shape:
             return closed
-        import jax
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
         return closed, tree_util.tree_unflatten(out_tree, shapes)
     return make_jaxpr_f
@@ -117,6 +118,38 @@ class _Staged:
         self.closed = closed
         self.call_jaxpr = convert_constvars_to_invars(closed.jaxpr)
         self.out_tree = out_tree
+
+    @classmethod
+    def trace(cls, fun, args, kwargs, leaves, in_tree, where: str, in_avals=None):
+        """`fun` traced (`_trace_flat`) and verified: what a staging cache stores."""
+        closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_tree, where, in_avals)
+        verify_jaxpr(closed)
+        return cls(closed, out_tree)
+
+
+def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
+    """`(staged, leaves)`: the trace of `fun(*args, **kwargs)` from `traces`, made and
+    stored on a miss, and the call's input leaves. `args` and `kwargs` are the
+    dynamic arguments (`fun` puts the static ones back; `static_key` names them).
+    The one staging cache of `jit` and `checkpoint`."""
+    leaves, in_tree = flatten_call_inputs(args, kwargs, where)
+    # A ref's aval is its RefType, so a trace for one ref type is never reused
+    # for another (or for an array of the same shape).
+    key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
+    axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
+    if axis_env:
+        key += (axis_env,)
+    staged = traces.get(key)
+    if staged is None:
+        staged = _Staged.trace(fun, args, kwargs, leaves, in_tree, where)
+        # A trace that closed over tracers of an enclosing transformation is only
+        # valid inside that transformation, so it is not cached.
+        if not any(isinstance(c, Tracer) for c in staged.closed.consts):
+            traces[key] = staged
+    elif staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
+        # A cached trace may close over the very ref this call passes in.
+        check_staged_refs(staged.closed, leaves, where)
+    return staged, leaves
 
 
 class _UsesRefs(Exception):
@@ -286,10 +319,8 @@ class JitFunction:
                 # tracers: what it evaluates eagerly (a constant folded on concrete
                 # values) must run now, not be staged into JAX's program.
                 with jax.ensure_compile_time_eval():
-                    closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves,
-                                                   in_tree, where, list(in_avals))
-                    verify_jaxpr(closed)
-                staged = traces[key] = _Staged(closed, out_tree)
+                    staged = traces[key] = _Staged.trace(rebuild, dyn_args, dyn_kwargs, leaves,
+                                                         in_tree, where, list(in_avals))
             if mentions_refs(staged.closed.jaxpr):
                 raise _UsesRefs()
             outs = xla.lower_jaxpr(staged.closed.jaxpr, staged.closed.consts, leaves)
@@ -341,29 +372,8 @@ class JitFunction:
     def _stage(self, args, kwargs):
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             self._fun, args, kwargs, self._static_argnums, self._static_argnames)
-        where = f"jit({fun_name(self._fun)})"
-        leaves, in_tree = _flatten_inputs(dyn_args, dyn_kwargs, where)
-        # A ref's aval is its RefType, so a trace for one ref type is never reused
-        # for another (or for an array of the same shape).
-        key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
-        axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
-        if axis_env:
-            key += (axis_env,)
-        traces = self._jit_cache.traces
-        staged = traces.get(key)
-        if staged is None:
-            closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree,
-                                           where)
-            verify_jaxpr(closed)
-            staged = _Staged(closed, out_tree)
-            # A trace that closed over tracers of an enclosing transformation is only
-            # valid inside that transformation, so it is not cached.
-            if not any(isinstance(c, Tracer) for c in closed.consts):
-                traces[key] = staged
-        elif staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
-            # A cached trace may close over the very ref this call passes in.
-            check_staged_refs(staged.closed, leaves, where)
-        return staged, leaves
+        return stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
+                            static_key, f"jit({fun_name(self._fun)})")
 
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)
@@ -475,7 +485,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
     """The output of `fun(*args, **kwargs)` as a pytree of `jax.ShapeDtypeStruct`s,
     computed by tracing only (nothing runs), as `jax.eval_shape`. Arguments may be
     arrays, scalars or `ShapeDtypeStruct`s."""
-    leaves, in_tree = _flatten_inputs(args, kwargs, f"eval_shape({fun_name(fun)})")
+    leaves, in_tree = flatten_call_inputs(args, kwargs, f"eval_shape({fun_name(fun)})")
     closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_tree,
                                    f"eval_shape({fun_name(fun)})")
     shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 from jax import lax as _jax_lax
+from jax import tree_util
 
 from ..ir import primitives as P
 from ..ir import random_primitives as R, special_primitives as S
@@ -82,7 +83,6 @@ eq, ne, lt, le, gt, ge = map(_binary, (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P
 
 def stop_gradient(x):
     """`x`, with no derivative flowing through it (applied to every leaf of a pytree)."""
-    from jax import tree_util
     return tree_util.tree_map(lambda leaf: bind(P.stop_gradient_p, leaf), x)
 
 

@@ -14,20 +14,54 @@ from ..ir.trace import MinijaxError, Tracer
 from ..ir.types import aval_of_value
 
 
-def flatten_fun(fun: Callable, in_tree) -> tuple[Callable, list]:
-    """`fun` taking pytrees -> a function of flat leaves returning flat leaves.
+class FlatFun:
+    """`fun` on pytrees as a function on flat leaves, the form every trace takes.
 
-    The output tree is stored in the returned one-element list once the flat
-    function has run (tracing fills it)."""
-    out_tree_cell: list = []
+    `in_tree` is the structure of the positional arguments, or of `(args, kwargs)`
+    with `kwargs_in_tree=True`. After a call, `out_tree` describes the outputs; with
+    `has_aux`, `fun` returns `(output, aux)`, the aux leaves come last and
+    `num_aux`/`aux_tree` describe them (`split` rebuilds both pytrees)."""
 
-    def flat_fun(*leaves):
-        args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
-        out = fun(*args, **kwargs)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        out_tree_cell[:] = [out_tree]
-        return out_leaves
-    return flat_fun, out_tree_cell
+    def __init__(self, fun: Callable, in_tree, *, kwargs_in_tree: bool = False,
+                 has_aux: bool = False, where: str = ""):
+        self.fun, self.in_tree, self.has_aux, self.where = fun, in_tree, has_aux, where
+        self.kwargs_in_tree = kwargs_in_tree
+        self.out_tree = self.aux_tree = None
+        self.num_aux = 0
+
+    def __call__(self, *leaves):
+        if self.kwargs_in_tree:
+            args, kwargs = tree_util.tree_unflatten(self.in_tree, leaves)
+            out = self.fun(*args, **kwargs)
+        else:
+            out = self.fun(*tree_util.tree_unflatten(self.in_tree, leaves))
+        if self.has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"{self.where}: a function with has_aux=True must return a "
+                                f"pair (output, aux), got {type(out).__name__}")
+            out, aux = out
+            aux_leaves, self.aux_tree = tree_util.tree_flatten(aux)
+            self.num_aux = len(aux_leaves)
+        else:
+            aux_leaves = []
+        out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        return list(out_leaves) + list(aux_leaves)
+
+    def split(self, outs):
+        """(output pytree, aux pytree or None) from the flat outputs."""
+        n_out = len(outs) - self.num_aux
+        out = tree_util.tree_unflatten(self.out_tree, outs[:n_out])
+        aux = tree_util.tree_unflatten(self.aux_tree, outs[n_out:]) if self.has_aux else None
+        return out, aux
+
+
+def flatten_checked(tree, leaf_name: str):
+    """`tree`'s leaves and structure, each leaf checked to be a valid value; an invalid
+    one is named `{leaf_name} {i}` in the error."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    for i, leaf in enumerate(leaves):
+        check_valid_leaf(leaf, f"{leaf_name} {i}")
+    return leaves, treedef
 
 
 def check_valid_leaf(leaf, where: str):

@@ -194,6 +194,17 @@ def _float(name, dtype):
     return _dtype(name, dtype, np.float32, is_float, "float")
 
 
+def _shape_with(name, shape, *params):
+    """`shape`, checked against the parameters' shapes, or their broadcast shape when
+    it is None."""
+    param_shapes = [aval_of(p).shape for p in params]
+    if shape is None:
+        return tuple(np.broadcast_shapes(*param_shapes)) if param_shapes else ()
+    shape = _shape(name, shape)
+    _check_shape(name, shape, *param_shapes)
+    return shape
+
+
 def _check_shape(name, shape, *param_shapes):
     if not param_shapes:
         return
@@ -281,8 +292,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
     if not is_float(aval_of(p).dtype):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got "
                         f"{aval_of(p).dtype}.")
-    shape = aval_of(p).shape if shape is None else _shape("bernoulli", shape)
-    _check_shape("bernoulli", shape, aval_of(p).shape)
+    shape = _shape_with("bernoulli", shape, p)
     return _bernoulli(typed, p, shape, mode)
 
 

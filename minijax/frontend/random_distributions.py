@@ -23,7 +23,7 @@ from ..transforms.custom_derivatives import custom_jvp
 from .vmap import vmap
 from ..ir.trace import aval_of, MinijaxError
 from ..ir.types import is_float, is_integer
-from .random_core import (_check_key, _shape, _float, _dtype, _check_shape, _split,
+from .random_core import (_check_key, _shape, _shape_with, _float, _dtype, _check_shape, _split,
                      _random_bits, _uniform, _normal_real, randint, normal, rademacher)
 
 
@@ -205,10 +205,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal values conditioned on lower < x < upper (inverse-CDF method)."""
     typed, _ = _check_key("truncated_normal", key)
     dtype = _float("truncated_normal", dtype)
-    if shape is None:
-        shape = np.broadcast_shapes(aval_of(lower).shape, aval_of(upper).shape)
-    shape = _shape("truncated_normal", shape)
-    _check_shape("truncated_normal", shape, aval_of(lower).shape, aval_of(upper).shape)
+    shape = _shape_with("truncated_normal", shape, lower, upper)
     return _truncated_normal(typed, lower, upper, shape, dtype)
 
 
@@ -273,8 +270,7 @@ def _gamma_sampler(name, log_space):
     def sampler(key, a, shape=None, dtype=None):
         typed, _ = _check_key(name, key)
         dtype = _float(name, dtype)
-        shape = aval_of(a).shape if shape is None else _shape(name, shape)
-        _check_shape(name, shape, aval_of(a).shape)
+        shape = _shape_with(name, shape, a)
         return _gamma(typed, a, shape, dtype, log_space)
     sampler.__name__ = name
     return sampler
@@ -324,10 +320,7 @@ def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) values, from two log-gamma draws."""
     typed, _ = _check_key("beta", key)
     dtype = _float("beta", dtype)
-    if shape is None:
-        shape = np.broadcast_shapes(aval_of(a).shape, aval_of(b).shape)
-    shape = _shape("beta", shape)
-    _check_shape("beta", shape, aval_of(a).shape, aval_of(b).shape)
+    shape = _shape_with("beta", shape, a, b)
     return _beta(typed, a, b, shape, dtype)
 
 

@@ -14,21 +14,10 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from .jit import jit
-from ..ir.trace import aval_of
 from ..ir.types import is_integer
-from .random_core import (_check_key, _shape, _float, _dtype, _check_shape, _split, _uniform,
+from .random_core import (_check_key, _shape, _float, _dtype, _shape_with, _split, _uniform,
                      _normal_real)
 from .random_distributions import _exponential, _gamma
-
-
-def _shape_with(name, shape, *params):
-    """`shape`, or the broadcast shape of the parameters when it is None."""
-    param_shapes = [aval_of(p).shape for p in params]
-    if shape is None:
-        return tuple(np.broadcast_shapes(*param_shapes)) if param_shapes else ()
-    shape = _shape(name, shape)
-    _check_shape(name, shape, *param_shapes)
-    return shape
 
 
 def cauchy(key, shape=(), dtype=None):

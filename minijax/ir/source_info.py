@@ -26,6 +26,11 @@ Two ways an equation gets one:
   The context wins over the call stack, whose user frame would be the line that
   called `grad` rather than the line that wrote the operation.
 
+Which of the two applies is the one piece of state here: `source_context`, the
+thread's `SourceContext`, changed only by `begin_operation`/`end_operation` and the
+context managers below, and reset with the rest of the tracing state by
+`reset_trace_state` (trace.py).
+
 Source info is a comment, never part of the program: the printer does not show it,
 parsed equations have none, and equations are compared by identity, never by it.
 """
@@ -36,7 +41,8 @@ import sysconfig
 import threading
 from sys import _getframe
 
-__all__ = ["SourceInfo", "as_source_info", "current_source_info", "user_source_info", "user_location",
+__all__ = ["SourceInfo", "SourceContext", "source_context", "as_source_info",
+           "current_source_info", "user_source_info", "user_location",
            "source_info_from", "no_source_info", "user_code"]
 
 
@@ -168,25 +174,43 @@ def user_location() -> str:
 
 
 # -- the current operation or equation ------------------------------------------------------
-#
-# `source_context.mode` says where the source info of new equations comes from:
-#   _WALK       nowhere yet: walk the call stack;
-#   _OPERATION  one user operation, being expanded by a transformation's rule into
-#               several equations (`bind`, in trace.py): its frame, looked up once;
-#   _EQUATION   an equation of an existing jaxpr, being processed by a pass.
-# User code a rule calls back (a custom_jvp rule) is looked up afresh (`user_code`),
-# except inside a pass, where the equation being processed is the origin, as in JAX.
 
-_WALK, _OPERATION, _EQUATION = 0, 1, 2
+class SourceContext(threading.local):
+    """Where the source info of new equations comes from, in this thread: the only
+    state source info keeps. `mode` is one of
 
+    * `WALK`: nowhere yet -- walk the call stack;
+    * `OPERATION`: one user operation, being expanded by a transformation's rule into
+      several equations (`bind`, in trace.py) -- `info` is its frame, looked up once;
+    * `EQUATION`: an equation of an existing jaxpr, being processed by a pass --
+      `info` is that equation's.
 
-class _Context(threading.local):
+    User code a rule calls back (a custom_jvp rule) is looked up afresh (`user_code`),
+    except inside a pass, where the equation being processed is the origin, as in JAX.
+    There is one instance, `source_context`; the functions and context managers below
+    are the only code that changes it, and `reset()` (run by `reset_trace_state` in
+    trace.py, with the rest of the tracing state) puts it back to `WALK`."""
+    WALK, OPERATION, EQUATION = 0, 1, 2
+
     def __init__(self):
         self.info = None
-        self.mode = _WALK
+        self.mode = SourceContext.WALK
+
+    def reset(self):
+        self.info, self.mode = None, SourceContext.WALK
+
+    def enter(self, info, mode) -> tuple:
+        """Switch to `(info, mode)`; returns what to `restore` afterwards."""
+        saved = (self.info, self.mode)
+        self.info, self.mode = info, mode
+        return saved
+
+    def restore(self, saved: tuple):
+        self.info, self.mode = saved
 
 
-source_context = _Context()
+source_context = SourceContext()
+_WALK, _OPERATION, _EQUATION = SourceContext.WALK, SourceContext.OPERATION, SourceContext.EQUATION
 
 
 def pass_source_info():
@@ -217,7 +241,7 @@ def begin_operation() -> bool:
 
 
 def end_operation():
-    source_context.info, source_context.mode = None, _WALK
+    source_context.reset()
 
 
 class source_info_from:
@@ -228,12 +252,10 @@ class source_info_from:
         self.info = eqn._source if eqn is not None else None
 
     def __enter__(self):
-        context = source_context
-        self.saved = (context.info, context.mode)
-        context.info, context.mode = self.info, _EQUATION
+        self.saved = source_context.enter(self.info, _EQUATION)
 
     def __exit__(self, *exc):
-        source_context.info, source_context.mode = self.saved
+        source_context.restore(self.saved)
         return False
 
 
@@ -249,10 +271,11 @@ class user_code:
 
     def __enter__(self):
         context = source_context
-        self.saved = (context.info, context.mode)
         if context.mode == _OPERATION:
-            context.info, context.mode = None, _WALK
+            self.saved = context.enter(None, _WALK)
+        else:
+            self.saved = context.enter(context.info, context.mode)
 
     def __exit__(self, *exc):
-        source_context.info, source_context.mode = self.saved
+        source_context.restore(self.saved)
         return False

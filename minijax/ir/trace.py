@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
-from .source_info import begin_operation, end_operation
+from .source_info import begin_operation, end_operation, source_context
 from .types import aval_of_value
 
 
@@ -210,7 +210,7 @@ def reset_trace_state():
     """Back to a fresh root trace (for tests and for the REPL after an interrupt)."""
     _state.trace = EvalTrace()
     transformation_scope.reset()
-    end_operation()
+    source_context.reset()
 
 
 def bind(prim, *args, **params):

@@ -10,6 +10,7 @@ import numpy as np
 from .. import lax
 from ._promotion import (as_operand, as_array, dtype_of, convert,
                          promote_dtypes_inexact)
+from ._creation import zeros_like
 
 __all__ = ["real", "imag", "conj", "conjugate", "angle", "iscomplexobj"]
 
@@ -33,7 +34,6 @@ def imag(val):
     val = as_operand("imag", val)
     if iscomplexobj(val):
         return lax.imag(val)
-    from ._creation import zeros_like
     return zeros_like(val)
 
 

@@ -25,6 +25,9 @@ from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
                          result_type_and_weak, to_inexact, broadcast_to_shape,
                          canonicalize_axis, static_int, is_integer, is_inexact,
                          is_half_float)
+from ._promotion import as_array, broadcast_shapes
+from ._shape import broadcast_to, concatenate, expand_dims, reshape, stack
+from ._ufuncs import add, floor, multiply, subtract, where
 
 _ROOT = EvalTrace()  # stateless, so one shared instance serves as "the root trace"
 
@@ -97,7 +100,6 @@ def asarray(a, dtype=None, order=None, copy=None):
 
 
 def _stack_nested(items, dtype):
-    from ._shape import stack
     leaves = [_stack_nested(i, None) if isinstance(i, (list, tuple)) else as_operand("array", i)
               for i in items]
     out = stack(leaves) if leaves else concrete_array(np.zeros((0,), np.float32))
@@ -110,7 +112,6 @@ def copy(a):
 
 def astype(x, dtype, /, *, copy: bool = False):
     """`jnp.astype`: `x` converted to `dtype` (a strongly typed result)."""
-    from ._promotion import as_array
     return as_array(convert("astype", as_operand("astype", x), _dtype_arg(dtype)))
 
 
@@ -223,8 +224,6 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
              dtype=None, axis: int = 0):
     """`jnp.linspace`: `num` points from `start` to `stop` (arrays allowed, which adds
     their broadcast shape around `axis`)."""
-    from ._ufuncs import multiply, add, subtract, floor
-    from ._shape import concatenate, expand_dims, reshape
     num = static_int("linspace", num, "num")
     if num < 0:
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
@@ -235,7 +234,6 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
         dtype = _dtype_arg(dtype)
     compute = dtype if is_inexact(dtype) else np.dtype(np.float32)
     start, stop = convert("linspace", start, compute), convert("linspace", stop, compute)
-    from ._promotion import broadcast_shapes
     bounds = list(broadcast_shapes("linspace", shape_of(start), shape_of(stop)))
     start = broadcast_to_shape("linspace", start, bounds)
     stop = broadcast_to_shape("linspace", stop, bounds)
@@ -294,7 +292,6 @@ def tri(N, M=None, k=0, dtype=None):
 
 
 def _triangle(fname, m, k, lower):
-    from ._ufuncs import where
     m = as_operand(fname, m)
     shape = shape_of(m)
     if len(shape) < 2:
@@ -316,7 +313,6 @@ def triu(m, k: int = 0):
 
 def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
     """`jnp.meshgrid` of 1-d arrays, 'xy' (Cartesian) or 'ij' (matrix) indexing."""
-    from ._shape import reshape, broadcast_to
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     xi = [as_operand("meshgrid", x) for x in xi]

@@ -31,7 +31,7 @@ class _ScalarType:
         self.type = self.dtype.type  # the NumPy scalar type, for issubdtype
 
     def __call__(self, value=0):
-        from ._creation import asarray
+        from ._creation import asarray  # not at the top: _creation imports this module (a cycle)
         return asarray(value, dtype=self.dtype)
 
     def __eq__(self, other):

@@ -13,6 +13,12 @@ from ._promotion import (as_operand, shape_of, dtype_of, like, promote_args_inex
                          promote_args, canonicalize_axes, is_inexact, is_float)
 from . import _reductions as R
 from . import _ufuncs as U
+from ._creation import asarray
+from ._dtypes import finfo
+from ._indexing import take
+from ._promotion import as_array
+from ._shape import concatenate, ravel, reshape, stack, transpose
+from ._sorting import sort
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -36,7 +42,6 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def array_equal(a1, a2, equal_nan=False):
     """Whether the arrays have the same shape and elements (a bool array)."""
-    from ._creation import asarray
     # JAX converts the operands with asarray here, so lists are accepted.
     a1, a2 = asarray(a1), asarray(a2)
     if shape_of(a1) != shape_of(a2):
@@ -81,10 +86,8 @@ def _logaddexp_jvp(primals, tangents):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """NaN to `nan`, +-inf to the largest finite values (or `posinf`/`neginf`)."""
-    from ._dtypes import finfo
     x = as_operand("nan_to_num", x)
     if not is_float(dtype_of(x)):
-        from ._promotion import as_array
         return as_array(x)
     info = finfo(dtype_of(x))
     posinf = float(info.max) if posinf is None else posinf
@@ -141,9 +144,6 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False):
     """Quantiles at the static probabilities `q` (scalar or 1-d), interpolating
     linearly between the sorted neighbours. A NaN anywhere gives NaN, as in JAX."""
-    from ._shape import stack, reshape
-    from ._sorting import sort
-    from ._indexing import take
     if method != "linear" or out is not None:
         raise NotImplementedError("quantile: only method='linear' (and no out=) is supported")
     a, = promote_args_inexact("quantile", a, keep_scalars=False)
@@ -154,7 +154,6 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     axes = canonicalize_axes("quantile", axis, len(dims))
     if axis is None or len(axes) > 1:
         rest = [i for i in range(len(dims)) if i not in axes]
-        from ._shape import transpose
         a = reshape(transpose(a, rest + list(axes)), [dims[i] for i in rest] + [-1])
         axis_ = len(rest)
     else:
@@ -187,7 +186,6 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 
 def append(arr, values, axis=None):
-    from ._shape import concatenate, ravel
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], 0)
     return concatenate([arr, values], axis)

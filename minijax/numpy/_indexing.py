@@ -35,6 +35,10 @@ from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool,
                          canonicalize_axis, is_weak)
 from ._shape import reverse_axis
+from . import _ufuncs
+from ._creation import array, ones_like
+from ._shape import ravel
+from ._ufuncs import greater_equal, less, logical_and, negative, remainder, where
 
 
 @dataclass
@@ -70,7 +74,6 @@ def _as_index_array(fname, idx):
         return np.asarray(idx)
     if isinstance(idx, (list, tuple)):
         if _holds_tracer(idx):
-            from ._creation import array
             return array(idx)
         idx = np.asarray(idx)
         if idx.size == 0:
@@ -448,7 +451,6 @@ class _IndexUpdateRef:
 
     def subtract(self, values, *, mode=None, indices_are_sorted=False,
                  unique_indices=False):
-        from ._ufuncs import negative
         return _scatter(self.array, self.index, negative(values), "add", _mode(mode))
 
     def apply(self, *args, **kwargs):
@@ -468,8 +470,6 @@ def _factors_method(ufunc_name):
     """As JAX: `x.at[idx].divide(v)` is x / (ones with v multiplied in at idx) -- a
     true division, so integer arrays give floats -- and `.power(v)` is x ** (...)."""
     def method(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        from . import _ufuncs
-        from ._creation import ones_like
         factors = _scatter(ones_like(self.array), self.index, values, "multiply",
                            _mode(mode))
         return getattr(_ufuncs, ufunc_name)(self.array, factors)
@@ -518,7 +518,6 @@ def _gather_mode(fname, mode):
 
 def _fill_outside(out, index, n, fill_value, out_dims_of_index):
     """Replace results whose index was out of bounds by `fill_value`."""
-    from ._ufuncs import where, logical_and, greater_equal, less
     ok = logical_and(greater_equal(index, 0), less(index, n))
     ok = lax.broadcast_in_dim(ok, shape_of(out), out_dims_of_index)
     return where(ok, out, fill_value)
@@ -531,7 +530,6 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     As in JAX the default mode is 'fill': negative indices count from the end once,
     and indices still out of range give NaN for floats (the most negative value
     for signed ints). 'clip' clamps, 'wrap' wraps around."""
-    from ._shape import ravel
     if out is not None:
         raise NotImplementedError("take: the out argument is not supported")
     a = as_operand("take", a)
@@ -547,7 +545,6 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     # As jnp.take: negative indices count from the end in 'fill' mode only; 'clip'
     # clamps them to 0 and 'wrap' takes them modulo n.
     if mode == "wrap":
-        from ._ufuncs import remainder
         index = remainder(convert("take", indices, np.int32), n)
         mode = "clip"
     elif mode == "clip":
@@ -577,7 +574,6 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
 
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     """`arr[..., indices, ...]` elementwise along `axis`, the other axes broadcast."""
-    from ._shape import ravel
     arr, indices = as_operand("take_along_axis", arr), as_operand("take_along_axis", indices)
     if axis is None:
         arr, indices, axis = ravel(arr), ravel(indices), 0
@@ -596,7 +592,6 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     out_shape = tuple(out_shape)
     mode = _gather_mode("take_along_axis", mode)
     if mode == "wrap":
-        from ._ufuncs import remainder
         index, mode = remainder(convert("take_along_axis", indices, np.int32), dims[axis]), "clip"
     else:
         index = _normalize_index(indices, dims[axis])

@@ -22,6 +22,10 @@ import numpy as np
 from .. import lax
 from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes, convert)
 from ._dtypes import canonicalize_dtype
+from ._creation import eye
+from ._promotion import canonicalize_axis
+from ._shape import ravel
+from ._ufuncs import multiply
 
 
 def _contract(lhs, rhs, contracting, batch, preferred=None, precision=None):
@@ -101,7 +105,6 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     a, b, out_dtype = _promoted("dot", a, b, preferred_element_type)
     a_shape, b_shape = shape_of(a), shape_of(b)
     if not a_shape or not b_shape:
-        from ._ufuncs import multiply
         return convert("dot", multiply(a, b), out_dtype)
     b_axis = 0 if len(b_shape) == 1 else len(b_shape) - 2
     if a_shape[-1] != b_shape[b_axis]:
@@ -113,7 +116,6 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     """The dot product of the flattened arrays (complex conjugation unsupported)."""
-    from ._shape import ravel
     a, b, out_dtype = _promoted("vdot", a, b, preferred_element_type)
     if dtype_of(a).kind == "c":
         raise NotImplementedError("vdot of complex arrays (needs conj) is not supported")
@@ -129,7 +131,6 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     a, b, out_dtype = _promoted("inner", a, b, preferred_element_type)
     a_shape, b_shape = shape_of(a), shape_of(b)
     if not a_shape or not b_shape:
-        from ._ufuncs import multiply
         return convert("inner", multiply(a, b), out_dtype)
     if a_shape[-1] != b_shape[-1]:
         raise TypeError(f"inner: last dimensions differ: {a_shape} and {b_shape}")
@@ -139,8 +140,6 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
 
 def outer(a, b, out=None):
     """Every product `a[i] * b[j]` of the flattened arrays."""
-    from ._shape import ravel
-    from ._ufuncs import multiply
     if out is not None:
         raise NotImplementedError("outer: the out argument is not supported")
     a, b = ravel(as_operand("outer", a)), ravel(as_operand("outer", b))
@@ -150,7 +149,6 @@ def outer(a, b, out=None):
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Contract the last `axes` axes of `a` with the first of `b`, or the axes listed
     in a pair of sequences."""
-    from ._promotion import canonicalize_axis
     a, b, out_dtype = _promoted("tensordot", a, b, preferred_element_type)
     a_shape, b_shape = shape_of(a), shape_of(b)
     if isinstance(axes, (int, np.integer)):
@@ -232,7 +230,6 @@ def _parse_einsum(subscripts, shapes):
 
 def _take_diagonals(x, labels):
     """Merge repeated labels of one operand by taking the diagonal."""
-    from ._creation import eye
     while len(set(labels)) != len(labels):
         label = next(c for c in labels if labels.count(c) > 1)
         p = labels.index(label)
@@ -335,7 +332,6 @@ def _broadcast_size_one(x, labels, y, y_labels):
 
 def kron(a, b):
     """The Kronecker product: blocks `a[i, j] * b`."""
-    from ._ufuncs import multiply
     a, b = as_operand("kron", a), as_operand("kron", b)
     n = builtins.max(len(shape_of(a)), len(shape_of(b)))
     a_shape = (1,) * (n - len(shape_of(a))) + shape_of(a)

@@ -29,6 +29,7 @@ from ..ir.trace import Tracer, aval_of
 from ..ir.types import (ShapedArray, canonical_dtype, is_complex, is_float, is_inexact,
                         is_integer, is_bool, is_key)
 from ._dtypes import _ScalarType
+from ._dtypes import dtype as as_dtype
 
 PY_SCALARS = (bool, int, float, complex)
 _WEAK_REPRESENTATIVE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
@@ -91,7 +92,7 @@ def as_array(x):
     scalars as concrete jax arrays (for functions that would return their input)."""
     if isinstance(x, Tracer) or hasattr(x, "aval"):
         return x
-    from ._creation import asarray
+    from ._creation import asarray  # not at the top: _creation imports this module (a cycle)
     return asarray(x)
 
 
@@ -165,7 +166,6 @@ def result_type(*args) -> np.dtype:
 
 def promote_types(a, b) -> np.dtype:
     """`jnp.promote_types`: promotion of two dtypes, both taken as strongly typed."""
-    from ._dtypes import dtype as as_dtype
     return result_type(canonical_dtype(as_dtype(a)), canonical_dtype(as_dtype(b)))
 
 

@@ -21,6 +21,8 @@ from ._promotion import (as_operand, shape_of, dtype_of, is_weak, convert,
                          canonicalize_axes, canonicalize_axis, is_bool, is_integer,
                          is_inexact, is_complex, is_half_float)
 from ._dtypes import canonicalize_dtype
+from ._promotion import promote_dtypes_inexact
+from ._ufuncs import _as_bool
 
 
 def strong(fname, x):
@@ -117,7 +119,6 @@ def ptp(a, axis=None, out=None, keepdims=False):
 def _boolean_reduction(fname, reducer):
     def fn(a, axis=None, out=None, keepdims=False, where=None):
         _no_out(fname, out, where)
-        from ._ufuncs import _as_bool
         a = _as_bool(fname, as_operand(fname, a))
         axes = canonicalize_axes(fname, axis, len(shape_of(a)))
         return _keep_dims(reducer(a, axes), axes, keepdims)
@@ -131,7 +132,6 @@ any = _boolean_reduction("any", lax.reduce_or)
 
 
 def count_nonzero(a, axis=None, keepdims=False):
-    from ._ufuncs import _as_bool
     return sum(_as_bool("count_nonzero", a), axis=axis, keepdims=keepdims)
 
 
@@ -194,8 +194,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """`jnp.average`: the mean, or `sum(a * w) / sum(w)`; 1-d weights apply along a
     single `axis`. With `returned`, also the sum of the weights."""
-    from ._promotion import promote_dtypes_inexact
-    from ._creation import full_like
+    from ._creation import full_like  # not at the top: _creation imports this module (a cycle)
     a = as_operand("average", a)
     shape = shape_of(a)
     if weights is None:

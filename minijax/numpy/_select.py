@@ -12,6 +12,7 @@ from __future__ import annotations
 from ._creation import asarray
 from ._promotion import result_type
 from ._ufuncs import where
+from ._shape import broadcast_to
 
 __all__ = ["select", "piecewise"]
 
@@ -60,6 +61,5 @@ def piecewise(x, condlist, funclist, *args, **kw):
     for cond, f in zip(condlist, funclist):
         out = where(cond, value_of(f), out)
     if out.shape != x.shape:
-        from ._shape import broadcast_to
         out = broadcast_to(out, x.shape)
     return out

@@ -23,6 +23,9 @@ from ..transforms.ad_util import reverse_axis  # noqa: F401  (flip; _indexing im
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, promote_dtypes,
                          broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
                          canonicalize_axis, canonicalize_axes, static_int)
+from ._dtypes import canonicalize_dtype
+from ._reductions import sum as array_sum
+from ._ufuncs import remainder, subtract, where
 
 
 def shape(a) -> tuple:
@@ -217,7 +220,6 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("concatenate: need at least one array to concatenate")
     arrays = promote_dtypes("concatenate", *arrays)
     if dtype is not None:
-        from ._dtypes import canonicalize_dtype
         arrays = [convert("concatenate", a, canonicalize_dtype(dtype)) for a in arrays]
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -252,7 +254,6 @@ def stack(arrays, axis=0, dtype=None):
     axis = canonicalize_axis("stack", axis, len(shape_of(arrays[0])) + 1)
     arrays = promote_dtypes("stack", *arrays)
     if dtype is not None:
-        from ._dtypes import canonicalize_dtype
         arrays = [convert("stack", a, canonicalize_dtype(dtype)) for a in arrays]
     return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis)
 
@@ -356,7 +357,6 @@ def roll(a, shift, axis=None):
         if n == 0:
             continue
         if isinstance(s, Tracer):
-            from ._ufuncs import remainder, subtract
             start = remainder(subtract(n, remainder(s, n)), n)
             doubled = lax.concatenate([a, a], ax)
             a = lax.dynamic_slice_in_dim(doubled, convert("roll", start, np.int32), n, ax)
@@ -422,7 +422,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     if counts.shape != (dims[axis],):
         raise ValueError(f"repeat: {counts.shape[0]} repeats for axis {axis} of size "
                          f"{dims[axis]} (shape {dims})")
-    from ._indexing import take
+    from ._indexing import take  # not at the top: _indexing imports this module (a cycle)
     return take(a, np.repeat(np.arange(dims[axis], dtype=np.int32), counts), axis=axis)
 
 
@@ -508,7 +508,7 @@ def _pad_axis(x, axis, lo, hi, mode):
 
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     """The `offset` diagonal of the (axis1, axis2) planes, as a last axis."""
-    from ._indexing import getitem
+    from ._indexing import getitem  # not at the top: _indexing imports this module (a cycle)
     a = as_operand("diagonal", a)
     n = len(shape_of(a))
     axis1 = canonicalize_axis("diagonal", axis1, n)
@@ -525,14 +525,12 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
 
 
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
-    from ._reductions import sum
-    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    return array_sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 def diag(v, k: int = 0):
     """A 1-d `v` on the `k`-th diagonal of a square matrix, or a 2-d `v`'s diagonal."""
-    from ._creation import eye
-    from ._ufuncs import where
+    from ._creation import eye  # not at the top: _creation imports this module (a cycle)
     v = as_operand("diag", v)
     dims = shape_of(v)
     if len(dims) == 2:

@@ -14,6 +14,10 @@ from .. import lax
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis,
                          promote_dtypes, is_complex)
+from ._creation import concrete_array
+from ._indexing import take
+from ._reductions import sum as array_sum
+from ._shape import expand_dims, flip
 
 
 def _sort_input(fname, a, axis):
@@ -36,7 +40,6 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     a, axis = _sort_input("sort", a, axis)
     out = lax.sort(a, dimension=axis, is_stable=bool(stable))
     if descending:
-        from ._shape import flip
         out = flip(out, axis)
     return out
 
@@ -51,13 +54,11 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     a, axis = _sort_input("argsort", a, axis)
     shape = shape_of(a)
     if descending:
-        from ._shape import flip
         a = flip(a, axis)
     positions = lax.broadcasted_iota(np.int32, shape, axis)
     _, indices = lax.sort((a, positions), dimension=axis, is_stable=bool(stable),
                           num_keys=1)
     if descending:
-        from ._shape import flip
         indices = lax.sub(np.int32(shape[axis] - 1), flip(indices, axis))
     return indices
 
@@ -67,15 +68,12 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method=None):
 
     Counts the elements of `a` before each insertion point (a comparison against every
     element): O(len(a)) work per query, but one fused XLA computation."""
-    from ._reductions import sum
-    from ._shape import expand_dims
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     a, v = promote_dtypes("searchsorted", a, v)
     if len(shape_of(a)) != 1:
         raise ValueError(f"searchsorted: a must be 1-d, got shape {shape_of(a)}")
     if sorter is not None:
-        from ._indexing import take
         a = take(a, sorter)
     v_shape = shape_of(v)
     queries = expand_dims(v, -1)
@@ -83,7 +81,7 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method=None):
                                    tuple(range(len(v_shape))) + (len(v_shape),))
     table = lax.broadcast_in_dim(a, v_shape + shape_of(a), (len(v_shape),))
     before = lax.lt(table, queries) if side == "left" else lax.le(table, queries)
-    return sum(before, axis=-1, dtype=np.int32)
+    return array_sum(before, axis=-1, dtype=np.int32)
 
 
 def _concrete(fname, x):
@@ -95,7 +93,6 @@ def _concrete(fname, x):
 
 def nonzero(a, *, size=None, fill_value=None):
     """`jnp.nonzero` of a concrete array: a tuple of int32 index arrays."""
-    from ._creation import concrete_array
     if size is not None:
         raise NotImplementedError("nonzero: size= is not supported")
     value = _concrete("nonzero", as_operand("nonzero", a))
@@ -105,13 +102,11 @@ def nonzero(a, *, size=None, fill_value=None):
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
-    from ._creation import concrete_array
     value = _concrete("flatnonzero", as_operand("flatnonzero", a))
     return concrete_array(np.flatnonzero(value).astype(np.int32))
 
 
 def argwhere(a, *, size=None, fill_value=None):
-    from ._creation import concrete_array
     value = _concrete("argwhere", as_operand("argwhere", a))
     return concrete_array(np.argwhere(value).astype(np.int32))
 
@@ -119,7 +114,6 @@ def argwhere(a, *, size=None, fill_value=None):
 def unique(ar, return_index=False, return_inverse=False, return_counts=False,
            axis=None, *, size=None, fill_value=None):
     """`jnp.unique` of a concrete array (computed with NumPy, returned as arrays)."""
-    from ._creation import concrete_array
     value = _concrete("unique", as_operand("unique", ar))
     out = np.unique(value, return_index=return_index, return_inverse=return_inverse,
                     return_counts=return_counts, axis=axis)

@@ -498,7 +498,7 @@ def isfinite(x, /):
         return lax.is_finite(x)
     if is_complex(dtype):
         raise NotImplementedError("isfinite of complex arrays is not supported")
-    from ._creation import full
+    from ._creation import full  # not at the top: _creation imports this module (a cycle)
     return full(shape_of(x), True)
 
 
@@ -506,7 +506,7 @@ def isnan(x, /):
     x = as_operand("isnan", x)
     if is_inexact(dtype_of(x)):
         return lax.ne(x, x)  # NaN is the one value unequal to itself
-    from ._creation import full
+    from ._creation import full  # not at the top: _creation imports this module (a cycle)
     return full(shape_of(x), False)
 
 
@@ -517,7 +517,7 @@ def isinf(x, /):
         return lax.eq(lax.abs(x), like(x, np.inf))
     if is_complex(dtype):
         raise NotImplementedError("isinf of complex arrays is not supported")
-    from ._creation import full
+    from ._creation import full  # not at the top: _creation imports this module (a cycle)
     return full(shape_of(x), False)
 
 
@@ -548,7 +548,7 @@ def where(condition, x=None, y=None, /):
     The one-argument form `where(c)` returns the indices of nonzero entries, whose
     count depends on the values, so it needs a concrete `c` (as in JAX)."""
     if x is None and y is None:
-        from ._sorting import nonzero
+        from ._sorting import nonzero  # not at the top: _sorting imports this module (a cycle)
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("where: pass both x and y, or neither")

@@ -34,6 +34,8 @@ from ._shape import (broadcast_to, expand_dims, squeeze, moveaxis, matrix_transp
                      diagonal as _diagonal_axes)
 from ._linalg import matmul, tensordot, outer as _outer
 from ._dtypes import finfo
+from ._indexing import take_along_axis
+from ._shape import ravel, reshape, stack
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",
            "slogdet", "pinv", "matrix_power", "lstsq", "matrix_rank", "norm", "vector_norm",
@@ -133,7 +135,6 @@ def _hermitian_svd(a, compute_uv):
     s_sorted = U.negative(s_sorted)
     if not compute_uv:
         return s_sorted
-    from ._indexing import take_along_axis
     u = take_along_axis(v, expand_dims(order, -2), axis=-1)
     vh = matrix_transpose(U.multiply(u, expand_dims(signs, -2)))
     return SVDResult(u, s_sorted, vh)
@@ -162,7 +163,6 @@ def qr(a, mode: str = "reduced"):
 
 def _permute_rows(b, permutation):
     """b[..., permutation, :] for a batch of row permutations."""
-    from ._indexing import take_along_axis
     index = broadcast_to(expand_dims(permutation, -1), shape_of(permutation) + shape_of(b)[-1:])
     return take_along_axis(b, index, axis=-2)
 
@@ -477,7 +477,6 @@ def cross(x1, x2, /, *, axis=-1):
     if shape_of(x1)[axis] != 3 or shape_of(x2)[axis] != 3:
         raise ValueError(f"cross: both operands must have size 3 along axis {axis}, got "
                          f"shapes {shape_of(x1)} and {shape_of(x2)}")
-    from ._shape import stack
     a, b = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
     batch = broadcast_shapes("cross", shape_of(a)[:-1], shape_of(b)[:-1])
     a, b = broadcast_to(a, batch + (3,)), broadcast_to(b, batch + (3,))
@@ -532,7 +531,6 @@ def cond(x, p=None):
 
 def tensorinv(a, ind: int = 2):
     """The inverse of `a` seen as a matrix from its first `ind` axes to the rest."""
-    from ._shape import reshape
     a = as_operand("tensorinv", a)
     ind = operator.index(ind)
     if ind <= 0:
@@ -547,7 +545,6 @@ def tensorinv(a, ind: int = 2):
 
 def tensorsolve(a, b, axes=None):
     """x with tensordot(a, x, x.ndim) = b: a solve on `a` flattened to a square matrix."""
-    from ._shape import reshape, ravel
     a, b = as_operand("tensorsolve", a), as_operand("tensorsolve", b)
     if axes is not None:
         a = moveaxis(a, axes, (len(shape_of(a)) - 1,) * len(axes))
