@@ -81,11 +81,9 @@ def test_checkpoint_saves_nothing_for_a_tangent_killed_by_sign():
     assert saved[0] == saved[1] == ()
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding F5 (docs/fuzzing.md): under "
-                   "nothing_saveable minijax saves the output of a scan inside the "
-                   "checkpointed function, where JAX saves only the argument (the scan "
-                   "form of tests/test_cross_check.py's remat-of-jit residual finding)")
 def test_nothing_saveable_saves_no_scan_output():
+    # fuzz finding F5 (docs/fuzzing.md), fixed when the remat policy began to reach the
+    # results of loops and calls inside the checkpointed function
     import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
     from minijax.testing.recipes import Side
     x = np.ones(3, np.float32)

@@ -36,6 +36,9 @@ def _draw(rng, shape, kind):
         return rng.uniform(1.1, 2.0, shape).astype(np.float32)
     if kind == "n":
         return rng.standard_normal(shape).astype(np.float32)
+    if kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(
+            np.complex64)
     if kind == "b":
         return rng.random(shape) < 0.5
     if kind.startswith("i"):                # "i5": int32 in [0, 5)
@@ -94,6 +97,8 @@ def _cases():
     c.append(Case(["shift_left", "shift_right_logical", "shift_right_arithmetic"],
                   [((2, 4), "i100"), ((2, 4), "i6")], id="binary-shift"))
     c.append(Case("nextafter", [((2, 4), "n"), ((2, 4), "n")]))
+    c.append(Case(["real", "imag", "conj"], [((2, 4), "c")], id="unary-complex"))
+    c.append(Case("complex", [((2, 4), "n"), ((2, 4), "n")]))
     c.append(Case("random_gamma_grad", [((2, 4), "f>1"), ((2, 4), "f>1")]))
     c.append(Case("add", [((2, 4), "n"), ((), "n")], id="add-splat-rhs"))
     c.append(Case("mul", [((), "n"), ((2, 4), "n")], id="mul-splat-lhs"))

@@ -227,9 +227,11 @@ lowering_rules[custom_lin_p] = _custom_lin
 
 # -- interpreting a jaxpr with the table ------------------------------------------------
 
-def lower_jaxpr(jaxpr, consts, args) -> list:
-    """Evaluate `jaxpr` with `jax.lax` calls; meant to run inside `jax.jit`. A weak
-    literal reaches JAX as a Python scalar, so JAX keeps it weak (`literal_value`)."""
+def interpret_with_table(jaxpr, consts, args, table: dict, missing) -> list:
+    """Run `jaxpr` on JAX values by calling `table[eqn.primitive]` for each equation
+    (the lowering table here; the interop bridge's export table). A weak literal
+    reaches JAX as a Python scalar, so JAX keeps it weak (`literal_value`).
+    `missing(primitive)` is the exception for a primitive without a rule."""
     env = {}
 
     def read(atom):
@@ -240,16 +242,23 @@ def lower_jaxpr(jaxpr, consts, args) -> list:
     for var, value in zip(jaxpr.invars, args):
         env[var] = value
     for eqn in jaxpr.eqns:
-        try:
-            rule = lowering_rules[eqn.primitive]
-        except KeyError:
-            raise NotImplementedError(
-                f"the XLA backend has no lowering for {eqn.primitive.name}; refs must be "
-                f"discharged before lowering") from None
+        rule = table.get(eqn.primitive)
+        if rule is None:
+            raise missing(eqn.primitive)
         outs = rule(*map(read, eqn.inputs), **eqn.params)
         for var, value in zip(eqn.outputs, outs):
             env[var] = value
     return [read(v) for v in jaxpr.outvars]
+
+
+def _no_lowering(primitive):
+    return NotImplementedError(f"the XLA backend has no lowering for {primitive.name}; "
+                               f"refs must be discharged before lowering")
+
+
+def lower_jaxpr(jaxpr, consts, args) -> list:
+    """Evaluate `jaxpr` with `jax.lax` calls; meant to run inside `jax.jit`."""
+    return interpret_with_table(jaxpr, consts, args, lowering_rules, _no_lowering)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -26,10 +26,9 @@ import jax.ad_checkpoint
 import numpy as np
 from jax import lax, tree_util
 
-from ..backends.xla import lowering_rules, _BINARY
-from ..ir.core import literal_value as jax_literal
+from ..backends.xla import lowering_rules, _BINARY, interpret_with_table
 from ..ir import primitives as P
-from ..ir.core import Literal, ClosedJaxpr
+from ..ir.core import ClosedJaxpr
 from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_print_p,
                                           debug_callback_p, rebuild_from_layout)
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
@@ -67,23 +66,11 @@ for _name, _fn in _BINARY.items():
 
 def eval_exported(jaxpr, consts, args) -> list:
     """Run a minijax jaxpr with the export table: JAX values in, JAX values out."""
-    env = {}
+    return interpret_with_table(jaxpr, consts, args, export_rules, _cannot_export)
 
-    def read(atom):
-        return jax_literal(atom) if isinstance(atom, Literal) else env[atom]
 
-    for var, value in zip(jaxpr.constvars, consts):
-        env[var] = value
-    for var, value in zip(jaxpr.invars, args):
-        env[var] = value
-    for eqn in jaxpr.eqns:
-        rule = export_rules.get(eqn.primitive)
-        if rule is None:
-            raise ExportError(f"minijax cannot export {eqn.primitive.name} to JAX yet")
-        outs = rule(*map(read, eqn.inputs), **eqn.params)
-        for var, value in zip(eqn.outputs, outs):
-            env[var] = value
-    return [read(v) for v in jaxpr.outvars]
+def _cannot_export(primitive):
+    return ExportError(f"minijax cannot export {primitive.name} to JAX yet")
 
 
 def to_jax(closed_jaxpr: ClosedJaxpr):
