@@ -227,6 +227,16 @@ def jaxprs_in_params(params: dict[str, Any]):
                     yield item
 
 
+def eqns_nested(jaxpr):
+    """Every equation of `jaxpr` (a Jaxpr or ClosedJaxpr) and of the sub-jaxprs in
+    its equations' params, outer equations first."""
+    jaxpr = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for sub in jaxprs_in_params(eqn.params):
+            yield from eqns_nested(sub)
+
+
 def literal_value(literal: Literal):
     """The value a `Literal` stands for when a jaxpr is re-run through `bind`.
 

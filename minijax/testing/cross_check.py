@@ -28,7 +28,7 @@ from jax import tree_util
 import minijax
 from ..divergences import DIVERGENCES
 from ..interop import import_jaxpr
-from ..ir.core import jaxprs_in_params
+from ..ir.core import eqns_nested
 from ..transforms.ad_util import eval_jaxpr
 from .comparison import assert_trees_match
 from .recipes import (Side, Skip, SavedResiduals, TRANSFORMS, run_recipe, policy_label,
@@ -97,14 +97,7 @@ def _compare_residuals(actual, expected):
 
 
 def _program_words(closed) -> set:
-    words = set()
-
-    def walk(jaxpr):
-        for eqn in jaxpr.eqns:
-            words.add(eqn.primitive.name)
-            for sub in jaxprs_in_params(eqn.params):
-                walk(sub)
-    walk(closed.jaxpr)
+    words = {eqn.primitive.name for eqn in eqns_nested(closed)}
     if words & {"new_ref", "get", "swap", "addupdate", "freeze"} or any(
             type(v.aval).__name__ == "RefType" for v in closed.jaxpr.invars):
         words.add("new_ref")

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import minijax
-from ..ir.core import jaxprs_in_params
+from ..ir.core import eqns_nested
 from ..ir.types import is_float
 from . import recipes as recipes_module
 from .cross_check import compare, select_recipes, _program_words, _TRANSFORM_WORDS
@@ -72,15 +72,7 @@ class FuzzCase:
 
 
 def primitive_names(closed) -> frozenset:
-    names = set()
-
-    def walk(jaxpr):
-        for eqn in jaxpr.eqns:
-            names.add(eqn.primitive.name)
-            for sub in jaxprs_in_params(eqn.params):
-                walk(sub)
-    walk(closed.jaxpr)
-    return frozenset(names)
+    return frozenset(eqn.primitive.name for eqn in eqns_nested(closed))
 
 
 def generate(seed, features=None, size=8, rng=None) -> FuzzCase:
@@ -242,17 +234,9 @@ POLICY_NAMES = ("nothing_saveable", "everything_saveable", "dots_saveable",
 
 def _policies_used(program) -> set:
     """The policy names the program's checkpoint equations print with."""
-    words = set()
-
-    def walk(jaxpr):
-        for eqn in jaxpr.eqns:
-            if "policy" in eqn.params:
-                text = str(eqn.params["policy"])
-                words.update(w for w in POLICY_NAMES if w in text)
-            for sub in jaxprs_in_params(eqn.params):
-                walk(sub)
-    walk(program.jaxpr)
-    return words
+    texts = [str(eqn.params["policy"]) for eqn in eqns_nested(program)
+             if "policy" in eqn.params]
+    return {w for text in texts for w in POLICY_NAMES if w in text}
 
 
 def check_case(case: FuzzCase, transforms=None, rtol=None, atol=None) -> list:

@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 from ..ir.control_flow_primitives import cond_p, scan_p, while_p
-from ..ir.core import Var
+from ..ir.core import Var, eqns_nested
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.catalogue import jit_p
 from ..ir.remat_primitive import remat_p
@@ -244,12 +244,7 @@ def _loop_body(program, leaves, k, values):
 
 
 def _size(program) -> int:
-    from ..ir.core import jaxprs_in_params
-
-    def count(jaxpr):
-        return sum(1 + sum(count(sub) for sub in jaxprs_in_params(e.params))
-                   for e in jaxpr.eqns)
-    return count(program.jaxpr)
+    return sum(1 for _ in eqns_nested(program))
 
 
 def shrink(program, leaves, transform, recipe, rtol=None, atol=None, *, max_checks=150,
