@@ -20,7 +20,7 @@ vmapped call, so `BatchTrace.process_primitive` asks this module:
   which. `ref.addupdate(r, i, 1.0)` is one; so is `r[...] += 1.0`, which reads `r`
   and then writes it -- and so is any write after a read of the same ref, since
   "once per example" would have each example see the previous one's write. The
-  trace notes which outside refs it has read (`trace.outside_refs_read`) and rejects
+  trace notes which outside refs it has read (in its `ref_ledger`) and rejects
   a later write to one, naming the two readings and what to write for each. A call,
   branch or loop that writes an outside ref gets its body traced (and thrown away)
   under a batching trace with nothing mapped, which applies the same checks inside.
@@ -40,6 +40,7 @@ from ..ir.staging import trace_to_jaxpr
 from ..ir.trace import aval_of, bind, set_current_trace
 from ..ir.types import RefType
 from ..ir.ref_box import RefError, describe_ref
+from ..ir.ref_ledger import RefLedger
 from .ad_util import fresh_root
 from .batching import BatchTracer, BatchingError, moveaxis, not_mapped, vmap_rules
 
@@ -59,7 +60,7 @@ def reading(prim) -> bool:
 
 def check_no_closure_alias(trace, args):
     for x in args:
-        found = trace.argument_refs.get(id(x))
+        found = RefLedger.lookup(trace.ref_ledger.mapped_arguments, x)
         if found is not None:
             ref, name = found
             raise RefError(
@@ -71,12 +72,12 @@ def check_no_closure_alias(trace, args):
 # -- increments of outside refs ---------------------------------------------------------
 
 def _is_outside(trace, ref) -> bool:
-    return id(ref) not in trace.local_refs
+    return not trace.ref_ledger.made_here(ref)
 
 
 def read_before(trace, ref) -> bool:
     """Has this vmapped call already read `ref`, a ref from outside?"""
-    return id(ref) in trace.outside_refs_read
+    return RefLedger.lookup(trace.ref_ledger.outside_read, ref) is not None
 
 
 def note_reads(trace, prim, values, params, dims=None):
@@ -89,7 +90,7 @@ def note_reads(trace, prim, values, params, dims=None):
     for k in read:
         ref = values[k]
         if (dims is None or dims[k] is not_mapped) and _is_outside(trace, ref):
-            trace.outside_refs_read[id(ref)] = ref
+            trace.ref_ledger.outside_read[id(ref)] = ref
 
 
 def ambiguous_increment(ref, how):
