@@ -139,7 +139,9 @@ def _one_equation(prim, params_key, in_avals, slots) -> Jaxpr:
         invars[slot] = invars[slot] or Var(aval)
     inputs = [invars[slot] for slot in slots]
     outvars = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
-    eqn = Eqn(prim, inputs, params, outvars, effects_of(prim, in_avals, params))
+    # Cached and shared by every eager call of `prim`: no user line is its origin.
+    eqn = Eqn(prim, inputs, params, outvars, effects_of(prim, in_avals, params),
+              source_info=None)
     return Jaxpr((), invars, (eqn,), outvars)
 
 
