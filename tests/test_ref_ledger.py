@@ -2,7 +2,8 @@
 the trace, dropped with it, and reset (for eager boxes) with the tracing state.
 
 The misuse these facts catch is differential-tested against JAX in test_refs*.py;
-here: where the facts live and how long they last."""
+here: where the facts live and how long they last (and, last, that the journals
+which roll back a failed call's writes are per thread too)."""
 import gc
 import weakref
 
@@ -156,3 +157,39 @@ def test_ledger_entries_are_for_that_very_ref():
     assert ledger.write_refusal(a) == "no"
     ledger.allow_writes(a)
     assert not ledger.read_only and "created=1" in repr(ledger)
+
+
+def test_rolling_back_a_failed_call_is_per_thread():
+    # A failed transformation puts back the boxes it wrote, even while another
+    # thread is inside a transformation of its own (each thread has its journals).
+    import threading
+    box = minijax.new_ref(np.zeros(3, np.float32))
+    other_inside, first_done = threading.Event(), threading.Event()
+    errors = []
+
+    def fails(x):
+        other_inside.wait(10)
+        box[...] = np.ones(3, np.float32)
+        raise ValueError("fails after writing")
+
+    def waits(x):
+        other_inside.set()
+        first_done.wait(10)
+        return x
+
+    def first():
+        try:
+            minijax.vmap(fails)(X)
+        except ValueError as e:
+            errors.append(e)
+        finally:
+            first_done.set()
+
+    threads = [threading.Thread(target=first),
+               threading.Thread(target=lambda: minijax.vmap(waits)(X))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert len(errors) == 1
+    np.testing.assert_array_equal(box[...], np.zeros(3, np.float32))
