@@ -103,6 +103,21 @@ class RefLedger:
         """(vmap) Whether `ref` is an unbatched ref made below this trace."""
         return self.lookup(self.made_below, ref) is not None
 
+    def note_mapped_argument(self, ref, name: str):
+        self.mapped_arguments[id(ref)] = (ref, name)
+
+    def mapped_argument_name(self, ref):
+        """(vmap) The name of the argument `ref` was mapped as, or None."""
+        entry = self.lookup(self.mapped_arguments, ref)
+        return None if entry is None else entry[1]
+
+    def note_read_from_outside(self, ref):
+        self.outside_read[id(ref)] = ref
+
+    def was_read_from_outside(self, ref) -> bool:
+        """(vmap) Whether this trace has read `ref`, a ref from outside."""
+        return self.lookup(self.outside_read, ref) is not None
+
     def __repr__(self):
         counts = ", ".join(f"{name}={len(getattr(self, name))}" for name in self.__slots__
                            if getattr(self, name))

@@ -40,7 +40,6 @@ from ..ir.staging import trace_to_jaxpr
 from ..ir.trace import aval_of, bind, set_current_trace
 from ..ir.types import RefType
 from ..ir.ref_box import RefError, describe_ref
-from ..ir.ref_ledger import RefLedger
 from .ad_util import fresh_root
 from .batching import BatchTracer, BatchingError, moveaxis, not_mapped, vmap_rules
 
@@ -60,11 +59,10 @@ def reading(prim) -> bool:
 
 def check_no_closure_alias(trace, args):
     for x in args:
-        found = RefLedger.lookup(trace.ref_ledger.mapped_arguments, x)
-        if found is not None:
-            ref, name = found
+        name = trace.ref_ledger.mapped_argument_name(x)
+        if name is not None:
             raise RefError(
-                f"vmap: {describe_ref(ref)} is both closed over by the vmapped function "
+                f"vmap: {describe_ref(x)} is both closed over by the vmapped function "
                 f"and passed to it as {name} (aliasing): mapped, each example sees one "
                 f"row of it, while the closure sees the whole ref. Use one or the other.")
 
@@ -77,7 +75,7 @@ def _is_outside(trace, ref) -> bool:
 
 def read_before(trace, ref) -> bool:
     """Has this vmapped call already read `ref`, a ref from outside?"""
-    return RefLedger.lookup(trace.ref_ledger.outside_read, ref) is not None
+    return trace.ref_ledger.was_read_from_outside(ref)
 
 
 def note_reads(trace, prim, values, params, dims=None):
@@ -90,7 +88,7 @@ def note_reads(trace, prim, values, params, dims=None):
     for k in read:
         ref = values[k]
         if (dims is None or dims[k] is not_mapped) and _is_outside(trace, ref):
-            trace.ref_ledger.outside_read[id(ref)] = ref
+            trace.ref_ledger.note_read_from_outside(ref)
 
 
 def ambiguous_increment(ref, how):
