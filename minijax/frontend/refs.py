@@ -127,7 +127,7 @@ def allow_writes(ref):
 
 
 def _check_writable(ref, doing: str):
-    message = _ledger_of(ref).write_refusal(ref) if is_ref(ref) else None
+    message = _ledger_of(ref).write_refusal(ref)
     if message is not None:
         raise RefError(message.replace("{doing}", doing))
 
