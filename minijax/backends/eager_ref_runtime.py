@@ -81,12 +81,16 @@ class _OpenJournals(threading.local):
     def __init__(self):
         self.stack: list[dict] = []
 
+    def __bool__(self) -> bool:
+        """Whether an `all_or_nothing()` is open in this thread."""
+        return bool(self.stack)
 
-_open_journals = _OpenJournals()
+
+_journals = _OpenJournals()
 
 
 def _note_change(box: Ref):
-    journals = _open_journals.stack
+    journals = _journals.stack
     if journals and id(box) not in journals[-1]:
         journals[-1][id(box)] = (box, (box._value, box._state, box._consumed_at))
 
@@ -95,7 +99,7 @@ def _note_change(box: Ref):
 def all_or_nothing():
     """Run a transformation so that, if it raises, every box it changed is put back."""
     journal: dict = {}
-    journals = _open_journals.stack
+    journals = _journals.stack
     journals.append(journal)
     try:
         yield

@@ -85,8 +85,7 @@ class BatchTrace(Trace):
         if self.ref_redirects:
             args = [self.ref_redirects[id(x)][1] if id(x) in self.ref_redirects else x
                     for x in args]
-        ledger = self._ref_ledger
-        if ledger is not None and ledger.mapped_arguments:
+        if self.ref_ledger.mapped_arguments:
             ref_checks.check_no_closure_alias(self, args)
         if self.axis_name is not None and prim in named_axis_rules:
             outs = named_axis_rules[prim](self, args, params)
