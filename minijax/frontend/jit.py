@@ -44,6 +44,8 @@ from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
 from ..ir.types import RefType, ShapedArray, dtype_of_jax
 from ..ir.verify import verify_jaxpr
+from ..ir.source_info import forget_source_sites
+from .. import backends
 from ..backends import xla
 from ..backends.eager_ref_runtime import run_discharged
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
@@ -200,7 +202,8 @@ def clear_caches():
     for per_fun in list(_caches.values()):
         for cache in per_fun.values():
             cache.clear()
-    xla.clear_caches()
+    backends.clear_caches()
+    forget_source_sites()
 
 
 class _JitState(threading.local):

@@ -46,7 +46,7 @@ import threading
 from sys import _getframe
 
 __all__ = ["SourceInfo", "SourceContext", "source_context", "as_source_info",
-           "current_source_info", "user_source_info", "user_location",
+           "forget_source_sites", "current_source_info", "user_source_info", "user_location",
            "source_info_from", "no_source_info", "user_code"]
 
 
@@ -114,6 +114,12 @@ class _OffsetsOf(dict):
 
 
 _sites = _Sites()
+
+
+def forget_source_sites():
+    """Drop the call sites met so far (they keep their code objects alive); equations
+    already made keep their own SourceInfo, and new ones are made on demand."""
+    _sites.clear()
 
 
 # -- which frames are the user's ------------------------------------------------------------
