@@ -51,10 +51,11 @@ register(
 
 register(
     "jax_donating_a_ref_argument_fails", "0.10.2",
-    "jax.jit(f, donate_argnums=0)(r, x) with a ref r fails before running, whether f "
-    "writes r or only reads it: JaxRuntimeError('INVALID_ARGUMENT: Parameter 0 index {} "
-    "is already aliased with one output, thus it cannot be added as a buffer donor')",
-    "the call runs; the ref keeps working and holds the new contents (a ref's buffer is "
-    "the ref's own to reuse, so donating it asks for nothing more)",
-    "issue 17: donate_argnums may name a ref argument",
+    "jax.jit(f, donate_argnums=0)(r, x) with a ref r that f writes fails before running: "
+    "JaxRuntimeError('INVALID_ARGUMENT: Parameter 0 index {} is already aliased with one "
+    "output, thus it cannot be added as a buffer donor'); where f only reads r the call "
+    "runs but donates nothing (a warning says the donated buffer was not usable)",
+    "the call runs and donates the ref's buffer: the jax.Array the ref held is deleted, "
+    "the new contents are written into that buffer, and the ref keeps working",
+    "issue 17: donate_argnums may name a ref argument; donating hands its buffer to XLA",
     transforms=("jit", "donate_argnums", "new_ref"))
