@@ -48,7 +48,7 @@ from typing import NamedTuple, Sequence
 from ..ir import control_flow_primitives as CF
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr, Eqn, Var, jaxprs_in_params
-from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..ir.primitives import effects_of, out_avals_of
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import bind, current_trace, set_current_trace, aval_of
@@ -56,7 +56,7 @@ from ..ir.types import RefType
 from .ad_util import (Zero, tangent_aval, is_differentiable, eval_jaxpr, fresh_root,
                       zeros, instantiate)
 from .discharge import discharge_jaxpr
-from .jvp import jvp_flat, JvpResult
+from .jvp import jvp_flat, JvpResult, has_tangent_input
 from .ref_rules import _external_write_error as external_write_error
 
 
@@ -92,7 +92,7 @@ def jvp_body(jaxpr: Jaxpr, nonzeros: Sequence[bool], instantiate: Sequence[bool]
     """The JVP of a body. `nonzeros[i]`: input i has a tangent input. `instantiate[j]`:
     output j gets a tangent output even if it is provably zero (unless it is not
     differentiable: integer outputs never have one)."""
-    nonzeros = [bool(nz) and is_differentiable(v.aval) for v, nz in zip(jaxpr.invars, nonzeros)]
+    nonzeros = [bool(nz) and has_tangent_input(v.aval) for v, nz in zip(jaxpr.invars, nonzeros)]
     n = len(jaxpr.invars)
     found: list = []
 
@@ -346,17 +346,22 @@ def partial_eval_through_discharge(trace, prim, args, params) -> list:
 
 # -- custom derivative rules that take refs --------------------------------------------------
 
-def custom_rules_take_refs(jaxpr: Jaxpr) -> bool:
-    """Whether a `custom_jvp`/`custom_vjp` call in `jaxpr` (or a body inside it) takes
-    a ref. Its user-written rules need the ref itself, so such a construct must not be
-    discharged before it is differentiated (see `jvp_unrolled_scan`)."""
-    return _custom_rules_take_refs(jaxpr)
+def custom_rules_take_refs(*jaxprs: Jaxpr) -> bool:
+    """Whether a `custom_jvp`/`custom_vjp` call in one of `jaxprs` (or a body inside
+    one) takes a ref. Its user-written rules need the ref itself, so such a construct
+    must not be discharged before it is differentiated: its autodiff rules then pass
+    the refs into the transformed bodies as refs (with tangent refs beside them)."""
+    return any(_custom_rules_take_refs(j) for j in jaxprs)
+
+
+# `custom_lin` is what a `custom_vjp` call becomes once jvp'd: its `bwd` still to run.
+_CUSTOM_RULE_PRIMITIVES = (custom_jvp_call_p, custom_vjp_call_p, custom_lin_p)
 
 
 @functools.lru_cache(maxsize=1024)
 def _custom_rules_take_refs(jaxpr: Jaxpr) -> bool:
     for eqn in jaxpr.eqns:
-        if eqn.primitive in (custom_jvp_call_p, custom_vjp_call_p) and any(
+        if eqn.primitive in _CUSTOM_RULE_PRIMITIVES and any(
                 isinstance(x.aval, RefType) for x in eqn.inputs):
             return True
         for sub in jaxprs_in_params(eqn.params):
