@@ -197,3 +197,59 @@ def test_jax_linearize_of_while_writes_the_ref_twice():
     np.testing.assert_allclose(contents - 2.0, 2 * (jvp_contents - 2.0), rtol=1e-6)
     assert_trees_match(_results(minijax, lambda m: _in_while(m, writes_ref_jvp),
                                 "linearize")[1], jvp_contents)
+
+
+# -- the recipe costs what it costs without refs: a scan stays a scan, a checkpoint
+#    recomputes ---------------------------------------------------------------------------
+
+def _stash_in_scan(length):
+    f, r, sin = stash_cotangent(minijax), minijax.new_ref(np.float32(0.0)), NP[minijax].sin
+    xs = np.linspace(0.5, 1.5, length).astype(np.float32)
+    return (lambda x: minijax.lax.scan(lambda c, xi: (sin(f(c, r)) * xi, None), x, xs)[0]), r
+
+
+def test_stashing_in_a_scan_keeps_one_scan_whatever_its_length():
+    texts = [str(minijax.make_jaxpr(minijax.grad(_stash_in_scan(n)[0]))(X)) for n in (3, 40)]
+    assert len(texts[0].splitlines()) == len(texts[1].splitlines())
+    assert texts[1].count("scan[") == 2           # forward and backward, not 40 copies
+    assert "length=40" in texts[1]
+
+
+def test_stashing_in_a_checkpoint_recomputes_instead_of_saving():
+    f, r, sin = stash_cotangent(minijax), minijax.new_ref(np.float32(0.0)), NP[minijax].sin
+    g = lambda x: minijax.checkpoint(lambda y: sin(sin(f(y, r) * 3.0)))(x)
+    residuals = minijax.ad_checkpoint.saved_residuals(g, X)
+    # Only the argument (and the ref, a constant): no sin/cos of the body is saved.
+    assert sorted(why for _, why in residuals) == ["from a constant", "from the argument x"]
+    assert isinstance(residuals[[why for _, why in residuals].index("from a constant")][0],
+                      minijax.ir.types.RefType)
+    assert "remat[" in str(minijax.make_jaxpr(minijax.grad(g))(X))
+    jf, jr = stash_cotangent(jax), jax.new_ref(np.float32(0.0))
+    expected = jax.grad(lambda x: jax.checkpoint(
+        lambda y: jax.numpy.sin(jax.numpy.sin(jf(y, jr) * 3.0)))(x))(X)
+    assert_trees_match((minijax.grad(g)(X), r[...]), (expected, jr[...]))
+
+
+def test_a_ref_with_a_tangent_ref_through_a_custom_function_in_a_scan():
+    """A ref the differentiated function made, handed to a custom_jvp function in a
+    scan body: its tangent ref goes through the loop (split iteration by iteration
+    under reverse mode)."""
+    def build(m, make, use_scan):
+        f, sin = make(m), NP[m].sin
+        xs = np.array([1.0, 0.5, 2.0], np.float32)
+
+        def g(x):
+            t = m.new_ref(x * 2.0)
+            if use_scan:
+                c = m.lax.scan(lambda c, xi: (sin(f(c, t)) * xi, None), x, xs)[0]
+            else:
+                c = x
+                for xi in xs:
+                    c = sin(f(c, t)) * xi
+            return c + t[...]
+        return g
+    for make in (reads_ref_jvp, writes_ref_jvp):
+        for how in ("jvp", "grad", "linearize"):
+            mine = _apply(minijax, build(minijax, make, True), how)
+            assert_trees_match(mine, _apply(jax, build(jax, make, False), how))
+            assert_trees_match(mine, _apply(minijax, build(minijax, make, False), how))

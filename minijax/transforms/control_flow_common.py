@@ -370,11 +370,10 @@ def _custom_rules_take_refs(jaxpr: Jaxpr) -> bool:
     return False
 
 
-def jvp_unrolled_scan(primals, tangents, *, jaxpr, num_consts, num_carry, length, reverse,
-                      **params) -> JvpResult:
-    """The jvp of a `scan` run as `length` copies of its body, in line: for a body
-    whose custom derivative rules write refs, which must see each iteration's refs
-    as refs (as JAX's do). Exact; the program grows with `length`."""
+def unrolled_scan(jaxpr: Jaxpr, num_consts, num_carry, length, reverse):
+    """A function running a `scan` as `length` copies of its body, in line (in the
+    current trace). For `partial_eval_unrolled_scan`; exact, but the program grows
+    with `length`."""
     def unrolled(*args):
         consts, carry, xs = split_list(args, [num_consts, num_carry])
         ys = []
@@ -388,7 +387,17 @@ def jvp_unrolled_scan(primals, tangents, *, jaxpr, num_consts, num_carry, length
         n_ys = len(jaxpr.outvars) - num_carry
         return list(carry) + [_stack([y[k] for y in ys], jaxpr.outvars[num_carry + k].aval)
                               for k in range(n_ys)]
-    return jvp_flat(unrolled, primals, tangents, current_trace())
+    return unrolled
+
+
+def partial_eval_unrolled_scan(trace, args, *, jaxpr, num_consts, num_carry, length,
+                               reverse, **params) -> list:
+    """Partial evaluation of a `scan` whose body runs a custom rule on refs (a
+    `custom_lin` whose `bwd` writes a ref) *and* writes tangent refs: the staged
+    scan would need its tangent refs transposed as loop consts, which the scan's
+    transpose does not do, so the iterations are split one after another instead."""
+    with set_current_trace(trace):
+        return unrolled_scan(jaxpr, num_consts, num_carry, length, reverse)(*args)
 
 
 def _index(x, i):
