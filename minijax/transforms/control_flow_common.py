@@ -39,6 +39,14 @@ The reads and writes are ordinary ref operations, so the ref rules of
 `transforms/ref_rules.py` carry the tangent refs along (jvp), split known from unknown
 refs (partial evaluation) and transpose them (reverse mode), exactly as for a ref
 used outside any body.
+
+One kind of body is not discharged: one calling a `custom_jvp`/`custom_vjp`
+function that takes a ref (`custom_rules_take_refs`), whose user-written rules need
+the ref itself. There the rules transform the body with its refs as refs: `jvp_body`
+gives a ref with a tangent ref that tangent ref as the body's tangent input, a ref
+residual is always a ref the body was given (passed to the staged `cond` as an
+operand by `cond_refs.py`, to the staged `scan` as an invariant const), and the
+transposed branch writes cotangent refs in place.
 """
 from __future__ import annotations
 
