@@ -71,6 +71,10 @@ def test_jax_donating_a_ref_argument_fails():
     old = r._value                       # the array the box holds: donated, so deleted
     minijax.jit(bump, donate_argnums=0)(r, X)
     assert old.is_deleted()
+    # A ref JAX's function only reads: the call runs, donating nothing.
+    read = jax.new_ref(np.ones(3, np.float32))
+    with pytest.warns(UserWarning, match="donated buffers were not usable"):
+        jax.jit(lambda r: r[...].sum(), donate_argnums=0)(read)
 
 
 def test_donating_an_array_beside_a_ref():

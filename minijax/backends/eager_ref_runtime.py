@@ -129,6 +129,11 @@ def call_donating(jaxpr: Jaxpr, args, donated: tuple, what: str) -> list:
     return run_discharged(executable, result.info, args, what)
 
 
+def clear_caches():
+    """Forget the compiled programs of donating calls (`minijax.clear_caches`)."""
+    _donating_executable.cache_clear()
+
+
 @functools.lru_cache(maxsize=1024)
 def _donating_executable(result, donated_refs: tuple, donate: tuple):
     """The executable of the discharged `result` with the inputs at `donate`

@@ -45,6 +45,7 @@ from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
 from ..ir.types import RefType, ShapedArray, dtype_of_jax
 from ..ir.verify import verify_jaxpr
 from ..backends import xla
+from ..backends import eager_ref_runtime
 from ..backends.eager_ref_runtime import call_donating, run_discharged
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
 from .refs import RefView, check_call_writes, is_ref
@@ -201,6 +202,7 @@ def clear_caches():
         for cache in per_fun.values():
             cache.clear()
     xla.clear_caches()
+    eager_ref_runtime.clear_caches()
 
 
 class _JitState(threading.local):
