@@ -253,3 +253,31 @@ def test_a_ref_with_a_tangent_ref_through_a_custom_function_in_a_scan():
             mine = _apply(minijax, build(minijax, make, True), how)
             assert_trees_match(mine, _apply(jax, build(jax, make, False), how))
             assert_trees_match(mine, _apply(minijax, build(minijax, make, False), how))
+
+
+def test_stashing_into_a_ref_the_branch_made():
+    """`fwd` keeps a ref the branch itself made: the backward cond gets a copy of it
+    (nothing after the branch can see the ref, so where bwd's write lands is unseen)."""
+    def build(m, use_cond):
+        f, r, sin = stash_cotangent(m), m.new_ref(np.float32(0.0)), NP[m].sin
+
+        def branch(y):
+            t = m.new_ref(y)
+            out = f(y, t)
+            r[...] = m.lax.stop_gradient(out) * 2.0
+            return sin(out) + t[...]
+        return (lambda x: m.lax.cond(x > 0, branch, lambda y: y, x) if use_cond
+                else branch(x)), r
+    for how in ("grad", "jit_grad", "vjp"):
+        mine = _results(minijax, lambda m: build(m, True), how)
+        assert_trees_match(mine, _results(jax, lambda m: build(m, False), how))
+
+
+@pytest.mark.parametrize("how", ["jvp", "jit_jvp"])
+def test_forward_mode_of_a_custom_vjp_in_a_cond_is_jaxs_error_and_writes_nothing(how):
+    g, r = _in_cond(minijax, writes_ref_vjp)
+    with pytest.raises(minijax.MinijaxError, match="forward-mode autodiff.*custom_vjp"):
+        _apply(minijax, g, how)
+    assert float(r[...]) == 2.0
+    with pytest.raises(TypeError, match="forward-mode autodiff.*custom_vjp"):
+        _results(jax, lambda m: _in_cond(m, writes_ref_vjp), how)
