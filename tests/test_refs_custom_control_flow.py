@@ -281,3 +281,28 @@ def test_forward_mode_of_a_custom_vjp_in_a_cond_is_jaxs_error_and_writes_nothing
     assert float(r[...]) == 2.0
     with pytest.raises(TypeError, match="forward-mode autodiff.*custom_vjp"):
         _results(jax, lambda m: _in_cond(m, writes_ref_vjp), how)
+
+
+def test_a_ref_with_a_tangent_ref_through_a_custom_function_in_a_while_loop():
+    def build(m, make, use_loop):
+        f, sin = make(m), NP[m].sin
+
+        def g(x):
+            t = m.new_ref(x * 2.0)
+            if use_loop:
+                c = m.lax.while_loop(lambda c: c[0] < 3,
+                                     lambda c: (c[0] + 1, sin(f(c[1], t))), (0, x))[1]
+            else:
+                c = x
+                for _ in range(3):
+                    c = sin(f(c, t))
+            return c + t[...]
+        return g
+    for make in (reads_ref_jvp, writes_ref_jvp):
+        for how in ("jvp", "linearize"):
+            assert_trees_match(_apply(minijax, build(minijax, make, True), how),
+                               _apply(jax, build(jax, make, False), how))
+        # (JAX's jacfwd of a function making refs fails:
+        # jax_jacobians_of_internal_ref_functions_fail)
+        assert_trees_match(minijax.jacfwd(build(minijax, make, True))(X),
+                           minijax.jacfwd(build(minijax, make, False))(X))
