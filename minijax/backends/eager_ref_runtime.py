@@ -49,7 +49,8 @@ from ..ir.ref_box import (Ref, RefError, check_live, describe_ref,  # noqa: F401
 from ..ir.trace import eager_impls
 from ..ir.types import (RefType, ShapedArray, aval_of_value, canonical_dtype, is_key,
                         keys_as_jax)
-from ..transforms.discharge import discharge_jaxpr, mentions_refs
+from ..transforms.discharge import (discharge_jaxpr, discharge_with_finals, mentions_refs,
+                                    written_inputs)
 from . import xla
 
 __all__ = ["Ref", "RefError", "call_with_refs", "check_live", "describe_ref",
@@ -124,6 +125,54 @@ def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function",
     result = discharge_jaxpr(jaxpr)
     compile_ = xla.compile_jaxpr_by_text if rebuilt_each_call else xla.compile_jaxpr
     return run_discharged(compile_(result.jaxpr), result.info, args, what)
+
+
+def call_donating(jaxpr: Jaxpr, args, donated: tuple, what: str) -> list:
+    """`call_with_refs` for `jit(f, donate_argnums=...)`: the inputs at `donated`
+    (positions in `args`) hand their buffers to XLA. For a donated `Ref` that is
+    its current contents: the discharged program returns the ref's final value
+    even where it only reads the ref, so XLA writes it into the donated buffer,
+    and the box takes the new array while the old one is deleted -- the ref itself
+    goes on working. Inside an open `all_or_nothing()` a ref is not donated, since
+    undoing the call would have to put back a deleted array."""
+    donated_refs = () if _journals else tuple(
+        k for k in donated if isinstance(args[k], Ref))
+    finals = sorted(set(written_inputs(jaxpr)) | set(donated_refs))
+    result = discharge_with_finals(jaxpr, tuple(finals))
+    donate = tuple(k for k in donated if k in donated_refs or not isinstance(args[k], Ref))
+    executable = _donating_executable(result, donated_refs, donate)
+    return run_discharged(executable, result.info, args, what)
+
+
+def clear_caches():
+    """Forget the compiled programs of donating calls (`minijax.clear_caches`)."""
+    _donating_executable.cache_clear()
+
+
+@functools.lru_cache(maxsize=1024)
+def _donating_executable(result, donated_refs: tuple, donate: tuple):
+    """The executable of the discharged `result` with the inputs at `donate`
+    donated, called and answering as `run_discharged` expects. XLA pairs each
+    output with the first donated input of its type that is still free, in order;
+    so the compiled program takes the donated refs' contents first and returns
+    their final values first, and each ref is updated in its own buffer."""
+    program, info = result.jaxpr, result.info
+    n_in, n_out = len(program.invars), info.num_outputs
+    in_order = list(donated_refs) + [k for k in range(n_in) if k not in donated_refs]
+    final_at = {position: n_out + j for j, position in enumerate(info.written)}
+    out_order = [final_at[k] for k in donated_refs]
+    out_order += [k for k in range(len(program.outvars)) if k not in out_order]
+    permuted = Jaxpr((), [program.invars[k] for k in in_order], program.eqns,
+                     [program.outvars[k] for k in out_order])
+    compiled = xla.compile_jaxpr(permuted, tuple(in_order.index(k) for k in donate))
+
+    def run(*values):
+        outs = compiled(*(values[k] for k in in_order))
+        restored = [None] * len(outs)
+        for out, k in zip(outs, out_order):
+            restored[k] = out
+        return restored
+    return run
 
 
 def run_discharged(executable, info, args, what: str) -> list:
