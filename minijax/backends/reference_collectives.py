@@ -16,6 +16,8 @@ import numpy as np
 from ..ir import collective_primitives as C
 from ..ir.shard_map_primitive import (shard_map_p, sharding_constraint_p, block_shape,
                                       global_shape)
+from ..ir.trace import current_trace, set_current_trace
+from ..transforms.batching import AxisFrame
 from ..transforms.vmap import vmap_jaxpr
 from .reference import reference_rules, eval_jaxpr
 from .xla_collectives import unbound_axis_error
@@ -76,9 +78,12 @@ def _unstack_blocks(stacked, spec, mesh_axes):
 
 def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
     program = jaxpr
-    for name, size in reversed(mesh_axes):
-        program = vmap_jaxpr(program, [0] * len(program.invars), size,
-                             out_axes=[0] * len(program.outvars), axis_name=name).jaxpr
+    # every mesh axis stays bound while each is batched: a collective over several
+    # names is split using the sizes of the others (transforms/collective_split.py)
+    with set_current_trace(AxisFrame(current_trace(), dict(mesh_axes))):
+        for name, size in reversed(mesh_axes):
+            program = vmap_jaxpr(program, [0] * len(program.invars), size,
+                                 out_axes=[0] * len(program.outvars), axis_name=name).jaxpr
     stacked = [_stack_blocks(x, spec, mesh_axes) for x, spec in zip(args, in_specs)]
     outs = eval_jaxpr(program, [], *stacked)
     return [_unstack_blocks(np.asarray(o), spec, mesh_axes) for o, spec in zip(outs, out_specs)]

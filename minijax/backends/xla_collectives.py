@@ -20,24 +20,32 @@ from ..ir.trace import eager_impls
 from .xla import lowering_rules, lower_jaxpr
 
 
+def _groups(groups):
+    return None if groups is None else [list(group) for group in groups]
+
+
 def _reduction(lax_fn):
-    return lambda x, *, axes: [lax_fn(x, axes)]
+    return lambda x, *, axes, axis_index_groups=None: [
+        lax_fn(x, axes, axis_index_groups=_groups(axis_index_groups))]
 
 
 lowering_rules[C.psum_p] = _reduction(lax.psum)
 lowering_rules[C.pmax_p] = _reduction(lax.pmax)
 lowering_rules[C.pmin_p] = _reduction(lax.pmin)
 lowering_rules[C.all_gather_p] = (
-    lambda x, *, axis_name, axis, tiled, axis_size:
-    [lax.all_gather(x, axis_name, axis=axis, tiled=tiled)])
+    lambda x, *, axis_name, axis, tiled, axis_size, axis_index_groups=None:
+    [lax.all_gather(x, axis_name, axis=axis, tiled=tiled,
+                    axis_index_groups=_groups(axis_index_groups))])
 lowering_rules[C.psum_scatter_p] = (
-    lambda x, *, axis_name, scatter_dimension, tiled, axis_size:
-    [lax.psum_scatter(x, axis_name, scatter_dimension=scatter_dimension, tiled=tiled)])
+    lambda x, *, axis_name, scatter_dimension, tiled, axis_size, axis_index_groups=None:
+    [lax.psum_scatter(x, axis_name, scatter_dimension=scatter_dimension, tiled=tiled,
+                      axis_index_groups=_groups(axis_index_groups))])
 lowering_rules[C.ppermute_p] = (
     lambda x, *, axis_name, perm: [lax.ppermute(x, axis_name, perm)])
 lowering_rules[C.all_to_all_p] = (
-    lambda x, *, axis_name, split_axis, concat_axis, tiled, axis_size:
-    [lax.all_to_all(x, axis_name, split_axis, concat_axis, tiled=tiled)])
+    lambda x, *, axis_name, split_axis, concat_axis, tiled, axis_size, axis_index_groups=None:
+    [lax.all_to_all(x, axis_name, split_axis, concat_axis, tiled=tiled,
+                    axis_index_groups=_groups(axis_index_groups))])
 lowering_rules[C.axis_index_p] = lambda *, axis_name: [lax.axis_index(axis_name)]
 
 

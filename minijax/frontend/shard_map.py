@@ -18,23 +18,11 @@ from jax.sharding import PartitionSpec
 
 from ..ir.shard_map_primitive import shard_map_p, block_shape
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import Trace, bind, aval_of, current_trace, set_current_trace
+from ..ir.trace import bind, aval_of, current_trace, set_current_trace
+from ..transforms.batching import AxisFrame
 from .pytrees import fun_name
 
-__all__ = ["shard_map", "AxisFrame"]
-
-
-class AxisFrame(Trace):
-    """A trace that binds mesh axis names (for the collectives to look up) and
-    otherwise hands every primitive to its parent unchanged."""
-
-    def __init__(self, parent: Trace, mesh_axis_sizes: dict):
-        super().__init__(parent)
-        self.mesh_axis_sizes = mesh_axis_sizes
-
-    def process_primitive(self, prim, args, params):
-        with set_current_trace(self.parent):
-            return self.parent.process_primitive(prim, args, params)
+__all__ = ["shard_map"]
 
 
 def _spec_tuple(spec, mesh_sizes, what) -> tuple:
@@ -106,7 +94,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
             out_tree_box.append((outs, out_tree))
             return out_leaves
 
-        with set_current_trace(AxisFrame(current_trace(), mesh_sizes)):
+        with set_current_trace(AxisFrame(current_trace(), mesh_sizes, check_vma)):
             closed = trace_to_jaxpr(body, block_avals)
         outs_example, out_tree = out_tree_box[0]
         o_specs = [_spec_tuple(s, mesh_sizes, "out_specs")

@@ -25,7 +25,7 @@ from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_callbac
                                           debug_print_p)
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.remat_primitive import remat_p, name_p
-from ..frontend.shard_map import AxisFrame
+from ..transforms.batching import AxisFrame
 from ..ir import collective_primitives as C
 from ..frontend.sharding import sharding_params
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p

@@ -1,0 +1,148 @@
+"""Checks of `axis_index_groups`, tuples of axis names, `shard_map` over some of the
+mesh's axes, and shardings other than `NamedSharding`, on 8 host CPU devices against
+JAX.
+
+Run as a script by tests/test_shard_map.py in a subprocess (as `shard_map_cases.py`,
+whose helpers it uses): the device count has to be set before JAX starts. Each check
+runs minijax and JAX on the same inputs, eagerly, under `jit`, `vmap`, `grad` and in
+the NumPy reference evaluator, and raises on a mismatch.
+"""
+import os
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("MINIJAX_ENABLE_CHECKS", "1")
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import Mesh, PartitionSpec as P  # noqa: E402
+
+import minijax  # noqa: E402
+from minijax import lax as mlax  # noqa: E402
+from minijax.backends.reference import eval_closed_jaxpr  # noqa: E402
+from shard_map_cases import close, MESH  # noqa: E402
+
+rng = np.random.default_rng(1)
+X = rng.standard_normal((8, 8)).astype(np.float32)
+GROUPS = [[0, 2], [1, 3]]           # on the mesh axis 'x' of size 4
+XY = ("x", "y")                     # one axis of 8 members, numbered 2 * x + y
+
+
+def raises(error, fn, match=""):
+    try:
+        fn()
+    except error as e:
+        assert match in str(e), (match, str(e))
+        return
+    raise AssertionError(f"no {error.__name__} raised")
+
+
+def both(make, in_specs, out_specs, check_vma=False, mesh=MESH, **kw):
+    return (minijax.shard_map(make(mlax), mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                              check_vma=check_vma, **kw),
+            jax.shard_map(make(jax.lax), mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                          check_vma=check_vma, **kw))
+
+
+def compare(name, ours, theirs, x=X, differentiable=True):
+    """`ours` against `theirs`: eager, jit, vmap, grad, jvp, reference evaluator."""
+    close(ours(x), theirs(x), f"{name} eager")
+    close(minijax.jit(ours)(x), jax.jit(theirs)(x), f"{name} jit")
+    stacked = np.stack([x, 2 * x])
+    # JAX's vmap of a grouped all_to_all is a NotImplementedError ("open a feature
+    # request"); each example on its own is the same thing
+    theirs_vmapped = (jax.vmap(theirs)(stacked) if "all_to_all groups" not in name
+                      else np.stack([theirs(row) for row in stacked]))
+    close(minijax.vmap(ours)(stacked), theirs_vmapped, f"{name} vmap")
+    close(eval_closed_jaxpr(minijax.make_jaxpr(ours)(x), x)[0], theirs(x),
+          f"{name} reference evaluator")
+    if differentiable:
+        def loss(f):
+            return lambda x: (f(x) ** 2).sum()
+        close(minijax.grad(loss(ours))(x), jax.grad(loss(theirs))(x), f"{name} grad",
+              tol=1e-3)
+        close(minijax.jvp(ours, (x,), (np.ones_like(x),)),
+              jax.jvp(theirs, (x,), (np.ones_like(x),)), f"{name} jvp", tol=1e-3)
+
+
+GROUPED = {
+    "psum groups": (lambda lax: lambda a: lax.psum(a, "x", axis_index_groups=GROUPS) * a,
+                    P("x", "y"), P("x", "y")),
+    "pmean groups": (lambda lax: lambda a: lax.pmean(a, "x", axis_index_groups=GROUPS),
+                     P("x", "y"), P("x", "y")),
+    "pmax groups": (lambda lax: lambda a: lax.pmax(a, "x", axis_index_groups=GROUPS) + a,
+                    P("x", "y"), P("x", "y")),
+    "pmin groups": (lambda lax: lambda a: lax.pmin(a, "x", axis_index_groups=GROUPS) - a,
+                    P("x", "y"), P("x", "y")),
+    "all_gather groups": (lambda lax: lambda a: lax.all_gather(
+        a, "x", axis_index_groups=GROUPS, axis=1) * 2.0, P("x", "y"), P("x", None, "y")),
+    "all_gather groups tiled": (lambda lax: lambda a: lax.all_gather(
+        a, "x", axis_index_groups=GROUPS, tiled=True), P("x", "y"), P("x", "y")),
+    "psum_scatter groups": (lambda lax: lambda a: lax.psum_scatter(
+        a, "x", axis_index_groups=GROUPS, tiled=True), P("x", "y"), P("x", "y")),
+    "all_to_all groups": (lambda lax: lambda a: lax.all_to_all(
+        a, "x", 0, 1, axis_index_groups=GROUPS, tiled=True), P("x", "y"), P("x", "y")),
+}
+NAMED_TUPLES = {
+    "axis_index of a tuple": (lambda lax: lambda a: a * lax.axis_index(XY),
+                              P("x", "y"), P("x", "y")),
+    "axis_index of a reversed tuple": (lambda lax: lambda a: a * lax.axis_index(("y", "x")),
+                                       P("x", "y"), P("x", "y")),
+    "all_gather of a tuple": (lambda lax: lambda a: lax.all_gather(a, XY, tiled=True),
+                              P("x", "y"), P()),
+    "all_gather of a tuple untiled": (lambda lax: lambda a: lax.all_gather(a, XY, axis=1),
+                                      P("x", "y"), P()),
+    "psum_scatter of a tuple": (lambda lax: lambda a: lax.psum_scatter(
+        a, XY, scatter_dimension=1, tiled=True), P(None, None), P(None, XY)),
+    "ppermute of a tuple": (lambda lax: lambda a: lax.ppermute(
+        a, XY, [(i, (3 * i + 1) % 8) for i in range(8)]), P("x", "y"), P("x", "y")),
+    "all_to_all of a tuple": (lambda lax: lambda a: lax.all_to_all(
+        a, XY, 1, 0, tiled=True), P(None, None), P(XY, None)),
+}
+
+
+def check_axis_index_groups():
+    for name, (make, in_specs, out_specs) in GROUPED.items():
+        ours, theirs = both(make, in_specs, out_specs)
+        compare(name, ours, theirs, differentiable=not name.startswith(("pmax", "pmin")))
+    text = str(minijax.make_jaxpr(both(GROUPED["psum groups"][0], P("x", "y"),
+                                       P("x", "y"))[0])(X))
+    assert "psum[axes=('x',) axis_index_groups=((0, 2), (1, 3))]" in text, text
+
+
+def check_axis_index_groups_errors():
+    def grouped_psum(lax):
+        return lambda a: lax.psum(a, "x", axis_index_groups=GROUPS)
+    # JAX implements grouped psum only without its varying-value checks
+    for lib, lax in ((minijax, mlax), (jax, jax.lax)):
+        raises(NotImplementedError, lambda: lib.shard_map(
+            grouped_psum(lax), mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"))(X))
+    for bad in ([[0, 1, 2, 3, 4], [5, 6, 7]], [[0, 5], [2, 3]]):
+        raises(ValueError, lambda: minijax.shard_map(
+            lambda a: mlax.psum(a, "x", axis_index_groups=bad), mesh=MESH,
+            in_specs=P("x", "y"), out_specs=P("x", "y"), check_vma=False)(X),
+            "cover all indices exactly once")
+    raises(ValueError, lambda: jax.shard_map(
+        lambda a: jax.lax.psum(a, "x", axis_index_groups=[[0, 5], [2, 3]]), mesh=MESH,
+        in_specs=P("x", "y"), out_specs=P("x", "y"), check_vma=False)(X))
+    raises(ValueError, lambda: minijax.shard_map(
+        lambda a: mlax.psum(a, "x", axis_index_groups=[[0, 1, 2], [3]]), mesh=MESH,
+        in_specs=P("x", "y"), out_specs=P("x", "y"), check_vma=False)(X), "same size")
+    print("ok axis_index_groups errors")
+
+
+def check_tuples_of_axis_names():
+    for name, (make, in_specs, out_specs) in NAMED_TUPLES.items():
+        ours, theirs = both(make, in_specs, out_specs)
+        compare(name, ours, theirs, differentiable="axis_index" not in name)
+    text = str(minijax.make_jaxpr(both(NAMED_TUPLES["axis_index of a tuple"][0],
+                                       P("x", "y"), P("x", "y"))[0])(X))
+    assert "axis_index[axis_name=('x', 'y')]" in text, text
+
+
+if __name__ == "__main__":
+    assert len(jax.devices()) == 8, jax.devices()
+    check_axis_index_groups()
+    check_axis_index_groups_errors()
+    check_tuples_of_axis_names()
+    print("all shard_map axes checks passed")
