@@ -140,9 +140,24 @@ def check_tuples_of_axis_names():
     assert "axis_index[axis_name=('x', 'y')]" in text, text
 
 
+def check_import_and_python_source():
+    """JAX programs with groups and tuples of names import; minijax's are written back
+    as JAX code by to_python_source."""
+    from minijax.interop import trace_with_jax, to_python_source
+    from minijax.transforms import eval_jaxpr
+    for name, (make, in_specs, out_specs) in {**GROUPED, **NAMED_TUPLES}.items():
+        ours, theirs = both(make, in_specs, out_specs)
+        closed = trace_with_jax(theirs)(X)
+        close(eval_jaxpr(closed.jaxpr, closed.consts, [X])[0], theirs(X), f"{name} imported")
+        namespace = {}
+        exec(to_python_source(minijax.make_jaxpr(ours)(X)), namespace)
+        close(namespace["program"](X)[0], theirs(X), f"{name} as Python source")
+
+
 if __name__ == "__main__":
     assert len(jax.devices()) == 8, jax.devices()
     check_axis_index_groups()
     check_axis_index_groups_errors()
     check_tuples_of_axis_names()
+    check_import_and_python_source()
     print("all shard_map axes checks passed")

@@ -21,3 +21,16 @@ register(
     "all_to_all is linear and its forward pass works untiled under vmap, so its "
     "derivative is meant to as well",
     transforms=("grad", "vmap", "all_to_all"))
+
+register(
+    "vmap_collective_over_a_tuple_of_names_asserts", "0.10.2",
+    "lax.all_gather, lax.psum_scatter and lax.ppermute over a tuple of axis names bound "
+    "by nested jax.vmap(..., axis_name=...) calls (e.g. all_gather(x, ('i', 'j'))) fail "
+    "with an AssertionError ('axis size doesn't match', 'Permutation doesn't match the "
+    "axis size!'); axis_index and all_to_all of the same tuple work, and all five work "
+    "under shard_map",
+    "the tuple is one axis whose members are numbered row-major (the first name major), "
+    "under vmap as under shard_map",
+    "the collectives document axis_name as 'a hashable Python object or a tuple of "
+    "them' with no exception for vmap, and the same tuple works for axis_index",
+    transforms=("vmap", "all_gather", "psum_scatter", "ppermute"))

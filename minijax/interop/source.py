@@ -120,19 +120,27 @@ source_rules["gather"] = _gather
 
 # Collectives: JAX's own functions, with the axis names of the params.
 for _name in ("psum", "pmax", "pmin"):
-    source_rules[_name] = lambda ins, p, _n=_name: f"lax.{_n}({ins[0]}, {p['axes']!r})"
+    source_rules[_name] = lambda ins, p, _n=_name: _call(
+        f"lax.{_n}", [ins[0], repr(p["axes"])], **_groups(p))
+
+
+def _groups(p) -> dict:
+    groups = p.get("axis_index_groups")
+    return {} if groups is None else {"axis_index_groups": groups}
+
+
 source_rules.update({
     "all_gather": lambda ins, p: _call("lax.all_gather", [ins[0], repr(p["axis_name"])],
-                                       axis=p["axis"], tiled=p["tiled"]),
+                                       axis=p["axis"], tiled=p["tiled"], **_groups(p)),
     "psum_scatter": lambda ins, p: _call("lax.psum_scatter", [ins[0], repr(p["axis_name"])],
                                          scatter_dimension=p["scatter_dimension"],
-                                         tiled=p["tiled"]),
+                                         tiled=p["tiled"], **_groups(p)),
     "ppermute": lambda ins, p: _call("lax.ppermute", [ins[0], repr(p["axis_name"])],
                                      perm=p["perm"]),
     "all_to_all": lambda ins, p: _call("lax.all_to_all", [ins[0], repr(p["axis_name"]),
                                                           str(p["split_axis"]),
                                                           str(p["concat_axis"])],
-                                       tiled=p["tiled"]),
+                                       tiled=p["tiled"], **_groups(p)),
     "axis_index": lambda ins, p: f"lax.axis_index({p['axis_name']!r})",
     "sharding_constraint": lambda ins, p: (
         f"lax.with_sharding_constraint({ins[0]}, jax.sharding.NamedSharding("
