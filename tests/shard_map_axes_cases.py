@@ -37,7 +37,7 @@ def raises(error, fn, match=""):
     raise AssertionError(f"no {error.__name__} raised")
 
 
-def both(make, in_specs, out_specs, check_vma=False, mesh=MESH, **kw):
+def both(make, in_specs, out_specs, *, check_vma=False, mesh=MESH, **kw):
     return (minijax.shard_map(make(mlax), mesh=mesh, in_specs=in_specs, out_specs=out_specs,
                               check_vma=check_vma, **kw),
             jax.shard_map(make(jax.lax), mesh=mesh, in_specs=in_specs, out_specs=out_specs,
@@ -140,18 +140,60 @@ def check_tuples_of_axis_names():
     assert "axis_index[axis_name=('x', 'y')]" in text, text
 
 
+PARTIAL = {   # manual over 'x' only: along 'y' the body sees whole arrays
+    "partial psum": (lambda lax: lambda a: lax.psum(a * a, "x"), P("x"), P()),
+    "partial all_gather": (lambda lax: lambda a: lax.all_gather(a, "x", tiled=True) * a[:1],
+                           P("x"), P("x")),
+    "partial matmul": (lambda lax: lambda a: lax.psum(a @ a.T, "x") * 0.5,
+                       P(None, "x"), P()),
+}
+# JAX's eager shard_map over some axes with check_vma=False refuses every out_spec
+# (registry entry "eager_partial_shard_map_without_vma_refuses_out_specs"), so the
+# JAX side of these checks keeps its check_vma=True; values and derivatives agree.
+
+
+def check_shard_map_over_some_mesh_axes():
+    for name, (make, in_specs, out_specs) in PARTIAL.items():
+        ours, theirs = both(make, in_specs, out_specs, axis_names={"x"}, check_vma=True)
+        compare(name, ours, theirs)
+    ours, theirs = both(PARTIAL["partial psum"][0], P("x"), P(), axis_names={"x"})
+    try:
+        theirs(X)
+        refused = False
+    except ValueError:
+        refused = True
+    print(f"JAX refuses an eager partial shard_map without vma checks: {refused}")
+    close(ours(X), jax.jit(theirs)(X), "partial shard_map eagerly with check_vma=False")
+    ours, _ = both(PARTIAL["partial psum"][0], P("x"), P(), axis_names={"x"})
+    text = str(minijax.make_jaxpr(ours)(X))
+    assert "auto_axes=('y',)" in text, text
+    # a spec or a collective naming an axis that is not manual: as JAX does
+    for lib, lax in ((minijax, mlax), (jax, jax.lax)):
+        raises(ValueError, lambda: lib.shard_map(
+            lambda a: a, mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"),
+            axis_names={"x"})(X), "'y'")
+        raises(NameError, lambda: lib.shard_map(
+            lambda a: lax.psum(a, "y"), mesh=MESH, in_specs=P("x"), out_specs=P("x"),
+            axis_names={"x"})(X), "y")
+    print("ok partial errors")
+
+
 def check_import_and_python_source():
     """JAX programs with groups and tuples of names import; minijax's are written back
     as JAX code by to_python_source."""
     from minijax.interop import trace_with_jax, to_python_source
     from minijax.transforms import eval_jaxpr
-    for name, (make, in_specs, out_specs) in {**GROUPED, **NAMED_TUPLES}.items():
-        ours, theirs = both(make, in_specs, out_specs)
+    cases = {**{n: c + ({},) for n, c in {**GROUPED, **NAMED_TUPLES}.items()},
+             **{n: c + ({"axis_names": {"x"}},) for n, c in PARTIAL.items()}}
+    for name, (make, in_specs, out_specs, kw) in cases.items():
+        ours, theirs = both(make, in_specs, out_specs, **kw)
+        theirs = jax.jit(theirs)
         closed = trace_with_jax(theirs)(X)
         close(eval_jaxpr(closed.jaxpr, closed.consts, [X])[0], theirs(X), f"{name} imported")
         namespace = {}
         exec(to_python_source(minijax.make_jaxpr(ours)(X)), namespace)
-        close(namespace["program"](X)[0], theirs(X), f"{name} as Python source")
+        # (jitted: see "eager_partial_shard_map_without_vma_refuses_out_specs")
+        close(jax.jit(namespace["program"])(X)[0], theirs(X), f"{name} as Python source")
 
 
 if __name__ == "__main__":
@@ -159,5 +201,6 @@ if __name__ == "__main__":
     check_axis_index_groups()
     check_axis_index_groups_errors()
     check_tuples_of_axis_names()
+    check_shard_map_over_some_mesh_axes()
     check_import_and_python_source()
     print("all shard_map axes checks passed")

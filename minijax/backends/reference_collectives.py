@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir import collective_primitives as C
 from ..ir.shard_map_primitive import (shard_map_p, sharding_constraint_p, block_shape,
-                                      global_shape)
+                                      global_shape, manual_axes)
 from ..ir.trace import current_trace, set_current_trace
 from ..transforms.batching import AxisFrame
 from ..transforms.vmap import vmap_jaxpr
@@ -76,7 +76,9 @@ def _unstack_blocks(stacked, spec, mesh_axes):
     return out
 
 
-def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs, auto_axes=()):
+    # along an auto axis the body sees whole arrays: only the manual axes are mapped
+    mesh_axes = manual_axes(mesh_axes, auto_axes)
     program = jaxpr
     # every mesh axis stays bound while each is batched: a collective over several
     # names is split using the sizes of the others (transforms/collective_split.py)

@@ -84,7 +84,7 @@ def partition_spec(spec) -> PartitionSpec:
                            else entry for entry in spec])
 
 
-def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs, auto_axes=()):
     def body(*blocks):
         return tuple(lower_jaxpr(jaxpr, (), blocks))
     # minijax's rules treat every value as varying along every axis (see the psum
@@ -92,6 +92,8 @@ def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
     per_device = jax.shard_map(body, mesh=mesh_of(mesh_axes, device_ids),
                                in_specs=tuple(map(partition_spec, in_specs)),
                                out_specs=tuple(map(partition_spec, out_specs)),
+                               axis_names={name for name, _ in mesh_axes
+                                           if name not in auto_axes},
                                check_vma=False)
     return list(per_device(*args))
 

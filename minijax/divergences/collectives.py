@@ -34,3 +34,15 @@ register(
     "the collectives document axis_name as 'a hashable Python object or a tuple of "
     "them' with no exception for vmap, and the same tuple works for axis_index",
     transforms=("vmap", "all_gather", "psum_scatter", "ppermute"))
+
+register(
+    "eager_partial_shard_map_without_vma_refuses_out_specs", "0.10.2",
+    "jax.shard_map(f, mesh=..., in_specs=P('x'), out_specs=P(), axis_names={'x'}, "
+    "check_vma=False) called eagerly (not under jax.jit) on a mesh with a second axis "
+    "'y' raises 'ValueError: shard_map out_specs argument must refer to an axis marked as "
+    "manual ... out_specs refers to 'y'' although no spec names 'y'; under jax.jit, or "
+    "with check_vma=True, the same call works",
+    "the call works eagerly as under jit",
+    "the out_specs name only manual axes, which is what the error asks for, and "
+    "check_vma documents a check of varying values, not of specs",
+    transforms=("shard_map",))

@@ -568,16 +568,17 @@ def _spec(spec) -> tuple:
 def _shard_map(*args, mesh, in_specs, out_specs, jaxpr, check_vma=True,
                newly_manual_axes=None, **hints):
     sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
-    if newly_manual_axes is not None and set(newly_manual_axes) != set(sizes):
-        raise UnsupportedParamError("cannot import a shard_map manual over only some of "
-                                    "its mesh's axes")
-    with set_current_trace(AxisFrame(current_trace(), sizes)):
+    auto = () if newly_manual_axes is None else tuple(
+        name for name in sizes if name not in newly_manual_axes)
+    manual = {name: size for name, size in sizes.items() if name not in auto}
+    with set_current_trace(AxisFrame(current_trace(), manual)):
         body, consts = import_body(jaxpr)
     return list(bind(shard_map_p, *consts, *args, jaxpr=body,
                      mesh_axes=tuple(sizes.items()),
                      device_ids=tuple(int(d.id) for d in mesh.devices.flat),
                      in_specs=((),) * len(consts) + tuple(map(_spec, in_specs)),
-                     out_specs=tuple(map(_spec, out_specs))))
+                     out_specs=tuple(map(_spec, out_specs)),
+                     **({"auto_axes": auto} if auto else {})))
 
 
 register_import("psum", C.psum_p, _collective_reduction(C.psum_p, P.reduce_sum_p))

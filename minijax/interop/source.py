@@ -309,9 +309,12 @@ class _Writer:
         p = eqn.params
         body = self._body(p["jaxpr"], indent)
         specs = lambda specs: "(" + "".join(_spec_source(s) + ", " for s in specs) + ")"
+        auto = p.get("auto_axes", ())
+        manual = "" if not auto else "axis_names={%s}, " % ", ".join(
+            repr(name) for name, _ in p["mesh_axes"] if name not in auto)
         return (f"jax.shard_map({body}, mesh={_mesh_source(p['mesh_axes'], p['device_ids'])}, "
                 f"in_specs={specs(p['in_specs'])}, out_specs={specs(p['out_specs'])}, "
-                f"check_vma=False)({', '.join(ins)})")
+                f"{manual}check_vma=False)({', '.join(ins)})")
 
     def _jit(self, eqn, ins, indent):
         body = self._body(eqn.params["jaxpr"], indent)

@@ -16,7 +16,11 @@ Params, all printable in the text form:
   per array dimension (shorter means the rest are not split): `None` (not split) or a
   tuple of mesh axis names (split over those axes, major to minor) --
   `PartitionSpec('x', None)` is `(('x',), None)`. A mesh axis a spec does not name
-  holds a replica of that array on each of its members.
+  holds a replica of that array on each of its members;
+* `auto_axes` (present only when given): mesh axes the body is *not* written per
+  shard over, as `jax.shard_map(..., axis_names=...)` naming a subset of the mesh.
+  Specs and collectives may not name them; along them the body works on whole
+  arrays and XLA's partitioner decides the layout (it is "manual" over the rest).
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from .core import Jaxpr
 from .registry import Primitive, type_rules, _array, _fail
 
 __all__ = ["shard_map_p", "sharding_constraint_p", "block_shape", "global_shape",
-           "unmentioned_axes"]
+           "unmentioned_axes", "manual_axes"]
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 
@@ -58,8 +62,15 @@ def global_shape(shape, spec, mesh_sizes) -> tuple:
     return tuple(out)
 
 
+def manual_axes(mesh_axes, auto_axes=()) -> tuple:
+    """The `(name, size)` pairs of the mesh axes a shard_map's body is written per
+    shard over: all of them but `auto_axes`."""
+    return tuple((name, size) for name, size in mesh_axes if name not in auto_axes)
+
+
 def unmentioned_axes(spec, mesh_axes) -> tuple:
-    """The mesh axes along which an array with this spec is replicated."""
+    """The mesh axes (of `mesh_axes`, pass the manual ones) along which an array with
+    this spec is replicated."""
     named = {name for entry in spec if entry is not None for name in entry}
     return tuple(name for name, _ in mesh_axes if name not in named)
 
@@ -79,12 +90,16 @@ def _check_spec(spec, mesh_sizes):
         _fail("shard_map", f"spec {spec} names a mesh axis twice")
 
 
-def _shard_map_rule(*in_avals, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+def _shard_map_rule(*in_avals, jaxpr, mesh_axes, device_ids, in_specs, out_specs,
+                    auto_axes=()):
     if not isinstance(jaxpr, Jaxpr) or jaxpr.constvars:
         _fail("shard_map", "the jaxpr param must be a Jaxpr with its constants as inputs")
-    mesh_sizes = dict(mesh_axes)
-    if len(device_ids) != math.prod(mesh_sizes.values()):
+    if len(device_ids) != math.prod(dict(mesh_axes).values()):
         _fail("shard_map", f"{len(device_ids)} device ids for a mesh {mesh_axes}")
+    if not isinstance(auto_axes, tuple) or not set(auto_axes) < set(dict(mesh_axes)):
+        _fail("shard_map", f"auto_axes {auto_axes!r} must be a tuple of some (not all) of "
+              f"the mesh axes {tuple(dict(mesh_axes))}")
+    mesh_sizes = dict(manual_axes(mesh_axes, auto_axes))
     if len(in_specs) != len(in_avals) or len(in_specs) != len(jaxpr.invars):
         _fail("shard_map", f"{len(in_specs)} in_specs for {len(in_avals)} inputs and a "
               f"body of {len(jaxpr.invars)} inputs")

@@ -23,13 +23,17 @@ spec of every input and output it adds:
   with a new leading axis of size 1 per device, split over every mesh axis (global
   shape `(devices, *block)`), and the staged one takes its block back off.
 
+Only the manual mesh axes count in all this: along the `auto_axes` of a shard_map
+over part of its mesh the body sees whole arrays, and XLA lays them out.
+
 DCE takes the generic path: a shard_map whose outputs are all unused is dropped.
 """
 from __future__ import annotations
 
 import math
 
-from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p, unmentioned_axes
+from ..ir.shard_map_primitive import (shard_map_p, sharding_constraint_p, unmentioned_axes,
+                                      manual_axes)
 from ..ir.collective_primitives import psum_p
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import bind, aval_of, set_current_trace
@@ -70,29 +74,26 @@ def _jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
     return JvpResult(outs[:n_out], tangents_out)
 
 
-def _replication(spec, mesh_axes) -> tuple:
-    return unmentioned_axes(spec, mesh_axes)
-
-
-def _transpose(cts, *args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+def _transpose(cts, *args, jaxpr, in_specs, out_specs, **params):
     _refuse_refs(jaxpr, "the transpose")
     linear = tuple(is_linear(x) for x in args)
     body, consts = transpose_jaxpr_for_call(jaxpr, linear)
+    # copies along an auto axis are XLA's business: only manual axes count
+    mesh_axes = manual_axes(params["mesh_axes"], params.get("auto_axes", ()))
     sizes = dict(mesh_axes)
     cts = [zeros(ct.aval) if type(ct) is Zero else ct for ct in cts]
     # an output replicated n times is read once: each copy gets 1/n of its cotangent
     scaled = []
     for ct, spec in zip(cts, out_specs):
-        copies = math.prod(sizes[a] for a in _replication(spec, mesh_axes))
+        copies = math.prod(sizes[a] for a in unmentioned_axes(spec, mesh_axes))
         scaled.append(ct if copies == 1 else div(ct, const_like(ct, copies)))
     linear_specs = [s for s, lin in zip(in_specs, linear) if lin]
-    summed = _sum_over_replicas(body, [_replication(s, mesh_axes) for s in linear_specs])
+    summed = _sum_over_replicas(body, [unmentioned_axes(s, mesh_axes) for s in linear_specs])
     nonlinear = [x for x in args if not is_linear(x)]
     nonlinear_specs = tuple(s for s, lin in zip(in_specs, linear) if not lin)
     outs = iter(bind(shard_map_p, *consts, *nonlinear, *scaled, jaxpr=summed,
-                     mesh_axes=mesh_axes, device_ids=device_ids,
                      in_specs=((),) * len(consts) + nonlinear_specs + tuple(out_specs),
-                     out_specs=tuple(linear_specs)))
+                     out_specs=tuple(linear_specs), **params))
     return [next(outs) if lin else None for lin in linear]
 
 
@@ -130,7 +131,8 @@ vmap_rules[shard_map_p] = _vmap
 
 
 def _partial_eval(trace, args, params):
-    jaxpr, mesh_axes = params["jaxpr"], params["mesh_axes"]
+    jaxpr = params["jaxpr"]
+    mesh_axes = manual_axes(params["mesh_axes"], params.get("auto_axes", ()))
     in_specs, out_specs = params["in_specs"], params["out_specs"]
     _refuse_refs(jaxpr, "partial evaluation")
     unknowns = tuple(trace.is_unknown(x) for x in args)
