@@ -178,6 +178,47 @@ def check_shard_map_over_some_mesh_axes():
     print("ok partial errors")
 
 
+def check_single_device_sharding():
+    from jax.sharding import SingleDeviceSharding
+    from minijax.interop import trace_with_jax, to_python_source
+    second = SingleDeviceSharding(jax.devices()[1])
+
+    def f(lax):
+        return lambda a: lax.with_sharding_constraint(a * 2.0, second) + 1.0
+    ours = minijax.jit(f(mlax), in_shardings=second, out_shardings=second)
+    theirs = jax.jit(f(jax.lax), in_shardings=second, out_shardings=second)
+    out = ours(X)
+    assert out.sharding == theirs(X).sharding == second, out.sharding
+    close(out, theirs(X), "single-device jit")
+    text = str(minijax.make_jaxpr(ours)(X))
+    assert "device_ids=(1,)" in text and "mesh_axes=()" in text, text
+    close(minijax.grad(lambda a: (ours(a) ** 2).sum())(X),
+          jax.grad(lambda a: (theirs(a) ** 2).sum())(X), "single-device grad")
+    close(minijax.vmap(ours)(np.stack([X, X])), jax.vmap(theirs)(np.stack([X, X])),
+          "single-device vmap")
+    close(eval_closed_jaxpr(minijax.make_jaxpr(ours)(X), X)[0], theirs(X),
+          "single-device reference evaluator")
+    put = minijax.device_put(X, second)
+    assert put.sharding == second, put.sharding
+    traced = minijax.jit(lambda a: minijax.device_put(a * 1.0, second))(X)
+    assert traced.sharding == second, traced.sharding
+    close(traced, X, "single-device device_put traced")
+    closed = trace_with_jax(jax.jit(f(jax.lax)))(X)
+    assert "mesh_axes=()" in str(closed), str(closed)
+    namespace = {}
+    exec(to_python_source(minijax.make_jaxpr(ours)(X)), namespace)
+    result = jax.jit(namespace["program"])(X)[0]
+    assert result.sharding == second, result.sharding
+    close(result, theirs(X), "single-device as Python source")
+    try:
+        minijax.jit(lambda a: a, in_shardings=P("x"))(X)
+    except TypeError as e:
+        assert "SingleDeviceSharding" in str(e), e
+    else:
+        raise AssertionError("a bare PartitionSpec was accepted")
+    print("ok single-device sharding errors")
+
+
 def check_import_and_python_source():
     """JAX programs with groups and tuples of names import; minijax's are written back
     as JAX code by to_python_source."""
@@ -202,5 +243,6 @@ if __name__ == "__main__":
     check_axis_index_groups_errors()
     check_tuples_of_axis_names()
     check_shard_map_over_some_mesh_axes()
+    check_single_device_sharding()
     check_import_and_python_source()
     print("all shard_map axes checks passed")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 from jax import lax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
 from ..ir import collective_primitives as C
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
@@ -67,14 +67,19 @@ for _prim in C.collective_primitives:
 
 # -- shard_map: the body goes to JAX's shard_map ----------------------------------------
 
-def mesh_of(mesh_axes, device_ids) -> Mesh:
-    """JAX's `Mesh` for a shard_map's params: its devices, by id, in mesh order."""
+def devices_of(device_ids) -> list:
+    """This process's devices with these ids, in that order."""
     by_id = {device.id: device for device in jax.devices()}
     missing = [i for i in device_ids if i not in by_id]
     if missing:
-        raise ValueError(f"shard_map: this process has no devices with ids {missing} "
-                         f"(it has {sorted(by_id)})")
-    devices = np.array([by_id[i] for i in device_ids], dtype=object)
+        raise ValueError(f"this process has no devices with ids {missing} (it has "
+                         f"{sorted(by_id)})")
+    return [by_id[i] for i in device_ids]
+
+
+def mesh_of(mesh_axes, device_ids) -> Mesh:
+    """JAX's `Mesh` for a shard_map's params: its devices, by id, in mesh order."""
+    devices = np.array(devices_of(device_ids), dtype=object)
     return Mesh(devices.reshape([size for _, size in mesh_axes]),
                 tuple(name for name, _ in mesh_axes))
 
@@ -102,7 +107,10 @@ lowering_rules[shard_map_p] = _shard_map
 
 
 def _sharding_constraint(x, *, mesh_axes, device_ids, spec):
-    sharding = NamedSharding(mesh_of(mesh_axes, device_ids), partition_spec(spec))
+    if not mesh_axes:        # a mesh with no axes: its one device holds the whole array
+        sharding = SingleDeviceSharding(devices_of(device_ids)[0])
+    else:
+        sharding = NamedSharding(mesh_of(mesh_axes, device_ids), partition_spec(spec))
     return [jax.lax.with_sharding_constraint(x, sharding)]
 
 

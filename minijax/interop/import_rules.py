@@ -18,7 +18,7 @@ import math
 import jax
 import numpy as np
 from jax import tree_util
-from jax.sharding import NamedSharding
+from jax.sharding import NamedSharding, SingleDeviceSharding
 
 from .. import debug
 from ..frontend import refs as mini_refs
@@ -593,9 +593,10 @@ register_import("shard_map", shard_map_p, _shard_map)
 
 
 def _sharding_constraint(x, *, sharding, **hints):
-    if not isinstance(sharding, NamedSharding):
+    if not isinstance(sharding, (NamedSharding, SingleDeviceSharding)):
         raise UnsupportedParamError(f"cannot import a sharding constraint to {sharding!r}: "
-                                    f"minijax takes NamedShardings")
+                                    f"minijax takes NamedShardings and "
+                                    f"SingleDeviceShardings")
     return [bind(sharding_constraint_p, x, **sharding_params(sharding))]
 
 

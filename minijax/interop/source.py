@@ -143,9 +143,16 @@ source_rules.update({
                                        tiled=p["tiled"], **_groups(p)),
     "axis_index": lambda ins, p: f"lax.axis_index({p['axis_name']!r})",
     "sharding_constraint": lambda ins, p: (
-        f"lax.with_sharding_constraint({ins[0]}, jax.sharding.NamedSharding("
-        f"{_mesh_source(p['mesh_axes'], p['device_ids'])}, {_spec_source(p['spec'])}))"),
+        f"lax.with_sharding_constraint({ins[0]}, {_sharding_source(p)})"),
 })
+
+
+def _sharding_source(p) -> str:
+    if not p["mesh_axes"]:       # one device (see frontend/sharding.py)
+        return (f"jax.sharding.SingleDeviceSharding({{d.id: d for d in jax.devices()}}"
+                f"[{p['device_ids'][0]}])")
+    return (f"jax.sharding.NamedSharding({_mesh_source(p['mesh_axes'], p['device_ids'])}, "
+            f"{_spec_source(p['spec'])})")
 
 
 def _mesh_source(mesh_axes, device_ids) -> str:
