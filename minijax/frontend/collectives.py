@@ -6,7 +6,10 @@ the collective is traced: walking from the current trace out through its parents
 the first batching trace with that name says how many members the axis has. That is
 both the check JAX makes (an unbound name is a `NameError`) and where the shape-
 dependent collectives (`all_gather`, `psum_scatter`, `all_to_all`) get the
-`axis_size` their primitive records. What each primitive means is in
+`axis_size` their primitive records. A tuple of names is one axis numbered
+row-major over them; `axis_index_groups` is taken where JAX takes it (inside a
+`shard_map`; JAX's vmap raises `NotImplementedError` for it, and so does this one).
+What each primitive means is in
 `ir/collective_primitives.py`; how vmap carries it out, in
 `transforms/collective_rules.py`.
 """
