@@ -219,6 +219,35 @@ def check_single_device_sharding():
     print("ok single-device sharding errors")
 
 
+def check_refs_passed_in():
+    """A ref passed into a shard_map: each device reads and writes its own block."""
+    def body(r, s):
+        r[...] += s[...]                    # s: the same on every device, read only
+        return r[...] * 2.0
+
+    def program(lib):
+        def f(a, b):
+            r, s = lib.new_ref(a), lib.new_ref(b)
+            out = lib.shard_map(body, mesh=MESH, in_specs=(P("x", "y"), P()),
+                                out_specs=P("x", "y"))(r, s)
+            return out, r[...]
+        return f
+    b = rng.standard_normal((2, 4)).astype(np.float32)
+    expected = jax.jit(program(jax))(X, b)
+    close(minijax.jit(program(minijax))(X, b), expected, "ref passed in, jit")
+    close(program(minijax)(X, b), expected, "ref passed in, eager")
+    closed = minijax.make_jaxpr(program(minijax))(X, b)
+    close(eval_closed_jaxpr(closed, X, b), expected, "ref passed in, reference evaluator")
+    for lib in (minijax, jax):      # JAX refuses (eagerly) to return a ref, as minijax does
+        raises(ValueError, lambda: lib.shard_map(lambda a: lib.new_ref(a), mesh=MESH,
+                                                 in_specs=P("x"), out_specs=P("x"))(X),
+               "return")
+    raises(TypeError, lambda: minijax.grad(lambda a: minijax.shard_map(
+        body, mesh=MESH, in_specs=(P("x", "y"), P()), out_specs=P("x", "y"))(
+            minijax.new_ref(a), minijax.new_ref(b)).sum())(X), "refs")
+    print("ok ref errors")
+
+
 def check_import_and_python_source():
     """JAX programs with groups and tuples of names import; minijax's are written back
     as JAX code by to_python_source."""
@@ -244,5 +273,6 @@ if __name__ == "__main__":
     check_tuples_of_axis_names()
     check_shard_map_over_some_mesh_axes()
     check_single_device_sharding()
+    check_refs_passed_in()
     check_import_and_python_source()
     print("all shard_map axes checks passed")

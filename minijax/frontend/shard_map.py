@@ -19,6 +19,7 @@ from jax.sharding import PartitionSpec
 from ..ir.shard_map_primitive import shard_map_p, block_shape
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import bind, aval_of, current_trace, set_current_trace
+from ..ir.types import RefType
 from ..transforms.batching import AxisFrame
 from .pytrees import fun_name
 
@@ -44,6 +45,13 @@ def _spec_tuple(spec, mesh_sizes, what, auto=()) -> tuple:
                                  f"is not an axis of the mesh {tuple(mesh_sizes)}")
         entries.append(names)
     return tuple(entries)
+
+
+def _block_aval(aval, spec, mesh_sizes):
+    """The type of one device's block of an input: a ref's block is a ref."""
+    if isinstance(aval, RefType):
+        return RefType(_block_aval(aval.inner, spec, mesh_sizes))
+    return aval.update(shape=block_shape(aval.shape, spec, mesh_sizes))
 
 
 def _broadcast_specs(specs, tree, what) -> list:
@@ -91,14 +99,18 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         prefix = tuple(in_specs) if isinstance(in_specs, list) else in_specs
         specs = [_spec_tuple(s, mesh_sizes, "in_specs", auto)
                  for s in _broadcast_specs(prefix, args, "in_specs")]
-        block_avals = [aval_of(x).update(shape=block_shape(aval_of(x).shape, spec,
-                                                           mesh_sizes))
+        block_avals = [_block_aval(aval_of(x), spec, mesh_sizes)
                        for x, spec in zip(leaves, specs)]
         out_tree_box = []
 
         def body(*blocks):
             outs = f(*tree_util.tree_unflatten(in_tree, list(blocks)))
             out_leaves, out_tree = tree_util.tree_flatten(outs)
+            if any(isinstance(aval_of(leaf), RefType) for leaf in out_leaves):
+                # JAX refuses this too ("Eager shard_map cannot return a jax.Ref")
+                raise ValueError(f"{fun_name(f)}: a shard_map cannot return a ref; "
+                                 f"return its value (r[...]), or pass the ref in and "
+                                 f"write to it")
             out_tree_box.append((outs, out_tree))
             return out_leaves
 

@@ -26,13 +26,17 @@ from __future__ import annotations
 
 import math
 
+from .catalogue import _call_effects
 from .core import Jaxpr
-from .registry import Primitive, type_rules, _array, _fail
+from .registry import Primitive, type_rules, effect_rules, _array, _fail
+from .types import RefType
 
 __all__ = ["shard_map_p", "sharding_constraint_p", "block_shape", "global_shape",
            "unmentioned_axes", "manual_axes"]
 
-shard_map_p = Primitive("shard_map", multiple_results=True)
+# A ref passed in is split like an array: each device's body reads and writes its own
+# block of it (its effects are the body's, on the inputs it passes in).
+shard_map_p = Primitive("shard_map", multiple_results=True, has_ref_effects_of_body=True)
 
 
 def _split_factor(mesh_sizes, entry) -> int:
@@ -106,20 +110,26 @@ def _shard_map_rule(*in_avals, jaxpr, mesh_axes, device_ids, in_specs, out_specs
     if len(out_specs) != len(jaxpr.outvars):
         _fail("shard_map", f"{len(out_specs)} out_specs for {len(jaxpr.outvars)} outputs")
     for i, (aval, spec, var) in enumerate(zip(in_avals, in_specs, jaxpr.invars)):
-        _array("shard_map", aval, f"input {i}")
+        if not isinstance(aval, RefType):
+            _array("shard_map", aval, f"input {i}")
         _check_spec(spec, mesh_sizes)
         block = block_shape(aval.shape, spec, mesh_sizes)
-        if block != var.aval.shape or aval.dtype != var.aval.dtype:
+        if (block != var.aval.shape or aval.dtype != var.aval.dtype
+                or isinstance(aval, RefType) != isinstance(var.aval, RefType)):
             _fail("shard_map", f"input {i} of type {aval} split by {spec} gives blocks "
                   f"of shape {block}, but the body expects {var.aval}")
     outs = []
     for spec, aval in zip(out_specs, jaxpr.out_avals):
+        if isinstance(aval, RefType):
+            _fail("shard_map", f"a shard_map cannot return a ref (got {aval}); return "
+                  f"its value, or pass the ref in and write to it")
         _check_spec(spec, mesh_sizes)
         outs.append(aval.update(shape=global_shape(aval.shape, spec, mesh_sizes)))
     return outs
 
 
 type_rules[shard_map_p] = _shard_map_rule
+effect_rules[shard_map_p] = _call_effects
 
 
 # -- sharding_constraint: where an array should live -------------------------------------

@@ -26,7 +26,12 @@ spec of every input and output it adds:
 Only the manual mesh axes count in all this: along the `auto_axes` of a shard_map
 over part of its mesh the body sees whole arrays, and XLA lays them out.
 
-DCE takes the generic path: a shard_map whose outputs are all unused is dropped.
+* discharge: a ref passed in becomes its block's value passed in, and the final
+  value of each ref the body writes comes back as an extra output split like the
+  ref, which is written back into it (as for `jit`, `calls.py`).
+
+DCE takes the generic path: a shard_map whose outputs are all unused, and that
+writes no ref, is dropped.
 """
 from __future__ import annotations
 
@@ -45,6 +50,8 @@ from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
 from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
 from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear
 from .vmap import vmap_jaxpr
+from .discharge import (discharge_rules, thread_refs_through, write_back, mentions_refs,
+                        RefSlot, _copy_eqn)
 
 
 def _refuse_refs(jaxpr, what):
@@ -125,6 +132,19 @@ def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, **params):
     return Batched(list(outs), [0] * len(outs))
 
 
+def _discharge(b, eqn, inputs):
+    params = eqn.params
+    if not mentions_refs(params["jaxpr"]) and not any(isinstance(x, RefSlot)
+                                                      for x in inputs):
+        return _copy_eqn(b, eqn, inputs)
+    result, args = thread_refs_through(b, inputs, params["jaxpr"])
+    finals_specs = tuple(params["in_specs"][i] for i in result.info.written)
+    outs = b.emit_eqn(shard_map_p, args, dict(
+        params, jaxpr=result.jaxpr, out_specs=tuple(params["out_specs"]) + finals_specs))
+    return write_back(inputs, result, outs)
+
+
+discharge_rules[shard_map_p] = _discharge
 jvp_rules[shard_map_p] = _jvp
 transpose_rules[shard_map_p] = _transpose
 vmap_rules[shard_map_p] = _vmap
