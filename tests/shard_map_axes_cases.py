@@ -238,6 +238,14 @@ def check_refs_passed_in():
     close(program(minijax)(X, b), expected, "ref passed in, eager")
     closed = minijax.make_jaxpr(program(minijax))(X, b)
     close(eval_closed_jaxpr(closed, X, b), expected, "ref passed in, reference evaluator")
+    def local(lax, lib):
+        def f(a):
+            r = lib.new_ref(a)              # a ref made and used inside the body
+            r[...] = r[...] * 3.0
+            return r[...] + lax.psum(a, "x")
+        return lib.shard_map(f, mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    close(minijax.jit(local(mlax, minijax))(X), jax.jit(local(jax.lax, jax))(X),
+          "ref made inside the body")
     for lib in (minijax, jax):      # JAX refuses (eagerly) to return a ref, as minijax does
         raises(ValueError, lambda: lib.shard_map(lambda a: lib.new_ref(a), mesh=MESH,
                                                  in_specs=P("x"), out_specs=P("x"))(X),
