@@ -15,7 +15,7 @@ os.environ.setdefault("MINIJAX_ENABLE_CHECKS", "1")
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
-from jax.sharding import Mesh, PartitionSpec as P  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import minijax  # noqa: E402
 from minijax import lax as mlax  # noqa: E402

@@ -69,7 +69,8 @@ def _apply(tree, shardings, what):
 
 def with_sharding_constraint(x, shardings):
     """`x` (a pytree), asked to be laid out as `shardings` (a `NamedSharding` or
-    `SingleDeviceSharding`, or a pytree prefix of them) inside a jitted program, as the JAX function of this name."""
+    `SingleDeviceSharding`, or a pytree prefix of them) inside a jitted program, as
+    the JAX function of this name."""
     return _apply(x, shardings, "with_sharding_constraint shardings")
 
 

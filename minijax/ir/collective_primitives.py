@@ -27,10 +27,12 @@ the product of theirs.
 An optional param `axis_index_groups` (`psum`, `pmax`, `pmin`, `all_gather`,
 `psum_scatter`, `all_to_all`; present only when given) splits the axis into groups of
 equal size, e.g. `((0, 1), (2, 3))`: the collective then combines the members of each
-group separately, and `axis_size` is the size of one group. The size of an axis is not part of the IR -- it is whatever
-the transformation that binds the name says -- except where the result's *shape*
-depends on it (`all_gather`, `psum_scatter`, `all_to_all`): those carry `axis_size`
-in their params so that their type rule, like every other, needs only the operands.
+group separately, and `axis_size` is the size of one group.
+
+The size of an axis is not part of the IR -- it is whatever the transformation that
+binds the name says -- except where the result's *shape* depends on it (`all_gather`,
+`psum_scatter`, `all_to_all`): those carry `axis_size` in their params so that their
+type rule, like every other, needs only the operands.
 
 No pass here gives a name its meaning: `vmap` rewrites collectives on the axis it
 binds into ordinary array ops (`transforms/collective_rules.py`), and inside a
