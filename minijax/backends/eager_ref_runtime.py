@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 
 import jax.numpy as jnp
 import numpy as np
@@ -72,21 +73,35 @@ def check_no_aliasing(args, what: str):
 
 # -- all or nothing --------------------------------------------------------------------
 
-# One journal per open `all_or_nothing()`, innermost last: id(box) -> (box, what it
-# held). The stack is emptied again by the context managers that fill it.
-_journals: list[dict] = []
+class _OpenJournals(threading.local):
+    """One journal per open `all_or_nothing()` in this thread, innermost last:
+    id(box) -> (box, what it held). Per thread, as the current trace is: a
+    transformation in another thread has journals of its own. The stack is emptied
+    again by the context managers that fill it."""
+
+    def __init__(self):
+        self.stack: list[dict] = []
+
+    def __bool__(self) -> bool:
+        """Whether an `all_or_nothing()` is open in this thread."""
+        return bool(self.stack)
+
+
+_journals = _OpenJournals()
 
 
 def _note_change(box: Ref):
-    if _journals and id(box) not in _journals[-1]:
-        _journals[-1][id(box)] = (box, (box._value, box._state, box._consumed_at))
+    journals = _journals.stack
+    if journals and id(box) not in journals[-1]:
+        journals[-1][id(box)] = (box, (box._value, box._state, box._consumed_at))
 
 
 @contextlib.contextmanager
 def all_or_nothing():
     """Run a transformation so that, if it raises, every box it changed is put back."""
     journal: dict = {}
-    _journals.append(journal)
+    journals = _journals.stack
+    journals.append(journal)
     try:
         yield
     except BaseException:
@@ -94,12 +109,12 @@ def all_or_nothing():
             box._value, box._state, box._consumed_at = value, state, consumed_at
         raise
     finally:
-        _journals.pop()
-        if _journals:
+        journals.pop()
+        if journals:
             # Succeeded inside a larger transformation: a later failure there undoes
             # these changes too.
             for key, entry in journal.items():
-                _journals[-1].setdefault(key, entry)
+                journals[-1].setdefault(key, entry)
 
 
 def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function",
@@ -140,7 +155,9 @@ def _one_equation(prim, params_key, in_avals, slots) -> Jaxpr:
         invars[slot] = invars[slot] or Var(aval)
     inputs = [invars[slot] for slot in slots]
     outvars = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
-    eqn = Eqn(prim, inputs, params, outvars, effects_of(prim, in_avals, params))
+    # Cached and shared by every eager call of `prim`: no user line is its origin.
+    eqn = Eqn(prim, inputs, params, outvars, effects_of(prim, in_avals, params),
+              source_info=None)
     return Jaxpr((), invars, (eqn,), outvars)
 
 

@@ -50,6 +50,7 @@ from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr, Eqn, Var, jaxprs_in_params
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.primitives import effects_of, out_avals_of
+from ..ir.source_info import pass_source_info
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import bind, current_trace, set_current_trace, aval_of
 from ..ir.types import RefType
@@ -296,7 +297,9 @@ def _discharge_application(prim, args, params) -> _Discharged:
         inputs.append(var)
     in_avals = [v.aval for v in inputs]
     outputs = [Var(a) for a in out_avals_of(prim, in_avals, params)]
-    eqn = Eqn(prim, inputs, params, outputs, effects_of(prim, in_avals, params))
+    # The application being processed: the user's operation, or a pass's equation.
+    eqn = Eqn(prim, inputs, params, outputs, effects_of(prim, in_avals, params),
+              pass_source_info())
     result = discharge_jaxpr(Jaxpr((), invars, [eqn], outputs))
     return _Discharged(result.jaxpr, unique, firsts, result.info.written, len(outputs))
 
