@@ -26,6 +26,7 @@ rng = np.random.default_rng(1)
 X = rng.standard_normal((8, 8)).astype(np.float32)
 GROUPS = [[0, 2], [1, 3]]           # on the mesh axis 'x' of size 4
 XY = ("x", "y")                     # one axis of 8 members, numbered 2 * x + y
+MIXED = [[0, 3, 5, 6], [1, 2, 4, 7]]    # groups of XY's members across both axes
 
 
 def raises(error, fn, match=""):
@@ -82,6 +83,13 @@ GROUPED = {
         a, "x", axis_index_groups=GROUPS, tiled=True), P("x", "y"), P("x", "y")),
     "all_to_all groups": (lambda lax: lambda a: lax.all_to_all(
         a, "x", 0, 1, axis_index_groups=GROUPS, tiled=True), P("x", "y"), P("x", "y")),
+    "psum groups of a tuple": (lambda lax: lambda a: lax.psum(
+        a, XY, axis_index_groups=MIXED) * a, P("x", "y"), P("x", "y")),
+    "all_gather groups of a tuple": (lambda lax: lambda a: lax.all_gather(
+        a, XY, axis_index_groups=MIXED, tiled=True), P("x", "y"), P("x", "y")),
+    "psum_scatter groups of a tuple": (lambda lax: lambda a: lax.psum_scatter(
+        a, XY, axis_index_groups=MIXED, scatter_dimension=1, tiled=True),
+        P("x", "y"), P("x", "y")),
 }
 NAMED_TUPLES = {
     "axis_index of a tuple": (lambda lax: lambda a: a * lax.axis_index(XY),

@@ -97,19 +97,20 @@ def _groups(fn_name, axis_index_groups, names, *, summed=False):
             raise NotImplementedError(
                 f"{fn_name}: axis_index_groups needs shard_map(..., check_vma=False), as "
                 f"in JAX")
-    if len(names) != 1:
-        raise ValueError(f"{fn_name}: minijax supports axis_index_groups over one axis "
-                         f"name, got {tuple(names)}")
-    size = _bound_size(names[0])
+    size = axis_size(tuple(names))
     members = sorted(i for group in groups for i in group)
     if members != list(range(size)):
         raise ValueError(f"{fn_name}: axis_index_groups must cover all indices exactly "
-                         f"once: {axis_index_groups!r} for the axis {names[0]!r} of size "
-                         f"{size}")
+                         f"once: {axis_index_groups!r} for the axis {_param(names)!r} of "
+                         f"size {size}")
     if len({len(group) for group in groups}) != 1:
         raise ValueError(f"{fn_name}: axis_index_groups must all have the same size, got "
                          f"{axis_index_groups!r}")
     return groups
+
+
+def _param(names):
+    return names[0] if len(names) == 1 else tuple(names)
 
 
 def _with_groups(params, groups) -> dict:

@@ -37,6 +37,7 @@ JAX defines no derivative for `pmax` and `pmin`; neither does minijax.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -51,7 +52,7 @@ from .ad_util import (Zero, tangent_aval, instantiate, eval_jaxpr, const_like, m
                       reduce_sum, reshape)
 from .batching import (Batched, BatchingError, named_axis_rules, vmap_rules, moveaxis,
                        batch_at, not_mapped)
-from .collective_split import split_rules, pick_rows
+from .collective_split import split_rules, pick_rows, bound_sizes
 from .vmap import BatchTrace
 from .jvp import jvp_rules, JvpResult
 from .transpose import transpose_rules
@@ -180,10 +181,10 @@ def _named(prim, rewrite):
             return None
         # the per-member operand must fit, as if the collective were staged
         out_avals_of(prim, [aval_of(a) for a in args], params)
+        if len(names) > 1 and "axis_index_groups" in params:
+            with set_current_trace(trace):
+                return [_grouped_over_names(prim, rewrite, names, args[0], params)]
         if prim not in C.reductions and len(names) > 1:
-            if "axis_index_groups" in params:
-                raise BatchingError(f"{prim.name} with axis_index_groups over several axis "
-                                    f"names {names} is not supported by minijax")
             with set_current_trace(trace):
                 return [split_rules[prim](*args, **params)]
         x, d = trace.to_batched(args[0]) if args else (None, not_mapped)
@@ -196,6 +197,27 @@ def _named(prim, rewrite):
                                       groups, params)
         return [trace.wrap(value, dim)]
     named_axis_rules[prim] = rule
+
+
+_COMBINED = "<the axes together>"     # the name of the axis _grouped_over_names makes
+
+
+def _grouped_over_names(prim, rewrite, names, x, params):
+    """Groups over a tuple of names mix the members of several traces' axes, so no
+    one trace can rewrite them alone. Every member gathers every member's `x` (in the
+    row-major order of `names`), computes every member's result of the grouped
+    collective on that, and keeps its own row."""
+    everyone = split_rules[C.all_gather_p](x, axis_name=names, axis=0, tiled=False,
+                                           axis_size=math.prod(bound_sizes(names)))
+    n = aval_of(everyone).shape[0]
+    params = dict(params, axes=(_COMBINED,)) if prim in C.reductions else params
+    rows, _ = _grouped(rewrite, n, _COMBINED, everyone, 0, params["axis_index_groups"],
+                       params)
+    me = split_rules[C.axis_index_p](axis_name=names)
+    shape = aval_of(rows).shape[1:]
+    mine = bind(P.dynamic_slice_p, rows, me, *[np.int32(0)] * len(shape),
+                slice_sizes=(1,) + shape)
+    return reshape(mine, shape)
 
 
 def _grouped(rewrite, n, own, x, d, groups, params):

@@ -33,7 +33,7 @@ from ..ir.trace import bind, aval_of
 from .ad_util import add, mul, const_like, reshape, zeros
 from .batching import BatchingError, bound_axis_size, moveaxis
 
-__all__ = ["split_rules", "pick_rows"]
+__all__ = ["split_rules", "pick_rows", "bound_sizes"]
 
 
 def pick_rows(x, sources):
@@ -49,7 +49,8 @@ def pick_rows(x, sources):
     return bind(P.concatenate_p, *rows, dimension=0)
 
 
-def _sizes(names) -> list:
+def bound_sizes(names) -> list:
+    """The sizes of the axes `names`, from the traces that bind them."""
     sizes = [bound_axis_size(name) for name in names]
     unbound = [n for n, s in zip(names, sizes) if s is None]
     if unbound:
@@ -60,7 +61,7 @@ def _sizes(names) -> list:
 
 def _axis_index(*, axis_name):
     total, stride = None, 1
-    for name, size in reversed(list(zip(axis_name, _sizes(axis_name)))):
+    for name, size in reversed(list(zip(axis_name, bound_sizes(axis_name)))):
         term = bind(C.axis_index_p, axis_name=name)
         if stride != 1:
             term = mul(term, const_like(term, stride))
@@ -70,7 +71,7 @@ def _axis_index(*, axis_name):
 
 
 def _all_gather(x, *, axis_name, axis, tiled, axis_size):
-    sizes = _sizes(axis_name)
+    sizes = bound_sizes(axis_name)
     if math.prod(sizes) != axis_size:
         raise BatchingError(f"all_gather was traced for axes of size {axis_size}, but "
                             f"{axis_name} have sizes {sizes}")
@@ -86,14 +87,14 @@ def _all_gather(x, *, axis_name, axis, tiled, axis_size):
 def _psum_scatter(x, *, axis_name, scatter_dimension, tiled, axis_size):
     d, shape = scatter_dimension, aval_of(x).shape
     y = x if tiled else reshape(x, shape[:d] + (shape[d], 1) + shape[d + 1:])
-    for name, size in zip(axis_name, _sizes(axis_name)):
+    for name, size in zip(axis_name, bound_sizes(axis_name)):
         y = bind(C.psum_scatter_p, y, axis_name=name, scatter_dimension=d, tiled=True,
                  axis_size=size)
     return y if tiled else reshape(y, shape[:d] + shape[d + 1:])
 
 
 def _all_to_all(x, *, axis_name, split_axis, concat_axis, tiled, axis_size):
-    sizes = _sizes(axis_name)
+    sizes = bound_sizes(axis_name)
     s, c, shape = split_axis, concat_axis, aval_of(x).shape
     block = shape[s] // axis_size
     y = reshape(x, shape[:s] + tuple(sizes) + (block,) + shape[s + 1:])
@@ -113,7 +114,7 @@ def _all_to_all(x, *, axis_name, split_axis, concat_axis, tiled, axis_size):
 
 
 def _ppermute(x, *, axis_name, perm):
-    n = math.prod(_sizes(axis_name))
+    n = math.prod(bound_sizes(axis_name))
     shape = aval_of(x).shape
     everyone = _all_gather(x, axis_name=axis_name, axis=0, tiled=False, axis_size=n)
     source_of = {destination: source for source, destination in perm}
