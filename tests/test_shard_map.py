@@ -39,7 +39,9 @@ def test_groups_tuples_of_names_partial_meshes_and_shardings():
     assert "all shard_map axes checks passed" in stdout
     for check in ("psum groups grad", "all_gather of a tuple reference evaluator",
                   "ppermute of a tuple jit", "axis_index_groups errors",
-                  "partial matmul grad", "partial shard_map eagerly with check_vma=False"):
+                  "partial matmul grad", "partial shard_map eagerly with check_vma=False",
+                  "single-device jit", "ref passed in, jit", "ref passed in, vmap",
+                  "psum groups of a tuple reference evaluator"):
         assert f"ok {check}" in stdout
     # Registry entry "eager_partial_shard_map_without_vma_refuses_out_specs"
     from tests.test_collectives import _retire_if_fixed

@@ -120,7 +120,11 @@ def _sum_over_replicas(body, axes_per_output):
 
 
 def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, **params):
-    _refuse_refs(jaxpr, "vmap")
+    for x, d in zip(values, dims):
+        # a ref's batch axis cannot be moved; the trace stacks refs' rows at axis 0
+        if isinstance(aval_of(x), RefType) and d not in (None, 0):
+            raise TypeError("shard_map: vmap of a ref batched along an axis other than "
+                            "the first is not supported")
     moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(values, dims)]
     body_axes = [None if d is None else 0 for d in dims]
     batched = vmap_jaxpr(jaxpr, body_axes, batch_size,
