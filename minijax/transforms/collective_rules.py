@@ -22,6 +22,12 @@ so `out_axes=None` works for them, as in JAX. A collective over a *different* na
 (`vmap_rules`); the trace that owns that name deals with it later. So
 `psum(x, ('i', 'j'))` under nested vmaps is summed by each trace in turn.
 
+A collective over a tuple of names that includes the trace's own is first split into
+collectives over one name each (`collective_split.py`). One with `axis_index_groups`
+runs the rewrite once per group, under a second batching trace over the groups
+(`_grouped`). Users reach these under `shard_map` only (JAX's vmap refuses groups),
+through the reference evaluator, which runs a shard_map as nested named vmaps.
+
 A `jit` inside the vmap whose body uses the vmap's axis is inlined into the batching
 trace (a jitted body has no axis of its own to name); control flow (`cond`, `scan`,
 `while`) whose body uses it is refused with a clear error.
