@@ -46,6 +46,7 @@ from ..ir.primitives import effects_of, out_avals_of
 from ..ir.source_info import user_location as _user_frame
 from ..ir.ref_box import (Ref, RefError, check_live, describe_ref,  # noqa: F401
                           used_after_message)
+from ..ir.shard_map_primitive import shard_map_p
 from ..ir.trace import eager_impls
 from ..ir.types import (RefType, ShapedArray, aval_of_value, canonical_dtype, is_key,
                         keys_as_jax)
@@ -291,7 +292,7 @@ def route_ref_users_through_discharge():
     """Wrap the eager impls of the primitives with bodies (called once, by
     `backends/__init__.py`, after every backend module registered its impls). `remat`
     needs no wrapping: its eager impl is the `jit` impl above, which handles refs."""
-    for prim in (CF.cond_p, CF.while_p, CF.scan_p):
+    for prim in (CF.cond_p, CF.while_p, CF.scan_p, shard_map_p):
         eager_impls[prim] = with_refs_discharged(prim, eager_impls[prim])
 
 

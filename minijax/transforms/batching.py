@@ -11,7 +11,8 @@ from typing import NamedTuple
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.registry import register_rule_table, GenericPath
-from ..ir.trace import Tracer, MinijaxError, TracerError, aval_of
+from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of, current_trace,
+                        set_current_trace)
 from ..ir.types import RefType
 
 not_mapped = None
@@ -117,3 +118,46 @@ def shift_axes(axes, batch_dim: int) -> tuple:
 
 def unbatched_ndim(x, batch_dim) -> int:
     return aval_of(x).ndim - (batch_dim is not not_mapped)
+
+
+# -- named axes: which trace binds a name, and its size ---------------------------------------
+#
+# A named axis is bound by a vmap's `BatchTrace` (its `axis_name`, `axis_size`) or by an
+# `AxisFrame`, which binds the axes of a mesh (`shard_map`, or the reference evaluator
+# running a shard_map as nested vmaps) and passes every primitive on unchanged.
+
+class AxisFrame(Trace):
+    """A trace that binds mesh axis names (for the collectives to look up) and
+    otherwise hands every primitive to its parent unchanged. `check_vma` is the
+    shard_map's flag, which decides a few of JAX's errors (`frontend/collectives.py`)."""
+
+    def __init__(self, parent: Trace, mesh_axis_sizes: dict, check_vma: bool = False):
+        super().__init__(parent)
+        self.mesh_axis_sizes = mesh_axis_sizes
+        self.check_vma = check_vma
+
+    def process_primitive(self, prim, args, params):
+        with set_current_trace(self.parent):
+            return self.parent.process_primitive(prim, args, params)
+
+
+def axis_binder(name):
+    """The trace that binds axis `name` around the current trace (a vmap's trace or
+    an `AxisFrame`), or None when nothing does."""
+    trace = current_trace()
+    while trace is not None:
+        if getattr(trace, "axis_name", None) == name:
+            return trace
+        if name in getattr(trace, "mesh_axis_sizes", ()):
+            return trace
+        trace = trace.parent
+    return None
+
+
+def bound_axis_size(name):
+    """The size of the axis `name` around the current trace, or None if unbound."""
+    trace = axis_binder(name)
+    if trace is None:
+        return None
+    sizes = getattr(trace, "mesh_axis_sizes", None)
+    return trace.axis_size if sizes is None or name not in sizes else sizes[name]
