@@ -288,25 +288,39 @@ def jaxpr_uses_axis(jaxpr: Jaxpr, name: str) -> bool:
     return False
 
 
-def _inline_jit(trace, args, params):
-    body = params["jaxpr"]
-    program = body.jaxpr if isinstance(body, ClosedJaxpr) else body
-    if not jaxpr_uses_axis(program, trace.axis_name):
-        return None
-    consts = body.consts if isinstance(body, ClosedJaxpr) else []
-    with set_current_trace(trace):
-        return eval_jaxpr(program, consts, list(args))
+def bodies_use_axis(params, name) -> bool:
+    """Whether a body among an equation's params holds a collective over `name`."""
+    return any(jaxpr_uses_axis(body, name) for body in _bodies(params))
 
 
-def _refuse_body_use(trace, args, params):
-    if any(jaxpr_uses_axis(body, trace.axis_name) for body in _bodies(params)):
+def _batch_bodies_naming_axis(prim):
+    """The `named_axis_rules` entry of a primitive with bodies (cond, while, scan,
+    remat, jit): when a body holds a collective over the trace's axis, the primitive's
+    own vmap rule runs with `axis_name=`, which it hands to `vmap_jaxpr` for each
+    body. The body's batching trace then names the same axis, with the same size,
+    and rewrites those collectives as above. This happens even when no operand is
+    batched: `axis_index` in a body makes its results differ per member."""
+    def rule(trace, args, params):
+        if not bodies_use_axis(params, trace.axis_name):
+            return None
+        values, dims = zip(*[trace.to_batched(x) for x in args]) if args else ((), ())
+        return trace.apply_rule(prim, list(values), list(dims), params,
+                                axis_name=trace.axis_name)
+    return rule
+
+
+def refuse_per_example_collectives(bodies, axis_name, what: str):
+    """The rules that run the examples one at a time (a `scan` over them, for
+    bodies with prints or effects) cannot serve a collective, which needs every
+    member's value at once."""
+    programs = [b.jaxpr if isinstance(b, ClosedJaxpr) else b for b in bodies]
+    if axis_name is not None and any(jaxpr_uses_axis(p, axis_name) for p in programs):
         raise BatchingError(
-            f"a collective over the vmap axis {trace.axis_name!r} inside control flow "
-            f"(cond, while_loop, scan, checkpoint) is not supported by minijax's vmap; "
-            f"apply the collective outside the loop or branch")
-    return None
+            f"vmap: {what} runs the examples one at a time, but it holds a collective "
+            f"over the vmap axis {axis_name!r}, which needs every example's value at "
+            f"once. Move the collective out of the loop or branch, or the print/ref "
+            f"effect out of it.")
 
 
-named_axis_rules[P.jit_p] = _inline_jit
-for _prim in (cond_p, while_p, scan_p, remat_p):
-    named_axis_rules[_prim] = _refuse_body_use
+for _prim in (cond_p, while_p, scan_p, remat_p, P.jit_p):
+    named_axis_rules[_prim] = _batch_bodies_naming_axis(_prim)

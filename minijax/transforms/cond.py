@@ -39,6 +39,7 @@ from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
 from .transpose import transpose_rules, backward_pass, UndefinedPrimal, is_linear
 from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, not_mapped
+from .collective_rules import refuse_per_example_collectives
 from . import vmap_refs
 
 cond_p = CF.cond_p
@@ -170,13 +171,16 @@ transpose_rules[cond_p] = _cond_transpose
 
 # -- vmap ------------------------------------------------------------------------------------
 
-def _cond_vmap(axis_size, values, dims, *, branches):
+def _cond_vmap(axis_size, values, dims, *, branches, axis_name=None):
     index, operands = values[0], values[1:]
     index_dim, operand_dims = dims[0], list(dims[1:])
     if index_dim is not_mapped:
-        return _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches)
+        return _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches,
+                                     axis_name)
     effects = frozenset().union(*(branch.effects for branch in branches))
     if any(isinstance(e, DebugEffect) for e in effects):
+        refuse_per_example_collectives(branches, axis_name, "a cond/switch whose "
+                                       "predicate differs per example and that prints")
         return _vmap_one_example_at_a_time(axis_size, values, dims, branches)
     # Examples take different branches: run all of them on the whole batch, then let
     # each example pick its branch's result -- and, with ref effects, the contents its
@@ -184,24 +188,26 @@ def _cond_vmap(axis_size, values, dims, *, branches):
     index = moveaxis(index, index_dim, 0)
     outs = vmap_refs.cond_selecting_ref_contents(
         axis_size, index, operands, operand_dims, branches,
-        lambda branch, ops, ds: _run_batched(axis_size, branch, ops, ds))
+        lambda branch, ops, ds: _run_batched(axis_size, branch, ops, ds, axis_name))
     return Batched(outs, [0] * len(outs))
 
 
-def _run_batched(axis_size, branch, operands, operand_dims):
+def _run_batched(axis_size, branch, operands, operand_dims, axis_name):
     """`branch` on the whole batch, every output batched on axis 0."""
     with set_current_trace(fresh_root()):
         jaxpr = vmap_jaxpr(branch, operand_dims, axis_size,
-                           out_axes=[0] * len(branch.outvars)).jaxpr
+                           out_axes=[0] * len(branch.outvars), axis_name=axis_name).jaxpr
     return run_body(jaxpr, operands)
 
 
-def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches):
+def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches, axis_name):
     with set_current_trace(fresh_root()):
-        found = [vmap_jaxpr(b, operand_dims, axis_size).out_axes for b in branches]
+        found = [vmap_jaxpr(b, operand_dims, axis_size, axis_name=axis_name).out_axes
+                 for b in branches]
         out_batched = [any(d is not None for d in ds) for ds in zip(*found)]
         out_axes = [0 if b else None for b in out_batched]
-        batched = [vmap_jaxpr(b, operand_dims, axis_size, out_axes=out_axes).jaxpr
+        batched = [vmap_jaxpr(b, operand_dims, axis_size, out_axes=out_axes,
+                              axis_name=axis_name).jaxpr
                    for b in branches]
     outs = bind(cond_p, index, *operands, branches=tuple(batched))
     return Batched(list(outs), out_axes)

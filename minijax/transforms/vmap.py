@@ -97,25 +97,30 @@ class BatchTrace(Trace):
                 return outs
         values, dims = [], []
         for x in args:
-            if isinstance(x, BatchTracer) and x._trace is self:
-                values.append(x.value)
-                dims.append(x.batch_dim)
-            else:
-                values.append(x)
-                dims.append(not_mapped)
+            value, dim = self.to_batched(x)
+            values.append(value)
+            dims.append(dim)
+        if any(d is not not_mapped for d in dims):
+            return self.apply_rule(prim, values, dims, params)
+        # Every example computes the same thing: compute it once -- unless it
+        # increments a ref from outside, which is ambiguous (vmap_refs.py).
         parent = self.parent
         with set_current_trace(parent):
-            if all(d is not_mapped for d in dims):
-                # Every example computes the same thing: compute it once -- unless it
-                # increments a ref from outside, which is ambiguous (vmap_refs.py).
-                if ref_checks.watched(prim):
-                    ref_checks.check_unbatched_write(self, prim, values, params)
-                outs = parent.process_primitive(prim, values, params)
-                if prim.allocates_ref:
-                    self.local_refs.update((id(o), o) for o in outs)
-                if ref_checks.reading(prim):
-                    ref_checks.note_reads(self, prim, values, params)
-                return outs
+            if ref_checks.watched(prim):
+                ref_checks.check_unbatched_write(self, prim, values, params)
+            outs = parent.process_primitive(prim, values, params)
+            if prim.allocates_ref:
+                self.local_refs.update((id(o), o) for o in outs)
+            if ref_checks.reading(prim):
+                ref_checks.note_reads(self, prim, values, params)
+        return outs
+
+    def apply_rule(self, prim, values, dims, params, **rule_options):
+        """Run `prim`'s batching rule on the stacked `values` one level out; the
+        results come back as values of this trace. `rule_options` go to the rule
+        as keywords (`axis_name=` for rules that batch bodies, see
+        `collective_rules.py`)."""
+        with set_current_trace(self.parent):
             if prim.has_ref_effects_of_body:
                 values, dims = ref_checks.promote_written_refs(self, prim, values, dims,
                                                                params)
@@ -126,7 +131,7 @@ class BatchTrace(Trace):
                 rule = vmap_rules.get(prim)
                 if rule is None:
                     raise _missing_rule(prim)
-                out = rule(self.axis_size, values, dims, **params)
+                out = rule(self.axis_size, values, dims, **rule_options, **params)
             if ref_checks.reading(prim):
                 ref_checks.note_reads(self, prim, values, params, dims)
         return [self.wrap(v, d) for v, d in zip(out.values, out.batch_dims)]
