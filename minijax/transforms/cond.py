@@ -25,11 +25,16 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import control_flow_primitives as CF
+from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr, DebugEffect
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
-from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr
+from ..ir.types import RefType
+from .ad_util import (Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr, eq,
+                      const_like)
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
                                   tangent_or_zero_list, with_unused_inputs,
                                   map_examples_one_at_a_time, has_ref_inputs, strip_debug_effects,
@@ -38,7 +43,7 @@ from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
 from .transpose import transpose_rules, backward_pass, UndefinedPrimal, is_linear
-from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, not_mapped
+from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
 from .collective_rules import refuse_per_example_collectives
 from . import vmap_refs
 
@@ -188,12 +193,33 @@ def _cond_vmap(axis_size, values, dims, *, branches, axis_name=None):
     index = moveaxis(index, index_dim, 0)
     outs = vmap_refs.cond_selecting_ref_contents(
         axis_size, index, operands, operand_dims, branches,
-        lambda branch, ops, ds: _run_batched(axis_size, branch, ops, ds, axis_name))
+        lambda number, ops, ds: _run_batched(axis_size, index, number, branches[number],
+                                             ops, ds, axis_name))
     return Batched(outs, [0] * len(outs))
 
 
-def _run_batched(axis_size, branch, operands, operand_dims, axis_name):
-    """`branch` on the whole batch, every output batched on axis 0."""
+def _run_batched(axis_size, index, number, branch, operands, operand_dims, axis_name):
+    """Branch `number` on the whole batch, every output batched on axis 0.
+
+    As in JAX, an example that does not take the branch passes its operands in
+    through `stop_gradient`: its results are thrown away, so no derivative may flow
+    through them. That keeps a NaN derivative of the untaken branch (`sqrt` at 0) out
+    of the gradient, and keeps the tangents of the examples that do not take the
+    branch out of its collectives."""
+    taken = None
+    operands, operand_dims = list(operands), list(operand_dims)
+    for k, (x, d) in enumerate(zip(operands, operand_dims)):
+        aval = aval_of(x)
+        if isinstance(aval, RefType) or not np.issubdtype(aval.dtype, np.inexact):
+            continue
+        if taken is None:
+            taken = eq(index, const_like(index, number))
+        x = batch_at(x, d, 0, axis_size)
+        shape = aval_of(x).shape
+        which = taken if len(shape) == 1 else bind(
+            P.broadcast_in_dim_p, taken, shape=shape, broadcast_dimensions=(0,))
+        operands[k] = bind(P.select_n_p, which, bind(P.stop_gradient_p, x), x)
+        operand_dims[k] = 0
     with set_current_trace(fresh_root()):
         jaxpr = vmap_jaxpr(branch, operand_dims, axis_size,
                            out_axes=[0] * len(branch.outvars), axis_name=axis_name).jaxpr
