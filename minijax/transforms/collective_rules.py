@@ -22,9 +22,11 @@ so `out_axes=None` works for them, as in JAX. A collective over a *different* na
 (`vmap_rules`); the trace that owns that name deals with it later. So
 `psum(x, ('i', 'j'))` under nested vmaps is summed by each trace in turn.
 
-A `jit` inside the vmap whose body uses the vmap's axis is inlined into the batching
-trace (a jitted body has no axis of its own to name); control flow (`cond`, `scan`,
-`while`) whose body uses it is refused with a clear error.
+A primitive with bodies (`cond`, `while`, `scan`, `remat`, `jit`, a custom_jvp/vjp
+call) whose body holds a
+collective over the vmap's axis is batched by its own vmap rule given `axis_name=`,
+which batches each body under a trace of the same name and size (see the end of this
+file): the collectives in the bodies are rewritten as above, wherever they sit.
 
 Differentiation
 ---------------
@@ -43,11 +45,12 @@ import numpy as np
 from ..ir import collective_primitives as C
 from ..ir import primitives as P
 from ..ir.control_flow_primitives import cond_p, while_p, scan_p
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.registry import out_avals_of
 from ..ir.remat_primitive import remat_p
 from ..ir.trace import bind, aval_of, set_current_trace
-from .ad_util import (Zero, tangent_aval, instantiate, eval_jaxpr, const_like, mul,
+from .ad_util import (Zero, tangent_aval, instantiate, const_like, mul,
                       reduce_sum, reshape, zeros)
 from .batching import (Batched, BatchingError, named_axis_rules, vmap_rules, moveaxis,
                        batch_at, not_mapped)
@@ -295,7 +298,7 @@ def bodies_use_axis(params, name) -> bool:
 
 def _batch_bodies_naming_axis(prim):
     """The `named_axis_rules` entry of a primitive with bodies (cond, while, scan,
-    remat, jit): when a body holds a collective over the trace's axis, the primitive's
+    remat, jit, custom_jvp/custom_vjp calls): when a body holds a collective over the trace's axis, the primitive's
     own vmap rule runs with `axis_name=`, which it hands to `vmap_jaxpr` for each
     body. The body's batching trace then names the same axis, with the same size,
     and rewrites those collectives as above. This happens even when no operand is
@@ -322,5 +325,6 @@ def refuse_per_example_collectives(bodies, axis_name, what: str):
             f"effect out of it.")
 
 
-for _prim in (cond_p, while_p, scan_p, remat_p, P.jit_p):
+for _prim in (cond_p, while_p, scan_p, remat_p, P.jit_p, custom_jvp_call_p,
+              custom_vjp_call_p):
     named_axis_rules[_prim] = _batch_bodies_naming_axis(_prim)

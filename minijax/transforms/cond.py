@@ -15,7 +15,8 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
   ran forward (the index is a residual), mapping output cotangents to operand ones.
 * vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
   means examples take different branches: as in JAX, every branch runs on the whole
-  batch and `select_n` picks each example's result. Branches that write refs run each
+  batch and `select_n` picks each example's result (an example that does not take a
+  branch passes its operands in through `stop_gradient`). Branches that write refs run each
   on its own copy of those refs, and each example keeps the contents its own branch
   left (`vmap_refs.py`). A print must happen only for the examples that take its
   branch, so with one the examples are looped over one at a time with a `scan`, each

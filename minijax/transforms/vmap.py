@@ -30,9 +30,11 @@ parent trace) primitives that compute the results for all examples at once, and 
 where the batch axis of each result ended up. Rules are free to leave the batch axis
 anywhere: moving it costs a transpose, so they move axes only when the primitive
 cannot work around them (an elementwise op whose operands disagree, a reshape with
-the batch axis in the middle, ...). `vmap_rules.py` holds the rules for shape ops,
-contractions and indexing; this file holds the trace, the elementwise rules and
-`vmap_jaxpr`. Refs add a little to the trace itself: it remembers the refs made in
+the batch axis in the middle, ...). With `vmap(..., axis_name=)` the trace asks
+`named_axis_rules` first: collectives over its axis, and primitives whose bodies hold
+them, whose rules then get `axis_name=` too (`collective_rules.py`). `vmap_rules.py`
+holds the rules for shape ops, contractions and indexing; this file holds the trace,
+the elementwise rules and `vmap_jaxpr`. Refs add a little to the trace itself: it remembers the refs made in
 it, promotes them when a batched value is written, and asks `vmap_refs.py` about
 aliasing and increments of refs from outside (read that after `ref_rules.py`).
 
@@ -323,11 +325,12 @@ def vmap_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, in_axes: Sequence[int | None],
     return BatchedJaxpr(batched, tuple(out_dims_found))
 
 
-def batch_function(fun, values, dims, axis_size) -> Batched:
+def batch_function(fun, values, dims, axis_size, axis_name=None) -> Batched:
     """Run `fun(*per_example_values) -> list` on batched values, in a fresh batching
     trace under the current one: for rules that must batch user Python code (the
-    derivative rules of custom_jvp / custom_vjp functions) rather than a jaxpr."""
-    trace = BatchTrace(current_trace(), axis_size)
+    derivative rules of custom_jvp / custom_vjp functions) rather than a jaxpr.
+    `axis_name` names the batch axis for the collectives `fun` uses."""
+    trace = BatchTrace(current_trace(), axis_size, axis_name)
     inputs = [trace.wrap(v, d) for v, d in zip(values, dims)]
     with set_current_trace(trace):
         outs = fun(*inputs)
