@@ -148,6 +148,18 @@ def test_derivatives(form):
     assert_close(inside(X), jax.vmap(jax.grad(_loss(theirs)), axis_name="i")(X), tol=1e-4)
 
 
+def test_loop_batched_by_its_predicate_alone():
+    # nothing is batched going in: axis_index in cond_fun makes the predicate, and so
+    # the loop and every carry, differ per member (weak types kept, as in JAX)
+    def make(lax):
+        return lambda: lax.while_loop(lambda c: c[0] < lax.axis_index("i"),
+                                      lambda c: (c[0] + 1, c[1] * 2), (0, 1.0))
+    got = minijax.vmap(make(mlax), axis_name="i", axis_size=N)()
+    want = jax.vmap(make(jax.lax), axis_name="i", axis_size=N)()
+    assert_close(got, want)
+    assert [g.weak_type for g in got] == [w.weak_type for w in want]
+
+
 def test_no_collective_is_left_after_vmap():
     ours, _ = _both("scan")
     text = str(minijax.make_jaxpr(minijax.vmap(ours, axis_name="i"))(X))
