@@ -44,8 +44,10 @@ from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
 from ..ir.types import RefType, ShapedArray, dtype_of_jax
 from ..ir.verify import verify_jaxpr
+from ..ir.source_info import forget_source_sites
+from .. import backends
 from ..backends import xla
-from ..backends.eager_ref_runtime import run_discharged
+from ..backends.eager_ref_runtime import call_donating, run_discharged
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings
@@ -200,7 +202,8 @@ def clear_caches():
     for per_fun in list(_caches.values()):
         for cache in per_fun.values():
             cache.clear()
-    xla.clear_caches()
+    backends.clear_caches()
+    forget_source_sites()
 
 
 class _JitState(threading.local):
@@ -279,6 +282,14 @@ class JitFunction:
         if self._jax_options["static_argnames"] is None:
             static_argnames = static_argnames_from_nums(fun, self._static_argnums)
         self._static_argnames = static_argnames
+        # Donated parameters, by position and by name however they were named (as
+        # JAX infers one from the other), for calls that take minijax's own path.
+        donate_argnums = self._jax_options["donate_argnums"] or ()
+        donate_argnames = self._jax_options["donate_argnames"] or ()
+        self._donate_argnums = frozenset(donate_argnums) | frozenset(
+            static_argnums_from_names(fun, donate_argnames))
+        self._donate_argnames = frozenset(donate_argnames) | frozenset(
+            static_argnames_from_nums(fun, tuple(self._donate_argnums)))
         options = tuple(self._jax_options.items())
         self._jit_cache = _cache_for(fun, options)
         # updated=(): copying fun.__dict__ would let jit(jit(f)) take over the inner
@@ -378,9 +389,38 @@ class JitFunction:
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)
         inputs = [*staged.closed.consts, *leaves]
-        check_call_writes(staged.call_jaxpr, inputs, fun_name(self._fun))
-        outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=fun_name(self._fun))
+        name = fun_name(self._fun)
+        check_call_writes(staged.call_jaxpr, inputs, name)
+        donated = self._donated_leaves(args, kwargs) if type(current_trace()) is EvalTrace else ()
+        if donated:
+            # At the root a call with donation runs here rather than as a `jit`
+            # equation: the donated buffers are a fact of this call, not of the program.
+            n_consts = len(staged.closed.consts)
+            outs = call_donating(staged.call_jaxpr, inputs,
+                                 tuple(n_consts + k for k in donated), f"jit({name})")
+        else:
+            outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=name)
         return tree_util.tree_unflatten(staged.out_tree, outs)
+
+    def _donated_leaves(self, args, kwargs) -> tuple:
+        """Positions, among the call's dynamic input leaves, of the donated
+        arguments' leaves (positional arguments first, then keywords by sorted name,
+        as `tree_flatten((args, kwargs))` orders them)."""
+        if not (self._donate_argnums or self._donate_argnames):
+            return ()
+        n_args = len(args)
+        static = {n % n_args for n in self._static_argnums if -n_args <= n < n_args}
+        donate = {n % n_args for n in self._donate_argnums if -n_args <= n < n_args}
+        pieces = [(i in donate, a) for i, a in enumerate(args) if i not in static]
+        pieces += [(name in self._donate_argnames, kwargs[name])
+                   for name in sorted(kwargs) if name not in self._static_argnames]
+        positions, offset = [], 0
+        for is_donated, arg in pieces:
+            count = len(tree_util.tree_leaves(arg))
+            if is_donated:
+                positions.extend(range(offset, offset + count))
+            offset += count
+        return tuple(positions)
 
     def trace(self, *args, **kwargs) -> ClosedJaxpr:
         """The closed jaxpr this function stages for these arguments."""
@@ -465,7 +505,8 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
     they become sharding constraints in the program (`frontend/sharding.py`).
 
     `donate_argnums`/`donate_argnames` hand those arguments' buffers to XLA for reuse
-    (a donated array is deleted by the call, as in JAX). `inline` is accepted for
+    (a donated array is deleted by the call, as in JAX; a donated ref's new contents
+    are written into its old buffer, and the ref goes on working). `inline` is accepted for
     JAX's signature: minijax always inlines a nested jit into its caller's program."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,

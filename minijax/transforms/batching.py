@@ -37,7 +37,7 @@ class BatchingError(MinijaxError, ValueError):
 # inside the vmapped function starts unbatched and becomes batched when a batched
 # value is written into it. Signature: rule(trace, values, dims, **params) -> Batched.
 # The unbatched results of a primitive that `allocates_ref` are remembered by the
-# trace as its own refs (`trace.local_refs`).
+# trace as made by the vmapped code (`trace.ref_ledger.made_below`).
 trace_vmap_rules: dict = {}
 
 # Rules for primitives that can mention the name of a vmap's axis: the collectives,

@@ -39,14 +39,15 @@ from .ad_util import (Zero, tangent_aval, instantiate, zeros, fresh_root, eval_j
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
                                   tangent_or_zero_list, with_unused_inputs,
                                   map_examples_one_at_a_time, has_ref_inputs, strip_debug_effects,
-                                  jvp_through_discharge, partial_eval_through_discharge)
+                                  jvp_through_discharge, partial_eval_through_discharge,
+                                  custom_rules_take_refs)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
-from .transpose import transpose_rules, backward_pass, UndefinedPrimal, is_linear
+from .transpose import transpose_rules, backward_pass, UndefinedPrimal, UndefinedRef, is_linear
 from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
 from .collective_rules import refuse_per_example_collectives
-from . import vmap_refs
+from . import cond_refs, vmap_refs
 
 cond_p = CF.cond_p
 
@@ -54,7 +55,7 @@ cond_p = CF.cond_p
 # -- jvp --------------------------------------------------------------------------------
 
 def _cond_jvp(primals, tangents, *, branches):
-    if has_ref_inputs(primals):
+    if has_ref_inputs(primals) and not custom_rules_take_refs(*branches):
         return jvp_through_discharge(cond_p, primals, tangents, dict(branches=branches))
     index, operands = primals[0], primals[1:]
     nonzeros = [type(t) is not Zero for t in tangents[1:]]
@@ -79,22 +80,32 @@ jvp_rules[cond_p] = _cond_jvp
 
 # -- partial evaluation -------------------------------------------------------------------
 
+def _split_branches(branches, unknowns, policy):
+    """Each branch split into known and staged parts; an output is staged in every
+    branch if it is in one. Returns `(splits, out_unknowns)`."""
+    with set_current_trace(fresh_root()):
+        out_unknowns = [False] * len(branches[0].outvars)
+        for branch in branches:
+            split = partial_eval_jaxpr(branch, unknowns, policy)
+            out_unknowns = [a or b for a, b in zip(out_unknowns, split.out_unknowns)]
+        splits = [partial_eval_jaxpr(branch, unknowns, policy, instantiate=out_unknowns)
+                  for branch in branches]
+    return splits, out_unknowns
+
+
 def _cond_partial_eval(trace, args, params):
-    if has_ref_inputs(args):
-        return partial_eval_through_discharge(trace, cond_p, args, params)
     branches = params["branches"]
+    if has_ref_inputs(args):
+        if custom_rules_take_refs(*branches) and not trace.is_unknown(args[0]):
+            return cond_refs.partial_eval_keeping_refs(trace, args, branches,
+                                                       _split_branches)
+        return partial_eval_through_discharge(trace, cond_p, args, params)
     if trace.is_unknown(args[0]):
         return trace.stage(cond_p, args, params)      # which branch runs is unknown
     index, operands = args[0], args[1:]
     unknowns = [trace.is_unknown(x) for x in operands]
     n_out = len(branches[0].outvars)
-    with set_current_trace(fresh_root()):
-        out_unknowns = [False] * n_out
-        for branch in branches:
-            split = partial_eval_jaxpr(branch, unknowns, trace.policy)
-            out_unknowns = [a or b for a, b in zip(out_unknowns, split.out_unknowns)]
-        splits = [partial_eval_jaxpr(branch, unknowns, trace.policy, instantiate=out_unknowns)
-                  for branch in branches]
+    splits, out_unknowns = _split_branches(branches, unknowns, trace.policy)
     residual_avals = [[v.aval for v in split.residuals] for split in splits]
     all_residual_avals = [a for avals in residual_avals for a in avals]
     n_known_out = n_out - sum(out_unknowns)
@@ -149,26 +160,31 @@ def _cond_transpose(cts, index, *operands, branches):
     if is_linear(index):
         raise TypeError("cond: the branch index cannot be a linear value")
     linear = [is_linear(x) for x in operands]
-    nonlinear_avals = [aval_of(x) for x, lin in zip(operands, linear) if not lin]
+    nonlinear = [x for x in operands if not is_linear(x)]
+    # A linear (tangent) ref's cotangent is a ref, passed in and written in place.
+    ct_refs = [x.ct_ref for x in operands if type(x) is UndefinedRef]
     out_avals = branches[0].out_avals
-    bodies = [trace_body(_transposed_branch(branch, linear), nonlinear_avals + out_avals)
-              for branch in branches]
+    in_avals = [aval_of(x) for x in nonlinear + ct_refs] + out_avals
+    bodies = [trace_body(_transposed_branch(branch, linear, len(nonlinear), len(ct_refs)),
+                         in_avals) for branch in branches]
     jaxprs, consts = merge_bodies(bodies)
     cts = [instantiate(ct) for ct in cts]
-    outs = iter(bind(cond_p, index, *consts, *[x for x in operands if not is_linear(x)],
-                     *cts, branches=tuple(jaxprs)))
-    return [None] + [next(outs) if lin else None for lin in linear]
+    outs = iter(bind(cond_p, index, *consts, *nonlinear, *ct_refs, *cts,
+                     branches=tuple(jaxprs)))
+    return [None] + [next(outs) if lin and type(x) is not UndefinedRef else None
+                     for x, lin in zip(operands, linear)]
 
 
-def _transposed_branch(branch: Jaxpr, linear):
-    n_nonlinear = len(linear) - sum(linear)
-
+def _transposed_branch(branch: Jaxpr, linear, n_nonlinear, n_ct_refs):
     def fun(*args):
         values = iter(args[:n_nonlinear])
-        inputs = [UndefinedPrimal(v.aval) if lin else next(values)
+        ct_refs = iter(args[n_nonlinear:n_nonlinear + n_ct_refs])
+        inputs = [(UndefinedRef(v.aval, next(ct_refs)) if isinstance(v.aval, RefType)
+                   else UndefinedPrimal(v.aval)) if lin else next(values)
                   for v, lin in zip(branch.invars, linear)]
-        cts_in = backward_pass(branch, (), inputs, list(args[n_nonlinear:]))
-        return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
+        cts_in = backward_pass(branch, (), inputs, list(args[n_nonlinear + n_ct_refs:]))
+        return [instantiate(ct) for ct, v, lin in zip(cts_in, branch.invars, linear)
+                if lin and not isinstance(v.aval, RefType)]
     return fun
 
 

@@ -31,7 +31,7 @@ from ..ir.primitives import effects_of
 from ..ir.trace import MinijaxError, bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, fresh_root
 from .control_flow_common import (trace_body, run_body, jvp_body, reorder, split_list,
-                                  has_ref_inputs, jvp_through_discharge,
+                                  has_ref_inputs, jvp_through_discharge, custom_rules_take_refs,
                                   partial_eval_through_discharge,
                                   with_unused_inputs, strip_debug_effects,
                                   map_examples_one_at_a_time)
@@ -52,7 +52,10 @@ class WhileLoopReverseModeError(MinijaxError, TypeError):
 # -- jvp --------------------------------------------------------------------------------
 
 def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    if has_ref_inputs(primals):
+    # A body calling a custom function that takes a ref is jvp'd with its refs as
+    # refs (the custom rules need them; `cond_refs.py` says more); any other body
+    # using refs is differentiated on values, after discharge.
+    if has_ref_inputs(primals) and not custom_rules_take_refs(cond_jaxpr, body_jaxpr):
         return jvp_through_discharge(while_p, primals, tangents, dict(
             cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
             body_nconsts=body_nconsts))

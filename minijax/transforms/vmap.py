@@ -69,14 +69,10 @@ class BatchTrace(Trace):
         super().__init__(parent)
         self.axis_size = axis_size
         self.axis_name = axis_name       # the name collectives use for this axis, if any
-        self.local_refs: dict = {}       # id(unbatched ref made here) -> the ref
-        self.ref_redirects: dict = {}    # id(promoted ref) -> (it, its batched tracer)
-        # id(ref mapped as an argument) -> (it, its name): the same ref reaching the
-        # trace unbatched is then a closure of it (aliasing, see `vmap_refs.py`).
-        self.argument_refs: dict = {}
-        # id(ref from outside) -> it, for each one read so far: a later write of it
-        # is an increment (read-modify-write), see `vmap_refs.py`.
-        self.outside_refs_read: dict = {}
+        # id(promoted ref) -> (it, its batched tracer): every later use goes there.
+        # What the trace knows about refs (made here, mapped as arguments, read from
+        # outside) is in its `ref_ledger`, see `vmap_refs.py`.
+        self.ref_redirects: dict = {}
 
     def to_batched(self, x):
         """`(value, batch_dim)` for anything that reaches this trace."""
@@ -91,7 +87,7 @@ class BatchTrace(Trace):
         if self.ref_redirects:
             args = [self.ref_redirects[id(x)][1] if id(x) in self.ref_redirects else x
                     for x in args]
-        if self.argument_refs:
+        if self.ref_ledger.mapped_arguments:
             ref_checks.check_no_closure_alias(self, args)
         if self.axis_name is not None and prim in named_axis_rules:
             outs = named_axis_rules[prim](self, args, params)
@@ -112,7 +108,7 @@ class BatchTrace(Trace):
                 ref_checks.check_unbatched_write(self, prim, values, params)
             outs = parent.process_primitive(prim, values, params)
             if prim.allocates_ref:
-                self.local_refs.update((id(o), o) for o in outs)
+                self.ref_ledger.note_made_below(outs)
             if ref_checks.reading(prim):
                 ref_checks.note_reads(self, prim, values, params)
         return outs
