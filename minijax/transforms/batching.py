@@ -47,6 +47,9 @@ trace_vmap_rules: dict = {}
 # sums over the axis). Signature: rule(trace, args, params) -> the primitive's
 # outputs as values of that trace, or None when the equation does not involve the
 # trace's axis (then batching goes on as usual). `transforms/collective_rules.py`.
+# For a primitive with bodies the entry runs its `vmap_rules` rule through
+# `trace.apply_rule(..., axis_name=)`: such rules take an `axis_name=None` keyword
+# and pass it to `vmap_jaxpr` for each body they batch.
 named_axis_rules: dict = {}
 
 vmap_rules: dict = register_rule_table("vmap", {}, GenericPath(

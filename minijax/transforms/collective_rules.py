@@ -28,9 +28,10 @@ runs the rewrite once per group, under a second batching trace over the groups
 (`_grouped`). Users reach these under `shard_map` only (JAX's vmap refuses groups),
 through the reference evaluator, which runs a shard_map as nested named vmaps.
 
-A `jit` inside the vmap whose body uses the vmap's axis is inlined into the batching
-trace (a jitted body has no axis of its own to name); control flow (`cond`, `scan`,
-`while`) whose body uses it is refused with a clear error.
+A primitive with bodies (`cond`, `while`, `scan`, `remat`, `jit`, a custom_jvp/vjp
+call) whose body holds a collective over the vmap's axis is batched by its own vmap rule given `axis_name=`,
+which batches each body under a trace of the same name and size (see the end of this
+file): the collectives in the bodies are rewritten as above, wherever they sit.
 
 Differentiation
 ---------------
@@ -50,11 +51,12 @@ import numpy as np
 from ..ir import collective_primitives as C
 from ..ir import primitives as P
 from ..ir.control_flow_primitives import cond_p, while_p, scan_p
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.registry import out_avals_of
 from ..ir.remat_primitive import remat_p
 from ..ir.trace import bind, aval_of, set_current_trace, current_trace
-from .ad_util import (Zero, tangent_aval, instantiate, eval_jaxpr, const_like, mul,
+from .ad_util import (Zero, tangent_aval, instantiate, const_like, mul,
                       reduce_sum, reshape)
 from .batching import (Batched, BatchingError, named_axis_rules, vmap_rules, moveaxis,
                        batch_at, not_mapped)
@@ -344,25 +346,40 @@ def jaxpr_uses_axis(jaxpr: Jaxpr, name: str) -> bool:
     return False
 
 
-def _inline_jit(trace, args, params):
-    body = params["jaxpr"]
-    program = body.jaxpr if isinstance(body, ClosedJaxpr) else body
-    if not jaxpr_uses_axis(program, trace.axis_name):
-        return None
-    consts = body.consts if isinstance(body, ClosedJaxpr) else []
-    with set_current_trace(trace):
-        return eval_jaxpr(program, consts, list(args))
+def bodies_use_axis(params, name) -> bool:
+    """Whether a body among an equation's params holds a collective over `name`."""
+    return any(jaxpr_uses_axis(body, name) for body in _bodies(params))
 
 
-def _refuse_body_use(trace, args, params):
-    if any(jaxpr_uses_axis(body, trace.axis_name) for body in _bodies(params)):
+def _batch_bodies_naming_axis(prim):
+    """The `named_axis_rules` entry of a primitive with bodies (cond, while, scan,
+    remat, jit, custom_jvp/custom_vjp calls): when a body holds a collective over the trace's axis, the primitive's
+    own vmap rule runs with `axis_name=`, which it hands to `vmap_jaxpr` for each
+    body. The body's batching trace then names the same axis, with the same size,
+    and rewrites those collectives as above. This happens even when no operand is
+    batched: `axis_index` in a body makes its results differ per member."""
+    def rule(trace, args, params):
+        if not bodies_use_axis(params, trace.axis_name):
+            return None
+        values, dims = zip(*[trace.to_batched(x) for x in args]) if args else ((), ())
+        return trace.apply_rule(prim, list(values), list(dims), params,
+                                axis_name=trace.axis_name)
+    return rule
+
+
+def refuse_per_example_collectives(bodies, axis_name, what: str):
+    """The rules that run the examples one at a time (a `scan` over them, for
+    bodies with prints or effects) cannot serve a collective, which needs every
+    member's value at once."""
+    programs = [b.jaxpr if isinstance(b, ClosedJaxpr) else b for b in bodies]
+    if axis_name is not None and any(jaxpr_uses_axis(p, axis_name) for p in programs):
         raise BatchingError(
-            f"a collective over the vmap axis {trace.axis_name!r} inside control flow "
-            f"(cond, while_loop, scan, checkpoint) is not supported by minijax's vmap; "
-            f"apply the collective outside the loop or branch")
-    return None
+            f"vmap: {what} runs the examples one at a time, but it holds a collective "
+            f"over the vmap axis {axis_name!r}, which needs every example's value at "
+            f"once. Move the collective out of the loop or branch, or the print/ref "
+            f"effect out of it.")
 
 
-named_axis_rules[P.jit_p] = _inline_jit
-for _prim in (cond_p, while_p, scan_p, remat_p):
-    named_axis_rules[_prim] = _refuse_body_use
+for _prim in (cond_p, while_p, scan_p, remat_p, P.jit_p, custom_jvp_call_p,
+              custom_vjp_call_p):
+    named_axis_rules[_prim] = _batch_bodies_naming_axis(_prim)

@@ -15,7 +15,8 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
   ran forward (the index is a residual), mapping output cotangents to operand ones.
 * vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
   means examples take different branches: as in JAX, every branch runs on the whole
-  batch and `select_n` picks each example's result. Branches that write refs run each
+  batch and `select_n` picks each example's result (an example that does not take a
+  branch passes its operands in through `stop_gradient`). Branches that write refs run each
   on its own copy of those refs, and each example keeps the contents its own branch
   left (`vmap_refs.py`). A print must happen only for the examples that take its
   branch, so with one the examples are looped over one at a time with a `scan`, each
@@ -25,12 +26,16 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import control_flow_primitives as CF
+from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr, DebugEffect
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from ..ir.types import RefType
-from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr
+from .ad_util import (Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr, eq,
+                      const_like)
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
                                   tangent_or_zero_list, with_unused_inputs,
                                   map_examples_one_at_a_time, has_ref_inputs, strip_debug_effects,
@@ -40,7 +45,8 @@ from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
 from .transpose import transpose_rules, backward_pass, UndefinedPrimal, UndefinedRef, is_linear
-from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, not_mapped
+from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
+from .collective_rules import refuse_per_example_collectives
 from . import cond_refs, vmap_refs
 
 cond_p = CF.cond_p
@@ -187,13 +193,16 @@ transpose_rules[cond_p] = _cond_transpose
 
 # -- vmap ------------------------------------------------------------------------------------
 
-def _cond_vmap(axis_size, values, dims, *, branches):
+def _cond_vmap(axis_size, values, dims, *, branches, axis_name=None):
     index, operands = values[0], values[1:]
     index_dim, operand_dims = dims[0], list(dims[1:])
     if index_dim is not_mapped:
-        return _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches)
+        return _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches,
+                                     axis_name)
     effects = frozenset().union(*(branch.effects for branch in branches))
     if any(isinstance(e, DebugEffect) for e in effects):
+        refuse_per_example_collectives(branches, axis_name, "a cond/switch whose "
+                                       "predicate differs per example and that prints")
         return _vmap_one_example_at_a_time(axis_size, values, dims, branches)
     # Examples take different branches: run all of them on the whole batch, then let
     # each example pick its branch's result -- and, with ref effects, the contents its
@@ -201,24 +210,47 @@ def _cond_vmap(axis_size, values, dims, *, branches):
     index = moveaxis(index, index_dim, 0)
     outs = vmap_refs.cond_selecting_ref_contents(
         axis_size, index, operands, operand_dims, branches,
-        lambda branch, ops, ds: _run_batched(axis_size, branch, ops, ds))
+        lambda number, ops, ds: _run_batched(axis_size, index, number, branches[number],
+                                             ops, ds, axis_name))
     return Batched(outs, [0] * len(outs))
 
 
-def _run_batched(axis_size, branch, operands, operand_dims):
-    """`branch` on the whole batch, every output batched on axis 0."""
+def _run_batched(axis_size, index, number, branch, operands, operand_dims, axis_name):
+    """Branch `number` on the whole batch, every output batched on axis 0.
+
+    As in JAX, an example that does not take the branch passes its operands in
+    through `stop_gradient`: its results are thrown away, so no derivative may flow
+    through them. That keeps a NaN derivative of the untaken branch (`sqrt` at 0) out
+    of the gradient, and keeps the tangents of the examples that do not take the
+    branch out of its collectives."""
+    taken = None
+    operands, operand_dims = list(operands), list(operand_dims)
+    for k, (x, d) in enumerate(zip(operands, operand_dims)):
+        aval = aval_of(x)
+        if isinstance(aval, RefType) or not np.issubdtype(aval.dtype, np.inexact):
+            continue
+        if taken is None:
+            taken = eq(index, const_like(index, number))
+        x = batch_at(x, d, 0, axis_size)
+        shape = aval_of(x).shape
+        which = taken if len(shape) == 1 else bind(
+            P.broadcast_in_dim_p, taken, shape=shape, broadcast_dimensions=(0,))
+        operands[k] = bind(P.select_n_p, which, bind(P.stop_gradient_p, x), x)
+        operand_dims[k] = 0
     with set_current_trace(fresh_root()):
         jaxpr = vmap_jaxpr(branch, operand_dims, axis_size,
-                           out_axes=[0] * len(branch.outvars)).jaxpr
+                           out_axes=[0] * len(branch.outvars), axis_name=axis_name).jaxpr
     return run_body(jaxpr, operands)
 
 
-def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches):
+def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches, axis_name):
     with set_current_trace(fresh_root()):
-        found = [vmap_jaxpr(b, operand_dims, axis_size).out_axes for b in branches]
+        found = [vmap_jaxpr(b, operand_dims, axis_size, axis_name=axis_name).out_axes
+                 for b in branches]
         out_batched = [any(d is not None for d in ds) for ds in zip(*found)]
         out_axes = [0 if b else None for b in out_batched]
-        batched = [vmap_jaxpr(b, operand_dims, axis_size, out_axes=out_axes).jaxpr
+        batched = [vmap_jaxpr(b, operand_dims, axis_size, out_axes=out_axes,
+                              axis_name=axis_name).jaxpr
                    for b in branches]
     outs = bind(cond_p, index, *operands, branches=tuple(batched))
     return Batched(list(outs), out_axes)

@@ -40,6 +40,7 @@ from .partial_eval import partial_eval_rules, partial_eval_jaxpr
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .transpose import transpose_rules
 from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
+from .collective_rules import refuse_per_example_collectives
 
 while_p = CF.while_p
 
@@ -199,7 +200,7 @@ transpose_rules[while_p] = _while_transpose
 # -- vmap -------------------------------------------------------------------------------------
 
 def _while_vmap(axis_size, values, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
-                body_nconsts):
+                body_nconsts, axis_name=None):
     cond_v, const_v, carry_v = split_list(values, [cond_nconsts, body_nconsts])
     cond_d, const_d, carry_d = split_list(dims, [cond_nconsts, body_nconsts])
     carry_b = [d is not not_mapped for d in carry_d]
@@ -210,14 +211,17 @@ def _while_vmap(axis_size, values, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts
     with set_current_trace(fresh_root()):
         while True:
             found = vmap_jaxpr(body_jaxpr, const_axes + [0 if b else None for b in carry_b],
-                               axis_size).out_axes
+                               axis_size, axis_name=axis_name).out_axes
             grown = [b or d is not None for b, d in zip(carry_b, found)]
             if grown == carry_b:
                 break
             carry_b = grown
         pred_batched = vmap_jaxpr(cond_jaxpr, cond_axes + [0 if b else None for b in carry_b],
-                                  axis_size).out_axes[0] is not None
+                                  axis_size, axis_name=axis_name).out_axes[0] is not None
     if pred_batched and (body_jaxpr.effects or cond_jaxpr.effects):
+        refuse_per_example_collectives([cond_jaxpr, body_jaxpr], axis_name, "a while_loop "
+                                       "whose predicate differs per example and whose "
+                                       "body has effects")
         return _vmap_one_example_at_a_time(axis_size, values, dims, cond_jaxpr, body_jaxpr,
                                            cond_nconsts, body_nconsts)
     if pred_batched:
@@ -225,9 +229,9 @@ def _while_vmap(axis_size, values, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts
     carry_axes = [0 if b else None for b in carry_b]
     with set_current_trace(fresh_root()):
         body = vmap_jaxpr(body_jaxpr, const_axes + carry_axes, axis_size,
-                          out_axes=carry_axes).jaxpr
+                          out_axes=carry_axes, axis_name=axis_name).jaxpr
         cond = vmap_jaxpr(cond_jaxpr, cond_axes + carry_axes, axis_size,
-                          out_axes=[0 if pred_batched else None]).jaxpr
+                          out_axes=[0 if pred_batched else None], axis_name=axis_name).jaxpr
     cond_consts = [moveaxis(v, d, 0) if d is not None else v for v, d in zip(cond_v, cond_d)]
     body_consts = [moveaxis(v, d, 0) if d is not None else v for v, d in zip(const_v, const_d)]
     init = [batch_at(v, d, 0, axis_size) if b else v

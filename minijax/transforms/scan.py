@@ -265,7 +265,8 @@ transpose_rules[scan_p] = _scan_transpose
 
 # -- vmap ----------------------------------------------------------------------------------------
 
-def _scan_vmap(axis_size, values, dims, *, jaxpr, num_consts, num_carry, length, **params):
+def _scan_vmap(axis_size, values, dims, *, jaxpr, num_consts, num_carry, length,
+               axis_name=None, **params):
     const_v, carry_v, x_v = split_list(values, [num_consts, num_carry])
     const_d, carry_d, x_d = split_list(dims, [num_consts, num_carry])
     const_b = [d is not not_mapped for d in const_d]
@@ -277,14 +278,15 @@ def _scan_vmap(axis_size, values, dims, *, jaxpr, num_consts, num_carry, length,
                 + [0 if b else None for b in x_b])
     with set_current_trace(fresh_root()):
         while True:     # the carry fixpoint: batched in, or made batched by the body
-            found = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size).out_axes
+            found = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size, axis_name=axis_name).out_axes
             grown = [b or d is not None for b, d in zip(carry_b, found[:num_carry])]
             if grown == carry_b:
                 break
             carry_b = grown
         y_b = [d is not None for d in found[num_carry:]]
         out_axes = [0 if b else None for b in carry_b + y_b]
-        body = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size, out_axes=out_axes).jaxpr
+        body = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size, out_axes=out_axes,
+                          axis_name=axis_name).jaxpr
     consts = [moveaxis(v, d, 0) if b else v for v, d, b in zip(const_v, const_d, const_b)]
     init = [batch_at(v, d, 0, axis_size) if b else v for v, d, b in zip(carry_v, carry_d, carry_b)]
     xs = [moveaxis(v, d, 1) if b else v for v, d, b in zip(x_v, x_d, x_b)]

@@ -229,7 +229,8 @@ def _same_ref_groups(values, positions) -> dict:
 
 def cond_selecting_ref_contents(axis_size, index, operands, dims, branches, run_branch):
     """The batched-index cond of branches with ref effects (see above).
-    `run_branch(branch, operands, dims) -> outputs batched on axis 0`."""
+    `run_branch(number, operands, dims) -> outputs of branch `number`, batched on
+    axis 0`."""
     written = written_operands(branches)
     _check_written_refs_batched(written, operands, dims)
     written_ids = {id(operands[j]) for j in written}
@@ -237,14 +238,14 @@ def cond_selecting_ref_contents(axis_size, index, operands, dims, branches, run_
                                          if id(x) in written_ids])
     contents = {j: _contents(operands[j], dims[j]) for j in groups}
     outs_per_branch, finals_per_branch = [], []
-    for branch in branches:
+    for number, branch in enumerate(branches):
         ops, ds = list(operands), list(dims)
         copies = {}
         for j, positions in groups.items():
             copies[j] = bind(P.new_ref_p, contents[j])
             for k in positions:
                 ops[k], ds[k] = copies[j], 0
-        outs_per_branch.append(run_branch(branch, ops, ds))
+        outs_per_branch.append(run_branch(number, ops, ds))
         finals_per_branch.append([bind(P.get_p, copies[j]) for j in groups])
     for j, finals in zip(groups, zip(*finals_per_branch)):
         _write_back(operands[j], dims[j], select_lanes(index, list(finals)))
