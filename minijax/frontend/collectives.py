@@ -172,7 +172,9 @@ def pmean(x, axis_name, *, axis_index_groups=None):
         total = psum(leaf, axis_name, axis_index_groups=axis_index_groups)
         if not is_inexact(aval_of(total).dtype):
             total = lax.convert_element_type(total, canonical_dtype(np.float64))
-        return lax.div(total, members)
+        # A constant of the sum's own dtype, as in JAX: the count is a literal of the
+        # program, never a value that derivatives would save as a residual.
+        return lax.div(total, np.asarray(members, aval_of(total).dtype))
     return tree_util.tree_map(one, x)
 
 
