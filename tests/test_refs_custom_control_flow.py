@@ -306,3 +306,10 @@ def test_a_ref_with_a_tangent_ref_through_a_custom_function_in_a_while_loop():
         # jax_jacobians_of_internal_ref_functions_fail)
         assert_trees_match(minijax.jacfwd(build(minijax, make, True))(X),
                            minijax.jacfwd(build(minijax, make, False))(X))
+
+
+def test_print_saved_residuals_writes_a_ref_residual_as_a_ref(capsys):
+    f, r, sin = stash_cotangent(minijax), minijax.new_ref(np.float32(0.0)), NP[minijax].sin
+    g = lambda x: minijax.checkpoint(lambda y: sin(sin(f(y, r) * 3.0)))(x)
+    minijax.ad_checkpoint.print_saved_residuals(g, X)
+    assert "Ref{f32[]} from a constant" in capsys.readouterr().out.splitlines()
