@@ -136,3 +136,29 @@ def test_array_donation_before_and_after_the_function_met_a_ref():
     x = jnp.ones(3, jnp.float32)          # from now on minijax's own path: still donated
     assert_trees_match(f(x, 1.0), jnp.full(3, 3.0, jnp.float32))
     assert x.is_deleted()
+
+
+# -- ahead of time: `jit(f, donate_argnums=...).lower(...).compile()` donates as the call does
+
+def test_an_ahead_of_time_executable_donates_a_ref_and_arrays():
+    r = _ones(minijax)
+    compiled = minijax.jit(bump, donate_argnums=(0, 1)).lower(r, jnp.ones(3)).compile()
+    expected_ref = _ones(jax)
+    for _ in range(2):
+        old, x = _held(r), jnp.full(3, 2.0, jnp.float32)
+        pointer = old.unsafe_buffer_pointer()
+        out = compiled(r, x)
+        assert old.is_deleted() and x.is_deleted()
+        assert _held(r).unsafe_buffer_pointer() == pointer
+        assert_trees_match(out, jax.jit(bump)(expected_ref, np.full(3, 2.0, np.float32)))
+    assert_trees_match(r[...], expected_ref[...])
+
+
+def test_an_ahead_of_time_executable_without_refs_donates_as_jax_does():
+    deleted = []
+    for m in (minijax, jax):
+        compiled = m.jit(lambda x: x * 2.0, donate_argnums=0).lower(jnp.ones(3)).compile()
+        x = jnp.ones(3, jnp.float32)
+        np.testing.assert_array_equal(np.asarray(compiled(x)), np.full(3, 2.0))
+        deleted.append(x.is_deleted())
+    assert deleted == [True, True]

@@ -33,6 +33,7 @@ The user-facing methods (`r[idx]`, `r.at`, `r.T`, ...) are attached to `Ref` by
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import threading
 
@@ -136,44 +137,71 @@ def call_donating(jaxpr: Jaxpr, args, donated: tuple, what: str) -> list:
     and the box takes the new array while the old one is deleted -- the ref itself
     goes on working. Inside an open `all_or_nothing()` a ref is not donated, since
     undoing the call would have to put back a deleted array."""
-    donated_refs = () if _journals else tuple(
-        k for k in donated if isinstance(args[k], Ref))
-    finals = sorted(set(written_inputs(jaxpr)) | set(donated_refs))
-    result = discharge_with_finals(jaxpr, tuple(finals))
-    donate = tuple(k for k in donated if k in donated_refs or not isinstance(args[k], Ref))
-    executable = _donating_executable(result, donated_refs, donate)
-    return run_discharged(executable, result.info, args, what)
+    plan = DonatingProgram.plan(jaxpr, args, donated)
+    return run_discharged(_donating_executable(plan), plan.info, args, what)
 
 
 def clear_caches():
     """Forget the compiled programs of donating calls (`minijax.clear_caches`)."""
     _donating_executable.cache_clear()
+    DonatingProgram.arrange.cache_clear()
 
 
 @functools.lru_cache(maxsize=1024)
-def _donating_executable(result, donated_refs: tuple, donate: tuple):
-    """The executable of the discharged `result` with the inputs at `donate`
-    donated, called and answering as `run_discharged` expects. XLA pairs each
-    output with the first donated input of its type that is still free, in order;
-    so the compiled program takes the donated refs' contents first and returns
-    their final values first, and each ref is updated in its own buffer."""
-    program, info = result.jaxpr, result.info
-    n_in, n_out = len(program.invars), info.num_outputs
-    in_order = list(donated_refs) + [k for k in range(n_in) if k not in donated_refs]
-    final_at = {position: n_out + j for j, position in enumerate(info.written)}
-    out_order = [final_at[k] for k in donated_refs]
-    out_order += [k for k in range(len(program.outvars)) if k not in out_order]
-    permuted = Jaxpr((), [program.invars[k] for k in in_order], program.eqns,
-                     [program.outvars[k] for k in out_order])
-    compiled = xla.compile_jaxpr(permuted, tuple(in_order.index(k) for k in donate))
+def _donating_executable(plan: "DonatingProgram"):
+    return plan.wrap(xla.compile_jaxpr(plan.program, plan.donate_argnums))
 
-    def run(*values):
-        outs = compiled(*(values[k] for k in in_order))
-        restored = [None] * len(outs)
-        for out, k in zip(outs, out_order):
-            restored[k] = out
-        return restored
-    return run
+
+@dataclasses.dataclass(frozen=True, eq=False)     # one object per arrangement (`arrange`)
+class DonatingProgram:
+    """A discharged program arranged for donation. XLA pairs each output with the
+    first donated input of its type that is still free, in order; so `program` takes
+    the donated refs' contents first and returns their final values first, and each
+    ref is updated in its own buffer. `wrap` turns a function of `program`'s inputs
+    (a `jax.jit` function, or an ahead-of-time executable of one) into one taking
+    and answering in the discharged program's order, as `run_discharged` expects."""
+    program: Jaxpr
+    info: object                 # the DischargeInfo of the discharged program
+    in_order: tuple              # program input j is discharged input in_order[j]
+    out_order: tuple             # program output j is discharged output out_order[j]
+    donate_argnums: tuple        # positions among `program`'s inputs
+
+    @classmethod
+    def plan(cls, jaxpr: Jaxpr, args, donated: tuple) -> "DonatingProgram":
+        donated_refs = () if _journals else tuple(
+            k for k in donated if isinstance(args[k], Ref))
+        finals = sorted(set(written_inputs(jaxpr)) | set(donated_refs))
+        result = discharge_with_finals(jaxpr, tuple(finals))
+        donate = tuple(k for k in donated
+                       if k in donated_refs or not isinstance(args[k], Ref))
+        return cls.arrange(result, donated_refs, donate)
+
+    @classmethod
+    @functools.lru_cache(maxsize=1024)
+    def arrange(cls, result, donated_refs: tuple, donate: tuple) -> "DonatingProgram":
+        program, info = result.jaxpr, result.info
+        n_in, n_out = len(program.invars), info.num_outputs
+        in_order = tuple(donated_refs) + tuple(k for k in range(n_in) if k not in donated_refs)
+        final_at = {position: n_out + j for j, position in enumerate(info.written)}
+        out_order = [final_at[k] for k in donated_refs]
+        out_order += [k for k in range(len(program.outvars)) if k not in out_order]
+        permuted = Jaxpr((), [program.invars[k] for k in in_order], program.eqns,
+                         [program.outvars[k] for k in out_order])
+        return cls(permuted, info, in_order, tuple(out_order),
+                   tuple(in_order.index(k) for k in donate))
+
+    def inputs(self, values) -> list:
+        """The discharged program's inputs in `program`'s order."""
+        return [values[k] for k in self.in_order]
+
+    def wrap(self, fn):
+        def run(*values):
+            outs = fn(*self.inputs(values))
+            restored = [None] * len(outs)
+            for out, k in zip(outs, self.out_order):
+                restored[k] = out
+            return restored
+        return run
 
 
 def run_discharged(executable, info, args, what: str) -> list:

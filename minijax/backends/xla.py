@@ -293,14 +293,15 @@ def compile_jaxpr_by_text(jaxpr):
     return fn
 
 
-def lower_closed_jaxpr(closed_jaxpr, *args):
-    """JAX's `Lowered` object for `closed_jaxpr` applied to `args` (consts embedded)."""
+def lower_closed_jaxpr(closed_jaxpr, *args, donate_argnums: tuple = ()):
+    """JAX's `Lowered` object for `closed_jaxpr` applied to `args` (consts embedded),
+    the inputs at `donate_argnums` donated."""
     jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
 
     def run(*args):
         return lower_jaxpr(jaxpr, consts, args)
     run.__name__ = "minijax_program"
-    return jax.jit(run).lower(*args)
+    return jax.jit(run, donate_argnums=donate_argnums).lower(*args)
 
 
 # -- eager dispatch ---------------------------------------------------------------------
