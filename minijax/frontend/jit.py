@@ -39,6 +39,7 @@ from jax import tree_util
 from .pytrees import (FlatFun, flatten_checked, split_static_args,
                        static_argnums_from_names, static_argnames_from_nums, fun_name)
 from ..ir import primitives as P
+from ..ir.checks import forget_round_trips
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
@@ -201,6 +202,7 @@ def clear_caches():
         for cache in per_fun.values():
             cache.clear()
     xla.clear_caches()
+    forget_round_trips()
 
 
 class _JitState(threading.local):
