@@ -1,6 +1,6 @@
 """Shared pytest set-up: JAX on CPU unless told otherwise, XLA's CPU compiler set for
-compile speed (the suite's programs are tiny, so compiling them is most of its time), every
-traced jaxpr verified and round-tripped through the text form, hypothesis without
+compile speed (the suite's programs are tiny, so compiling them is most of its time),
+every traced jaxpr verified and round-tripped through the text form, hypothesis without
 deadlines (a first XLA compile can take a second), derandomized under CI, and a
 fresh root trace for every test."""
 import os
@@ -33,6 +33,7 @@ def _xla_accepts(flag: str) -> bool:
 if "XLA_FLAGS" not in os.environ:
     os.environ["XLA_FLAGS"] = " ".join(
         [_ALWAYS_XLA_FLAGS, *filter(_xla_accepts, _WHERE_KNOWN_XLA_FLAGS)])
+
 # Verify and round-trip every jaxpr minijax traces (minijax/ir/checks.py).
 os.environ.setdefault("MINIJAX_ENABLE_CHECKS", "1")
 
