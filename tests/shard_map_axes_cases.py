@@ -9,7 +9,9 @@ the NumPy reference evaluator, and raises on a mismatch.
 """
 import os
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+# Added to any XLA_FLAGS inherited (the suite's compile-speed flags, tests/conftest.py).
+os.environ["XLA_FLAGS"] = " ".join(
+    [os.environ.get("XLA_FLAGS", ""), "--xla_force_host_platform_device_count=8"]).strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("MINIJAX_ENABLE_CHECKS", "1")
 

@@ -39,6 +39,7 @@ from jax import tree_util
 from .pytrees import (FlatFun, flatten_checked, split_static_args,
                        static_argnums_from_names, static_argnames_from_nums, fun_name)
 from ..ir import primitives as P
+from ..ir.checks import forget_round_trips
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
@@ -204,6 +205,7 @@ def clear_caches():
             cache.clear()
     backends.clear_caches()
     forget_source_sites()
+    forget_round_trips()
 
 
 class _JitState(threading.local):
