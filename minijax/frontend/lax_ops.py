@@ -158,6 +158,12 @@ def expand_dims(array, dimensions: Sequence[int]):
     return bind(P.expand_dims_p, array, dimensions=tuple(sorted(d % ndim for d in dimensions)))
 
 
+def rev(operand, dimensions: Sequence[int]):
+    """`operand` with the order of its elements reversed along each axis in
+    `dimensions` (non-negative, distinct)."""
+    return bind(P.rev_p, operand, dimensions=tuple(int(d) for d in dimensions))
+
+
 def concatenate(operands, dimension: int):
     return bind(P.concatenate_p, *operands, dimension=int(dimension))
 

@@ -7,6 +7,7 @@ docstrings say what is computed.
 from __future__ import annotations
 
 import functools
+import operator
 
 import ml_dtypes
 import numpy as np
@@ -145,3 +146,27 @@ def _geometric(typed_key, p, shape, dtype):
     u = jnp.where(u == 0, 1, u)
     log_one_minus_p = jnp.broadcast_to(lax.log1p(-p), shape)
     return (lax.floor(lax.div(lax.log(u), log_one_minus_p)) + 1).astype(dtype)
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """Matrices (n, m) drawn uniformly from the orthogonal group O(n) (m = n), or
+    semi-orthogonal ones: orthonormal rows if n < m, orthonormal columns if n > m.
+
+    The Q of the QR decomposition of a normal matrix, each column's sign flipped to
+    make R's diagonal positive (Mezzadri 2007): without that step Q would not be
+    uniform. Real dtypes only (minijax's `qr` is real)."""
+    typed, _ = _check_key("orthogonal", key)
+    n = operator.index(n)
+    m = n if m is None else operator.index(m)
+    dtype = _float("orthogonal", dtype)
+    return _orthogonal(typed, n, m, _shape("orthogonal", shape), dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 2, 3, 4))
+def _orthogonal(typed_key, n, m, shape, dtype):
+    # A tall matrix, so Q has min(n, m) orthonormal columns; transposed back if n < m.
+    z = _normal_real(typed_key, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = jnp.linalg.qr(z)
+    signs = jnp.sign(jnp.linalg.diagonal(r))
+    x = q * jnp.expand_dims(signs, -2)
+    return jnp.matrix_transpose(x) if n < m else x

@@ -126,6 +126,8 @@ register_import("transpose", P.transpose_p, lambda x, *, permutation:
                 [bind(P.transpose_p, x, permutation=_ints(permutation))])
 register_import("squeeze", P.squeeze_p, lambda x, *, dimensions:
                 [bind(P.squeeze_p, x, dimensions=_ints(dimensions))])
+register_import("rev", P.rev_p, lambda x, *, dimensions:
+                [bind(P.rev_p, x, dimensions=_ints(dimensions))])
 register_import("concatenate", P.concatenate_p, lambda *xs, dimension:
                 [bind(P.concatenate_p, *xs, dimension=int(dimension))])
 register_import("pad", P.pad_p, lambda x, v, *, padding_config: [bind(

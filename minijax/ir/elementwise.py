@@ -295,6 +295,17 @@ def _expand_dims_rule(x, *, dimensions):
 
 type_rules[expand_dims_p] = _expand_dims_rule
 
+rev_p = Primitive("rev")                        # params: dimensions (the axes reversed)
+
+
+def _rev_rule(x, *, dimensions):
+    _array("rev", x)
+    _check_axes("rev", dimensions, x.ndim)
+    return [x]
+
+
+type_rules[rev_p] = _rev_rule
+
 concatenate_p = Primitive("concatenate")
 
 

@@ -7,7 +7,7 @@ the integer arrays of its nonzero positions, lists become arrays.
 Reading (`getitem`) then takes one of two routes:
 
 * **Basic** (ints, slices, `None`, traced scalar ints): a `slice` for the static
-  part, a flip (`gather`) per negative step, a `dynamic_slice` for traced scalar
+  part, one `rev` for the axes with a negative step, a `dynamic_slice` for traced scalar
   ints (clamped into bounds, negatives counted from the end, as JAX does), and one
   `squeeze` / `expand_dims` / `reshape` to drop and insert axes. A static int out of
   range is an IndexError.
@@ -34,7 +34,6 @@ from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool,
                          canonicalize_axis, is_weak)
-from ._shape import reverse_axis
 from . import _ufuncs
 from ._creation import array, ones_like
 from ._shape import ravel
@@ -260,8 +259,8 @@ def _apply_slices(x, entries):
             out.append(e)
     if starts != [0] * len(dims) or limits != list(dims) or strides != [1] * len(dims):
         x = lax.slice(x, starts, limits, None if strides == [1] * len(dims) else strides)
-    for axis in flips:
-        x = reverse_axis(x, axis)
+    if flips:
+        x = lax.rev(x, flips)
     return x, out
 
 
