@@ -34,7 +34,7 @@ from .frontend.random_distributions import (categorical, choice, permutation,
     truncated_normal, gumbel, exponential, laplace, logistic, gamma, loggamma, beta,
     dirichlet, poisson, multivariate_normal, ball, generalized_normal)
 from .frontend.random_more import (cauchy, lognormal, pareto, t, chisquare, rayleigh,
-    weibull_min, maxwell, geometric, orthogonal)
+    weibull_min, maxwell, geometric, orthogonal, f, wald, triangular, double_sided_maxwell)
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
            "bits", "uniform", "normal", "bernoulli", "randint", "categorical", "choice",
@@ -42,4 +42,4 @@ __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "
            "logistic", "rademacher", "gamma", "loggamma", "beta", "dirichlet", "poisson",
            "multivariate_normal", "ball", "generalized_normal", "cauchy", "lognormal",
            "pareto", "t", "chisquare", "rayleigh", "weibull_min", "maxwell", "geometric",
-           "orthogonal"]
+           "orthogonal", "f", "wald", "triangular", "double_sided_maxwell"]

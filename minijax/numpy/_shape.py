@@ -419,7 +419,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     if counts.shape != (dims[axis],):
         raise ValueError(f"repeat: {counts.shape[0]} repeats for axis {axis} of size "
                          f"{dims[axis]} (shape {dims})")
-    from ._indexing import take  # not at the top: _indexing imports this module (a cycle)
+    from ._take import take  # not at the top: _take imports this module (a cycle)
     return take(a, np.repeat(np.arange(dims[axis], dtype=np.int32), counts), axis=axis)
 
 
