@@ -13,6 +13,8 @@ placement params of a `jit` equation are ignored: minijax's `jit` has none.)
 """
 from __future__ import annotations
 
+import inspect
+
 import jax
 import numpy as np
 from jax import tree_util
@@ -263,12 +265,24 @@ def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
                      body_nconsts=len(body_hoisted) + body_nconsts))
 
 
-def _scan(*args, jaxpr, num_consts, num_carry, length, reverse, unroll, linear=None,
-          _split_transpose=False):
+def _scan_counts(num_consts, num_carry, ft_in):
+    """(consts, carries) of a JAX scan equation. Newer JAX releases replace the params
+    `num_consts`/`num_carry` by `ft_in`, a flat tree of the three operand groups
+    (consts, carries, xs) whose `unpack()` gives each group with its `vals`."""
+    if ft_in is None:
+        return int(num_consts), int(num_carry)
+    consts, carries, _ = ft_in.unpack()
+    return len(list(consts.vals)), len(list(carries.vals))
+
+
+def _scan(*args, jaxpr, length, reverse, unroll, num_consts=None, num_carry=None,
+          linear=None, _split_transpose=False, ft_in=None, ft_out=None):
+    # ft_out (newer JAX) describes the outputs, which are the body's outputs in order.
+    num_consts, num_carry = _scan_counts(num_consts, num_carry, ft_in)
     body, hoisted = import_body(jaxpr)
     unroll = int(unroll) if not isinstance(unroll, bool) else (length if unroll else 1)
     return list(bind(scan_p, *hoisted, *args, jaxpr=body,
-                     num_consts=len(hoisted) + num_consts, num_carry=int(num_carry),
+                     num_consts=len(hoisted) + num_consts, num_carry=num_carry,
                      length=int(length), reverse=bool(reverse), unroll=unroll))
 
 
@@ -280,12 +294,20 @@ register_import("scan", scan_p, _scan)
 # -- remat -----------------------------------------------------------------------------------------
 
 def import_policy(policy):
-    """The minijax policy of a JAX checkpoint policy (read through its own fields)."""
+    """The minijax policy of a JAX checkpoint policy, read through its own fields.
+
+    JAX 0.10 makes its built-in policies objects (`DotsSaveable`, `SaveOnlyTheseNames`,
+    ... with the names as fields); newer releases make them plain functions, the
+    name policies closures over their set of names, read here with `inspect`."""
     jax_policies = jax.checkpoint_policies
     if policy is None or policy is jax_policies.nothing_saveable:
         return mini_policies.nothing_saveable
     if policy is jax_policies.everything_saveable:
         return mini_policies.everything_saveable
+    if policy is jax_policies.dots_saveable or policy is jax_policies.checkpoint_dots:
+        return mini_policies.dots_saveable
+    if policy is jax_policies.dots_with_no_batch_dims_saveable:
+        return mini_policies.dots_with_no_batch_dims_saveable
     kind = type(policy).__name__
     if kind == "DotsSaveable":
         return (mini_policies.dots_with_no_batch_dims_saveable
@@ -294,6 +316,14 @@ def import_policy(policy):
         return mini_policies.SaveOnlyTheseNames(*sorted(policy.saveable_names))
     if kind == "SaveAnyNamesButThese":
         return mini_policies.SaveAnyNamesButThese(*sorted(policy.names))
+    if inspect.isfunction(policy):
+        maker = policy.__qualname__.split(".<locals>.")[0]
+        captured = inspect.getclosurevars(policy).nonlocals
+        if maker == "save_only_these_names" and "names_which_can_be_saved" in captured:
+            return mini_policies.SaveOnlyTheseNames(
+                *sorted(captured["names_which_can_be_saved"]))
+        if maker == "save_any_names_but_these" and "names_not_to_save" in captured:
+            return mini_policies.SaveAnyNamesButThese(*sorted(captured["names_not_to_save"]))
     raise UnsupportedParamError(f"cannot import the checkpoint policy {policy!r}: minijax "
                                 f"reads JAX's built-in policy objects only")
 
@@ -371,6 +401,8 @@ def _custom_vjp_call(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_tr
 
         def flat_bwd(res, ct):
             outs = bwd.call_wrapped(*res, *ct)
+            if isinstance(outs, tuple) and len(outs) == 2 and isinstance(outs[0], list):
+                outs = outs[0]  # newer JAX: (cotangents, backward-pass logs)
             zero_positions[:] = [type(o).__name__ in ("Zero", "SymbolicZero") for o in outs]
             return [o for o in outs if type(o).__name__ not in ("Zero", "SymbolicZero")]
         closed = jax.make_jaxpr(flat_bwd)(res_structs, ct_structs)
@@ -445,8 +477,9 @@ def _addupdate(ref, value, *leaves, tree):
     return []
 
 
-def _new_ref(x, *, memory_space=None, kind=None):
-    _refuse_hint("new_ref", {"memory_space": memory_space}, "memory_space")
+def _new_ref(x, *, memory_space=None, kind=None, pin=False):
+    # `pin` (newer JAX: lower to a pinned buffer) is placement, like memory_space.
+    _refuse_hint("new_ref", {"memory_space": memory_space, "pin": pin}, "memory_space", "pin")
     return [mini_refs.new_ref(x, kind=kind)]
 
 
