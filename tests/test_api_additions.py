@@ -204,7 +204,14 @@ CALCULUS = {
 @pytest.mark.parametrize("name", sorted(CALCULUS))
 def test_calculus_matches_jax_eagerly_jit_grad_vmap(name):
     fun = CALCULUS[name]
-    assert_trees_match(fun(mnp, M), fun(jnp, M), rtol=1e-6)
+    try:
+        expected = fun(jnp, M)
+    except ValueError:
+        # Newer JAX releases refuse 2-vectors in cross (NumPy 2 deprecated them); jax
+        # 0.10, and minijax, take them.
+        assert name.startswith("cross")
+        pytest.skip("this JAX refuses 2-vectors in cross")
+    assert_trees_match(fun(mnp, M), expected, rtol=1e-6)
     assert_trees_match(minijax.jit(lambda x: fun(mnp, x))(M),
                        jax.jit(lambda x: fun(jnp, x))(M), rtol=1e-6)
     if name != "diff_bool":
@@ -221,7 +228,7 @@ def test_calculus_refuses_what_jax_refuses():
             np_.diff(M, -1)
         with pytest.raises(ValueError, match="at least one dimensional"):
             np_.diff(np.float32(1))
-        with pytest.raises(ValueError, match="2 or 3"):
+        with pytest.raises(ValueError, match="Dimension must be"):
             np_.cross(M, M)
         with pytest.raises(TypeError):
             np_.diff([1, 2])
@@ -229,8 +236,8 @@ def test_calculus_refuses_what_jax_refuses():
 
 # -- scipy.special -----------------------------------------------------------------------------
 
-X = np.array([-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, 4.5, np.nan], np.float32)
-Y = np.array([0.0, 1.0, 2.0, 0.0, 0.5, 3.0, -1.0, 2.0], np.float32)
+X_ALL = np.array([-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, 4.5, np.nan], np.float32)
+Y_ALL = np.array([0.0, 1.0, 2.0, 0.0, 0.5, 3.0, -1.0, 2.0], np.float32)
 SPECIAL = {
     "gammasgn": lambda sp, x, y: sp.gammasgn(x),
     "gamma": lambda sp, x, y: sp.gamma(x),
@@ -241,14 +248,25 @@ SPECIAL = {
 }
 
 
+def test_relative_entropies_match_scipy_at_nan_too():
+    # A NaN argument gives NaN, as in scipy and newer JAX (jax 0.10 gives inf there).
+    scipy_special = pytest.importorskip("scipy.special")
+    p = np.float32([np.nan, 1.0, np.nan, 0.0, 2.0, -1.0])
+    q = np.float32([2.0, np.nan, np.nan, 1.0, 0.0, 1.0])
+    np.testing.assert_allclose(msp.rel_entr(p, q), scipy_special.rel_entr(p, q), rtol=1e-6)
+    np.testing.assert_allclose(msp.kl_div(p, q), scipy_special.kl_div(p, q), rtol=1e-6)
+
+
 @pytest.mark.parametrize("name", sorted(SPECIAL))
 def test_special_functions_match_jax(name):
     fun = SPECIAL[name]
-    assert_trees_match(fun(msp, X, Y), fun(jsp, X, Y), rtol=1e-6)
-    assert_trees_match(minijax.jit(lambda x, y: fun(msp, x, y))(X, Y),
-                       jax.jit(lambda x, y: fun(jsp, x, y))(X, Y), rtol=1e-6)
-    assert_trees_match(minijax.vmap(lambda x, y: fun(msp, x, y))(X, Y),
-                       jax.vmap(lambda x, y: fun(jsp, x, y))(X, Y), rtol=1e-6)
+    # NaN arguments of the relative entropies: see the scipy test below.
+    x_values, y_values = (X_ALL[:-1], Y_ALL[:-1]) if name in ("rel_entr", "kl_div") else (X_ALL, Y_ALL)
+    assert_trees_match(fun(msp, x_values, y_values), fun(jsp, x_values, y_values), rtol=1e-6)
+    assert_trees_match(minijax.jit(lambda x, y: fun(msp, x, y))(x_values, y_values),
+                       jax.jit(lambda x, y: fun(jsp, x, y))(x_values, y_values), rtol=1e-6)
+    assert_trees_match(minijax.vmap(lambda x, y: fun(msp, x, y))(x_values, y_values),
+                       jax.vmap(lambda x, y: fun(jsp, x, y))(x_values, y_values), rtol=1e-6)
     xs, ys = np.float32([0.7, 1.5, 3.2]), np.float32([0.4, 2.0, 1.1])
     assert_trees_match(minijax.grad(lambda x: mnp.sum(fun(msp, x, ys)))(xs),
                        jax.grad(lambda x: jnp.sum(fun(jsp, x, ys)))(xs), rtol=1e-5)

@@ -224,7 +224,7 @@ def factorial(n, exact=False):
 
 def rel_entr(p, q):
     """p log(p / q) elementwise: 0 where p == 0 and q >= 0, inf where either is
-    negative or q == 0 < p."""
+    negative or q == 0 < p, NaN where either is NaN (as scipy; JAX 0.10 gives inf)."""
     p, q = promote_args_inexact("rel_entr", p, q, keep_scalars=False)
     _real_only("rel_entr", p)
     zero = like(p, 0.0)
@@ -232,7 +232,8 @@ def rel_entr(p, q):
     p_zero = lax.bitwise_and(lax.eq(p, zero), lax.ge(q, zero))
     safe_p, safe_q = jnp.where(both_positive, p, 1), jnp.where(both_positive, q, 1)
     log_ratio = lax.sub(_xlogx(safe_p), xlogy(safe_p, safe_q))
-    return jnp.where(both_positive, log_ratio, jnp.where(p_zero, zero, np.inf))
+    value = jnp.where(both_positive, log_ratio, jnp.where(p_zero, zero, np.inf))
+    return jnp.where(jnp.isnan(p) | jnp.isnan(q), like(p, np.nan), value)
 
 
 def kl_div(p, q):
