@@ -288,3 +288,11 @@ def test_special_functions_refuse_complex_and_exact_factorial():
         jsp.factorial(3, exact=True)
     with pytest.raises(NotImplementedError, match="exact"):
         msp.factorial(3, exact=True)
+
+
+def test_nn_tanh_is_jnp_tanh_as_in_jax():
+    x = np.float32([-1.5, 0.0, 0.25])
+    assert_trees_match(minijax.nn.tanh(x), jax.nn.tanh(x))
+    assert_trees_match(minijax.nn.tanh(2.0), jax.nn.tanh(2.0))
+    assert_trees_match(minijax.jit(minijax.vmap(minijax.grad(minijax.nn.tanh)))(x),
+                       jax.jit(jax.vmap(jax.grad(jax.nn.tanh)))(x))
