@@ -1,7 +1,8 @@
 """Names added to the public surface, each against JAX: `minijax.lax.linalg` as a
-submodule, `random.orthogonal`/`f`/`wald`/`triangular`/`double_sided_maxwell`,
-`nn.initializers.orthogonal`/`delta_orthogonal`, the jnp index helpers and discrete
-calculus, and `scipy.special`'s gamma family and relative entropies.
+submodule, `lax.full_like` and `lax.reciprocal`, `random.orthogonal`, `f`, `wald`,
+`triangular` and `double_sided_maxwell`, `nn.initializers.orthogonal` and
+`delta_orthogonal`, `nn.tanh`, the jnp index helpers and discrete calculus, and
+`scipy.special`'s gamma family and relative entropies.
 """
 import subprocess
 import sys
@@ -296,3 +297,28 @@ def test_nn_tanh_is_jnp_tanh_as_in_jax():
     assert_trees_match(minijax.nn.tanh(2.0), jax.nn.tanh(2.0))
     assert_trees_match(minijax.jit(minijax.vmap(minijax.grad(minijax.nn.tanh)))(x),
                        jax.jit(jax.vmap(jax.grad(jax.nn.tanh)))(x))
+
+
+# -- lax ---------------------------------------------------------------------------------------
+
+LAX_ADDITIONS = {
+    "full_like": lambda lax, x: lax.full_like(x, 2),
+    "full_like_dtype": lambda lax, x: lax.full_like(x, 2.7, np.int32),
+    "full_like_shape": lambda lax, x: lax.full_like(x, 1, shape=(2, 3)),
+    "full_like_weak": lambda lax, x: lax.full_like(1.0, 3),
+    "full_like_weak_int": lambda lax, x: lax.full_like(2, 1.5),
+    "reciprocal": lambda lax, x: lax.reciprocal(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAX_ADDITIONS))
+def test_lax_additions_match_jax(name):
+    fun = LAX_ADDITIONS[name]
+    x = np.float32([0.5, -2.0, 4.0])
+    assert_trees_match(fun(minijax.lax, x), fun(jax.lax, x))
+    assert_trees_match(minijax.jit(lambda x: fun(minijax.lax, x))(x),
+                       jax.jit(lambda x: fun(jax.lax, x))(x))
+    assert_trees_match(minijax.vmap(lambda x: fun(minijax.lax, x))(np.stack([x, x + 1])),
+                       jax.vmap(lambda x: fun(jax.lax, x))(np.stack([x, x + 1])))
+    loss = lambda lib: (lambda x: lib.numpy.sum(fun(lib.lax, x) * x))
+    assert_trees_match(minijax.grad(loss(minijax))(x), jax.grad(loss(jax))(x))
