@@ -235,6 +235,34 @@ def test_calculus_refuses_what_jax_refuses():
             np_.diff([1, 2])
 
 
+SPACINGS = {
+    "logspace": lambda np_: np_.logspace(0, 3, 4),
+    "logspace_base2_no_end": lambda np_: np_.logspace(0., 2., 5, endpoint=False, base=2.0),
+    "logspace_arrays_axis1": lambda np_: np_.logspace(np.float32([0, 1]), 2., 3, axis=1),
+    "logspace_int": lambda np_: np_.logspace(0, 2, 3, dtype=np.int32),
+    "geomspace": lambda np_: np_.geomspace(1, 16, 5),
+    "geomspace_negative": lambda np_: np_.geomspace(-1., -1000., 4),
+    "geomspace_arrays_axis1": lambda np_: np_.geomspace(np.float32([1, 1000]),
+                                                        np.float32([27, 1]), 4, axis=1),
+    "geomspace_int": lambda np_: np_.geomspace(1, 256, 5, dtype=np.int32),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPACINGS))
+def test_logspace_and_geomspace_match_jax(name):
+    fun = SPACINGS[name]
+    assert_trees_match(fun(mnp), fun(jnp))
+    assert_trees_match(minijax.jit(lambda: fun(mnp))(), jax.jit(lambda: fun(jnp))())
+
+
+def test_logspace_and_geomspace_differentiate_in_their_bounds_as_jax():
+    def loss(np_):
+        return lambda a, b: np_.sum(np_.geomspace(a, b, 4)) + np_.sum(np_.logspace(a, b, 3))
+    bounds = (np.float32(1.5), np.float32(3.0))
+    assert_trees_match(minijax.grad(loss(mnp), argnums=(0, 1))(*bounds),
+                       jax.grad(loss(jnp), argnums=(0, 1))(*bounds), rtol=1e-5)
+
+
 # -- scipy.special -----------------------------------------------------------------------------
 
 X_ALL = np.array([-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, 4.5, np.nan], np.float32)
