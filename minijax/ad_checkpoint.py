@@ -34,7 +34,7 @@ from .ir.core import Literal, Var
 from .ir.remat_primitive import remat_p, name_p
 from .ir.staging import trace_to_jaxpr
 from .ir.trace import bind, aval_of
-from .ir.types import dtype_short_name
+from .ir.types import RefType, dtype_short_name
 from .transforms.policies import as_policy, checkpoint_policies  # noqa: F401
 from .transforms.linearize import linearize_flat
 from .frontend.checkpointed_loops import (checkpointed_scan, checkpointed_while_loop,  # noqa: F401
@@ -195,7 +195,9 @@ def _describe_residuals(jaxpr, arg_names) -> list:
 
 
 def aval_text(aval) -> str:
-    """`f32[3,3]`: JAX's `str_short(short_dtypes=True)`."""
+    """`f32[3,3]`, `Ref{f32[]}`: JAX's `str_short(short_dtypes=True)`."""
+    if isinstance(aval, RefType):
+        return f"Ref{{{aval_text(aval.inner)}}}"
     dims = ",".join(str(d) for d in aval.shape)
     return f"{dtype_short_name(aval.dtype)}[{dims}]"
 

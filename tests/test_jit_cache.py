@@ -253,9 +253,10 @@ def test_eval_shape_and_lower_take_shape_dtype_structs():
     lowered = minijax.jit(f).lower(*args)
     assert "stablehlo.tanh" in lowered.as_text()
     compiled = lowered.compile()
-    out = compiled(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
-    # minijax's program returns the flat output leaves, in key order: n, out.
-    np.testing.assert_allclose(out[1], np.tanh(3.0) * np.ones((2, 4)), rtol=1e-6)
+    inputs = (np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
+    # The executable answers with f's own output pytree, as JAX's does.
+    expected = jax.jit(g).lower(*args).compile()(*inputs)
+    assert_trees_match(compiled(*inputs), expected)
 
 
 @pytest.mark.parametrize("lib,np_lib", [(minijax, mnp), (jax, jnp)], ids=["minijax", "jax"])
@@ -285,3 +286,16 @@ def test_an_error_in_a_call_leaves_jit_on():
         return x if x > 0 else -x   # needs a value: fails only while jit is on
     with pytest.raises(minijax.TracerError):
         g(1.0)
+
+
+def test_clear_caches_empties_eager_control_flow_and_source_sites():
+    # Every cache minijax keeps goes with `clear_caches`, the eager cond's canonical
+    # params and the table of call sites included.
+    from minijax.backends import xla_control_flow
+    from minijax.ir import source_info
+    minijax.lax.cond(True, lambda x: x + 1.0, lambda x: x - 1.0, 1.0)
+    assert source_info.user_source_info() is not None
+    assert xla_control_flow._params_by_text and source_info._sites
+    minijax.clear_caches()
+    assert not xla_control_flow._params_by_text and not source_info._sites
+    assert float(minijax.lax.cond(True, lambda x: x + 1.0, lambda x: x - 1.0, 1.0)) == 2.0

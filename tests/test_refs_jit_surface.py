@@ -67,13 +67,22 @@ def test_jax_donating_a_ref_argument_fails():
         _calls(jax, lambda m, f: m.jit(f, donate_argnums=0))
     outs, contents = _calls(minijax, lambda m, f: m.jit(f, donate_argnums=0))
     assert_trees_match((outs, contents), _calls(jax, lambda m, f: m.jit(f)))
+    r = minijax.new_ref(np.ones(3, np.float32))
+    old = r._value                       # the array the box holds: donated, so deleted
+    minijax.jit(bump, donate_argnums=0)(r, X)
+    assert old.is_deleted()
+    # A ref JAX's function only reads: the call runs, donating nothing.
+    read = jax.new_ref(np.ones(3, np.float32))
+    with pytest.warns(UserWarning, match="donated buffers were not usable"):
+        jax.jit(lambda r: r[...].sum(), donate_argnums=0)(read)
 
 
 def test_donating_an_array_beside_a_ref():
-    r = minijax.new_ref(np.ones(3, np.float32))
-    out = minijax.jit(bump, donate_argnums=(0, 1))(r, jax.numpy.asarray(X))
+    r, x = minijax.new_ref(np.ones(3, np.float32)), jax.numpy.asarray(X)
+    out = minijax.jit(bump, donate_argnums=(0, 1))(r, x)
     np.testing.assert_array_equal(np.asarray(out), np.full(3, 6.0))
     np.testing.assert_array_equal(np.asarray(r[...]), np.full(3, 3.0))
+    assert x.is_deleted()                # more in test_refs_donation.py
 
 
 def test_disable_jit_runs_ref_programs_op_by_op_with_the_same_results():

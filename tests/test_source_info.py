@@ -210,3 +210,50 @@ def test_reset_trace_state_forgets_an_interrupted_pass():
         reset_trace_state()
     assert source_context.mode == source_context.WALK and source_context.info is None
     assert [str(e.source_info).split(" ")[0] for e in traced(1.0).jaxpr.eqns] == [A, B, B]
+
+
+def test_an_equation_has_only_the_source_info_its_maker_passes():
+    # Inside a pass's per-equation context, an `Eqn` built without source info has
+    # none: it never reads the context itself.
+    from minijax.ir.source_info import source_info_from
+    traced = minijax.make_jaxpr(_program(mnp))(1.0).jaxpr
+    sin = traced.eqns[0]
+    with source_info_from(sin):
+        bare = Eqn(sin.primitive, sin.inputs, {}, sin.outputs)
+        copied = Eqn(sin.primitive, sin.inputs, {}, sin.outputs, source_info=sin.source_info)
+    assert bare.source_info is None
+    assert str(copied.source_info).startswith(A)
+    assert str(sin.replace(params={}).source_info).startswith(A)
+
+
+def test_ref_writes_under_grad_keep_the_lines_of_their_control_flow():
+    # jvp of a `cond` that writes a ref goes through a one-equation discharged
+    # program, built for the operation being differentiated: its line carries over.
+    def f(x):
+        r = minijax.new_ref(x)
+        minijax.lax.cond(x > 0, lambda: r.set(mnp.sin(r[...])), lambda: None)  # line C
+        return r[...]
+    C = _at("minijax.lax.cond(x > 0, lambda: r.set(mnp.sin(r[...])), lambda: None)  # line C",
+            "minijax.lax.cond")
+    closed = minijax.make_jaxpr(minijax.grad(f))(1.0)
+    conds = [e for e in _all_eqns(closed) if e.primitive.name == "cond"]
+    assert conds and all(str(e.source_info).startswith(C) for e in conds)
+
+
+def test_discharging_a_while_whose_condition_writes_keeps_its_line():
+    def f(x):
+        r = minijax.new_ref(0)
+
+        def cond(c):
+            r[...] += 1
+            return c < 3.0
+
+        return minijax.lax.while_loop(cond, lambda c: c + x, 0.0) + r[...]  # line W
+    W = _at("return minijax.lax.while_loop(cond, lambda c: c + x, 0.0) + r[...]  # line W",
+            "minijax.lax.while_loop")
+    closed = minijax.make_jaxpr(f)(1.0)
+    discharged = discharge_jaxpr(closed).jaxpr.jaxpr
+    loop = [e for e in discharged.eqns if e.primitive.name == "while"][0]
+    calls = [e for e in _all_eqns(loop.params["body_jaxpr"]) if e.primitive.name == "jit"]
+    assert calls and all(str(e.source_info).startswith(W) for e in calls)
+    assert str(loop.source_info).startswith(W)

@@ -31,3 +31,12 @@ from . import (xla,                     # noqa: F401  lowering of the catalogue;
 # eager cond/while/scan whose operands or bodies involve refs runs discharged.
 xla.install_default_eager_impls()
 eager_ref_runtime.route_ref_users_through_discharge()
+
+
+def clear_caches():
+    """Empty every cache of compiled programs the backends hold (`minijax.clear_caches`
+    calls this): the lowering's, the eager fast path's, eager control flow's and the
+    donating calls' with refs."""
+    xla.clear_caches()
+    xla_control_flow.clear_caches()
+    eager_ref_runtime.clear_caches()

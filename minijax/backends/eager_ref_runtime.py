@@ -33,7 +33,9 @@ The user-facing methods (`r[idx]`, `r.at`, `r.T`, ...) are attached to `Ref` by
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
+import threading
 
 import jax.numpy as jnp
 import numpy as np
@@ -45,10 +47,12 @@ from ..ir.primitives import effects_of, out_avals_of
 from ..ir.source_info import user_location as _user_frame
 from ..ir.ref_box import (Ref, RefError, check_live, describe_ref,  # noqa: F401
                           used_after_message)
+from ..ir.shard_map_primitive import shard_map_p
 from ..ir.trace import eager_impls
 from ..ir.types import (RefType, ShapedArray, aval_of_value, canonical_dtype, is_key,
                         keys_as_jax)
-from ..transforms.discharge import discharge_jaxpr, mentions_refs
+from ..transforms.discharge import (discharge_jaxpr, discharge_with_finals, mentions_refs,
+                                    written_inputs)
 from . import xla
 
 __all__ = ["Ref", "RefError", "call_with_refs", "check_live", "describe_ref",
@@ -71,21 +75,35 @@ def check_no_aliasing(args, what: str):
 
 # -- all or nothing --------------------------------------------------------------------
 
-# One journal per open `all_or_nothing()`, innermost last: id(box) -> (box, what it
-# held). The stack is emptied again by the context managers that fill it.
-_journals: list[dict] = []
+class _OpenJournals(threading.local):
+    """One journal per open `all_or_nothing()` in this thread, innermost last:
+    id(box) -> (box, what it held). Per thread, as the current trace is: a
+    transformation in another thread has journals of its own. The stack is emptied
+    again by the context managers that fill it."""
+
+    def __init__(self):
+        self.stack: list[dict] = []
+
+    def __bool__(self) -> bool:
+        """Whether an `all_or_nothing()` is open in this thread."""
+        return bool(self.stack)
+
+
+_journals = _OpenJournals()
 
 
 def _note_change(box: Ref):
-    if _journals and id(box) not in _journals[-1]:
-        _journals[-1][id(box)] = (box, (box._value, box._state, box._consumed_at))
+    journals = _journals.stack
+    if journals and id(box) not in journals[-1]:
+        journals[-1][id(box)] = (box, (box._value, box._state, box._consumed_at))
 
 
 @contextlib.contextmanager
 def all_or_nothing():
     """Run a transformation so that, if it raises, every box it changed is put back."""
     journal: dict = {}
-    _journals.append(journal)
+    journals = _journals.stack
+    journals.append(journal)
     try:
         yield
     except BaseException:
@@ -93,12 +111,12 @@ def all_or_nothing():
             box._value, box._state, box._consumed_at = value, state, consumed_at
         raise
     finally:
-        _journals.pop()
-        if _journals:
+        journals.pop()
+        if journals:
             # Succeeded inside a larger transformation: a later failure there undoes
             # these changes too.
             for key, entry in journal.items():
-                _journals[-1].setdefault(key, entry)
+                journals[-1].setdefault(key, entry)
 
 
 def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function",
@@ -109,6 +127,81 @@ def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function",
     result = discharge_jaxpr(jaxpr)
     compile_ = xla.compile_jaxpr_by_text if rebuilt_each_call else xla.compile_jaxpr
     return run_discharged(compile_(result.jaxpr), result.info, args, what)
+
+
+def call_donating(jaxpr: Jaxpr, args, donated: tuple, what: str) -> list:
+    """`call_with_refs` for `jit(f, donate_argnums=...)`: the inputs at `donated`
+    (positions in `args`) hand their buffers to XLA. For a donated `Ref` that is
+    its current contents: the discharged program returns the ref's final value
+    even where it only reads the ref, so XLA writes it into the donated buffer,
+    and the box takes the new array while the old one is deleted -- the ref itself
+    goes on working. Inside an open `all_or_nothing()` a ref is not donated, since
+    undoing the call would have to put back a deleted array."""
+    plan = DonatingProgram.plan(jaxpr, args, donated)
+    return run_discharged(_donating_executable(plan), plan.info, args, what)
+
+
+def clear_caches():
+    """Forget the compiled programs of donating calls (`minijax.clear_caches`)."""
+    _donating_executable.cache_clear()
+    DonatingProgram.arrange.cache_clear()
+
+
+@functools.lru_cache(maxsize=1024)
+def _donating_executable(plan: "DonatingProgram"):
+    return plan.wrap(xla.compile_jaxpr(plan.program, plan.donate_argnums))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)     # one object per arrangement (`arrange`)
+class DonatingProgram:
+    """A discharged program arranged for donation. XLA pairs each output with the
+    first donated input of its type that is still free, in order; so `program` takes
+    the donated refs' contents first and returns their final values first, and each
+    ref is updated in its own buffer. `wrap` turns a function of `program`'s inputs
+    (a `jax.jit` function, or an ahead-of-time executable of one) into one taking
+    and answering in the discharged program's order, as `run_discharged` expects."""
+    program: Jaxpr
+    info: object                 # the DischargeInfo of the discharged program
+    in_order: tuple              # program input j is discharged input in_order[j]
+    out_order: tuple             # program output j is discharged output out_order[j]
+    donate_argnums: tuple        # positions among `program`'s inputs
+
+    @classmethod
+    def plan(cls, jaxpr: Jaxpr, args, donated: tuple) -> "DonatingProgram":
+        donated_refs = () if _journals else tuple(
+            k for k in donated if isinstance(args[k], Ref))
+        finals = sorted(set(written_inputs(jaxpr)) | set(donated_refs))
+        result = discharge_with_finals(jaxpr, tuple(finals))
+        donate = tuple(k for k in donated
+                       if k in donated_refs or not isinstance(args[k], Ref))
+        return cls.arrange(result, donated_refs, donate)
+
+    @classmethod
+    @functools.lru_cache(maxsize=1024)
+    def arrange(cls, result, donated_refs: tuple, donate: tuple) -> "DonatingProgram":
+        program, info = result.jaxpr, result.info
+        n_in, n_out = len(program.invars), info.num_outputs
+        in_order = tuple(donated_refs) + tuple(k for k in range(n_in) if k not in donated_refs)
+        final_at = {position: n_out + j for j, position in enumerate(info.written)}
+        out_order = [final_at[k] for k in donated_refs]
+        out_order += [k for k in range(len(program.outvars)) if k not in out_order]
+        permuted = Jaxpr((), [program.invars[k] for k in in_order], program.eqns,
+                         [program.outvars[k] for k in out_order])
+        return cls(permuted, info, in_order, tuple(out_order),
+                   tuple(in_order.index(k) for k in donate))
+
+    def inputs(self, values) -> list:
+        """The discharged program's inputs in `program`'s order."""
+        return [values[k] for k in self.in_order]
+
+    def wrap(self, fn):
+        def run(*values):
+            outs = fn(*self.inputs(values))
+            restored = [None] * len(outs)
+            for out, k in zip(outs, self.out_order):
+                restored[k] = out
+            return restored
+        return run
 
 
 def run_discharged(executable, info, args, what: str) -> list:
@@ -139,7 +232,9 @@ def _one_equation(prim, params_key, in_avals, slots) -> Jaxpr:
         invars[slot] = invars[slot] or Var(aval)
     inputs = [invars[slot] for slot in slots]
     outvars = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
-    eqn = Eqn(prim, inputs, params, outvars, effects_of(prim, in_avals, params))
+    # Cached and shared by every eager call of `prim`: no user line is its origin.
+    eqn = Eqn(prim, inputs, params, outvars, effects_of(prim, in_avals, params),
+              source_info=None)
     return Jaxpr((), invars, (eqn,), outvars)
 
 
@@ -225,7 +320,7 @@ def route_ref_users_through_discharge():
     """Wrap the eager impls of the primitives with bodies (called once, by
     `backends/__init__.py`, after every backend module registered its impls). `remat`
     needs no wrapping: its eager impl is the `jit` impl above, which handles refs."""
-    for prim in (CF.cond_p, CF.while_p, CF.scan_p):
+    for prim in (CF.cond_p, CF.while_p, CF.scan_p, shard_map_p):
         eager_impls[prim] = with_refs_discharged(prim, eager_impls[prim])
 
 

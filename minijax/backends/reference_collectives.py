@@ -15,9 +15,12 @@ import numpy as np
 
 from ..ir import collective_primitives as C
 from ..ir.shard_map_primitive import (shard_map_p, sharding_constraint_p, block_shape,
-                                      global_shape)
+                                      global_shape, manual_axes)
+from ..ir.trace import current_trace, set_current_trace
+from ..transforms.batching import AxisFrame
 from ..transforms.vmap import vmap_jaxpr
-from .reference import reference_rules, eval_jaxpr
+from ..transforms.discharge import discharge_jaxpr, mentions_refs
+from .reference import reference_rules, eval_jaxpr, RefBox
 from .xla_collectives import unbound_axis_error
 
 
@@ -74,14 +77,35 @@ def _unstack_blocks(stacked, spec, mesh_axes):
     return out
 
 
-def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs, auto_axes=()):
+    # along an auto axis the body sees whole arrays: only the manual axes are mapped
+    mesh_axes = manual_axes(mesh_axes, auto_axes)
+    if mentions_refs(jaxpr) or any(isinstance(x, RefBox) for x in args):
+        return _shard_map_with_refs(args, jaxpr, mesh_axes, in_specs, out_specs)
     program = jaxpr
-    for name, size in reversed(mesh_axes):
-        program = vmap_jaxpr(program, [0] * len(program.invars), size,
-                             out_axes=[0] * len(program.outvars), axis_name=name).jaxpr
+    # every mesh axis stays bound while each is batched: a collective over several
+    # names is split using the sizes of the others (transforms/collective_split.py)
+    with set_current_trace(AxisFrame(current_trace(), dict(mesh_axes))):
+        for name, size in reversed(mesh_axes):
+            program = vmap_jaxpr(program, [0] * len(program.invars), size,
+                                 out_axes=[0] * len(program.outvars), axis_name=name).jaxpr
     stacked = [_stack_blocks(x, spec, mesh_axes) for x, spec in zip(args, in_specs)]
     outs = eval_jaxpr(program, [], *stacked)
     return [_unstack_blocks(np.asarray(o), spec, mesh_axes) for o, spec in zip(outs, out_specs)]
+
+
+def _shard_map_with_refs(args, jaxpr, mesh_axes, in_specs, out_specs):
+    """Refs passed in: the discharged body on their contents, whose final values
+    (split like the refs) go back into the boxes."""
+    result = discharge_jaxpr(jaxpr)
+    values = [x.read("shard_map") if isinstance(x, RefBox) else x for x in args]
+    written_specs = tuple(in_specs[i] for i in result.info.written)
+    outs = _shard_map(*values, jaxpr=result.jaxpr, mesh_axes=mesh_axes, device_ids=(),
+                      in_specs=in_specs, out_specs=tuple(out_specs) + written_specs)
+    n = result.info.num_outputs
+    for position, final in zip(result.info.written, outs[n:]):
+        args[position].value = np.array(final)
+    return outs[:n]
 
 
 reference_rules[shard_map_p] = _shard_map

@@ -263,14 +263,16 @@ def lower_jaxpr(jaxpr, consts, args) -> list:
 
 
 @functools.lru_cache(maxsize=4096)
-def compile_jaxpr(jaxpr):
-    """One `jax.jit` function running `jaxpr` (constvars first, then invars)."""
+def compile_jaxpr(jaxpr, donate_argnums: tuple = ()):
+    """One `jax.jit` function running `jaxpr` (constvars first, then invars). The
+    inputs at `donate_argnums` are donated: XLA may reuse their buffers for outputs,
+    and the arrays passed there are deleted by the call, as in `jax.jit`."""
     n_consts = len(jaxpr.constvars)
 
     def run(*args):
         return lower_jaxpr(jaxpr, args[:n_consts], args[n_consts:])
     run.__name__ = "minijax_program"
-    return jax.jit(run)
+    return jax.jit(run, donate_argnums=donate_argnums)
 
 
 # exact text of a jaxpr -> its compiled function. Cleared by `clear_caches`.
@@ -292,14 +294,15 @@ def compile_jaxpr_by_text(jaxpr):
     return fn
 
 
-def lower_closed_jaxpr(closed_jaxpr, *args):
-    """JAX's `Lowered` object for `closed_jaxpr` applied to `args` (consts embedded)."""
+def lower_closed_jaxpr(closed_jaxpr, *args, donate_argnums: tuple = ()):
+    """JAX's `Lowered` object for `closed_jaxpr` applied to `args` (consts embedded),
+    the inputs at `donate_argnums` donated."""
     jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
 
     def run(*args):
         return lower_jaxpr(jaxpr, consts, args)
     run.__name__ = "minijax_program"
-    return jax.jit(run).lower(*args)
+    return jax.jit(run, donate_argnums=donate_argnums).lower(*args)
 
 
 # -- eager dispatch ---------------------------------------------------------------------

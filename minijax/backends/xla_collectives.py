@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 from jax import lax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
 from ..ir import collective_primitives as C
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
@@ -20,24 +20,32 @@ from ..ir.trace import eager_impls
 from .xla import lowering_rules, lower_jaxpr
 
 
+def _groups(groups):
+    return None if groups is None else [list(group) for group in groups]
+
+
 def _reduction(lax_fn):
-    return lambda x, *, axes: [lax_fn(x, axes)]
+    return lambda x, *, axes, axis_index_groups=None: [
+        lax_fn(x, axes, axis_index_groups=_groups(axis_index_groups))]
 
 
 lowering_rules[C.psum_p] = _reduction(lax.psum)
 lowering_rules[C.pmax_p] = _reduction(lax.pmax)
 lowering_rules[C.pmin_p] = _reduction(lax.pmin)
 lowering_rules[C.all_gather_p] = (
-    lambda x, *, axis_name, axis, tiled, axis_size:
-    [lax.all_gather(x, axis_name, axis=axis, tiled=tiled)])
+    lambda x, *, axis_name, axis, tiled, axis_size, axis_index_groups=None:
+    [lax.all_gather(x, axis_name, axis=axis, tiled=tiled,
+                    axis_index_groups=_groups(axis_index_groups))])
 lowering_rules[C.psum_scatter_p] = (
-    lambda x, *, axis_name, scatter_dimension, tiled, axis_size:
-    [lax.psum_scatter(x, axis_name, scatter_dimension=scatter_dimension, tiled=tiled)])
+    lambda x, *, axis_name, scatter_dimension, tiled, axis_size, axis_index_groups=None:
+    [lax.psum_scatter(x, axis_name, scatter_dimension=scatter_dimension, tiled=tiled,
+                      axis_index_groups=_groups(axis_index_groups))])
 lowering_rules[C.ppermute_p] = (
     lambda x, *, axis_name, perm: [lax.ppermute(x, axis_name, perm)])
 lowering_rules[C.all_to_all_p] = (
-    lambda x, *, axis_name, split_axis, concat_axis, tiled, axis_size:
-    [lax.all_to_all(x, axis_name, split_axis, concat_axis, tiled=tiled)])
+    lambda x, *, axis_name, split_axis, concat_axis, tiled, axis_size, axis_index_groups=None:
+    [lax.all_to_all(x, axis_name, split_axis, concat_axis, tiled=tiled,
+                    axis_index_groups=_groups(axis_index_groups))])
 lowering_rules[C.axis_index_p] = lambda *, axis_name: [lax.axis_index(axis_name)]
 
 
@@ -59,14 +67,19 @@ for _prim in C.collective_primitives:
 
 # -- shard_map: the body goes to JAX's shard_map ----------------------------------------
 
-def mesh_of(mesh_axes, device_ids) -> Mesh:
-    """JAX's `Mesh` for a shard_map's params: its devices, by id, in mesh order."""
+def devices_of(device_ids) -> list:
+    """This process's devices with these ids, in that order."""
     by_id = {device.id: device for device in jax.devices()}
     missing = [i for i in device_ids if i not in by_id]
     if missing:
-        raise ValueError(f"shard_map: this process has no devices with ids {missing} "
-                         f"(it has {sorted(by_id)})")
-    devices = np.array([by_id[i] for i in device_ids], dtype=object)
+        raise ValueError(f"this process has no devices with ids {missing} (it has "
+                         f"{sorted(by_id)})")
+    return [by_id[i] for i in device_ids]
+
+
+def mesh_of(mesh_axes, device_ids) -> Mesh:
+    """JAX's `Mesh` for a shard_map's params: its devices, by id, in mesh order."""
+    devices = np.array(devices_of(device_ids), dtype=object)
     return Mesh(devices.reshape([size for _, size in mesh_axes]),
                 tuple(name for name, _ in mesh_axes))
 
@@ -76,7 +89,7 @@ def partition_spec(spec) -> PartitionSpec:
                            else entry for entry in spec])
 
 
-def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs, auto_axes=()):
     def body(*blocks):
         return tuple(lower_jaxpr(jaxpr, (), blocks))
     # minijax's rules treat every value as varying along every axis (see the psum
@@ -84,6 +97,8 @@ def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
     per_device = jax.shard_map(body, mesh=mesh_of(mesh_axes, device_ids),
                                in_specs=tuple(map(partition_spec, in_specs)),
                                out_specs=tuple(map(partition_spec, out_specs)),
+                               axis_names={name for name, _ in mesh_axes
+                                           if name not in auto_axes},
                                check_vma=False)
     return list(per_device(*args))
 
@@ -92,7 +107,10 @@ lowering_rules[shard_map_p] = _shard_map
 
 
 def _sharding_constraint(x, *, mesh_axes, device_ids, spec):
-    sharding = NamedSharding(mesh_of(mesh_axes, device_ids), partition_spec(spec))
+    if not mesh_axes:        # a mesh with no axes: its one device holds the whole array
+        sharding = SingleDeviceSharding(devices_of(device_ids)[0])
+    else:
+        sharding = NamedSharding(mesh_of(mesh_axes, device_ids), partition_spec(spec))
     return [jax.lax.with_sharding_constraint(x, sharding)]
 
 

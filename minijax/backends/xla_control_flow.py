@@ -118,6 +118,10 @@ def _apply_control_flow(prim, *args, **params):
     return apply_primitive(prim, *args, **canonical)
 
 
+def clear_caches():
+    _params_by_text.clear()
+
+
 for _prim in (CF.cond_p, CF.while_p, CF.scan_p):
     eager_impls[_prim] = functools.partial(_apply_control_flow, _prim)
 for _prim in (CF.debug_print_p, CF.debug_callback_p):

@@ -21,3 +21,28 @@ register(
     "all_to_all is linear and its forward pass works untiled under vmap, so its "
     "derivative is meant to as well",
     transforms=("grad", "vmap", "all_to_all"))
+
+register(
+    "vmap_collective_over_a_tuple_of_names_asserts", "0.10.2",
+    "lax.all_gather, lax.psum_scatter and lax.ppermute over a tuple of axis names bound "
+    "by nested jax.vmap(..., axis_name=...) calls (e.g. all_gather(x, ('i', 'j'))) fail "
+    "with an AssertionError ('axis size doesn't match', 'Permutation doesn't match the "
+    "axis size!'); axis_index and all_to_all of the same tuple work, and all five work "
+    "under shard_map",
+    "the tuple is one axis whose members are numbered row-major (the first name major), "
+    "under vmap as under shard_map",
+    "the collectives document axis_name as 'a hashable Python object or a tuple of "
+    "them' with no exception for vmap, and the same tuple works for axis_index",
+    transforms=("vmap", "all_gather", "psum_scatter", "ppermute"))
+
+register(
+    "eager_partial_shard_map_without_vma_refuses_out_specs", "0.10.2",
+    "jax.shard_map(f, mesh=..., in_specs=P('x'), out_specs=P(), axis_names={'x'}, "
+    "check_vma=False) called eagerly (not under jax.jit) on a mesh with a second axis "
+    "'y' raises 'ValueError: shard_map out_specs argument must refer to an axis marked as "
+    "manual ... out_specs refers to 'y'' although no spec names 'y'; under jax.jit, or "
+    "with check_vma=True, the same call works",
+    "the call works eagerly as under jit",
+    "the out_specs name only manual axes, which is what the error asks for, and "
+    "check_vma documents a check of varying values, not of specs",
+    transforms=("shard_map",))

@@ -51,10 +51,45 @@ register(
 
 register(
     "jax_donating_a_ref_argument_fails", "0.10.2",
-    "jax.jit(f, donate_argnums=0)(r, x) with a ref r fails before running, whether f "
-    "writes r or only reads it: JaxRuntimeError('INVALID_ARGUMENT: Parameter 0 index {} "
-    "is already aliased with one output, thus it cannot be added as a buffer donor')",
-    "the call runs; the ref keeps working and holds the new contents (a ref's buffer is "
-    "the ref's own to reuse, so donating it asks for nothing more)",
-    "issue 17: donate_argnums may name a ref argument",
+    "jax.jit(f, donate_argnums=0)(r, x) with a ref r that f writes fails before running: "
+    "JaxRuntimeError('INVALID_ARGUMENT: Parameter 0 index {} is already aliased with one "
+    "output, thus it cannot be added as a buffer donor'); where f only reads r the call "
+    "runs but donates nothing (a warning says the donated buffer was not usable)",
+    "the call runs and donates the ref's buffer: the jax.Array the ref held is deleted, "
+    "the new contents are written into that buffer, and the ref keeps working",
+    "issue 17: donate_argnums may name a ref argument; donating hands its buffer to XLA",
     transforms=("jit", "donate_argnums", "new_ref"))
+
+register(
+    "jax_custom_vjp_taking_a_ref_in_a_differentiated_cond_fails", "0.10.2",
+    "jax.grad (and jax.jit of it) of a function whose lax.cond branch calls a "
+    "jax.custom_vjp function given a ref, when fwd keeps the ref as a residual -- the "
+    "gradient-stashing recipe, `bwd` writing the cotangent into it -- raises "
+    "KeyError(<class 'jax._src.state.types.AbstractRef'>); without the cond it works",
+    "what the recipe gives without the cond: bwd of the branch that ran writes the "
+    "cotangent into the ref, once",
+    "issue 17: a custom_jvp / custom_vjp function taking a ref works inside a "
+    "differentiated cond branch as it does outside",
+    transforms=("grad", "cond", "custom_vjp", "new_ref"))
+
+register(
+    "jax_custom_jvp_with_own_refs_in_differentiated_control_flow_fails", "0.10.2",
+    "jax.jvp of a function whose lax.cond branch or lax.while_loop body calls a "
+    "jax.custom_jvp function given a ref, which makes a ref of its own inside, raises "
+    "NotImplementedError('No state discharge rule implemented for primitive: "
+    "custom_jvp_call'); the same program without the cond, or with the loop written "
+    "out in Python, works",
+    "the jvp of the program without the cond / with the loop written out: the user's "
+    "jvp rule runs where the function is called",
+    "issue 17: a custom function taking a ref works inside a differentiated cond branch "
+    "or while_loop body (forward mode) as it does outside",
+    transforms=("jvp", "cond", "while_loop", "custom_jvp", "new_ref"))
+
+register(
+    "jax_linearize_of_while_with_custom_jvp_ref_write_writes_twice", "0.10.2",
+    "jax.linearize of a function whose lax.while_loop body calls a jax.custom_jvp "
+    "function whose jvp rule writes a ref passed to it (`r[...] += x`) performs every "
+    "write twice: the ref gains twice what jax.jvp of the same function adds",
+    "each write happens once, under linearize as under jvp",
+    "issue 17: the effects on a ref happen once whatever the transform",
+    transforms=("linearize", "while_loop", "custom_jvp", "new_ref"))

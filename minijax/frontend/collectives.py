@@ -6,7 +6,10 @@ the collective is traced: walking from the current trace out through its parents
 the first batching trace with that name says how many members the axis has. That is
 both the check JAX makes (an unbound name is a `NameError`) and where the shape-
 dependent collectives (`all_gather`, `psum_scatter`, `all_to_all`) get the
-`axis_size` their primitive records. What each primitive means is in
+`axis_size` their primitive records. A tuple of names is one axis numbered
+row-major over them; `axis_index_groups` is taken where JAX takes it (inside a
+`shard_map`; JAX's vmap raises `NotImplementedError` for it, and so does this one).
+What each primitive means is in
 `ir/collective_primitives.py`; how vmap carries it out, in
 `transforms/collective_rules.py`.
 """
@@ -21,6 +24,7 @@ from ..ir import collective_primitives as C
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of, current_trace
 from ..ir.types import is_inexact, canonical_dtype
+from ..transforms.batching import axis_binder, bound_axis_size
 from . import lax_ops as lax
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
@@ -29,17 +33,12 @@ __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "pperm
 
 def _bound_size(name) -> int:
     """The size of the axis named `name` around the current trace."""
-    trace = current_trace()
-    while trace is not None:
-        if getattr(trace, "axis_name", None) == name:
-            return trace.axis_size
-        sizes = getattr(trace, "mesh_axis_sizes", None)
-        if sizes is not None and name in sizes:
-            return sizes[name]
-        trace = trace.parent
-    raise NameError(f"unbound axis name: {name!r}. Collectives need an enclosing "
-                    f"vmap(..., axis_name={name!r}) or shard_map over a mesh axis "
-                    f"of that name")
+    size = bound_axis_size(name)
+    if size is None:
+        raise NameError(f"unbound axis name: {name!r}. Collectives need an enclosing "
+                        f"vmap(..., axis_name={name!r}) or shard_map over a mesh axis "
+                        f"of that name")
+    return size
 
 
 def bound_axis_env() -> tuple:
@@ -66,18 +65,57 @@ def axis_size(axis_name) -> int:
     return math.prod(_bound_size(name) for name in _names(axis_name))
 
 
-def _one_name(fn_name, axis_name) -> str:
+def _axis_name_param(fn_name, axis_name):
+    """The `axis_name` param: one bound name, or a tuple of several (one axis whose
+    members are numbered row-major, the first name major)."""
     names = _names(axis_name)
-    if len(names) != 1:
-        raise ValueError(f"{fn_name}: minijax supports one axis name here, got "
-                         f"{axis_name!r}; nest the collective once per axis instead")
-    _bound_size(names[0])
-    return names[0]
+    if not names or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{fn_name}: axis_name must be a name or a tuple of names, got "
+                        f"{axis_name!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{fn_name}: axis_name {axis_name!r} names an axis twice")
+    for name in names:
+        _bound_size(name)
+    return names[0] if len(names) == 1 else names
 
 
-def _no_groups(fn_name, axis_index_groups):
-    if axis_index_groups is not None:
-        raise ValueError(f"{fn_name}: axis_index_groups is not supported by minijax")
+def _groups(fn_name, axis_index_groups, names, *, summed=False):
+    """`axis_index_groups` as the param (a tuple of tuples), after JAX's checks: the
+    groups must split the axis into equal parts, and JAX supports them only inside a
+    `shard_map` (its vmap raises NotImplementedError, and so does its psum under
+    `check_vma=True`)."""
+    if axis_index_groups is None:
+        return None
+    groups = tuple(tuple(int(i) for i in group) for group in axis_index_groups)
+    for name in names:
+        binder = axis_binder(name)
+        if name not in getattr(binder, "mesh_axis_sizes", ()):
+            raise NotImplementedError(
+                f"{fn_name}: axis_index_groups is not supported under vmap (axis "
+                f"{name!r}), as in JAX; use it inside a shard_map")
+        if summed and binder.check_vma:
+            raise NotImplementedError(
+                f"{fn_name}: axis_index_groups needs shard_map(..., check_vma=False), as "
+                f"in JAX")
+    size = axis_size(tuple(names))
+    members = sorted(i for group in groups for i in group)
+    if members != list(range(size)):
+        raise ValueError(f"{fn_name}: axis_index_groups must cover all indices exactly "
+                         f"once: {axis_index_groups!r} for the axis {_param(names)!r} of "
+                         f"size {size}")
+    if len({len(group) for group in groups}) != 1:
+        raise ValueError(f"{fn_name}: axis_index_groups must all have the same size, got "
+                         f"{axis_index_groups!r}")
+    return groups
+
+
+def _param(names):
+    return names[0] if len(names) == 1 else tuple(names)
+
+
+def _with_groups(params, groups) -> dict:
+    # the param is present only when given, so ungrouped collectives print as before
+    return params if groups is None else dict(params, axis_index_groups=groups)
 
 
 def _array(x):
@@ -90,19 +128,23 @@ def _array(x):
 
 def _reduction(fn_name, prim, positional):
     def collective(x, axis_name, *, axis_index_groups=None):
-        _no_groups(fn_name, axis_index_groups)
         names = _names(axis_name)
         positions = tuple(a for a in names if isinstance(a, int))
         named = tuple(a for a in names if not isinstance(a, int))
         for name in named:
             _bound_size(name)
+        if positions and axis_index_groups is not None:
+            raise ValueError(f"{fn_name}: axis_index_groups only works over named axes, "
+                             f"not the array axes {positions}")
+        groups = _groups(fn_name, axis_index_groups, named, summed=prim is C.psum_p)
 
         def one(leaf):
             leaf = _array(leaf)
             if positions:     # integer "names" are array axes, reduced in place
                 ndim = aval_of(leaf).ndim
                 leaf = bind(positional, leaf, axes=tuple(sorted(a % ndim for a in positions)))
-            return bind(prim, leaf, axes=named) if named else leaf
+            return bind(prim, leaf, **_with_groups(dict(axes=named), groups)) if named \
+                else leaf
         return tree_util.tree_map(one, x)
     collective.__name__ = fn_name
     collective.__doc__ = (f"`{fn_name}` of each array of the pytree `x` over the named "
@@ -117,28 +159,31 @@ pmin = _reduction("pmin", C.pmin_p, P.reduce_min_p)
 
 def pmean(x, axis_name, *, axis_index_groups=None):
     """The mean of each array of `x` over the named axis (integers give floats)."""
-    _no_groups("pmean", axis_index_groups)
     count = math.prod(_bound_size(a) if not isinstance(a, int) else 1
                       for a in _names(axis_name))
+    if axis_index_groups is not None:
+        count = len(tuple(axis_index_groups)[0])
 
     def one(leaf):
         leaf = _array(leaf)
         shape = aval_of(leaf).shape        # integer "names" are array axes
         members = count * math.prod(shape[a] for a in _names(axis_name)
                                     if isinstance(a, int))
-        total = psum(leaf, axis_name)
+        total = psum(leaf, axis_name, axis_index_groups=axis_index_groups)
         if not is_inexact(aval_of(total).dtype):
             total = lax.convert_element_type(total, canonical_dtype(np.float64))
-        return lax.div(total, members)
+        # A constant of the sum's own dtype, as in JAX: the count is a literal of the
+        # program, never a value that derivatives would save as a residual.
+        return lax.div(total, np.asarray(members, aval_of(total).dtype))
     return tree_util.tree_map(one, x)
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
     """Every member's `x`, stacked along a new axis `axis` (concatenated along the
     existing axis `axis` if `tiled`), on every member."""
-    _no_groups("all_gather", axis_index_groups)
-    name = _one_name("all_gather", axis_name)
-    size = _bound_size(name)
+    name = _axis_name_param("all_gather", axis_name)
+    groups = _groups("all_gather", axis_index_groups, _names(name))
+    size = axis_size(name) if groups is None else len(groups[0])
 
     def one(leaf):
         leaf = _array(leaf)
@@ -147,8 +192,8 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
         if not -limit <= axis < limit:
             raise ValueError(f"all_gather: axis {axis} is out of range for an operand of "
                              f"rank {ndim}")
-        return bind(C.all_gather_p, leaf, axis_name=name, axis=axis % limit,
-                    tiled=bool(tiled), axis_size=size)
+        return bind(C.all_gather_p, leaf, **_with_groups(dict(
+            axis_name=name, axis=axis % limit, tiled=bool(tiled), axis_size=size), groups))
     return tree_util.tree_map(one, x)
 
 
@@ -156,24 +201,24 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None,
                  tiled=False):
     """The sum of `x` over the axis, of which member k keeps block k along
     `scatter_dimension` (that dimension is removed unless `tiled`)."""
-    _no_groups("psum_scatter", axis_index_groups)
-    name = _one_name("psum_scatter", axis_name)
-    size = _bound_size(name)
+    name = _axis_name_param("psum_scatter", axis_name)
+    groups = _groups("psum_scatter", axis_index_groups, _names(name))
+    size = axis_size(name) if groups is None else len(groups[0])
 
     def one(leaf):
         leaf = _array(leaf)
         ndim = aval_of(leaf).ndim
-        return bind(C.psum_scatter_p, leaf, axis_name=name,
-                    scatter_dimension=scatter_dimension % max(ndim, 1),
-                    tiled=bool(tiled), axis_size=size)
+        return bind(C.psum_scatter_p, leaf, **_with_groups(dict(
+            axis_name=name, scatter_dimension=scatter_dimension % max(ndim, 1),
+            tiled=bool(tiled), axis_size=size), groups))
     return tree_util.tree_map(one, x)
 
 
 def ppermute(x, axis_name, perm):
     """Send `x` from member `source` to member `destination` for each pair of `perm`;
     a member that receives nothing gets zeros."""
-    name = _one_name("ppermute", axis_name)
-    size = _bound_size(name)
+    name = _axis_name_param("ppermute", axis_name)
+    size = axis_size(name)
     pairs = tuple((int(s), int(d)) for s, d in perm)
     for pair in pairs:
         if not all(0 <= i < size for i in pair):
@@ -187,19 +232,20 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                tiled=False):
     """Split `x` along `split_axis` into one block per member, send block j to member
     j, and lay the blocks received along `concat_axis`."""
-    _no_groups("all_to_all", axis_index_groups)
-    name = _one_name("all_to_all", axis_name)
-    size = _bound_size(name)
+    name = _axis_name_param("all_to_all", axis_name)
+    groups = _groups("all_to_all", axis_index_groups, _names(name))
+    size = axis_size(name) if groups is None else len(groups[0])
 
     def one(leaf):
         leaf = _array(leaf)
         ndim = aval_of(leaf).ndim
-        return bind(C.all_to_all_p, leaf, axis_name=name, split_axis=split_axis % ndim,
-                    concat_axis=concat_axis % ndim, tiled=bool(tiled), axis_size=size)
+        return bind(C.all_to_all_p, leaf, **_with_groups(dict(
+            axis_name=name, split_axis=split_axis % ndim, concat_axis=concat_axis % ndim,
+            tiled=bool(tiled), axis_size=size), groups))
     return tree_util.tree_map(one, x)
 
 
 def axis_index(axis_name):
-    """This member's position along the named axis, an int32 scalar."""
-    name = _one_name("axis_index", axis_name)
-    return bind(C.axis_index_p, axis_name=name)
+    """This member's position along the named axis, an int32 scalar (for a tuple of
+    names, the position on their product, numbered row-major)."""
+    return bind(C.axis_index_p, axis_name=_axis_name_param("axis_index", axis_name))

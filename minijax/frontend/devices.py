@@ -19,7 +19,7 @@ from typing import Callable
 
 import jax
 from jax import tree_util
-from jax.sharding import NamedSharding
+from jax.sharding import NamedSharding, SingleDeviceSharding
 
 from ..ir.ref_box import Ref
 from ..ir.trace import Tracer
@@ -56,11 +56,12 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
     """`x` (a pytree) as arrays on `device` (the default device when None), as
     `jax.device_put`: NumPy values and Python scalars become `jax.Array`s (a scalar
     weakly typed). `device` may be a `Sharding` (the array is split across its
-    devices). Traced values with a `NamedSharding` get a sharding constraint; other
-    traced values and refs are returned as they are."""
+    devices). Traced values with a `NamedSharding` or `SingleDeviceSharding` get a
+    sharding constraint; other traced values and refs are returned as they are."""
     if any(isinstance(leaf, (Tracer, Ref)) for leaf in tree_util.tree_leaves(x)):
         def put(leaf):
-            if isinstance(leaf, Tracer) and isinstance(device, NamedSharding):
+            if isinstance(leaf, Tracer) and isinstance(device, (NamedSharding,
+                                                                SingleDeviceSharding)):
                 # traced: a layout request in the program (frontend/sharding.py)
                 return with_sharding_constraint(leaf, device)
             if isinstance(leaf, (Tracer, Ref)):

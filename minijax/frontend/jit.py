@@ -44,13 +44,15 @@ from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
 from ..ir.types import RefType, ShapedArray, dtype_of_jax
 from ..ir.verify import verify_jaxpr
+from ..ir.source_info import forget_source_sites
+from .. import backends
 from ..backends import xla
-from ..backends.eager_ref_runtime import run_discharged
+from ..backends.eager_ref_runtime import DonatingProgram, call_donating, run_discharged
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings
 from .collectives import bound_axis_env
-from ..transforms.discharge import discharge_jaxpr, mentions_refs
+from ..transforms.discharge import mentions_refs
 
 
 _RETURNED_REF = ("a ref cannot be returned from a traced function (jit, make_jaxpr, "
@@ -200,7 +202,8 @@ def clear_caches():
     for per_fun in list(_caches.values()):
         for cache in per_fun.values():
             cache.clear()
-    xla.clear_caches()
+    backends.clear_caches()
+    forget_source_sites()
 
 
 class _JitState(threading.local):
@@ -279,6 +282,14 @@ class JitFunction:
         if self._jax_options["static_argnames"] is None:
             static_argnames = static_argnames_from_nums(fun, self._static_argnums)
         self._static_argnames = static_argnames
+        # Donated parameters, by position and by name however they were named (as
+        # JAX infers one from the other), for calls that take minijax's own path.
+        donate_argnums = self._jax_options["donate_argnums"] or ()
+        donate_argnames = self._jax_options["donate_argnames"] or ()
+        self._donate_argnums = frozenset(donate_argnums) | frozenset(
+            static_argnums_from_names(fun, donate_argnames))
+        self._donate_argnames = frozenset(donate_argnames) | frozenset(
+            static_argnames_from_nums(fun, tuple(self._donate_argnums)))
         options = tuple(self._jax_options.items())
         self._jit_cache = _cache_for(fun, options)
         # updated=(): copying fun.__dict__ would let jit(jit(f)) take over the inner
@@ -378,22 +389,49 @@ class JitFunction:
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)
         inputs = [*staged.closed.consts, *leaves]
-        check_call_writes(staged.call_jaxpr, inputs, fun_name(self._fun))
-        outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=fun_name(self._fun))
+        name = fun_name(self._fun)
+        check_call_writes(staged.call_jaxpr, inputs, name)
+        donated = self._donated_leaves(args, kwargs) if type(current_trace()) is EvalTrace else ()
+        if donated:
+            # At the root a call with donation runs here rather than as a `jit`
+            # equation: the donated buffers are a fact of this call, not of the program.
+            n_consts = len(staged.closed.consts)
+            outs = call_donating(staged.call_jaxpr, inputs,
+                                 tuple(n_consts + k for k in donated), f"jit({name})")
+        else:
+            outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=name)
         return tree_util.tree_unflatten(staged.out_tree, outs)
+
+    def _donated_leaves(self, args, kwargs) -> tuple:
+        """Positions, among the call's dynamic input leaves, of the donated
+        arguments' leaves (positional arguments first, then keywords by sorted name,
+        as `tree_flatten((args, kwargs))` orders them)."""
+        if not (self._donate_argnums or self._donate_argnames):
+            return ()
+        n_args = len(args)
+        static = {n % n_args for n in self._static_argnums if -n_args <= n < n_args}
+        donate = {n % n_args for n in self._donate_argnums if -n_args <= n < n_args}
+        pieces = [(i in donate, a) for i, a in enumerate(args) if i not in static]
+        pieces += [(name in self._donate_argnames, kwargs[name])
+                   for name in sorted(kwargs) if name not in self._static_argnames]
+        positions, offset = [], 0
+        for is_donated, arg in pieces:
+            count = len(tree_util.tree_leaves(arg))
+            if is_donated:
+                positions.extend(range(offset, offset + count))
+            offset += count
+        return tuple(positions)
 
     def trace(self, *args, **kwargs) -> ClosedJaxpr:
         """The closed jaxpr this function stages for these arguments."""
         return self._stage(args, kwargs)[0].closed
 
     def lower(self, *args, **kwargs):
-        """JAX's `Lowered` object for the XLA program minijax emits for these arguments
-        (arrays, or `ShapeDtypeStruct`s standing for them): `.as_text()` is its
-        StableHLO, `.compile()` its executable. With refs, a `LoweredWithRefs`."""
+        """The XLA program minijax emits for these arguments (arrays, or
+        `ShapeDtypeStruct`s standing for them), as a `Lowered`: `.as_text()` is its
+        StableHLO, `.compile()` its executable."""
         staged, leaves = self._stage(args, kwargs)
-        if mentions_refs(staged.closed.jaxpr):
-            return LoweredWithRefs(self, staged, leaves)
-        return xla.lower_closed_jaxpr(staged.closed, *leaves)
+        return Lowered(self, staged, leaves, self._donated_leaves(args, kwargs))
 
     def eval_shape(self, *args, **kwargs):
         """The `ShapeDtypeStruct` pytree of this function's output for these arguments."""
@@ -406,39 +444,49 @@ class JitFunction:
         return f"<minijax.jit of {fun_name(self._fun)}>"
 
 
-class LoweredWithRefs:
-    """`jit(f).lower(...)` of a program using refs. XLA never sees a ref: this wraps
-    JAX's `Lowered` for the discharged program, whose inputs are the refs' contents
-    (closed-over refs first) and whose extra outputs are the final contents of the
-    refs it writes. `.compile()` gives a function of `f`'s arguments, refs included,
-    that runs the executable and stores those contents back in the boxes."""
+class Lowered:
+    """`jit(f).lower(...)`: JAX's `Lowered` object for the XLA program minijax emits,
+    whose `.compile()` gives a function of `f`'s own arguments returning `f`'s own
+    output pytree, as JAX's does. Donated arguments (`donate_argnums`) are donated as
+    a call of the jitted function donates them.
 
-    def __init__(self, jitted: JitFunction, staged, leaves):
+    XLA never sees a ref: with refs the program lowered is the discharged one, whose
+    inputs are the refs' contents (closed-over refs first, so they are read at each
+    call) and whose extra outputs are the final contents of the refs it writes; the
+    compiled function stores those contents back in the boxes (a donated ref's
+    buffer is reused for them). Without refs closed-over arrays are embedded."""
+
+    def __init__(self, jitted: JitFunction, staged, leaves, donated: tuple):
         self._jitted, self._staged = jitted, staged
         self._consts = list(staged.closed.consts)
-        # Consts become leading inputs, so a closed-over ref is read at each call.
-        program = convert_constvars_to_invars(staged.closed.jaxpr)
-        self._discharged = discharge_jaxpr(program)
-        values = [value_of(x) for x in self._consts + list(leaves)]
-        self._lowered = xla.lower_closed_jaxpr(
-            ClosedJaxpr(self._discharged.jaxpr, []), *values)
+        if mentions_refs(staged.closed.jaxpr):
+            inputs = self._consts + list(leaves)
+            self._plan = DonatingProgram.plan(
+                staged.call_jaxpr, inputs, tuple(len(self._consts) + k for k in donated))
+            values = self._plan.inputs([value_of(x) for x in inputs])
+            self._lowered = xla.compile_jaxpr(
+                self._plan.program, self._plan.donate_argnums).lower(*values)
+        else:
+            self._plan = None
+            self._lowered = xla.lower_closed_jaxpr(staged.closed, *leaves,
+                                                   donate_argnums=donated)
 
     def as_text(self, *args, **kwargs) -> str:
         return self._lowered.as_text(*args, **kwargs)
 
-    def compile(self, *args, **kwargs) -> "CompiledWithRefs":
-        return CompiledWithRefs(self, self._lowered.compile(*args, **kwargs))
+    def compile(self, *args, **kwargs) -> "Compiled":
+        return Compiled(self, self._lowered.compile(*args, **kwargs))
 
     def __getattr__(self, name):        # the rest of JAX's Lowered (cost_analysis, ...)
         return getattr(self._lowered, name)
 
 
-class CompiledWithRefs:
-    """The executable of a `LoweredWithRefs`: call it with the arguments `lower` was
-    given (the same types); refs' contents are updated as a call of the jitted
-    function would update them."""
+class Compiled:
+    """The executable of a `Lowered`: call it with arguments of the types `lower` was
+    given; refs' contents are updated as a call of the jitted function would update
+    them."""
 
-    def __init__(self, lowered: LoweredWithRefs, compiled):
+    def __init__(self, lowered: Lowered, compiled):
         self._from, self._compiled = lowered, compiled
 
     def __call__(self, *args, **kwargs):
@@ -447,8 +495,13 @@ class CompiledWithRefs:
         if staged.closed.jaxpr is not lowered._staged.closed.jaxpr:
             raise TypeError(f"this executable of {lowered._jitted!r} was compiled for "
                             f"arguments of other types; lower it again for these")
-        outs = run_discharged(self._compiled, lowered._discharged.info,
-                              lowered._consts + list(leaves), fun_name(lowered._jitted._fun))
+        plan = lowered._plan
+        if plan is None:
+            outs = self._compiled(*leaves)
+        else:
+            outs = run_discharged(plan.wrap(self._compiled), plan.info,
+                                  lowered._consts + list(leaves),
+                                  fun_name(lowered._jitted._fun))
         return tree_util.tree_unflatten(staged.out_tree, outs)
 
     def __getattr__(self, name):        # the rest of JAX's Compiled (as_text, ...)
@@ -465,7 +518,8 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
     they become sharding constraints in the program (`frontend/sharding.py`).
 
     `donate_argnums`/`donate_argnames` hand those arguments' buffers to XLA for reuse
-    (a donated array is deleted by the call, as in JAX). `inline` is accepted for
+    (a donated array is deleted by the call, as in JAX; a donated ref's new contents
+    are written into its old buffer, and the ref goes on working). `inline` is accepted for
     JAX's signature: minijax always inlines a nested jit into its caller's program."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,

@@ -25,7 +25,6 @@ caller, who still holds it, so freezing it inside is an error.
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import jax
@@ -37,7 +36,7 @@ from ..ir import primitives as P
 from ..ir.core import WriteEffect, AccumEffect
 from ..ir.ref_indexing import (Index, RefIndexer, Reshape, Transpose, build_index,
                               indexer_shape)
-from ..ir.trace import EvalTrace, Tracer, aval_of, bind, current_trace
+from ..ir.trace import EvalTrace, Tracer, aval_of, bind, current_trace, root_trace
 from ..ir.types import RefType, ShapedArray, canonical_dtype, is_bool, is_float, is_complex
 
 __all__ = ["Ref", "RefView", "RefError", "new_ref", "empty_ref", "freeze", "free_ref",
@@ -59,27 +58,27 @@ def typeof(x):
     return aval_of(x)
 
 
-# -- traced refs: who created them, which are used up ---------------------------------
+# -- traced refs: who created them, which are used up, which refuse writes -----------
 #
-# Per trace (weakly, so finished traces are forgotten): the ref tracers its new_ref /
-# empty_ref made, and those a freeze / free_ref has consumed, with where it happened.
+# The facts live in the `RefLedger` of the trace they are about (`ir/ref_ledger.py`):
+# a ref tracer's own trace, or for a ref box the root trace. Nothing is kept here.
 
-_created: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_consumed: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+def _ledger_of(ref):
+    return ref._trace.ref_ledger if isinstance(ref, Tracer) else root_trace().ref_ledger
 
 
 def _note_created(ref):
     if isinstance(ref, Tracer):
-        _created.setdefault(ref._trace, {})[id(ref)] = (ref, _user_frame())
+        ref._trace.ref_ledger.note_created(ref, _user_frame())
 
 
 def describe_ref(ref) -> str:
     """How messages name a ref: its type and where it came from."""
     if not isinstance(ref, Tracer):
         return _describe_box(ref)
-    made = _created.get(ref._trace, {}).get(id(ref))
-    if made is not None:
-        return f"the {ref.aval} created at {made[1]}"
+    where = ref._trace.ref_ledger.where_created(ref)
+    if where is not None:
+        return f"the {ref.aval} created at {where}"
     return f"the {ref.aval} passed into the function being transformed"
 
 
@@ -87,9 +86,9 @@ def _check_usable(ref, doing: str):
     if isinstance(ref, Ref):
         check_live(ref, doing)
     elif isinstance(ref, Tracer):
-        used = _consumed.get(ref._trace, {}).get(id(ref))
+        used = ref._trace.ref_ledger.consumption(ref)
         if used is not None:
-            raise RefError(used_after_message(describe_ref(ref), used[1], used[2], doing))
+            raise RefError(used_after_message(describe_ref(ref), used[0], used[1], doing))
 
 
 def _consume(ref, how: str):
@@ -98,51 +97,45 @@ def _consume(ref, how: str):
     if isinstance(ref, Ref):
         owned = isinstance(trace, EvalTrace)
     else:
-        owned = ref._trace is trace and id(ref) in _created.get(trace, {})
+        owned = ref._trace is trace and trace.ref_ledger.where_created(ref) is not None
     # vmap makes a ref from a value that is the same for every example once, below
-    # itself, and keeps it as one of its own refs (`local_refs`): the vmapped code
-    # created it, so it may freeze it.
-    owned = owned or getattr(trace, "local_refs", {}).get(id(ref)) is ref
+    # itself, and notes it as made by the vmapped code (`made_below`), which may
+    # therefore freeze it.
+    owned = owned or trace.ref_ledger.made_here(ref)
     if not owned:
         raise RefError(f"cannot {how} {describe_ref(ref)}: it was passed in (as an "
                        f"argument or a closure) rather than created here, and only the "
                        f"code that created a ref may {how} it. Read its value with "
                        f"r[...] instead, or create the ref inside with new_ref.")
     if isinstance(ref, Tracer):
-        _consumed.setdefault(ref._trace, {})[id(ref)] = (ref, how, _user_frame())
+        ref._trace.ref_ledger.note_consumed(ref, how, _user_frame())
 
 
-# -- refs that stand for a differentiated ref argument (frontend/autodiff.py) -----------------------
-#
 # grad/vjp with respect to a ref argument differentiate with respect to its contents:
-# the function runs on a fresh ref holding them, registered here while it runs so
+# the function runs on a fresh ref holding them, marked read-only while it runs so
 # that a write to it is refused at once (nothing has been written anywhere yet).
-
-_read_only: dict = {}       # id(ref) -> (ref, message to raise on a write)
-
+# The mark is kept by the ledger of the ref's trace (frontend/autodiff.py sets it).
 
 def refuse_writes(ref, message: str):
     """Until `allow_writes(ref)`, a write to `ref` raises `RefError(message)`, where
     `{doing}` in the message names the write."""
-    _read_only[id(ref)] = (ref, message)
+    _ledger_of(ref).refuse_writes(ref, message)
 
 
 def allow_writes(ref):
-    _read_only.pop(id(ref), None)
+    _ledger_of(ref).allow_writes(ref)
 
 
 def _check_writable(ref, doing: str):
-    entry = _read_only.get(id(ref))
-    if entry is not None and entry[0] is ref:
-        raise RefError(entry[1].replace("{doing}", doing))
+    message = _ledger_of(ref).write_refusal(ref)
+    if message is not None:
+        raise RefError(message.replace("{doing}", doing))
 
 
 def check_call_writes(jaxpr, args, name: str):
     """A call (`jit`) whose body writes one of its ref inputs `args`: refused, before
-    it runs, if that ref is one of the read-only refs above (inside the body the
+    it runs, if that ref is read-only (see `refuse_writes`; inside the body the
     ref is a tracer of its own, which the checks on `r[idx] = v` cannot recognise)."""
-    if not _read_only:
-        return
     for effect in jaxpr.effects:
         if isinstance(effect, (WriteEffect, AccumEffect)):
             _check_writable(args[effect.input_index], f"writing it inside jit({name})")

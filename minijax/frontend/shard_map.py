@@ -18,28 +18,17 @@ from jax.sharding import PartitionSpec
 
 from ..ir.shard_map_primitive import shard_map_p, block_shape
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import Trace, bind, aval_of, current_trace, set_current_trace
+from ..ir.trace import bind, aval_of, current_trace, set_current_trace
+from ..ir.types import RefType
+from ..transforms.batching import AxisFrame
 from .pytrees import fun_name
 
-__all__ = ["shard_map", "AxisFrame"]
+__all__ = ["shard_map"]
 
 
-class AxisFrame(Trace):
-    """A trace that binds mesh axis names (for the collectives to look up) and
-    otherwise hands every primitive to its parent unchanged."""
-
-    def __init__(self, parent: Trace, mesh_axis_sizes: dict):
-        super().__init__(parent)
-        self.mesh_axis_sizes = mesh_axis_sizes
-
-    def process_primitive(self, prim, args, params):
-        with set_current_trace(self.parent):
-            return self.parent.process_primitive(prim, args, params)
-
-
-def _spec_tuple(spec, mesh_sizes, what) -> tuple:
+def _spec_tuple(spec, mesh_sizes, what, auto=()) -> tuple:
     """A `PartitionSpec` as the primitive's spec: one entry per dimension, None or a
-    tuple of axis names."""
+    tuple of axis names (of `mesh_sizes`; the mesh's `auto` axes may not be named)."""
     if not isinstance(spec, PartitionSpec):
         raise TypeError(f"shard_map {what} must be PartitionSpecs (or pytrees of them), "
                         f"got {spec!r}")
@@ -47,11 +36,22 @@ def _spec_tuple(spec, mesh_sizes, what) -> tuple:
     for entry in spec:
         names = None if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
         for name in names or ():
+            if name in auto:
+                raise ValueError(f"shard_map {what} {spec} names the axis {name!r}, which "
+                                 f"is not one of the manual axes {tuple(mesh_sizes)} "
+                                 f"(axis_names=)")
             if name not in mesh_sizes:
                 raise ValueError(f"shard_map {what} {spec} names the axis {name!r}, which "
                                  f"is not an axis of the mesh {tuple(mesh_sizes)}")
         entries.append(names)
     return tuple(entries)
+
+
+def _block_aval(aval, spec, mesh_sizes):
+    """The type of one device's block of an input: a ref's block is a ref."""
+    if isinstance(aval, RefType):
+        return RefType(_block_aval(aval.inner, spec, mesh_sizes))
+    return aval.update(shape=block_shape(aval.shape, spec, mesh_sizes))
 
 
 def _broadcast_specs(specs, tree, what) -> list:
@@ -73,9 +73,11 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
 
     `in_specs`/`out_specs`: pytree prefixes of the arguments/results whose leaves are
     `PartitionSpec`s saying which mesh axes split each dimension. Inside `f` the
-    mesh's axis names are bound for the collectives. minijax treats every value as
-    possibly different on every device (JAX's `check_vma=False`), which gives the same
-    values and derivatives; `check_vma` is accepted for compatibility."""
+    mesh's axis names are bound for the collectives. `axis_names`: the mesh axes `f`
+    is written per shard over (default: all); along the others `f` sees whole arrays
+    and XLA lays them out. minijax treats every value as possibly different on every
+    device (JAX's `check_vma=False`), which gives the same values and derivatives;
+    `check_vma=True` only brings JAX's refusal of a grouped `psum`."""
     if f is None:
         return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                    axis_names=axis_names, check_vma=check_vma)
@@ -83,40 +85,46 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         raise TypeError("shard_map needs a mesh: pass mesh=jax.sharding.Mesh(...)")
     if in_specs is None:
         raise TypeError("shard_map needs in_specs (minijax does not infer them)")
-    if axis_names and set(axis_names) != set(mesh.axis_names):
-        raise ValueError("shard_map: minijax runs the body manual over every mesh axis; "
-                         "axis_names naming a subset of the mesh is not supported")
-    mesh_sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
-    mesh_axes = tuple(mesh_sizes.items())
+    unknown = set(axis_names) - set(mesh.axis_names)
+    if unknown:
+        raise ValueError(f"shard_map axis_names {sorted(unknown)} are not axes of the mesh "
+                         f"{tuple(mesh.axis_names)}")
+    mesh_axes = tuple(zip(mesh.axis_names, mesh.devices.shape))
+    auto = tuple(name for name, _ in mesh_axes if axis_names and name not in axis_names)
+    mesh_sizes = {name: size for name, size in mesh_axes if name not in auto}  # manual
     device_ids = tuple(int(d.id) for d in mesh.devices.flat)
 
     def mapped(*args):
         leaves, in_tree = tree_util.tree_flatten(args)
         prefix = tuple(in_specs) if isinstance(in_specs, list) else in_specs
-        specs = [_spec_tuple(s, mesh_sizes, "in_specs")
+        specs = [_spec_tuple(s, mesh_sizes, "in_specs", auto)
                  for s in _broadcast_specs(prefix, args, "in_specs")]
-        block_avals = [aval_of(x).update(shape=block_shape(aval_of(x).shape, spec,
-                                                           mesh_sizes))
+        block_avals = [_block_aval(aval_of(x), spec, mesh_sizes)
                        for x, spec in zip(leaves, specs)]
         out_tree_box = []
 
         def body(*blocks):
             outs = f(*tree_util.tree_unflatten(in_tree, list(blocks)))
             out_leaves, out_tree = tree_util.tree_flatten(outs)
+            if any(isinstance(aval_of(leaf), RefType) for leaf in out_leaves):
+                # JAX refuses this too ("Eager shard_map cannot return a jax.Ref")
+                raise ValueError(f"{fun_name(f)}: a shard_map cannot return a ref; "
+                                 f"return its value (r[...]), or pass the ref in and "
+                                 f"write to it")
             out_tree_box.append((outs, out_tree))
             return out_leaves
 
-        with set_current_trace(AxisFrame(current_trace(), mesh_sizes)):
+        with set_current_trace(AxisFrame(current_trace(), mesh_sizes, check_vma)):
             closed = trace_to_jaxpr(body, block_avals)
         outs_example, out_tree = out_tree_box[0]
-        o_specs = [_spec_tuple(s, mesh_sizes, "out_specs")
+        o_specs = [_spec_tuple(s, mesh_sizes, "out_specs", auto)
                    for s in _broadcast_specs(out_specs, outs_example, "out_specs")]
         n_consts = len(closed.jaxpr.constvars)
         jaxpr = convert_constvars_to_invars(closed.jaxpr)
         results = bind(shard_map_p, *closed.consts, *leaves, jaxpr=jaxpr,
                        mesh_axes=mesh_axes, device_ids=device_ids,
                        in_specs=((),) * n_consts + tuple(specs),
-                       out_specs=tuple(o_specs))
+                       out_specs=tuple(o_specs), **({"auto_axes": auto} if auto else {}))
         return tree_util.tree_unflatten(out_tree, list(results))
     mapped.__name__ = f"shard_map({fun_name(f)})"
     return mapped

@@ -7,13 +7,18 @@ equation (`ir/shard_map_primitive.py`) whose params spell out the mesh and the
 `jax.lax.with_sharding_constraint`, and XLA's SPMD partitioner does the rest when
 the whole program is compiled by `jax.jit`. JAX's own `Mesh`, `PartitionSpec` and
 `NamedSharding` objects are the vocabulary; the results are sharded `jax.Array`s.
+
+A `SingleDeviceSharding` (everything on one device) is the constraint of a mesh with
+no axes and that one device: `sharding_constraint[device_ids=(1,) mesh_axes=() spec=()]`,
+lowered back to a `SingleDeviceSharding`. (This JAX has no `PositionalSharding`; the
+GSPMD-free shardings it has are these two.)
 """
 from __future__ import annotations
 
 import functools
 
 from jax import tree_util
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 
 from ..ir.shard_map_primitive import sharding_constraint_p
 from ..ir.trace import bind
@@ -23,10 +28,14 @@ __all__ = ["with_sharding_constraint", "constrain_jit_shardings", "sharding_para
 
 
 def sharding_params(sharding) -> dict:
-    """The `sharding_constraint` params of a `NamedSharding`."""
+    """The `sharding_constraint` params of a `NamedSharding` or `SingleDeviceSharding`."""
+    if isinstance(sharding, SingleDeviceSharding):
+        (device,) = sharding.device_set
+        return dict(mesh_axes=(), device_ids=(int(device.id),), spec=())
     if not isinstance(sharding, NamedSharding):
         raise TypeError(f"minijax supports shardings given as jax.sharding.NamedSharding "
-                        f"(a Mesh and a PartitionSpec), got {sharding!r}")
+                        f"(a Mesh and a PartitionSpec) or SingleDeviceSharding, got "
+                        f"{sharding!r}")
     mesh = sharding.mesh
     sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
     return dict(mesh_axes=tuple(sizes.items()),
@@ -43,7 +52,7 @@ def _broadcast(shardings, tree, what) -> list:
     try:
         tree_util.tree_map(lambda s, sub: flat.extend([s] * len(tree_util.tree_leaves(sub))),
                            shardings, tree,
-                           is_leaf=lambda s: s is None or isinstance(s, (NamedSharding,
+                           is_leaf=lambda s: s is None or isinstance(s, (Sharding,
                                                                          PartitionSpec)))
     except ValueError:
         raise ValueError(f"{what} must be a tree prefix of the values it applies to, got "
@@ -59,8 +68,9 @@ def _apply(tree, shardings, what):
 
 
 def with_sharding_constraint(x, shardings):
-    """`x` (a pytree), asked to be laid out as `shardings` (a `NamedSharding`, or a
-    pytree prefix of them) inside a jitted program, as the JAX function of this name."""
+    """`x` (a pytree), asked to be laid out as `shardings` (a `NamedSharding` or
+    `SingleDeviceSharding`, or a pytree prefix of them) inside a jitted program, as
+    the JAX function of this name."""
     return _apply(x, shardings, "with_sharding_constraint shardings")
 
 

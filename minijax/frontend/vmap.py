@@ -81,7 +81,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
         inputs = [trace.wrap(leaf, axis) for leaf, axis in zip(leaves, axes)]
         for i, (leaf, axis) in enumerate(zip(leaves, axes)):
             if axis is not None and is_ref(leaf):
-                trace.argument_refs[id(leaf)] = (leaf, names[i])
+                trace.ref_ledger.note_mapped_argument(leaf, names[i])
         batched_args, batched_kwargs = tree_util.tree_unflatten(in_tree, inputs)
         with all_or_nothing(), set_current_trace(trace):   # a failed call changes no ref
             out = fun(*batched_args, **batched_kwargs)

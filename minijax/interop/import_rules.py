@@ -14,11 +14,12 @@ placement params of a `jit` equation are ignored: minijax's `jit` has none.)
 from __future__ import annotations
 
 import inspect
+import math
 
 import jax
 import numpy as np
 from jax import tree_util
-from jax.sharding import NamedSharding
+from jax.sharding import NamedSharding, SingleDeviceSharding
 
 from .. import debug
 from ..frontend import refs as mini_refs
@@ -27,8 +28,9 @@ from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_callbac
                                           debug_print_p)
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.remat_primitive import remat_p, name_p
-from ..frontend.shard_map import AxisFrame
+from ..transforms.batching import AxisFrame
 from ..ir import collective_primitives as C
+from ..ir.collective_primitives import as_names
 from ..frontend.sharding import sharding_params
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
 from ..ir.trace import MinijaxError, bind, aval_of, current_trace, set_current_trace
@@ -523,62 +525,65 @@ register_import("debug_print", debug_print_p, _debug_print)
 
 # -- collectives and shard_map --------------------------------------------------------------------
 
-def _named_only(prim_name, axis_name):
+def _axis_name(axis_name):
+    """JAX's axis_name param (a name or a tuple of them) as minijax's: one name as
+    itself, several as a tuple."""
     names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
-    if len(names) != 1:
-        raise UnsupportedParamError(f"cannot import {prim_name} over several axes {names}")
-    return names[0]
+    return names[0] if len(names) == 1 else tuple(names)
 
 
-def _no_groups(prim_name, groups):
-    if groups is not None:
-        raise UnsupportedParamError(f"cannot import {prim_name} with axis_index_groups")
+def _with_groups(params, groups) -> dict:
+    if groups is None:
+        return params
+    return dict(params, axis_index_groups=tuple(tuple(int(i) for i in g) for g in groups))
 
 
 def _collective_reduction(prim, positional):
     def rule(x, *, axes, axis_index_groups=None):
-        _no_groups(prim.name, axis_index_groups)
         # JAX's own vmap rewrites a named reduction into integer (array) axes
         ints = tuple(sorted(a for a in axes if isinstance(a, int)))
         names = tuple(a for a in axes if not isinstance(a, int))
         if ints:
             x = bind(positional, x, axes=ints)
-        return [bind(prim, x, axes=names) if names else x]
+        return [bind(prim, x, **_with_groups(dict(axes=names), axis_index_groups))
+                if names else x]
     return rule
 
 
 def _all_gather(x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size, tiled,
                 **hints):
-    _no_groups("all_gather", axis_index_groups)
-    return [bind(C.all_gather_p, x, axis_name=_named_only("all_gather", axis_name),
-                 axis=int(all_gather_dimension), tiled=bool(tiled), axis_size=int(axis_size))]
+    return [bind(C.all_gather_p, x, **_with_groups(dict(
+        axis_name=_axis_name(axis_name), axis=int(all_gather_dimension), tiled=bool(tiled),
+        axis_size=int(axis_size)), axis_index_groups))]
 
 
 def _reduce_scatter(x, *, axis_name, scatter_dimension, axis_index_groups, axis_size, tiled):
-    _no_groups("psum_scatter", axis_index_groups)
-    return [bind(C.psum_scatter_p, x, axis_name=_named_only("psum_scatter", axis_name),
-                 scatter_dimension=int(scatter_dimension), tiled=bool(tiled),
-                 axis_size=int(axis_size))]
+    return [bind(C.psum_scatter_p, x, **_with_groups(dict(
+        axis_name=_axis_name(axis_name), scatter_dimension=int(scatter_dimension),
+        tiled=bool(tiled), axis_size=int(axis_size)), axis_index_groups))]
 
 
 def _ppermute(x, *, axis_name, perm):
-    return [bind(C.ppermute_p, x, axis_name=_named_only("ppermute", axis_name),
+    return [bind(C.ppermute_p, x, axis_name=_axis_name(axis_name),
                  perm=tuple((int(s), int(d)) for s, d in perm))]
 
 
 def _all_to_all(x, *, split_axis, concat_axis, axis_name, axis_index_groups, tiled):
-    _no_groups("all_to_all", axis_index_groups)
-    name = _named_only("all_to_all", axis_name)
-    size = _mesh_axis_sizes_in_scope().get(name)
-    if size is None:
-        raise UnsupportedParamError(f"cannot import all_to_all over {name!r} outside a "
+    name = _axis_name(axis_name)
+    sizes = _mesh_axis_sizes_in_scope()
+    unsized = [n for n in as_names(name) if n not in sizes]
+    if unsized:
+        raise UnsupportedParamError(f"cannot import all_to_all over {unsized} outside a "
                                     f"shard_map that gives the axis size")
-    return [bind(C.all_to_all_p, x, axis_name=name, split_axis=int(split_axis),
-                 concat_axis=int(concat_axis), tiled=bool(tiled), axis_size=size)]
+    size = (math.prod(sizes[n] for n in as_names(name)) if axis_index_groups is None
+            else len(axis_index_groups[0]))
+    return [bind(C.all_to_all_p, x, **_with_groups(dict(
+        axis_name=name, split_axis=int(split_axis), concat_axis=int(concat_axis),
+        tiled=bool(tiled), axis_size=size), axis_index_groups))]
 
 
 def _axis_index(*, axis_name):
-    return [bind(C.axis_index_p, axis_name=_named_only("axis_index", axis_name))]
+    return [bind(C.axis_index_p, axis_name=_axis_name(axis_name))]
 
 
 def _mesh_axis_sizes_in_scope() -> dict:
@@ -597,16 +602,17 @@ def _spec(spec) -> tuple:
 def _shard_map(*args, mesh, in_specs, out_specs, jaxpr, check_vma=True,
                newly_manual_axes=None, **hints):
     sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
-    if newly_manual_axes is not None and set(newly_manual_axes) != set(sizes):
-        raise UnsupportedParamError("cannot import a shard_map manual over only some of "
-                                    "its mesh's axes")
-    with set_current_trace(AxisFrame(current_trace(), sizes)):
+    auto = () if newly_manual_axes is None else tuple(
+        name for name in sizes if name not in newly_manual_axes)
+    manual = {name: size for name, size in sizes.items() if name not in auto}
+    with set_current_trace(AxisFrame(current_trace(), manual)):
         body, consts = import_body(jaxpr)
     return list(bind(shard_map_p, *consts, *args, jaxpr=body,
                      mesh_axes=tuple(sizes.items()),
                      device_ids=tuple(int(d.id) for d in mesh.devices.flat),
                      in_specs=((),) * len(consts) + tuple(map(_spec, in_specs)),
-                     out_specs=tuple(map(_spec, out_specs))))
+                     out_specs=tuple(map(_spec, out_specs)),
+                     **({"auto_axes": auto} if auto else {})))
 
 
 register_import("psum", C.psum_p, _collective_reduction(C.psum_p, P.reduce_sum_p))
@@ -621,9 +627,10 @@ register_import("shard_map", shard_map_p, _shard_map)
 
 
 def _sharding_constraint(x, *, sharding, **hints):
-    if not isinstance(sharding, NamedSharding):
+    if not isinstance(sharding, (NamedSharding, SingleDeviceSharding)):
         raise UnsupportedParamError(f"cannot import a sharding constraint to {sharding!r}: "
-                                    f"minijax takes NamedShardings")
+                                    f"minijax takes NamedShardings and "
+                                    f"SingleDeviceShardings")
     return [bind(sharding_constraint_p, x, **sharding_params(sharding))]
 
 

@@ -121,24 +121,39 @@ source_rules["gather"] = _gather
 
 # Collectives: JAX's own functions, with the axis names of the params.
 for _name in ("psum", "pmax", "pmin"):
-    source_rules[_name] = lambda ins, p, _n=_name: f"lax.{_n}({ins[0]}, {p['axes']!r})"
+    source_rules[_name] = lambda ins, p, _n=_name: _call(
+        f"lax.{_n}", [ins[0], repr(p["axes"])], **_groups(p))
+
+
+def _groups(p) -> dict:
+    groups = p.get("axis_index_groups")
+    return {} if groups is None else {"axis_index_groups": groups}
+
+
 source_rules.update({
     "all_gather": lambda ins, p: _call("lax.all_gather", [ins[0], repr(p["axis_name"])],
-                                       axis=p["axis"], tiled=p["tiled"]),
+                                       axis=p["axis"], tiled=p["tiled"], **_groups(p)),
     "psum_scatter": lambda ins, p: _call("lax.psum_scatter", [ins[0], repr(p["axis_name"])],
                                          scatter_dimension=p["scatter_dimension"],
-                                         tiled=p["tiled"]),
+                                         tiled=p["tiled"], **_groups(p)),
     "ppermute": lambda ins, p: _call("lax.ppermute", [ins[0], repr(p["axis_name"])],
                                      perm=p["perm"]),
     "all_to_all": lambda ins, p: _call("lax.all_to_all", [ins[0], repr(p["axis_name"]),
                                                           str(p["split_axis"]),
                                                           str(p["concat_axis"])],
-                                       tiled=p["tiled"]),
+                                       tiled=p["tiled"], **_groups(p)),
     "axis_index": lambda ins, p: f"lax.axis_index({p['axis_name']!r})",
     "sharding_constraint": lambda ins, p: (
-        f"lax.with_sharding_constraint({ins[0]}, jax.sharding.NamedSharding("
-        f"{_mesh_source(p['mesh_axes'], p['device_ids'])}, {_spec_source(p['spec'])}))"),
+        f"lax.with_sharding_constraint({ins[0]}, {_sharding_source(p)})"),
 })
+
+
+def _sharding_source(p) -> str:
+    if not p["mesh_axes"]:       # one device (see frontend/sharding.py)
+        return (f"jax.sharding.SingleDeviceSharding({{d.id: d for d in jax.devices()}}"
+                f"[{p['device_ids'][0]}])")
+    return (f"jax.sharding.NamedSharding({_mesh_source(p['mesh_axes'], p['device_ids'])}, "
+            f"{_spec_source(p['spec'])})")
 
 
 def _mesh_source(mesh_axes, device_ids) -> str:
@@ -302,9 +317,12 @@ class _Writer:
         p = eqn.params
         body = self._body(p["jaxpr"], indent)
         specs = lambda specs: "(" + "".join(_spec_source(s) + ", " for s in specs) + ")"
+        auto = p.get("auto_axes", ())
+        manual = "" if not auto else "axis_names={%s}, " % ", ".join(
+            repr(name) for name, _ in p["mesh_axes"] if name not in auto)
         return (f"jax.shard_map({body}, mesh={_mesh_source(p['mesh_axes'], p['device_ids'])}, "
                 f"in_specs={specs(p['in_specs'])}, out_specs={specs(p['out_specs'])}, "
-                f"check_vma=False)({', '.join(ins)})")
+                f"{manual}check_vma=False)({', '.join(ins)})")
 
     def _jit(self, eqn, ins, indent):
         body = self._body(eqn.params["jaxpr"], indent)

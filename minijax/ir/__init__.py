@@ -4,7 +4,8 @@ Start with `types.py` (avals), then `core.py` (Var, Eqn, Jaxpr), `registry.py`
 (`Primitive` and the rule tables), `primitives.py` (the op catalogue), `trace.py`
 (stackless tracing) and `staging.py` (Python function -> Jaxpr). `printer.py`/
 `parser.py` give the text form and `verify.py` checks a jaxpr is well typed and well
-scoped. `ref_box.py` is the `Ref` box, the concrete value of a ref.
+scoped. `ref_box.py` is the `Ref` box, the concrete value of a ref;
+`ref_ledger.py` holds what a trace learns about refs while it runs.
 
 The modules that declare primitives are imported below, in one place: a new family
 of primitives adds its module to that list (docs/design.md, "Adding a primitive").

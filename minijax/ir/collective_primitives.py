@@ -19,10 +19,20 @@ program each instance sees only its own value; a collective lets it see the othe
     axis_index[axis_name]        () -> i32[] this member's position on the axis
 
 The names are strings in the params, so the text form prints them
-(`psum[axes=('i',)] x`). The size of an axis is not part of the IR -- it is whatever
-the transformation that binds the name says -- except where the result's *shape*
-depends on it (`all_gather`, `psum_scatter`, `all_to_all`): those carry `axis_size`
-in their params so that their type rule, like every other, needs only the operands.
+(`psum[axes=('i',)] x`). `axis_name` is one name, or a tuple of two or more names
+that act as one axis whose members are numbered row-major, the first name major
+(`axis_index[axis_name=('x', 'y')]` on a 4 x 2 mesh is `2 * x + y`); its size is then
+the product of theirs.
+
+An optional param `axis_index_groups` (`psum`, `pmax`, `pmin`, `all_gather`,
+`psum_scatter`, `all_to_all`; present only when given) splits the axis into groups of
+equal size, e.g. `((0, 1), (2, 3))`: the collective then combines the members of each
+group separately, and `axis_size` is the size of one group.
+
+The size of an axis is not part of the IR -- it is whatever the transformation that
+binds the name says -- except where the result's *shape* depends on it (`all_gather`,
+`psum_scatter`, `all_to_all`): those carry `axis_size` in their params so that their
+type rule, like every other, needs only the operands.
 
 No pass here gives a name its meaning: `vmap` rewrites collectives on the axis it
 binds into ordinary array ops (`transforms/collective_rules.py`), and inside a
@@ -37,12 +47,39 @@ from .registry import Primitive, type_rules, _array, _fail
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "psum_scatter_p", "ppermute_p",
            "all_to_all_p", "axis_index_p", "collective_primitives", "axis_names_of",
-           "reductions"]
+           "reductions", "as_names", "check_groups"]
 
 
 def _check_name(prim_name, name):
+    if isinstance(name, tuple) and len(name) >= 2:
+        for one in name:
+            _check_name(prim_name, one)
+        if len(set(name)) != len(name):
+            _fail(prim_name, f"axis names {name} name an axis twice")
+        return
     if not isinstance(name, str) or not name:
-        _fail(prim_name, f"an axis name must be a non-empty string, got {name!r}")
+        _fail(prim_name, f"an axis name must be a non-empty string or a tuple of two or "
+              f"more of them, got {name!r}")
+
+
+def check_groups(prim_name, groups, axis_size=None):
+    """`axis_index_groups`: None, or a tuple of equally long tuples of distinct member
+    indices (that they cover the axis is checked where its size is known)."""
+    if groups is None:
+        return
+    if (not isinstance(groups, tuple) or not groups
+            or not all(isinstance(g, tuple) and g and all(type(i) is int and i >= 0
+                                                         for i in g) for g in groups)):
+        _fail(prim_name, f"axis_index_groups must be a tuple of non-empty tuples of "
+              f"member indices, got {groups!r}")
+    if len({len(g) for g in groups}) != 1:
+        _fail(prim_name, f"axis_index_groups {groups} must all have the same size")
+    members = [i for g in groups for i in g]
+    if len(set(members)) != len(members):
+        _fail(prim_name, f"axis_index_groups {groups} name a member twice")
+    if axis_size is not None and axis_size != len(groups[0]):
+        _fail(prim_name, f"axis_size {axis_size} is not the size {len(groups[0])} of one "
+              f"of the axis_index_groups {groups}")
 
 
 def _check_size(prim_name, axis_size):
@@ -53,8 +90,9 @@ def _check_size(prim_name, axis_size):
 def _reduction(name):
     prim = Primitive(name)
 
-    def rule(x, *, axes):
+    def rule(x, *, axes, axis_index_groups=None):
         _array(name, x)
+        check_groups(name, axis_index_groups)
         if not isinstance(axes, tuple) or not axes:
             _fail(name, f"axes must be a non-empty tuple of axis names, got {axes!r}")
         for axis in axes:
@@ -74,10 +112,11 @@ reductions = (psum_p, pmax_p, pmin_p)
 all_gather_p = Primitive("all_gather")
 
 
-def _all_gather_rule(x, *, axis_name, axis, tiled, axis_size):
+def _all_gather_rule(x, *, axis_name, axis, tiled, axis_size, axis_index_groups=None):
     _array("all_gather", x)
     _check_name("all_gather", axis_name)
     _check_size("all_gather", axis_size)
+    check_groups("all_gather", axis_index_groups, axis_size)
     if tiled:
         if not 0 <= axis < x.ndim:
             _fail("all_gather", f"axis {axis} is out of range for a tiled gather of {x}")
@@ -93,10 +132,12 @@ type_rules[all_gather_p] = _all_gather_rule
 psum_scatter_p = Primitive("psum_scatter")
 
 
-def _psum_scatter_rule(x, *, axis_name, scatter_dimension, tiled, axis_size):
+def _psum_scatter_rule(x, *, axis_name, scatter_dimension, tiled, axis_size,
+                      axis_index_groups=None):
     _array("psum_scatter", x)
     _check_name("psum_scatter", axis_name)
     _check_size("psum_scatter", axis_size)
+    check_groups("psum_scatter", axis_index_groups, axis_size)
     d = scatter_dimension
     if not 0 <= d < x.ndim:
         _fail("psum_scatter", f"scatter_dimension {d} is out of range for {x}")
@@ -146,10 +187,12 @@ def all_to_all_shape(shape, split_axis, concat_axis, tiled, axis_size):
     return rest[:concat_axis] + (axis_size,) + rest[concat_axis:]
 
 
-def _all_to_all_rule(x, *, axis_name, split_axis, concat_axis, tiled, axis_size):
+def _all_to_all_rule(x, *, axis_name, split_axis, concat_axis, tiled, axis_size,
+                     axis_index_groups=None):
     _array("all_to_all", x)
     _check_name("all_to_all", axis_name)
     _check_size("all_to_all", axis_size)
+    check_groups("all_to_all", axis_index_groups, axis_size)
     if not 0 <= split_axis < x.ndim:
         _fail("all_to_all", f"split_axis {split_axis} is out of range for {x}")
     if not 0 <= concat_axis < x.ndim:
@@ -177,6 +220,11 @@ collective_primitives = (psum_p, pmax_p, pmin_p, all_gather_p, psum_scatter_p,
                          ppermute_p, all_to_all_p, axis_index_p)
 
 
+def as_names(axis_name) -> tuple:
+    """An `axis_name` param (one name or a tuple of them) as a tuple of names."""
+    return axis_name if isinstance(axis_name, tuple) else (axis_name,)
+
+
 def axis_names_of(prim, params) -> tuple:
     """The axis names a collective equation works over."""
-    return params["axes"] if prim in reductions else (params["axis_name"],)
+    return params["axes"] if prim in reductions else as_names(params["axis_name"])

@@ -14,7 +14,9 @@ A `Jaxpr` is a straight-line program in A-normal form:
   binds fresh output vars. `effects` records what the equation does to refs or to
   the outside world (see `Effect`); it is computed by the primitive's effect rule.
   `source_info` says which line of the user's code it came from (`source_info.py`);
-  it is not part of the program: not printed, not parsed, not compared.
+  it is not part of the program: not printed, not parsed, not compared. Whoever
+  makes an equation passes it (a trace: the user's line it is staging; a pass: the
+  equation it rewrites); an `Eqn` made without one has none.
 * `Jaxpr` holds `constvars` (closed-over values, bound first), `invars`, `eqns` and
   `outvars`. `ClosedJaxpr` pairs a jaxpr with the values of its constvars.
 
@@ -27,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .source_info import pass_source_info, as_source_info
+from .source_info import as_source_info
 from .types import ShapedArray, RefType, aval_of_value
 
 
@@ -109,8 +111,8 @@ no_effects: frozenset = frozenset()
 
 
 class Eqn:
-    """One equation. Without an explicit `source_info`, it takes that of the equation
-    the current pass is processing (none outside a pass): see `source_info.py`."""
+    """One equation. `source_info` is the user's line that made it (as a trace
+    stores it, or a `SourceInfo`), or None; it is only ever what the maker passes."""
     __slots__ = ("primitive", "inputs", "params", "outputs", "effects", "_source")
 
     def __init__(self, primitive, inputs, params, outputs, effects=no_effects,
@@ -123,7 +125,7 @@ class Eqn:
         self.outputs = outputs if type(outputs) is tuple else tuple(outputs)
         self.effects = effects if type(effects) is frozenset else frozenset(effects)
         # Kept as traced (a bare `(code, offset)` pair is the cheapest), shown on access.
-        self._source = source_info if source_info is not None else pass_source_info()
+        self._source = source_info
 
     @property
     def source_info(self):

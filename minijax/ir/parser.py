@@ -178,7 +178,7 @@ class _Builder(Transformer):
         except Exception as e:  # an effect rule meeting ill-typed input fails anyhow
             raise self.error(f"cannot work out the effects of {prim.name}: {e}",
                              where) from None
-        return Eqn(prim, inputs, params, outputs, effects)
+        return Eqn(prim, inputs, params, outputs, effects, source_info=None)  # text has none
 
     def eqn(self, children):
         outputs, (prim, params, inputs, where) = children

@@ -16,19 +16,27 @@ Params, all printable in the text form:
   per array dimension (shorter means the rest are not split): `None` (not split) or a
   tuple of mesh axis names (split over those axes, major to minor) --
   `PartitionSpec('x', None)` is `(('x',), None)`. A mesh axis a spec does not name
-  holds a replica of that array on each of its members.
+  holds a replica of that array on each of its members;
+* `auto_axes` (present only when given): mesh axes the body is *not* written per
+  shard over, as `jax.shard_map(..., axis_names=...)` naming a subset of the mesh.
+  Specs and collectives may not name them; along them the body works on whole
+  arrays and XLA's partitioner decides the layout (it is "manual" over the rest).
 """
 from __future__ import annotations
 
 import math
 
+from .catalogue import _call_effects
 from .core import Jaxpr
-from .registry import Primitive, type_rules, _array, _fail
+from .registry import Primitive, type_rules, effect_rules, _array, _fail
+from .types import RefType
 
 __all__ = ["shard_map_p", "sharding_constraint_p", "block_shape", "global_shape",
-           "unmentioned_axes"]
+           "unmentioned_axes", "manual_axes"]
 
-shard_map_p = Primitive("shard_map", multiple_results=True)
+# A ref passed in is split like an array: each device's body reads and writes its own
+# block of it (its effects are the body's, on the inputs it passes in).
+shard_map_p = Primitive("shard_map", multiple_results=True, has_ref_effects_of_body=True)
 
 
 def _split_factor(mesh_sizes, entry) -> int:
@@ -58,8 +66,15 @@ def global_shape(shape, spec, mesh_sizes) -> tuple:
     return tuple(out)
 
 
+def manual_axes(mesh_axes, auto_axes=()) -> tuple:
+    """The `(name, size)` pairs of the mesh axes a shard_map's body is written per
+    shard over: all of them but `auto_axes`."""
+    return tuple((name, size) for name, size in mesh_axes if name not in auto_axes)
+
+
 def unmentioned_axes(spec, mesh_axes) -> tuple:
-    """The mesh axes along which an array with this spec is replicated."""
+    """The mesh axes (of `mesh_axes`, pass the manual ones) along which an array with
+    this spec is replicated."""
     named = {name for entry in spec if entry is not None for name in entry}
     return tuple(name for name, _ in mesh_axes if name not in named)
 
@@ -79,32 +94,42 @@ def _check_spec(spec, mesh_sizes):
         _fail("shard_map", f"spec {spec} names a mesh axis twice")
 
 
-def _shard_map_rule(*in_avals, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+def _shard_map_rule(*in_avals, jaxpr, mesh_axes, device_ids, in_specs, out_specs,
+                    auto_axes=()):
     if not isinstance(jaxpr, Jaxpr) or jaxpr.constvars:
         _fail("shard_map", "the jaxpr param must be a Jaxpr with its constants as inputs")
-    mesh_sizes = dict(mesh_axes)
-    if len(device_ids) != math.prod(mesh_sizes.values()):
+    if len(device_ids) != math.prod(dict(mesh_axes).values()):
         _fail("shard_map", f"{len(device_ids)} device ids for a mesh {mesh_axes}")
+    if not isinstance(auto_axes, tuple) or not set(auto_axes) < set(dict(mesh_axes)):
+        _fail("shard_map", f"auto_axes {auto_axes!r} must be a tuple of some (not all) of "
+              f"the mesh axes {tuple(dict(mesh_axes))}")
+    mesh_sizes = dict(manual_axes(mesh_axes, auto_axes))
     if len(in_specs) != len(in_avals) or len(in_specs) != len(jaxpr.invars):
         _fail("shard_map", f"{len(in_specs)} in_specs for {len(in_avals)} inputs and a "
               f"body of {len(jaxpr.invars)} inputs")
     if len(out_specs) != len(jaxpr.outvars):
         _fail("shard_map", f"{len(out_specs)} out_specs for {len(jaxpr.outvars)} outputs")
     for i, (aval, spec, var) in enumerate(zip(in_avals, in_specs, jaxpr.invars)):
-        _array("shard_map", aval, f"input {i}")
+        if not isinstance(aval, RefType):
+            _array("shard_map", aval, f"input {i}")
         _check_spec(spec, mesh_sizes)
         block = block_shape(aval.shape, spec, mesh_sizes)
-        if block != var.aval.shape or aval.dtype != var.aval.dtype:
+        if (block != var.aval.shape or aval.dtype != var.aval.dtype
+                or isinstance(aval, RefType) != isinstance(var.aval, RefType)):
             _fail("shard_map", f"input {i} of type {aval} split by {spec} gives blocks "
                   f"of shape {block}, but the body expects {var.aval}")
     outs = []
     for spec, aval in zip(out_specs, jaxpr.out_avals):
+        if isinstance(aval, RefType):
+            _fail("shard_map", f"a shard_map cannot return a ref (got {aval}); return "
+                  f"its value, or pass the ref in and write to it")
         _check_spec(spec, mesh_sizes)
         outs.append(aval.update(shape=global_shape(aval.shape, spec, mesh_sizes)))
     return outs
 
 
 type_rules[shard_map_p] = _shard_map_rule
+effect_rules[shard_map_p] = _call_effects
 
 
 # -- sharding_constraint: where an array should live -------------------------------------

@@ -6,7 +6,8 @@ outside JAX and the Python standard library, which minijax calls into and which
 call back into it). `saved_residuals` names it (`output of sin from f.py:4:8 (f)`,
 in JAX's format), and error messages about refs say `created at f.py:4`.
 
-Two ways an equation gets one:
+An `Eqn` never looks its source info up itself: whoever makes it passes it. Two
+kinds of makers:
 
 * **traced from Python** (`StagingTrace`, and the partial-eval trace under
   `linearize`): `current_source_info()` walks the call stack with `sys._getframe`.
@@ -20,9 +21,12 @@ Two ways an equation gets one:
   about 5-9% of `make_jaxpr`'s time (CPython builds a frame object for each frame
   of minijax's it passes), 3-5% under `grad`.
 * **made by a pass** from an equation of an existing jaxpr (jvp, partial eval,
-  transpose, vmap, remat, discharge, DCE): the pass's per-equation loop runs under
-  `source_info_from(eqn)`, and every equation made inside it -- by a rule, a
-  nested trace or `Eqn(...)` directly -- inherits that equation's source info.
+  transpose, vmap, remat, discharge, DCE): an equation the pass builds itself
+  copies the source info of the one it rewrites (`eqn.replace(...)`, or
+  `Eqn(..., eqn.source_info)`; discharge's builder holds the one being
+  discharged). A rule that traces instead (binds primitives in a staging trace)
+  cannot pass it through `bind`, so the pass's per-equation loop runs under
+  `source_info_from(eqn)`, and the trace reads it from there when it stages.
   The context wins over the call stack, whose user frame would be the line that
   called `grad` rather than the line that wrote the operation.
 
@@ -42,7 +46,7 @@ import threading
 from sys import _getframe
 
 __all__ = ["SourceInfo", "SourceContext", "source_context", "as_source_info",
-           "current_source_info", "user_source_info", "user_location",
+           "forget_source_sites", "current_source_info", "user_source_info", "user_location",
            "source_info_from", "no_source_info", "user_code"]
 
 
@@ -110,6 +114,12 @@ class _OffsetsOf(dict):
 
 
 _sites = _Sites()
+
+
+def forget_source_sites():
+    """Drop the call sites met so far (they keep their code objects alive); equations
+    already made keep their own SourceInfo, and new ones are made on demand."""
+    _sites.clear()
 
 
 # -- which frames are the user's ------------------------------------------------------------
@@ -215,7 +225,7 @@ _WALK, _OPERATION, _EQUATION = SourceContext.WALK, SourceContext.OPERATION, Sour
 
 def pass_source_info():
     """The source info of the operation or equation being processed (None outside
-    one): what an `Eqn` built without an explicit one records."""
+    one), for a rule that builds an `Eqn` for it directly."""
     return source_context.info
 
 

@@ -10,6 +10,9 @@ is not its own tracer -- a constant, or a tracer of an outer trace -- it lifts i
 (`JVPTrace` gives it a zero tangent, the staging trace closes over it). A tracer of
 a trace that is no longer reachable is an escaped tracer and an error.
 
+Each trace carries a `RefLedger` (`ref_ledger.py`): the facts about refs learnt while
+it runs live there, and go when the trace goes.
+
 The root is `EvalTrace`, which runs each primitive on concrete values through
 `eager_impls`, a table the XLA backend fills in (so `ir` never imports a backend).
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
+from .ref_ledger import RefLedger
 from .source_info import begin_operation, end_operation, source_context
 from .types import aval_of_value
 
@@ -39,6 +43,17 @@ class Trace:
 
     def __init__(self, parent: "Trace | None"):
         self.parent = parent
+        self._ref_ledger = None
+
+    @property
+    def ref_ledger(self) -> RefLedger:
+        """What this trace learns about refs (who made one, which are used up, ...):
+        kept with the trace and dropped with it (`ref_ledger.py`). Made on first use,
+        so a trace that meets no ref pays nothing for it."""
+        ledger = self._ref_ledger
+        if ledger is None:
+            ledger = self._ref_ledger = RefLedger()
+        return ledger
 
     def process_primitive(self, prim, args, params):
         raise NotImplementedError(type(self).__name__)
@@ -149,6 +164,14 @@ eager_impls: dict = {}
 
 def current_trace() -> Trace:
     return _state.trace
+
+
+def root_trace() -> "EvalTrace":
+    """The root of the current chain of traces: the owner of eager ref boxes."""
+    trace = _state.trace
+    while trace.parent is not None:
+        trace = trace.parent
+    return trace
 
 
 @contextmanager

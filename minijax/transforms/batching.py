@@ -11,7 +11,8 @@ from typing import NamedTuple
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.registry import register_rule_table, GenericPath
-from ..ir.trace import Tracer, MinijaxError, TracerError, aval_of
+from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of, current_trace,
+                        set_current_trace)
 from ..ir.types import RefType
 
 not_mapped = None
@@ -37,7 +38,7 @@ class BatchingError(MinijaxError, ValueError):
 # inside the vmapped function starts unbatched and becomes batched when a batched
 # value is written into it. Signature: rule(trace, values, dims, **params) -> Batched.
 # The unbatched results of a primitive that `allocates_ref` are remembered by the
-# trace as its own refs (`trace.local_refs`).
+# trace as made by the vmapped code (`trace.ref_ledger.made_below`).
 trace_vmap_rules: dict = {}
 
 # Rules for primitives that can mention the name of a vmap's axis: the collectives,
@@ -46,6 +47,9 @@ trace_vmap_rules: dict = {}
 # sums over the axis). Signature: rule(trace, args, params) -> the primitive's
 # outputs as values of that trace, or None when the equation does not involve the
 # trace's axis (then batching goes on as usual). `transforms/collective_rules.py`.
+# For a primitive with bodies the entry runs its `vmap_rules` rule through
+# `trace.apply_rule(..., axis_name=)`: such rules take an `axis_name=None` keyword
+# and pass it to `vmap_jaxpr` for each body they batch.
 named_axis_rules: dict = {}
 
 vmap_rules: dict = register_rule_table("vmap", {}, GenericPath(
@@ -117,3 +121,46 @@ def shift_axes(axes, batch_dim: int) -> tuple:
 
 def unbatched_ndim(x, batch_dim) -> int:
     return aval_of(x).ndim - (batch_dim is not not_mapped)
+
+
+# -- named axes: which trace binds a name, and its size ---------------------------------------
+#
+# A named axis is bound by a vmap's `BatchTrace` (its `axis_name`, `axis_size`) or by an
+# `AxisFrame`, which binds the axes of a mesh (`shard_map`, or the reference evaluator
+# running a shard_map as nested vmaps) and passes every primitive on unchanged.
+
+class AxisFrame(Trace):
+    """A trace that binds mesh axis names (for the collectives to look up) and
+    otherwise hands every primitive to its parent unchanged. `check_vma` is the
+    shard_map's flag, which decides a few of JAX's errors (`frontend/collectives.py`)."""
+
+    def __init__(self, parent: Trace, mesh_axis_sizes: dict, check_vma: bool = False):
+        super().__init__(parent)
+        self.mesh_axis_sizes = mesh_axis_sizes
+        self.check_vma = check_vma
+
+    def process_primitive(self, prim, args, params):
+        with set_current_trace(self.parent):
+            return self.parent.process_primitive(prim, args, params)
+
+
+def axis_binder(name):
+    """The trace that binds axis `name` around the current trace (a vmap's trace or
+    an `AxisFrame`), or None when nothing does."""
+    trace = current_trace()
+    while trace is not None:
+        if getattr(trace, "axis_name", None) == name:
+            return trace
+        if name in getattr(trace, "mesh_axis_sizes", ()):
+            return trace
+        trace = trace.parent
+    return None
+
+
+def bound_axis_size(name):
+    """The size of the axis `name` around the current trace, or None if unbound."""
+    trace = axis_binder(name)
+    if trace is None:
+        return None
+    sizes = getattr(trace, "mesh_axis_sizes", None)
+    return trace.axis_size if sizes is None or name not in sizes else sizes[name]

@@ -92,8 +92,8 @@ def call_transpose(prim, cts, *args, transform_body=None, **params):
             for x, lin in zip(args, linear)]
 
 
-def call_vmap(prim, axis_size, values, dims, **params):
-    batched = vmap_jaxpr(params["jaxpr"], dims, axis_size)
+def call_vmap(prim, axis_size, values, dims, *, axis_name=None, **params):
+    batched = vmap_jaxpr(params["jaxpr"], dims, axis_size, axis_name=axis_name)
     outs = bind(prim, *values, **dict(params, jaxpr=batched.jaxpr))
     return Batched(list(outs), list(batched.out_axes))
 

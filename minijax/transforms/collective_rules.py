@@ -22,9 +22,16 @@ so `out_axes=None` works for them, as in JAX. A collective over a *different* na
 (`vmap_rules`); the trace that owns that name deals with it later. So
 `psum(x, ('i', 'j'))` under nested vmaps is summed by each trace in turn.
 
-A `jit` inside the vmap whose body uses the vmap's axis is inlined into the batching
-trace (a jitted body has no axis of its own to name); control flow (`cond`, `scan`,
-`while`) whose body uses it is refused with a clear error.
+A collective over a tuple of names that includes the trace's own is first split into
+collectives over one name each (`collective_split.py`). One with `axis_index_groups`
+runs the rewrite once per group, under a second batching trace over the groups
+(`_grouped`). Users reach these under `shard_map` only (JAX's vmap refuses groups),
+through the reference evaluator, which runs a shard_map as nested named vmaps.
+
+A primitive with bodies (`cond`, `while`, `scan`, `remat`, `jit`, a custom_jvp/vjp
+call) whose body holds a collective over the vmap's axis is batched by its own vmap rule given `axis_name=`,
+which batches each body under a trace of the same name and size (see the end of this
+file): the collectives in the bodies are rewritten as above, wherever they sit.
 
 Differentiation
 ---------------
@@ -37,20 +44,24 @@ JAX defines no derivative for `pmax` and `pmin`; neither does minijax.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
 from ..ir import collective_primitives as C
 from ..ir import primitives as P
 from ..ir.control_flow_primitives import cond_p, while_p, scan_p
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.registry import out_avals_of
 from ..ir.remat_primitive import remat_p
-from ..ir.trace import bind, aval_of, set_current_trace
-from .ad_util import (Zero, tangent_aval, instantiate, eval_jaxpr, const_like, mul,
-                      reduce_sum, reshape, zeros)
+from ..ir.trace import bind, aval_of, set_current_trace, current_trace
+from .ad_util import (Zero, tangent_aval, instantiate, const_like, mul,
+                      reduce_sum, reshape)
 from .batching import (Batched, BatchingError, named_axis_rules, vmap_rules, moveaxis,
                        batch_at, not_mapped)
+from .collective_split import split_rules, pick_rows, bound_sizes
+from .vmap import BatchTrace
 from .jvp import jvp_rules, JvpResult
 from .transpose import transpose_rules
 
@@ -91,7 +102,7 @@ jvp_rules[C.axis_index_p] = _axis_index_jvp
 
 # -- transpose ---------------------------------------------------------------------------
 
-def _psum_transpose(cts, x, *, axes):
+def _psum_transpose(cts, x, **params):
     """The transpose of `psum` is `psum`, as in JAX without shard_map's type checks.
 
     Per member k, `y_k = sum_j x_j`: the full linear map from all members' x to all
@@ -102,19 +113,17 @@ def _psum_transpose(cts, x, *, axes):
     (Inside a `shard_map` with `check_vma=True` JAX tracks which values are
     *invariant* along an axis and then transposes psum of an invariant cotangent to
     a no-op; minijax treats all values as varying, which is `check_vma=False`.)"""
-    return [bind(C.psum_p, cts[0], axes=axes)]
+    return [bind(C.psum_p, cts[0], **params)]
 
 
-def _all_gather_transpose(cts, x, *, axis_name, axis, tiled, axis_size):
+def _all_gather_transpose(cts, x, *, axis, **params):
     # member k's x reaches every member's result at block k: its cotangent is the sum
     # over members of block k of their cotangents
-    return [bind(C.psum_scatter_p, cts[0], axis_name=axis_name, scatter_dimension=axis,
-                 tiled=tiled, axis_size=axis_size)]
+    return [bind(C.psum_scatter_p, cts[0], scatter_dimension=axis, **params)]
 
 
-def _psum_scatter_transpose(cts, x, *, axis_name, scatter_dimension, tiled, axis_size):
-    return [bind(C.all_gather_p, cts[0], axis_name=axis_name, axis=scatter_dimension,
-                 tiled=tiled, axis_size=axis_size)]
+def _psum_scatter_transpose(cts, x, *, scatter_dimension, **params):
+    return [bind(C.all_gather_p, cts[0], axis=scatter_dimension, **params)]
 
 
 def _ppermute_transpose(cts, x, *, axis_name, perm):
@@ -122,9 +131,9 @@ def _ppermute_transpose(cts, x, *, axis_name, perm):
     return [bind(C.ppermute_p, cts[0], axis_name=axis_name, perm=inverse)]
 
 
-def _all_to_all_transpose(cts, x, *, axis_name, split_axis, concat_axis, tiled, axis_size):
-    return [bind(C.all_to_all_p, cts[0], axis_name=axis_name, split_axis=concat_axis,
-                 concat_axis=split_axis, tiled=tiled, axis_size=axis_size)]
+def _all_to_all_transpose(cts, x, *, split_axis, concat_axis, **params):
+    return [bind(C.all_to_all_p, cts[0], split_axis=concat_axis, concat_axis=split_axis,
+                 **params)]
 
 
 transpose_rules[C.psum_p] = _psum_transpose
@@ -168,17 +177,76 @@ vmap_rules[C.axis_index_p] = _axis_index_vmap
 
 def _named(prim, rewrite):
     """A `named_axis_rules` entry: if the equation names the trace's axis, run
-    `rewrite(n, name, x, batch_dim, **params) -> (value, batch_dim)` one level out."""
+    `rewrite(n, name, x, batch_dim, **params) -> (value, batch_dim)` one level out.
+
+    A collective over several names (not a reduction, which handles those itself) is
+    first split into collectives over one name each (`collective_split.py`), bound in
+    this trace: the one over its own name comes back here, the others go on to the
+    traces that bind them. A grouped one is the rewrite run on each group (`_grouped`)."""
     def rule(trace, args, params):
-        if trace.axis_name not in C.axis_names_of(prim, params):
+        names = C.axis_names_of(prim, params)
+        if trace.axis_name not in names:
             return None
         # the per-member operand must fit, as if the collective were staged
         out_avals_of(prim, [aval_of(a) for a in args], params)
+        if len(names) > 1 and "axis_index_groups" in params:
+            with set_current_trace(trace):
+                return [_grouped_over_names(prim, rewrite, names, args[0], params)]
+        if prim not in C.reductions and len(names) > 1:
+            with set_current_trace(trace):
+                return [split_rules[prim](*args, **params)]
         x, d = trace.to_batched(args[0]) if args else (None, not_mapped)
+        groups = params.get("axis_index_groups")
         with set_current_trace(trace.parent):
-            value, dim = rewrite(trace.axis_size, trace.axis_name, x, d, **params)
+            if groups is None:
+                value, dim = rewrite(trace.axis_size, trace.axis_name, x, d, **params)
+            else:
+                value, dim = _grouped(rewrite, trace.axis_size, trace.axis_name, x, d,
+                                      groups, params)
         return [trace.wrap(value, dim)]
     named_axis_rules[prim] = rule
+
+
+_COMBINED = "<the axes together>"     # the name of the axis _grouped_over_names makes
+
+
+def _grouped_over_names(prim, rewrite, names, x, params):
+    """Groups over a tuple of names mix the members of several traces' axes, so no
+    one trace can rewrite them alone. Every member gathers every member's `x` (in the
+    row-major order of `names`), computes every member's result of the grouped
+    collective on that, and keeps its own row."""
+    everyone = split_rules[C.all_gather_p](x, axis_name=names, axis=0, tiled=False,
+                                           axis_size=math.prod(bound_sizes(names)))
+    n = aval_of(everyone).shape[0]
+    params = dict(params, axes=(_COMBINED,)) if prim in C.reductions else params
+    rows, _ = _grouped(rewrite, n, _COMBINED, everyone, 0, params["axis_index_groups"],
+                       params)
+    me = split_rules[C.axis_index_p](axis_name=names)
+    shape = aval_of(rows).shape[1:]
+    mine = bind(P.dynamic_slice_p, rows, me, *[np.int32(0)] * len(shape),
+                slice_sizes=(1,) + shape)
+    return reshape(mine, shape)
+
+
+def _grouped(rewrite, n, own, x, d, groups, params):
+    """A collective over `groups` of the axis: the rows of the stacked `x` are put in
+    group order, a second (unnamed) batch axis runs over the groups, and within each
+    the ungrouped rewrite runs on the group's members; the rows go back in place."""
+    n_groups, size = len(groups), len(groups[0])
+    order = [i for group in groups for i in group]
+    x = batch_at(x, d, 0, n)
+    shape = aval_of(x).shape[1:]
+    by_group = reshape(pick_rows(x, order), (n_groups, size) + shape)
+    ungrouped = {k: v for k, v in params.items() if k != "axis_index_groups"}
+    over_groups = BatchTrace(current_trace(), n_groups)
+    with set_current_trace(over_groups):
+        value, dim = rewrite(size, own, over_groups.wrap(by_group, 0), 0, **ungrouped)
+    value, group_dim = over_groups.to_batched(value)
+    value = batch_at(value, group_dim, 0, n_groups)           # (groups, *per group)
+    value = batch_at(value, None if dim is not_mapped else dim + 1, 1, size)
+    rows = reshape(value, (n,) + aval_of(value).shape[2:])    # in group order
+    position = {member: k for k, member in enumerate(order)}
+    return pick_rows(rows, [position[i] for i in range(n)]), 0
 
 
 def _reduction_own(prim, reduce, when_shared):
@@ -214,18 +282,8 @@ def _ppermute_own(n, own, x, d, *, axis_name, perm):
         if not all(0 <= i < n for i in pair):
             raise ValueError(f"ppermute: perm {perm} names a member outside the axis "
                              f"{axis_name!r} of size {n}")
-    x = batch_at(x, d, 0, n)
     source_of = {destination: source for source, destination in perm}
-    shape = aval_of(x).shape
-    rows = []
-    for destination in range(n):
-        source = source_of.get(destination)
-        if source is None:
-            rows.append(zeros(aval_of(x).update(shape=(1,) + shape[1:])))
-        else:
-            rows.append(bind(P.slice_p, x, start_indices=(source,) + (0,) * (len(shape) - 1),
-                             limit_indices=(source + 1,) + shape[1:], strides=None))
-    return bind(P.concatenate_p, *rows, dimension=0), 0
+    return pick_rows(batch_at(x, d, 0, n), [source_of.get(i) for i in range(n)]), 0
 
 
 def _all_to_all_own(n, own, x, d, *, axis_name, split_axis, concat_axis, tiled, axis_size):
@@ -288,25 +346,40 @@ def jaxpr_uses_axis(jaxpr: Jaxpr, name: str) -> bool:
     return False
 
 
-def _inline_jit(trace, args, params):
-    body = params["jaxpr"]
-    program = body.jaxpr if isinstance(body, ClosedJaxpr) else body
-    if not jaxpr_uses_axis(program, trace.axis_name):
-        return None
-    consts = body.consts if isinstance(body, ClosedJaxpr) else []
-    with set_current_trace(trace):
-        return eval_jaxpr(program, consts, list(args))
+def bodies_use_axis(params, name) -> bool:
+    """Whether a body among an equation's params holds a collective over `name`."""
+    return any(jaxpr_uses_axis(body, name) for body in _bodies(params))
 
 
-def _refuse_body_use(trace, args, params):
-    if any(jaxpr_uses_axis(body, trace.axis_name) for body in _bodies(params)):
+def _batch_bodies_naming_axis(prim):
+    """The `named_axis_rules` entry of a primitive with bodies (cond, while, scan,
+    remat, jit, custom_jvp/custom_vjp calls): when a body holds a collective over the trace's axis, the primitive's
+    own vmap rule runs with `axis_name=`, which it hands to `vmap_jaxpr` for each
+    body. The body's batching trace then names the same axis, with the same size,
+    and rewrites those collectives as above. This happens even when no operand is
+    batched: `axis_index` in a body makes its results differ per member."""
+    def rule(trace, args, params):
+        if not bodies_use_axis(params, trace.axis_name):
+            return None
+        values, dims = zip(*[trace.to_batched(x) for x in args]) if args else ((), ())
+        return trace.apply_rule(prim, list(values), list(dims), params,
+                                axis_name=trace.axis_name)
+    return rule
+
+
+def refuse_per_example_collectives(bodies, axis_name, what: str):
+    """The rules that run the examples one at a time (a `scan` over them, for
+    bodies with prints or effects) cannot serve a collective, which needs every
+    member's value at once."""
+    programs = [b.jaxpr if isinstance(b, ClosedJaxpr) else b for b in bodies]
+    if axis_name is not None and any(jaxpr_uses_axis(p, axis_name) for p in programs):
         raise BatchingError(
-            f"a collective over the vmap axis {trace.axis_name!r} inside control flow "
-            f"(cond, while_loop, scan, checkpoint) is not supported by minijax's vmap; "
-            f"apply the collective outside the loop or branch")
-    return None
+            f"vmap: {what} runs the examples one at a time, but it holds a collective "
+            f"over the vmap axis {axis_name!r}, which needs every example's value at "
+            f"once. Move the collective out of the loop or branch, or the print/ref "
+            f"effect out of it.")
 
 
-named_axis_rules[P.jit_p] = _inline_jit
-for _prim in (cond_p, while_p, scan_p, remat_p):
-    named_axis_rules[_prim] = _refuse_body_use
+for _prim in (cond_p, while_p, scan_p, remat_p, P.jit_p, custom_jvp_call_p,
+              custom_vjp_call_p):
+    named_axis_rules[_prim] = _batch_bodies_naming_axis(_prim)

@@ -15,7 +15,8 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
   ran forward (the index is a residual), mapping output cotangents to operand ones.
 * vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
   means examples take different branches: as in JAX, every branch runs on the whole
-  batch and `select_n` picks each example's result. Branches that write refs run each
+  batch and `select_n` picks each example's result (an example that does not take a
+  branch passes its operands in through `stop_gradient`). Branches that write refs run each
   on its own copy of those refs, and each example keeps the contents its own branch
   left (`vmap_refs.py`). A print must happen only for the examples that take its
   branch, so with one the examples are looped over one at a time with a `scan`, each
@@ -25,21 +26,28 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import control_flow_primitives as CF
+from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr, DebugEffect
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
-from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr
+from ..ir.types import RefType
+from .ad_util import (Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr, eq,
+                      const_like)
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
                                   tangent_or_zero_list, with_unused_inputs,
                                   map_examples_one_at_a_time, has_ref_inputs, strip_debug_effects,
-                                  jvp_through_discharge, partial_eval_through_discharge)
+                                  jvp_through_discharge, partial_eval_through_discharge,
+                                  custom_rules_take_refs)
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .jvp import jvp_rules, JvpResult
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr
-from .transpose import transpose_rules, backward_pass, UndefinedPrimal, is_linear
-from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, not_mapped
-from . import vmap_refs
+from .transpose import transpose_rules, backward_pass, UndefinedPrimal, UndefinedRef, is_linear
+from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
+from .collective_rules import refuse_per_example_collectives
+from . import cond_refs, vmap_refs
 
 cond_p = CF.cond_p
 
@@ -47,7 +55,7 @@ cond_p = CF.cond_p
 # -- jvp --------------------------------------------------------------------------------
 
 def _cond_jvp(primals, tangents, *, branches):
-    if has_ref_inputs(primals):
+    if has_ref_inputs(primals) and not custom_rules_take_refs(*branches):
         return jvp_through_discharge(cond_p, primals, tangents, dict(branches=branches))
     index, operands = primals[0], primals[1:]
     nonzeros = [type(t) is not Zero for t in tangents[1:]]
@@ -72,22 +80,32 @@ jvp_rules[cond_p] = _cond_jvp
 
 # -- partial evaluation -------------------------------------------------------------------
 
+def _split_branches(branches, unknowns, policy):
+    """Each branch split into known and staged parts; an output is staged in every
+    branch if it is in one. Returns `(splits, out_unknowns)`."""
+    with set_current_trace(fresh_root()):
+        out_unknowns = [False] * len(branches[0].outvars)
+        for branch in branches:
+            split = partial_eval_jaxpr(branch, unknowns, policy)
+            out_unknowns = [a or b for a, b in zip(out_unknowns, split.out_unknowns)]
+        splits = [partial_eval_jaxpr(branch, unknowns, policy, instantiate=out_unknowns)
+                  for branch in branches]
+    return splits, out_unknowns
+
+
 def _cond_partial_eval(trace, args, params):
-    if has_ref_inputs(args):
-        return partial_eval_through_discharge(trace, cond_p, args, params)
     branches = params["branches"]
+    if has_ref_inputs(args):
+        if custom_rules_take_refs(*branches) and not trace.is_unknown(args[0]):
+            return cond_refs.partial_eval_keeping_refs(trace, args, branches,
+                                                       _split_branches)
+        return partial_eval_through_discharge(trace, cond_p, args, params)
     if trace.is_unknown(args[0]):
         return trace.stage(cond_p, args, params)      # which branch runs is unknown
     index, operands = args[0], args[1:]
     unknowns = [trace.is_unknown(x) for x in operands]
     n_out = len(branches[0].outvars)
-    with set_current_trace(fresh_root()):
-        out_unknowns = [False] * n_out
-        for branch in branches:
-            split = partial_eval_jaxpr(branch, unknowns, trace.policy)
-            out_unknowns = [a or b for a, b in zip(out_unknowns, split.out_unknowns)]
-        splits = [partial_eval_jaxpr(branch, unknowns, trace.policy, instantiate=out_unknowns)
-                  for branch in branches]
+    splits, out_unknowns = _split_branches(branches, unknowns, trace.policy)
     residual_avals = [[v.aval for v in split.residuals] for split in splits]
     all_residual_avals = [a for avals in residual_avals for a in avals]
     n_known_out = n_out - sum(out_unknowns)
@@ -142,26 +160,31 @@ def _cond_transpose(cts, index, *operands, branches):
     if is_linear(index):
         raise TypeError("cond: the branch index cannot be a linear value")
     linear = [is_linear(x) for x in operands]
-    nonlinear_avals = [aval_of(x) for x, lin in zip(operands, linear) if not lin]
+    nonlinear = [x for x in operands if not is_linear(x)]
+    # A linear (tangent) ref's cotangent is a ref, passed in and written in place.
+    ct_refs = [x.ct_ref for x in operands if type(x) is UndefinedRef]
     out_avals = branches[0].out_avals
-    bodies = [trace_body(_transposed_branch(branch, linear), nonlinear_avals + out_avals)
-              for branch in branches]
+    in_avals = [aval_of(x) for x in nonlinear + ct_refs] + out_avals
+    bodies = [trace_body(_transposed_branch(branch, linear, len(nonlinear), len(ct_refs)),
+                         in_avals) for branch in branches]
     jaxprs, consts = merge_bodies(bodies)
     cts = [instantiate(ct) for ct in cts]
-    outs = iter(bind(cond_p, index, *consts, *[x for x in operands if not is_linear(x)],
-                     *cts, branches=tuple(jaxprs)))
-    return [None] + [next(outs) if lin else None for lin in linear]
+    outs = iter(bind(cond_p, index, *consts, *nonlinear, *ct_refs, *cts,
+                     branches=tuple(jaxprs)))
+    return [None] + [next(outs) if lin and type(x) is not UndefinedRef else None
+                     for x, lin in zip(operands, linear)]
 
 
-def _transposed_branch(branch: Jaxpr, linear):
-    n_nonlinear = len(linear) - sum(linear)
-
+def _transposed_branch(branch: Jaxpr, linear, n_nonlinear, n_ct_refs):
     def fun(*args):
         values = iter(args[:n_nonlinear])
-        inputs = [UndefinedPrimal(v.aval) if lin else next(values)
+        ct_refs = iter(args[n_nonlinear:n_nonlinear + n_ct_refs])
+        inputs = [(UndefinedRef(v.aval, next(ct_refs)) if isinstance(v.aval, RefType)
+                   else UndefinedPrimal(v.aval)) if lin else next(values)
                   for v, lin in zip(branch.invars, linear)]
-        cts_in = backward_pass(branch, (), inputs, list(args[n_nonlinear:]))
-        return [instantiate(ct) for ct, lin in zip(cts_in, linear) if lin]
+        cts_in = backward_pass(branch, (), inputs, list(args[n_nonlinear + n_ct_refs:]))
+        return [instantiate(ct) for ct, v, lin in zip(cts_in, branch.invars, linear)
+                if lin and not isinstance(v.aval, RefType)]
     return fun
 
 
@@ -170,13 +193,16 @@ transpose_rules[cond_p] = _cond_transpose
 
 # -- vmap ------------------------------------------------------------------------------------
 
-def _cond_vmap(axis_size, values, dims, *, branches):
+def _cond_vmap(axis_size, values, dims, *, branches, axis_name=None):
     index, operands = values[0], values[1:]
     index_dim, operand_dims = dims[0], list(dims[1:])
     if index_dim is not_mapped:
-        return _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches)
+        return _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches,
+                                     axis_name)
     effects = frozenset().union(*(branch.effects for branch in branches))
     if any(isinstance(e, DebugEffect) for e in effects):
+        refuse_per_example_collectives(branches, axis_name, "a cond/switch whose "
+                                       "predicate differs per example and that prints")
         return _vmap_one_example_at_a_time(axis_size, values, dims, branches)
     # Examples take different branches: run all of them on the whole batch, then let
     # each example pick its branch's result -- and, with ref effects, the contents its
@@ -184,24 +210,47 @@ def _cond_vmap(axis_size, values, dims, *, branches):
     index = moveaxis(index, index_dim, 0)
     outs = vmap_refs.cond_selecting_ref_contents(
         axis_size, index, operands, operand_dims, branches,
-        lambda branch, ops, ds: _run_batched(axis_size, branch, ops, ds))
+        lambda number, ops, ds: _run_batched(axis_size, index, number, branches[number],
+                                             ops, ds, axis_name))
     return Batched(outs, [0] * len(outs))
 
 
-def _run_batched(axis_size, branch, operands, operand_dims):
-    """`branch` on the whole batch, every output batched on axis 0."""
+def _run_batched(axis_size, index, number, branch, operands, operand_dims, axis_name):
+    """Branch `number` on the whole batch, every output batched on axis 0.
+
+    As in JAX, an example that does not take the branch passes its operands in
+    through `stop_gradient`: its results are thrown away, so no derivative may flow
+    through them. That keeps a NaN derivative of the untaken branch (`sqrt` at 0) out
+    of the gradient, and keeps the tangents of the examples that do not take the
+    branch out of its collectives."""
+    taken = None
+    operands, operand_dims = list(operands), list(operand_dims)
+    for k, (x, d) in enumerate(zip(operands, operand_dims)):
+        aval = aval_of(x)
+        if isinstance(aval, RefType) or not np.issubdtype(aval.dtype, np.inexact):
+            continue
+        if taken is None:
+            taken = eq(index, const_like(index, number))
+        x = batch_at(x, d, 0, axis_size)
+        shape = aval_of(x).shape
+        which = taken if len(shape) == 1 else bind(
+            P.broadcast_in_dim_p, taken, shape=shape, broadcast_dimensions=(0,))
+        operands[k] = bind(P.select_n_p, which, bind(P.stop_gradient_p, x), x)
+        operand_dims[k] = 0
     with set_current_trace(fresh_root()):
         jaxpr = vmap_jaxpr(branch, operand_dims, axis_size,
-                           out_axes=[0] * len(branch.outvars)).jaxpr
+                           out_axes=[0] * len(branch.outvars), axis_name=axis_name).jaxpr
     return run_body(jaxpr, operands)
 
 
-def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches):
+def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches, axis_name):
     with set_current_trace(fresh_root()):
-        found = [vmap_jaxpr(b, operand_dims, axis_size).out_axes for b in branches]
+        found = [vmap_jaxpr(b, operand_dims, axis_size, axis_name=axis_name).out_axes
+                 for b in branches]
         out_batched = [any(d is not None for d in ds) for ds in zip(*found)]
         out_axes = [0 if b else None for b in out_batched]
-        batched = [vmap_jaxpr(b, operand_dims, axis_size, out_axes=out_axes).jaxpr
+        batched = [vmap_jaxpr(b, operand_dims, axis_size, out_axes=out_axes,
+                              axis_name=axis_name).jaxpr
                    for b in branches]
     outs = bind(cond_p, index, *operands, branches=tuple(batched))
     return Batched(list(outs), out_axes)

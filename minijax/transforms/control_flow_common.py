@@ -39,6 +39,14 @@ The reads and writes are ordinary ref operations, so the ref rules of
 `transforms/ref_rules.py` carry the tangent refs along (jvp), split known from unknown
 refs (partial evaluation) and transpose them (reverse mode), exactly as for a ref
 used outside any body.
+
+One kind of body is not discharged: one calling a `custom_jvp`/`custom_vjp`
+function that takes a ref (`custom_rules_take_refs`), whose user-written rules need
+the ref itself. There the rules transform the body with its refs as refs: `jvp_body`
+gives a ref with a tangent ref that tangent ref as the body's tangent input, a ref
+residual is always a ref the body was given (passed to the staged `cond` as an
+operand by `cond_refs.py`, to the staged `scan` as an invariant const), and the
+transposed branch writes cotangent refs in place.
 """
 from __future__ import annotations
 
@@ -48,15 +56,16 @@ from typing import NamedTuple, Sequence
 from ..ir import control_flow_primitives as CF
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr, Eqn, Var, jaxprs_in_params
-from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
+from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..ir.primitives import effects_of, out_avals_of
+from ..ir.source_info import pass_source_info
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import bind, current_trace, set_current_trace, aval_of
 from ..ir.types import RefType
 from .ad_util import (Zero, tangent_aval, is_differentiable, eval_jaxpr, fresh_root,
                       zeros, instantiate)
 from .discharge import discharge_jaxpr
-from .jvp import jvp_flat, JvpResult
+from .jvp import jvp_flat, JvpResult, has_tangent_input
 from .ref_rules import _external_write_error as external_write_error
 
 
@@ -92,7 +101,7 @@ def jvp_body(jaxpr: Jaxpr, nonzeros: Sequence[bool], instantiate: Sequence[bool]
     """The JVP of a body. `nonzeros[i]`: input i has a tangent input. `instantiate[j]`:
     output j gets a tangent output even if it is provably zero (unless it is not
     differentiable: integer outputs never have one)."""
-    nonzeros = [bool(nz) and is_differentiable(v.aval) for v, nz in zip(jaxpr.invars, nonzeros)]
+    nonzeros = [bool(nz) and has_tangent_input(v.aval) for v, nz in zip(jaxpr.invars, nonzeros)]
     n = len(jaxpr.invars)
     found: list = []
 
@@ -296,7 +305,9 @@ def _discharge_application(prim, args, params) -> _Discharged:
         inputs.append(var)
     in_avals = [v.aval for v in inputs]
     outputs = [Var(a) for a in out_avals_of(prim, in_avals, params)]
-    eqn = Eqn(prim, inputs, params, outputs, effects_of(prim, in_avals, params))
+    # The application being processed: the user's operation, or a pass's equation.
+    eqn = Eqn(prim, inputs, params, outputs, effects_of(prim, in_avals, params),
+              pass_source_info())
     result = discharge_jaxpr(Jaxpr((), invars, [eqn], outputs))
     return _Discharged(result.jaxpr, unique, firsts, result.info.written, len(outputs))
 
@@ -346,17 +357,22 @@ def partial_eval_through_discharge(trace, prim, args, params) -> list:
 
 # -- custom derivative rules that take refs --------------------------------------------------
 
-def custom_rules_take_refs(jaxpr: Jaxpr) -> bool:
-    """Whether a `custom_jvp`/`custom_vjp` call in `jaxpr` (or a body inside it) takes
-    a ref. Its user-written rules need the ref itself, so such a construct must not be
-    discharged before it is differentiated (see `jvp_unrolled_scan`)."""
-    return _custom_rules_take_refs(jaxpr)
+def custom_rules_take_refs(*jaxprs: Jaxpr) -> bool:
+    """Whether a `custom_jvp`/`custom_vjp` call in one of `jaxprs` (or a body inside
+    one) takes a ref. Its user-written rules need the ref itself, so such a construct
+    must not be discharged before it is differentiated: its autodiff rules then pass
+    the refs into the transformed bodies as refs (with tangent refs beside them)."""
+    return any(_custom_rules_take_refs(j) for j in jaxprs)
+
+
+# `custom_lin` is what a `custom_vjp` call becomes once jvp'd: its `bwd` still to run.
+_CUSTOM_RULE_PRIMITIVES = (custom_jvp_call_p, custom_vjp_call_p, custom_lin_p)
 
 
 @functools.lru_cache(maxsize=1024)
 def _custom_rules_take_refs(jaxpr: Jaxpr) -> bool:
     for eqn in jaxpr.eqns:
-        if eqn.primitive in (custom_jvp_call_p, custom_vjp_call_p) and any(
+        if eqn.primitive in _CUSTOM_RULE_PRIMITIVES and any(
                 isinstance(x.aval, RefType) for x in eqn.inputs):
             return True
         for sub in jaxprs_in_params(eqn.params):
@@ -365,11 +381,10 @@ def _custom_rules_take_refs(jaxpr: Jaxpr) -> bool:
     return False
 
 
-def jvp_unrolled_scan(primals, tangents, *, jaxpr, num_consts, num_carry, length, reverse,
-                      **params) -> JvpResult:
-    """The jvp of a `scan` run as `length` copies of its body, in line: for a body
-    whose custom derivative rules write refs, which must see each iteration's refs
-    as refs (as JAX's do). Exact; the program grows with `length`."""
+def unrolled_scan(jaxpr: Jaxpr, num_consts, num_carry, length, reverse):
+    """A function running a `scan` as `length` copies of its body, in line (in the
+    current trace). For `partial_eval_unrolled_scan`; exact, but the program grows
+    with `length`."""
     def unrolled(*args):
         consts, carry, xs = split_list(args, [num_consts, num_carry])
         ys = []
@@ -383,7 +398,17 @@ def jvp_unrolled_scan(primals, tangents, *, jaxpr, num_consts, num_carry, length
         n_ys = len(jaxpr.outvars) - num_carry
         return list(carry) + [_stack([y[k] for y in ys], jaxpr.outvars[num_carry + k].aval)
                               for k in range(n_ys)]
-    return jvp_flat(unrolled, primals, tangents, current_trace())
+    return unrolled
+
+
+def partial_eval_unrolled_scan(trace, args, *, jaxpr, num_consts, num_carry, length,
+                               reverse, **params) -> list:
+    """Partial evaluation of a `scan` whose body runs a custom rule on refs (a
+    `custom_lin` whose `bwd` writes a ref) *and* writes tangent refs: the staged
+    scan would need its tangent refs transposed as loop consts, which the scan's
+    transpose does not do, so the iterations are split one after another instead."""
+    with set_current_trace(trace):
+        return unrolled_scan(jaxpr, num_consts, num_carry, length, reverse)(*args)
 
 
 def _index(x, i):

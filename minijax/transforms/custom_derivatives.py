@@ -457,12 +457,14 @@ eager_impls[custom_lin_p] = custom_lin_impl
 #
 # A custom function may create and use refs of its own, and take or close over refs
 # (an outside ref read, written, or stashed into by `bwd`). Differentiated directly,
-# the rules run on the refs themselves (the jvp rules above). Discharge -- before
-# lowering, or inside a loop body that autodiff discharges first -- turns the body
-# into a pure one; a body whose refs are all its own keeps its rule unchanged (the
-# call means the same thing). A ref operand becomes its value going in and its final
-# value coming out, which the user's rules, written for a ref, cannot see: that call
-# keeps its primal meaning and refuses to be differentiated, saying why.
+# the rules run on the refs themselves (the jvp rules above), and so they do inside
+# a differentiated `cond`, `while_loop`, `scan` or `checkpoint`: those autodiff rules
+# keep the refs of such a body as refs (`control_flow_common.custom_rules_take_refs`).
+# Discharge -- before lowering -- turns the body into a pure one; a body whose refs
+# are all its own keeps its rule unchanged (the call means the same thing). A ref
+# operand becomes its value going in and its final value coming out, which the
+# user's rules, written for a ref, cannot see: should such a call be differentiated
+# after all, it refuses, saying why.
 
 class _RuleOnRefs:
     """The `rule` of a custom call whose ref operands discharge made values."""
@@ -479,10 +481,9 @@ def _refuse_discharged(primals, tangents, *, call_jaxpr, num_consts, rule, name)
         return JvpResult(eval_jaxpr(call_jaxpr, (), primals),
                          [Zero(tangent_aval(a)) for a in call_jaxpr.out_avals])
     raise CustomDerivativeError(
-        f"the custom derivative of {name}, which takes a ref, cannot be applied inside a "
-        f"cond branch or while_loop body that is differentiated: there the ref is "
-        f"threaded through as a value its rules cannot write. Call {name} outside the "
-        f"branch or loop (scan and checkpoint bodies work), or pass the ref's value "
+        f"the custom derivative of {name}, which takes a ref, cannot be applied here: "
+        f"the ref was turned into a value (a program already lowered for XLA) that its "
+        f"rules cannot write. Differentiate before lowering, or pass the ref's value "
         f"r[...] instead.")
 
 
@@ -503,3 +504,21 @@ discharge_rules[custom_jvp_call_p] = functools.partial(_custom_call_discharge,
                                                        custom_jvp_call_p)
 discharge_rules[custom_vjp_call_p] = functools.partial(_custom_call_discharge,
                                                        custom_vjp_call_p)
+
+
+def _custom_lin_discharge(b, eqn, inputs):
+    """A `custom_lin` is the tangent map of a `custom_vjp` call, waiting to be
+    transposed. One that takes a ref (a residual `fwd` kept, such as the ref `bwd`
+    stashes a cotangent into) can only be discharged on the way to being evaluated
+    forwards -- which a `custom_vjp` function cannot be."""
+    if any(isinstance(x, RefSlot) for x in inputs):
+        raise CustomDerivativeError(
+            f"can't apply forward-mode autodiff (jvp) to a custom_vjp function "
+            f"({eqn.params['name']}): it only defines reverse mode, and its backward "
+            f"rule takes a ref. (Inside a while_loop, grad too would need it forwards: "
+            f"reverse mode of a while_loop does not exist; use scan or a fori_loop with "
+            f"static bounds.)")
+    return _copy_eqn(b, eqn, inputs)
+
+
+discharge_rules[custom_lin_p] = _custom_lin_discharge

@@ -15,7 +15,6 @@ from typing import NamedTuple
 
 from ..ir.core import Var, Jaxpr, ClosedJaxpr, AllocEffect, REF_EFFECT_TYPES
 from ..ir.primitives import register_rule_table, GenericPath
-from ..ir.source_info import source_info_from
 
 dce_rules: dict = register_rule_table(
     "dce", {}, GenericPath(lambda prim: True, "kept if an output is used or it has effects"))
@@ -72,8 +71,7 @@ def dce_jaxpr(jaxpr, used_outputs=None, prune_inputs: bool = False) -> DceResult
             continue
         rule = dce_rules.get(eqn.primitive)
         if rule is not None and (not eqn.effects or eqn.primitive.dce_keeps_effects):
-            with source_info_from(eqn):     # a pruned copy keeps the original's line
-                pruned = rule(eqn, used)
+            pruned = rule(eqn, used)        # a pruned copy keeps the original's line
             if pruned.eqn is None:
                 continue
             kept.append(pruned.eqn)

@@ -107,6 +107,9 @@ class JaxprBuilder:
         self.eqns: list[Eqn] = []
         self.used = used                  # ids of the original vars anything reads
         self._emitted: dict = {}          # (prim, inputs, params) -> outputs
+        # The source info of the equation being discharged, which every equation
+        # emitted for it carries (set by the pass's loop).
+        self.source_info = None
 
     def emit_eqn(self, prim, inputs, params) -> list[Var]:
         key = _cse_key(prim, inputs, params)
@@ -116,7 +119,7 @@ class JaxprBuilder:
         in_avals = [a.aval for a in inputs]
         outputs = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
         self.eqns.append(Eqn(prim, inputs, params, outputs,
-                             effects_of(prim, in_avals, params)))
+                             effects_of(prim, in_avals, params), self.source_info))
         if key is not None:
             self._emitted[key] = outputs
         return outputs
@@ -210,7 +213,10 @@ def _discharge(jaxpr: Jaxpr, finals: tuple | None = None) -> DischargeResult:
     for eqn in jaxpr.eqns:
         inputs = [a if isinstance(a, Literal) else env[a] for a in eqn.inputs]
         rule = discharge_rules.get(eqn.primitive)
-        with source_info_from(eqn):     # the value ops it becomes are from its line
+        # The value ops it becomes are from its line: those the builder emits, and
+        # those a rule traces (a control-flow body).
+        b.source_info = eqn.source_info
+        with source_info_from(eqn):
             outputs = _copy_eqn(b, eqn, inputs) if rule is None else rule(b, eqn, inputs)
         for var, value in zip(eqn.outputs, outputs):
             env[var] = value

@@ -226,7 +226,8 @@ def _while_with_writing_cond(b, eqn, inputs):
         in_avals = [a.aval for a in args]
         params = {"jaxpr": jaxpr, "name": name}
         outs = [Var(a) for a in jaxpr.out_avals]
-        eqns.append(Eqn(P.jit_p, args, params, outs, effects_of(P.jit_p, in_avals, params)))
+        eqns.append(Eqn(P.jit_p, args, params, outs, effects_of(P.jit_p, in_avals, params),
+                        eqn.source_info))
         return outs
     new_carry, after_body = call(emit_inner, body_call, body_plain, carry_vars, state_vars)
     (new_pred,), after_cond = call(emit_inner, cond_call, cond_plain, new_carry, after_body)

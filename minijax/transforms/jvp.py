@@ -155,7 +155,7 @@ def _jvp_traceable(jaxpr: Jaxpr, consts, nonzeros, instantiate_outs):
     return fun
 
 
-def _has_tangent_input(aval) -> bool:
+def has_tangent_input(aval) -> bool:
     # A ref of an inexact dtype passed into a call has a tangent ref beside it
     # (transforms/ref_rules.py), which the jvp'd body reads and writes.
     return is_differentiable(aval) or (isinstance(aval, RefType) and is_inexact(aval.dtype))
@@ -163,7 +163,7 @@ def _has_tangent_input(aval) -> bool:
 
 def _jvp_closed(closed: ClosedJaxpr, nonzeros, instantiate_outs) -> tuple:
     jaxpr = closed.jaxpr
-    nonzeros = [bool(nz) and _has_tangent_input(v.aval) for v, nz in zip(jaxpr.invars, nonzeros)]
+    nonzeros = [bool(nz) and has_tangent_input(v.aval) for v, nz in zip(jaxpr.invars, nonzeros)]
     fun = _jvp_traceable(jaxpr, closed.consts, nonzeros, instantiate_outs)
     in_avals = jaxpr.in_avals + [v.aval for v, nz in zip(jaxpr.invars, nonzeros) if nz]
     return trace_to_jaxpr(fun, in_avals), fun.out_nonzeros

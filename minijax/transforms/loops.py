@@ -31,7 +31,7 @@ from ..ir.primitives import effects_of
 from ..ir.trace import MinijaxError, bind, set_current_trace, aval_of
 from .ad_util import Zero, tangent_aval, instantiate, fresh_root
 from .control_flow_common import (trace_body, run_body, jvp_body, reorder, split_list,
-                                  has_ref_inputs, jvp_through_discharge,
+                                  has_ref_inputs, jvp_through_discharge, custom_rules_take_refs,
                                   partial_eval_through_discharge,
                                   with_unused_inputs, strip_debug_effects,
                                   map_examples_one_at_a_time)
@@ -40,6 +40,7 @@ from .partial_eval import partial_eval_rules, partial_eval_jaxpr
 from .dce import dce_rules, dce_jaxpr, DceEqn
 from .transpose import transpose_rules
 from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
+from .collective_rules import refuse_per_example_collectives
 
 while_p = CF.while_p
 
@@ -51,7 +52,10 @@ class WhileLoopReverseModeError(MinijaxError, TypeError):
 # -- jvp --------------------------------------------------------------------------------
 
 def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    if has_ref_inputs(primals):
+    # A body calling a custom function that takes a ref is jvp'd with its refs as
+    # refs (the custom rules need them; `cond_refs.py` says more); any other body
+    # using refs is differentiated on values, after discharge.
+    if has_ref_inputs(primals) and not custom_rules_take_refs(cond_jaxpr, body_jaxpr):
         return jvp_through_discharge(while_p, primals, tangents, dict(
             cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
             body_nconsts=body_nconsts))
@@ -196,7 +200,7 @@ transpose_rules[while_p] = _while_transpose
 # -- vmap -------------------------------------------------------------------------------------
 
 def _while_vmap(axis_size, values, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
-                body_nconsts):
+                body_nconsts, axis_name=None):
     cond_v, const_v, carry_v = split_list(values, [cond_nconsts, body_nconsts])
     cond_d, const_d, carry_d = split_list(dims, [cond_nconsts, body_nconsts])
     carry_b = [d is not not_mapped for d in carry_d]
@@ -207,14 +211,17 @@ def _while_vmap(axis_size, values, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts
     with set_current_trace(fresh_root()):
         while True:
             found = vmap_jaxpr(body_jaxpr, const_axes + [0 if b else None for b in carry_b],
-                               axis_size).out_axes
+                               axis_size, axis_name=axis_name).out_axes
             grown = [b or d is not None for b, d in zip(carry_b, found)]
             if grown == carry_b:
                 break
             carry_b = grown
         pred_batched = vmap_jaxpr(cond_jaxpr, cond_axes + [0 if b else None for b in carry_b],
-                                  axis_size).out_axes[0] is not None
+                                  axis_size, axis_name=axis_name).out_axes[0] is not None
     if pred_batched and (body_jaxpr.effects or cond_jaxpr.effects):
+        refuse_per_example_collectives([cond_jaxpr, body_jaxpr], axis_name, "a while_loop "
+                                       "whose predicate differs per example and whose "
+                                       "body has effects")
         return _vmap_one_example_at_a_time(axis_size, values, dims, cond_jaxpr, body_jaxpr,
                                            cond_nconsts, body_nconsts)
     if pred_batched:
@@ -222,9 +229,9 @@ def _while_vmap(axis_size, values, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts
     carry_axes = [0 if b else None for b in carry_b]
     with set_current_trace(fresh_root()):
         body = vmap_jaxpr(body_jaxpr, const_axes + carry_axes, axis_size,
-                          out_axes=carry_axes).jaxpr
+                          out_axes=carry_axes, axis_name=axis_name).jaxpr
         cond = vmap_jaxpr(cond_jaxpr, cond_axes + carry_axes, axis_size,
-                          out_axes=[0 if pred_batched else None]).jaxpr
+                          out_axes=[0 if pred_batched else None], axis_name=axis_name).jaxpr
     cond_consts = [moveaxis(v, d, 0) if d is not None else v for v, d in zip(cond_v, cond_d)]
     body_consts = [moveaxis(v, d, 0) if d is not None else v for v, d in zip(const_v, const_d)]
     init = [batch_at(v, d, 0, axis_size) if b else v

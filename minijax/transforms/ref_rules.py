@@ -436,7 +436,7 @@ def _write_vmap(prim):
         ref, value = values[0], values[1]
         if dims[0] is not_mapped and (dims[1] is not not_mapped or any(
                 d is not not_mapped for d in dims[2:])):
-            if id(ref) not in trace.local_refs:
+            if not trace.ref_ledger.made_here(ref):
                 raise _unbatched_ref_error(prim, trace, ref, value)
             values = [ref_checks.promote(trace, ref)] + list(values[1:])
             dims = [0] + list(dims[1:])

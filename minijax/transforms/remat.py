@@ -77,7 +77,11 @@ not discharged at all: it is taken out of the body, which returns the written va
 and nothing else -- no entry read -- and vmap sees one unbatched write. A ref made
 earlier by the differentiated function has a tangent ref, read at entry and written
 at exit beside it. And a body calling a custom_jvp/custom_vjp function that takes a
-ref is differentiated in line, undischarged: the user's rules need the ref itself.
+ref is not discharged: the user's rules need the ref itself. Where the body does
+nothing to the ref but pass it to such functions (the gradient-stashing recipe,
+whose `bwd` writes it only in the backward pass), the body is pure and the remat is
+split by its policy as any other, the ref passed to the staged remat as it is;
+otherwise the body is differentiated in line (exact, but then nothing is recomputed).
 
 (Real JAX 0.10 instead recomputes the ref operations against the live ref, running
 the effect twice: see `minijax/divergences/remat.py`.)
@@ -87,11 +91,11 @@ from __future__ import annotations
 import functools
 
 from ..ir import primitives as P
-from ..ir.core import Jaxpr, ClosedJaxpr
+from ..ir.core import Jaxpr, ClosedJaxpr, ReadEffect, WriteEffect, AccumEffect
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.source_info import source_info_from
 from ..ir.types import RefType
-from ..ir.trace import MinijaxError, bind, set_current_trace, current_trace
+from ..ir.trace import MinijaxError, bind, set_current_trace, current_trace, aval_of
 from .ad_util import Zero, tangent_aval, eval_jaxpr, zeros, instantiate
 from .calls import call_jvp, call_transpose, register_call_rules
 from .control_flow_common import custom_rules_take_refs
@@ -115,9 +119,15 @@ class RematError(MinijaxError, TypeError):
 def _remat_jvp(primals, tangents, *, jaxpr, **params):
     if custom_rules_take_refs(jaxpr):
         # A custom derivative rule written for a ref (the gradient-stashing recipe)
-        # cannot run on the discharged body, where the ref is a value. Differentiate
-        # the body in line instead: exact values and effects, nothing recomputed --
-        # so this checkpoint saves no memory.
+        # cannot run on the discharged body, where the ref is a value.
+        if _refs_only_reach_custom_rules(jaxpr) and not any(
+                type(t) is not Zero for x, t in zip(jaxpr.invars, tangents)
+                if isinstance(x.aval, RefType)):
+            # The body does nothing to its refs but hand them to custom rules: it is
+            # pure, and may be recomputed; the refs stay refs through the remat.
+            return call_jvp(remat_p, primals, tangents, jaxpr=jaxpr, **params)
+        # Otherwise differentiate the body in line: exact values and effects, nothing
+        # recomputed -- so this checkpoint saves no memory.
         return jvp_flat(lambda *xs: eval_jaxpr(jaxpr, (), xs), primals, tangents,
                         current_trace())
     if mentions_refs(jaxpr):
@@ -284,9 +294,23 @@ def _jvp_with_refs(primals, tangents, jaxpr, params):
 
 # -- partial evaluation: the policy decides -------------------------------------------------------
 
+def _refs_only_reach_custom_rules(jaxpr: Jaxpr) -> bool:
+    """Whether the body's refs are used only as operands of custom derivative calls
+    (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`) that have no effect on them
+    in the forward pass: the stashing recipe, whose `bwd` writes its ref only when
+    the pullback runs. Such a body is pure, so the policy may recompute any of it."""
+    return (custom_rules_take_refs(jaxpr) and not _has_ref_effects(jaxpr)
+            and not any(eqn.primitive.ref_op for eqn in jaxpr.eqns))
+
+
+def _has_ref_effects(jaxpr: Jaxpr) -> bool:
+    return any(isinstance(e, (ReadEffect, WriteEffect, AccumEffect)) for e in jaxpr.effects)
+
+
 def _remat_partial_eval(trace, args, params):
     jaxpr = params["jaxpr"]
-    if mentions_refs(jaxpr):
+    if mentions_refs(jaxpr) and not (_refs_only_reach_custom_rules(jaxpr) and not any(
+            trace.is_unknown(x) for x in args if isinstance(aval_of(x), RefType))):
         return _partial_eval_with_refs(trace, args, params)
     unknowns = tuple(trace.is_unknown(x) for x in args)
     split = partial_eval_jaxpr_for_call(jaxpr, unknowns, params["policy"])

@@ -32,8 +32,9 @@ from ..ir import control_flow_primitives as CF
 from ..ir.core import Eqn, Jaxpr, Var
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
+from ..ir.types import RefType
 from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents
-from .control_flow_common import (custom_rules_take_refs, jvp_unrolled_scan,
+from .control_flow_common import (custom_rules_take_refs, partial_eval_unrolled_scan,
                                   trace_body, jvp_body, reorder, split_list, has_ref_inputs,
                                   strip_debug_effects,
                                   jvp_through_discharge, partial_eval_through_discharge)
@@ -55,10 +56,10 @@ def _bind_scan(consts, init, xs, jaxpr, like_params, **changes):
 # -- jvp --------------------------------------------------------------------------------
 
 def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
-    if custom_rules_take_refs(jaxpr):
-        return jvp_unrolled_scan(primals, tangents, jaxpr=jaxpr, num_consts=num_consts,
-                                 num_carry=num_carry, **params)
-    if has_ref_inputs(primals):
+    # A body calling a custom function that takes a ref keeps its refs as refs (the
+    # custom rules need them; `cond_refs.py` says more); any other body using refs is
+    # differentiated on values, after discharge.
+    if has_ref_inputs(primals) and not custom_rules_take_refs(jaxpr):
         return jvp_through_discharge(scan_p, primals, tangents, dict(
             params, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry))
     nonzeros = [type(t) is not Zero for t in tangents]
@@ -112,7 +113,12 @@ jvp_rules[scan_p] = _scan_jvp
 
 def _scan_partial_eval(trace, args, params):
     if has_ref_inputs(args):
-        return partial_eval_through_discharge(trace, scan_p, args, params)
+        if not custom_rules_take_refs(params["jaxpr"]):
+            return partial_eval_through_discharge(trace, scan_p, args, params)
+        if any(trace.is_unknown(x) and isinstance(aval_of(x), RefType) for x in args):
+            return partial_eval_unrolled_scan(trace, args, **params)
+        # Otherwise the refs are known consts: a ref residual (the ref `fwd` keeps) is
+        # then an invariant residual below, passed to the staged scan as a const.
     jaxpr, num_consts, num_carry = params["jaxpr"], params["num_consts"], params["num_carry"]
     length = params["length"]
     unknowns = [trace.is_unknown(x) for x in args]
@@ -259,7 +265,8 @@ transpose_rules[scan_p] = _scan_transpose
 
 # -- vmap ----------------------------------------------------------------------------------------
 
-def _scan_vmap(axis_size, values, dims, *, jaxpr, num_consts, num_carry, length, **params):
+def _scan_vmap(axis_size, values, dims, *, jaxpr, num_consts, num_carry, length,
+               axis_name=None, **params):
     const_v, carry_v, x_v = split_list(values, [num_consts, num_carry])
     const_d, carry_d, x_d = split_list(dims, [num_consts, num_carry])
     const_b = [d is not not_mapped for d in const_d]
@@ -271,14 +278,15 @@ def _scan_vmap(axis_size, values, dims, *, jaxpr, num_consts, num_carry, length,
                 + [0 if b else None for b in x_b])
     with set_current_trace(fresh_root()):
         while True:     # the carry fixpoint: batched in, or made batched by the body
-            found = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size).out_axes
+            found = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size, axis_name=axis_name).out_axes
             grown = [b or d is not None for b, d in zip(carry_b, found[:num_carry])]
             if grown == carry_b:
                 break
             carry_b = grown
         y_b = [d is not None for d in found[num_carry:]]
         out_axes = [0 if b else None for b in carry_b + y_b]
-        body = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size, out_axes=out_axes).jaxpr
+        body = vmap_jaxpr(jaxpr, in_axes(carry_b), axis_size, out_axes=out_axes,
+                          axis_name=axis_name).jaxpr
     consts = [moveaxis(v, d, 0) if b else v for v, d, b in zip(const_v, const_d, const_b)]
     init = [batch_at(v, d, 0, axis_size) if b else v for v, d, b in zip(carry_v, carry_d, carry_b)]
     xs = [moveaxis(v, d, 1) if b else v for v, d, b in zip(x_v, x_d, x_b)]

@@ -23,13 +23,22 @@ spec of every input and output it adds:
   with a new leading axis of size 1 per device, split over every mesh axis (global
   shape `(devices, *block)`), and the staged one takes its block back off.
 
-DCE takes the generic path: a shard_map whose outputs are all unused is dropped.
+Only the manual mesh axes count in all this: along the `auto_axes` of a shard_map
+over part of its mesh the body sees whole arrays, and XLA lays them out.
+
+* discharge: a ref passed in becomes its block's value passed in, and the final
+  value of each ref the body writes comes back as an extra output split like the
+  ref, which is written back into it (as for `jit`, `calls.py`).
+
+DCE takes the generic path: a shard_map whose outputs are all unused, and that
+writes no ref, is dropped.
 """
 from __future__ import annotations
 
 import math
 
-from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p, unmentioned_axes
+from ..ir.shard_map_primitive import (shard_map_p, sharding_constraint_p, unmentioned_axes,
+                                      manual_axes)
 from ..ir.collective_primitives import psum_p
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import bind, aval_of, set_current_trace
@@ -41,6 +50,8 @@ from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
 from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
 from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear
 from .vmap import vmap_jaxpr
+from .discharge import (discharge_rules, thread_refs_through, write_back, mentions_refs,
+                        RefSlot, _copy_eqn)
 
 
 def _refuse_refs(jaxpr, what):
@@ -70,29 +81,26 @@ def _jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
     return JvpResult(outs[:n_out], tangents_out)
 
 
-def _replication(spec, mesh_axes) -> tuple:
-    return unmentioned_axes(spec, mesh_axes)
-
-
-def _transpose(cts, *args, jaxpr, mesh_axes, device_ids, in_specs, out_specs):
+def _transpose(cts, *args, jaxpr, in_specs, out_specs, **params):
     _refuse_refs(jaxpr, "the transpose")
     linear = tuple(is_linear(x) for x in args)
     body, consts = transpose_jaxpr_for_call(jaxpr, linear)
+    # copies along an auto axis are XLA's business: only manual axes count
+    mesh_axes = manual_axes(params["mesh_axes"], params.get("auto_axes", ()))
     sizes = dict(mesh_axes)
     cts = [zeros(ct.aval) if type(ct) is Zero else ct for ct in cts]
     # an output replicated n times is read once: each copy gets 1/n of its cotangent
     scaled = []
     for ct, spec in zip(cts, out_specs):
-        copies = math.prod(sizes[a] for a in _replication(spec, mesh_axes))
+        copies = math.prod(sizes[a] for a in unmentioned_axes(spec, mesh_axes))
         scaled.append(ct if copies == 1 else div(ct, const_like(ct, copies)))
     linear_specs = [s for s, lin in zip(in_specs, linear) if lin]
-    summed = _sum_over_replicas(body, [_replication(s, mesh_axes) for s in linear_specs])
+    summed = _sum_over_replicas(body, [unmentioned_axes(s, mesh_axes) for s in linear_specs])
     nonlinear = [x for x in args if not is_linear(x)]
     nonlinear_specs = tuple(s for s, lin in zip(in_specs, linear) if not lin)
     outs = iter(bind(shard_map_p, *consts, *nonlinear, *scaled, jaxpr=summed,
-                     mesh_axes=mesh_axes, device_ids=device_ids,
                      in_specs=((),) * len(consts) + nonlinear_specs + tuple(out_specs),
-                     out_specs=tuple(linear_specs)))
+                     out_specs=tuple(linear_specs), **params))
     return [next(outs) if lin else None for lin in linear]
 
 
@@ -112,7 +120,11 @@ def _sum_over_replicas(body, axes_per_output):
 
 
 def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, **params):
-    _refuse_refs(jaxpr, "vmap")
+    for x, d in zip(values, dims):
+        # a ref's batch axis cannot be moved; the trace stacks refs' rows at axis 0
+        if isinstance(aval_of(x), RefType) and d not in (None, 0):
+            raise TypeError("shard_map: vmap of a ref batched along an axis other than "
+                            "the first is not supported")
     moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(values, dims)]
     body_axes = [None if d is None else 0 for d in dims]
     batched = vmap_jaxpr(jaxpr, body_axes, batch_size,
@@ -124,13 +136,27 @@ def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, **params):
     return Batched(list(outs), [0] * len(outs))
 
 
+def _discharge(b, eqn, inputs):
+    params = eqn.params
+    if not mentions_refs(params["jaxpr"]) and not any(isinstance(x, RefSlot)
+                                                      for x in inputs):
+        return _copy_eqn(b, eqn, inputs)
+    result, args = thread_refs_through(b, inputs, params["jaxpr"])
+    finals_specs = tuple(params["in_specs"][i] for i in result.info.written)
+    outs = b.emit_eqn(shard_map_p, args, dict(
+        params, jaxpr=result.jaxpr, out_specs=tuple(params["out_specs"]) + finals_specs))
+    return write_back(inputs, result, outs)
+
+
+discharge_rules[shard_map_p] = _discharge
 jvp_rules[shard_map_p] = _jvp
 transpose_rules[shard_map_p] = _transpose
 vmap_rules[shard_map_p] = _vmap
 
 
 def _partial_eval(trace, args, params):
-    jaxpr, mesh_axes = params["jaxpr"], params["mesh_axes"]
+    jaxpr = params["jaxpr"]
+    mesh_axes = manual_axes(params["mesh_axes"], params.get("auto_axes", ()))
     in_specs, out_specs = params["in_specs"], params["out_specs"]
     _refuse_refs(jaxpr, "partial evaluation")
     unknowns = tuple(trace.is_unknown(x) for x in args)

@@ -30,9 +30,11 @@ parent trace) primitives that compute the results for all examples at once, and 
 where the batch axis of each result ended up. Rules are free to leave the batch axis
 anywhere: moving it costs a transpose, so they move axes only when the primitive
 cannot work around them (an elementwise op whose operands disagree, a reshape with
-the batch axis in the middle, ...). `vmap_rules.py` holds the rules for shape ops,
-contractions and indexing; this file holds the trace, the elementwise rules and
-`vmap_jaxpr`. Refs add a little to the trace itself: it remembers the refs made in
+the batch axis in the middle, ...). With `vmap(..., axis_name=)` the trace asks
+`named_axis_rules` first: collectives over its axis, and primitives whose bodies hold
+them, whose rules then get `axis_name=` too (`collective_rules.py`). `vmap_rules.py`
+holds the rules for shape ops, contractions and indexing; this file holds the trace,
+the elementwise rules and `vmap_jaxpr`. Refs add a little to the trace itself: it remembers the refs made in
 it, promotes them when a batched value is written, and asks `vmap_refs.py` about
 aliasing and increments of refs from outside (read that after `ref_rules.py`).
 
@@ -67,14 +69,10 @@ class BatchTrace(Trace):
         super().__init__(parent)
         self.axis_size = axis_size
         self.axis_name = axis_name       # the name collectives use for this axis, if any
-        self.local_refs: dict = {}       # id(unbatched ref made here) -> the ref
-        self.ref_redirects: dict = {}    # id(promoted ref) -> (it, its batched tracer)
-        # id(ref mapped as an argument) -> (it, its name): the same ref reaching the
-        # trace unbatched is then a closure of it (aliasing, see `vmap_refs.py`).
-        self.argument_refs: dict = {}
-        # id(ref from outside) -> it, for each one read so far: a later write of it
-        # is an increment (read-modify-write), see `vmap_refs.py`.
-        self.outside_refs_read: dict = {}
+        # id(promoted ref) -> (it, its batched tracer): every later use goes there.
+        # What the trace knows about refs (made here, mapped as arguments, read from
+        # outside) is in its `ref_ledger`, see `vmap_refs.py`.
+        self.ref_redirects: dict = {}
 
     def to_batched(self, x):
         """`(value, batch_dim)` for anything that reaches this trace."""
@@ -89,7 +87,7 @@ class BatchTrace(Trace):
         if self.ref_redirects:
             args = [self.ref_redirects[id(x)][1] if id(x) in self.ref_redirects else x
                     for x in args]
-        if self.argument_refs:
+        if self.ref_ledger.mapped_arguments:
             ref_checks.check_no_closure_alias(self, args)
         if self.axis_name is not None and prim in named_axis_rules:
             outs = named_axis_rules[prim](self, args, params)
@@ -97,25 +95,30 @@ class BatchTrace(Trace):
                 return outs
         values, dims = [], []
         for x in args:
-            if isinstance(x, BatchTracer) and x._trace is self:
-                values.append(x.value)
-                dims.append(x.batch_dim)
-            else:
-                values.append(x)
-                dims.append(not_mapped)
+            value, dim = self.to_batched(x)
+            values.append(value)
+            dims.append(dim)
+        if any(d is not not_mapped for d in dims):
+            return self.apply_rule(prim, values, dims, params)
+        # Every example computes the same thing: compute it once -- unless it
+        # increments a ref from outside, which is ambiguous (vmap_refs.py).
         parent = self.parent
         with set_current_trace(parent):
-            if all(d is not_mapped for d in dims):
-                # Every example computes the same thing: compute it once -- unless it
-                # increments a ref from outside, which is ambiguous (vmap_refs.py).
-                if ref_checks.watched(prim):
-                    ref_checks.check_unbatched_write(self, prim, values, params)
-                outs = parent.process_primitive(prim, values, params)
-                if prim.allocates_ref:
-                    self.local_refs.update((id(o), o) for o in outs)
-                if ref_checks.reading(prim):
-                    ref_checks.note_reads(self, prim, values, params)
-                return outs
+            if ref_checks.watched(prim):
+                ref_checks.check_unbatched_write(self, prim, values, params)
+            outs = parent.process_primitive(prim, values, params)
+            if prim.allocates_ref:
+                self.ref_ledger.note_made_below(outs)
+            if ref_checks.reading(prim):
+                ref_checks.note_reads(self, prim, values, params)
+        return outs
+
+    def apply_rule(self, prim, values, dims, params, **rule_options):
+        """Run `prim`'s batching rule on the stacked `values` one level out; the
+        results come back as values of this trace. `rule_options` go to the rule
+        as keywords (`axis_name=` for rules that batch bodies, see
+        `collective_rules.py`)."""
+        with set_current_trace(self.parent):
             if prim.has_ref_effects_of_body:
                 values, dims = ref_checks.promote_written_refs(self, prim, values, dims,
                                                                params)
@@ -126,7 +129,7 @@ class BatchTrace(Trace):
                 rule = vmap_rules.get(prim)
                 if rule is None:
                     raise _missing_rule(prim)
-                out = rule(self.axis_size, values, dims, **params)
+                out = rule(self.axis_size, values, dims, **rule_options, **params)
             if ref_checks.reading(prim):
                 ref_checks.note_reads(self, prim, values, params, dims)
         return [self.wrap(v, d) for v, d in zip(out.values, out.batch_dims)]
@@ -318,11 +321,12 @@ def vmap_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, in_axes: Sequence[int | None],
     return BatchedJaxpr(batched, tuple(out_dims_found))
 
 
-def batch_function(fun, values, dims, axis_size) -> Batched:
+def batch_function(fun, values, dims, axis_size, axis_name=None) -> Batched:
     """Run `fun(*per_example_values) -> list` on batched values, in a fresh batching
     trace under the current one: for rules that must batch user Python code (the
-    derivative rules of custom_jvp / custom_vjp functions) rather than a jaxpr."""
-    trace = BatchTrace(current_trace(), axis_size)
+    derivative rules of custom_jvp / custom_vjp functions) rather than a jaxpr.
+    `axis_name` names the batch axis for the collectives `fun` uses."""
+    trace = BatchTrace(current_trace(), axis_size, axis_name)
     inputs = [trace.wrap(v, d) for v, d in zip(values, dims)]
     with set_current_trace(trace):
         outs = fun(*inputs)

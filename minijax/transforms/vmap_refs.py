@@ -20,7 +20,7 @@ vmapped call, so `BatchTrace.process_primitive` asks this module:
   which. `ref.addupdate(r, i, 1.0)` is one; so is `r[...] += 1.0`, which reads `r`
   and then writes it -- and so is any write after a read of the same ref, since
   "once per example" would have each example see the previous one's write. The
-  trace notes which outside refs it has read (`trace.outside_refs_read`) and rejects
+  trace notes which outside refs it has read (in its `ref_ledger`) and rejects
   a later write to one, naming the two readings and what to write for each. A call,
   branch or loop that writes an outside ref gets its body traced (and thrown away)
   under a batching trace with nothing mapped, which applies the same checks inside.
@@ -59,11 +59,10 @@ def reading(prim) -> bool:
 
 def check_no_closure_alias(trace, args):
     for x in args:
-        found = trace.argument_refs.get(id(x))
-        if found is not None:
-            ref, name = found
+        name = trace.ref_ledger.mapped_argument_name(x)
+        if name is not None:
             raise RefError(
-                f"vmap: {describe_ref(ref)} is both closed over by the vmapped function "
+                f"vmap: {describe_ref(x)} is both closed over by the vmapped function "
                 f"and passed to it as {name} (aliasing): mapped, each example sees one "
                 f"row of it, while the closure sees the whole ref. Use one or the other.")
 
@@ -71,12 +70,12 @@ def check_no_closure_alias(trace, args):
 # -- increments of outside refs ---------------------------------------------------------
 
 def _is_outside(trace, ref) -> bool:
-    return id(ref) not in trace.local_refs
+    return not trace.ref_ledger.made_here(ref)
 
 
 def read_before(trace, ref) -> bool:
     """Has this vmapped call already read `ref`, a ref from outside?"""
-    return id(ref) in trace.outside_refs_read
+    return trace.ref_ledger.was_read_from_outside(ref)
 
 
 def note_reads(trace, prim, values, params, dims=None):
@@ -89,7 +88,7 @@ def note_reads(trace, prim, values, params, dims=None):
     for k in read:
         ref = values[k]
         if (dims is None or dims[k] is not_mapped) and _is_outside(trace, ref):
-            trace.outside_refs_read[id(ref)] = ref
+            trace.ref_ledger.note_read_from_outside(ref)
 
 
 def ambiguous_increment(ref, how):
@@ -230,7 +229,8 @@ def _same_ref_groups(values, positions) -> dict:
 
 def cond_selecting_ref_contents(axis_size, index, operands, dims, branches, run_branch):
     """The batched-index cond of branches with ref effects (see above).
-    `run_branch(branch, operands, dims) -> outputs batched on axis 0`."""
+    `run_branch(number, operands, dims) -> outputs of branch `number`, batched on
+    axis 0`."""
     written = written_operands(branches)
     _check_written_refs_batched(written, operands, dims)
     written_ids = {id(operands[j]) for j in written}
@@ -238,14 +238,14 @@ def cond_selecting_ref_contents(axis_size, index, operands, dims, branches, run_
                                          if id(x) in written_ids])
     contents = {j: _contents(operands[j], dims[j]) for j in groups}
     outs_per_branch, finals_per_branch = [], []
-    for branch in branches:
+    for number, branch in enumerate(branches):
         ops, ds = list(operands), list(dims)
         copies = {}
         for j, positions in groups.items():
             copies[j] = bind(P.new_ref_p, contents[j])
             for k in positions:
                 ops[k], ds[k] = copies[j], 0
-        outs_per_branch.append(run_branch(branch, ops, ds))
+        outs_per_branch.append(run_branch(number, ops, ds))
         finals_per_branch.append([bind(P.get_p, copies[j]) for j in groups])
     for j, finals in zip(groups, zip(*finals_per_branch)):
         _write_back(operands[j], dims[j], select_lanes(index, list(finals)))

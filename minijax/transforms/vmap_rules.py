@@ -403,9 +403,10 @@ vmap_rules[P.dynamic_update_slice_p] = _dynamic_update_slice_rule
 class _BatchedJvpRule:
     """The `rule` param of a batched `custom_jvp_call`: the user's jvp, vmapped."""
 
-    def __init__(self, rule, arg_dims, axis_size):
+    def __init__(self, rule, arg_dims, axis_size, axis_name):
         self.inner, self.site = rule, rule.site
         self.arg_dims, self.axis_size = list(arg_dims), axis_size
+        self.axis_name = axis_name
 
     def jvp(self, *args):
         nondiff, primals, tangents = args[:-2], args[-2], args[-1]
@@ -422,7 +423,7 @@ class _BatchedJvpRule:
             trees[:] = [out_tree, tangent_out_tree, len(out_leaves)]
             return out_leaves + tangent_out_leaves
         result = batch_function(per_example, primal_leaves + tangent_leaves,
-                                self.arg_dims + self.arg_dims, self.axis_size)
+                                self.arg_dims + self.arg_dims, self.axis_size, self.axis_name)
         outs = [batch_at(v, d, 0, self.axis_size) for v, d in zip(*result)]
         out_tree, tangent_out_tree, k = trees
         return (tree_util.tree_unflatten(out_tree, outs[:k]),
@@ -447,9 +448,10 @@ class _BatchedVjpRule:
     """The `rule` param of a batched `custom_vjp_call`: the user's fwd and bwd, vmapped.
     The cotangent of an argument that all examples share is the sum over examples."""
 
-    def __init__(self, rule, site, arg_dims, axis_size):
+    def __init__(self, rule, site, arg_dims, axis_size, axis_name):
         self.inner, self.site = rule, site
         self.arg_dims, self.axis_size = list(arg_dims), axis_size
+        self.axis_name = axis_name
 
     def fwd(self, *full_args):
         site = self.site
@@ -463,7 +465,7 @@ class _BatchedVjpRule:
             trees[:] = [out_tree, residual_tree, len(out_leaves)]
             return out_leaves + residual_leaves
         result = batch_function(per_example, tree_util.tree_leaves(dyn), self.arg_dims,
-                                self.axis_size)
+                                self.axis_size, self.axis_name)
         outs = [batch_at(v, d, 0, self.axis_size) for v, d in zip(*result)]
         out_tree, residual_tree, k = trees
         return (tree_util.tree_unflatten(out_tree, outs[:k]),
@@ -491,7 +493,8 @@ class _BatchedVjpRule:
                     arrays += [leaf for leaf in flat if leaf is not None]
             return arrays
         result = batch_function(per_example, residual_leaves + ct_leaves,
-                                [0] * len(residual_leaves + ct_leaves), self.axis_size)
+                                [0] * len(residual_leaves + ct_leaves), self.axis_size,
+                                self.axis_name)
         cts, entries = layout[0], layout[1:]
         if not isinstance(cts, (tuple, list)):
             return cts
@@ -530,10 +533,14 @@ class _BatchedVjpRule:
 
 
 def _custom_call_rule(prim, batched_rule):
-    def rule(axis_size, values, dims, *, call_jaxpr, num_consts, rule, name):
+    # `axis_name`: the vmap's, when the body holds a collective over it (then the
+    # user's rules, batched later, run under a trace of that name too)
+    def rule(axis_size, values, dims, *, call_jaxpr, num_consts, rule, name, axis_name=None):
         out_axes = [0] * len(call_jaxpr.outvars)
-        batched = vmap_jaxpr(call_jaxpr, dims, axis_size, out_axes=out_axes)
-        new_rule = batched_rule(rule, batched.jaxpr, dims[num_consts:], num_consts, axis_size)
+        batched = vmap_jaxpr(call_jaxpr, dims, axis_size, out_axes=out_axes,
+                             axis_name=axis_name)
+        new_rule = batched_rule(rule, batched.jaxpr, dims[num_consts:], num_consts,
+                                axis_size, axis_name)
         outs = prim.bind(*values, call_jaxpr=batched.jaxpr, num_consts=num_consts,
                          rule=new_rule, name=name)
         return Batched(list(outs), out_axes)
@@ -542,8 +549,9 @@ def _custom_call_rule(prim, batched_rule):
 
 vmap_rules[custom_jvp_call_p] = _custom_call_rule(
     custom_jvp_call_p,
-    lambda rule, jaxpr, arg_dims, num_consts, size: _BatchedJvpRule(rule, arg_dims, size))
+    lambda rule, jaxpr, arg_dims, num_consts, size, name: _BatchedJvpRule(
+        rule, arg_dims, size, name))
 vmap_rules[custom_vjp_call_p] = _custom_call_rule(
     custom_vjp_call_p,
-    lambda rule, jaxpr, arg_dims, num_consts, size: _BatchedVjpRule(
-        rule, _BatchedSite(rule.site, jaxpr.in_avals[num_consts:]), arg_dims, size))
+    lambda rule, jaxpr, arg_dims, num_consts, size, name: _BatchedVjpRule(
+        rule, _BatchedSite(rule.site, jaxpr.in_avals[num_consts:]), arg_dims, size, name))
