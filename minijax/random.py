@@ -34,11 +34,12 @@ from .frontend.random_distributions import (categorical, choice, permutation,
     truncated_normal, gumbel, exponential, laplace, logistic, gamma, loggamma, beta,
     dirichlet, poisson, multivariate_normal, ball, generalized_normal)
 from .frontend.random_more import (cauchy, lognormal, pareto, t, chisquare, rayleigh,
-    weibull_min, maxwell, geometric)
+    weibull_min, maxwell, geometric, orthogonal, f, wald, triangular, double_sided_maxwell)
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
            "bits", "uniform", "normal", "bernoulli", "randint", "categorical", "choice",
            "permutation", "truncated_normal", "gumbel", "exponential", "laplace",
            "logistic", "rademacher", "gamma", "loggamma", "beta", "dirichlet", "poisson",
            "multivariate_normal", "ball", "generalized_normal", "cauchy", "lognormal",
-           "pareto", "t", "chisquare", "rayleigh", "weibull_min", "maxwell", "geometric"]
+           "pareto", "t", "chisquare", "rayleigh", "weibull_min", "maxwell", "geometric",
+           "orthogonal", "f", "wald", "triangular", "double_sided_maxwell"]

@@ -117,6 +117,7 @@ OP_CASES: list[OpCase] = [
     OpCase("reshape", lambda lax, x: lax.reshape(x, (3, 2)), lambda: (randn(2, 3),)),
     OpCase("transpose", lambda lax, x: lax.transpose(x, (2, 0, 1)), lambda: (randn(2, 3, 4),)),
     OpCase("squeeze", lambda lax, x: lax.squeeze(x, (1,)), lambda: (randn(2, 1, 3),)),
+    OpCase("rev", lambda lax, x: lax.rev(x, (0, 2)), lambda: (randn(2, 3, 4),)),
     OpCase("expand_dims", lambda lax, x: lax.expand_dims(x, (0, 2)), lambda: (randn(2, 3),)),
     OpCase("concatenate", lambda lax, x, y: lax.concatenate([x, y, x], 1),
            lambda: (randn(2, 3), randn(2, 2))),

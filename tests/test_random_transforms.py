@@ -281,3 +281,14 @@ def test_arithmetic_on_keys_is_refused():
         minijax.jit(lambda k: jnp.add(mr.key_data(k), 1) + k)(mr.key(0))
     with pytest.raises(TypeError, match="key arrays"):
         minijax.make_jaxpr(lambda k: minijax.lax.neg(k))(mr.key(0))
+
+
+def test_stop_gradient_passes_keys_through():
+    # `stop_gradient` is the one elementwise primitive declared with accepts_keys.
+    from minijax.ir import elementwise
+    assert elementwise.stop_gradient_p.accepts_keys
+    assert not elementwise.neg_p.accepts_keys
+    f = lambda k: mr.uniform(minijax.lax.stop_gradient(k), (2,))
+    g = lambda k: jax.random.uniform(jax.lax.stop_gradient(k), (2,))
+    np.testing.assert_array_equal(minijax.jit(f)(mr.key(3)), g(jax.random.key(3)))
+    np.testing.assert_array_equal(f(mr.key(3)), g(jax.random.key(3)))

@@ -229,6 +229,8 @@ for _x, _perm in [(floats(2, 3), (1, 0)), (ints(2, 3, 4), (2, 0, 1)), (bools(2),
     case("transpose", [_x], lambda x, p=_perm: lax.transpose(x, p), permutation=_perm)
 for _x, _dims in [(floats(1, 3, 1), (0, 2)), (ints(2, 1), (1,)), (floats(3), ())]:
     case("squeeze", [_x], lambda x, d=_dims: lax.squeeze(x, d), dimensions=_dims)
+for _x, _dims in [(floats(2, 3), (0, 1)), (ints(3, 4), (1,)), (bools(2), ()), (floats(), ())]:
+    case("rev", [_x], lambda x, d=_dims: lax.rev(x, d), dimensions=_dims)
 for _x, _dims in [(floats(2, 3), (0, 3)), (ints(3), (1,)), (floats(), (0,))]:
     case("expand_dims", [_x], lambda x, d=_dims: lax.expand_dims(x, d), dimensions=_dims)
 for _xs, _dim in [((floats(2, 3), floats(2, 1)), 1), ((ints(1, 2), ints(3, 2), ints(0, 2)), 0),

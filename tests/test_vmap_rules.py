@@ -124,6 +124,7 @@ def _cases():
                   id="reshape-scalar"))
     c.append(Case("transpose", [((2, 4, 5), "n")], permutation=(2, 0, 1)))
     c.append(Case("squeeze", [((2, 1, 4), "n")], dimensions=(1,)))
+    c.append(Case("rev", [((2, 4, 5), "n")], dimensions=(0, 2)))
     c.append(Case("expand_dims", [((2, 4), "n")], dimensions=(0, 2)))
     c.append(Case("expand_dims", [((2, 4), "n")], dimensions=(2,), id="expand_dims-last"))
     c.append(Case("expand_dims", [((), "n")], dimensions=(0,), id="expand_dims-scalar"))

@@ -238,6 +238,7 @@ _rule(P.reshape_p)(lambda x, *, new_sizes, dimensions=None: x.reshape(tuple(new_
 _rule(P.transpose_p)(lambda x, *, permutation: np.transpose(x, tuple(permutation)))
 _rule(P.squeeze_p)(lambda x, *, dimensions: np.squeeze(x, axis=tuple(dimensions)))
 _rule(P.expand_dims_p)(lambda x, *, dimensions: np.expand_dims(x, tuple(dimensions)))
+_rule(P.rev_p)(lambda x, *, dimensions: np.flip(x, axis=tuple(dimensions)))
 _rule(P.concatenate_p)(lambda *xs, dimension: np.concatenate(xs, axis=dimension))
 
 

@@ -120,6 +120,7 @@ _register_single(P.reshape_p, lambda x, *, new_sizes, dimensions=None:
 _register_single(P.transpose_p, lambda x, *, permutation: lax.transpose(x, permutation))
 _register_single(P.squeeze_p, lambda x, *, dimensions: lax.squeeze(x, dimensions))
 _register_single(P.expand_dims_p, lambda x, *, dimensions: lax.expand_dims(x, dimensions))
+_register_single(P.rev_p, lambda x, *, dimensions: lax.rev(x, dimensions))
 _register_single(P.concatenate_p, lambda *xs, dimension: lax.concatenate(xs, dimension))
 _register_single(P.pad_p, lambda x, padding_value, *, padding_config:
                  lax.pad(x, padding_value, padding_config))

@@ -90,6 +90,11 @@ def integer_pow(x, y: int):
     return bind(P.integer_pow_p, x, y=int(y))
 
 
+def reciprocal(x):
+    """1 / x, as JAX writes it: `integer_pow(x, -1)`."""
+    return integer_pow(x, -1)
+
+
 class RoundingMethod:
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
@@ -156,6 +161,12 @@ def squeeze(array, dimensions: Sequence[int]):
 def expand_dims(array, dimensions: Sequence[int]):
     ndim = aval_of(array).ndim + len(dimensions)
     return bind(P.expand_dims_p, array, dimensions=tuple(sorted(d % ndim for d in dimensions)))
+
+
+def rev(operand, dimensions: Sequence[int]):
+    """`operand` with the order of its elements reversed along each axis in
+    `dimensions` (non-negative, distinct)."""
+    return bind(P.rev_p, operand, dimensions=tuple(int(d) for d in dimensions))
 
 
 def concatenate(operands, dimension: int):
@@ -335,6 +346,23 @@ def full(shape, fill_value, dtype=None):
     if aval_of(value).ndim:
         raise TypeError(f"full needs a scalar fill value, got shape {aval_of(value).shape}")
     return broadcast_in_dim(value, tuple(shape), ())
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    """An array like `x` (its shape and dtype unless given; weak if `x` is and no
+    dtype is given) filled with `fill_value`."""
+    aval = aval_of(x)
+    weak_type = dtype is None and (isinstance(x, _PY_SCALARS) or aval.weak_type)
+    dtype = aval.dtype if dtype is None else canonical_dtype(dtype)
+    shape = aval.shape if shape is None else tuple(shape)
+    if weak_type and isinstance(fill_value, _PY_SCALARS):
+        # A Python scalar of the result's kind is itself weak of that dtype, and stays
+        # weak through XLA; a converted value would come back strong when run eagerly.
+        as_kind = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[dtype.kind]
+        if aval_of(as_kind(fill_value)).dtype == dtype:
+            return broadcast_in_dim(as_kind(fill_value), shape, ())
+    value = convert_element_type(fill_value, dtype, weak_type=weak_type)
+    return broadcast_in_dim(value, shape, ())
 
 
 def _cumulative(prim):

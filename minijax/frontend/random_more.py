@@ -7,6 +7,7 @@ docstrings say what is computed.
 from __future__ import annotations
 
 import functools
+import operator
 
 import ml_dtypes
 import numpy as np
@@ -16,7 +17,7 @@ from .. import numpy as jnp
 from .jit import jit
 from ..ir.types import is_integer
 from .random_core import (_check_key, _shape, _float, _dtype, _shape_with, _split, _uniform,
-                     _normal_real)
+                          _normal_real, _rademacher)
 from .random_distributions import _exponential, _gamma
 
 
@@ -145,3 +146,104 @@ def _geometric(typed_key, p, shape, dtype):
     u = jnp.where(u == 0, 1, u)
     log_one_minus_p = jnp.broadcast_to(lax.log1p(-p), shape)
     return (lax.floor(lax.div(lax.log(u), log_one_minus_p)) + 1).astype(dtype)
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """Matrices (n, m) drawn uniformly from the orthogonal group O(n) (m = n), or
+    semi-orthogonal ones: orthonormal rows if n < m, orthonormal columns if n > m.
+
+    The Q of the QR decomposition of a normal matrix, each column's sign flipped to
+    make R's diagonal positive (Mezzadri 2007): without that step Q would not be
+    uniform. Real dtypes only (minijax's `qr` is real)."""
+    typed, _ = _check_key("orthogonal", key)
+    n = operator.index(n)
+    m = n if m is None else operator.index(m)
+    dtype = _float("orthogonal", dtype)
+    return _orthogonal(typed, n, m, _shape("orthogonal", shape), dtype)
+
+
+@functools.partial(jit, static_argnums=(1, 2, 3, 4))
+def _orthogonal(typed_key, n, m, shape, dtype):
+    # A tall matrix, so Q has min(n, m) orthonormal columns; transposed back if n < m.
+    z = _normal_real(typed_key, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = jnp.linalg.qr(z)
+    signs = jnp.sign(jnp.linalg.diagonal(r))
+    x = q * jnp.expand_dims(signs, -2)
+    return jnp.matrix_transpose(x) if n < m else x
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F(dfnum, dfden) values: the ratio of two chi-squares, each over its degrees."""
+    typed, _ = _check_key("f", key)
+    dtype = _float("f", dtype)
+    return _f(typed, dfnum, dfden, _shape_with("f", shape, dfnum, dfden), dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4))
+def _f(typed_key, dfnum, dfden, shape, dtype):
+    dfnum = lax.convert_element_type(dfnum, dtype)
+    dfden = lax.convert_element_type(dfden, dtype)
+    key_den, key_num = _split(typed_key, (2,))
+    num = lax.div(_chisquare(key_num, dfnum, shape, dtype), dfnum)
+    den = lax.div(_chisquare(key_den, dfden, shape, dtype), dfden)
+    return lax.div(num, den)
+
+
+def wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian, scale 1) values, by Michael, Schucany and Haas's
+    transformation of a normal and a uniform."""
+    typed, _ = _check_key("wald", key)
+    dtype = _float("wald", dtype)
+    return _wald(typed, mean, _shape_with("wald", shape, mean), dtype)
+
+
+@functools.partial(jit, static_argnums=(2, 3))
+def _wald(typed_key, mean, shape, dtype):
+    key_normal, key_uniform = _split(typed_key, (2,))
+    mean = jnp.broadcast_to(jnp.asarray(mean).astype(dtype), shape)
+    y = lax.integer_pow(_normal_real(key_normal, shape, dtype), 2)
+    z = _uniform(key_uniform, 0., 1., shape, dtype)
+    mean_sq = lax.integer_pow(mean, 2)
+    root = lax.sqrt(4 * mean * y + mean_sq * lax.integer_pow(y, 2))
+    x = mean + mean_sq * y / 2 - mean / 2 * root
+    return lax.select(lax.le(z, mean / (mean + x)), x, mean_sq / x)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular(left, mode, right) values, by inverting the distribution function."""
+    typed, _ = _check_key("triangular", key)
+    dtype = _float("triangular", dtype)
+    shape = _shape_with("triangular", shape, left, mode, right)
+    return _triangular(typed, left, mode, right, shape, dtype)
+
+
+@functools.partial(jit, static_argnums=(4, 5))
+def _triangular(typed_key, left, mode, right, shape, dtype):
+    left, mode, right = (jnp.broadcast_to(lax.convert_element_type(v, dtype), shape)
+                         for v in (left, mode, right))
+    mode_fraction = (mode - left) / (right - left)
+    u = _uniform(typed_key, 0., 1., shape, dtype)
+    below = left + lax.sqrt(u * (right - left) * (mode - left))
+    above = right - lax.sqrt((1 - u) * (right - left) * (right - mode))
+    return lax.select(u < mode_fraction, below, above)
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """loc + scale * (a Maxwell value with a random sign).
+
+    As in JAX, the parameters' broadcast shape is appended to `shape` (when `shape`
+    is empty it is that shape, appended to itself)."""
+    typed, _ = _check_key("double_sided_maxwell", key)
+    dtype = _float("double_sided_maxwell", dtype)
+    return _double_sided_maxwell(typed, loc, scale, _shape("double_sided_maxwell", shape),
+                                 dtype)
+
+
+@functools.partial(jit, static_argnums=(3, 4))
+def _double_sided_maxwell(typed_key, loc, scale, shape, dtype):
+    param_shape = tuple(np.broadcast_shapes(jnp.shape(loc), jnp.shape(scale)))
+    shape = (shape or param_shape) + param_shape
+    key_maxwell, key_sign = _split(typed_key, (2,))
+    magnitude = _maxwell(key_maxwell, shape, dtype)
+    sign = _rademacher(key_sign, shape, dtype)
+    return sign * magnitude * scale + loc

@@ -25,7 +25,7 @@ from jax.lax import Precision  # the enum users pass; minijax stores its member 
 from ..ir import primitives as P, window_primitives as W
 from ..ir.trace import bind, aval_of, Tracer
 from ..ir.types import canonical_dtype
-from ..transforms.ad_util import reverse_axis
+from ..transforms.ad_util import reverse_axes
 from . import lax_ops as lax_
 from .lax_ops import canonicalize_precision
 
@@ -217,8 +217,7 @@ def conv_transpose(lhs, rhs, strides: Sequence[int], padding, rhs_dilation=None,
     else:
         pads = padding
     if transpose_kernel:
-        for axis in dnums.rhs_spec[2:]:
-            rhs = reverse_axis(rhs, axis)
+        rhs = reverse_axes(rhs, dnums.rhs_spec[2:])
         perm = list(range(ndim))
         perm[dnums.rhs_spec[0]], perm[dnums.rhs_spec[1]] = dnums.rhs_spec[1], dnums.rhs_spec[0]
         rhs = bind(P.transpose_p, rhs, permutation=tuple(perm))

@@ -10,10 +10,11 @@
 This package and `minijax.testing` are the only places that may call JAX's
 transformations, and only to compute JAX's side of a comparison.
 """
-# `import_rules.py` and `import_rules_numeric.py` fill the import table when this
-# package is imported, so any use of `importing.py` (which reaches it through this
-# package) sees the whole table.
+# `import_rules.py`, `import_rules_calls.py` and `import_rules_numeric.py` fill the
+# import table when this package is imported, so any use of `importing.py` (which
+# reaches it through this package) sees the whole table.
 from . import import_rules as _import_rules  # noqa: F401
+from . import import_rules_calls as _import_rules_calls  # noqa: F401
 from . import import_rules_numeric as _import_rules_numeric  # noqa: F401
 from .importing import (import_jaxpr, trace_with_jax, MissingPrimitivesError,
                         missing_primitives, import_rules)

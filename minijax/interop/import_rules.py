@@ -10,6 +10,10 @@ Hints JAX carries and minijax does not model -- shardings, memory spaces, an op'
 that sets one is refused by name rather than silently changed. The one exception is
 a dot's `precision`, which changes results only on TPUs: it is dropped. (The
 placement params of a `jit` equation are ignored: minijax's `jit` has none.)
+
+The table continues in `import_rules_calls.py` (checkpoint, custom derivatives) and
+`import_rules_numeric.py` (bits, special functions, complex, linear algebra, windows,
+keys).
 """
 from __future__ import annotations
 
@@ -25,19 +29,13 @@ from ..frontend import refs as mini_refs
 from ..ir import primitives as P
 from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_callback_p,
                                           debug_print_p)
-from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
-from ..ir.remat_primitive import remat_p, name_p
 from ..transforms.batching import AxisFrame
 from ..ir import collective_primitives as C
 from ..ir.collective_primitives import as_names
 from ..frontend.sharding import sharding_params
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
 from ..ir.trace import MinijaxError, bind, aval_of, current_trace, set_current_trace
-from ..transforms import policies as mini_policies
-from ..transforms.ad_util import zeros
-from ..transforms.custom_derivatives import custom_jvp, custom_vjp
-from .importing import (register_import, import_body, import_bodies, eval_jax_jaxpr,
-                        open_jaxpr)
+from .importing import register_import, import_body, import_bodies
 
 
 class UnsupportedParamError(MinijaxError, NotImplementedError):
@@ -129,6 +127,8 @@ register_import("transpose", P.transpose_p, lambda x, *, permutation:
                 [bind(P.transpose_p, x, permutation=_ints(permutation))])
 register_import("squeeze", P.squeeze_p, lambda x, *, dimensions:
                 [bind(P.squeeze_p, x, dimensions=_ints(dimensions))])
+register_import("rev", P.rev_p, lambda x, *, dimensions:
+                [bind(P.rev_p, x, dimensions=_ints(dimensions))])
 register_import("concatenate", P.concatenate_p, lambda *xs, dimension:
                 [bind(P.concatenate_p, *xs, dimension=int(dimension))])
 register_import("pad", P.pad_p, lambda x, v, *, padding_config: [bind(
@@ -264,131 +264,30 @@ def _while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
                      body_nconsts=len(body_hoisted) + body_nconsts))
 
 
-def _scan(*args, jaxpr, num_consts, num_carry, length, reverse, unroll, linear=None,
-          _split_transpose=False):
+def _scan_counts(num_consts, num_carry, ft_in):
+    """(consts, carries) of a JAX scan equation. Newer JAX releases replace the params
+    `num_consts`/`num_carry` by `ft_in`, a flat tree of the three operand groups
+    (consts, carries, xs) whose `unpack()` gives each group with its `vals`."""
+    if ft_in is None:
+        return int(num_consts), int(num_carry)
+    consts, carries, _ = ft_in.unpack()
+    return len(list(consts.vals)), len(list(carries.vals))
+
+
+def _scan(*args, jaxpr, length, reverse, unroll, num_consts=None, num_carry=None,
+          linear=None, _split_transpose=False, ft_in=None, ft_out=None):
+    # ft_out (newer JAX) describes the outputs, which are the body's outputs in order.
+    num_consts, num_carry = _scan_counts(num_consts, num_carry, ft_in)
     body, hoisted = import_body(jaxpr)
     unroll = int(unroll) if not isinstance(unroll, bool) else (length if unroll else 1)
     return list(bind(scan_p, *hoisted, *args, jaxpr=body,
-                     num_consts=len(hoisted) + num_consts, num_carry=int(num_carry),
+                     num_consts=len(hoisted) + num_consts, num_carry=num_carry,
                      length=int(length), reverse=bool(reverse), unroll=unroll))
 
 
 register_import("cond", cond_p, _cond)
 register_import("while", while_p, _while)
 register_import("scan", scan_p, _scan)
-
-
-# -- remat -----------------------------------------------------------------------------------------
-
-def import_policy(policy):
-    """The minijax policy of a JAX checkpoint policy (read through its own fields)."""
-    jax_policies = jax.checkpoint_policies
-    if policy is None or policy is jax_policies.nothing_saveable:
-        return mini_policies.nothing_saveable
-    if policy is jax_policies.everything_saveable:
-        return mini_policies.everything_saveable
-    kind = type(policy).__name__
-    if kind == "DotsSaveable":
-        return (mini_policies.dots_with_no_batch_dims_saveable
-                if policy.only_if_no_batch_dims else mini_policies.dots_saveable)
-    if kind == "SaveOnlyTheseNames":
-        return mini_policies.SaveOnlyTheseNames(*sorted(policy.saveable_names))
-    if kind == "SaveAnyNamesButThese":
-        return mini_policies.SaveAnyNamesButThese(*sorted(policy.names))
-    raise UnsupportedParamError(f"cannot import the checkpoint policy {policy!r}: minijax "
-                                f"reads JAX's built-in policy objects only")
-
-
-def _remat(*args, jaxpr, policy, prevent_cse, differentiated):
-    body, hoisted = import_body(jaxpr)
-    return list(bind(remat_p, *hoisted, *args, jaxpr=body, policy=import_policy(policy),
-                     prevent_cse=bool(prevent_cse), differentiated=bool(differentiated)))
-
-
-register_import("remat2", remat_p, _remat)
-register_import("checkpoint", remat_p, _remat)
-register_import("name", name_p, lambda x, *, name: [bind(name_p, x, name=str(name))])
-
-
-# -- custom derivatives -----------------------------------------------------------------------------
-#
-# JAX keeps the rules as thunks that trace them into jaxprs on demand; we ask for them
-# with every tangent nonzero, import what they return, and wrap them as minijax's
-# `custom_jvp` / `custom_vjp` functions, so minijax's own AD calls them.
-
-def _primal_fun(call_jaxpr, num_consts, consts):
-    jaxpr, body_consts = open_jaxpr(call_jaxpr)
-
-    def fun(*args):
-        return tuple(eval_jax_jaxpr(jaxpr, body_consts, list(consts) + list(args)))
-    debug_info = getattr(jaxpr, "debug_info", None)
-    fun.__name__ = str(getattr(debug_info, "func_name", None) or "custom_call")
-    return fun
-
-
-def _custom_jvp_call(*args, call_jaxpr, jvp_jaxpr_fun=None, jvp_jaxpr_thunk=None,
-                     num_consts, symbolic_zeros=False):
-    consts, primals = args[:num_consts], args[num_consts:]
-    thunk = jvp_jaxpr_fun if jvp_jaxpr_fun is not None else jvp_jaxpr_thunk
-    fun = _primal_fun(call_jaxpr, num_consts, consts)
-    call = getattr(thunk, "call_wrapped", thunk)
-    jvp_jaxpr, jvp_consts, out_zeros = call(*([False] * len(primals)))
-    wrapped = custom_jvp(fun)
-
-    def jvp(primals_in, tangents_in):
-        outs = eval_jax_jaxpr(jvp_jaxpr, list(jvp_consts), list(primals_in) + list(tangents_in))
-        primals_out, nonzero = outs[:len(out_zeros)], iter(outs[len(out_zeros):])
-        tangents_out = [zeros(aval_of(p)) if z else next(nonzero)
-                        for p, z in zip(primals_out, out_zeros)]
-        return tuple(primals_out), tuple(tangents_out)
-    wrapped.defjvp(jvp)
-    return list(wrapped(*primals))
-
-
-def _custom_vjp_call(*args, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts, out_trees,
-                     symbolic_zeros=False):
-    consts, primals = args[:num_consts], args[num_consts:]
-    fun = _primal_fun(call_jaxpr, num_consts, consts)
-    wrapped = custom_vjp(fun)
-    n_out = len(open_jaxpr(call_jaxpr)[0].outvars)
-
-    def fwd(*primals_in):
-        fwd_jaxpr, fwd_consts = fwd_jaxpr_thunk.call_wrapped(*([True] * len(primals_in)))
-        out_tree, res_tree, input_fwds = out_trees()
-        outs = eval_jax_jaxpr(fwd_jaxpr, list(fwd_consts), list(primals_in))
-        kept, primals_out = outs[:len(outs) - n_out], outs[len(outs) - n_out:]
-        kept = iter(kept)
-        # JAX leaves out residuals that are inputs; `input_fwds` says which (counted
-        # over consts and arguments).
-        inputs = list(consts) + list(primals_in)
-        residuals = [next(kept) if f is None else inputs[f] for f in input_fwds]
-        return tuple(primals_out), tuple(residuals)
-
-    def bwd_rule(residuals, cts):
-        # JAX's bwd is JAX code: trace it with JAX at these types, then import it.
-        res_structs = [_struct(r) for r in residuals]
-        ct_structs = [_struct(c) for c in cts]
-        zero_positions = []
-
-        def flat_bwd(res, ct):
-            outs = bwd.call_wrapped(*res, *ct)
-            zero_positions[:] = [type(o).__name__ in ("Zero", "SymbolicZero") for o in outs]
-            return [o for o in outs if type(o).__name__ not in ("Zero", "SymbolicZero")]
-        closed = jax.make_jaxpr(flat_bwd)(res_structs, ct_structs)
-        outs = iter(eval_jax_jaxpr(closed.jaxpr, list(closed.consts),
-                                   list(residuals) + list(cts)))
-        return tuple(None if z else next(outs) for z in zero_positions)
-    wrapped.defvjp(fwd, bwd_rule)
-    return list(wrapped(*primals))
-
-
-def _struct(x):
-    aval = aval_of(x)
-    return jax.ShapeDtypeStruct(aval.shape, aval.dtype)
-
-
-register_import("custom_jvp_call", custom_jvp_call_p, _custom_jvp_call)
-register_import("custom_vjp_call", custom_vjp_call_p, _custom_vjp_call)
 
 
 # -- refs -----------------------------------------------------------------------------------------
@@ -446,8 +345,9 @@ def _addupdate(ref, value, *leaves, tree):
     return []
 
 
-def _new_ref(x, *, memory_space=None, kind=None):
-    _refuse_hint("new_ref", {"memory_space": memory_space}, "memory_space")
+def _new_ref(x, *, memory_space=None, kind=None, pin=False):
+    # `pin` (newer JAX: lower to a pinned buffer) is placement, like memory_space.
+    _refuse_hint("new_ref", {"memory_space": memory_space, "pin": pin}, "memory_space", "pin")
     return [mini_refs.new_ref(x, kind=kind)]
 
 

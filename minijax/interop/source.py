@@ -67,6 +67,7 @@ source_rules.update({
     "transpose": lambda ins, p: _call("lax.transpose", ins, permutation=p["permutation"]),
     "squeeze": lambda ins, p: _call("lax.squeeze", ins, dimensions=p["dimensions"]),
     "expand_dims": lambda ins, p: _call("lax.expand_dims", ins, dimensions=p["dimensions"]),
+    "rev": lambda ins, p: _call("lax.rev", ins, dimensions=p["dimensions"]),
     "concatenate": lambda ins, p: f"lax.concatenate([{', '.join(ins)}], {p['dimension']})",
     "pad": lambda ins, p: _call("lax.pad", ins, padding_config=p["padding_config"]),
     "slice": lambda ins, p: _call("lax.slice", ins, start_indices=p["start_indices"],

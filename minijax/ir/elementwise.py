@@ -21,12 +21,12 @@ def _reject_keys(name, dtypes):
               "split keys and draw values from them")
 
 
-def _unary(name, accepts, out_dtype=None):
-    prim = Primitive(name)
+def _unary(name, accepts, out_dtype=None, accepts_keys=False):
+    prim = Primitive(name, accepts_keys=accepts_keys)
 
     def rule(x, **params):
         _array(name, x)
-        if name != "stop_gradient":
+        if not prim.accepts_keys:
             _reject_keys(name, [x.dtype])
         if not accepts(x.dtype):
             _fail(name, f"does not accept dtype {x.dtype.name}")
@@ -129,7 +129,7 @@ square_p = _unary("square", _numeric)
 round_p = _unary("round", is_float)            # params: rounding_method (0 away, 1 even)
 is_finite_p = _unary("is_finite", is_float, out_dtype=np.dtype(bool))
 not_p = _unary("not", _int_or_bool)
-stop_gradient_p = _unary("stop_gradient", _any)
+stop_gradient_p = _unary("stop_gradient", _any, accepts_keys=True)
 
 integer_pow_p = Primitive("integer_pow")       # params: y (a Python int)
 
@@ -294,6 +294,17 @@ def _expand_dims_rule(x, *, dimensions):
 
 
 type_rules[expand_dims_p] = _expand_dims_rule
+
+rev_p = Primitive("rev")                        # params: dimensions (the axes reversed)
+
+
+def _rev_rule(x, *, dimensions):
+    _array("rev", x)
+    _check_axes("rev", dimensions, x.ndim)
+    return [x]
+
+
+type_rules[rev_p] = _rev_rule
 
 concatenate_p = Primitive("concatenate")
 

@@ -43,19 +43,23 @@ class Primitive:
     * `dce_keeps_effects`: its DCE rule keeps every effect of the equation (`jit`:
       its body is pruned by DCE itself), so DCE may prune it although it has
       effects. Other primitives' DCE rules only see effect-free equations.
+    * `accepts_keys`: an elementwise primitive that also takes key arrays
+      (`stop_gradient`, which passes its operand through). Keys are opaque, so the
+      other elementwise type rules refuse them.
     """
     __slots__ = ("name", "multiple_results", "ref_op", "allocates_ref",
-                 "has_ref_effects_of_body", "dce_keeps_effects")
+                 "has_ref_effects_of_body", "dce_keeps_effects", "accepts_keys")
 
     def __init__(self, name: str, multiple_results: bool = False, *, ref_op: bool = False,
                  allocates_ref: bool = False, has_ref_effects_of_body: bool = False,
-                 dce_keeps_effects: bool = False):
+                 dce_keeps_effects: bool = False, accepts_keys: bool = False):
         self.name = name
         self.multiple_results = multiple_results
         self.ref_op = ref_op or allocates_ref
         self.allocates_ref = allocates_ref
         self.has_ref_effects_of_body = has_ref_effects_of_body
         self.dce_keeps_effects = dce_keeps_effects
+        self.accepts_keys = accepts_keys
         if name in primitives_by_name:
             raise ValueError(f"primitive {name!r} defined twice")
         primitives_by_name[name] = self

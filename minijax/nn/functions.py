@@ -29,7 +29,10 @@ __all__ = ["identity", "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "s
            "silu", "swish", "gelu", "elu", "celu", "selu", "leaky_relu", "hard_tanh",
            "hard_sigmoid", "hard_silu", "hard_swish", "glu", "mish", "squareplus",
            "sparse_plus", "sparse_sigmoid", "log1mexp", "softmax", "log_softmax",
-           "logsumexp", "one_hot", "standardize"]
+           "logsumexp", "one_hot", "standardize", "tanh"]
+
+# jax.nn re-exports jnp.tanh under its own name.
+tanh = jnp.tanh
 
 
 def identity(x):

@@ -13,7 +13,8 @@ field). A truncated normal is rescaled by 0.8796..., the standard deviation of a
 standard normal truncated to (-2, 2), so that the variance is still `scale / n`.
 
 glorot/xavier: (1, "fan_avg"); lecun: (1, "fan_in"); he/kaiming: (2, "fan_in");
-each as `*_uniform` and `*_normal` (a truncated normal). Complex dtypes, which JAX
+each as `*_uniform` and `*_normal` (a truncated normal). `orthogonal` draws
+(semi-)orthogonal matrices and `delta_orthogonal` convolution kernels built on one. Complex dtypes, which JAX
 draws from a disk, are not supported here (a ValueError says so).
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..numpy._dtypes import canonicalize_dtype
 __all__ = ["zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
-           "kaiming_uniform", "kaiming_normal"]
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "delta_orthogonal"]
 
 # The standard deviation of a standard normal truncated to (-2, 2).
 _TRUNCATED_STDDEV = .87962566103423978
@@ -143,3 +144,40 @@ lecun_uniform = _named_scheme(1.0, "fan_in", "uniform", "lecun_uniform")
 lecun_normal = _named_scheme(1.0, "fan_in", "truncated_normal", "lecun_normal")
 he_uniform = kaiming_uniform = _named_scheme(2.0, "fan_in", "uniform", "he_uniform")
 he_normal = kaiming_normal = _named_scheme(2.0, "fan_in", "truncated_normal", "he_normal")
+
+
+def orthogonal(scale=1.0, column_axis: int = -1, dtype=None):
+    """Uniformly distributed (semi-)orthogonal matrices times `scale`: the axis
+    `column_axis` holds the columns, every other axis is flattened into the rows, and
+    whichever of the two is smaller gets orthonormal vectors (`random.orthogonal`)."""
+    def init(key, shape, dtype=dtype):
+        shape = tuple(int(n) for n in shape)
+        dtype = _dtype(dtype)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if 0 in shape:
+            return jnp.zeros(shape, dtype)
+        n_cols = shape[column_axis]
+        n_rows = math.prod(shape) // n_cols
+        q = random.orthogonal(key, n_rows, (), dtype, n_cols)
+        rows_shape = tuple(np.delete(shape, column_axis)) + (n_cols,)
+        q = jnp.moveaxis(jnp.reshape(q, rows_shape), -1, column_axis)
+        return jnp.array(scale, dtype) * q
+    return init
+
+
+def delta_orthogonal(scale=1.0, column_axis: int = -1, dtype=None):
+    """A convolution kernel (1, 2 or 3 spatial axes, then in, out) that is zero except
+    at the window's centre, which holds an orthogonal (in, out) matrix: the delta-
+    orthogonal scheme of Xiao et al. (2018). Needs in <= out."""
+    def init(key, shape, dtype=dtype):
+        shape = tuple(int(n) for n in shape)
+        dtype = _dtype(dtype)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        matrix = orthogonal(scale, column_axis, dtype)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return jnp.zeros(shape, dtype).at[centre].set(matrix)
+    return init

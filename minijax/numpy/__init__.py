@@ -15,7 +15,10 @@ Read in this order:
   _shape.py           reshape, transpose, concatenate, split, flip, pad, ...
   _linalg.py          matmul, dot, tensordot, einsum
   _sorting.py         sort, argsort, searchsorted, nonzero
-  _indexing.py        x[idx], x.at[idx].set/add, take, take_along_axis
+  _indexing.py        x[idx], x.at[idx].set/add
+  _take.py            take, take_along_axis
+  _index_tricks.py    tril_indices, diag_indices, indices, unravel_index, ix_, s_
+  _calculus.py        diff, ediff1d, trapezoid, cross, polyval
   _extras.py          isclose, nan-reductions, quantile/median, logaddexp, ...
   _convolve.py        convolve, correlate (one conv_general_dilated each)
   _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
@@ -32,7 +35,9 @@ from ._shape import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403
-from ._indexing import take, take_along_axis
+from ._take import take, take_along_axis
+from ._index_tricks import *  # noqa: F401,F403
+from ._calculus import *  # noqa: F401,F403
 from ._convolve import convolve, correlate
 from ._complex import *  # noqa: F401,F403
 from . import linalg  # noqa: F401  (jnp.linalg)

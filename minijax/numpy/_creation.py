@@ -27,7 +27,7 @@ from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
                          is_half_float)
 from ._promotion import as_array, broadcast_shapes
 from ._shape import broadcast_to, concatenate, expand_dims, reshape, stack
-from ._ufuncs import add, floor, multiply, subtract, where
+from ._ufuncs import add, divide, floor, log10, multiply, power, sign, subtract, where
 
 _ROOT = EvalTrace()  # stateless, so one shared instance serves as "the root trace"
 
@@ -264,6 +264,42 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     return (out, delta) if retstep else out
 
 
+def _spacing_dtypes(fname, start, stop, dtype):
+    """(result dtype, the float dtype the points are computed in)."""
+    dtype = (to_inexact(*result_type_and_weak(start, stop))[0] if dtype is None
+             else _dtype_arg(dtype))
+    return dtype, (dtype if is_inexact(dtype) else np.dtype(np.float32))
+
+
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
+             axis: int = 0):
+    """`base ** linspace(start, stop, num)`."""
+    num, axis = static_int("logspace", num, "num"), static_int("logspace", axis, "axis")
+    start, stop = as_operand("logspace", start), as_operand("logspace", stop)
+    dtype, compute = _spacing_dtypes("logspace", start, stop, dtype)
+    start, stop = convert("logspace", start, compute), convert("logspace", stop, compute)
+    exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    return convert("logspace", power(base, exponents), dtype)
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    """`num` points from `start` to `stop` with a constant ratio: a logspace of the
+    magnitudes' base-10 logarithms, with the sign of `start`."""
+    num, axis = static_int("geomspace", num, "num"), static_int("geomspace", axis, "axis")
+    start, stop = as_operand("geomspace", start), as_operand("geomspace", stop)
+    dtype, compute = _spacing_dtypes("geomspace", start, stop, dtype)
+    start, stop = convert("geomspace", start, compute), convert("geomspace", stop, compute)
+    sign_of_start = sign(start)
+    out = multiply(sign_of_start, logspace(log10(divide(start, sign_of_start)),
+                                           log10(divide(stop, sign_of_start)), num,
+                                           endpoint=endpoint, base=10.0, dtype=compute))
+    ndim = len(shape_of(out))
+    axis = canonicalize_axis("geomspace", axis, ndim)
+    if axis != 0:
+        out = lax.transpose(out, (*range(1, axis + 1), 0, *range(axis + 1, ndim)))
+    return convert("geomspace", out, dtype)
+
+
 def _index_mask(fname, n, m, k, compare):
     n = static_int(fname, n, "N")
     m = n if m is None else static_int(fname, m, "M")
@@ -336,5 +372,6 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
 
 
 __all__ = ["array", "asarray", "copy", "astype", "zeros", "ones", "empty", "full", "zeros_like",
-           "ones_like", "empty_like", "full_like", "arange", "linspace", "eye",
+           "ones_like", "empty_like", "full_like", "arange", "linspace", "logspace",
+           "geomspace", "eye",
            "identity", "tri", "tril", "triu", "meshgrid"]

@@ -15,7 +15,7 @@ from . import _reductions as R
 from . import _ufuncs as U
 from ._creation import asarray
 from ._dtypes import finfo
-from ._indexing import take
+from ._take import take
 from ._promotion import as_array
 from ._shape import concatenate, ravel, reshape, stack, transpose
 from ._sorting import sort

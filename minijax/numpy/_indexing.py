@@ -1,4 +1,5 @@
-"""NumPy indexing on tracers: `x[idx]`, `x.at[idx].set/add/...`, `take`, `take_along_axis`.
+"""NumPy indexing on tracers: `x[idx]` and `x.at[idx].set/add/...` (`take` and
+`take_along_axis` are in `_take.py`).
 
 An index expression is first *expanded* into one entry per operand axis (plus `None`
 entries for new axes): `...` becomes full slices, a concrete boolean mask becomes
@@ -7,9 +8,9 @@ the integer arrays of its nonzero positions, lists become arrays.
 Reading (`getitem`) then takes one of two routes:
 
 * **Basic** (ints, slices, `None`, traced scalar ints): a `slice` for the static
-  part, a flip (`gather`) per negative step, a `dynamic_slice` for traced scalar
-  ints (clamped into bounds, negatives counted from the end, as JAX does), and one
-  `squeeze` / `expand_dims` / `reshape` to drop and insert axes. A static int out of
+  part, one `rev` of the axes with a negative step, a `dynamic_slice` for traced
+  scalar ints (clamped into bounds, negatives counted from the end, as JAX does), and
+  one `squeeze` / `expand_dims` / `reshape` to drop and insert axes. A static int out of
   range is an IndexError.
 * **Advanced** (any integer array): slices are applied first as above, then one
   `gather` picks the indexed elements. NumPy's layout rule applies: the broadcast
@@ -32,13 +33,10 @@ import numpy as np
 from .. import lax
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
-                         broadcast_shapes, broadcast_to_shape, is_integer, is_bool,
-                         canonicalize_axis, is_weak)
-from ._shape import reverse_axis
+                         broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
 from . import _ufuncs
 from ._creation import array, ones_like
-from ._shape import ravel
-from ._ufuncs import greater_equal, less, logical_and, negative, remainder, where
+from ._ufuncs import negative, where
 
 
 @dataclass
@@ -260,8 +258,8 @@ def _apply_slices(x, entries):
             out.append(e)
     if starts != [0] * len(dims) or limits != list(dims) or strides != [1] * len(dims):
         x = lax.slice(x, starts, limits, None if strides == [1] * len(dims) else strides)
-    for axis in flips:
-        x = reverse_axis(x, axis)
+    if flips:
+        x = lax.rev(x, flips)
     return x, out
 
 
@@ -505,119 +503,4 @@ class _IndexUpdateHelper:
         return _IndexUpdateRef(self.array, index)
 
 
-# -- take ---------------------------------------------------------------------------------------
-
-def _gather_mode(fname, mode):
-    mode = "fill" if mode is None else str(getattr(mode, "name", mode)).lower()
-    if mode in ("fill", "drop", "fill_or_drop"):
-        return "fill"
-    if mode in ("clip", "promise_in_bounds", "wrap"):
-        return "clip" if mode == "promise_in_bounds" else mode
-    raise NotImplementedError(f"{fname}: mode {mode!r} is not supported")
-
-
-def _fill_outside(out, index, n, fill_value, out_dims_of_index):
-    """Replace results whose index was out of bounds by `fill_value`."""
-    ok = logical_and(greater_equal(index, 0), less(index, n))
-    ok = lax.broadcast_in_dim(ok, shape_of(out), out_dims_of_index)
-    return where(ok, out, fill_value)
-
-
-def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
-         indices_are_sorted=False, fill_value=None):
-    """Elements of `a` at `indices` along `axis` (None: of the flattened `a`).
-
-    As in JAX the default mode is 'fill': negative indices count from the end once,
-    and indices still out of range give NaN for floats (the most negative value
-    for signed ints). 'clip' clamps, 'wrap' wraps around."""
-    if out is not None:
-        raise NotImplementedError("take: the out argument is not supported")
-    a = as_operand("take", a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    dims = shape_of(a)
-    axis = canonicalize_axis("take", axis, len(dims))
-    indices = _as_index_array("take", as_operand("take", indices))
-    if not is_integer(np.dtype(dtype_of(indices))):
-        raise TypeError(f"take: indices must be integers, got {dtype_of(indices).name}")
-    mode = _gather_mode("take", mode)
-    n = dims[axis]
-    # As jnp.take: negative indices count from the end in 'fill' mode only; 'clip'
-    # clamps them to 0 and 'wrap' takes them modulo n.
-    if mode == "wrap":
-        index = remainder(convert("take", indices, np.int32), n)
-        mode = "clip"
-    elif mode == "clip":
-        index = (np.asarray(indices).astype(np.int32) if not isinstance(indices, Tracer)
-                 and not hasattr(indices, "aval") else convert("take", indices, np.int32))
-    else:
-        index = _normalize_index(indices, n)
-    i_shape = shape_of(index)
-    if fill_value is not None and mode == "fill":
-        mode = "clip"
-    else:
-        fill_value = None
-    index_arr = (np.asarray(index)[..., None] if not isinstance(index, Tracer)
-                 and not hasattr(index, "aval")
-                 else lax.reshape(index, i_shape + (1,)))
-    offset_dims = tuple(range(axis)) + tuple(range(axis + len(i_shape),
-                                                   len(dims) - 1 + len(i_shape)))
-    dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=(axis,),
-                                       start_index_map=(axis,))
-    slice_sizes = tuple(1 if d == axis else s for d, s in enumerate(dims))
-    result = lax.gather(a, index_arr, dnums, slice_sizes, mode=mode)
-    if fill_value is not None:
-        result = _fill_outside(result, index, n, fill_value,
-                               tuple(range(axis, axis + len(i_shape))))
-    return result
-
-
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
-    """`arr[..., indices, ...]` elementwise along `axis`, the other axes broadcast."""
-    arr, indices = as_operand("take_along_axis", arr), as_operand("take_along_axis", indices)
-    if axis is None:
-        arr, indices, axis = ravel(arr), ravel(indices), 0
-    dims, i_dims = shape_of(arr), shape_of(indices)
-    if len(dims) != len(i_dims):
-        raise ValueError(f"take_along_axis: indices and arr must have the same number of "
-                         f"dimensions, got shapes {i_dims} and {dims}")
-    axis = canonicalize_axis("take_along_axis", axis, len(dims))
-    if not is_integer(np.dtype(dtype_of(indices))):
-        raise TypeError(f"take_along_axis: indices must be integers, got "
-                        f"{dtype_of(indices).name}")
-    out_shape = list(broadcast_shapes("take_along_axis",
-                                      tuple(1 if d == axis else n for d, n in enumerate(dims)),
-                                      tuple(1 if d == axis else n for d, n in enumerate(i_dims))))
-    out_shape[axis] = i_dims[axis]
-    out_shape = tuple(out_shape)
-    mode = _gather_mode("take_along_axis", mode)
-    if mode == "wrap":
-        index, mode = remainder(convert("take_along_axis", indices, np.int32), dims[axis]), "clip"
-    else:
-        index = _normalize_index(indices, dims[axis])
-    if fill_value is not None and mode == "fill":
-        mode = "clip"
-    else:
-        fill_value = None
-    parts = []
-    for d, n in enumerate(dims):
-        if d == axis:
-            parts.append(broadcast_to_shape("take_along_axis", convert(
-                "take_along_axis", index, np.int32), out_shape))
-        elif n == 1:
-            parts.append(lax.broadcast_in_dim(np.int32(0), out_shape, ()))
-        else:
-            parts.append(lax.broadcasted_iota(np.int32, out_shape, d))
-    parts = [lax.expand_dims(p, (len(out_shape),)) for p in parts]
-    index_arr = parts[0] if len(parts) == 1 else lax.concatenate(parts, len(out_shape))
-    dnums = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(
-        range(len(dims))), start_index_map=tuple(range(len(dims))))
-    result = lax.gather(arr, index_arr, dnums, (1,) * len(dims), mode=mode)
-    if fill_value is not None:
-        ok_index = broadcast_to_shape("take_along_axis", index, out_shape)
-        result = _fill_outside(result, ok_index, dims[axis], fill_value,
-                               tuple(range(len(out_shape))))
-    return result
-
-
-__all__ = ["getitem", "take", "take_along_axis"]
+__all__ = ["getitem"]

@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
-from ..transforms.ad_util import reverse_axis  # noqa: F401  (flip; _indexing imports it from here)
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, promote_dtypes,
                          broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
                          canonicalize_axis, canonicalize_axes, static_int)
@@ -326,9 +325,7 @@ def vsplit(ary, indices_or_sections):
 
 def flip(m, axis=None):
     m = as_operand("flip", m)
-    for ax in canonicalize_axes("flip", axis, len(shape_of(m))):
-        m = reverse_axis(m, ax)
-    return as_array(m)
+    return as_array(lax.rev(m, canonicalize_axes("flip", axis, len(shape_of(m)))))
 
 
 def fliplr(m):
@@ -422,7 +419,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     if counts.shape != (dims[axis],):
         raise ValueError(f"repeat: {counts.shape[0]} repeats for axis {axis} of size "
                          f"{dims[axis]} (shape {dims})")
-    from ._indexing import take  # not at the top: _indexing imports this module (a cycle)
+    from ._take import take  # not at the top: _take imports this module (a cycle)
     return take(a, np.repeat(np.arange(dims[axis], dtype=np.int32), counts), axis=axis)
 
 
@@ -483,7 +480,7 @@ def _pad_axis(x, axis, lo, hi, mode):
 
     def part(start, stop, reverse=False):
         piece = lax.slice_in_dim(x, start, stop, 1, axis)
-        return reverse_axis(piece, axis) if reverse else piece
+        return lax.rev(piece, (axis,)) if reverse else piece
 
     def edge(start, count):
         piece = lax.slice_in_dim(x, start, start + 1, 1, axis)

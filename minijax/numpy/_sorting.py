@@ -15,7 +15,7 @@ from ..ir.trace import Tracer
 from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis,
                          promote_dtypes, is_complex)
 from ._creation import concrete_array
-from ._indexing import take
+from ._take import take
 from ._reductions import sum as array_sum
 from ._shape import expand_dims, flip
 

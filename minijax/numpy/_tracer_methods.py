@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.trace import Tracer
-from . import _creation, _indexing, _linalg, _reductions, _shape, _sorting, _ufuncs
+from . import _creation, _indexing, _linalg, _reductions, _shape, _sorting, _take, _ufuncs
 
 
 def _swap(fn):
@@ -107,7 +107,7 @@ _METHODS = {
     "swapaxes": _shape.swapaxes, "repeat": _shape.repeat,
     "diagonal": _shape.diagonal, "trace": _shape.trace,
     "clip": _ufuncs.clip, "round": _ufuncs.round, "dot": _linalg.dot,
-    "take": _indexing.take, "sort": _sorting.sort, "argsort": _sorting.argsort,
+    "take": _take.take, "sort": _sorting.sort, "argsort": _sorting.argsort,
     "nonzero": _sorting.nonzero, "copy": _creation.copy,
     "item": _item, "tolist": _tolist,
     "nbytes": property(lambda self: self.size * self.dtype.itemsize),

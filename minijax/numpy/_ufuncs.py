@@ -73,11 +73,13 @@ def rint(x, /):
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
-def _log_base(fname, base):
+def _log_base(fname, base, by_reciprocal=False):
     log_of_base = float(np.log(base))
 
     def fn(x, /):
         x, = promote_args_inexact(fname, x)
+        if by_reciprocal:   # as JAX computes log10, which can differ in the last bit
+            return lax.mul(lax.log(x), like(x, 1 / log_of_base))
         return lax.div(lax.log(x), like(x, log_of_base))
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`: the natural log divided by log({base})."
@@ -85,7 +87,7 @@ def _log_base(fname, base):
 
 
 log2 = _log_base("log2", 2)
-log10 = _log_base("log10", 10)
+log10 = _log_base("log10", 10, by_reciprocal=True)
 
 
 def reciprocal(x, /):

@@ -34,7 +34,7 @@ from ._shape import (broadcast_to, expand_dims, squeeze, moveaxis, matrix_transp
                      diagonal as _diagonal_axes)
 from ._linalg import matmul, tensordot, outer as _outer
 from ._dtypes import finfo
-from ._indexing import take_along_axis
+from ._take import take_along_axis
 from ._shape import ravel, reshape, stack
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",

@@ -23,7 +23,8 @@ from ..numpy._promotion import (promote_args_inexact, dtype_of, shape_of,
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "ndtri", "expit", "logit", "gammaln",
            "digamma", "polygamma", "xlogy", "xlog1py", "entr", "gammainc", "gammaincc",
-           "betainc", "betaln", "ndtr", "log_ndtr", "softmax", "log_softmax"]
+           "betainc", "betaln", "ndtr", "log_ndtr", "softmax", "log_softmax", "gammasgn",
+           "gamma", "beta", "factorial", "rel_entr", "kl_div"]
 
 
 def _masked(x, where, fill):
@@ -178,6 +179,68 @@ def entr(x):
     """The elementwise entropy -x log x: 0 at 0, -inf for x < 0."""
     x, = promote_args_inexact("entr", x)
     return lax.select(lax.lt(x, like(x, 0)), jnp.full_like(x, -np.inf), lax.neg(_xlogx(x)))
+
+
+def _real_only(name, x):
+    if dtype_of(x).kind == "c":
+        raise ValueError(f"{name} does not support complex-valued inputs.")
+
+
+def gammasgn(x):
+    """The sign of the gamma function: -1 on (-2k-1, -2k), NaN at the poles (0 and
+    the negative integers keep the sign of zero: gammasgn(-0.0) is -1) and NaN."""
+    x, = promote_args_inexact("gammasgn", x, keep_scalars=False)
+    _real_only("gammasgn", x)
+    floor_x = lax.floor(x)
+    negative = x < 0
+    at_pole = (negative & (x == floor_x)) | jnp.isnan(x)
+    minus = (negative & (floor_x % 2 != 0)) | ((x == 0) & jnp.signbit(x))
+    return jnp.select([at_pole, minus], [like(x, np.nan), like(x, -1.0)], like(x, 1.0))
+
+
+def gamma(x):
+    """The gamma function: gammasgn(x) * exp(gammaln(x)) (real arguments)."""
+    x, = promote_args_inexact("gamma", x, keep_scalars=False)
+    _real_only("gamma", x)
+    return gammasgn(x) * lax.exp(lax.lgamma(x))
+
+
+def beta(a, b):
+    """The beta function B(a, b), with the sign of its three gamma factors."""
+    a, b = promote_args_inexact("beta", a, b, keep_scalars=False)
+    _real_only("beta", a)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * lax.exp(betaln(a, b))
+
+
+def factorial(n, exact=False):
+    """n! as gamma(n + 1), 0 for negative n (floating point; `exact=True` is JAX's
+    NotImplementedError too)."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True")
+    n, = promote_args_inexact("factorial", n, keep_scalars=False)
+    return jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
+
+
+def rel_entr(p, q):
+    """p log(p / q) elementwise: 0 where p == 0 and q >= 0, inf where either is
+    negative or q == 0 < p, NaN where either is NaN (as scipy; JAX 0.10 gives inf)."""
+    p, q = promote_args_inexact("rel_entr", p, q, keep_scalars=False)
+    _real_only("rel_entr", p)
+    zero = like(p, 0.0)
+    both_positive = lax.bitwise_and(lax.gt(p, zero), lax.gt(q, zero))
+    p_zero = lax.bitwise_and(lax.eq(p, zero), lax.ge(q, zero))
+    safe_p, safe_q = jnp.where(both_positive, p, 1), jnp.where(both_positive, q, 1)
+    log_ratio = lax.sub(_xlogx(safe_p), xlogy(safe_p, safe_q))
+    value = jnp.where(both_positive, log_ratio, jnp.where(p_zero, zero, np.inf))
+    return jnp.where(jnp.isnan(p) | jnp.isnan(q), like(p, np.nan), value)
+
+
+def kl_div(p, q):
+    """The elementwise Kullback-Leibler divergence p log(p / q) - p + q."""
+    p, q = promote_args_inexact("kl_div", p, q, keep_scalars=False)
+    _real_only("kl_div", p)
+    return rel_entr(p, q) - p + q
 
 
 def ndtr(x):

@@ -253,6 +253,15 @@ def _transpose(b):
     return [lax.transpose(x, permutation)]
 
 
+@op("rev", ["rev"], "shapes", weight=0.4)
+def _rev(b):
+    x = b.pick(lambda a: len(a.shape) >= 1)
+    if x is None:
+        return None
+    axes = [d for d in range(np.ndim(x)) if b.rng.random() < 0.5] or [0]
+    return [lax.rev(x, axes)]
+
+
 @op("broadcast", ["broadcast_in_dim", "expand_dims", "squeeze"], "shapes", weight=0.6)
 def _broadcast(b):
     x = b.pick(lambda a: True)

@@ -176,18 +176,10 @@ def take_along_axis(x, indices, axis: int):
                 slice_sizes=(1,) * rank, mode="clip")
 
 
-def reverse_axis(x, axis: int):
-    """`x` reversed along one axis: a gather at the constant indices n-1, ..., 0 (the
-    IR has no `rev` primitive; `jnp.flip` and the convolution transposes use this)."""
-    shape = aval_of(x).shape
-    if shape[axis] <= 1:
-        return x
-    indices = np.arange(shape[axis] - 1, -1, -1, dtype=np.int32)[:, None]
-    slice_sizes = tuple(1 if d == axis else n for d, n in enumerate(shape))
-    return bind(P.gather_p, x, indices,
-                offset_dims=tuple(d for d in range(len(shape)) if d != axis),
-                collapsed_slice_dims=(axis,), start_index_map=(axis,),
-                slice_sizes=slice_sizes, mode="clip")
+def reverse_axes(x, axes):
+    """`x` reversed along each of `axes` (the convolution rules flip kernels with this)."""
+    axes = tuple(axes)
+    return bind(P.rev_p, x, dimensions=axes) if axes else x
 
 
 def fresh_root():

@@ -279,7 +279,7 @@ jvp_rules[P.convert_element_type_p] = _convert_rule
 # -- linear ops: shapes, indexing, sums, contraction --------------------------------------------
 
 for _prim in (P.broadcast_in_dim_p, P.reshape_p, P.transpose_p, P.squeeze_p,
-              P.expand_dims_p, P.concatenate_p, P.pad_p, P.slice_p, P.reduce_sum_p,
+              P.expand_dims_p, P.rev_p, P.concatenate_p, P.pad_p, P.slice_p, P.reduce_sum_p,
               P.cumsum_p):
     _deflinear(_prim)
 _deflinear(P.dynamic_slice_p, (0,))

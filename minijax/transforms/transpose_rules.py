@@ -102,6 +102,9 @@ transpose_rules[P.squeeze_p] = lambda cts, x, *, dimensions: [
     bind(P.expand_dims_p, cts[0], dimensions=tuple(dimensions))]
 transpose_rules[P.expand_dims_p] = lambda cts, x, *, dimensions: [
     bind(P.squeeze_p, cts[0], dimensions=tuple(dimensions))]
+# Reversing is a permutation that is its own inverse, so it is its own transpose.
+transpose_rules[P.rev_p] = lambda cts, x, *, dimensions: [
+    bind(P.rev_p, cts[0], dimensions=tuple(dimensions))]
 
 
 def _reduce_sum_transpose(cts, x, *, axes):

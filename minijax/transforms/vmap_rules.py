@@ -99,6 +99,11 @@ def _expand_dims_rule(axis_size, values, dims, *, dimensions):
     return Batched([P.expand_dims_p.bind(x, dimensions=new_dims)], [out_dim])
 
 
+def _rev_rule(axis_size, values, dims, *, dimensions):
+    (x,), (d,) = values, dims
+    return Batched([P.rev_p.bind(x, dimensions=shift_axes(dimensions, d))], [d])
+
+
 def _concatenate_rule(axis_size, values, dims, *, dimension):
     target = _first_batched(dims)
     operands = [batch_at(x, d, target, axis_size) for x, d in zip(values, dims)]
@@ -141,6 +146,7 @@ def _slice_rule(axis_size, values, dims, *, start_indices, limit_indices, stride
 for _prim, _rule in [(P.broadcast_in_dim_p, _broadcast_in_dim_rule),
                      (P.reshape_p, _reshape_rule), (P.transpose_p, _transpose_rule),
                      (P.squeeze_p, _squeeze_rule), (P.expand_dims_p, _expand_dims_rule),
+                     (P.rev_p, _rev_rule),
                      (P.concatenate_p, _concatenate_rule), (P.pad_p, _pad_rule),
                      (P.slice_p, _slice_rule)]:
     vmap_rules[_prim] = _rule

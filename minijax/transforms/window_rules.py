@@ -46,7 +46,7 @@ import math
 from ..ir import primitives as P, window_primitives as W
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_inexact
-from .ad_util import (Zero, reverse_axis, tangent_aval, zeros, scalar, convert, transpose, reshape,
+from .ad_util import (Zero, reverse_axes, tangent_aval, zeros, scalar, convert, transpose, reshape,
                       add_tangents)
 from .jvp import jvp_rules, JvpResult
 from .transpose import transpose_rules, is_linear, NonLinearError
@@ -122,12 +122,6 @@ def _conv_jvp(primals, tangents, **params):
     return JvpResult([ans], [t])
 
 
-def _reverse_spatial(x, axes):
-    for axis in axes:
-        x = reverse_axis(x, axis)
-    return x
-
-
 def _conv_lhs_cotangent(ct, rhs, lhs_aval, *, window_strides, padding, lhs_dilation,
                         rhs_dilation, dimension_numbers, feature_group_count,
                         batch_group_count, precision, preferred_element_type):
@@ -142,7 +136,7 @@ def _conv_lhs_cotangent(ct, rhs, lhs_aval, *, window_strides, padding, lhs_dilat
         [lhs_aval.shape[a] for a in lhs_spec[2:]], [rhs_shape[a] for a in rhs_spec[2:]],
         window_strides, [aval_of(ct).shape[a] for a in out_spec[2:]], padding,
         lhs_dilation, rhs_dilation)
-    kernel = _reverse_spatial(rhs, rhs_spec[2:])
+    kernel = reverse_axes(rhs, rhs_spec[2:])
     if aval_of(kernel).dtype != aval_of(ct).dtype:
         kernel = convert(kernel, aval_of(ct).dtype)
     out = _conv(ct, kernel, window_strides=tuple(lhs_dilation), padding=pads,

@@ -1,0 +1,20 @@
+"""`minijax.lax`: `jax.lax`'s functions, with its names and signatures.
+
+One thin function per primitive (`frontend/lax_ops.py`: operands must already agree
+in dtype and shape, as in `jax.lax`) and the structured control flow
+(`frontend/control_flow.py`: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`,
+`map`). This package only gathers them; its submodule `linalg` is
+`jax.lax.linalg`'s counterpart.
+"""
+from ..frontend.lax_ops import *  # noqa: F401,F403
+from ..frontend.lax_ops import RoundingMethod  # noqa: F401
+from ..frontend.control_flow import cond, switch, while_loop, fori_loop, scan, map  # noqa: F401
+from ..frontend.windows import (ConvDimensionNumbers, conv_dimension_numbers,  # noqa: F401
+                                conv_general_dilated, conv, conv_with_general_padding,
+                                conv_transpose, padtype_to_pads, reduce_window, Precision)
+from . import linalg  # noqa: F401  (jax.lax.linalg)
+from ..frontend.complex_ops import real, imag, conj, complex  # noqa: F401,A004
+from ..frontend.collectives import (psum, pmean, pmax, pmin, all_gather,  # noqa: F401
+                                    psum_scatter, ppermute, all_to_all, axis_index,
+                                    axis_size)
+from ..frontend.sharding import with_sharding_constraint  # noqa: F401

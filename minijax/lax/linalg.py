@@ -1,0 +1,11 @@
+"""`minijax.lax.linalg`: the decomposition primitives under `jax.lax.linalg`'s names.
+
+`import minijax.lax.linalg`, `from minijax.lax import linalg` and `minijax.lax.linalg`
+after `import minijax.lax` all reach this module, as they reach `jax.lax.linalg` in
+JAX. The functions live in `frontend/linalg_ops.py`; this module only gathers them.
+"""
+from ..frontend.linalg_ops import (cholesky, triangular_solve, lu,  # noqa: F401
+                                   lu_pivots_to_permutation, eigh, svd, qr)
+
+__all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "eigh",
+           "svd", "qr"]
