@@ -115,11 +115,15 @@ _defjvp(P.acos_p, _scale(lambda ans, x: neg(rsqrt(_one_minus(square(x))))))
 _defjvp(P.atan_p, lambda t, ans, x: div(t, add(const_like(x, 1), square(x))))
 _defjvp(P.sinh_p, _scale(lambda ans, x: bind(P.cosh_p, x)))
 _defjvp(P.cosh_p, _scale(lambda ans, x: bind(P.sinh_p, x)))
-_defjvp(P.tanh_p, _scale(lambda ans, x: _one_minus(square(ans))))
+# (t + t * tanh x) * (1 - tanh x), not t * (1 - tanh(x)**2): JAX's formulation, so a
+# checkpointed backward pass saves what JAX's saves (tanh x and 1 - tanh x).
+_defjvp(P.tanh_p, lambda t, ans, x: mul(add(t, mul(t, ans)), _one_minus(ans)))
 _defjvp(P.asinh_p, _scale(lambda ans, x: rsqrt(add(square(x), const_like(x, 1)))))
 _defjvp(P.acosh_p, _scale(lambda ans, x: rsqrt(mul(sub(x, const_like(x, 1)),
                                                    add(x, const_like(x, 1))))))
-_defjvp(P.atanh_p, lambda t, ans, x: div(t, _one_minus(square(x))))
+# 1/(1 + x) * t/(1 - x) as in JAX (two residuals, as JAX saves), not t / (1 - x**2).
+_defjvp(P.atanh_p, lambda t, ans, x: mul(_integer_pow(add(const_like(x, 1), x), -1),
+                                         div(t, _one_minus(x))))
 _defjvp(P.exp_p, _scale(lambda ans, x: ans))
 _defjvp(P.exp2_p, _scale(lambda ans, x: mul(ans, const_like(x, np.log(2)))))
 _defjvp(P.log_p, lambda t, ans, x: div(t, x))
@@ -431,15 +435,33 @@ _cumulative_chooser_rule(P.cummin_p)
 
 
 def _sort_rule(primals, tangents, *, dimension, is_stable=True, num_keys=1):
-    # Sort an iota along with the operands to learn the permutation, then apply it to
-    # each tangent with one gather.
+    # Sort a uint32 iota along with the operands to learn the permutation, then apply
+    # it to each tangent with one gather. The gather reads the flattened tangent at
+    # one index per element (the permutation plus the other coordinates' offsets), so
+    # what a checkpointed backward pass saves is one u32[*shape, 1] array, as JAX's.
     shape = aval_of(primals[0]).shape
-    outs = bind(P.sort_p, *primals, iota(np.int32, shape, dimension), dimension=dimension,
+    outs = bind(P.sort_p, *primals, iota(np.uint32, shape, dimension), dimension=dimension,
                 is_stable=is_stable, num_keys=num_keys)
-    permutation = outs[-1]
-    tangents_out = [t if type(t) is Zero else take_along_axis(t, permutation, dimension)
-                    for t in tangents]
-    return JvpResult(outs[:-1], tangents_out)
+    flat_index = None
+    stride = 1
+    for axis in reversed(range(len(shape))):
+        coordinate = outs[-1] if axis == dimension else iota(np.uint32, shape, axis)
+        term = coordinate if stride == 1 else mul(coordinate, scalar(stride, np.uint32))
+        flat_index = term if flat_index is None else add(flat_index, term)
+        stride *= shape[axis]
+    flat_index = broadcast_in_dim(flat_index, shape + (1,), tuple(range(len(shape))))
+
+    def permuted(t):
+        flat = reshape(t, (stride,))
+        if stride == 0:
+            # Size 0: nothing to permute, but the gather of an empty index still needs
+            # a slice of size 1 to fit; one padded zero gives it (and the residual
+            # stays JAX's u32[*shape, 1]).
+            flat = bind(P.pad_p, flat, scalar(0, aval_of(t).dtype), padding_config=((0, 1, 0),))
+        return bind(P.gather_p, flat, flat_index, offset_dims=(),
+                    collapsed_slice_dims=(0,), start_index_map=(0,), slice_sizes=(1,),
+                    mode="clip")
+    return JvpResult(outs[:-1], [t if type(t) is Zero else permuted(t) for t in tangents])
 
 
 jvp_rules[P.sort_p] = _sort_rule
