@@ -382,3 +382,37 @@ def test_float16_second_derivatives_match_jax_and_the_exact_value():
     for h in (mini, theirs):
         np.testing.assert_allclose(np.diag(np.asarray(h, np.float64)), exact,
                                    atol=0.02 * np.abs(exact).max())
+
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+def test_reproducer_source_writes_custom_functions_whose_rules_are_body_derivatives(kind):
+    # the fuzzer's custom functions have their bodies' derivatives as rules, so their
+    # reproducers are standalone JAX source now (docs/fuzzing.md, limitations)
+    from minijax.interop import to_python_source, ExportError
+
+    def body(x, y):
+        return minijax.numpy.sin(x) * y
+    if kind == "custom_vjp":
+        custom = minijax.custom_vjp(body)
+        custom.defvjp(lambda *xs: (body(*xs), xs), lambda xs, ct: minijax.vjp(body, *xs)[1](ct))
+    else:
+        custom = minijax.custom_jvp(body)
+        custom.defjvp(lambda p, t: minijax.jvp(body, p, t))
+
+    def f(x, y):
+        return custom(x, y) + 1.0
+    x, y = np.array([0.5, 1.0], np.float32), np.array([2.0, -1.0], np.float32)
+    program = minijax.make_jaxpr(f)(x, y)
+    with pytest.raises(ExportError, match="without source"):
+        to_python_source(program)
+    namespace = {}
+    exec(to_python_source(program, custom_rules="derivatives_of_body"), namespace)
+    assert f"jax.{kind}(" in to_python_source(program, custom_rules="derivatives_of_body")
+
+    def from_source(x, y):
+        return namespace["program"](x, y)[0].sum()
+    assert_trees_match(jax.grad(from_source, argnums=(0, 1))(x, y),
+                       minijax.grad(lambda x, y: f(x, y).sum(), argnums=(0, 1))(x, y))
+    if kind == "custom_jvp":
+        assert_trees_match(jax.jvp(lambda x: namespace["program"](x, y)[0], (x,), (x,)),
+                           minijax.jvp(lambda x: f(x, y), (x,), (x,)))
