@@ -416,3 +416,31 @@ def test_reproducer_source_writes_custom_functions_whose_rules_are_body_derivati
     if kind == "custom_jvp":
         assert_trees_match(jax.jvp(lambda x: namespace["program"](x, y)[0], (x,), (x,)),
                            minijax.jvp(lambda x: f(x, y), (x,), (x,)))
+
+
+def test_scatter_with_repeated_indices_sends_the_cotangent_to_the_written_update():
+    # fuzz finding F14 (seed s4fix:2): scatter's transpose gathered the cotangent for
+    # every update, so with a repeated index the overwritten update got a gradient too
+    # (and vjp disagreed with jvp: the dot-product invariant failed)
+    indices = np.array([[0], [0], [5]], np.int32)      # 5: out of bounds, dropped
+    dnums = dict(update_window_dims=(1,), inserted_window_dims=(0,),
+                 scatter_dims_to_operand_dims=(0,))
+
+    def f(api):
+        def scatter(operand, updates):
+            out = api.lax.scatter(operand, indices, updates,
+                                  api.lax.ScatterDimensionNumbers(**dnums), mode="fill")
+            return api.numpy.sum(api.numpy.sin(out))
+        return scatter
+    operand = np.array([[0.856, 1.297, -1.368], [0.1, 0.2, 0.3]], np.float32)
+    updates = np.arange(9, dtype=np.float32).reshape(3, 3) * 0.25
+    for name in ("grad", "jacrev"):
+        assert_trees_match(getattr(minijax, name)(f(minijax), argnums=(0, 1))(operand, updates),
+                           getattr(jax, name)(f(jax), argnums=(0, 1))(operand, updates))
+    # the dot-product test: <v, J u> from jvp equals <J^T v, u> from vjp
+    u = (np.ones_like(operand), np.full_like(updates, 0.5))
+    _, tangent = minijax.jvp(f(minijax), (operand, updates), u)
+    _, pullback = minijax.vjp(f(minijax), operand, updates)
+    cotangents = pullback(np.float32(1))
+    np.testing.assert_allclose(float(tangent), sum(float(np.vdot(c, t))
+                                                   for c, t in zip(cotangents, u)), rtol=1e-5)
