@@ -421,7 +421,8 @@ def test_reproducer_source_writes_custom_functions_whose_rules_are_body_derivati
 def test_scatter_with_repeated_indices_sends_the_cotangent_to_the_written_update():
     # fuzz finding F14 (seed s4fix:2): scatter's transpose gathered the cotangent for
     # every update, so with a repeated index the overwritten update got a gradient too
-    # (and vjp disagreed with jvp: the dot-product invariant failed)
+    # (and vjp disagreed with jvp: the dot-product invariant failed). Both the jvp
+    # (JAX's masked scatter_add) and the transpose (a mask of the written updates) fixed.
     indices = np.array([[0], [0], [5]], np.int32)      # 5: out of bounds, dropped
     dnums = dict(update_window_dims=(1,), inserted_window_dims=(0,),
                  scatter_dims_to_operand_dims=(0,))
@@ -437,6 +438,10 @@ def test_scatter_with_repeated_indices_sends_the_cotangent_to_the_written_update
     for name in ("grad", "jacrev"):
         assert_trees_match(getattr(minijax, name)(f(minijax), argnums=(0, 1))(operand, updates),
                            getattr(jax, name)(f(jax), argnums=(0, 1))(operand, updates))
+    # scatter's jvp is JAX's (ids, masks, scatter_add), so checkpoints save the same
+    saved = [_saved(api, f(api), "everything_saveable", operand, updates)
+             for api in (minijax, jax)]
+    assert saved[0] == saved[1]
     # the dot-product test: <v, J u> from jvp equals <J^T v, u> from vjp
     u = (np.ones_like(operand), np.full_like(updates, 0.5))
     _, tangent = minijax.jvp(f(minijax), (operand, updates), u)

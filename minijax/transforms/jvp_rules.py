@@ -290,8 +290,7 @@ _deflinear(P.dynamic_slice_p, (0,))
 _deflinear(P.dynamic_update_slice_p, (0, 1))
 _deflinear(P.gather_p, (0,))
 _deflinear(P.scatter_add_p, (0, 2))
-# With distinct indices a scatter overwrites: linear in (operand, updates) jointly.
-_deflinear(P.scatter_p, (0, 2))
+# scatter's jvp (indices may repeat) is in scatter_rules.py
 
 
 def _dot_general_rule(primals, tangents, **params):
