@@ -217,11 +217,17 @@ _defjvp(P.pow_p, _pow_jvp_base,
 
 
 def _chooser_share(x, y, ans):
-    """Where max/min picked x: 1, where it tied: 1/2 (JAX's balanced convention)."""
-    dtype = aval_of(ans).dtype
-    picked_x = convert(eq(x, ans), dtype)
-    picked_y = convert(eq(y, ans), dtype)
-    return div(picked_x, add(picked_x, picked_y))
+    """Where max/min picked x alone: 1, where x and y tie: 1/2, elsewhere 0 (JAX's
+    balanced convention). Written as JAX writes it, a select of 1/0 over a select of
+    2/1 with constants of the result's type: the share is weak when the result is (so
+    the gradient of a weak argument stays weak), and 0, not 0/0, where neither input
+    equals the result (a NaN)."""
+    shape = aval_of(ans).shape
+
+    def where(pred, if_true, if_false):
+        return bind(P.select_n_p, pred, broadcast_to(const_like(ans, if_false), shape),
+                    broadcast_to(const_like(ans, if_true), shape))
+    return div(where(eq(x, ans), 1, 0), where(eq(y, ans), 2, 1))
 
 
 for _prim in (P.max_p, P.min_p):
