@@ -107,8 +107,44 @@ def _clamp(lo, x, hi):
 
 _register_single(P.select_n_p, _select_n)
 _register_single(P.clamp_p, _clamp)
-_register_single(P.convert_element_type_p, lambda x, *, new_dtype, weak_type=False:
-                 lax.convert_element_type(x, new_dtype))
+
+
+# The Python scalar of each kind JAX makes weakly typed (x64 off: f32, i32, c64).
+_WEAK_KIND_ZERO = {"f": 0.0, "i": 0, "c": 0j}
+
+
+def weakened(x):
+    """`x` (a JAX value) as a weakly typed value, where JAX has a weak type of its dtype.
+
+    JAX's public API has no "make weak" operation, but two of its functions keep a
+    weak template's weak type: `lax.full_like(template, scalar)` and `.at[...].set`
+    (scatter into a weak operand). The template is `lax.full(shape, 0.0)` (or `0`,
+    `0j`), weak because a Python scalar fills it; when its dtype is not `x`'s (a
+    float16 value, say: JAX has no weak float16 with x64 off) `x` stays as it is."""
+    x = jnp.asarray(x)
+    zero = _WEAK_KIND_ZERO.get(x.dtype.kind)
+    if x.weak_type or zero is None:
+        return x
+    template = lax.full((), zero)
+    if template.dtype != x.dtype:
+        return x
+    if x.ndim == 0:
+        return lax.full_like(template, x)
+    return lax.full(x.shape, zero).at[...].set(x)
+
+
+def weak_as_typed(avals, values) -> list:
+    """`values`, each made weak where its minijax aval is weak (`weakened`)."""
+    return [weakened(value) if getattr(aval, "weak_type", False) else value
+            for aval, value in zip(avals, values)]
+
+
+def _convert_element_type(x, *, new_dtype, weak_type=False):
+    converted = lax.convert_element_type(x, new_dtype)
+    return weakened(converted) if weak_type else converted
+
+
+_register_single(P.convert_element_type_p, _convert_element_type)
 
 
 # -- shapes ---------------------------------------------------------------------------
@@ -258,8 +294,13 @@ def _no_lowering(primitive):
 
 
 def lower_jaxpr(jaxpr, consts, args) -> list:
-    """Evaluate `jaxpr` with `jax.lax` calls; meant to run inside `jax.jit`."""
-    return interpret_with_table(jaxpr, consts, args, lowering_rules, _no_lowering)
+    """Evaluate `jaxpr` with `jax.lax` calls; meant to run inside `jax.jit`.
+
+    An output minijax types as weak is made weak on the JAX side too (`weakened`):
+    JAX's own rules may have made it strong on the way (a weak `convert_element_type`
+    is the usual case), and a weak result is what a JAX user gets from the same program."""
+    outs = interpret_with_table(jaxpr, consts, args, lowering_rules, _no_lowering)
+    return weak_as_typed([var.aval for var in jaxpr.outvars], outs)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -310,9 +351,13 @@ def lower_closed_jaxpr(closed_jaxpr, *args, donate_argnums: tuple = ()):
 @functools.lru_cache(maxsize=8192)
 def _compiled_primitive(prim, params_key, in_avals):
     params = dict(params_key)
-    out_avals_of(prim, in_avals, params)  # the type rule names a bad call clearly
+    # the type rule names a bad call clearly, and says which results are weak
+    out_avals = out_avals_of(prim, in_avals, params)
     rule = lowering_rules[prim]
-    return jax.jit(lambda *args: rule(*args, **params))
+
+    def run(*args):
+        return weak_as_typed(out_avals, rule(*args, **params))
+    return jax.jit(run)
 
 
 def _as_jax_value(value, aval):

@@ -419,6 +419,16 @@ def _stack(arrays, shape, dtype):
     return rows[0] if len(rows) == 1 else lax.concatenate(rows, 0)
 
 
+def _typed_like(block, example_aval):
+    """A Jacobian block with the weak type of its example, as JAX casts each block:
+    jacrev's to its input leaf's, jacfwd's to its output leaf's (so a Python-float
+    argument's jacrev block is weak even where the function's value is strong)."""
+    if bool(aval_of(block).weak_type) == bool(example_aval.weak_type):
+        return block
+    return lax.convert_element_type(block, aval_of(block).dtype,
+                                    weak_type=bool(example_aval.weak_type))
+
+
 def _basis_value(aval, flat_values):
     # A rank-0 weak leaf (a Python scalar's) gets a Python-scalar basis value, so the
     # Jacobian's block for it stays weakly typed, as JAX's does.
@@ -458,7 +468,8 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
                 stacked = _stack(cols, out_shape,          # (n_in,) + out_shape
                                  tangent_aval(aval_of(lin.primals_out[i])).dtype)
                 moved = lax.transpose(stacked, tuple(range(1, len(out_shape) + 1)) + (0,))
-                per_input.append(lax.reshape(moved, out_shape + aval.shape))
+                per_input.append(_typed_like(lax.reshape(moved, out_shape + aval.shape),
+                                             aval_of(lin.primals_out[i])))
             blocks.append(_by_input(per_input, linearized.in_tree, single))
         jac = as_results(tree_util.tree_unflatten(linearized.flat_fun.out_tree, blocks))
         return (jac, linearized.aux) if has_aux else jac
@@ -491,7 +502,8 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
             for j, in_aval in enumerate(in_avals):
                 stacked = _stack([r[j] for r in rows[start:start + aval.size]], in_aval.shape,
                                  tangent_aval(in_aval).dtype)
-                per_input.append(lax.reshape(stacked, aval.shape + in_aval.shape))
+                per_input.append(_typed_like(lax.reshape(stacked, aval.shape + in_aval.shape),
+                                             in_aval))
             start += aval.size
             blocks.append(_by_input(per_input, linearized.in_tree, single))
         jac = as_results(tree_util.tree_unflatten(linearized.flat_fun.out_tree, blocks))

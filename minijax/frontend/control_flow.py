@@ -487,6 +487,8 @@ def map(f: Callable, xs, *, batch_size: int | None = None):
     if not x_leaves:
         raise ControlFlowError("map: xs must have at least one array leaf")
     n = aval_of(x_leaves[0]).shape[0]
+    if n == 0:      # no chunk and no remainder: the plain scan makes the empty outputs
+        return map(f, xs)
     num_batches, remainder = divmod(n, batch_size)
     outs = []
     if num_batches:

@@ -8,7 +8,11 @@ Because it only uses names that minijax provides too, the same file runs on mini
 with `python -m minijax run FILE.py` (the import hook resolves its `jax` to minijax).
 
 Custom derivative rules are Python functions of the user's; they have no source here,
-so a program with a `custom_jvp_call`/`custom_vjp_call` is refused by name.
+so a program with a `custom_jvp_call`/`custom_vjp_call` is refused by name -- unless
+the caller knows every rule in it is the derivative of its own body (the fuzzer's
+custom functions are made so) and says `custom_rules="derivatives_of_body"`: then the
+call is written as `jax.custom_jvp`/`jax.custom_vjp` of its body with the body's own
+`jax.jvp`/`jax.vjp` as the rule.
 """
 from __future__ import annotations
 
@@ -260,10 +264,11 @@ def _literal_text(python_value) -> str:
 # -- the writer ----------------------------------------------------------------------------------
 
 class _Writer:
-    def __init__(self):
+    def __init__(self, custom_rules=None):
         self.lines: list[str] = []
         self.count = 0
         self.uses_extend = False
+        self.custom_rules = custom_rules
 
     def fresh(self, prefix="v") -> str:
         self.count += 1
@@ -334,6 +339,29 @@ class _Writer:
         policy = _policy_source(eqn.params["policy"])
         return (f"jax.checkpoint({body}, policy={policy}, "
                 f"prevent_cse={eqn.params['prevent_cse']})({', '.join(ins)})")
+
+    def _custom_function(self, eqn, indent, kind):
+        if self.custom_rules != "derivatives_of_body":
+            raise ExportError(f"to_python_source cannot write {eqn.primitive.name} "
+                              f"equations: the rule {eqn.params['name']!r} is a Python "
+                              f"function without source (pass custom_rules="
+                              f"'derivatives_of_body' if it is its body's derivative)")
+        pad = "    " * indent
+        body = self._body(eqn.params["call_jaxpr"], indent)
+        fn = self.fresh("custom")
+        self.lines.append(f"{pad}{fn} = jax.{kind}({body})")
+        if kind == "custom_jvp":
+            self.lines.append(f"{pad}{fn}.defjvp(lambda xs, ts: jax.jvp({body}, xs, ts))")
+        else:
+            self.lines.append(f"{pad}{fn}.defvjp(lambda *xs: ({body}(*xs), xs), "
+                              f"lambda xs, ct: jax.vjp({body}, *xs)[1](ct))")
+        return fn
+
+    def _custom_jvp_call(self, eqn, ins, indent):
+        return f"{self._custom_function(eqn, indent, 'custom_jvp')}({', '.join(ins)})"
+
+    def _custom_vjp_call(self, eqn, ins, indent):
+        return f"{self._custom_function(eqn, indent, 'custom_vjp')}({', '.join(ins)})"
 
     def _cond(self, eqn, ins, indent):
         bodies = [self._body(b, indent) for b in eqn.params["branches"]]
@@ -481,14 +509,21 @@ def _plain(tree) -> str:
     return repr(tree)
 
 
-def to_python_source(closed_jaxpr: ClosedJaxpr, name: str = "program") -> str:
+def to_python_source(closed_jaxpr: ClosedJaxpr, name: str = "program",
+                     custom_rules: str | None = None) -> str:
     """Python source defining `name(*args)`, the program as calls of JAX's public
     API; it returns a tuple of the program's outputs. The source starts with its
-    imports (`jax`, `jax.numpy`, `numpy`) and inlines the program's constants."""
+    imports (`jax`, `jax.numpy`, `numpy`) and inlines the program's constants.
+    `custom_rules="derivatives_of_body"` writes custom_jvp/custom_vjp calls whose rules
+    are their body's own derivatives (the module docstring); otherwise such a call is
+    an `ExportError`."""
+    if custom_rules not in (None, "derivatives_of_body"):
+        raise ValueError(f"to_python_source: custom_rules must be None or "
+                         f"'derivatives_of_body', got {custom_rules!r}")
     if not isinstance(closed_jaxpr, ClosedJaxpr):
         raise TypeError(f"to_python_source expects a minijax ClosedJaxpr, got "
                         f"{type(closed_jaxpr).__name__}")
-    writer = _Writer()
+    writer = _Writer(custom_rules)
     consts = {}
     const_lines = []
     for var, value in zip(closed_jaxpr.jaxpr.constvars, closed_jaxpr.consts):

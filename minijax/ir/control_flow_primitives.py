@@ -187,7 +187,9 @@ def _scan_rule(*args, jaxpr, num_consts, num_carry, length, reverse=False, unrol
         _fail("scan", f"jaxpr returns the carry {types_text(carry_out)} but the carry "
               f"is {types_text(carry)}")
     ys = [y.update(shape=(length,) + y.shape) for y in jaxpr.out_avals[num_carry:]]
-    return carry + ys
+    # the body's carry out, as JAX types it (an imported program may pass a weak
+    # initial carry that its body makes strong)
+    return list(carry_out) + ys
 
 
 def _scan_effects(*args, jaxpr, **params):

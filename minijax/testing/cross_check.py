@@ -72,28 +72,32 @@ def compare(transform, mini_run, jax_run, rtol=None, atol=None) -> Row:
                    jax_error=errors.get("jax", ""))
     actual, expected = results["minijax"], results["jax"]
     try:
-        actual, expected = _compare_residuals(actual, expected)
+        # values first: a "saved residuals" row then says the gradients agreed
+        actual, expected, residuals_differ = _split_residuals(actual, expected)
         assert_trees_match(actual, expected, rtol=rtol, atol=atol, what=transform)
+        if residuals_differ:
+            raise AssertionError(residuals_differ)
     except AssertionError as difference:
         return Row(transform, "differ", max_error=_max_error(actual, expected),
                    detail=str(difference).strip().splitlines()[0])
     return Row(transform, "agree")
 
 
-def _compare_residuals(actual, expected):
-    """Check the `SavedResiduals` leaves for equality; return the trees without them."""
+def _split_residuals(actual, expected):
+    """The trees without their `SavedResiduals` leaves, and the first difference of
+    those leaves ('' when they are equal)."""
     def is_residuals(x):
         return isinstance(x, SavedResiduals)
     a_leaves, a_tree = tree_util.tree_flatten(actual, is_leaf=is_residuals)
     e_leaves, e_tree = tree_util.tree_flatten(expected, is_leaf=is_residuals)
     if a_tree != e_tree:
         raise AssertionError(f"tree structures differ: minijax {a_tree}, jax {e_tree}")
-    for a, e in zip(a_leaves, e_leaves):
-        if is_residuals(a) and tuple(a) != tuple(e):
-            raise AssertionError(f"saved residuals differ: minijax saves {list(a)}, "
-                                 f"jax saves {list(e)}")
+    difference = next((f"saved residuals differ: minijax saves {list(a)}, jax saves {list(e)}"
+                       for a, e in zip(a_leaves, e_leaves)
+                       if is_residuals(a) and tuple(a) != tuple(e)), "")
     keep = [not is_residuals(a) for a in a_leaves]
-    return ([a for a, k in zip(a_leaves, keep) if k], [e for e, k in zip(e_leaves, keep) if k])
+    return ([a for a, k in zip(a_leaves, keep) if k],
+            [e for e, k in zip(e_leaves, keep) if k], difference)
 
 
 def _program_words(closed) -> set:

@@ -197,8 +197,13 @@ def known_divergence(transform: str, program, row: Row | None = None) -> str:
     no such indexers), a record of a JAX crash ("..._fails", "..._crashes") explains
     only a row where JAX raised; a record with a matcher in
     minijax/divergences/fuzz.py (`FUZZ_ROW_MATCHERS`) explains exactly the rows its
-    matcher accepts."""
+    matcher accepts. A difference that is explained, not a divergence (a finding of
+    `fuzz_explained.py`), is named `explained:ID`."""
     from minijax.divergences import DIVERGENCES
+    from .fuzz_explained import explaining_finding
+    explained = explaining_finding(transform, program, row)
+    if explained:
+        return explained
     from minijax.divergences.fuzz import FUZZ_ROW_MATCHERS
     row_words = {w for w in _TRANSFORM_WORDS if w in transform}
     if transform.startswith("checkpoint"):

@@ -179,8 +179,10 @@ def check_one(seed, features=None, transforms=None, shrink=True, shrink_seconds=
                 try:
                     program, leaves = shrink_program(program, leaves, row.transform, recipe,
                                                      max_checks=60, time_limit=shrink_seconds)
-                    source = reproducer_source(program, leaves, row.transform, recipe)
-                except Exception as error:  # noqa: BLE001 -- e.g. no source for custom_vjp
+                    # the generator's custom rules are their bodies' derivatives
+                    source = reproducer_source(program, leaves, row.transform, recipe,
+                                               custom_rules="derivatives_of_body")
+                except Exception as error:  # noqa: BLE001 -- e.g. a primitive without source
                     source = _seed_reproducer(seed, all_features, row.transform, summary) \
                         + f"# no standalone JAX source: {type(error).__name__}: {error}\n"
                 final = fuzz.signature(row.transform, program, row)

@@ -285,8 +285,10 @@ def shrink(program, leaves, transform, recipe, rtol=None, atol=None, *, max_chec
 
 # -- reproducers ------------------------------------------------------------------------------------
 
-def reproducer_source(program, leaves, transform, recipe) -> str:
-    """A standalone Python file showing `transform` of `program` at `leaves`."""
+def reproducer_source(program, leaves, transform, recipe, custom_rules=None) -> str:
+    """A standalone Python file showing `transform` of `program` at `leaves`.
+    `custom_rules="derivatives_of_body"` (the fuzzer's programs) writes custom
+    derivative calls too (`to_python_source`)."""
     from ..interop.source import to_python_source, value_source
     args = []
     for leaf in leaves:
@@ -306,7 +308,7 @@ def reproducer_source(program, leaves, transform, recipe) -> str:
     recipes_text = inspect.getsource(recipes_module)
     recipes_text = recipes_text.split('"""', 2)[2].lstrip()   # drop its docstring
     return "\n".join([
-        doc, to_python_source(program),
+        doc, to_python_source(program, custom_rules=custom_rules),
         "# -- the transform, as minijax.testing.recipes applies it " + "-" * 20,
         recipes_text,
         "# -- running it " + "-" * 60,

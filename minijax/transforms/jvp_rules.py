@@ -115,11 +115,15 @@ _defjvp(P.acos_p, _scale(lambda ans, x: neg(rsqrt(_one_minus(square(x))))))
 _defjvp(P.atan_p, lambda t, ans, x: div(t, add(const_like(x, 1), square(x))))
 _defjvp(P.sinh_p, _scale(lambda ans, x: bind(P.cosh_p, x)))
 _defjvp(P.cosh_p, _scale(lambda ans, x: bind(P.sinh_p, x)))
-_defjvp(P.tanh_p, _scale(lambda ans, x: _one_minus(square(ans))))
+# (t + t * tanh x) * (1 - tanh x), not t * (1 - tanh(x)**2): JAX's formulation, so a
+# checkpointed backward pass saves what JAX's saves (tanh x and 1 - tanh x).
+_defjvp(P.tanh_p, lambda t, ans, x: mul(add(t, mul(t, ans)), _one_minus(ans)))
 _defjvp(P.asinh_p, _scale(lambda ans, x: rsqrt(add(square(x), const_like(x, 1)))))
 _defjvp(P.acosh_p, _scale(lambda ans, x: rsqrt(mul(sub(x, const_like(x, 1)),
                                                    add(x, const_like(x, 1))))))
-_defjvp(P.atanh_p, lambda t, ans, x: div(t, _one_minus(square(x))))
+# 1/(1 + x) * t/(1 - x) as in JAX (two residuals, as JAX saves), not t / (1 - x**2).
+_defjvp(P.atanh_p, lambda t, ans, x: mul(_integer_pow(add(const_like(x, 1), x), -1),
+                                         div(t, _one_minus(x))))
 _defjvp(P.exp_p, _scale(lambda ans, x: ans))
 _defjvp(P.exp2_p, _scale(lambda ans, x: mul(ans, const_like(x, np.log(2)))))
 _defjvp(P.log_p, lambda t, ans, x: div(t, x))
@@ -213,11 +217,17 @@ _defjvp(P.pow_p, _pow_jvp_base,
 
 
 def _chooser_share(x, y, ans):
-    """Where max/min picked x: 1, where it tied: 1/2 (JAX's balanced convention)."""
-    dtype = aval_of(ans).dtype
-    picked_x = convert(eq(x, ans), dtype)
-    picked_y = convert(eq(y, ans), dtype)
-    return div(picked_x, add(picked_x, picked_y))
+    """Where max/min picked x alone: 1, where x and y tie: 1/2, elsewhere 0 (JAX's
+    balanced convention). Written as JAX writes it, a select of 1/0 over a select of
+    2/1 with constants of the result's type: the share is weak when the result is (so
+    the gradient of a weak argument stays weak), and 0, not 0/0, where neither input
+    equals the result (a NaN)."""
+    shape = aval_of(ans).shape
+
+    def where(pred, if_true, if_false):
+        return bind(P.select_n_p, pred, broadcast_to(const_like(ans, if_false), shape),
+                    broadcast_to(const_like(ans, if_true), shape))
+    return div(where(eq(x, ans), 1, 0), where(eq(y, ans), 2, 1))
 
 
 for _prim in (P.max_p, P.min_p):
@@ -286,8 +296,7 @@ _deflinear(P.dynamic_slice_p, (0,))
 _deflinear(P.dynamic_update_slice_p, (0, 1))
 _deflinear(P.gather_p, (0,))
 _deflinear(P.scatter_add_p, (0, 2))
-# With distinct indices a scatter overwrites: linear in (operand, updates) jointly.
-_deflinear(P.scatter_p, (0, 2))
+# scatter's jvp (indices may repeat) is in scatter_rules.py
 
 
 def _dot_general_rule(primals, tangents, **params):
@@ -431,15 +440,33 @@ _cumulative_chooser_rule(P.cummin_p)
 
 
 def _sort_rule(primals, tangents, *, dimension, is_stable=True, num_keys=1):
-    # Sort an iota along with the operands to learn the permutation, then apply it to
-    # each tangent with one gather.
+    # Sort a uint32 iota along with the operands to learn the permutation, then apply
+    # it to each tangent with one gather. The gather reads the flattened tangent at
+    # one index per element (the permutation plus the other coordinates' offsets), so
+    # what a checkpointed backward pass saves is one u32[*shape, 1] array, as JAX's.
     shape = aval_of(primals[0]).shape
-    outs = bind(P.sort_p, *primals, iota(np.int32, shape, dimension), dimension=dimension,
+    outs = bind(P.sort_p, *primals, iota(np.uint32, shape, dimension), dimension=dimension,
                 is_stable=is_stable, num_keys=num_keys)
-    permutation = outs[-1]
-    tangents_out = [t if type(t) is Zero else take_along_axis(t, permutation, dimension)
-                    for t in tangents]
-    return JvpResult(outs[:-1], tangents_out)
+    flat_index = None
+    stride = 1
+    for axis in reversed(range(len(shape))):
+        coordinate = outs[-1] if axis == dimension else iota(np.uint32, shape, axis)
+        term = coordinate if stride == 1 else mul(coordinate, scalar(stride, np.uint32))
+        flat_index = term if flat_index is None else add(flat_index, term)
+        stride *= shape[axis]
+    flat_index = broadcast_in_dim(flat_index, shape + (1,), tuple(range(len(shape))))
+
+    def permuted(t):
+        flat = reshape(t, (stride,))
+        if stride == 0:
+            # Size 0: nothing to permute, but the gather of an empty index still needs
+            # a slice of size 1 to fit; one padded zero gives it (and the residual
+            # stays JAX's u32[*shape, 1]).
+            flat = bind(P.pad_p, flat, scalar(0, aval_of(t).dtype), padding_config=((0, 1, 0),))
+        return bind(P.gather_p, flat, flat_index, offset_dims=(),
+                    collapsed_slice_dims=(0,), start_index_map=(0,), slice_sizes=(1,),
+                    mode="clip")
+    return JvpResult(outs[:-1], [t if type(t) is Zero else permuted(t) for t in tangents])
 
 
 jvp_rules[P.sort_p] = _sort_rule

@@ -60,6 +60,11 @@ def linearize_flat(fun, primals, policy=everything_saveable) -> Linearized:
                         for t, diff in zip(tangents_out, out_differentiable)]
     linear = partial_trace.to_jaxpr([t for t, diff in zip(tangents_out, out_differentiable)
                                      if diff])
+    # Tangent equations no tangent output needs are dropped, with the residuals only
+    # they read (as JAX's linearize does): the tangent of a value a zero-derivative op
+    # (sign, floor) discards saves nothing, and a custom_vjp call whose result is
+    # unused leaves no custom_lin to fail when the linear function runs.
+    linear = dce_jaxpr(linear).jaxpr
     return Linearized(primals_out, linear, differentiable, out_differentiable)
 
 

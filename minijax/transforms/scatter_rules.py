@@ -1,5 +1,6 @@
-"""JVP and transpose rules of the combining scatters `scatter_mul`, `scatter_min` and
-`scatter_max` (their vmap rule is `scatter_add`'s, in `vmap_rules.py`).
+"""JVP rule of `scatter` (overwriting), JVP and transpose rules of the combining
+scatters `scatter_mul`, `scatter_min` and `scatter_max` (their vmap rule is
+`scatter_add`'s, in `vmap_rules.py`).
 
 Read `jvp_rules.py` and `transpose_rules.py` first. All three follow JAX's math, and
 every tangent is linear in the input tangents with the other factors computed from
@@ -70,6 +71,45 @@ def _product_of_others(operand, indices, updates, params):
                    _select(none_zero, bind(P.div_p, product, safe), zero))
 
 
+def _scatter_jvp(primals, tangents, **params):
+    """`scatter` (overwriting) with indices that may repeat, differentiated as JAX does:
+    give each update a positive id and scatter the ids, then gather them back -- an
+    update whose id came back is the one the scatter left in place. Masking the
+    operand (where nothing was written) and the updates (the ones left in place)
+    turns the scatter into a `scatter_add` of the masked values, for the result and
+    for the tangent, and the tangent is a sum: linear, transposed exactly."""
+    operand, indices, updates = primals
+    t_operand, _, t_updates = tangents
+    op_aval, up_aval = aval_of(operand), aval_of(updates)
+    if (type(t_operand) is Zero and type(t_updates) is Zero) or \
+            not is_inexact(op_aval.dtype):
+        ans = bind(P.scatter_p, operand, indices, updates, **params)
+        return JvpResult([ans], [Zero(tangent_aval(aval_of(ans)))])
+    # One id per scattered window (the window's own elements share it), from 1.
+    ids_shape = tuple(1 if d in params["update_window_dims"] else n
+                      for d, n in enumerate(up_aval.shape))
+    num_ids = int(np.prod(ids_shape, dtype=np.int64))
+    ids = bind(P.reshape_p, bind(P.iota_p, dtype=np.dtype(np.uint32), shape=(num_ids,),
+                                 dimension=0), new_sizes=ids_shape, dimensions=None)
+    ids = bind(P.add_p, bind(P.broadcast_in_dim_p, ids, shape=up_aval.shape,
+                             broadcast_dimensions=tuple(range(len(ids_shape)))),
+               scalar(1, np.uint32))
+    id_op_aval = op_aval.update(dtype=np.dtype(np.uint32), weak_type=False)
+    scattered_ids = bind(P.scatter_p, zeros(id_op_aval), indices, ids, **params)
+    gathered_ids = _gather_back(scattered_ids, indices, aval_of(ids), params)
+    operand_kept = bind(P.eq_p, scattered_ids, scalar(0, np.uint32))
+    update_kept = bind(P.eq_p, ids, gathered_ids)
+
+    def combine(operand_part, update_part):
+        return bind(P.scatter_add_p,
+                    _select(operand_kept, operand_part, zeros(aval_of(operand_part))),
+                    indices,
+                    _select(update_kept, update_part, zeros(aval_of(update_part))),
+                    **params)
+    ans = combine(operand, updates)
+    return JvpResult([ans], [combine(instantiate(t_operand), instantiate(t_updates))])
+
+
 def _scatter_mul_jvp(primals, tangents, **params):
     operand, indices, updates = primals
     t_operand, _, t_updates = tangents
@@ -136,6 +176,7 @@ def _scatter_chooser_jvp(prim):
     return rule
 
 
+jvp_rules[P.scatter_p] = _scatter_jvp
 jvp_rules[P.scatter_mul_p] = _scatter_mul_jvp
 transpose_rules[P.scatter_mul_p] = _scatter_mul_transpose
 jvp_rules[P.scatter_min_p] = _scatter_chooser_jvp(P.scatter_min_p)

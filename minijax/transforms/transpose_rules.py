@@ -20,7 +20,7 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
 from .ad_util import (Zero, zeros, instantiate, scalar, add, sub, neg, mul, div, convert,
-                      reduce_sum, broadcast_in_dim, transpose, reshape, sum_to_shape)
+                      reduce_sum, broadcast_in_dim, transpose, reshape, sum_to_shape, eq, iota)
 from .transpose import transpose_rules, is_linear, NonLinearError
 
 
@@ -243,10 +243,29 @@ def _scatter_transpose_rule(overwrites):
             # so their cotangent goes to the updates instead.
             ct_operand = bind(P.scatter_p, ct, indices, zeros(update_aval), mode=mode,
                               **dnums) if overwrites else ct
-        ct_updates = _gather_updates(ct, indices, update_aval, mode=mode, **dnums) \
-            if is_linear(updates) else None
+        ct_updates = None
+        if is_linear(updates):
+            ct_updates = _gather_updates(ct, indices, update_aval, mode=mode, **dnums)
+            if overwrites:
+                # Repeated indices: only the update the scatter left in place reaches
+                # the output, so only it gets the cotangent (the others are overwritten).
+                ct_updates = bind(P.select_n_p, _written_updates(aval_of(ct), indices,
+                                                                update_aval, mode, dnums),
+                                  zeros(update_aval), ct_updates)
         return [ct_operand, None, ct_updates]
     return rule
+
+
+def _written_updates(operand_aval, indices, update_aval, mode, dnums):
+    """bool, shaped like the updates: whether each update element is the one a scatter
+    (overwriting, indices possibly repeated) leaves in the result. Scatter each
+    element's id (1, 2, ...) into an operand of -1s the same way, then read back which
+    id each element's target holds; an element dropped out of bounds reads no id."""
+    size = int(np.prod(update_aval.shape, dtype=np.int64))
+    ids = reshape(add(iota(np.int32, (size,), 0), scalar(1, np.int32)), update_aval.shape)
+    minus_ones = broadcast_in_dim(scalar(-1, np.int32), operand_aval.shape, ())
+    written = bind(P.scatter_p, minus_ones, indices, ids, mode=mode, **dnums)
+    return eq(_gather_updates(written, indices, update_aval, mode=mode, **dnums), ids)
 
 
 transpose_rules[P.scatter_add_p] = _scatter_transpose_rule(overwrites=False)

@@ -1,0 +1,115 @@
+"""Differences the fuzzer meets that are explained, not bugs (docs/fuzzing.md, F12, F13).
+
+A few checkpoint rows differ in *what* the backward pass saves, while the gradients
+agree, because minijax cannot form the same residuals without copying an internal
+algorithm of JAX or changing its IR. Each such finding has a matcher here: a
+predicate on (transform, program, row) that accepts exactly the rows whose residual
+difference that finding accounts for -- residual for residual, never "any
+difference in a program that has the primitive". `explaining_finding` names the
+finding; the fuzzer files the row as known (its `divergence` field says
+`explained:F12`); a row no matcher accepts stays unexplained.
+
+A saved-residuals row means the gradients agreed: `cross_check.compare` checks the
+values before the residuals.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..ir.core import eqns_nested
+from ..ir.types import dtype_short_name
+
+_RESIDUALS = re.compile(r"saved residuals differ: minijax saves (\[.*?\]), jax saves (\[.*?\])")
+_TYPE = re.compile(r"([a-z]+\d*)\[([\d,]*)\]")
+
+
+def _residual_types(text: str) -> list:
+    """`['f32[2,3]', 'u32[2,1]']` -> [('f32', (2, 3)), ('u32', (2, 1))]."""
+    out = []
+    for dtype, dims in _TYPE.findall(text):
+        out.append((dtype, tuple(int(d) for d in dims.split(",") if d)))
+    return out
+
+
+def _unmatched(row):
+    """(minijax-only residuals, JAX-only residuals) of a saved-residuals row, or None."""
+    if not row.detail:
+        return None
+    found = _RESIDUALS.search(row.detail)
+    if found is None:
+        return None
+    mini, jax = Counter(_residual_types(found.group(1))), Counter(_residual_types(found.group(2)))
+    return list((mini - jax).elements()), list((jax - mini).elements())
+
+
+def _operands(program, names):
+    """(short dtype, shape) of the first operand of every equation named in `names`."""
+    return [(dtype_short_name(eqn.inputs[0].aval.dtype), tuple(eqn.inputs[0].aval.shape))
+            for eqn in eqns_nested(program) if eqn.primitive.name in names]
+
+
+_CUMULATIVE = ("cummax", "cummin", "cumprod")
+
+
+def _cumulative_residuals(transform, program, row) -> bool:
+    """F12: JAX differentiates cummax/cummin/cumprod through its associative-scan
+    implementation and saves slices of that scan's levels (the operand's dtype and
+    rank, no dimension larger); minijax's rules save index arrays (cummax/cummin:
+    an i32 array of the operand's shape plus one dimension) or masks and partial
+    products (cumprod: bool/i32/float arrays of the operand's shape)."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    operands = _operands(program, _CUMULATIVE)
+    if not unmatched or not operands:
+        return False
+    mini_only, jax_only = unmatched
+
+    def minijax_made(residual):
+        dtype, shape = residual
+        return any((dtype in ("i32", "bool", op_dtype) and shape == op_shape)
+                   or (dtype == "i32" and shape == op_shape + (len(op_shape),))
+                   for op_dtype, op_shape in operands)
+
+    def jax_made(residual):
+        dtype, shape = residual
+        return any(dtype == op_dtype and len(shape) == len(op_shape)
+                   and all(s <= o for s, o in zip(shape, op_shape))
+                   for op_dtype, op_shape in operands)
+    return all(map(minijax_made, mini_only)) and all(map(jax_made, jax_only))
+
+
+def _size_one_broadcast_residuals(transform, program, row) -> bool:
+    """F13: JAX's binary operations broadcast size-1 dimensions implicitly (jax 0.10:
+    `mul f32[2,3] f32[1,1]`), so JAX saves a constant operand at its own shape;
+    minijax's binary primitives take equal shapes (or a rank-0 operand), the
+    broadcast is a separate known equation and its result is what is saved. Each
+    minijax-only residual pairs with one JAX-only residual of the same dtype and
+    rank whose every dimension is the same or 1."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    if not unmatched or len(unmatched[0]) != len(unmatched[1]):
+        return False
+    jax_only = list(unmatched[1])
+    for dtype, shape in unmatched[0]:
+        pair = next(((d, s) for d, s in jax_only if d == dtype and len(s) == len(shape)
+                     and s != shape and all(a in (b, 1) for a, b in zip(s, shape))), None)
+        if pair is None:
+            return False
+        jax_only.remove(pair)
+    return True
+
+
+# finding id -> predicate on (transform, program, row)
+EXPLAINED = {
+    "F12": _cumulative_residuals,
+    "F13": _size_one_broadcast_residuals,
+}
+
+
+def explaining_finding(transform: str, program, row) -> str:
+    """`explained:F12` for a row an explained finding accounts for, else ''."""
+    if row is None or row.status != "differ":
+        return ""
+    for finding, matches in EXPLAINED.items():
+        if matches(transform, program, row):
+            return f"explained:{finding}"
+    return ""
