@@ -39,7 +39,20 @@ def _body(b, seed, values, steps=None, **kwargs):
     return child
 
 
-# -- control flow -----------------------------------------------------------------------------------
+# -- calls and control flow -----------------------------------------------------------------------------------
+
+@op("jit", ["jit"], "control_flow", weight=0.3)
+@nests
+def _jit(b):
+    operands = b.pick_many(lambda a: True)
+    if not operands:
+        return None
+    seed = b.rng.getrandbits(63)
+
+    def body(*xs):
+        return _body(b, seed, xs, closure=False).pool[-1]
+    return [minijax.jit(body)(*operands)]
+
 
 @op("cond", ["cond"], "control_flow", weight=0.5, smooth=False)
 @nests
