@@ -35,12 +35,13 @@ def main():
         case = fuzz.generate(f"{args.seed}:{i}")
         generating += time.perf_counter() - start
         recipes = fuzz.recipes_for(case, transforms)
+        sides = fuzz.ProgramSides(case.program, case.leaves)
         for name in transforms:
             start = time.perf_counter()
             if name in INVARIANT_CHECKS:
                 INVARIANT_CHECKS[name](case)
             else:
-                fuzz.compare_row(name, case.program, case.leaves, recipes[name])
+                fuzz.compare_row(name, case.program, case.leaves, recipes[name], sides=sides)
             spent = time.perf_counter() - start
             per_transform[name] += spent
             checking += spent

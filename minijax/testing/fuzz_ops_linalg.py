@@ -160,12 +160,13 @@ def _conv(b):
     kernel = b.rng.randint(1, 2)
     rhs = b.value_of((out_channels, channels // groups, kernel), np.float32)
     rhs = jnp.where(lax.is_finite(rhs), rhs, 0.0)
-    padding = b.rng.choice(["VALID", "SAME", [(b.rng.randint(0, 1), b.rng.randint(-1, 1))]])
-    if isinstance(padding, list) and width + padding[0][0] + padding[0][1] < kernel:
-        padding = "SAME"
+    lhs_dilation = b.rng.randint(1, 2)
+    padding = b.rng.choice(["VALID", "SAME", [(b.rng.randint(0, 1), b.rng.randint(0, 1))]])
+    if lhs_dilation > 1:      # a transposed convolution takes explicit padding only
+        padding = [(b.rng.randint(0, 1), b.rng.randint(-1, 1))]
     return [lax.conv_general_dilated(
         lhs, rhs, window_strides=(b.rng.randint(1, 2),), padding=padding,
-        lhs_dilation=(b.rng.randint(1, 2),), rhs_dilation=(b.rng.randint(1, 2),),
+        lhs_dilation=(lhs_dilation,), rhs_dilation=(b.rng.randint(1, 2),),
         feature_group_count=groups)]
 
 

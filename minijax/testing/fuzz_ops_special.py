@@ -13,9 +13,9 @@ not, and their last-bit differences are not what this is for):
 * erf_inv: inside (-0.9, 0.9); erfc: anywhere.
 
 Operands with respect to which neither JAX nor minijax has a derivative (the order of
-polygamma, betainc's a and b, both operands of igamma_grad_a and random_gamma_grad)
-go through `stop_gradient`, so the differentiating rows compare the derivatives that
-exist instead of two identical "not differentiable" errors.
+polygamma, betainc's a and b, the operands of igamma_grad_a, random_gamma_grad and
+nextafter) go through `stop_gradient`, so the differentiating rows compare the
+derivatives that exist instead of two identical "not differentiable" errors.
 
 Complex values stay inside one operation: it builds `complex(x, y)`, computes with it
 (`conj`, products) and returns real values (`real`, `imag`), so the pool -- and every
@@ -43,6 +43,14 @@ def as_float32(x):
 def _float32_operand(b):
     x = b.pick(floating)
     return None if x is None else as_float32(x)
+
+
+def _float32_pair(b):
+    """Two float32 operands of one shape (lax's binary operations do not broadcast)."""
+    x = b.pick(floating)
+    if x is None:
+        return None, None
+    return jnp.broadcast_arrays(as_float32(x), as_float32(b.partner(x, floating)))
 
 
 # -- special functions ----------------------------------------------------------------------------
@@ -84,10 +92,9 @@ def _polygamma(b):
 @op("special:igamma", ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad"], "special",
     weight=0.5)
 def _igamma(b):
-    x = _float32_operand(b)
+    x, y = _float32_pair(b)
     if x is None:
         return None
-    y = as_float32(b.partner(x, floating))
     a, z = _positive(x), _positive(y)
     kind = b.rng.choice(["igamma", "igammac", "igamma_grad_a", "random_gamma_grad"])
     if kind in ("igamma_grad_a", "random_gamma_grad"):
@@ -98,10 +105,10 @@ def _igamma(b):
 
 @op("special:betainc", ["regularized_incomplete_beta"], "special", weight=0.3)
 def _betainc(b):
-    x = _float32_operand(b)
+    x, y = _float32_pair(b)
     if x is None:
         return None
-    a = lax.stop_gradient(_positive(as_float32(b.partner(x, floating))))
+    a = lax.stop_gradient(_positive(y))
     other = lax.stop_gradient(lax.add(_positive(x), 0.25))
     return [lax.betainc(a, other, _unit_interval(x))]
 
@@ -115,7 +122,7 @@ def _shift(b):
     if x is None:
         return None
     dtype = b.aval(x).dtype
-    amount = b.partner(x, lambda a: a.dtype == dtype)
+    x, amount = jnp.broadcast_arrays(x, b.partner(x, lambda a: a.dtype == dtype))
     # shifts by the bit width or more are defined by XLA (0 or the sign) and kept rare
     width = 32 if b.rng.random() < 0.9 else 64
     amount = lax.rem(lax.abs(amount) if dtype != np.uint32 else amount,
@@ -149,17 +156,19 @@ def _nextafter(b):
     x = b.pick(lambda a: a.dtype == np.float32)
     if x is None:
         return None
-    return [lax.nextafter(x, b.partner(x, lambda a: a.dtype == np.float32))]
+    # neither JAX nor minijax differentiates nextafter
+    x, y = jnp.broadcast_arrays(x, b.partner(x, lambda a: a.dtype == np.float32))
+    return [lax.nextafter(lax.stop_gradient(x), lax.stop_gradient(y))]
 
 
 # -- complex numbers --------------------------------------------------------------------------------
 
 @op("complex", ["complex", "real", "imag", "conj"], "complex", weight=0.6)
 def _complex(b):
-    x = _float32_operand(b)
+    x, y = _float32_pair(b)
     if x is None:
         return None
-    z = lax.complex(x, as_float32(b.partner(x, floating)))
+    z = lax.complex(x, y)
     kind = b.rng.randrange(3)
     if kind == 0:
         w = lax.mul(z, lax.conj(z))             # |z|^2 + 0j
