@@ -168,7 +168,8 @@ def _float_binary(b):
     return [_FLOAT_BINARY[name](x, y)]
 
 
-@op("binary:integer", list(_INT_BINARY), "elementwise", weight=0.8)
+@op("binary:integer", [n for n in _INT_BINARY if n != "floor_divide"] + ["div", "rem"],
+    "elementwise", weight=0.8)
 def _int_binary(b):
     x = b.pick(lambda a: integral(a) or boolean(a))
     if x is None:
