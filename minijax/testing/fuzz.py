@@ -154,8 +154,8 @@ class ProgramSides:
     Python scalar), compiled as one XLA program. The oracle stays eager for the
     `eager` and `vjp` rows, for programs with effects (refs, debug printing) or ref
     arguments, whose eager behaviour is part of what is compared, and for programs
-    with float16/bfloat16 values (below). `compile_oracle=False` keeps every row eager (the benchmark's
-    baseline)."""
+    with float16/bfloat16 values (below). `compile_oracle=False` keeps every row
+    eager (the benchmark's baseline)."""
 
     def __init__(self, program, leaves=(), compile_oracle=True):
         import jax

@@ -16,7 +16,9 @@ vectors, and for QR, Q and R normalised so that R's diagonal is positive.
 **Collectives** exist only under a named axis; here that is `vmap` with `axis_name`
 (the battery's `vmap` rows then vmap a program that already vmapped). Tracing the
 vmap applies the collectives' batching rules, so the program holds their batched
-forms (reductions, gathers, ...), and the rows check those rules' results.
+forms (reductions, gathers, ...): the rows check what the rules produce downstream
+(its transforms and lowering), not the rules against JAX's (tests/test_collectives.py
+does that), since both sides run the same batched program.
 """
 from __future__ import annotations
 
