@@ -149,3 +149,22 @@ def test_a_finding_skipped_by_one_worker_and_shrunk_by_another_is_one_finding():
                             [(rough, None, "grad", "x", "", "grad")]))
     assert list(campaign.findings) == [final]
     assert campaign.findings[final].count == 3
+
+
+@pytest.mark.parametrize("fn,x", [
+    (lambda x: minijax.lax.bitcast_convert_type(x, np.int32), np.float32(1.5)),
+    (lambda x: minijax.lax.bitcast_convert_type(x, np.float32), np.int32(5)),
+    (minijax.lax.population_count, np.uint32(7)),
+    (minijax.lax.population_count, np.array([[7, 255]], np.int32)),
+])
+def test_reference_bit_rules_keep_scalar_shapes(fn, x):
+    # campaign finding G1: np.ascontiguousarray made a 0-d operand 1-d, so the reference
+    # evaluator's bitcast_convert_type and population_count of a scalar were [1]
+    from minijax.backends.reference import eval_closed_jaxpr
+    program = minijax.make_jaxpr(fn)(x)
+    (ours,) = eval_closed_jaxpr(program, np.asarray(x))
+    theirs = {np.float32: lambda v: jax.lax.bitcast_convert_type(v, np.int32),
+              np.int32: lambda v: jax.lax.bitcast_convert_type(v, np.float32)}
+    expected = (jax.lax.population_count(x) if fn is minijax.lax.population_count
+                else theirs[type(x)](x))
+    assert_trees_match(ours, np.asarray(expected), check_weak_types=False)
