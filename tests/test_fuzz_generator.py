@@ -168,3 +168,13 @@ def test_reference_bit_rules_keep_scalar_shapes(fn, x):
     expected = (jax.lax.population_count(x) if fn is minijax.lax.population_count
                 else theirs[type(x)](x))
     assert_trees_match(ours, np.asarray(expected), check_weak_types=False)
+
+
+def test_jobs_give_the_same_tables():
+    from minijax.testing.fuzz_run import run_campaign
+    settings = dict(n=2, features=["elementwise", "bits"], transforms=["eager", "grad"],
+                    stream=None)
+    alone = run_campaign("jobs", jobs=1, **settings)
+    shared = run_campaign("jobs", jobs=2, **settings)
+    assert alone.pairs == shared.pairs == 4
+    assert alone.by_transform == shared.by_transform
