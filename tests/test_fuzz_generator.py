@@ -178,3 +178,11 @@ def test_jobs_give_the_same_tables():
     shared = run_campaign("jobs", jobs=2, **settings)
     assert alone.pairs == shared.pairs == 4
     assert alone.by_transform == shared.by_transform
+
+
+def test_batched_map_bodies_write_no_closed_over_ref():
+    # campaign finding G2: seed s4gen:14 made a lax.map body with batch_size (vmapped)
+    # that added a per-example amount to a ref from outside: vmap rejects it
+    case = fuzz.generate("s4gen:14")
+    assert "new_ref" in case.primitives or any(isinstance(x, minijax.Ref)
+                                               for x in case.leaves)

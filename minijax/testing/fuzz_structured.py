@@ -143,7 +143,10 @@ def _map(b):
     batch_size = b.rng.choice([None, 1, 2])
 
     def body(x):
-        return _body(b, seed, (x,)).pool[-1]
+        # with batch_size the body is vmapped: a write to a ref it closes over would
+        # differ per example, which vmap (JAX's too) rejects; such bodies get no refs
+        refs = [] if batch_size else None
+        return _body(b, seed, (x,), refs=refs).pool[-1]
     return [lax.map(body, xs, batch_size=batch_size)]
 
 
