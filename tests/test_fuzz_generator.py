@@ -186,3 +186,20 @@ def test_batched_map_bodies_write_no_closed_over_ref():
     case = fuzz.generate("s4gen:14")
     assert "new_ref" in case.primitives or any(isinstance(x, minijax.Ref)
                                                for x in case.leaves)
+
+
+def test_dot_invariant_skips_a_while_loop_whose_pullback_raises():
+    # campaign finding G3 (seed s4gen:35): minijax's vjp of a jitted while_loop
+    # succeeds and its pullback raises, as JAX's does; the invariant skips either way
+    from minijax.testing.fuzz_invariants import INVARIANT_CHECKS
+
+    def f(x):
+        def body(carry):
+            i, v = carry
+            return i + 1, minijax.numpy.sin(v)
+        return minijax.jit(lambda x: lax.while_loop(lambda c: c[0] < 2, body, (0, x))[1])(x)
+    x = np.array([0.5, 1.0], np.float32)
+    program = minijax.make_jaxpr(f)(x)
+    case = fuzz.FuzzCase("while", program, [x], [x], frozenset(), frozenset(), True)
+    row = INVARIANT_CHECKS["invariant:dot"](case)
+    assert row.status == "skipped" and "ReverseMode" in row.detail, row.summary()
