@@ -121,7 +121,8 @@ def test_bfloat16_arguments_and_outputs_are_differentiated():
     assert len(grads) == 2 and grads[0].dtype == bf16
     assert_trees_match(np.asarray(grads[0], np.float32), 2 * np.cos(x.astype(np.float32)),
                        rtol=2e-2, atol=2e-2)
-    for name in ("grad", "jvp", "hessian", "grad(grad)"):
+    # (campaign finding G4: jvp/linearize's tangents of bfloat16 arguments were float32)
+    for name in ("grad", "jvp", "linearize", "hessian", "grad(grad)"):
         row = fuzz.compare_row(name, program, [x, y], recipes_module.TRANSFORMS[name])
         assert row.ok, row.summary()
 

@@ -104,7 +104,9 @@ def _diff_args(side, leaves):
 
 def _tangent_like(x):
     x = np.asarray(x)
-    return np.linspace(-1.0, 1.0, x.size, dtype=x.dtype).reshape(x.shape) + 0.25
+    # (NumPy promotes a bfloat16 array plus a Python float to float32: cast back)
+    return (np.linspace(-1.0, 1.0, x.size, dtype=x.dtype).reshape(x.shape) + 0.25
+            ).astype(x.dtype)
 
 
 def _batched(side, leaves):
