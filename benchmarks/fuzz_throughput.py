@@ -1,6 +1,7 @@
 """Fuzzer throughput: program x transform pairs checked per second.
 
     python benchmarks/fuzz_throughput.py [--n 4] [--seed bench] [--transforms eager,jit,...]
+                                         [--eager-oracle]
 
 Generates and checks `n` programs (fuzz.py) with the battery (all transforms by
 default), without shrinking, and prints the time spent generating, checking, and
@@ -21,6 +22,8 @@ def main():
     parser.add_argument("--n", type=int, default=4)
     parser.add_argument("--seed", default="bench")
     parser.add_argument("--transforms", default=None)
+    parser.add_argument("--eager-oracle", action="store_true",
+                        help="run JAX's side eagerly in every row (the old harness)")
     args = parser.parse_args()
     from minijax.ir.checks import enable_checks
     from minijax.testing import fuzz
@@ -35,12 +38,14 @@ def main():
         case = fuzz.generate(f"{args.seed}:{i}")
         generating += time.perf_counter() - start
         recipes = fuzz.recipes_for(case, transforms)
+        sides = fuzz.ProgramSides(case.program, case.leaves,
+                                  compile_oracle=not args.eager_oracle)
         for name in transforms:
             start = time.perf_counter()
             if name in INVARIANT_CHECKS:
                 INVARIANT_CHECKS[name](case)
             else:
-                fuzz.compare_row(name, case.program, case.leaves, recipes[name])
+                fuzz.compare_row(name, case.program, case.leaves, recipes[name], sides=sides)
             spent = time.perf_counter() - start
             per_transform[name] += spent
             checking += spent

@@ -58,17 +58,24 @@ def _shift_right_arithmetic(x, n):
                   sign_fill)
 
 
+def _contiguous(x):
+    # np.ascontiguousarray makes a 0-d array 1-d; keep the shape
+    x = np.asarray(x)
+    return np.ascontiguousarray(x).reshape(x.shape)
+
+
 @_rule(R.population_count_p)
 def _population_count(x):
-    x = np.ascontiguousarray(x)
-    bits = np.unpackbits(x.view(np.uint8).reshape(*x.shape, x.dtype.itemsize), axis=-1)
-    return bits.sum(axis=-1).astype(x.dtype)
+    x = _contiguous(x)
+    flat = x.reshape(-1)      # (a 0-d array cannot be viewed as bytes)
+    bits = np.unpackbits(flat.view(np.uint8).reshape(flat.size, x.dtype.itemsize), axis=-1)
+    return bits.sum(axis=-1).astype(x.dtype).reshape(x.shape)
 
 
 @_rule(R.bitcast_convert_type_p)
 def _bitcast_convert_type(x, *, new_dtype):
     new_dtype = np.dtype(new_dtype)
-    x = np.ascontiguousarray(x)
+    x = _contiguous(x)
     if x.dtype.itemsize > new_dtype.itemsize:
         return x[..., None].view(new_dtype)
     if x.dtype.itemsize < new_dtype.itemsize:

@@ -491,7 +491,7 @@ def map(f: Callable, xs, *, batch_size: int | None = None):
         return map(f, xs)
     num_batches, remainder = divmod(n, batch_size)
     outs = []
-    if num_batches:
+    if num_batches or not remainder:     # an empty xs maps to empty outputs, as in JAX
         chunks = [_lax.reshape(_lax.slice_in_dim(x, 0, num_batches * batch_size),
                                (num_batches, batch_size) + aval_of(x).shape[1:])
                   for x in x_leaves]

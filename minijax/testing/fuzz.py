@@ -36,7 +36,7 @@ import numpy as np
 
 import minijax
 from ..ir.core import eqns_nested
-from ..ir.types import is_float
+from ..ir.types import bfloat16, is_float
 from . import recipes as recipes_module
 from .cross_check import compare, select_recipes, _program_words, _TRANSFORM_WORDS
 from .fuzz_builder import DTYPES, Builder, Shared, make_arguments, random_value
@@ -142,19 +142,81 @@ def recipes_for(case: FuzzCase, transforms) -> dict:
     return recipes
 
 
-def _sides(program):
-    import jax
-    from ..interop import to_jax
-    from ..transforms.ad_util import eval_jaxpr
-    exported = to_jax(program)
+class ProgramSides:
+    """Both sides of one program, made once and shared by every row of the battery.
 
-    def mini_fn(*flat):
-        return tuple(eval_jaxpr(program.jaxpr, program.consts, flat))
+    The minijax side is the program evaluated eagerly, as a user runs it: that is
+    what is under test. The JAX side is the oracle, `to_jax(program)`. Eager JAX
+    compiles every primitive of every transformed program separately, which was most
+    of the fuzzer's time; so for the rows of transforms the oracle runs the whole
+    recipe under one `jax.jit` (`compile_oracle`): the same JAX transforms of the same
+    function, with the arguments as constants (a Python scalar stays a weakly typed
+    Python scalar), compiled as one XLA program. The oracle stays eager for the
+    `eager` and `vjp` rows, for programs with effects (refs, debug printing) or ref
+    arguments, whose eager behaviour is part of what is compared, and for programs
+    with float16/bfloat16 values (below). `compile_oracle=False` keeps every row
+    eager (the benchmark's baseline)."""
 
-    def jax_fn(*flat):
-        return tuple(exported(*flat))
-    return (recipes_module.Side("minijax", minijax, mini_fn),
-            recipes_module.Side("jax", jax, jax_fn))
+    def __init__(self, program, leaves=(), compile_oracle=True):
+        import jax
+        from ..interop import to_jax
+        from ..transforms.ad_util import eval_jaxpr
+        exported = to_jax(program)
+
+        def mini_fn(*flat):
+            return tuple(eval_jaxpr(program.jaxpr, program.consts, flat))
+
+        def jax_fn(*flat):
+            return tuple(exported(*flat))
+        self.minijax = recipes_module.Side("minijax", minijax, mini_fn)
+        self.jax = recipes_module.Side("jax", jax, jax_fn)
+        self.compile_oracle = compile_oracle and _oracle_may_jit(program, leaves)
+
+    def oracle_recipe(self, name, recipe):
+        """The recipe the JAX side runs for row `name`."""
+        if not self.compile_oracle or name in _EAGER_ORACLE_ROWS:
+            return recipe
+        return _compiled_recipe(recipe)
+
+
+def _compiled_recipe(recipe):
+    """`recipe` run under one `jax.jit`. Its results that are not arrays (the printed
+    saved residuals of checkpoint rows) are known when it is traced: they come back
+    as traced, the arrays from the compiled program."""
+    def compiled(side, leaves):
+        tree_util = side.api.tree_util
+        static = {}
+
+        def run():
+            flat, static["tree"] = tree_util.tree_flatten(recipe(side, leaves))
+            static["flat"] = flat
+            return [x for x in flat if _is_array(x)]
+        arrays = iter(side.api.jit(run)())
+        flat = [next(arrays) if _is_array(x) else x for x in static["flat"]]
+        return tree_util.tree_unflatten(static["tree"], flat)
+    return compiled
+
+
+def _is_array(x):
+    return hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+# The rows whose oracle stays eager: `eager` is the eager comparison, and `vjp`'s
+# recipe reads the primal outputs' values to make its cotangents.
+_EAGER_ORACLE_ROWS = ("eager", "vjp")
+# Eagerly, every float16/bfloat16 operation rounds its result; XLA may keep a fused
+# computation's intermediates in float32. Programs with them keep an eager oracle.
+_ROUNDED_EVERY_OPERATION = (np.dtype(np.float16), bfloat16)
+
+
+def _oracle_may_jit(program, leaves) -> bool:
+    if any(type(x).__name__ == "Ref" for x in leaves):
+        return False
+    avals = list(program.in_avals) + [v.aval for eqn in eqns_nested(program)
+                                      for v in eqn.outputs]
+    if any(getattr(a, "dtype", None) in _ROUNDED_EVERY_OPERATION for a in avals):
+        return False
+    return not any(eqn.effects or eqn.primitive.ref_op for eqn in eqns_nested(program))
 
 
 def _printing(run, sink):
@@ -170,14 +232,18 @@ def _printing(run, sink):
     return go
 
 
-def compare_row(name, program, leaves, recipe, rtol=None, atol=None) -> Row:
+def compare_row(name, program, leaves, recipe, rtol=None, atol=None, sides=None) -> Row:
     """One battery row: minijax's `recipe` of `program` against JAX's of `to_jax(program)`,
-    results and printed output."""
-    mini, other = _sides(program)
+    results and printed output. `sides`: the program's `ProgramSides`, when the caller
+    checks several rows of one program."""
+    sides = sides or ProgramSides(program, leaves)
+    oracle = sides.oracle_recipe(name, recipe)
     printed_mini, printed_jax = [], []
     row = compare(name,
-                  _printing(lambda: recipes_module.run_recipe(mini, recipe, leaves), printed_mini),
-                  _printing(lambda: recipes_module.run_recipe(other, recipe, leaves), printed_jax),
+                  _printing(lambda: recipes_module.run_recipe(sides.minijax, recipe, leaves),
+                            printed_mini),
+                  _printing(lambda: recipes_module.run_recipe(sides.jax, oracle, leaves),
+                            printed_jax),
                   rtol, atol)
     if row.status == "agree" and printed_mini != printed_jax:
         first = next((i for i, (a, b) in enumerate(zip(printed_mini[0].splitlines(),
@@ -249,12 +315,14 @@ def check_case(case: FuzzCase, transforms=None, rtol=None, atol=None) -> list:
     from .fuzz_invariants import INVARIANT_CHECKS
     transforms = all_transforms() if transforms is None else list(transforms)
     recipes = recipes_for(case, transforms)
+    sides = ProgramSides(case.program, case.leaves)
     rows = []
     for name in transforms:
         if name in INVARIANT_CHECKS:
             row = INVARIANT_CHECKS[name](case)
         else:
-            row = compare_row(name, case.program, case.leaves, recipes[name], rtol, atol)
+            row = compare_row(name, case.program, case.leaves, recipes[name], rtol, atol,
+                              sides)
         if not row.ok:
             row.divergence = known_divergence(name, case.program, row)
             if row.divergence:

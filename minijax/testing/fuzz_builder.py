@@ -188,7 +188,7 @@ class Builder:
         return Builder(random.Random(seed), self.shared, pool, refs, self.depth + 1)
 
     def applicable_ops(self):
-        from . import fuzz_structured  # noqa: F401 -- adds the structured entries
+        fuzz_ops.load_entries()
         return [o for o in OPS.values() if o.feature in self.shared.features
                 and (self.depth < MAX_DEPTH or not getattr(o.build, "nests", False))]
 

@@ -8,10 +8,13 @@ the new values (or None when nothing in scope fits). Ops whose primitive is
 undefined on part of its domain make their operand safe first (`safe_positive`,
 `safe_nonzero`), so a disagreement is never just an undefined point.
 
-Adding a primitive (a new branch's `erf_inv`, `conv`, `random_bits`, ...) is adding
-one entry here; `python -m minijax fuzz --list-primitives` lists the coverage.
-Control flow, refs, checkpoint and custom derivatives live in `fuzz_structured.py`,
-which adds its entries to the same table.
+Adding a primitive is adding one entry to a table module; `python -m minijax fuzz
+--list-primitives` lists the coverage.
+Control flow, calls, refs, checkpoint and custom derivatives live in
+`fuzz_structured.py`, special functions, bit operations, complex numbers, the scatter
+variants and random numbers in `fuzz_ops_special.py`, linear algebra, convolutions,
+window reductions and collectives in `fuzz_ops_linalg.py`; they add their entries to
+the same table (`load_entries`).
 """
 from __future__ import annotations
 
@@ -165,7 +168,8 @@ def _float_binary(b):
     return [_FLOAT_BINARY[name](x, y)]
 
 
-@op("binary:integer", list(_INT_BINARY), "elementwise", weight=0.8)
+@op("binary:integer", [n for n in _INT_BINARY if n != "floor_divide"] + ["div", "rem"],
+    "elementwise", weight=0.8)
 def _int_binary(b):
     x = b.pick(lambda a: integral(a) or boolean(a))
     if x is None:
@@ -428,10 +432,16 @@ def _dynamic_slice(b):
     return [lax.dynamic_update_slice(x, update, starts)]
 
 
+def load_entries():
+    """Add the entries of the other op modules to `OPS` (they import this one, so
+    they are imported here, on first use, rather than at the top)."""
+    from . import fuzz_ops_linalg, fuzz_ops_special, fuzz_structured  # noqa: F401
+
+
 def feature_names() -> list:
-    from . import fuzz_structured  # noqa: F401 -- adds the structured entries
+    load_entries()
     return sorted({o.feature for o in OPS.values()})
 
 
 __all__ = ["Op", "OPS", "op", "feature_names", "floating", "integral", "boolean", "numeric",
-           "safe_positive", "safe_nonzero", "bounded", "minijax"]
+           "safe_positive", "safe_nonzero", "bounded", "load_entries", "minijax"]

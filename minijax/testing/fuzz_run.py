@@ -8,12 +8,15 @@ difference) after shrinking, so one bug is one finding; each new finding is writ
 as a standalone reproducer into `--out`. At the end it prints a table per transform
 and per feature, and the findings.
 
-With `jobs > 1` the programs are checked by worker processes (each shrinks its own
-failures); the tally and the deduplication happen here, in seed order, so a run's
-tables do not depend on `jobs`.
+With `jobs > 1` the programs are checked by worker processes, which share the set of
+unshrunk signatures already shrunk (a difference met again is not shrunk again); the
+tally and the deduplication happen here, in seed order, so a run's tables do not
+depend on `jobs`. Workers start with XLA's backend optimisations off unless the user
+set XLA_FLAGS.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -72,7 +75,19 @@ class Campaign:
         for rough, signature, transform, summary, source, name in result.findings:
             if signature is None:      # not shrunk: already seen unshrunk
                 signature = self.shrunk_signatures.get(rough, rough)
-            self.shrunk_signatures.setdefault(rough, signature)
+                self.shrunk_signatures.setdefault(rough, signature)
+            elif signature != rough and self.shrunk_signatures.get(rough) == rough:
+                # a worker skipped shrinking this because another one was shrinking
+                # it, and that one's result comes later: count them as one finding
+                earlier = self.findings.pop(rough)
+                if signature in self.findings:
+                    self.findings[signature].count += earlier.count
+                else:
+                    earlier.signature = signature
+                    self.findings[signature] = earlier
+                self.shrunk_signatures[rough] = signature
+            else:
+                self.shrunk_signatures.setdefault(rough, signature)
             if signature in self.findings:
                 self.findings[signature].count += 1
                 continue
@@ -195,7 +210,19 @@ def check_one(seed, features=None, transforms=None, shrink=True, shrink_seconds=
 
 
 def _worker(args):
-    return check_one(*args)
+    """One program in a worker process. `shrunk` is shared by the workers (a manager's
+    dict): the unshrunk signatures some worker has shrunk, which the others skip."""
+    seed, features, transforms, shrink, shrunk = args
+    result = check_one(seed, features, transforms, shrink, 20.0, frozenset(shrunk.keys()))
+    for rough, final, *_ in result.findings:
+        if final is not None:
+            shrunk[rough] = True
+    return result
+
+
+# The workers' XLA setting when the user sets none: the fuzzer's programs are tiny, so
+# XLA's backend optimisations cost compile time and buy nothing (tests do the same).
+WORKER_XLA_FLAGS = "--xla_backend_optimization_level=0"
 
 
 # -- the campaign -----------------------------------------------------------------------------------
@@ -235,14 +262,32 @@ def run_campaign(seed=0, n=None, seconds=None, features=None, transforms=None, o
     else:
         import multiprocessing
         context = multiprocessing.get_context("spawn")
-        with context.Pool(jobs) as pool:
-            tasks = ((s, features, transforms, shrink) for s in seeds())
+        environment = {"XLA_FLAGS": os.environ.get("XLA_FLAGS", WORKER_XLA_FLAGS)}
+        with _environment(environment), context.Manager() as manager, \
+                context.Pool(jobs) as pool:
+            shrunk = manager.dict()
+            tasks = ((s, features, transforms, shrink, shrunk) for s in seeds())
             for result in pool.imap(_worker, tasks):
                 record(result)
     campaign.seconds = time.monotonic() - start
     if stream is not None:
         stream.write("\n")
     return campaign
+
+
+@contextlib.contextmanager
+def _environment(values):
+    """`values` set in os.environ while the workers start (they inherit it)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _bar(done, total, elapsed, seconds, width=20):

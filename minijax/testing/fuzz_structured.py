@@ -39,7 +39,20 @@ def _body(b, seed, values, steps=None, **kwargs):
     return child
 
 
-# -- control flow -----------------------------------------------------------------------------------
+# -- calls and control flow -----------------------------------------------------------------------------------
+
+@op("jit", ["jit"], "control_flow", weight=0.3)
+@nests
+def _jit(b):
+    operands = b.pick_many(lambda a: True)
+    if not operands:
+        return None
+    seed = b.rng.getrandbits(63)
+
+    def body(*xs):
+        return _body(b, seed, xs, closure=False).pool[-1]
+    return [minijax.jit(body)(*operands)]
+
 
 @op("cond", ["cond"], "control_flow", weight=0.5, smooth=False)
 @nests
@@ -130,7 +143,10 @@ def _map(b):
     batch_size = b.rng.choice([None, 1, 2])
 
     def body(x):
-        return _body(b, seed, (x,)).pool[-1]
+        # with batch_size the body is vmapped: a write to a ref it closes over would
+        # differ per example, which vmap (JAX's too) rejects; such bodies get no refs
+        refs = [] if batch_size else None
+        return _body(b, seed, (x,), refs=refs).pool[-1]
     return [lax.map(body, xs, batch_size=batch_size)]
 
 

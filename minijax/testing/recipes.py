@@ -57,13 +57,19 @@ def _dtype(x):
     return x.dtype if hasattr(x, "dtype") else np.result_type(x)
 
 
+def _is_inexact(side, x):
+    # The side's own `issubdtype`: NumPy's does not count ml_dtypes' bfloat16 as
+    # inexact, so NumPy's would never differentiate bfloat16 arguments nor put
+    # bfloat16 outputs in the loss.
+    return side.np.issubdtype(_dtype(x), side.np.inexact)
+
+
 def _float_positions(side, leaves):
-    return [i for i, x in enumerate(leaves)
-            if not side.is_ref(x) and np.issubdtype(_dtype(x), np.inexact)]
+    return [i for i, x in enumerate(leaves) if not side.is_ref(x) and _is_inexact(side, x)]
 
 
 def _float_outputs(side, outs):
-    return [o for o in outs if np.issubdtype(_dtype(o), np.inexact)]
+    return [o for o in outs if _is_inexact(side, o)]
 
 
 def _restricted(side, leaves, positions):
@@ -98,7 +104,9 @@ def _diff_args(side, leaves):
 
 def _tangent_like(x):
     x = np.asarray(x)
-    return np.linspace(-1.0, 1.0, x.size, dtype=x.dtype).reshape(x.shape) + 0.25
+    # (NumPy promotes a bfloat16 array plus a Python float to float32: cast back)
+    return (np.linspace(-1.0, 1.0, x.size, dtype=x.dtype).reshape(x.shape) + 0.25
+            ).astype(x.dtype)
 
 
 def _batched(side, leaves):
