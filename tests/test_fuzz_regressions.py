@@ -514,3 +514,39 @@ def test_scan_saves_a_loop_invariant_residual_once():
         return loss
     saved = [_saved(api, f(api), "everything_saveable", w, xs) for api in (minijax, jax)]
     assert saved[0] == saved[1]
+
+
+@pins("jax_checkpoint_of_complex_values_fails")
+def test_jax_checkpoint_of_complex_values_fails():
+    # fuzz finding G5 (seed s4gen, commit fc20432)
+    def f(api):
+        lax, jnp = api.lax, api.numpy
+        body = lambda x: jnp.sum(lax.real(lax.complex(x, x) * lax.complex(
+            0.5 * jnp.ones_like(x), -x)))
+        return api.grad(api.checkpoint(body, policy=api.checkpoint_policies.everything_saveable))
+    x = np.ones(1, np.float32)
+    with pytest.raises(TypeError, match="reduce_precision does not accept"):
+        f(jax)(x)
+    assert_trees_match(f(minijax)(x), np.array([2.5], np.float32))    # 0.5 + 2x
+
+
+@pins("jax_linearized_while_loop_reruns_its_effects")
+def test_jax_linearized_while_loop_reruns_its_effects(capfd):
+    # fuzz finding G6 (seed s4gen:55, commit fc20432), by hand
+    def f(api):
+        def body(carry):
+            i, y = carry
+            api.debug.print("iteration {i}", i=i)
+            return i + 1, api.numpy.sin(y)
+        return lambda x: api.lax.while_loop(lambda c: c[0] < 2, body, (0, x))[1]
+    printed = {}
+    for api in (jax, minijax):
+        _, linear = api.linearize(f(api), 1.0)
+        jax.effects_barrier()
+        capfd.readouterr()
+        tangent = linear(1.0)
+        jax.effects_barrier()
+        printed[api.__name__] = capfd.readouterr().out
+        np.testing.assert_allclose(float(tangent), np.cos(np.sin(1.0)) * np.cos(1.0),
+                                   rtol=1e-6)
+    assert printed == {"jax": "iteration 0\niteration 1\n", "minijax": ""}

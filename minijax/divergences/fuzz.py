@@ -41,6 +41,30 @@ register(
     "lax.clamp's documentation allows a scalar min/max with an array operand, and the "
     "primal accepts it; found while fixing fuzz finding F8 (finding J3)",
     transforms=("jvp", "grad", "vjp", "linearize", "clamp"))
+register(
+    "jax_checkpoint_of_complex_values_fails", "0.10.2",
+    "jax.grad of jax.checkpoint(f, policy=everything_saveable) raises TypeError("
+    "'reduce_precision does not accept dtype complex64') when f has complex "
+    "intermediates, e.g. f = lambda x: sum(real(complex(x, x) * complex(0.5, -x))), "
+    "eagerly and under jit",
+    "the gradient is computed as without checkpoint ([2.5] at x = [1.0])",
+    "checkpoint is documented as not changing what a function computes, only what is "
+    "saved, and complex values are differentiable in JAX; found by the fuzzer "
+    "(finding G5)",
+    transforms=("checkpoint", "complex"))
+register(
+    "jax_linearized_while_loop_reruns_its_effects", "0.10.2",
+    "the function jax.linearize returns for a while_loop whose carry has a tangent runs "
+    "the whole loop again, its debug.print lines included, each time it is called "
+    "(JAX's partial evaluation of a while_loop stages the entire loop into the linear "
+    "function, as a recomputation)",
+    "the linear function computes tangents only: the loop's lines are printed once, "
+    "when linearize evaluates the primal",
+    "linearize's documented contract is that the returned function evaluates the "
+    "Jacobian-vector product without redoing the primal work, and a debug.print "
+    "prints the primal computation's values as it runs; found by the fuzzer "
+    "(finding G6)",
+    transforms=("linearize", "while", "debug_print"))
 
 def _float64_tangent(transform, row) -> bool:
     return transform in ("jvp", "linearize", "jacfwd", "hessian") and (
@@ -56,6 +80,15 @@ def _jax_jacrev_without_outputs(transform, row) -> bool:
         "at least one array or dtype is required" in row.jax_error
 
 
+def _jax_complex_checkpoint(transform, row) -> bool:
+    return transform.startswith("checkpoint") and \
+        "reduce_precision does not accept" in row.jax_error
+
+
+def _jax_linearized_loop_prints_again(transform, row) -> bool:
+    return transform == "linearize" and row.detail.startswith("printed output differs")
+
+
 def _jax_eager_view(transform, row) -> bool:
     # to_jax runs a view `ref.at[...]` eagerly only in the eager row
     return transform == "eager" and row.jax_error.startswith("NotImplementedError")
@@ -69,4 +102,6 @@ FUZZ_ROW_MATCHERS = {
     "jax_clamp_jvp_with_scalar_bound_fails": _jax_select_shapes_error,
     "ref_eager_views": _jax_eager_view,
     "jax_jacrev_of_a_function_without_outputs_fails": _jax_jacrev_without_outputs,
+    "jax_checkpoint_of_complex_values_fails": _jax_complex_checkpoint,
+    "jax_linearized_while_loop_reruns_its_effects": _jax_linearized_loop_prints_again,
 }
