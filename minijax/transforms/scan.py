@@ -33,7 +33,8 @@ from ..ir.core import Eqn, Jaxpr, Var
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from ..ir.types import RefType
-from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents
+from .ad_util import (Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents,
+                      eval_jaxpr)
 from .control_flow_common import (custom_rules_take_refs, partial_eval_unrolled_scan,
                                   trace_body, jvp_body, reorder, split_list, has_ref_inputs,
                                   strip_debug_effects,
@@ -141,8 +142,10 @@ def _scan_partial_eval(trace, args, params):
     n_known_carry_out = n_known_carry
     n_res = split.num_residuals
 
-    # Residuals come in three kinds. A known const of the body passed straight through
-    # is the same every iteration: it is passed once, as a const ("invariant"). A known
+    # Residuals come in three kinds. One that does not change from one iteration to
+    # the next -- a known const passed straight through, or a value the body computes
+    # from known consts alone, like `sin(w)` -- is computed once, before the loop, and
+    # passed to the staged scan as a const ("invariant"; JAX hoists these too). A known
     # x slice passed straight through is already stacked: the staged scan reads the
     # original xs ("forwarded"). Everything else is emitted by the known scan as an
     # extra y, one per iteration ("stacked").
@@ -150,19 +153,29 @@ def _scan_partial_eval(trace, args, params):
     res_outvars = list(known.jaxpr.outvars[n_known_out:])
     const_side = list(known.jaxpr.constvars) + known_invars[:n_known_consts]
     x_side = known_invars[n_known_consts + n_known_carry:]
-    kinds = ["invariant" if isinstance(v, Var) and v in const_side else
-             "forwarded" if isinstance(v, Var) and v in x_side else "stacked"
+    body_invars = const_side + known_invars[n_known_consts:]
+    invariant_eqns, varying = _split_loop_invariant(known.jaxpr.eqns, body_invars[len(const_side):])
+    kinds = ["forwarded" if isinstance(v, Var) and v in x_side else
+             "stacked" if isinstance(v, Var) and v in varying else "invariant"
              for v in res_outvars]
 
     const_args, carry_args, x_args = split_list(args, [num_consts, num_carry])
     known_consts = [x for x, u in zip(const_args, const_uk) if not u]
     known_init = [x for x, u in zip(carry_args, carry_uk) if not u]
     known_xs = [x for x, u in zip(x_args, x_uk) if not u]
+    const_side_values = list(known.consts) + known_consts
+    # The invariant residuals, computed once, here: in this trace, so that a remat
+    # policy decides about each of their equations as about any known equation.
+    hoisted = dce_jaxpr(Jaxpr((), const_side, invariant_eqns,
+                              [v for v, k in zip(res_outvars, kinds) if k == "invariant"]))
+    with set_current_trace(trace):
+        invariant_values = eval_jaxpr(hoisted.jaxpr, (), const_side_values)
     # Known body: (closed consts, known consts, known carry, known xs) ->
-    # (known carry, known ys, stacked residuals).
-    known_body = Jaxpr((), list(known.jaxpr.constvars) + known_invars, known.jaxpr.eqns,
-                       list(known.jaxpr.outvars[:n_known_out])
-                       + [v for v, k in zip(res_outvars, kinds) if k == "stacked"])
+    # (known carry, known ys, stacked residuals); what only the invariant residuals
+    # needed is gone from it.
+    known_body = dce_jaxpr(Jaxpr((), body_invars, known.jaxpr.eqns,
+                                 list(known.jaxpr.outvars[:n_known_out])
+                                 + [v for v, k in zip(res_outvars, kinds) if k == "stacked"])).jaxpr
     known_args = list(known.consts) + known_consts + known_init + known_xs
     with set_current_trace(trace.parent):
         known_outs = _bind_scan(list(known.consts) + known_consts, known_init, known_xs,
@@ -175,9 +188,8 @@ def _scan_partial_eval(trace, args, params):
         num_carry=len(known_init)), known_outs, [known_body])
     known_carry_out, known_ys, stacked_values = split_list(
         known_outs, [n_known_carry_out, n_known_out - n_known_carry_out])
-    const_side_values = list(known.consts) + known_consts
-    stacked_iter = iter(stacked_values)
-    residual_values = [const_side_values[const_side.index(v)] if k == "invariant" else
+    stacked_iter, invariant_iter = iter(stacked_values), iter(invariant_values)
+    residual_values = [next(invariant_iter) if k == "invariant" else
                        known_xs[x_side.index(v)] if k == "forwarded" else next(stacked_iter)
                        for v, k in zip(res_outvars, kinds)]
 
@@ -204,6 +216,23 @@ def _scan_partial_eval(trace, args, params):
 
 
 partial_eval_rules[scan_p] = _scan_partial_eval
+
+
+def _split_loop_invariant(eqns, varying_invars):
+    """The equations of a loop body whose results are the same in every iteration,
+    and the set of the body's variables that are not.
+
+    A variable varies if it is a varying input (a carry, an x slice) or an output of
+    an equation with a varying input or with an effect: an effect (a print, a ref
+    read) must happen once per iteration, and a ref read sees the loop's writes."""
+    varying = set(varying_invars)
+    invariant = []
+    for eqn in eqns:
+        if eqn.effects or any(isinstance(a, Var) and a in varying for a in eqn.inputs):
+            varying.update(eqn.outputs)
+        else:
+            invariant.append(eqn)
+    return invariant, varying
 
 
 # -- transpose ---------------------------------------------------------------------------------
