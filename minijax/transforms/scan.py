@@ -122,6 +122,7 @@ def _scan_partial_eval(trace, args, params):
         # then an invariant residual below, passed to the staged scan as a const.
     jaxpr, num_consts, num_carry = params["jaxpr"], params["num_consts"], params["num_carry"]
     length = params["length"]
+    args, jaxpr, num_consts = _hoist_loop_invariant(trace, list(args), jaxpr, num_consts)
     unknowns = [trace.is_unknown(x) for x in args]
     const_uk, carry_uk, x_uk = split_list(unknowns, [num_consts, num_carry])
     n_ys = len(jaxpr.outvars) - num_carry
@@ -173,18 +174,23 @@ def _scan_partial_eval(trace, args, params):
     # Known body: (closed consts, known consts, known carry, known xs) ->
     # (known carry, known ys, stacked residuals); what only the invariant residuals
     # needed is gone from it.
-    known_body = dce_jaxpr(Jaxpr((), body_invars, known.jaxpr.eqns,
-                                 list(known.jaxpr.outvars[:n_known_out])
-                                 + [v for v, k in zip(res_outvars, kinds) if k == "stacked"])).jaxpr
-    known_args = list(known.consts) + known_consts + known_init + known_xs
+    pruned = dce_jaxpr(Jaxpr((), body_invars, known.jaxpr.eqns,
+                             list(known.jaxpr.outvars[:n_known_out])
+                             + [v for v, k in zip(res_outvars, kinds) if k == "stacked"]))
+    # A const the known loop no longer reads (one only the staged side needs) is
+    # not passed to it.
+    used_const = pruned.used_inputs[:len(const_side)]
+    loop_consts = [x for x, u in zip(const_side_values, used_const) if u]
+    known_body = Jaxpr((), [v for v, u in zip(const_side, used_const) if u]
+                       + body_invars[len(const_side):], pruned.jaxpr.eqns, pruned.jaxpr.outvars)
+    known_args = loop_consts + known_init + known_xs
     with set_current_trace(trace.parent):
-        known_outs = _bind_scan(list(known.consts) + known_consts, known_init, known_xs,
-                                known_body, params)
+        known_outs = _bind_scan(loop_consts, known_init, known_xs, known_body, params)
     # Under a remat policy, a per-iteration residual that is a carry, or that an
     # equation the policy may not save made, is recomputed: the backward side runs
     # the known scan again (JAX likewise saves only the loop's inputs there).
     trace.known_results(scan_p, known_args, dict(
-        params, jaxpr=strip_debug_effects(known_body), num_consts=len(known.consts) + len(known_consts),
+        params, jaxpr=strip_debug_effects(known_body), num_consts=len(loop_consts),
         num_carry=len(known_init)), known_outs, [known_body])
     known_carry_out, known_ys, stacked_values = split_list(
         known_outs, [n_known_carry_out, n_known_out - n_known_carry_out])
@@ -216,6 +222,37 @@ def _scan_partial_eval(trace, args, params):
 
 
 partial_eval_rules[scan_p] = _scan_partial_eval
+
+
+def _hoist_loop_invariant(trace, args, jaxpr, num_consts):
+    """Compute, once and before the loop, what the body computes from known consts
+    alone; return the scan's new inputs, body and number of consts.
+
+    Such values (`sin(w)` for a closed-over `w`) are the same in every iteration. As
+    equations of this trace they are known equations like any other: a remat policy
+    decides whether each is saved or recomputed -- and a recomputation is then once,
+    outside the backward loop, as in JAX. The body takes them as leading consts."""
+    if jaxpr.constvars:
+        return args, jaxpr, num_consts
+    known_consts = [i for i in range(num_consts) if not trace.is_unknown(args[i])]
+    known_const_vars = [jaxpr.invars[i] for i in known_consts]
+    known_set = set(known_const_vars)
+    invariant_eqns, varying = _split_loop_invariant(
+        jaxpr.eqns, [v for v in jaxpr.invars if v not in known_set])
+    if not invariant_eqns:
+        return args, jaxpr, num_consts
+    invariant_ids = {id(e) for e in invariant_eqns}
+    loop_eqns = [e for e in jaxpr.eqns if id(e) not in invariant_ids]
+    made_before = {v for e in invariant_eqns for v in e.outputs}
+    needed = {a for e in loop_eqns for a in e.inputs if isinstance(a, Var)}
+    needed.update(v for v in jaxpr.outvars if isinstance(v, Var))
+    hoisted_vars = [v for e in invariant_eqns for v in e.outputs if v in needed]
+    hoisted = dce_jaxpr(Jaxpr((), known_const_vars, invariant_eqns, hoisted_vars)).jaxpr
+    with set_current_trace(trace):
+        values = eval_jaxpr(hoisted, (), [args[i] for i in known_consts])
+    assert made_before.issuperset(hoisted_vars)
+    body = Jaxpr((), hoisted_vars + list(jaxpr.invars), loop_eqns, jaxpr.outvars)
+    return list(values) + args, body, num_consts + len(hoisted_vars)
 
 
 def _split_loop_invariant(eqns, varying_invars):
