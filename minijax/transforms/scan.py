@@ -14,9 +14,11 @@ add those to the inputs, and repeat until nothing changes (at most once per carr
   `(consts + const tangents, carry + carry tangents, xs + x tangents)`.
 * partial eval: the known scan runs now, and its body also emits the residuals the
   staged body needs -- *one per iteration*, stacked as extra `ys` (so grad of a scan
-  of length n keeps O(n) residuals, as in JAX). Residuals that are loop-invariant
-  (a known const passed straight through) are passed once, as consts, and an x
-  slice passed straight through is read from the original `xs`: neither is copied.
+  of length n keeps O(n) residuals, as in JAX). What the body computes from known
+  consts alone is the same every iteration: it is hoisted, computed once before the
+  loop, and such loop-invariant residuals are passed to the staged scan once, as
+  consts, as JAX does. An x slice passed straight through is read from the original
+  `xs`. Neither is copied per iteration.
 * transpose: the staged, linear scan runs backwards: a scan in the *opposite*
   direction whose carry holds the carry cotangents plus accumulators for the
   cotangents of linear consts, and whose `xs` are the stacked residuals and the
