@@ -146,10 +146,11 @@ def _scan_partial_eval(trace, args, params):
     n_res = split.num_residuals
 
     # Residuals come in three kinds. One that does not change from one iteration to
-    # the next -- a known const passed straight through, or a value the body computes
-    # from known consts alone, like `sin(w)` -- is computed once, before the loop, and
-    # passed to the staged scan as a const ("invariant"; JAX hoists these too). A known
-    # x slice passed straight through is already stacked: the staged scan reads the
+    # the next is passed to the staged scan once, as a const ("invariant"): a known
+    # const passed straight through (which includes everything hoisted above), or a
+    # value the split itself made from known consts alone (a nested scan's rule
+    # hoists its own invariants into this body), computed once, here. A known x
+    # slice passed straight through is already stacked: the staged scan reads the
     # original xs ("forwarded"). Everything else is emitted by the known scan as an
     # extra y, one per iteration ("stacked").
     known_invars = list(known.jaxpr.invars)
