@@ -109,12 +109,16 @@ def test_a_length_zero_scan_saves_its_invariant_residuals_once():
     assert saved(minijax, "invariant_only", None, args) == saved(jax, "invariant_only", None, args)
 
 
+def _shapes(atoms):
+    return tuple(tuple(a.aval.shape) for a in atoms)
+
+
 def _scan_signatures(closed):
-    """(input shapes, output shapes) of each top-level scan equation, in order."""
-    eqns = closed.jaxpr.eqns
-    return [(tuple(tuple(x.aval.shape) for x in (e.inputs if hasattr(e, "inputs") else e.invars)),
-             tuple(tuple(v.aval.shape) for v in (e.outputs if hasattr(e, "outputs") else e.outvars)))
-            for e in eqns if e.primitive.name == "scan"]
+    """(input shapes, output shapes) of each top-level scan equation, in order (an
+    equation's operands are `inputs`/`outputs` in minijax, `invars`/`outvars` in JAX)."""
+    return [(_shapes(getattr(e, "inputs", None) or e.invars),
+             _shapes(getattr(e, "outputs", None) or e.outvars))
+            for e in closed.jaxpr.eqns if e.primitive.name == "scan"]
 
 
 @pytest.mark.parametrize("name", ("sin_carry", "invariant_only"))

@@ -158,7 +158,8 @@ def _scan_partial_eval(trace, args, params):
     const_side = list(known.jaxpr.constvars) + known_invars[:n_known_consts]
     x_side = known_invars[n_known_consts + n_known_carry:]
     body_invars = const_side + known_invars[n_known_consts:]
-    invariant_eqns, varying = _split_loop_invariant(known.jaxpr.eqns, body_invars[len(const_side):])
+    invariant_eqns, varying = _split_loop_invariant(known.jaxpr.eqns,
+                                                    body_invars[len(const_side):])
     kinds = ["forwarded" if isinstance(v, Var) and v in x_side else
              "stacked" if isinstance(v, Var) and v in varying else "invariant"
              for v in res_outvars]
@@ -240,20 +241,18 @@ def _hoist_loop_invariant(trace, args, jaxpr, num_consts):
     known_consts = [i for i in range(num_consts) if not trace.is_unknown(args[i])]
     known_const_vars = [jaxpr.invars[i] for i in known_consts]
     known_set = set(known_const_vars)
-    invariant_eqns, varying = _split_loop_invariant(
+    invariant_eqns, _ = _split_loop_invariant(
         jaxpr.eqns, [v for v in jaxpr.invars if v not in known_set])
     if not invariant_eqns:
         return args, jaxpr, num_consts
     invariant_ids = {id(e) for e in invariant_eqns}
     loop_eqns = [e for e in jaxpr.eqns if id(e) not in invariant_ids]
-    made_before = {v for e in invariant_eqns for v in e.outputs}
     needed = {a for e in loop_eqns for a in e.inputs if isinstance(a, Var)}
     needed.update(v for v in jaxpr.outvars if isinstance(v, Var))
     hoisted_vars = [v for e in invariant_eqns for v in e.outputs if v in needed]
     hoisted = dce_jaxpr(Jaxpr((), known_const_vars, invariant_eqns, hoisted_vars)).jaxpr
     with set_current_trace(trace):
         values = eval_jaxpr(hoisted, (), [args[i] for i in known_consts])
-    assert made_before.issuperset(hoisted_vars)
     body = Jaxpr((), hoisted_vars + list(jaxpr.invars), loop_eqns, jaxpr.outvars)
     return list(values) + args, body, num_consts + len(hoisted_vars)
 
