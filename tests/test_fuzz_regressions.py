@@ -501,10 +501,10 @@ def test_dot_product_invariant_skips_a_while_loop_found_by_the_pullback():
     assert row.status == "skipped" and "reverse mode" in row.detail
 
 
-@pytest.mark.xfail(strict=True, reason="fuzz finding F16 (docs/fuzzing.md): minijax's scan "
-                   "partial eval stacks loop-invariant residuals over the iterations where "
-                   "JAX saves them once")
 def test_scan_saves_a_loop_invariant_residual_once():
+    # fuzz finding F16: minijax's scan partial eval stacked residuals computed from
+    # loop constants only (asinh(w)) over the iterations; JAX saves them once, and now
+    # so does minijax (tests/test_scan_residuals.py has more)
     w, xs = np.ones(3, np.float32), np.ones((5, 3), np.float32)
 
     def f(api):

@@ -14,9 +14,11 @@ add those to the inputs, and repeat until nothing changes (at most once per carr
   `(consts + const tangents, carry + carry tangents, xs + x tangents)`.
 * partial eval: the known scan runs now, and its body also emits the residuals the
   staged body needs -- *one per iteration*, stacked as extra `ys` (so grad of a scan
-  of length n keeps O(n) residuals, as in JAX). Residuals that are loop-invariant
-  (a known const passed straight through) are passed once, as consts, and an x
-  slice passed straight through is read from the original `xs`: neither is copied.
+  of length n keeps O(n) residuals, as in JAX). What the body computes from known
+  consts alone is the same every iteration: it is hoisted, computed once before the
+  loop, and such loop-invariant residuals are passed to the staged scan once, as
+  consts, as JAX does. An x slice passed straight through is read from the original
+  `xs`. Neither is copied per iteration.
 * transpose: the staged, linear scan runs backwards: a scan in the *opposite*
   direction whose carry holds the carry cotangents plus accumulators for the
   cotangents of linear consts, and whose `xs` are the stacked residuals and the
@@ -33,7 +35,8 @@ from ..ir.core import Eqn, Jaxpr, Var
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from ..ir.types import RefType
-from .ad_util import Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents
+from .ad_util import (Zero, tangent_aval, instantiate, zeros, fresh_root, add_tangents,
+                      eval_jaxpr)
 from .control_flow_common import (custom_rules_take_refs, partial_eval_unrolled_scan,
                                   trace_body, jvp_body, reorder, split_list, has_ref_inputs,
                                   strip_debug_effects,
@@ -121,6 +124,7 @@ def _scan_partial_eval(trace, args, params):
         # then an invariant residual below, passed to the staged scan as a const.
     jaxpr, num_consts, num_carry = params["jaxpr"], params["num_consts"], params["num_carry"]
     length = params["length"]
+    args, jaxpr, num_consts = _hoist_loop_invariant(trace, list(args), jaxpr, num_consts)
     unknowns = [trace.is_unknown(x) for x in args]
     const_uk, carry_uk, x_uk = split_list(unknowns, [num_consts, num_carry])
     n_ys = len(jaxpr.outvars) - num_carry
@@ -141,43 +145,61 @@ def _scan_partial_eval(trace, args, params):
     n_known_carry_out = n_known_carry
     n_res = split.num_residuals
 
-    # Residuals come in three kinds. A known const of the body passed straight through
-    # is the same every iteration: it is passed once, as a const ("invariant"). A known
-    # x slice passed straight through is already stacked: the staged scan reads the
+    # Residuals come in three kinds. One that does not change from one iteration to
+    # the next is passed to the staged scan once, as a const ("invariant"): a known
+    # const passed straight through (which includes everything hoisted above), or a
+    # value the split itself made from known consts alone (a nested scan's rule
+    # hoists its own invariants into this body), computed once, here. A known x
+    # slice passed straight through is already stacked: the staged scan reads the
     # original xs ("forwarded"). Everything else is emitted by the known scan as an
     # extra y, one per iteration ("stacked").
     known_invars = list(known.jaxpr.invars)
     res_outvars = list(known.jaxpr.outvars[n_known_out:])
     const_side = list(known.jaxpr.constvars) + known_invars[:n_known_consts]
     x_side = known_invars[n_known_consts + n_known_carry:]
-    kinds = ["invariant" if isinstance(v, Var) and v in const_side else
-             "forwarded" if isinstance(v, Var) and v in x_side else "stacked"
+    body_invars = const_side + known_invars[n_known_consts:]
+    invariant_eqns, varying = _split_loop_invariant(known.jaxpr.eqns,
+                                                    body_invars[len(const_side):])
+    kinds = ["forwarded" if isinstance(v, Var) and v in x_side else
+             "stacked" if isinstance(v, Var) and v in varying else "invariant"
              for v in res_outvars]
 
     const_args, carry_args, x_args = split_list(args, [num_consts, num_carry])
     known_consts = [x for x, u in zip(const_args, const_uk) if not u]
     known_init = [x for x, u in zip(carry_args, carry_uk) if not u]
     known_xs = [x for x, u in zip(x_args, x_uk) if not u]
+    const_side_values = list(known.consts) + known_consts
+    # The invariant residuals, computed once, here: in this trace, so that a remat
+    # policy decides about each of their equations as about any known equation.
+    hoisted = dce_jaxpr(Jaxpr((), const_side, invariant_eqns,
+                              [v for v, k in zip(res_outvars, kinds) if k == "invariant"]))
+    with set_current_trace(trace):
+        invariant_values = eval_jaxpr(hoisted.jaxpr, (), const_side_values)
     # Known body: (closed consts, known consts, known carry, known xs) ->
-    # (known carry, known ys, stacked residuals).
-    known_body = Jaxpr((), list(known.jaxpr.constvars) + known_invars, known.jaxpr.eqns,
-                       list(known.jaxpr.outvars[:n_known_out])
-                       + [v for v, k in zip(res_outvars, kinds) if k == "stacked"])
-    known_args = list(known.consts) + known_consts + known_init + known_xs
+    # (known carry, known ys, stacked residuals); what only the invariant residuals
+    # needed is gone from it.
+    pruned = dce_jaxpr(Jaxpr((), body_invars, known.jaxpr.eqns,
+                             list(known.jaxpr.outvars[:n_known_out])
+                             + [v for v, k in zip(res_outvars, kinds) if k == "stacked"]))
+    # A const the known loop no longer reads (one only the staged side needs) is
+    # not passed to it.
+    used_const = pruned.used_inputs[:len(const_side)]
+    loop_consts = [x for x, u in zip(const_side_values, used_const) if u]
+    known_body = Jaxpr((), [v for v, u in zip(const_side, used_const) if u]
+                       + body_invars[len(const_side):], pruned.jaxpr.eqns, pruned.jaxpr.outvars)
+    known_args = loop_consts + known_init + known_xs
     with set_current_trace(trace.parent):
-        known_outs = _bind_scan(list(known.consts) + known_consts, known_init, known_xs,
-                                known_body, params)
+        known_outs = _bind_scan(loop_consts, known_init, known_xs, known_body, params)
     # Under a remat policy, a per-iteration residual that is a carry, or that an
     # equation the policy may not save made, is recomputed: the backward side runs
     # the known scan again (JAX likewise saves only the loop's inputs there).
     trace.known_results(scan_p, known_args, dict(
-        params, jaxpr=strip_debug_effects(known_body), num_consts=len(known.consts) + len(known_consts),
+        params, jaxpr=strip_debug_effects(known_body), num_consts=len(loop_consts),
         num_carry=len(known_init)), known_outs, [known_body])
     known_carry_out, known_ys, stacked_values = split_list(
         known_outs, [n_known_carry_out, n_known_out - n_known_carry_out])
-    const_side_values = list(known.consts) + known_consts
-    stacked_iter = iter(stacked_values)
-    residual_values = [const_side_values[const_side.index(v)] if k == "invariant" else
+    stacked_iter, invariant_iter = iter(stacked_values), iter(invariant_values)
+    residual_values = [next(invariant_iter) if k == "invariant" else
                        known_xs[x_side.index(v)] if k == "forwarded" else next(stacked_iter)
                        for v, k in zip(res_outvars, kinds)]
 
@@ -204,6 +226,52 @@ def _scan_partial_eval(trace, args, params):
 
 
 partial_eval_rules[scan_p] = _scan_partial_eval
+
+
+def _hoist_loop_invariant(trace, args, jaxpr, num_consts):
+    """Compute, once and before the loop, what the body computes from known consts
+    alone; return the scan's new inputs, body and number of consts.
+
+    Such values (`sin(w)` for a closed-over `w`) are the same in every iteration. As
+    equations of this trace they are known equations like any other: a remat policy
+    decides whether each is saved or recomputed -- and a recomputation is then once,
+    outside the backward loop, as in JAX. The body takes them as leading consts."""
+    if jaxpr.constvars:
+        return args, jaxpr, num_consts
+    known_consts = [i for i in range(num_consts) if not trace.is_unknown(args[i])]
+    known_const_vars = [jaxpr.invars[i] for i in known_consts]
+    known_set = set(known_const_vars)
+    invariant_eqns, _ = _split_loop_invariant(
+        jaxpr.eqns, [v for v in jaxpr.invars if v not in known_set])
+    if not invariant_eqns:
+        return args, jaxpr, num_consts
+    invariant_ids = {id(e) for e in invariant_eqns}
+    loop_eqns = [e for e in jaxpr.eqns if id(e) not in invariant_ids]
+    needed = {a for e in loop_eqns for a in e.inputs if isinstance(a, Var)}
+    needed.update(v for v in jaxpr.outvars if isinstance(v, Var))
+    hoisted_vars = [v for e in invariant_eqns for v in e.outputs if v in needed]
+    hoisted = dce_jaxpr(Jaxpr((), known_const_vars, invariant_eqns, hoisted_vars)).jaxpr
+    with set_current_trace(trace):
+        values = eval_jaxpr(hoisted, (), [args[i] for i in known_consts])
+    body = Jaxpr((), hoisted_vars + list(jaxpr.invars), loop_eqns, jaxpr.outvars)
+    return list(values) + args, body, num_consts + len(hoisted_vars)
+
+
+def _split_loop_invariant(eqns, varying_invars):
+    """The equations of a loop body whose results are the same in every iteration,
+    and the set of the body's variables that are not.
+
+    A variable varies if it is a varying input (a carry, an x slice) or an output of
+    an equation with a varying input or with an effect: an effect (a print, a ref
+    read) must happen once per iteration, and a ref read sees the loop's writes."""
+    varying = set(varying_invars)
+    invariant = []
+    for eqn in eqns:
+        if eqn.effects or any(isinstance(a, Var) and a in varying for a in eqn.inputs):
+            varying.update(eqn.outputs)
+        else:
+            invariant.append(eqn)
+    return invariant, varying
 
 
 # -- transpose ---------------------------------------------------------------------------------
