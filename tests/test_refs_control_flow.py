@@ -487,8 +487,9 @@ def test_map_over_ref_and_grad_through_scan_over_ref():
         r = m.new_ref(rows * w)
         total, _ = m.lax.scan(lambda c, row: (c + (row[...] ** 2).sum(), None), 0.0, r)
         return total
+    # The gradient of a Python-float argument is weakly typed, as JAX's is (F9).
     assert_trees_match(minijax.grad(lambda w: loss(minijax, w))(1.5),
-                       jax.jvp(lambda w: loss(jax, w), (1.5,), (1.0,))[1], rtol=1e-6)
+                       jax.grad(lambda w: loss(jax, w))(1.5), rtol=1e-6)
 
 
 @pins("jax_while_condition_write_is_lost")
