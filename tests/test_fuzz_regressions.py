@@ -550,3 +550,19 @@ def test_jax_linearized_while_loop_reruns_its_effects(capfd):
         np.testing.assert_allclose(float(tangent), np.cos(np.sin(1.0)) * np.cos(1.0),
                                    rtol=1e-6)
     assert printed == {"jax": "iteration 0\niteration 1\n", "minijax": ""}
+
+
+def test_the_dot_product_invariant_skips_a_custom_vjp_function_without_forward_mode():
+    # seed s4final:41: the invariant's jvp of a custom_vjp function whose input has a
+    # tangent raised (JAX's jvp refuses it too), and the row counted as an error
+    from minijax.testing.fuzz import FuzzCase, check_case
+
+    @minijax.custom_vjp
+    def g(x):
+        return minijax.numpy.sin(x)
+    g.defvjp(lambda x: (g(x), x), lambda x, ct: (ct * minijax.numpy.cos(x),))
+    x = np.array([0.5, 1.0], np.float32)
+    closed = minijax.make_jaxpr(lambda x: g(x) * 2.0)(x)
+    case = FuzzCase("by-hand", closed, [x], [x], frozenset(), frozenset(), True)
+    [row] = check_case(case, ["invariant:dot"])
+    assert row.status == "skipped" and "no forward mode" in row.summary()
