@@ -181,6 +181,17 @@ def test_jobs_give_the_same_tables():
     assert alone.by_transform == shared.by_transform
 
 
+def test_a_time_budget_stops_parallel_jobs():
+    # `--time 600 --jobs 2` ran on past its budget: pool.imap drained the seed
+    # generator into its queue until the deadline (tens of thousands of seeds) and then
+    # checked them all. Now a seed is drawn only when a worker is free. The bound is
+    # generous: what it catches is a run that does not stop, not a slow one.
+    from minijax.testing.fuzz_run import run_campaign
+    campaign = run_campaign("budget", seconds=2, jobs=2, features=["elementwise"],
+                            transforms=["eager"], stream=None)
+    assert campaign.seconds < 120 and campaign.programs < 200
+
+
 def test_batched_map_bodies_write_no_closed_over_ref():
     # campaign finding G2: seed s4gen:14 made a lax.map body with batch_size (vmapped)
     # that added a per-example amount to a ref from outside: vmap rejects it

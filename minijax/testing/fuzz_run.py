@@ -16,6 +16,7 @@ set XLA_FLAGS.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import sys
@@ -266,9 +267,17 @@ def run_campaign(seed=0, n=None, seconds=None, features=None, transforms=None, o
         with _environment(environment), context.Manager() as manager, \
                 context.Pool(jobs) as pool:
             shrunk = manager.dict()
-            tasks = ((s, features, transforms, shrink, shrunk) for s in seeds())
-            for result in pool.imap(_worker, tasks):
-                record(result)
+            # At most `jobs` programs in flight, and the next seed drawn only when a
+            # worker is free, so a time budget stops new programs at its deadline
+            # (`pool.imap` would drain `seeds()` into its queue at once).
+            running = collections.deque()
+            for s in seeds():
+                running.append(pool.apply_async(
+                    _worker, ((s, features, transforms, shrink, shrunk),)))
+                if len(running) >= jobs:
+                    record(running.popleft().get())
+            while running:
+                record(running.popleft().get())
     campaign.seconds = time.monotonic() - start
     if stream is not None:
         stream.write("\n")
