@@ -566,3 +566,17 @@ def test_the_dot_product_invariant_skips_a_custom_vjp_function_without_forward_m
     case = FuzzCase("by-hand", closed, [x], [x], frozenset(), frozenset(), True)
     [row] = check_case(case, ["invariant:dot"])
     assert row.status == "skipped" and "no forward mode" in row.summary()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, jax.numpy.bfloat16])
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cumulative_extremum_of_an_empty_axis_differentiates(op, dtype):
+    # campaign s4final (finding 3): jacfwd of cummax over an axis of size 0 built a
+    # gather whose slice did not fit the empty operand
+    x = np.zeros((2, 0), dtype)
+
+    def f(api):
+        return lambda x: getattr(api.lax, op)(x, axis=1, reverse=True)
+    for name in ("jacfwd", "jacrev"):
+        assert_trees_match(getattr(minijax, name)(f(minijax))(x), getattr(jax, name)(f(jax))(x))
+    assert_trees_match(minijax.jvp(f(minijax), (x,), (x,)), jax.jvp(f(jax), (x,), (x,)))

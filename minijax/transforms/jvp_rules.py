@@ -420,6 +420,8 @@ def _cumulative_chooser_rule(prim):
         ans = bind(prim, x, axis=axis, reverse=reverse)
         if type(tangents[0]) is Zero:
             return JvpResult([ans], [_zero_like_out(ans)])
+        if aval_of(x).size == 0:          # nothing to choose (and no slice to gather)
+            return JvpResult([ans], [tangents[0]])
         shape = aval_of(x).shape
         positions = iota(np.int32, shape, axis)
         sets_extremum = eq(x, ans)
