@@ -1,4 +1,4 @@
-"""Regression tests made from the fuzzer's findings in minijax (docs/fuzzing.md).
+"""Regression tests made from the fuzzer's findings in minijax (docs/fuzzing_findings.md).
 
 Each test is the finding's shrunk reproducer, compared with JAX."""
 import jax
@@ -144,7 +144,7 @@ def test_custom_function_creating_its_own_ref_runs_eagerly_and_under_jit(kind):
 
 
 def test_nothing_saveable_saves_no_scan_output():
-    # fuzz finding F5 (docs/fuzzing.md), fixed when the remat policy began to reach the
+    # fuzz finding F5 (docs/fuzzing_findings.md), fixed when the remat policy began to reach the
     # results of loops and calls inside the checkpointed function
     import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
     from minijax.testing.recipes import Side
@@ -323,7 +323,7 @@ def _residual_row(mini_saved, jax_saved):
 
 @pytest.mark.parametrize("op", ["cummax", "cummin", "cumprod"])
 def test_cumulative_residuals_are_explained_residual_for_residual(op):
-    # finding F12 (explained, docs/fuzzing.md): JAX saves slices of its associative
+    # finding F12 (explained, docs/fuzzing_findings.md): JAX saves slices of its associative
     # scan, minijax index arrays / masks; the gradients agree
     from minijax.testing import fuzz
     x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32)
@@ -387,7 +387,7 @@ def test_float16_second_derivatives_match_jax_and_the_exact_value():
 @pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
 def test_reproducer_source_writes_custom_functions_whose_rules_are_body_derivatives(kind):
     # the fuzzer's custom functions have their bodies' derivatives as rules, so their
-    # reproducers are standalone JAX source now (docs/fuzzing.md, limitations)
+    # reproducers are standalone JAX source now (docs/fuzzing_findings.md, limitations)
     from minijax.interop import to_python_source, ExportError
 
     def body(x, y):

@@ -1,5 +1,5 @@
 """Loop-invariant residuals of `scan`: saved once, not once per iteration (fuzz
-finding F16, docs/fuzzing.md; docs/control_flow.md, "scan under the passes").
+finding F16, docs/fuzzing_findings.md; docs/control_flow.md, "scan under the passes").
 
 A residual of a scan body computed from the loop's constants alone (`sin(w)` for a
 closed-over `w`) is the same in every iteration. Partial evaluation computes it once,

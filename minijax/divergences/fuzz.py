@@ -1,4 +1,4 @@
-"""Fuzzer findings (docs/fuzzing.md): where JAX does otherwise than it intends.
+"""Fuzzer findings (docs/fuzzing_findings.md): where JAX does otherwise than it intends.
 
 A record's words are its transforms plus what the program must have: `clamp` (a
 primitive), and for J1/J2 `float64` / `bfloat16`, which stand for the float64 tangent

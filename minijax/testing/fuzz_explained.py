@@ -1,4 +1,4 @@
-"""Differences the fuzzer meets that are explained, not bugs (docs/fuzzing.md, F12, F13).
+"""Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md, F12, F13).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
