@@ -12,6 +12,11 @@ A `SingleDeviceSharding` (everything on one device) is the constraint of a mesh 
 no axes and that one device: `sharding_constraint[device_ids=(1,) mesh_axes=() spec=()]`,
 lowered back to a `SingleDeviceSharding`. (This JAX has no `PositionalSharding`; the
 GSPMD-free shardings it has are these two.)
+
+A bare `PartitionSpec` names the mesh `jax.set_mesh` put in context, as in JAX. It is
+read through JAX's public `jax.sharding.get_abstract_mesh()`, which works inside
+`jax.jit` but names no devices, so the constraint's params say "the context mesh"
+(`device_ids=None`) and lowering hands XLA the bare spec under that same context.
 """
 from __future__ import annotations
 
@@ -22,29 +27,33 @@ from jax.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSha
 
 from ..ir.shard_map_primitive import sharding_constraint_p
 from ..ir.trace import bind
-from .shard_map import _spec_tuple
+from .shard_map import _spec_tuple, mesh_params, mesh_or_context
 
-__all__ = ["with_sharding_constraint", "constrain_jit_shardings", "sharding_params"]
+__all__ = ["with_sharding_constraint", "constrain_jit_shardings", "sharding_params",
+           "constrain"]
 
 
-def sharding_params(sharding) -> dict:
-    """The `sharding_constraint` params of a `NamedSharding` or `SingleDeviceSharding`."""
+def sharding_params(sharding, what="sharding", error=RuntimeError) -> dict:
+    """The `sharding_constraint` params of a `NamedSharding`, `SingleDeviceSharding`
+    or bare `PartitionSpec` (on the context mesh; none there is `error`)."""
     if isinstance(sharding, SingleDeviceSharding):
         (device,) = sharding.device_set
         return dict(mesh_axes=(), device_ids=(int(device.id),), spec=())
-    if not isinstance(sharding, NamedSharding):
+    if isinstance(sharding, PartitionSpec):
+        mesh, spec = mesh_or_context(None, what, error), sharding
+    elif isinstance(sharding, NamedSharding):
+        mesh, spec = sharding.mesh, sharding.spec
+    else:
         raise TypeError(f"minijax supports shardings given as jax.sharding.NamedSharding "
-                        f"(a Mesh and a PartitionSpec) or SingleDeviceSharding, got "
-                        f"{sharding!r}")
-    mesh = sharding.mesh
-    sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
-    return dict(mesh_axes=tuple(sizes.items()),
-                device_ids=tuple(int(d.id) for d in mesh.devices.flat),
-                spec=_spec_tuple(sharding.spec, sizes, "sharding"))
+                        f"(a Mesh and a PartitionSpec), SingleDeviceSharding or a "
+                        f"PartitionSpec under jax.set_mesh, got {sharding!r}")
+    params = mesh_params(mesh)
+    return dict(params, spec=_spec_tuple(spec, dict(params["mesh_axes"]), "sharding"))
 
 
-def _constrain(x, sharding):
-    return bind(sharding_constraint_p, x, **sharding_params(sharding))
+def constrain(x, sharding, what="sharding", error=RuntimeError):
+    """`x` under a `sharding_constraint` to `sharding` (see `sharding_params`)."""
+    return bind(sharding_constraint_p, x, **sharding_params(sharding, what, error))
 
 
 def _broadcast(shardings, tree, what) -> list:
@@ -60,17 +69,17 @@ def _broadcast(shardings, tree, what) -> list:
     return flat
 
 
-def _apply(tree, shardings, what):
+def _apply(tree, shardings, what, error=RuntimeError):
     leaves, treedef = tree_util.tree_flatten(tree)
     flat = _broadcast(shardings, tree, what)
-    return tree_util.tree_unflatten(treedef, [x if s is None else _constrain(x, s)
+    return tree_util.tree_unflatten(treedef, [x if s is None else constrain(x, s, what, error)
                                               for x, s in zip(leaves, flat)])
 
 
 def with_sharding_constraint(x, shardings):
-    """`x` (a pytree), asked to be laid out as `shardings` (a `NamedSharding` or
-    `SingleDeviceSharding`, or a pytree prefix of them) inside a jitted program, as
-    the JAX function of this name."""
+    """`x` (a pytree), asked to be laid out as `shardings` (a `NamedSharding`,
+    `SingleDeviceSharding` or `PartitionSpec` under `jax.set_mesh`, or a pytree prefix
+    of them) inside a jitted program, as the JAX function of this name."""
     return _apply(x, shardings, "with_sharding_constraint shardings")
 
 
