@@ -16,7 +16,9 @@ spec of every input and output it adds:
   axes (a `psum`). With psum's transpose being psum (`collective_rules.py`) this
   gives the derivative of the global function.
 * vmap: the batch axis becomes a leading axis of every block that no mesh axis splits
-  (spec entry `None`); the body is batched with `vmap_jaxpr`.
+  (spec entry `None`); the body is batched with `vmap_jaxpr`. A body with a
+  collective over the vmap's own axis name is batched under that name and size
+  (`collective_rules.py`), so the collective sees every member, as in JAX.
 
 * partial eval: the body is split into a known and a staged shard_map. The residuals
   between them may differ from device to device, so each leaves the known shard_map
@@ -119,7 +121,8 @@ def _sum_over_replicas(body, axes_per_output):
     return convert_constvars_to_invars(closed.jaxpr)
 
 
-def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, **params):
+def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, axis_name=None,
+          **params):
     for x, d in zip(values, dims):
         # a ref's batch axis cannot be moved; the trace stacks refs' rows at axis 0
         if isinstance(aval_of(x), RefType) and d not in (None, 0):
@@ -127,8 +130,8 @@ def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, **params):
                             "the first is not supported")
     moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(values, dims)]
     body_axes = [None if d is None else 0 for d in dims]
-    batched = vmap_jaxpr(jaxpr, body_axes, batch_size,
-                         out_axes=[0] * len(jaxpr.outvars))
+    batched = vmap_jaxpr(jaxpr, body_axes, batch_size, out_axes=[0] * len(jaxpr.outvars),
+                         axis_name=axis_name)
     specs = tuple(s if d is None else (None,) + tuple(s) for s, d in zip(in_specs, dims))
     o_specs = tuple((None,) + tuple(s) for s in out_specs)
     outs = bind(shard_map_p, *moved, jaxpr=batched.jaxpr, in_specs=specs,
