@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 from jax import lax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
 from ..ir import collective_primitives as C
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
@@ -128,14 +128,21 @@ def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs, auto_ax
 lowering_rules[shard_map_p] = _shard_map
 
 
-def _sharding_constraint(x, *, mesh_axes, device_ids, spec):
+def _sharding_constraint(x, *, mesh_axes, device_ids, spec, explicit_axes=()):
     if not mesh_axes:        # a mesh with no axes: its one device holds the whole array
         sharding = SingleDeviceSharding(devices_of(device_ids)[0])
     elif device_ids is None:         # the context mesh, checked by mesh_of
         mesh_of(mesh_axes, device_ids)
         sharding = partition_spec(spec)
     else:
-        sharding = NamedSharding(mesh_of(mesh_axes, device_ids), partition_spec(spec))
+        mesh = mesh_of(mesh_axes, device_ids)
+        if explicit_axes:
+            mesh = Mesh(mesh.devices, mesh.axis_names, axis_types=tuple(
+                AxisType.Explicit if name in explicit_axes else AxisType.Auto
+                for name in mesh.axis_names))
+        sharding = NamedSharding(mesh, partition_spec(spec))
+    if explicit_axes:
+        return [jax.sharding.reshard(x, sharding)]
     return [jax.lax.with_sharding_constraint(x, sharding)]
 
 

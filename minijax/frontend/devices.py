@@ -64,7 +64,8 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
             if isinstance(leaf, Tracer) and isinstance(device, (
                     NamedSharding, SingleDeviceSharding, PartitionSpec)):
                 # traced: a layout request in the program (frontend/sharding.py)
-                return constrain(leaf, device, "device_put of a PartitionSpec", ValueError)
+                return constrain(leaf, device, "device_put of a PartitionSpec", ValueError,
+                                 moves=True)
             if isinstance(leaf, (Tracer, Ref)):
                 return leaf
             return jax.device_put(leaf, device, src=src, donate=donate,

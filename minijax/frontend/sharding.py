@@ -23,19 +23,23 @@ from __future__ import annotations
 import functools
 
 from jax import tree_util
-from jax.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
+from jax.sharding import (AxisType, NamedSharding, PartitionSpec, Sharding,
+                          SingleDeviceSharding)
 
 from ..ir.shard_map_primitive import sharding_constraint_p
 from ..ir.trace import bind
 from .shard_map import _spec_tuple, mesh_params, mesh_or_context
 
-__all__ = ["with_sharding_constraint", "constrain_jit_shardings", "sharding_params",
-           "constrain"]
+__all__ = ["with_sharding_constraint", "reshard", "constrain_jit_shardings",
+           "sharding_params", "constrain"]
 
 
-def sharding_params(sharding, what="sharding", error=RuntimeError) -> dict:
+def sharding_params(sharding, what="sharding", error=RuntimeError, moves=False) -> dict:
     """The `sharding_constraint` params of a `NamedSharding`, `SingleDeviceSharding`
-    or bare `PartitionSpec` (on the context mesh; none there is `error`)."""
+    or bare `PartitionSpec` (on the context mesh; none there is `error`). `moves`:
+    the annotation puts the array there (`device_put`, `jit`'s shardings, `reshard`)
+    rather than asking for it, which on a mesh with `Explicit` axes is JAX's
+    `reshard` (`explicit_axes`)."""
     if isinstance(sharding, SingleDeviceSharding):
         (device,) = sharding.device_set
         return dict(mesh_axes=(), device_ids=(int(device.id),), spec=())
@@ -48,12 +52,22 @@ def sharding_params(sharding, what="sharding", error=RuntimeError) -> dict:
                         f"(a Mesh and a PartitionSpec), SingleDeviceSharding or a "
                         f"PartitionSpec under jax.set_mesh, got {sharding!r}")
     params = mesh_params(mesh)
-    return dict(params, spec=_spec_tuple(spec, dict(params["mesh_axes"]), "sharding"))
+    params["spec"] = _spec_tuple(spec, dict(params["mesh_axes"]), "sharding")
+    explicit = explicit_axes_of(mesh)
+    if moves and explicit:
+        params["explicit_axes"] = explicit
+    return params
 
 
-def constrain(x, sharding, what="sharding", error=RuntimeError):
+def explicit_axes_of(mesh) -> tuple:
+    """The names of a mesh's axes of JAX's `Explicit` type (its layouts are in types)."""
+    return tuple(name for name, kind in zip(mesh.axis_names, mesh.axis_types)
+                 if kind == AxisType.Explicit)
+
+
+def constrain(x, sharding, what="sharding", error=RuntimeError, moves=False):
     """`x` under a `sharding_constraint` to `sharding` (see `sharding_params`)."""
-    return bind(sharding_constraint_p, x, **sharding_params(sharding, what, error))
+    return bind(sharding_constraint_p, x, **sharding_params(sharding, what, error, moves))
 
 
 def _broadcast(shardings, tree, what) -> list:
@@ -69,11 +83,12 @@ def _broadcast(shardings, tree, what) -> list:
     return flat
 
 
-def _apply(tree, shardings, what, error=RuntimeError):
+def _apply(tree, shardings, what, error=RuntimeError, moves=False):
     leaves, treedef = tree_util.tree_flatten(tree)
     flat = _broadcast(shardings, tree, what)
-    return tree_util.tree_unflatten(treedef, [x if s is None else constrain(x, s, what, error)
-                                              for x, s in zip(leaves, flat)])
+    return tree_util.tree_unflatten(treedef, [
+        x if s is None else constrain(x, s, what, error, moves)
+        for x, s in zip(leaves, flat)])
 
 
 def with_sharding_constraint(x, shardings):
@@ -100,8 +115,35 @@ def constrain_jit_shardings(fun, in_shardings, out_shardings, static_argnums=())
                                  f"{len(dynamic)} positional arguments")
             args = list(args)
             for i, sharding in zip(dynamic, shardings):
-                args[i] = _apply(args[i], sharding, "jit in_shardings")
+                args[i] = _apply(args[i], sharding, "jit in_shardings", moves=True)
         out = fun(*args, **kwargs)
         return out if out_shardings is None else _apply(out, out_shardings,
-                                                        "jit out_shardings")
+                                                        "jit out_shardings", moves=True)
     return constrained
+
+
+def reshard(xs, out_shardings):
+    """`xs` (a pytree) moved to `out_shardings` (`NamedSharding`s or, under
+    `jax.set_mesh`, `PartitionSpec`s; a pytree prefix), as `jax.sharding.reshard`.
+    As in JAX, every mesh axis the specs name must be of the `Explicit` type: that is
+    where JAX keeps layouts in types, and the move changes the type's layout."""
+    def check(x, sharding):
+        mesh = (mesh_or_context(None, "reshard of a PartitionSpec", ValueError)
+                if isinstance(sharding, PartitionSpec) else getattr(sharding, "mesh", None))
+        if mesh is not None:
+            explicit = explicit_axes_of(mesh)
+            for entry in (sharding if isinstance(sharding, PartitionSpec) else sharding.spec):
+                for name in () if entry is None else (entry,) if isinstance(entry, str) \
+                        else entry:
+                    if name not in explicit:
+                        raise ValueError(f"reshard: the spec {sharding} names the mesh "
+                                         f"axis {name!r}, which is not of type Explicit "
+                                         f"(reshard moves layouts tracked in types; use "
+                                         f"with_sharding_constraint for an Auto axis)")
+        return x
+    leaves, treedef = tree_util.tree_flatten(xs)
+    flat = _broadcast(out_shardings, xs, "reshard out_shardings")
+    for x, sharding in zip(leaves, flat):
+        if sharding is not None:
+            check(x, sharding)
+    return _apply(xs, out_shardings, "reshard of a PartitionSpec", ValueError, moves=True)

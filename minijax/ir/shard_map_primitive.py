@@ -149,12 +149,18 @@ effect_rules[shard_map_p] = _call_effects
 # `y` is `x`, asked to be laid out across the mesh as `spec` says (the same mesh and
 # spec params as shard_map's, so the text form shows them). It changes no value; it
 # is a request to XLA's SPMD partitioner, which chooses every layout it is not told.
+# With `explicit_axes` (present only when given: the mesh's axes of JAX's `Explicit`
+# type) it is `jax.sharding.reshard`, which moves the array to that layout where JAX
+# tracks layouts in types, rather than a request.
 
 sharding_constraint_p = Primitive("sharding_constraint")
 
 
-def _sharding_constraint_rule(x, *, mesh_axes, device_ids, spec):
+def _sharding_constraint_rule(x, *, mesh_axes, device_ids, spec, explicit_axes=()):
     _array("sharding_constraint", x)
+    if not isinstance(explicit_axes, tuple) or not set(explicit_axes) <= set(dict(mesh_axes)):
+        _fail("sharding_constraint", f"explicit_axes {explicit_axes!r} must be a tuple of "
+              f"mesh axes {tuple(dict(mesh_axes))}")
     mesh_sizes = dict(mesh_axes)
     _check_device_ids("sharding_constraint", device_ids, mesh_axes)
     _check_spec(spec, mesh_sizes)
