@@ -7,6 +7,9 @@ mesh's axis names are bound, so `lax.psum(x, 'x')` and the other collectives
 (`frontend/collectives.py`) see them: tracing happens under an `AxisFrame`, a trace
 that only tells the collectives the mesh's axis sizes and passes every primitive on.
 
+Without `mesh=` the mesh is the one `jax.set_mesh` put in context where the mapped
+function is called (an `AbstractMesh`: the params then say `device_ids=None`).
+
 The rest is the primitive's rules: lowering hands the body to JAX's `shard_map`
 inside `jax.jit` (`backends/xla_collectives.py`); jvp, transpose and vmap transform
 the body (`transforms/shard_map_rules.py`).
