@@ -26,6 +26,7 @@ from jax import tree_util
 from jax.sharding import (AxisType, NamedSharding, PartitionSpec, Sharding,
                           SingleDeviceSharding)
 
+from ..backends.xla_collectives import mesh_axes_of
 from ..ir.shard_map_primitive import sharding_constraint_p
 from ..ir.trace import bind
 from .shard_map import _spec_tuple, mesh_params, mesh_or_context
@@ -127,23 +128,23 @@ def reshard(xs, out_shardings):
     `jax.set_mesh`, `PartitionSpec`s; a pytree prefix), as `jax.sharding.reshard`.
     As in JAX, every mesh axis the specs name must be of the `Explicit` type: that is
     where JAX keeps layouts in types, and the move changes the type's layout."""
-    def check(x, sharding):
-        mesh = (mesh_or_context(None, "reshard of a PartitionSpec", ValueError)
-                if isinstance(sharding, PartitionSpec) else getattr(sharding, "mesh", None))
-        if mesh is not None:
-            explicit = explicit_axes_of(mesh)
-            for entry in (sharding if isinstance(sharding, PartitionSpec) else sharding.spec):
-                for name in () if entry is None else (entry,) if isinstance(entry, str) \
-                        else entry:
-                    if name not in explicit:
-                        raise ValueError(f"reshard: the spec {sharding} names the mesh "
-                                         f"axis {name!r}, which is not of type Explicit "
-                                         f"(reshard moves layouts tracked in types; use "
-                                         f"with_sharding_constraint for an Auto axis)")
-        return x
-    leaves, treedef = tree_util.tree_flatten(xs)
-    flat = _broadcast(out_shardings, xs, "reshard out_shardings")
-    for x, sharding in zip(leaves, flat):
-        if sharding is not None:
-            check(x, sharding)
-    return _apply(xs, out_shardings, "reshard of a PartitionSpec", ValueError, moves=True)
+    what = "reshard of a PartitionSpec"
+    for sharding in _broadcast(out_shardings, xs, "reshard out_shardings"):
+        if isinstance(sharding, (NamedSharding, PartitionSpec)):
+            _check_explicit(sharding, what)
+    return _apply(xs, out_shardings, what, ValueError, moves=True)
+
+
+def _check_explicit(sharding, what):
+    if isinstance(sharding, PartitionSpec):
+        mesh, spec = mesh_or_context(None, what, ValueError), sharding
+    else:
+        mesh, spec = sharding.mesh, sharding.spec
+    explicit = explicit_axes_of(mesh)
+    for names in _spec_tuple(spec, dict(mesh_axes_of(mesh)), "reshard"):
+        for name in names or ():
+            if name not in explicit:
+                raise ValueError(f"reshard: the spec {spec} names the mesh axis {name!r}, "
+                                 f"which is not of type Explicit (reshard moves layouts "
+                                 f"tracked in types; use with_sharding_constraint for an "
+                                 f"Auto axis)")
