@@ -12,6 +12,8 @@ import minijax
 import minijax.sharding
 from minijax import lax as mlax
 from minijax.backends.reference import eval_closed_jaxpr
+from minijax.interop import trace_with_jax
+from minijax.transforms import eval_jaxpr
 
 X = np.arange(8, dtype=np.float32).reshape(4, 2) / 8
 
@@ -67,6 +69,9 @@ def test_partition_spec_on_the_context_mesh():
         closed = minijax.make_jaxpr(minijax.shard_map(
             lambda a: mlax.psum(a, "x") * a, in_specs=P("x"), out_specs=P("x")))(X)
         np.testing.assert_allclose(eval_closed_jaxpr(closed, X)[0], X * X)
+        imported = trace_with_jax(lambda a: jax.lax.with_sharding_constraint(a, P("x")))(X)
+        assert "device_ids=None" in str(imported), imported
+        np.testing.assert_allclose(eval_jaxpr(imported.jaxpr, imported.consts, [X])[0], X)
         stacked = np.stack([X, 2 * X])
         np.testing.assert_allclose(
             minijax.vmap(lambda a: mlax.with_sharding_constraint(a, P("x")))(stacked), stacked)
@@ -120,6 +125,10 @@ def test_reshard_on_explicit_axes():
             assert got.sharding.is_equivalent_to(want.sharding, X.ndim)
         text = str(minijax.make_jaxpr(lambda a: minijax.reshard(a, P("x")))(X))
         assert "explicit_axes=('x',)" in text, text
+        imported = trace_with_jax(lambda a: jax.reshard(a * 2.0, P("x")))(X)
+        assert "explicit_axes=('x',)" in str(imported), imported
+        got = minijax.jit(lambda a: eval_jaxpr(imported.jaxpr, imported.consts, [a])[0])(X)
+        np.testing.assert_allclose(got, 2 * X)
     with jax.set_mesh(mesh()):      # JAX's reshard takes Explicit axes only
         for lib in (minijax, jax):
             with pytest.raises(ValueError):
