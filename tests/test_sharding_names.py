@@ -84,12 +84,15 @@ def test_traces_follow_the_context_mesh():
     with jax.set_mesh(mesh(("z",))):     # the trace on the mesh with 'x' is not reused
         with pytest.raises(ValueError, match="'x'"):
             f(X)
-    closed = minijax.make_jaxpr(lambda a: mlax.with_sharding_constraint(a, P("x")))
+    trace = minijax.make_jaxpr(lambda a: mlax.with_sharding_constraint(a, P("x")))
+    with pytest.raises(RuntimeError, match="set_mesh"):     # no context mesh to trace on
+        trace(X)
     with jax.set_mesh(mesh(("x",))):
-        program = minijax.jit(lambda a: minijax.lax.with_sharding_constraint(a, P("x")))
-        program(X)
-    with pytest.raises(RuntimeError, match="set_mesh"):
-        closed(X)
+        closed = trace(X)
+        np.testing.assert_allclose(eval_jaxpr(closed.jaxpr, closed.consts, [X])[0], X)
+    # run without the mesh it names: lowering says so
+    with pytest.raises(ValueError, match="context mesh"):
+        eval_jaxpr(closed.jaxpr, closed.consts, [X])
 
 
 def test_no_context_mesh_is_jaxs_error():
