@@ -5,7 +5,7 @@ reading at docs/design.md (how the layers fit), then `minijax/ir/__init__.py` (t
 IR), `minijax/transforms` (the passes), `minijax/backends` (XLA lowering and the
 NumPy reference evaluator) and `minijax/frontend` (the code behind the public API).
 """
-from jax import Array, ShapeDtypeStruct
+from jax import Array, ShapeDtypeStruct, Device
 
 from . import ir
 from . import backends
@@ -22,8 +22,11 @@ from . import tree_util, tree  # pytrees are JAX's own
 __version__ = "0.1.0"
 # vmap
 from .frontend.vmap import vmap
-# many devices: shard_map (collectives are in minijax.lax)
+# many devices: shard_map (collectives are in minijax.lax) and JAX's sharding names
 from .frontend.shard_map import shard_map
+from . import sharding
+from jax import make_mesh, set_mesh, NamedSharding, P  # JAX's objects and mesh context
+from .sharding import reshard
 
 # autodiff
 from .frontend.autodiff import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev,

@@ -42,7 +42,11 @@ def test_groups_tuples_of_names_partial_meshes_and_shardings():
                   "ppermute of a tuple jit", "axis_index_groups errors",
                   "partial matmul grad", "partial shard_map eagerly with check_vma=False",
                   "single-device jit", "ref passed in, jit", "ref passed in, vmap",
-                  "psum groups of a tuple reference evaluator"):
+                  "psum groups of a tuple reference evaluator",
+                  "context mesh jit shardings", "context mesh shard_map grad",
+                  "reshard jit", "explicit jit in_shardings", "reshard grad",
+                  "vmap axis inside shard_map jit", "vmap axis inside shard_map grad",
+                  "grad with refs", "grad with refs, jit"):
         assert f"ok {check}" in stdout
     # Registry entry "eager_partial_shard_map_without_vma_refuses_out_specs"
     from tests.test_collectives import _retire_if_fixed

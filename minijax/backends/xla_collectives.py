@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 from jax import lax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
 from ..ir import collective_primitives as C
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
@@ -77,8 +77,30 @@ def devices_of(device_ids) -> list:
     return [by_id[i] for i in device_ids]
 
 
-def mesh_of(mesh_axes, device_ids) -> Mesh:
-    """JAX's `Mesh` for a shard_map's params: its devices, by id, in mesh order."""
+def context_mesh():
+    """The mesh `jax.set_mesh` put in context, as JAX's `AbstractMesh` (axis names,
+    sizes and types; the public API gives no devices inside `jax.jit`), or None."""
+    mesh = jax.sharding.get_abstract_mesh()
+    return None if mesh.empty else mesh
+
+
+def mesh_axes_of(mesh) -> tuple:
+    """`(('x', 4), ('y', 2))`: a `Mesh`'s or `AbstractMesh`'s axis names and sizes."""
+    return tuple(zip(mesh.axis_names, mesh.axis_sizes))
+
+
+def mesh_of(mesh_axes, device_ids):
+    """JAX's `Mesh` for a shard_map's params: its devices, by id, in mesh order. With
+    `device_ids` None the program names the context mesh (`jax.set_mesh`), which must
+    still be the one it was traced under."""
+    if device_ids is None:
+        mesh = context_mesh()
+        if mesh is None or mesh_axes_of(mesh) != tuple(mesh_axes):
+            raise ValueError(f"this program was traced under a context mesh with axes "
+                             f"{mesh_axes} (a PartitionSpec given without a mesh), but "
+                             f"the context mesh is now {mesh}: run it under "
+                             f"jax.set_mesh(mesh) with that mesh")
+        return mesh
     devices = np.array(devices_of(device_ids), dtype=object)
     return Mesh(devices.reshape([size for _, size in mesh_axes]),
                 tuple(name for name, _ in mesh_axes))
@@ -106,11 +128,21 @@ def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs, auto_ax
 lowering_rules[shard_map_p] = _shard_map
 
 
-def _sharding_constraint(x, *, mesh_axes, device_ids, spec):
+def _sharding_constraint(x, *, mesh_axes, device_ids, spec, explicit_axes=()):
     if not mesh_axes:        # a mesh with no axes: its one device holds the whole array
         sharding = SingleDeviceSharding(devices_of(device_ids)[0])
+    elif device_ids is None:         # the context mesh, checked by mesh_of
+        mesh_of(mesh_axes, device_ids)
+        sharding = partition_spec(spec)
     else:
-        sharding = NamedSharding(mesh_of(mesh_axes, device_ids), partition_spec(spec))
+        mesh = mesh_of(mesh_axes, device_ids)
+        if explicit_axes:
+            mesh = Mesh(mesh.devices, mesh.axis_names, axis_types=tuple(
+                AxisType.Explicit if name in explicit_axes else AxisType.Auto
+                for name in mesh.axis_names))
+        sharding = NamedSharding(mesh, partition_spec(spec))
+    if explicit_axes:
+        return [jax.sharding.reshard(x, sharding)]
     return [jax.lax.with_sharding_constraint(x, sharding)]
 
 

@@ -46,3 +46,16 @@ register(
     "the out_specs name only manual axes, which is what the error asks for, and "
     "check_vma documents a check of varying values, not of specs",
     transforms=("shard_map",))
+
+register(
+    "grad_of_shard_map_taking_refs_crashes", "0.10.2",
+    "jax.grad (or jax.jvp) of a function that passes a jax.new_ref into jax.shard_map, "
+    "whose body reads and writes it, fails inside JAX: eagerly with a bare "
+    "AssertionError, under jax.jit with \"AttributeError: 'ValAccum' object has no "
+    "attribute 'ref'\". (jax 0.12 refuses the eager call with NotImplementedError "
+    "('not yet') and differentiates it under jax.jit.)",
+    "the derivative is that of the same program with the ref's contents passed in and "
+    "its final value returned (the ref discharged), eagerly and under jit",
+    "shard_map documents refs as arguments it supports, and the program is "
+    "differentiable: its ref-free form differentiates in JAX",
+    transforms=("grad", "shard_map", "refs"))

@@ -19,11 +19,11 @@ from typing import Callable
 
 import jax
 from jax import tree_util
-from jax.sharding import NamedSharding, SingleDeviceSharding
+from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
 
 from ..ir.ref_box import Ref
 from ..ir.trace import Tracer
-from .sharding import with_sharding_constraint
+from .sharding import constrain
 
 __all__ = ["device_put", "devices", "local_devices", "device_count", "local_device_count",
            "default_backend", "block_until_ready", "named_call", "named_scope"]
@@ -56,14 +56,16 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
     """`x` (a pytree) as arrays on `device` (the default device when None), as
     `jax.device_put`: NumPy values and Python scalars become `jax.Array`s (a scalar
     weakly typed). `device` may be a `Sharding` (the array is split across its
-    devices). Traced values with a `NamedSharding` or `SingleDeviceSharding` get a
-    sharding constraint; other traced values and refs are returned as they are."""
+    devices; a bare `PartitionSpec` splits it over the context mesh, `jax.set_mesh`).
+    Traced values with a `NamedSharding`, `SingleDeviceSharding` or `PartitionSpec`
+    get a sharding constraint; other traced values and refs are returned as they are."""
     if any(isinstance(leaf, (Tracer, Ref)) for leaf in tree_util.tree_leaves(x)):
         def put(leaf):
-            if isinstance(leaf, Tracer) and isinstance(device, (NamedSharding,
-                                                                SingleDeviceSharding)):
+            if isinstance(leaf, Tracer) and isinstance(device, (
+                    NamedSharding, SingleDeviceSharding, PartitionSpec)):
                 # traced: a layout request in the program (frontend/sharding.py)
-                return with_sharding_constraint(leaf, device)
+                return constrain(leaf, device, "device_put of a PartitionSpec", ValueError,
+                                 moves=True)
             if isinstance(leaf, (Tracer, Ref)):
                 return leaf
             return jax.device_put(leaf, device, src=src, donate=donate,

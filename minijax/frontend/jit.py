@@ -49,6 +49,7 @@ from ..ir.source_info import forget_source_sites
 from .. import backends
 from ..backends import xla
 from ..backends.eager_ref_runtime import DonatingProgram, call_donating, run_discharged
+from ..backends.xla_collectives import context_mesh
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs, value_of
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings
@@ -138,7 +139,7 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
     leaves, in_tree = flatten_call_inputs(args, kwargs, where)
     # A ref's aval is its RefType, so a trace for one ref type is never reused
     # for another (or for an array of the same shape).
-    key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key)
+    key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key) + _mesh_key()
     axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
     if axis_env:
         key += (axis_env,)
@@ -153,6 +154,13 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
         # A cached trace may close over the very ref this call passes in.
         check_staged_refs(staged.closed, leaves, where)
     return staged, leaves
+
+
+def _mesh_key() -> tuple:
+    """What a trace depends on of the context mesh (`jax.set_mesh`): a bare
+    `PartitionSpec` or a `shard_map` without `mesh=` is traced on it."""
+    mesh = context_mesh()
+    return () if mesh is None else (("context mesh", mesh),)
 
 
 class _UsesRefs(Exception):
@@ -325,7 +333,7 @@ class JitFunction:
                              for x in leaves)
             # One trace per key, shared with `_stage`: `trace`, `lower` and calls
             # under transformations reuse what a call traced, and the other way round.
-            key = (in_tree, in_avals, static_key)
+            key = (in_tree, in_avals, static_key) + _mesh_key()
             staged = traces.get(key)
             if staged is None:
                 # JAX is tracing `run`, but minijax's trace is over minijax's own

@@ -7,6 +7,9 @@ mesh's axis names are bound, so `lax.psum(x, 'x')` and the other collectives
 (`frontend/collectives.py`) see them: tracing happens under an `AxisFrame`, a trace
 that only tells the collectives the mesh's axis sizes and passes every primitive on.
 
+Without `mesh=` the mesh is the one `jax.set_mesh` put in context where the mapped
+function is called (an `AbstractMesh`: the params then say `device_ids=None`).
+
 The rest is the primitive's rules: lowering hands the body to JAX's `shard_map`
 inside `jax.jit` (`backends/xla_collectives.py`); jvp, transpose and vmap transform
 the body (`transforms/shard_map_rules.py`).
@@ -14,7 +17,9 @@ the body (`transforms/shard_map_rules.py`).
 from __future__ import annotations
 
 from jax import tree_util
-from jax.sharding import PartitionSpec
+from jax.sharding import AbstractMesh, PartitionSpec
+
+from ..backends.xla_collectives import context_mesh, mesh_axes_of
 
 from ..ir.shard_map_primitive import shard_map_p, block_shape
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
@@ -23,7 +28,27 @@ from ..ir.types import RefType
 from ..transforms.batching import AxisFrame
 from .pytrees import fun_name
 
-__all__ = ["shard_map"]
+__all__ = ["shard_map", "mesh_params", "mesh_or_context"]
+
+
+def mesh_params(mesh) -> dict:
+    """`mesh_axes` and `device_ids` params for a `Mesh`, or for an `AbstractMesh` (the
+    context mesh: `device_ids=None`, see `ir/shard_map_primitive.py`)."""
+    device_ids = None if isinstance(mesh, AbstractMesh) else tuple(
+        int(d.id) for d in mesh.devices.flat)
+    return dict(mesh_axes=mesh_axes_of(mesh), device_ids=device_ids)
+
+
+def mesh_or_context(mesh, what: str, error=ValueError):
+    """`mesh`, or when it is None the context mesh; no mesh at all is `error`, worded
+    as JAX words it."""
+    if mesh is None:
+        mesh = context_mesh()
+        if mesh is None:
+            raise error(f"{what} needs the context mesh, and none is set: define one "
+                        f"with `jax.set_mesh(mesh)` (or pass the mesh itself)")
+    return mesh
+
 
 
 def _spec_tuple(spec, mesh_sizes, what, auto=()) -> tuple:
@@ -81,18 +106,17 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     if f is None:
         return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                    axis_names=axis_names, check_vma=check_vma)
-    if mesh is None:
-        raise TypeError("shard_map needs a mesh: pass mesh=jax.sharding.Mesh(...)")
+    if mesh is None:        # the context mesh where the mapped function is called
+        return _on_context_mesh(f, out_specs, in_specs, axis_names, check_vma)
     if in_specs is None:
         raise TypeError("shard_map needs in_specs (minijax does not infer them)")
     unknown = set(axis_names) - set(mesh.axis_names)
     if unknown:
         raise ValueError(f"shard_map axis_names {sorted(unknown)} are not axes of the mesh "
                          f"{tuple(mesh.axis_names)}")
-    mesh_axes = tuple(zip(mesh.axis_names, mesh.devices.shape))
+    mesh_axes, device_ids = mesh_params(mesh).values()
     auto = tuple(name for name, _ in mesh_axes if axis_names and name not in axis_names)
     mesh_sizes = {name: size for name, size in mesh_axes if name not in auto}  # manual
-    device_ids = tuple(int(d.id) for d in mesh.devices.flat)
 
     def mapped(*args):
         leaves, in_tree = tree_util.tree_flatten(args)
@@ -126,5 +150,14 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
                        in_specs=((),) * n_consts + tuple(specs),
                        out_specs=tuple(o_specs), **({"auto_axes": auto} if auto else {}))
         return tree_util.tree_unflatten(out_tree, list(results))
+    mapped.__name__ = f"shard_map({fun_name(f)})"
+    return mapped
+
+
+def _on_context_mesh(f, out_specs, in_specs, axis_names, check_vma):
+    def mapped(*args):
+        mesh = mesh_or_context(None, "shard_map without mesh=")
+        return shard_map(f, mesh=mesh, out_specs=out_specs, in_specs=in_specs,
+                         axis_names=axis_names, check_vma=check_vma)(*args)
     mapped.__name__ = f"shard_map({fun_name(f)})"
     return mapped

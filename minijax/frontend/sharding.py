@@ -12,39 +12,63 @@ A `SingleDeviceSharding` (everything on one device) is the constraint of a mesh 
 no axes and that one device: `sharding_constraint[device_ids=(1,) mesh_axes=() spec=()]`,
 lowered back to a `SingleDeviceSharding`. (This JAX has no `PositionalSharding`; the
 GSPMD-free shardings it has are these two.)
+
+A bare `PartitionSpec` names the mesh `jax.set_mesh` put in context, as in JAX. It is
+read through JAX's public `jax.sharding.get_abstract_mesh()`, which works inside
+`jax.jit` but names no devices, so the constraint's params say "the context mesh"
+(`device_ids=None`) and lowering hands XLA the bare spec under that same context.
 """
 from __future__ import annotations
 
 import functools
 
 from jax import tree_util
-from jax.sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
+from jax.sharding import (AxisType, NamedSharding, PartitionSpec, Sharding,
+                          SingleDeviceSharding)
 
+from ..backends.xla_collectives import mesh_axes_of
 from ..ir.shard_map_primitive import sharding_constraint_p
 from ..ir.trace import bind
-from .shard_map import _spec_tuple
+from .shard_map import _spec_tuple, mesh_params, mesh_or_context
 
-__all__ = ["with_sharding_constraint", "constrain_jit_shardings", "sharding_params"]
+__all__ = ["with_sharding_constraint", "reshard", "constrain_jit_shardings",
+           "sharding_params", "constrain"]
 
 
-def sharding_params(sharding) -> dict:
-    """The `sharding_constraint` params of a `NamedSharding` or `SingleDeviceSharding`."""
+def sharding_params(sharding, what="sharding", error=RuntimeError, moves=False) -> dict:
+    """The `sharding_constraint` params of a `NamedSharding`, `SingleDeviceSharding`
+    or bare `PartitionSpec` (on the context mesh; none there is `error`). `moves`:
+    the annotation puts the array there (`device_put`, `jit`'s shardings, `reshard`)
+    rather than asking for it, which on a mesh with `Explicit` axes is JAX's
+    `reshard` (`explicit_axes`)."""
     if isinstance(sharding, SingleDeviceSharding):
         (device,) = sharding.device_set
         return dict(mesh_axes=(), device_ids=(int(device.id),), spec=())
-    if not isinstance(sharding, NamedSharding):
+    if isinstance(sharding, PartitionSpec):
+        mesh, spec = mesh_or_context(None, what, error), sharding
+    elif isinstance(sharding, NamedSharding):
+        mesh, spec = sharding.mesh, sharding.spec
+    else:
         raise TypeError(f"minijax supports shardings given as jax.sharding.NamedSharding "
-                        f"(a Mesh and a PartitionSpec) or SingleDeviceSharding, got "
-                        f"{sharding!r}")
-    mesh = sharding.mesh
-    sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
-    return dict(mesh_axes=tuple(sizes.items()),
-                device_ids=tuple(int(d.id) for d in mesh.devices.flat),
-                spec=_spec_tuple(sharding.spec, sizes, "sharding"))
+                        f"(a Mesh and a PartitionSpec), SingleDeviceSharding or a "
+                        f"PartitionSpec under jax.set_mesh, got {sharding!r}")
+    params = mesh_params(mesh)
+    params["spec"] = _spec_tuple(spec, dict(params["mesh_axes"]), "sharding")
+    explicit = explicit_axes_of(mesh)
+    if moves and explicit:
+        params["explicit_axes"] = explicit
+    return params
 
 
-def _constrain(x, sharding):
-    return bind(sharding_constraint_p, x, **sharding_params(sharding))
+def explicit_axes_of(mesh) -> tuple:
+    """The names of a mesh's axes of JAX's `Explicit` type (its layouts are in types)."""
+    return tuple(name for name, kind in zip(mesh.axis_names, mesh.axis_types)
+                 if kind == AxisType.Explicit)
+
+
+def constrain(x, sharding, what="sharding", error=RuntimeError, moves=False):
+    """`x` under a `sharding_constraint` to `sharding` (see `sharding_params`)."""
+    return bind(sharding_constraint_p, x, **sharding_params(sharding, what, error, moves))
 
 
 def _broadcast(shardings, tree, what) -> list:
@@ -60,17 +84,18 @@ def _broadcast(shardings, tree, what) -> list:
     return flat
 
 
-def _apply(tree, shardings, what):
+def _apply(tree, shardings, what, error=RuntimeError, moves=False):
     leaves, treedef = tree_util.tree_flatten(tree)
     flat = _broadcast(shardings, tree, what)
-    return tree_util.tree_unflatten(treedef, [x if s is None else _constrain(x, s)
-                                              for x, s in zip(leaves, flat)])
+    return tree_util.tree_unflatten(treedef, [
+        x if s is None else constrain(x, s, what, error, moves)
+        for x, s in zip(leaves, flat)])
 
 
 def with_sharding_constraint(x, shardings):
-    """`x` (a pytree), asked to be laid out as `shardings` (a `NamedSharding` or
-    `SingleDeviceSharding`, or a pytree prefix of them) inside a jitted program, as
-    the JAX function of this name."""
+    """`x` (a pytree), asked to be laid out as `shardings` (a `NamedSharding`,
+    `SingleDeviceSharding` or `PartitionSpec` under `jax.set_mesh`, or a pytree prefix
+    of them) inside a jitted program, as the JAX function of this name."""
     return _apply(x, shardings, "with_sharding_constraint shardings")
 
 
@@ -91,8 +116,35 @@ def constrain_jit_shardings(fun, in_shardings, out_shardings, static_argnums=())
                                  f"{len(dynamic)} positional arguments")
             args = list(args)
             for i, sharding in zip(dynamic, shardings):
-                args[i] = _apply(args[i], sharding, "jit in_shardings")
+                args[i] = _apply(args[i], sharding, "jit in_shardings", moves=True)
         out = fun(*args, **kwargs)
         return out if out_shardings is None else _apply(out, out_shardings,
-                                                        "jit out_shardings")
+                                                        "jit out_shardings", moves=True)
     return constrained
+
+
+def reshard(xs, out_shardings):
+    """`xs` (a pytree) moved to `out_shardings` (`NamedSharding`s or, under
+    `jax.set_mesh`, `PartitionSpec`s; a pytree prefix), as `jax.sharding.reshard`.
+    As in JAX, every mesh axis the specs name must be of the `Explicit` type: that is
+    where JAX keeps layouts in types, and the move changes the type's layout."""
+    what = "reshard of a PartitionSpec"
+    for sharding in _broadcast(out_shardings, xs, "reshard out_shardings"):
+        if isinstance(sharding, (NamedSharding, PartitionSpec)):
+            _check_explicit(sharding, what)
+    return _apply(xs, out_shardings, what, ValueError, moves=True)
+
+
+def _check_explicit(sharding, what):
+    if isinstance(sharding, PartitionSpec):
+        mesh, spec = mesh_or_context(None, what, ValueError), sharding
+    else:
+        mesh, spec = sharding.mesh, sharding.spec
+    explicit = explicit_axes_of(mesh)
+    for names in _spec_tuple(spec, dict(mesh_axes_of(mesh)), "reshard"):
+        for name in names or ():
+            if name not in explicit:
+                raise ValueError(f"reshard: the spec {spec} names the mesh axis {name!r}, "
+                                 f"which is not of type Explicit (reshard moves layouts "
+                                 f"tracked in types; use with_sharding_constraint for an "
+                                 f"Auto axis)")

@@ -501,3 +501,11 @@ def _sharding_constraint(x, *, sharding, **hints):
 
 
 register_import("sharding_constraint", sharding_constraint_p, _sharding_constraint)
+
+
+def _reshard(x, *, dst_sharding, **hints):
+    # JAX's reshard to a layout on Explicit axes: the constraint that moves the array
+    return [bind(sharding_constraint_p, x, **sharding_params(dst_sharding, moves=True))]
+
+
+register_import("reshard", sharding_constraint_p, _reshard)

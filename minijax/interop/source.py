@@ -148,7 +148,8 @@ source_rules.update({
                                        tiled=p["tiled"], **_groups(p)),
     "axis_index": lambda ins, p: f"lax.axis_index({p['axis_name']!r})",
     "sharding_constraint": lambda ins, p: (
-        f"lax.with_sharding_constraint({ins[0]}, {_sharding_source(p)})"),
+        f"jax.sharding.reshard({ins[0]}, {_sharding_source(p)})" if "explicit_axes" in p
+        else f"lax.with_sharding_constraint({ins[0]}, {_sharding_source(p)})"),
 })
 
 
@@ -156,15 +157,28 @@ def _sharding_source(p) -> str:
     if not p["mesh_axes"]:       # one device (see frontend/sharding.py)
         return (f"jax.sharding.SingleDeviceSharding({{d.id: d for d in jax.devices()}}"
                 f"[{p['device_ids'][0]}])")
-    return (f"jax.sharding.NamedSharding({_mesh_source(p['mesh_axes'], p['device_ids'])}, "
+    if p["device_ids"] is None:     # the context mesh: a bare spec, as the user wrote it
+        return _spec_source(p["spec"])
+    return (f"jax.sharding.NamedSharding("
+            f"{_mesh_source(p['mesh_axes'], p['device_ids'], p.get('explicit_axes', ()))}, "
             f"{_spec_source(p['spec'])})")
 
 
-def _mesh_source(mesh_axes, device_ids) -> str:
+def _mesh_source(mesh_axes, device_ids, explicit_axes=()) -> str:
+    if device_ids is None:          # shard_map on the context mesh (jax.set_mesh)
+        return "None"
     names = tuple(name for name, _ in mesh_axes)
     shape = tuple(size for _, size in mesh_axes)
+    types = "" if not explicit_axes else ", axis_types=%s" % _axis_types_source(
+        names, explicit_axes)
     return (f"jax.sharding.Mesh(np.array([{{d.id: d for d in jax.devices()}}[i] for i in "
-            f"{device_ids!r}]).reshape({shape!r}), {names!r})")
+            f"{device_ids!r}]).reshape({shape!r}), {names!r}{types})")
+
+
+def _axis_types_source(names, explicit_axes) -> str:
+    types = ", ".join("jax.sharding.AxisType.Explicit" if name in explicit_axes
+                      else "jax.sharding.AxisType.Auto" for name in names)
+    return f"({types},)"
 
 
 def _spec_source(spec) -> str:

@@ -11,7 +11,10 @@ together by `out_specs`.
 Params, all printable in the text form:
 
 * `mesh_axes`: `(('x', 4), ('y', 2))`, the mesh's axis names and sizes, in order;
-* `device_ids`: the ids of the mesh's devices in row-major mesh order;
+* `device_ids`: the ids of the mesh's devices in row-major mesh order, or None for
+  the mesh `jax.set_mesh` puts in context (a bare `PartitionSpec`, or `shard_map`
+  without `mesh=`): JAX's public API names no devices inside `jax.jit`, so the program
+  says "the context mesh", and lowering checks that its axes are still these;
 * `in_specs` / `out_specs`: one spec per input / output, as a tuple with one entry
   per array dimension (shorter means the rest are not split): `None` (not split) or a
   tuple of mesh axis names (split over those axes, major to minor) --
@@ -94,12 +97,19 @@ def _check_spec(spec, mesh_sizes):
         _fail("shard_map", f"spec {spec} names a mesh axis twice")
 
 
+def _check_device_ids(prim, device_ids, mesh_axes):
+    if device_ids is None:           # the context mesh
+        if not mesh_axes:
+            _fail(prim, "a context mesh (device_ids=None) must have axes")
+    elif len(device_ids) != math.prod(dict(mesh_axes).values()):
+        _fail(prim, f"{len(device_ids)} device ids for a mesh {mesh_axes}")
+
+
 def _shard_map_rule(*in_avals, jaxpr, mesh_axes, device_ids, in_specs, out_specs,
                     auto_axes=()):
     if not isinstance(jaxpr, Jaxpr) or jaxpr.constvars:
         _fail("shard_map", "the jaxpr param must be a Jaxpr with its constants as inputs")
-    if len(device_ids) != math.prod(dict(mesh_axes).values()):
-        _fail("shard_map", f"{len(device_ids)} device ids for a mesh {mesh_axes}")
+    _check_device_ids("shard_map", device_ids, mesh_axes)
     if not isinstance(auto_axes, tuple) or not set(auto_axes) < set(dict(mesh_axes)):
         _fail("shard_map", f"auto_axes {auto_axes!r} must be a tuple of some (not all) of "
               f"the mesh axes {tuple(dict(mesh_axes))}")
@@ -139,15 +149,20 @@ effect_rules[shard_map_p] = _call_effects
 # `y` is `x`, asked to be laid out across the mesh as `spec` says (the same mesh and
 # spec params as shard_map's, so the text form shows them). It changes no value; it
 # is a request to XLA's SPMD partitioner, which chooses every layout it is not told.
+# With `explicit_axes` (present only when given: the mesh's axes of JAX's `Explicit`
+# type) it is `jax.sharding.reshard`, which moves the array to that layout where JAX
+# tracks layouts in types, rather than a request.
 
 sharding_constraint_p = Primitive("sharding_constraint")
 
 
-def _sharding_constraint_rule(x, *, mesh_axes, device_ids, spec):
+def _sharding_constraint_rule(x, *, mesh_axes, device_ids, spec, explicit_axes=()):
     _array("sharding_constraint", x)
+    if not isinstance(explicit_axes, tuple) or not set(explicit_axes) <= set(dict(mesh_axes)):
+        _fail("sharding_constraint", f"explicit_axes {explicit_axes!r} must be a tuple of "
+              f"mesh axes {tuple(dict(mesh_axes))}")
     mesh_sizes = dict(mesh_axes)
-    if len(device_ids) != math.prod(mesh_sizes.values()):
-        _fail("sharding_constraint", f"{len(device_ids)} device ids for a mesh {mesh_axes}")
+    _check_device_ids("sharding_constraint", device_ids, mesh_axes)
     _check_spec(spec, mesh_sizes)
     if len(spec) > x.ndim:
         _fail("sharding_constraint", f"the spec {spec} has more entries than {x} has "

@@ -55,6 +55,7 @@ from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.registry import out_avals_of
 from ..ir.remat_primitive import remat_p
+from ..ir.shard_map_primitive import shard_map_p
 from ..ir.trace import bind, aval_of, set_current_trace, current_trace
 from .ad_util import (Zero, tangent_aval, instantiate, const_like, mul,
                       reduce_sum, reshape)
@@ -353,7 +354,7 @@ def bodies_use_axis(params, name) -> bool:
 
 def _batch_bodies_naming_axis(prim):
     """The `named_axis_rules` entry of a primitive with bodies (cond, while, scan,
-    remat, jit, custom_jvp/custom_vjp calls): when a body holds a collective over the trace's axis, the primitive's
+    remat, jit, custom_jvp/custom_vjp calls, shard_map): when a body holds a collective over the trace's axis, the primitive's
     own vmap rule runs with `axis_name=`, which it hands to `vmap_jaxpr` for each
     body. The body's batching trace then names the same axis, with the same size,
     and rewrites those collectives as above. This happens even when no operand is
@@ -381,5 +382,5 @@ def refuse_per_example_collectives(bodies, axis_name, what: str):
 
 
 for _prim in (cond_p, while_p, scan_p, remat_p, P.jit_p, custom_jvp_call_p,
-              custom_vjp_call_p):
+              custom_vjp_call_p, shard_map_p):
     named_axis_rules[_prim] = _batch_bodies_naming_axis(_prim)

@@ -16,7 +16,9 @@ spec of every input and output it adds:
   axes (a `psum`). With psum's transpose being psum (`collective_rules.py`) this
   gives the derivative of the global function.
 * vmap: the batch axis becomes a leading axis of every block that no mesh axis splits
-  (spec entry `None`); the body is batched with `vmap_jaxpr`.
+  (spec entry `None`); the body is batched with `vmap_jaxpr`. A body with a
+  collective over the vmap's own axis name is batched under that name and size
+  (`collective_rules.py`), so the collective sees every member, as in JAX.
 
 * partial eval: the body is split into a known and a staged shard_map. The residuals
   between them may differ from device to device, so each leaves the known shard_map
@@ -41,17 +43,18 @@ from ..ir.shard_map_primitive import (shard_map_p, sharding_constraint_p, unment
                                       manual_axes)
 from ..ir.collective_primitives import psum_p
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import bind, aval_of, set_current_trace
+from ..ir import primitives as P
+from ..ir.trace import bind, aval_of, set_current_trace, current_trace
 from ..ir.types import RefType
 from .ad_util import (Zero, tangent_aval, is_differentiable, zeros, eval_jaxpr, div,
                       const_like, reshape)
 from .batching import Batched, vmap_rules, moveaxis
 from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
-from .jvp import jvp_rules, jvp_jaxpr_for_call, JvpResult
+from .jvp import jvp_rules, jvp_jaxpr_for_call, jvp_flat, JvpResult
 from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear
 from .vmap import vmap_jaxpr
-from .discharge import (discharge_rules, thread_refs_through, write_back, mentions_refs,
-                        RefSlot, _copy_eqn)
+from .discharge import (discharge_rules, discharge_jaxpr, thread_refs_through, write_back,
+                        mentions_refs, RefSlot, _copy_eqn)
 
 
 def _refuse_refs(jaxpr, what):
@@ -61,6 +64,9 @@ def _refuse_refs(jaxpr, what):
 
 
 def _jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
+    if any(isinstance(v.aval, RefType) for v in jaxpr.invars):
+        return _jvp_discharged(primals, tangents, jaxpr=jaxpr, in_specs=in_specs,
+                               out_specs=out_specs, **params)
     _refuse_refs(jaxpr, "the derivative")
     nonzeros = tuple(type(t) is not Zero for t in tangents)
     jvp = jvp_jaxpr_for_call(jaxpr, nonzeros)
@@ -79,6 +85,28 @@ def _jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
     tangents_out = [next(nonzero_tangents) if is_differentiable(v.aval) and next(has_tangent)
                     else Zero(tangent_aval(v.aval)) for v in jaxpr.outvars]
     return JvpResult(outs[:n_out], tangents_out)
+
+
+def _jvp_discharged(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
+    """The jvp of a shard_map that takes refs: of the same shard_map discharged (the
+    refs' contents read before it, passed in, and their final values, split like the
+    refs, written back after it). The body only touches its own refs' blocks, so
+    reading all before and writing all after is the same program; the reads and
+    writes are then differentiated by the ref rules (`ref_rules.py`), tangent refs
+    and all."""
+    result = discharge_jaxpr(jaxpr)
+    n_outs = result.info.num_outputs
+    finals_specs = tuple(in_specs[i] for i in result.info.written)
+
+    def discharged(*args):
+        values = [bind(P.get_p, x) if isinstance(v.aval, RefType) else x
+                  for x, v in zip(args, jaxpr.invars)]
+        outs = bind(shard_map_p, *values, jaxpr=result.jaxpr, in_specs=in_specs,
+                    out_specs=tuple(out_specs) + finals_specs, **params)
+        for position, final in zip(result.info.written, outs[n_outs:]):
+            bind(P.swap_p, args[position], final)
+        return list(outs[:n_outs])
+    return jvp_flat(discharged, primals, tangents, current_trace())
 
 
 def _transpose(cts, *args, jaxpr, in_specs, out_specs, **params):
@@ -119,7 +147,8 @@ def _sum_over_replicas(body, axes_per_output):
     return convert_constvars_to_invars(closed.jaxpr)
 
 
-def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, **params):
+def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, axis_name=None,
+          **params):
     for x, d in zip(values, dims):
         # a ref's batch axis cannot be moved; the trace stacks refs' rows at axis 0
         if isinstance(aval_of(x), RefType) and d not in (None, 0):
@@ -127,8 +156,8 @@ def _vmap(batch_size, values, dims, /, *, jaxpr, in_specs, out_specs, **params):
                             "the first is not supported")
     moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(values, dims)]
     body_axes = [None if d is None else 0 for d in dims]
-    batched = vmap_jaxpr(jaxpr, body_axes, batch_size,
-                         out_axes=[0] * len(jaxpr.outvars))
+    batched = vmap_jaxpr(jaxpr, body_axes, batch_size, out_axes=[0] * len(jaxpr.outvars),
+                         axis_name=axis_name)
     specs = tuple(s if d is None else (None,) + tuple(s) for s, d in zip(in_specs, dims))
     o_specs = tuple((None,) + tuple(s) for s in out_specs)
     outs = bind(shard_map_p, *moved, jaxpr=batched.jaxpr, in_specs=specs,

@@ -1,0 +1,138 @@
+"""8-device checks of the mesh context (`jax.set_mesh` and bare `PartitionSpec`s),
+`reshard` on Explicit axes, collectives over a vmap's axis inside `shard_map`, and grad
+of a `shard_map` that takes refs, against JAX.
+
+Imported by `shard_map_axes_cases.py`, whose subprocess has the 8 devices (no new
+interpreter starts for these); `tests/test_sharding_names.py` runs the same ideas on
+one device in the test process.
+"""
+import jax
+import numpy as np
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+import minijax
+from minijax import lax as mlax
+from minijax.backends.reference import eval_closed_jaxpr
+from shard_map_cases import close
+
+X = np.arange(64, dtype=np.float32).reshape(8, 8) / 64
+
+
+def _mesh(kind):
+    return jax.make_mesh((4, 2), ("x", "y"), axis_types=(kind, kind))
+
+
+def _same_layout(ours, theirs, what):
+    assert ours.sharding.is_equivalent_to(theirs.sharding, ours.ndim), (
+        what, ours.sharding, theirs.sharding)
+    close(ours, theirs, what)
+
+
+def check_partition_specs_on_the_context_mesh():
+    mesh = _mesh(AxisType.Auto)
+    with jax.set_mesh(mesh):
+        def cases(lib, lax):
+            return {
+                "context mesh jit shardings": lambda: lib.jit(
+                    lambda a: a * 2.0, in_shardings=P("x"),
+                    out_shardings=P(None, ("x", "y")))(X),
+                "context mesh constraint": lambda: lib.jit(
+                    lambda a: lax.with_sharding_constraint(a + 1.0, P("y", "x")))(X),
+                "context mesh device_put": lambda: lib.device_put(X, P("x", "y")),
+                "context mesh shard_map": lambda: lib.jit(lib.shard_map(
+                    lambda a: lax.psum(a, "x") * a, in_specs=P("x", "y"),
+                    out_specs=P("x", "y")))(X),
+            }
+        ours, theirs = cases(minijax, mlax), cases(jax, jax.lax)
+        for name in ours:
+            _same_layout(ours[name](), theirs[name](), name)
+        # traced device_put: JAX's leaves the layout to XLA here; the values agree
+        close(minijax.jit(lambda a: minijax.device_put(a, P("x")) * 3.0)(X),
+              jax.jit(lambda a: jax.device_put(a, P("x")) * 3.0)(X),
+              "context mesh device_put traced")
+        spmd = minijax.shard_map(lambda a: mlax.psum(a, "x") * a, in_specs=P("x", "y"),
+                                 out_specs=P("x", "y"))
+        close(eval_closed_jaxpr(minijax.make_jaxpr(spmd)(X), X)[0],
+              theirs["context mesh shard_map"](), "context mesh shard_map reference evaluator")
+        grads = minijax.grad(lambda a: (spmd(a) ** 2).sum())(X)
+        close(grads, jax.grad(lambda a: (jax.shard_map(
+            lambda b: jax.lax.psum(b, "x") * b, in_specs=P("x", "y"),
+            out_specs=P("x", "y"))(a) ** 2).sum())(X), "context mesh shard_map grad")
+
+
+def check_reshard_on_explicit_axes():
+    mesh = _mesh(AxisType.Explicit)
+    with jax.set_mesh(mesh):
+        def cases(lib):
+            return {
+                "reshard": lambda: lib.reshard(X, P("x", "y")),
+                "reshard jit": lambda: lib.jit(lambda a: lib.reshard(a * 2.0, P("y")))(X),
+                "reshard NamedSharding": lambda: lib.reshard(
+                    X, NamedSharding(mesh, P(None, ("x", "y")))),
+                "explicit jit in_shardings": lambda: lib.jit(
+                    lambda a: a + 1.0, in_shardings=P("x"), out_shardings=P(None, "y"))(X),
+                "explicit device_put traced": lambda: lib.jit(
+                    lambda a: lib.device_put(a, P("x", "y")))(X),
+            }
+        ours, theirs = cases(minijax), cases(jax)
+        for name in ours:
+            _same_layout(ours[name](), theirs[name](), name)
+        close(minijax.grad(lambda a: (minijax.reshard(a, P("x")) ** 2).sum())(X),
+              jax.grad(lambda a: (jax.reshard(a, P("x")) ** 2).sum())(X), "reshard grad")
+
+
+def check_collectives_over_a_vmap_axis_inside_shard_map():
+    mesh = _mesh(AxisType.Auto)
+
+    def program(lib, lax):
+        def body(a):
+            return (lax.psum(a, "i") * a + lax.axis_index("i") + lax.pmean(a, "x")
+                    + lax.all_gather(a, "i").sum(0) * a
+                    + lax.ppermute(a, "i", [(0, 1), (1, 2), (2, 0)]))
+        return lib.vmap(lib.shard_map(body, mesh=mesh, in_specs=P("x", "y"),
+                                      out_specs=P("x", "y"), check_vma=False),
+                        axis_name="i")
+    ours, theirs = program(minijax, mlax), program(jax, jax.lax)
+    xs = np.stack([X, -2 * X, X * X])
+    close(ours(xs), theirs(xs), "vmap axis inside shard_map eager")
+    close(minijax.jit(ours)(xs), jax.jit(theirs)(xs), "vmap axis inside shard_map jit")
+    close(eval_closed_jaxpr(minijax.make_jaxpr(ours)(xs), xs)[0], theirs(xs),
+          "vmap axis inside shard_map reference evaluator")
+    loss = lambda f: lambda x: (f(x) ** 2).sum()
+    close(minijax.grad(loss(ours))(xs), jax.grad(loss(theirs))(xs),
+          "vmap axis inside shard_map grad", tol=1e-3)
+
+
+def check_grad_of_shard_map_taking_refs():
+    mesh = _mesh(AxisType.Auto)
+    b = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+
+    def ours(a, c):
+        r, s = minijax.new_ref(a), minijax.new_ref(c)
+
+        def body(r, s):
+            r[...] += s[...] * r[...]
+            return r[...] * 2.0 + mlax.psum(s[...], "x")
+        out = minijax.shard_map(body, mesh=mesh, in_specs=(P("x", "y"), P()),
+                                out_specs=P("x", "y"))(r, s)
+        return (out * out).sum() + (r[...] ** 3).sum()
+
+    def theirs(a, c):       # the same program without refs
+        def body(a, s):
+            a = a + s * a
+            return a * 2.0 + jax.lax.psum(s, "x"), a
+        out, final = jax.shard_map(body, mesh=mesh, in_specs=(P("x", "y"), P()),
+                                   out_specs=(P("x", "y"), P("x", "y")),
+                                   check_vma=False)(a, c)
+        return (out * out).sum() + (final ** 3).sum()
+    want = jax.grad(theirs, (0, 1))(X, b)
+    close(minijax.grad(ours, (0, 1))(X, b), want, "grad with refs", tol=1e-3)
+    close(minijax.jit(minijax.grad(ours, (0, 1)))(X, b), want, "grad with refs, jit",
+          tol=1e-3)
+
+
+def run_all():
+    check_partition_specs_on_the_context_mesh()
+    check_reshard_on_explicit_axes()
+    check_collectives_over_a_vmap_axis_inside_shard_map()
+    check_grad_of_shard_map_taking_refs()
