@@ -125,7 +125,9 @@ _defjvp(P.acosh_p, _scale(lambda ans, x: rsqrt(mul(sub(x, const_like(x, 1)),
 _defjvp(P.atanh_p, lambda t, ans, x: mul(_integer_pow(add(const_like(x, 1), x), -1),
                                          div(t, _one_minus(x))))
 _defjvp(P.exp_p, _scale(lambda ans, x: ans))
-_defjvp(P.exp2_p, _scale(lambda ans, x: mul(ans, const_like(x, np.log(2)))))
+# log(2) * (t * ans) with log(2) an equation on the constant 2, as in JAX: a
+# checkpointed backward pass then saves exp2's output and the f32[] log(2), as JAX's.
+_defjvp(P.exp2_p, lambda t, ans, x: mul(log(const_like(x, 2)), mul(t, ans)))
 _defjvp(P.log_p, lambda t, ans, x: div(t, x))
 _defjvp(P.log1p_p, lambda t, ans, x: div(t, add(x, const_like(x, 1))))
 _defjvp(P.expm1_p, _scale(lambda ans, x: add(ans, const_like(x, 1))))
@@ -186,8 +188,10 @@ for _prim in (P.floor_p, P.ceil_p, P.round_p, P.sign_p, P.is_finite_p, P.not_p,
 _defjvp(P.add_p, lambda t, ans, x, y: t, lambda t, ans, x, y: t)
 _defjvp(P.sub_p, lambda t, ans, x, y: t, lambda t, ans, x, y: neg(t))
 _defjvp(P.mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+# -t * x * y**-2 for the divisor, JAX's formulation: a checkpointed backward pass saves
+# x, y and y**-2, as JAX's does (fuzz finding F30).
 _defjvp(P.div_p, lambda t, ans, x, y: div(t, y),
-        lambda t, ans, x, y: mul(t, neg(div(ans, y))))
+        lambda t, ans, x, y: mul(mul(neg(t), x), _integer_pow(y, -2)))
 
 
 def _trunc(x):
