@@ -349,11 +349,18 @@ def _reduce_prod_rule(primals, tangents, *, axes):
         return JvpResult([ans], [t if not axes else _zero_like_out(ans)])
     shape = aval_of(x).shape
     kept = [d for d in range(len(shape)) if d not in axes]
-    moved_shape = tuple(shape[d] for d in kept) + (int(np.prod([shape[d] for d in axes])),)
+    n = int(np.prod([shape[d] for d in axes]))
+    if n == 1:
+        # One factor per output: the product is a reshape, and so is its jvp, which
+        # saves nothing (as JAX's; fuzz finding F33).
+        return JvpResult([ans], [reshape(t, aval_of(ans).shape)])
+    if n == 0 or aval_of(ans).size == 0:
+        # The empty product is the constant 1; an empty output has nothing to save.
+        return JvpResult([ans], [_zero_like_out(ans)])
+    moved_shape = tuple(shape[d] for d in kept) + (n,)
     flat = reshape(transpose(x, kept + list(axes)), moved_shape)
     last = len(moved_shape) - 1
     ones = broadcast_to(const_like(x, 1), moved_shape[:-1] + (1,))
-    n = moved_shape[-1]
 
     def exclusive_cumprod(v, reverse):
         full = bind(P.cumprod_p, v, axis=last, reverse=reverse)
@@ -389,6 +396,10 @@ def _cumprod_rule(primals, tangents, *, axis, reverse=False):
     if type(t) is Zero:
         return JvpResult([ans], [_zero_like_out(ans)])
     shape = aval_of(x).shape
+    if shape[axis] <= 1:
+        # Over an axis of length 0 or 1 the cumulative product is the identity: so is
+        # its jvp, which saves nothing (JAX's saves nothing either; fuzz finding F32).
+        return JvpResult([ans], [t])
     is_zero = eq(x, broadcast_to(const_like(x, 0), shape))
     zero_t = broadcast_to(const_like(t, 0), shape)
 
@@ -424,7 +435,9 @@ def _cumulative_chooser_rule(prim):
         ans = bind(prim, x, axis=axis, reverse=reverse)
         if type(tangents[0]) is Zero:
             return JvpResult([ans], [_zero_like_out(ans)])
-        if aval_of(x).size == 0:          # nothing to choose (and no slice to gather)
+        if aval_of(x).size == 0 or aval_of(x).shape[axis] == 1:
+            # Nothing to choose (and no slice to gather), or one element to choose
+            # from: the identity, whose jvp saves nothing, as JAX's (F32).
             return JvpResult([ans], [tangents[0]])
         shape = aval_of(x).shape
         positions = iota(np.int32, shape, axis)
