@@ -1,4 +1,5 @@
-"""Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md, F12, F13).
+"""Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
+F12, F13, F35, F36).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -17,10 +18,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import numpy as np
+
 from ..ir.core import eqns_nested
 from ..ir.types import dtype_short_name
 
-_RESIDUALS = re.compile(r"saved residuals differ: minijax saves (\[.*?\]), jax saves (\[.*?\])")
+# Each side's list is the repr of a list of strings (`['f32[2]', 'i32[]']`): matched
+# string by string, since the types' own brackets end no list.
+_LIST = r"(\[(?:'[^']*'(?:, )?)*\])"
+_RESIDUALS = re.compile(rf"saved residuals differ: minijax saves {_LIST}, jax saves {_LIST}")
 _TYPE = re.compile(r"([a-z]+\d*)\[([\d,]*)\]")
 
 
@@ -98,10 +104,73 @@ def _size_one_broadcast_residuals(transform, program, row) -> bool:
     return True
 
 
+def _eqns(program, names):
+    return [eqn for eqn in eqns_nested(program) if eqn.primitive.name in names]
+
+
+def _aval_key(aval):
+    return dtype_short_name(aval.dtype), tuple(aval.shape)
+
+
+def _reduce_prod_residuals(transform, program, row) -> bool:
+    """F35: JAX differentiates `reduce_prod` through its own pairwise reduction tree
+    (the reduced axes moved to the front and flattened to one of length n, then halved
+    level by level), saving both halves at every level: arrays `(m, *kept)` of the
+    operand's dtype, m at most ceil(n / 2). minijax's rule saves one array, the
+    product of the other factors, `(*kept, n)` -- n elements per output against
+    JAX's about 2n."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    reductions = []
+    for eqn in _eqns(program, ("reduce_prod",)):
+        dtype, shape = _aval_key(eqn.inputs[0].aval)
+        axes = eqn.params["axes"]
+        kept = tuple(d for i, d in enumerate(shape) if i not in axes)
+        reductions.append((dtype, kept, int(np.prod([shape[i] for i in axes]))))
+    if not unmatched or not reductions or not any(unmatched):
+        return False
+    mini_only, jax_only = unmatched
+
+    def minijax_made(residual):
+        return any(residual == (dtype, kept + (n,)) for dtype, kept, n in reductions)
+
+    def jax_made(residual):
+        dtype, shape = residual
+        return any(dtype == d and len(shape) == len(kept) + 1 and shape[1:] == kept
+                   and 1 <= shape[0] <= (n + 1) // 2 for d, kept, n in reductions)
+    return all(map(minijax_made, mini_only)) and all(map(jax_made, jax_only))
+
+
+_WINDOW_CHOOSERS = ("reduce_window_max", "reduce_window_min")
+
+
+def _window_chooser_residuals(transform, program, row) -> bool:
+    """F36: JAX's jvp of a window max/min is its internal `select_and_gather_add`
+    primitive, linear in the tangent with the operand as a parameter, so what JAX saves
+    is the operand. minijax has no such primitive: its rule selects, window position
+    by window position, the tangent where the extremum first appears, so it saves
+    boolean masks of the output's shape and the zero tangent it starts from (the
+    operand's dtype, the output's shape)."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    windows = [(_aval_key(eqn.inputs[0].aval), _aval_key(eqn.outputs[0].aval))
+               for eqn in _eqns(program, _WINDOW_CHOOSERS)]
+    if not unmatched or not windows or not any(unmatched):
+        return False
+    mini_only, jax_only = unmatched
+
+    def minijax_made(residual):
+        dtype, shape = residual
+        return any(shape == out_shape and dtype in ("bool", op_dtype)
+                   for (op_dtype, _), (_, out_shape) in windows)
+    return all(map(minijax_made, mini_only)) and all(
+        any(residual == operand for operand, _ in windows) for residual in jax_only)
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
     "F13": _size_one_broadcast_residuals,
+    "F35": _reduce_prod_residuals,
+    "F36": _window_chooser_residuals,
 }
 
 

@@ -352,7 +352,7 @@ def _reduce_prod_rule(primals, tangents, *, axes):
     n = int(np.prod([shape[d] for d in axes]))
     if n == 1:
         # One factor per output: the product is a reshape, and so is its jvp, which
-        # saves nothing (as JAX's; fuzz finding F33).
+        # saves nothing (as JAX's; fuzz finding F32).
         return JvpResult([ans], [reshape(t, aval_of(ans).shape)])
     if n == 0 or aval_of(ans).size == 0:
         # The empty product is the constant 1; an empty output has nothing to save.
