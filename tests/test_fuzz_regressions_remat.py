@@ -226,3 +226,29 @@ def test_window_chooser_residuals_are_explained_residual_for_residual(op):
     assert fuzz.known_divergence(TRANSFORM, program, _residual_row(*saved)) == "explained:F36"
     for odd in ((list(saved[0]) + ["f32[1,2]"], saved[1]), (saved[0], ["f16[1,4]"])):
         assert fuzz.known_divergence(TRANSFORM, program, _residual_row(*odd)) == ""
+
+
+@pytest.mark.parametrize("inner", ["nothing_saveable", "dots_with_no_batch_dims_saveable"])
+def test_nested_checkpoint_residuals_are_explained(inner):
+    # F37 (findings 31 and 76): under an outer everything_saveable, JAX saves the
+    # inner checkpoint's intermediates (its nested-remat rule uses the outer policy);
+    # minijax applies the inner policy and saves the inner checkpoint's input
+    from minijax.testing import fuzz
+    x = np.array([0.3, -1.2, 2.0], np.float32)
+
+    def f(api):
+        body = api.checkpoint(lambda a: api.lax.clamp(-0.5, api.numpy.sin(api.numpy.cos(a)),
+                                                       0.75) * a,
+                              policy=getattr(api.checkpoint_policies, inner))
+        return lambda a: api.numpy.sum(body(api.numpy.exp(a)))
+    saved = _both_saved(f, "everything_saveable", x)
+    assert saved[0] == ("f32[3]",) and len(saved[1]) > 1
+    _grads_match(f, x)
+    program = minijax.make_jaxpr(f(minijax))(x)
+    assert fuzz.known_divergence(TRANSFORM, program, _residual_row(*saved)) == "explained:F37"
+    # the same row for the program without the inner checkpoint is not explained
+    flat = minijax.make_jaxpr(lambda a: minijax.numpy.sum(minijax.numpy.exp(a)))(x)
+    assert fuzz.known_divergence(TRANSFORM, flat, _residual_row(*saved)) == ""
+    # nor a minijax-only residual larger than what JAX saves instead
+    big = _residual_row(["f32[3]"] * 9, ["f32[3]", "bool[3]"])
+    assert fuzz.known_divergence(TRANSFORM, program, big) == ""

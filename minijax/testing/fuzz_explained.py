@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, F35, F36).
+F12, F13, F35, F36, F37).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -20,7 +20,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..ir.core import eqns_nested
+from ..ir.core import eqns_nested, jaxprs_in_params
 from ..ir.types import dtype_short_name
 
 # Each side's list is the repr of a list of strings (`['f32[2]', 'i32[]']`): matched
@@ -165,12 +165,47 @@ def _window_chooser_residuals(transform, program, row) -> bool:
         any(residual == operand for operand, _ in windows) for residual in jax_only)
 
 
+def _bytes(residual) -> int:
+    dtype, shape = residual
+    bits = int(re.sub(r"\D", "", dtype) or 8)      # bool: one byte
+    return int(np.prod(shape)) * max(bits // 8, 1)
+
+
+def _nested_checkpoint_residuals(transform, program, row) -> bool:
+    """F37: a checkpoint inside the checkpointed function. JAX partially evaluates
+    the inner checkpoint's body with the *outer* policy (its rule for a nested
+    `remat` passes the outer policy down; the inner one's is not consulted), so under
+    an outer `everything_saveable` JAX saves the inner body's intermediates even when
+    the inner policy says to recompute them. minijax applies the inner policy to the
+    inner body: it saves the inner checkpoint's inputs and recomputes from them. The
+    matcher accepts a row whose JAX-only residuals have the types of values computed
+    inside an inner checkpoint (or are boolean masks of such a value's shape, which
+    its jvps select on), whose minijax-only residuals have the types of an
+    inner checkpoint's inputs, and where minijax's side is not larger in bytes."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    inner_eqns = _eqns(program, ("remat",))
+    if not unmatched or not unmatched[1] or not inner_eqns:
+        return False
+    mini_only, jax_only = unmatched
+    inputs = {_aval_key(atom.aval) for eqn in inner_eqns for atom in eqn.inputs}
+    computed = {_aval_key(out.aval) for eqn in inner_eqns
+                for body in jaxprs_in_params(eqn.params)
+                for inner in eqns_nested(body) for out in inner.outputs}
+    # what differentiating the inner body computes: its intermediates, and the
+    # boolean masks (of an intermediate's shape) that the jvps of abs, clamp, max ... select on
+    masks = {("bool", shape) for _, shape in computed}
+    return (all(r in inputs for r in mini_only)
+            and all(r in computed or r in masks for r in jax_only)
+            and sum(map(_bytes, mini_only)) <= sum(map(_bytes, jax_only)))
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
     "F13": _size_one_broadcast_residuals,
     "F35": _reduce_prod_residuals,
     "F36": _window_chooser_residuals,
+    "F37": _nested_checkpoint_residuals,
 }
 
 
