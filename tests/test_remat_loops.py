@@ -117,11 +117,6 @@ DIFFERENT = {
         ["f32[3] from the argument w", "f32[3] output of squeeze", "f32[3] output of while",
          "f32[3] output of cos"],
         ["f32[3] from the argument w", "f32[3] output of while", "f32[3] output of cos"]),
-    # A cond: minijax gives each branch its own residual slots, JAX shares slots of
-    # one type between branches.
-    ("cond_loss", "plain"): (
-        ["f32[3] output of cond"] * 4 + ["i32[] output of convert_element_type"],
-        ["f32[3] output of cond"] * 7 + ["i32[] output of convert_element_type"]),
     # dots_saveable on a scan whose carry is not a dot: JAX recomputes the carry in
     # the backward scan and saves each step's dot; minijax recomputes the whole loop.
     ("scan_dot", "dots_saveable"): (

@@ -9,6 +9,12 @@ receive -- a NumPy/jax array it closed over, or a tracer of an *outer* trace (sa
 a jvp tracer captured by a jitted inner function) -- becomes a constvar of the
 jaxpr, and its value is returned alongside so the caller can pass it back in. Rank-0
 concrete values become `Literal`s inline instead, as in JAX's jaxprs.
+
+One equation is folded rather than recorded, as JAX folds it: `convert_element_type`
+of a rank-0 host constant (a Python or NumPy scalar, not an array of a backend) is
+the converted `Literal`. `lax.convert_element_type(4.0, jnp.float16)` in a traced
+function is then the literal `4.0:f16[]` that JAX's jaxpr has, not an equation whose
+output a checkpointed backward pass would save (fuzz finding F31).
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ import numpy as np
 
 from .checks import checks_enabled, check_traced
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
+from .elementwise import convert_element_type_p
 from .primitives import signature_of
 from .source_info import current_source_info, no_source_info
 from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
@@ -26,7 +33,9 @@ from .types import ShapedArray, is_key
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("ir_var",)  # not `var`: that is the array method `.var()`
+    # `ir_var`, not `var`: that is the array method `.var()`. A Var, or the Literal a
+    # folded equation made (see `process_primitive`).
+    __slots__ = ("ir_var",)
 
     def __init__(self, trace: "StagingTrace", var: Var):
         self._trace = trace
@@ -86,6 +95,10 @@ class StagingTrace(Trace):
         inputs = [x.ir_var if type(x) is StagingTracer and x._trace is self
                   else self.to_atom(x) for x in args]
         signature = signature_of(prim, [v.aval for v in inputs], params)
+        if prim is convert_element_type_p and _is_host_scalar(args[0]):
+            # The tracer stands for a literal: its `ir_var` is that Literal, which every
+            # reader (equation inputs, outvars, to_atom) takes as an atom.
+            return [StagingTracer(self, _converted_literal(inputs[0], signature.out_avals[0]))]
         outputs = [Var(aval) for aval in signature.out_avals]
         self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects,
                              current_source_info()))
@@ -95,6 +108,20 @@ class StagingTrace(Trace):
         outvars = [self.to_atom(x) for x in outs]
         jaxpr = Jaxpr(self.constvars, self.invars, self.eqns, outvars)
         return ClosedJaxpr(jaxpr, self.const_values)
+
+
+_HOST_SCALAR_TYPES = (bool, int, float, complex, np.generic, np.ndarray)
+
+
+def _is_host_scalar(x) -> bool:
+    return isinstance(x, _HOST_SCALAR_TYPES) and np.ndim(x) == 0
+
+
+def _converted_literal(literal: Literal, out_aval) -> Literal:
+    value = literal.value
+    if np.iscomplexobj(value) and not np.issubdtype(out_aval.dtype, np.complexfloating):
+        value = value.real
+    return Literal(value.astype(out_aval.dtype), out_aval)
 
 
 def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:

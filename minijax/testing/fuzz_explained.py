@@ -1,4 +1,5 @@
-"""Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md, F12, F13).
+"""Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
+F12, F13, F35, F36, F37).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -17,10 +18,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..ir.core import eqns_nested
+import numpy as np
+
+from ..ir.core import eqns_nested, jaxprs_in_params
 from ..ir.types import dtype_short_name
 
-_RESIDUALS = re.compile(r"saved residuals differ: minijax saves (\[.*?\]), jax saves (\[.*?\])")
+# Each side's list is the repr of a list of strings (`['f32[2]', 'i32[]']`): matched
+# string by string, since the types' own brackets end no list.
+_LIST = r"(\[(?:'[^']*'(?:, )?)*\])"
+_RESIDUALS = re.compile(rf"saved residuals differ: minijax saves {_LIST}, jax saves {_LIST}")
 _TYPE = re.compile(r"([a-z]+\d*)\[([\d,]*)\]")
 
 
@@ -98,10 +104,108 @@ def _size_one_broadcast_residuals(transform, program, row) -> bool:
     return True
 
 
+def _eqns(program, names):
+    return [eqn for eqn in eqns_nested(program) if eqn.primitive.name in names]
+
+
+def _aval_key(aval):
+    return dtype_short_name(aval.dtype), tuple(aval.shape)
+
+
+def _reduce_prod_residuals(transform, program, row) -> bool:
+    """F35: JAX differentiates `reduce_prod` through its own pairwise reduction tree
+    (the reduced axes moved to the front and flattened to one of length n, then halved
+    level by level), saving both halves at every level: arrays `(m, *kept)` of the
+    operand's dtype, m at most ceil(n / 2). minijax's rule saves one array, the
+    product of the other factors, `(*kept, n)` -- n elements per output against
+    JAX's about 2n."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    reductions = []
+    for eqn in _eqns(program, ("reduce_prod",)):
+        dtype, shape = _aval_key(eqn.inputs[0].aval)
+        axes = eqn.params["axes"]
+        kept = tuple(d for i, d in enumerate(shape) if i not in axes)
+        reductions.append((dtype, kept, int(np.prod([shape[i] for i in axes]))))
+    if not unmatched or not reductions or not any(unmatched):
+        return False
+    mini_only, jax_only = unmatched
+
+    def minijax_made(residual):
+        return any(residual == (dtype, kept + (n,)) for dtype, kept, n in reductions)
+
+    def jax_made(residual):
+        dtype, shape = residual
+        return any(dtype == d and len(shape) == len(kept) + 1 and shape[1:] == kept
+                   and 1 <= shape[0] <= (n + 1) // 2 for d, kept, n in reductions)
+    return all(map(minijax_made, mini_only)) and all(map(jax_made, jax_only))
+
+
+_WINDOW_CHOOSERS = ("reduce_window_max", "reduce_window_min")
+
+
+def _window_chooser_residuals(transform, program, row) -> bool:
+    """F36: JAX's jvp of a window max/min is its internal `select_and_gather_add`
+    primitive, linear in the tangent with the operand as a parameter, so what JAX saves
+    is the operand. minijax has no such primitive: its rule selects, window position
+    by window position, the tangent where the extremum first appears, so it saves
+    boolean masks of the output's shape and the zero tangent it starts from (the
+    operand's dtype, the output's shape)."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    windows = [(_aval_key(eqn.inputs[0].aval), _aval_key(eqn.outputs[0].aval))
+               for eqn in _eqns(program, _WINDOW_CHOOSERS)]
+    if not unmatched or not windows or not any(unmatched):
+        return False
+    mini_only, jax_only = unmatched
+
+    def minijax_made(residual):
+        dtype, shape = residual
+        return any(shape == out_shape and dtype in ("bool", op_dtype)
+                   for (op_dtype, _), (_, out_shape) in windows)
+    return all(map(minijax_made, mini_only)) and all(
+        any(residual == operand for operand, _ in windows) for residual in jax_only)
+
+
+def _bytes(residual) -> int:
+    dtype, shape = residual
+    bits = int(re.sub(r"\D", "", dtype) or 8)      # bool: one byte
+    return int(np.prod(shape)) * max(bits // 8, 1)
+
+
+def _nested_checkpoint_residuals(transform, program, row) -> bool:
+    """F37: a checkpoint inside the checkpointed function. JAX partially evaluates
+    the inner checkpoint's body with the *outer* policy (its rule for a nested
+    `remat` passes the outer policy down; the inner one's is not consulted), so under
+    an outer `everything_saveable` JAX saves the inner body's intermediates even when
+    the inner policy says to recompute them. minijax applies the inner policy to the
+    inner body: it saves the inner checkpoint's inputs and recomputes from them. The
+    matcher accepts a row whose JAX-only residuals have the types of values computed
+    inside an inner checkpoint (or are boolean masks of such a value's shape, which
+    its jvps select on), whose minijax-only residuals have the types of an
+    inner checkpoint's inputs, and where minijax's side is not larger in bytes."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    inner_eqns = _eqns(program, ("remat",))
+    if not unmatched or not unmatched[1] or not inner_eqns:
+        return False
+    mini_only, jax_only = unmatched
+    inputs = {_aval_key(atom.aval) for eqn in inner_eqns for atom in eqn.inputs}
+    computed = {_aval_key(out.aval) for eqn in inner_eqns
+                for body in jaxprs_in_params(eqn.params)
+                for inner in eqns_nested(body) for out in inner.outputs}
+    # what differentiating the inner body computes: its intermediates, and the
+    # boolean masks (of an intermediate's shape) that the jvps of abs, clamp, max ... select on
+    masks = {("bool", shape) for _, shape in computed}
+    return (all(r in inputs for r in mini_only)
+            and all(r in computed or r in masks for r in jax_only)
+            and sum(map(_bytes, mini_only)) <= sum(map(_bytes, jax_only)))
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
     "F13": _size_one_broadcast_residuals,
+    "F35": _reduce_prod_residuals,
+    "F36": _window_chooser_residuals,
+    "F37": _nested_checkpoint_residuals,
 }
 
 

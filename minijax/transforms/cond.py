@@ -8,9 +8,10 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
 * partial eval (the hub of linearize/grad): with a known index, each branch is split
   into a known and a staged part. The known `cond` runs now and returns the known
   outputs plus *residuals* for the staged `cond`. Branches save different residuals,
-  so each known branch returns the residuals of *every* branch, zeros for the
-  others', and each staged branch reads only its own. An unknown index stages the
-  whole `cond`.
+  but only one runs: residuals share slots by type (a branch's k-th residual of a
+  type goes in that type's k-th slot, as in JAX), each known branch fills its own
+  slots and zeros the rest, and each staged branch reads only its own. An unknown
+  index stages the whole `cond`.
 * transpose: branch-wise: the transposed `cond` runs the transpose of the branch that
   ran forward (the index is a residual), mapping output cotangents to operand ones.
 * vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
@@ -30,14 +31,14 @@ import numpy as np
 
 from ..ir import control_flow_primitives as CF
 from ..ir import primitives as P
-from ..ir.core import Eqn, Jaxpr, DebugEffect
+from ..ir.core import Eqn, Jaxpr, DebugEffect, Var
 from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from ..ir.types import RefType
 from .ad_util import (Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr, eq,
                       const_like)
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
-                                  tangent_or_zero_list, with_unused_inputs,
+                                  tangent_or_zero_list,
                                   map_examples_one_at_a_time, has_ref_inputs, strip_debug_effects,
                                   jvp_through_discharge, partial_eval_through_discharge,
                                   custom_rules_take_refs)
@@ -106,17 +107,15 @@ def _cond_partial_eval(trace, args, params):
     unknowns = [trace.is_unknown(x) for x in operands]
     n_out = len(branches[0].outvars)
     splits, out_unknowns = _split_branches(branches, unknowns, trace.policy)
-    residual_avals = [[v.aval for v in split.residuals] for split in splits]
-    all_residual_avals = [a for avals in residual_avals for a in avals]
+    all_residual_avals, slots = _shared_residual_slots(
+        [[v.aval for v in split.residuals] for split in splits])
     n_known_out = n_out - sum(out_unknowns)
 
-    known_bodies, staged_jaxprs, start = [], [], 0
-    for split, avals in zip(splits, residual_avals):
-        known_bodies.append(_known_branch(split.known_jaxpr, n_known_out, start,
-                                          len(avals), all_residual_avals))
-        staged_jaxprs.append(_staged_branch(split.staged_jaxpr.jaxpr, start, len(avals),
-                                            all_residual_avals))
-        start += len(avals)
+    known_bodies = [_known_branch(split.known_jaxpr, n_known_out, own_slots,
+                                  all_residual_avals)
+                    for split, own_slots in zip(splits, slots)]
+    staged_jaxprs = [_staged_branch(split.staged_jaxpr.jaxpr, own_slots, all_residual_avals)
+                     for split, own_slots in zip(splits, slots)]
     known_jaxprs, known_consts = merge_bodies(known_bodies)
     known_operands = [x for x, u in zip(operands, unknowns) if not u]
     with set_current_trace(trace.parent):
@@ -133,22 +132,48 @@ def _cond_partial_eval(trace, args, params):
     return [next(staged_iter) if u else next(known_iter) for u in out_unknowns]
 
 
-def _known_branch(known, n_known_out, start, n_own, all_residual_avals) -> Body:
-    """The known part of one branch, returning every branch's residuals (zeros for the
-    residuals of the other branches)."""
+def _shared_residual_slots(residual_avals_per_branch):
+    """The residuals of the known `cond`, shared between branches: only one branch
+    runs, so branches can hand their residuals over in the same slots. A slot holds
+    one type; the k-th residual of a type in any branch takes that type's k-th slot
+    (as JAX's cond does), so the `cond` saves, per type, the most any one branch
+    saves, not the sum over branches. Returns `(slot avals, each branch's slot per
+    residual)`."""
+    slot_of, slot_avals, slots = {}, [], []
+    for avals in residual_avals_per_branch:
+        seen, own = {}, []
+        for aval in avals:
+            key = (aval, seen.get(aval, 0))
+            seen[aval] = key[1] + 1
+            if key not in slot_of:
+                slot_of[key] = len(slot_avals)
+                slot_avals.append(aval)
+            own.append(slot_of[key])
+        slots.append(own)
+    return slot_avals, slots
+
+
+def _known_branch(known, n_known_out, own_slots, all_residual_avals) -> Body:
+    """The known part of one branch, returning every residual slot (its own residuals
+    in its slots, zeros in the others)."""
     def fun(*args):
         outs = eval_jaxpr(known.jaxpr, known.consts, list(args))
-        own = outs[n_known_out:]
-        residuals = ([zeros(a) for a in all_residual_avals[:start]] + own
-                     + [zeros(a) for a in all_residual_avals[start + n_own:]])
+        residuals = [None] * len(all_residual_avals)
+        for slot, value in zip(own_slots, outs[n_known_out:]):
+            residuals[slot] = value
+        residuals = [zeros(a) if r is None else r
+                     for r, a in zip(residuals, all_residual_avals)]
         return outs[:n_known_out] + residuals
     return trace_body(fun, known.jaxpr.in_avals)
 
 
-def _staged_branch(staged: Jaxpr, start, n_own, all_residual_avals) -> Jaxpr:
-    """The staged part of one branch, taking every branch's residuals (using its own)."""
-    jaxpr = with_unused_inputs(staged, 0, all_residual_avals[:start])
-    return with_unused_inputs(jaxpr, start + n_own, all_residual_avals[start + n_own:])
+def _staged_branch(staged: Jaxpr, own_slots, all_residual_avals) -> Jaxpr:
+    """The staged part of one branch, taking every residual slot (reading its own)."""
+    n_own = len(own_slots)
+    slot_vars = [Var(a) for a in all_residual_avals]
+    for slot, var in zip(own_slots, staged.invars[:n_own]):
+        slot_vars[slot] = var
+    return Jaxpr((), slot_vars + list(staged.invars[n_own:]), staged.eqns, staged.outvars)
 
 
 partial_eval_rules[cond_p] = _cond_partial_eval

@@ -125,7 +125,9 @@ _defjvp(P.acosh_p, _scale(lambda ans, x: rsqrt(mul(sub(x, const_like(x, 1)),
 _defjvp(P.atanh_p, lambda t, ans, x: mul(_integer_pow(add(const_like(x, 1), x), -1),
                                          div(t, _one_minus(x))))
 _defjvp(P.exp_p, _scale(lambda ans, x: ans))
-_defjvp(P.exp2_p, _scale(lambda ans, x: mul(ans, const_like(x, np.log(2)))))
+# log(2) * (t * ans) with log(2) an equation on the constant 2, as in JAX: a
+# checkpointed backward pass then saves exp2's output and the f32[] log(2), as JAX's.
+_defjvp(P.exp2_p, lambda t, ans, x: mul(log(const_like(x, 2)), mul(t, ans)))
 _defjvp(P.log_p, lambda t, ans, x: div(t, x))
 _defjvp(P.log1p_p, lambda t, ans, x: div(t, add(x, const_like(x, 1))))
 _defjvp(P.expm1_p, _scale(lambda ans, x: add(ans, const_like(x, 1))))
@@ -186,8 +188,10 @@ for _prim in (P.floor_p, P.ceil_p, P.round_p, P.sign_p, P.is_finite_p, P.not_p,
 _defjvp(P.add_p, lambda t, ans, x, y: t, lambda t, ans, x, y: t)
 _defjvp(P.sub_p, lambda t, ans, x, y: t, lambda t, ans, x, y: neg(t))
 _defjvp(P.mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+# -t * x * y**-2 for the divisor, JAX's formulation: a checkpointed backward pass saves
+# x, y and y**-2, as JAX's does (fuzz finding F30).
 _defjvp(P.div_p, lambda t, ans, x, y: div(t, y),
-        lambda t, ans, x, y: mul(t, neg(div(ans, y))))
+        lambda t, ans, x, y: mul(mul(neg(t), x), _integer_pow(y, -2)))
 
 
 def _trunc(x):
@@ -345,11 +349,18 @@ def _reduce_prod_rule(primals, tangents, *, axes):
         return JvpResult([ans], [t if not axes else _zero_like_out(ans)])
     shape = aval_of(x).shape
     kept = [d for d in range(len(shape)) if d not in axes]
-    moved_shape = tuple(shape[d] for d in kept) + (int(np.prod([shape[d] for d in axes])),)
+    n = int(np.prod([shape[d] for d in axes]))
+    if n == 1:
+        # One factor per output: the product is a reshape, and so is its jvp, which
+        # saves nothing (as JAX's; fuzz finding F32).
+        return JvpResult([ans], [reshape(t, aval_of(ans).shape)])
+    if n == 0 or aval_of(ans).size == 0:
+        # The empty product is the constant 1; an empty output has nothing to save.
+        return JvpResult([ans], [_zero_like_out(ans)])
+    moved_shape = tuple(shape[d] for d in kept) + (n,)
     flat = reshape(transpose(x, kept + list(axes)), moved_shape)
     last = len(moved_shape) - 1
     ones = broadcast_to(const_like(x, 1), moved_shape[:-1] + (1,))
-    n = moved_shape[-1]
 
     def exclusive_cumprod(v, reverse):
         full = bind(P.cumprod_p, v, axis=last, reverse=reverse)
@@ -385,6 +396,10 @@ def _cumprod_rule(primals, tangents, *, axis, reverse=False):
     if type(t) is Zero:
         return JvpResult([ans], [_zero_like_out(ans)])
     shape = aval_of(x).shape
+    if shape[axis] <= 1:
+        # Over an axis of length 0 or 1 the cumulative product is the identity: so is
+        # its jvp, which saves nothing (JAX's saves nothing either; fuzz finding F32).
+        return JvpResult([ans], [t])
     is_zero = eq(x, broadcast_to(const_like(x, 0), shape))
     zero_t = broadcast_to(const_like(t, 0), shape)
 
@@ -420,7 +435,9 @@ def _cumulative_chooser_rule(prim):
         ans = bind(prim, x, axis=axis, reverse=reverse)
         if type(tangents[0]) is Zero:
             return JvpResult([ans], [_zero_like_out(ans)])
-        if aval_of(x).size == 0:          # nothing to choose (and no slice to gather)
+        if aval_of(x).size == 0 or aval_of(x).shape[axis] == 1:
+            # Nothing to choose (and no slice to gather), or one element to choose
+            # from: the identity, whose jvp saves nothing, as JAX's (F32).
             return JvpResult([ans], [tangents[0]])
         shape = aval_of(x).shape
         positions = iota(np.int32, shape, axis)

@@ -33,6 +33,7 @@ from types import SimpleNamespace
 from ..ir import primitives as P
 from ..ir.printer import register_param_type
 from ..ir.remat_primitive import name_p
+from ..ir.window_primitives import conv_general_dilated_p
 
 __all__ = ["Policy", "checkpoint_policies", "everything_saveable", "nothing_saveable",
            "dots_saveable", "dots_with_no_batch_dims_saveable", "as_policy"]
@@ -84,11 +85,12 @@ class NothingSaveable(Policy):
 @_register
 @dataclass(frozen=True, repr=False)
 class DotsSaveable(Policy):
-    """Save the results of matrix products (the expensive part); recompute the rest."""
+    """Save the results of matrix products and convolutions (the expensive part);
+    recompute the rest. Convolutions count as dots here, as in JAX's policy."""
     text_name = "dots_saveable"
 
     def saveable(self, prim, in_avals, params):
-        return prim is P.dot_general_p
+        return prim is P.dot_general_p or prim is conv_general_dilated_p
 
 
 @_register

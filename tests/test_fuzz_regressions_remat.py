@@ -1,0 +1,254 @@
+"""Regression tests for the fuzzer's checkpoint-residual findings F30-F36
+(docs/fuzzing_findings.md): what a checkpointed backward pass saves, compared with
+JAX's `print_saved_residuals`, for the findings of campaign s4last that have no
+linear-algebra primitive. Each test is the finding's shrunk reproducer (or the
+smallest program showing the cause), run through both APIs."""
+import jax
+import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+import numpy as np
+import pytest
+
+import minijax
+from minijax.testing import assert_trees_match
+from minijax.testing.recipes import Side
+from minijax.testing.report import Row
+
+TRANSFORM = "checkpoint[everything_saveable]"
+
+
+def _saved(api, f, policy, *args):
+    remat = api.checkpoint(f, policy=getattr(api.checkpoint_policies, policy))
+    return Side(api.__name__, api, None).saved_residuals(remat, *args)
+
+
+def _both_saved(f, policy, *args):
+    return [_saved(api, f(api), policy, *args) for api in (minijax, jax)]
+
+
+def _grads_match(f, *args, rtol=1e-6):
+    argnums = tuple(range(len(args)))
+    assert_trees_match(minijax.grad(f(minijax), argnums=argnums)(*args),
+                       jax.grad(f(jax), argnums=argnums)(*args), rtol=rtol)
+
+
+def _residual_row(mini_saved, jax_saved):
+    return Row(TRANSFORM, "differ",
+               detail=f"saved residuals differ: minijax saves {list(mini_saved)}, "
+                      f"jax saves {list(jax_saved)}")
+
+
+# -- F30: div and exp2 in JAX's formulation ------------------------------------------------
+
+@pytest.mark.parametrize("policy", ["everything_saveable", "nothing_saveable"])
+def test_checkpointed_div_and_exp2_save_what_jax_saves(policy):
+    # finding 7 (div: minijax saved y and -ans/y, JAX x, y and y**-2) and finding 1
+    # (exp2: JAX saves exp2(x) and the f32[] log(2) its jvp computes)
+    x = np.array([1.1153, 1.0624, 0.26], np.float32)
+    y = np.array([1.532, -2.065, 0.739], np.float32)
+
+    def div(api):
+        return lambda x, y: api.numpy.sum(api.lax.div(x, y))
+
+    def exp2(api):
+        return lambda x: api.numpy.sum(api.lax.exp2(x))
+    saved = _both_saved(div, policy, x, y)
+    assert saved[0] == saved[1]
+    saved = _both_saved(exp2, policy, x)
+    assert saved[0] == saved[1]
+    _grads_match(div, x, y)
+    _grads_match(exp2, x)
+    assert_trees_match(minijax.jvp(div(minijax), (x, y), (y, x)),
+                       jax.jvp(div(jax), (x, y), (y, x)), rtol=1e-6)
+
+
+# -- F31: convert_element_type of a host scalar is a literal ----------------------------
+
+def _convert_count(api, f, *args):
+    jaxpr = api.make_jaxpr(f)(*args).jaxpr
+    return sum(str(eqn.primitive) == "convert_element_type" for eqn in jaxpr.eqns)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.int32])
+@pytest.mark.parametrize("constant", [4.0, 3, True, np.float32(0.75), np.array(2.5)],
+                         ids=["float", "int", "bool", "np_scalar", "np_0d"])
+def test_convert_of_a_host_scalar_folds_to_a_literal(constant, dtype):
+    # finding 9: `x * convert_element_type(4.0, f16)`: JAX's jaxpr has the literal
+    # 4.0:f16[], minijax's had an equation whose output a checkpoint saved
+    def f(api):
+        return lambda a: a * api.lax.convert_element_type(constant, new_dtype=dtype)
+    a = np.ones((), jax.numpy.dtype(dtype))
+    assert _convert_count(minijax, f(minijax), a) == _convert_count(jax, f(jax), a) == 0
+    assert_trees_match(minijax.jit(f(minijax))(a), jax.jit(f(jax))(a))
+
+
+def test_convert_of_an_array_or_a_traced_value_stays_an_equation():
+    # JAX folds host constants only: a backend array (and a traced value) converts
+    # with an equation
+    def f(api):
+        array = api.numpy.asarray(np.float32(2.0))
+        return lambda a: (api.lax.convert_element_type(a, np.float16)
+                          * api.lax.convert_element_type(array, np.float16))
+    for api in (minijax, jax):
+        assert _convert_count(api, f(api), np.float32(1.5)) == 2
+    assert_trees_match(minijax.jit(f(minijax))(np.float32(1.5)),
+                       jax.jit(f(jax))(np.float32(1.5)))
+
+
+def test_checkpointed_mul_by_a_converted_constant_saves_nothing():
+    # finding 9's reproducer, and a weak-typed convert (its literal stays weak)
+    x = np.array(0.2866, np.float16)
+
+    def f(api):
+        return lambda a: api.numpy.sum(
+            api.lax.mul(a, api.lax.convert_element_type(4.0, new_dtype=np.float16)))
+    saved = _both_saved(f, "everything_saveable", x)
+    assert saved == [(), ()]
+    _grads_match(f, x)
+
+    def weak(api):
+        return lambda a: a * api.lax.convert_element_type(2, np.float32) + 1
+    assert_trees_match(minijax.jit(weak(minijax))(1.5), jax.jit(weak(jax))(1.5))
+    assert_trees_match(minijax.grad(weak(minijax))(1.5), jax.grad(weak(jax))(1.5))
+
+
+# -- F32: cumulative ops over one element, reduce_prod of one factor -------------------
+
+@pytest.mark.parametrize("op", ["cumprod", "cummax", "cummin"])
+def test_cumulative_ops_over_a_length_one_axis_save_nothing(op):
+    # finding 44: cumprod over an axis of length 1 is the identity; JAX saves nothing,
+    # minijax saved its masks and partial products
+    x = np.array([[1.351, 1e30, -0.777]], np.float32)
+
+    def f(api):
+        return lambda x: api.numpy.sum(getattr(api.lax, op)(x, axis=0, reverse=True))
+    saved = _both_saved(f, "everything_saveable", x)
+    assert saved == [(), ()]
+    _grads_match(f, x)
+
+
+@pytest.mark.parametrize("shape, axes", [((1, 3), (0,)), ((3, 1, 2), (1,)), ((2, 0), (0,)),
+                                         ((2, 0), (1,)), ((0,), (0,))])
+def test_reduce_prod_of_one_or_no_factor(shape, axes):
+    # finding 43 (an empty output), the one-factor case (a reshape: nothing saved,
+    # as JAX), and an empty reduced axis, whose jvp raised (a slice out of bounds)
+    x = np.linspace(-1.0, 2.0, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+    def f(api):
+        return lambda x: api.numpy.sum(api.lax.reduce_prod(x, axes))
+    _grads_match(f, x)
+    assert_trees_match(minijax.jit(minijax.grad(f(minijax)))(x), jax.jit(jax.grad(f(jax)))(x))
+    assert_trees_match(minijax.jvp(f(minijax), (x,), (x,)), jax.jvp(f(jax), (x,), (x,)))
+    mini_saved, _ = _both_saved(f, "everything_saveable", x)
+    assert mini_saved == ()
+
+
+# -- F33: dots_saveable saves convolutions -----------------------------------------------
+
+def test_dots_saveable_saves_a_convolution_as_jax_does():
+    # findings 32 and 48: JAX's dots_saveable counts conv_general_dilated as a dot
+    lhs = np.linspace(-1, 1, 12, dtype=np.float32).reshape(1, 2, 6)
+    rhs = np.linspace(0.5, -0.5, 6, dtype=np.float32).reshape(1, 2, 3)
+
+    def f(api):
+        return lambda lhs, rhs: api.numpy.sum(api.numpy.sin(
+            api.lax.conv_general_dilated(lhs, rhs, (1,), "VALID")))
+    saved = _both_saved(f, "dots_saveable", lhs, rhs)
+    assert saved[0] == saved[1]
+    assert "f32[1,1,4]" in saved[0]
+    # ... and dots_with_no_batch_dims_saveable does not (dot_general only, in both)
+    saved = _both_saved(f, "dots_with_no_batch_dims_saveable", lhs, rhs)
+    assert saved[0] == saved[1] and "f32[1,1,4]" not in saved[0]
+    _grads_match(f, lhs, rhs, rtol=1e-5)
+
+
+# -- F34: a cond's branches share residual slots --------------------------------------------
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_checkpointed_cond_shares_residual_slots_between_branches(index):
+    # finding 35: minijax gave each branch its own residual slots (zeros in the
+    # others'); JAX's slots are shared by type, as only one branch runs
+    def f(api):
+        lax = api.lax
+
+        def loss(x, y):
+            out = lax.switch(index, [lambda x, y: lax.log(lax.abs(y) + 0.5) + lax.sin(x),
+                                     lambda x, y: lax.logistic(y) * 2.0 + lax.cos(x)], x, y)
+            return api.numpy.sum(out)
+        return loss
+    x, y = np.array([0.5, -1.5], np.float32), np.array([-0.98, 2.0], np.float32)
+    for policy in ("everything_saveable", "nothing_saveable"):
+        saved = _both_saved(f, policy, x, y)
+        assert saved[0] == saved[1]
+    _grads_match(f, x, y)
+
+
+# -- F35, F36: explained --------------------------------------------------------------------
+
+def test_reduce_prod_residuals_are_explained_residual_for_residual():
+    # F35: JAX saves the halves of its pairwise reduction tree, minijax the product
+    # of the other factors
+    from minijax.testing import fuzz
+    x = np.linspace(0.5, 2.0, 12, dtype=np.float32).reshape(4, 3)
+
+    def f(api):
+        return lambda x: api.numpy.sum(api.lax.reduce_prod(x, (0,)))
+    saved = _both_saved(f, "everything_saveable", x)
+    assert saved[0] != saved[1]
+    _grads_match(f, x)
+    program = minijax.make_jaxpr(f(minijax))(x)
+    assert fuzz.known_divergence(TRANSFORM, program, _residual_row(*saved)) == "explained:F35"
+    # finding 43 as the campaign saw it (JAX's two empty halves)
+    empty = minijax.make_jaxpr(f(minijax))(np.zeros((2, 0), np.float32))
+    assert fuzz.known_divergence(TRANSFORM, empty, _residual_row(
+        ["f32[0,2]"], ["f32[1,0]", "f32[1,0]"])) == "explained:F35"
+    for odd in ((list(saved[0]) + ["f32[3]"], saved[1]),       # a residual of no rule
+                (saved[0], list(saved[1]) + ["f32[3,3]"])):    # a half too large
+        assert fuzz.known_divergence(TRANSFORM, program, _residual_row(*odd)) == ""
+    plain = minijax.make_jaxpr(lambda x: minijax.numpy.sum(minijax.numpy.sin(x)))(x)
+    assert fuzz.known_divergence(TRANSFORM, plain, _residual_row(*saved)) == ""
+
+
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_window_chooser_residuals_are_explained_residual_for_residual(op):
+    # F36 (finding 45): JAX's select_and_gather_add saves the operand; minijax's
+    # per-window-position selects save masks and the zero tangent
+    from minijax.testing import fuzz
+    x = np.array([[1.2e-07, -1.5, 0.925]], np.float16)
+    init = np.array(np.inf if op == "min" else -np.inf, np.float16)
+
+    def f(api):
+        return lambda x: api.numpy.sum(api.lax.reduce_window(
+            x, init, getattr(api.lax, op), (1, 2), (1, 2), ((0, 0), (0, 1))))
+    saved = _both_saved(f, "everything_saveable", x)
+    assert saved[1] == ("f16[1,3]",) and saved[0] != saved[1]
+    _grads_match(f, x)
+    program = minijax.make_jaxpr(f(minijax))(x)
+    assert fuzz.known_divergence(TRANSFORM, program, _residual_row(*saved)) == "explained:F36"
+    for odd in ((list(saved[0]) + ["f32[1,2]"], saved[1]), (saved[0], ["f16[1,4]"])):
+        assert fuzz.known_divergence(TRANSFORM, program, _residual_row(*odd)) == ""
+
+
+@pytest.mark.parametrize("inner", ["nothing_saveable", "dots_with_no_batch_dims_saveable"])
+def test_nested_checkpoint_residuals_are_explained(inner):
+    # F37 (findings 31 and 76): under an outer everything_saveable, JAX saves the
+    # inner checkpoint's intermediates (its nested-remat rule uses the outer policy);
+    # minijax applies the inner policy and saves the inner checkpoint's input
+    from minijax.testing import fuzz
+    x = np.array([0.3, -1.2, 2.0], np.float32)
+
+    def f(api):
+        body = api.checkpoint(lambda a: api.lax.clamp(-0.5, api.numpy.sin(api.numpy.cos(a)),
+                                                       0.75) * a,
+                              policy=getattr(api.checkpoint_policies, inner))
+        return lambda a: api.numpy.sum(body(api.numpy.exp(a)))
+    saved = _both_saved(f, "everything_saveable", x)
+    assert saved[0] == ("f32[3]",) and len(saved[1]) > 1
+    _grads_match(f, x)
+    program = minijax.make_jaxpr(f(minijax))(x)
+    assert fuzz.known_divergence(TRANSFORM, program, _residual_row(*saved)) == "explained:F37"
+    # the same row for the program without the inner checkpoint is not explained
+    flat = minijax.make_jaxpr(lambda a: minijax.numpy.sum(minijax.numpy.exp(a)))(x)
+    assert fuzz.known_divergence(TRANSFORM, flat, _residual_row(*saved)) == ""
+    # nor a minijax-only residual larger than what JAX saves instead
+    big = _residual_row(["f32[3]"] * 9, ["f32[3]", "bool[3]"])
+    assert fuzz.known_divergence(TRANSFORM, program, big) == ""
