@@ -440,6 +440,21 @@ case("complex", [np.array([np.inf, -0.0, np.nan], f32), np.array([np.inf, 1.0, 2
      lax.complex)
 
 
+# -- the Fourier transform (numpy.fft in double precision, rounded once) -------------------
+
+_C = (floats(2, 4, 6) + 1j * floats(2, 4, 6)).astype(np.complex64)
+for _type, _lengths in [("FFT", (6,)), ("IFFT", (4, 6)), ("FFT", (2, 4, 6))]:
+    case("fft", [_C], lambda x, t=_type, n=_lengths: lax.fft(x, t, n), ROUNDING,
+         fft_type=_type, fft_lengths=_lengths)
+for _lengths in [(6,), (4, 6), (5,)]:
+    _real = floats(3, *_lengths)
+    case("fft", [_real], lambda x, n=_lengths: lax.fft(x, "RFFT", n), ROUNDING,
+         fft_type="RFFT", fft_lengths=_lengths)
+    _half = np.fft.rfftn(_real, axes=range(1, _real.ndim)).astype(np.complex64)
+    case("fft", [_half], lambda x, n=_lengths: lax.fft(x, "IRFFT", n), ROUNDING,
+         fft_type="IRFFT", fft_lengths=_lengths)
+
+
 # -- bit operations, erf_inv, keys (ir/random_primitives.py) ------------------------------
 
 _U32 = np.array([0, 1, 7, 0x80000000, 0xFFFFFFFF, 12345], np.uint32)

@@ -1,5 +1,5 @@
-"""The import table, continued: bit operations, special functions, complex numbers,
-linear algebra, convolution and windowed reductions, the scatter variants, and keys.
+"""The import table, continued: bit operations, special functions, complex numbers, the Fourier
+transform, linear algebra, convolution and windowed reductions, the scatter variants, and keys.
 
 Read `import_rules.py` first: same table, same conventions (a hint JAX carries and
 minijax does not model is accepted only at its "no hint" value, else the import is
@@ -36,6 +36,7 @@ from ..ir import random_primitives as R
 from ..ir import linalg_primitives as L
 from ..ir import complex_primitives as C
 from ..ir import window_primitives as W
+from ..ir import fft_primitives as F
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_complex
 from .importing import register_import
@@ -68,6 +69,13 @@ def _conj(x, *, input_dtype=None):
 
 
 register_import("conj", [C.conj_p, P.convert_element_type_p], _conj)
+
+
+# -- the Fourier transform: JAX's param is its FftType enum, minijax stores the name ------------
+
+register_import("fft", F.fft_p, lambda x, *, fft_type, fft_lengths: [
+    bind(F.fft_p, x, fft_type=jax.lax.FftType(fft_type).name,
+         fft_lengths=tuple(int(n) for n in fft_lengths))])
 
 
 # -- linear algebra ---------------------------------------------------------------------------

@@ -194,6 +194,9 @@ for _name in ("shift_left", "shift_right_logical", "shift_right_arithmetic", "ne
               "complex"):
     source_rules[_name] = _splatted(f"lax.{_name}")
 source_rules["regularized_incomplete_beta"] = _splatted("lax.betainc")
+source_rules["fft"] = lambda ins, p: _call(
+    "lax.fft", ins, fft_type=_Raw(f"lax.FftType.{p['fft_type']}"),
+    fft_lengths=tuple(p["fft_lengths"]))
 source_rules["bitcast_convert_type"] = lambda ins, p: _call(
     "lax.bitcast_convert_type", ins, new_dtype=_dtype(p["new_dtype"]))
 

@@ -18,3 +18,4 @@ from ..frontend.collectives import (psum, pmean, pmax, pmin, all_gather,  # noqa
                                     psum_scatter, ppermute, all_to_all, axis_index,
                                     axis_size)
 from ..frontend.sharding import with_sharding_constraint  # noqa: F401
+from ..frontend.fft_ops import fft, FftType  # noqa: F401
