@@ -11,7 +11,8 @@ cropped or zero-padded first when a length `n`/`s` is given:
                                                  IRFFT/RFFT of the conjugate
     fftfreq, rfftfreq, fftshift, ifftshift       frequencies and reordering
 
-`norm` is None/"backward" (the inverse divides by n), "ortho" (both divide by sqrt n)
+More than three axes are done as JAX does them, in two transforms (XLA's own limit
+is three). `norm` is None/"backward" (the inverse divides by n), "ortho" (both divide by sqrt n)
 or "forward" (the forward transform divides by n), as in NumPy and JAX. Integer
 inputs compute in float32/complex64 (x64 is off); results are never weakly typed.
 Derivatives and vmap come from the `fft` primitive's rules.
@@ -73,9 +74,6 @@ def _transform(func_name, fft_type, a, s, axes, norm):
     axes = tuple(axes)
     if len(axes) != len(set(axes)):
         raise ValueError(f"{full_name} does not support repeated axes. Got axes {axes}.")
-    if len(axes) > 3:
-        raise ValueError(f"{full_name} only supports 1D, 2D, and 3D FFTs (XLA's limit). "
-                         f"Got axes {axes}.")
     if named_axes is not None:
         axes = tuple(range(ndim - len(axes), ndim))
         arr = moveaxis(arr, named_axes, axes)
@@ -93,13 +91,31 @@ def _transform(func_name, fft_type, a, s, axes, norm):
             s.append(max(0, 2 * (shape[axes[-1]] - 1)))
     else:
         s = [shape[axis] for axis in axes]
-    out = _lax_fft(arr, fft_type, tuple(s))
+    out = _fft_over_trailing_axes(arr, fft_type, tuple(s))
     factor = _norm_factor(s, dtype_of(out), func_name, norm)
     if factor is not None:
         out = out * asarray(factor.astype(dtype_of(out)))
     if named_axes is not None:
         out = moveaxis(out, axes, named_axes)
     return out
+
+
+def _fft_over_trailing_axes(arr, fft_type, lengths):
+    """The transform over the trailing len(lengths) axes. XLA does at most three at
+    once, so a longer one is split, as JAX does: the last two or three axes (the
+    ones a real transform halves) and a complex transform of the rest, which is first
+    moved behind them."""
+    if len(lengths) <= 3:
+        return _lax_fft(arr, fft_type, lengths)
+    last = 2 if len(lengths) == 4 else 3
+    ndim = ndim_of(arr)
+    outer = tuple(range(ndim - len(lengths), ndim - last))
+    moved = tuple(range(ndim - len(lengths) + last, ndim))
+    if fft_type in ("FFT", "RFFT"):
+        arr = moveaxis(_lax_fft(arr, fft_type, lengths[-last:]), outer, moved)
+        return moveaxis(_fft_over_trailing_axes(arr, "FFT", lengths[:-last]), moved, outer)
+    arr = _fft_over_trailing_axes(moveaxis(arr, outer, moved), "IFFT", lengths[:-last])
+    return _lax_fft(moveaxis(arr, moved, outer), fft_type, lengths[-last:])
 
 
 def _one_axis(func_name, axis):
