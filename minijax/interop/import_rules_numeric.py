@@ -37,6 +37,7 @@ from ..ir import linalg_primitives as L
 from ..ir import complex_primitives as C
 from ..ir import window_primitives as W
 from ..ir import fft_primitives as F
+from ..ir import selection_primitives as SEL
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_complex
 from .importing import register_import
@@ -76,6 +77,17 @@ register_import("conj", [C.conj_p, P.convert_element_type_p], _conj)
 register_import("fft", F.fft_p, lambda x, *, fft_type, fft_lengths: [
     bind(F.fft_p, x, fft_type=jax.lax.FftType(fft_type).name,
          fft_lengths=tuple(int(n) for n in fft_lengths))])
+
+
+# -- top_k and optimization_barrier: the same params (top_k's axis is -1 on older JAX) -------
+
+def _top_k(x, *, k, axis=-1):
+    return list(bind(SEL.top_k_p, x, k=int(k), axis=int(axis) % aval_of(x).ndim))
+
+
+register_import("top_k", SEL.top_k_p, _top_k)
+register_import("optimization_barrier", SEL.optimization_barrier_p,
+                lambda *xs: list(bind(SEL.optimization_barrier_p, *xs)))
 
 
 # -- linear algebra ---------------------------------------------------------------------------

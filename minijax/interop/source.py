@@ -197,6 +197,9 @@ source_rules["regularized_incomplete_beta"] = _splatted("lax.betainc")
 source_rules["fft"] = lambda ins, p: _call(
     "lax.fft", ins, fft_type=_Raw(f"lax.FftType.{p['fft_type']}"),
     fft_lengths=tuple(p["fft_lengths"]))
+source_rules["top_k"] = lambda ins, p: _call("lax.top_k", ins, k=p["k"], axis=p["axis"])
+source_rules["optimization_barrier"] = lambda ins, p: \
+    f"lax.optimization_barrier(({''.join(i + ', ' for i in ins)}))"
 source_rules["bitcast_convert_type"] = lambda ins, p: _call(
     "lax.bitcast_convert_type", ins, new_dtype=_dtype(p["new_dtype"]))
 

@@ -43,6 +43,7 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                complex_rules as _complex_rules,          # noqa: F401  real, imag, conj, complex
                special_rules as _special_rules,          # noqa: F401  lgamma, igamma, ...
                fft_rules as _fft_rules,                  # noqa: F401  fft
+               selection_rules as _selection_rules,      # noqa: F401  top_k, optimization_barrier
                random_rules as _random_rules,            # noqa: F401  bit ops, erf_inv, keys
                collective_rules as _collective_rules,    # noqa: F401  psum, all_gather, ppermute, ...
                shard_map_rules as _shard_map_rules)      # noqa: F401  shard_map
