@@ -82,6 +82,19 @@ CASES = {
         jax.vmap(lambda k: jax.random.split(k))(jax.random.split(k, 2)),
         jax.vmap(lambda k, a: jax.random.gamma(k, a))(jax.random.split(k, 2),
                                                        jnp.array([1., 3.]))), KEY),
+    "fft": (lambda c: (lax.fft(c, "FFT", (2,)), lax.fft(c, lax.FftType.IFFT, (2,)),
+                       lax.fft(lax.real(c), "RFFT", (2,)), lax.fft(c, "IRFFT", (2,)),
+                       jnp.fft.rfft2(SPD)), C),
+    "selection": (lambda x: (*lax.top_k(x, 2), *lax.approx_min_k(x, 1),
+                             *lax.top_k(SPD, 1, axis=0), lax.optimization_barrier((x, 2 * x))),
+                  F),
+    "lax_compositions": (lambda x, i: (
+        *lax.split(x, [1, 2]), lax.tile(x, (2,)), lax.stack([x, x], 1), *lax.unstack(SPD),
+        lax.reduce_xor(i, (0,)), lax.clz(i), lax.empty((2,), jnp.float32),
+        lax.scatter_sub(x, np.array([[0], [0]]), np.ones(2, np.float32),
+                        lax.ScatterDimensionNumbers((), (0,), (0,)))), F, I),
+    "cumlogsumexp": (lambda x: (lax.cumlogsumexp(x), lax.cumlogsumexp(SPD, 1, reverse=True)),
+                     F),
     "key_data": (lambda ks: (jax.random.key_data(ks),
                              jax.random.wrap_key_data(jax.random.key_data(ks))),
                  jax.random.split(KEY, 2)),
@@ -120,7 +133,8 @@ def test_exported_program_imports_back(name):
 
 # The gamma sampler's derivative is a custom_jvp rule: a Python function, which
 # to_python_source refuses by name (see test_interop.py).
-_NO_SOURCE = {"gamma", "batched_keys"}
+# cumlogsumexp is a scan of a log-add-exp with a custom_jvp rule, likewise.
+_NO_SOURCE = {"gamma", "batched_keys", "cumlogsumexp"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

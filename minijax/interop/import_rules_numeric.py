@@ -28,7 +28,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from ..frontend import random_core, random_distributions
+from ..frontend import random_core, random_distributions, lax_extras
 from ..frontend.vmap import vmap
 from ..ir import primitives as P
 from ..ir import special_primitives as S
@@ -88,6 +88,48 @@ def _top_k(x, *, k, axis=-1):
 register_import("top_k", SEL.top_k_p, _top_k)
 register_import("optimization_barrier", SEL.optimization_barrier_p,
                 lambda *xs: list(bind(SEL.optimization_barrier_p, *xs)))
+
+
+# -- JAX primitives that minijax writes as compositions (frontend/lax_extras.py) -------------
+#
+# Each is imported as the `minijax.lax` function of the same meaning, which binds the
+# primitives listed as its targets.
+
+def _approx_top_k(x, *, k, reduction_dimension, recall_target, is_max_k,
+                  reduction_input_size_override, aggregate_to_topk):
+    find = lax_extras.approx_max_k if is_max_k else lax_extras.approx_min_k
+    return list(find(x, int(k), int(reduction_dimension)))
+
+
+register_import("approx_top_k", [SEL.top_k_p, P.neg_p], _approx_top_k)
+register_import("cumlogsumexp", [P.slice_p, P.pad_p, P.concatenate_p, P.add_p, P.max_p,
+                                 P.log1p_p, P.exp_p, P.select_n_p],
+                lambda x, *, axis, reverse: [lax_extras.cumlogsumexp(x, int(axis),
+                                                                     bool(reverse))])
+register_import("split", P.slice_p, lambda x, *, sizes, axis: lax_extras.split(
+    x, [int(n) for n in sizes], int(axis)))
+register_import("tile", [P.broadcast_in_dim_p, P.reshape_p], lambda x, *, reps: [
+    lax_extras.tile(x, [int(n) for n in reps])])
+register_import("stack", [P.expand_dims_p, P.concatenate_p], lambda *xs, axis: [
+    lax_extras.stack(xs, int(axis))])
+register_import("unstack", P.slice_p, lambda x, *, axis: list(
+    lax_extras.unstack(x, int(axis))))
+register_import("reduce_xor", P.xor_p, lambda x, *, axes, **_: [
+    lax_extras.reduce_xor(x, tuple(int(a) for a in axes))])
+register_import("clz", [R.shift_right_logical_p, R.population_count_p], lambda x: [
+    lax_extras.clz(x)])
+register_import("scatter-sub", [P.scatter_add_p, P.neg_p],
+                lambda operand, indices, updates, **params: _scatter(P.scatter_add_p)(
+                    operand, indices, bind(P.neg_p, updates), **params))
+
+
+def _empty(*, shape, dtype, out_sharding=None):
+    if out_sharding is not None:
+        raise UnsupportedParamError("cannot import empty with an out_sharding")
+    return [lax_extras.empty(tuple(int(n) for n in shape), np.dtype(dtype))]
+
+
+register_import("empty", P.broadcast_in_dim_p, _empty)
 
 
 # -- linear algebra ---------------------------------------------------------------------------
