@@ -232,28 +232,29 @@ def _or_identity(dtype):
 
 
 def _tree_reduce(combine, flat, inits, dimensions):
-    """Combine the entries of each reduced axis pairwise, halving the axis each round
-    (an odd one is evened out with the init value), then once more with the init."""
+    """Combine the entries of the reduced axes pairwise, halving their number each
+    round (an odd one out waits for the next round), then combine the init value
+    with the result once, as XLA on CPU does."""
     ndim = aval_of(flat[0]).ndim
     kept = [d for d in range(ndim) if d not in dimensions]
     shape = aval_of(flat[0]).shape
     count = math.prod(shape[d] for d in dimensions)
     rest = tuple(shape[d] for d in kept)
+    fill = [lax.broadcast_in_dim(lax.convert_element_type(i, aval_of(x).dtype), rest, ())
+            for i, x in zip(inits, flat)]
+    if count == 0:
+        return fill
     rows = [lax.reshape(lax.transpose(x, tuple(dimensions) + tuple(kept)), (count,) + rest)
             for x in flat]
-    fill = [lax.broadcast_in_dim(lax.convert_element_type(i, aval_of(x).dtype),
-                                 (1,) + rest, ()) for i, x in zip(inits, flat)]
     while count > 1:
-        if count % 2:
-            rows = [lax.concatenate([r, f], 0) for r, f in zip(rows, fill)]
-            count += 1
         half = count // 2
-        rows = combine([lax.slice_in_dim(r, 0, half, 1, 0) for r in rows],
-                       [lax.slice_in_dim(r, half, count, 1, 0) for r in rows])
-        count = half
-    if count == 0:
-        rows = fill
-    return combine([lax.squeeze(f, (0,)) for f in fill], [lax.squeeze(r, (0,)) for r in rows])
+        paired = combine([lax.slice_in_dim(r, 0, half, 1, 0) for r in rows],
+                         [lax.slice_in_dim(r, half, 2 * half, 1, 0) for r in rows])
+        if count % 2:
+            paired = [lax.concatenate([p, lax.slice_in_dim(r, 2 * half, count, 1, 0)], 0)
+                      for p, r in zip(paired, rows)]
+        rows, count = paired, half + count % 2
+    return combine(fill, [lax.squeeze(r, (0,)) for r in rows])
 
 
 def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
@@ -286,7 +287,17 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
             raise TypeError(f"reduce: computation must return the operands' structure "
                             f"{tree}, got {out_tree}")
         return out_flat
-    return tree_util.tree_unflatten(tree, _tree_reduce(combine, flat, inits, dimensions))
+    for x, init in zip(flat, inits):
+        init_aval = aval_of(init)
+        if not init_aval.weak_type and init_aval.dtype != aval_of(x).dtype:
+            raise TypeError(f"reduce operand dtypes should match corresponding initial "
+                            f"value dtypes, got {aval_of(x).dtype} and {init_aval.dtype}")
+    outs = _tree_reduce(combine, flat, inits, dimensions)
+    # As JAX's rule has it: weak only where the operand and its init value both are.
+    outs = [lax.convert_element_type(out, aval_of(out).dtype, weak_type=aval_of(x).weak_type
+                                     and aval_of(init).weak_type)
+            for out, x, init in zip(outs, flat, inits)]
+    return tree_util.tree_unflatten(tree, outs)
 
 
 def reduce_xor(operand, axes: Sequence[int]):

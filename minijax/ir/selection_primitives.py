@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .types import ShapedArray, is_complex
+from .types import is_complex
 from .registry import Primitive, type_rules, _array, _fail
 
 __all__ = ["top_k_p", "optimization_barrier_p", "selection_primitives"]
@@ -35,7 +35,8 @@ def _top_k_rule(x, *, k, axis):
         _fail("top_k", f"k={k} must be between 0 and the size {x.shape[axis]} of axis "
               f"{axis} of operand {x}")
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
-    return [x.update(shape=shape), ShapedArray(shape, np.dtype(np.int32))]
+    # JAX's indices are weakly typed when the operand is (its rule updates x's type)
+    return [x.update(shape=shape), x.update(shape=shape, dtype=np.dtype(np.int32))]
 
 
 type_rules[top_k_p] = _top_k_rule
