@@ -216,3 +216,33 @@ def test_errors_match_jax(call, error, message):
 def test_cumlogsumexp_of_integers_is_refused():
     with pytest.raises(TypeError, match="cumlogsumexp does not accept dtype int32"):
         mlax.cumlogsumexp(INTS)
+
+
+# -- the special functions zeta, bessel_i0e, bessel_i1e (ir/special_primitives.py) ----------
+
+ZETA_X = np.array([1.5, 2.0, 3.5, 7.0], np.float32)
+ZETA_Q = np.array([0.3, 1.0, 2.5, 40.0], np.float32)
+BESSEL_X = np.array([-30.0, -2.0, -1e-3, 0.0, 0.5, 3.0, 12.0, 600.0], np.float32)
+
+
+def test_special_functions_match_jax():
+    check(lambda np_, x, q, b: (_lax(np_).zeta(x, q), _lax(np_).zeta(x, 2.0),
+                                _lax(np_).bessel_i0e(b), _lax(np_).bessel_i1e(b)),
+          ZETA_X, ZETA_Q, BESSEL_X, eager=True, rtol=2e-6, atol=1e-7)
+
+
+def test_special_function_derivatives_match_jax():
+    for name in ("bessel_i0e", "bessel_i1e"):
+        ours = minijax.vmap(minijax.grad(getattr(mlax, name)))(BESSEL_X)
+        assert_values_close(ours, jax.vmap(jax.grad(getattr(jax.lax, name)))(BESSEL_X),
+                            1e-5, 1e-7)
+        assert_values_close(minijax.jit(minijax.grad(getattr(mlax, name)))(np.float32(0)),
+                            jax.grad(getattr(jax.lax, name))(np.float32(0)))
+    # JAX has no derivative of zeta; in q it is -x zeta(x + 1, q), checked against a
+    # central difference of JAX's zeta in float32.
+    eps = 1e-2
+    numeric = (jax.lax.zeta(ZETA_X, ZETA_Q + eps) - jax.lax.zeta(ZETA_X, ZETA_Q - eps)) / (2 * eps)
+    ours = minijax.vmap(minijax.grad(mlax.zeta, argnums=1))(ZETA_X, ZETA_Q)
+    np.testing.assert_allclose(ours, numeric, rtol=2e-3)
+    with pytest.raises(ValueError, match="zeta gradient with respect to x"):
+        minijax.grad(mlax.zeta)(np.float32(2.5), np.float32(1.5))

@@ -443,6 +443,8 @@ scatter_max = _scatter(P.scatter_max_p)
 
 # -- special functions (ir/special_primitives.py), in jax.lax's operand orders ---------
 lgamma, digamma, erfc = map(_unary, (S.lgamma_p, S.digamma_p, S.erfc_p))
+bessel_i0e, bessel_i1e = map(_unary, (S.bessel_i0e_p, S.bessel_i1e_p))
+zeta = _binary(S.zeta_p)
 polygamma, igamma, igammac, igamma_grad_a = map(_binary, (
     S.polygamma_p, S.igamma_p, S.igammac_p, S.igamma_grad_a_p))
 

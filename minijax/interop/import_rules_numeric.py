@@ -49,7 +49,8 @@ from .import_rules import UnsupportedParamError, _refuse_hint, _single, _ints, _
 for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
               R.population_count_p, R.nextafter_p, R.erf_inv_p, R.random_gamma_grad_p,
               S.lgamma_p, S.digamma_p, S.erfc_p, S.polygamma_p, S.igamma_p, S.igammac_p,
-              S.igamma_grad_a_p, S.regularized_incomplete_beta_p):
+              S.igamma_grad_a_p, S.regularized_incomplete_beta_p, S.zeta_p, S.bessel_i0e_p,
+              S.bessel_i1e_p):
     register_import(_prim.name, _prim, _single(_prim))
 
 register_import("bitcast_convert_type", R.bitcast_convert_type_p, lambda x, *, new_dtype:

@@ -187,11 +187,11 @@ def _splatted(fn):
 
 
 for _name in ("population_count", "erf_inv", "lgamma", "digamma", "erfc", "real", "imag",
-              "conj"):
+              "conj", "bessel_i0e", "bessel_i1e"):
     source_rules[_name] = lambda ins, p, _n=_name: _call(f"lax.{_n}", ins)
 for _name in ("shift_left", "shift_right_logical", "shift_right_arithmetic", "nextafter",
               "random_gamma_grad", "polygamma", "igamma", "igammac", "igamma_grad_a",
-              "complex"):
+              "complex", "zeta"):
     source_rules[_name] = _splatted(f"lax.{_name}")
 source_rules["regularized_incomplete_beta"] = _splatted("lax.betainc")
 source_rules["fft"] = lambda ins, p: _call(
