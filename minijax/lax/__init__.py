@@ -25,3 +25,4 @@ from ..frontend.lax_extras import (top_k, approx_max_k, approx_min_k,  # noqa: F
                                    broadcast_to_rank, broadcast_shapes, batch_matmul,
                                    index_take, scatter_sub, scatter_apply, empty, clz,
                                    GatherScatterMode, DotDimensionNumbers)
+from ..frontend.implicit_solves import custom_root  # noqa: F401
