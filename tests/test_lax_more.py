@@ -20,6 +20,7 @@ V = rng.normal(size=(7,)).astype(np.float32)
 TIES = np.array([[1.0, np.nan, 3.0, -np.inf, np.nan, 3.0],
                  [0.0, -0.0, 0.0, 2.0, 2.0, -1.0]], np.float32)
 INTS = rng.integers(-50, 50, size=(4, 3)).astype(np.int32)
+U32 = np.array([0, 1, 2**31, 2**32 - 1, 123456789, 987654321], np.uint32)
 
 
 def _lax(np_):
@@ -86,6 +87,10 @@ VALUE_CASES = {
         _lax(np_).clz(np.array([0, 1, 2**31 - 1], np.int32)),
         _lax(np_).clz(np.array([1, 2**16], np.uint32)),
         _lax(np_).empty((2, 3), np.float32), _lax(np_).empty((0,), np.int32)), (INTS,)),
+    "mulhi": (lambda np_, i, u: (
+        _lax(np_).mulhi(i, i[::-1] * 40000000), _lax(np_).mulhi(u, u[::-1]),
+        _lax(np_).mulhi(i.astype(np.int8), (i * 3).astype(np.int8)),
+        _lax(np_).mulhi(u.astype(np.uint16), np.uint16(65535))), (INTS, U32)),
 }
 
 
@@ -206,6 +211,8 @@ def test_top_k_prints_and_reference_runs():
     (lambda lax: lax.batch_matmul(X, X[None]), ValueError, "same ndim"),
     (lambda lax: lax.batch_matmul(V, V), ValueError, "at least 2D"),
     (lambda lax: lax.clz(X), TypeError, "clz does not accept dtype float32"),
+    (lambda lax: lax.mulhi(INTS[0], U32[:3]), TypeError, "same dtypes"),
+    (lambda lax: lax.mulhi(X, X), TypeError, "mulhi does not accept dtype float32"),
 ])
 def test_errors_match_jax(call, error, message):
     for lax in (jax.lax, mlax):

@@ -16,9 +16,9 @@ written with minijax's primitives, so every transformation applies:
   such a computation to XLA, whose order is unspecified: it must be associative and
   commutative either way. `reduce_xor` is the tree with `bitwise_xor`.
 * `split`, `tile`, `stack`, `unstack`, `collapse`, `broadcast_to_rank`,
-  `batch_matmul`, `index_take`, `scatter_sub`, `scatter_apply`, `empty`, `clz`:
-  slices, broadcasts, reshapes, a dot_general, a gather, a scatter, zeros and
-  bit operations, as JAX's docs define each.
+  `batch_matmul`, `index_take`, `scatter_sub`, `scatter_apply`, `empty`, `clz`,
+  `mulhi`: slices, broadcasts, reshapes, a dot_general, a gather, a scatter, zeros
+  and bit operations (mulhi multiplies half-width pieces), as JAX's docs define each.
 """
 from __future__ import annotations
 
@@ -476,3 +476,41 @@ def clz(x):
         shift *= 2
     significant = bind(R.population_count_p, smeared)
     return lax.sub(lax.full_like(significant, bits), significant)
+
+
+def _unsigned_mulhi(x, y, bits):
+    """The high half of the 2·bits-bit product of unsigned x and y, from half-width
+    pieces whose products cannot overflow: x = a·2^h + b, y = c·2^h + d."""
+    h = bits // 2
+    const = lambda v: lax.full_like(x, v)  # noqa: E731
+    shift = lambda v: bind(R.shift_right_logical_p, v, const(h))  # noqa: E731
+    low = lambda v: lax.bitwise_and(v, const((1 << h) - 1))  # noqa: E731
+    a, b, c, d = shift(x), low(x), shift(y), low(y)
+    ad, bc = lax.mul(a, d), lax.mul(b, c)
+    middle = lax.add(lax.add(shift(lax.mul(b, d)), low(ad)), low(bc))
+    return lax.add(lax.add(lax.mul(a, c), lax.add(shift(ad), shift(bc))), shift(middle))
+
+
+def mulhi(x, y, /):
+    """The high half of the full-width product of integers x and y: floor(x·y / 2^bits)."""
+    x_dtype, y_dtype = aval_of(x).dtype, aval_of(y).dtype
+    for position, dtype in enumerate((x_dtype, y_dtype)):
+        if not is_integer(dtype):
+            raise TypeError(f"mulhi does not accept dtype {np.dtype(dtype).name} at position "
+                            f"{position}. Accepted dtypes at position {position} are subtypes "
+                            f"of integer.")
+    if x_dtype != y_dtype:
+        raise TypeError(f"lax.mulhi requires arguments to have the same dtypes, got "
+                        f"{np.dtype(x_dtype).name}, {np.dtype(y_dtype).name}.")
+    bits = np.dtype(x_dtype).itemsize * 8
+    if np.dtype(x_dtype).kind == "u":
+        return _unsigned_mulhi(x, y, bits)
+    # Signed: the unsigned high half of the same bits, less y for a negative x (its
+    # unsigned reading is x + 2^bits) and x for a negative y, modulo 2^bits.
+    unsigned = np.dtype(f"u{bits // 8}")
+    ux, uy = lax.bitcast_convert_type(x, unsigned), lax.bitcast_convert_type(y, unsigned)
+    high = _unsigned_mulhi(ux, uy, bits)
+    zero = lax.full_like(ux, 0)
+    high = lax.sub(high, lax.select(lax.lt(x, lax.full_like(x, 0)), uy, zero))
+    high = lax.sub(high, lax.select(lax.lt(y, lax.full_like(y, 0)), ux, zero))
+    return lax.bitcast_convert_type(high, x_dtype)

@@ -119,6 +119,8 @@ register_import("reduce_xor", P.xor_p, lambda x, *, axes, **_: [
     lax_extras.reduce_xor(x, tuple(int(a) for a in axes))])
 register_import("clz", [R.shift_right_logical_p, R.population_count_p], lambda x: [
     lax_extras.clz(x)])
+register_import("mulhi", [P.mul_p, R.shift_right_logical_p, R.bitcast_convert_type_p],
+                lambda x, y: [lax_extras.mulhi(x, y)])
 register_import("scatter-sub", [P.scatter_add_p, P.neg_p],
                 lambda operand, indices, updates, **params: _scatter(P.scatter_add_p)(
                     operand, indices, bind(P.neg_p, updates), **params))

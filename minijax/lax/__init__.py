@@ -23,6 +23,6 @@ from ..frontend.lax_extras import (top_k, approx_max_k, approx_min_k,  # noqa: F
                                    optimization_barrier, associative_scan, cumlogsumexp,
                                    reduce, reduce_xor, split, tile, stack, unstack, collapse,
                                    broadcast_to_rank, broadcast_shapes, batch_matmul,
-                                   index_take, scatter_sub, scatter_apply, empty, clz,
+                                   index_take, scatter_sub, scatter_apply, empty, clz, mulhi,
                                    GatherScatterMode, DotDimensionNumbers)
 from ..frontend.implicit_solves import custom_root  # noqa: F401
