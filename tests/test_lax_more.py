@@ -13,6 +13,7 @@ import minijax
 import minijax.numpy as mnp
 from minijax import lax as mlax
 from tests.numpy_helpers import check, assert_values_close
+from tests.test_divergences import pins
 
 rng = np.random.default_rng(11)
 X = rng.normal(size=(3, 5)).astype(np.float32)
@@ -253,3 +254,22 @@ def test_special_function_derivatives_match_jax():
     np.testing.assert_allclose(ours, numeric, rtol=2e-3)
     with pytest.raises(ValueError, match="zeta gradient with respect to x"):
         minijax.grad(mlax.zeta)(np.float32(2.5), np.float32(1.5))
+
+
+# -- divergences: where jax.lax does otherwise than intended (minijax/divergences/) ----------
+
+@pins("clz_of_a_negative_constant_under_jit")
+def test_clz_of_a_negative_constant_under_jit():
+    constant = np.array([-1, 5], np.int32)
+    assert list(jax.jit(lambda: jax.lax.clz(constant))()) == [-32, 29]
+    assert list(jax.lax.clz(constant)) == [0, 29]
+    assert list(minijax.jit(lambda: mlax.clz(constant))()) == [0, 29]
+    assert list(mlax.clz(constant)) == [0, 29]
+
+
+@pins("associative_scan_reverse_with_negative_axis_raises")
+def test_associative_scan_reverse_with_negative_axis():
+    with pytest.raises(TypeError, match="nonnegative"):
+        jax.lax.associative_scan(jax.lax.add, X, reverse=True, axis=-1)
+    assert_values_close(mlax.associative_scan(mlax.add, X, reverse=True, axis=-1),
+                        jax.lax.associative_scan(jax.lax.add, X, reverse=True, axis=1))
