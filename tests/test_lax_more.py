@@ -88,6 +88,10 @@ VALUE_CASES = {
         _lax(np_).clz(np.array([0, 1, 2**31 - 1], np.int32)),
         _lax(np_).clz(np.array([1, 2**16], np.uint32)),
         _lax(np_).empty((2, 3), np.float32), _lax(np_).empty((0,), np.int32)), (INTS,)),
+    "reduce_precision": (lambda np_, x: (
+        _lax(np_).reduce_precision(x * 1000, 5, 10), _lax(np_).reduce_precision(x, 8, 7),
+        _lax(np_).reduce_precision(x * 1e5, 4, 2), _lax(np_).reduce_precision(2.3, 5, 2),
+        _lax(np_).reduce_precision(x.astype(np.float16), 4, 3)), (X,)),
     "mulhi": (lambda np_, i, u: (
         _lax(np_).mulhi(i, i[::-1] * 40000000), _lax(np_).mulhi(u, u[::-1]),
         _lax(np_).mulhi(i.astype(np.int8), (i * 3).astype(np.int8)),
@@ -145,6 +149,8 @@ GRAD_CASES = {
     + np_.sum(_lax(np_).stack([x, x * x], 1)) + _lax(np_).unstack(x)[1][2],
     "shapes": lambda np_, x: np_.sum(_lax(np_).batch_matmul(x[None], x.T[None]))
     + np_.sum(_lax(np_).collapse(x, 0) ** 3) + np_.sum(_lax(np_).broadcast_to_rank(x, 3)),
+    "reduce_precision": lambda np_, x: np_.sum(
+        _lax(np_).reduce_precision(np_.sin(x) * 3, 5, 3) ** 2),
     "index_take": lambda np_, x: np_.sum(
         _lax(np_).index_take(x, (np.array([0, 0, -1]), np.array([1, 1, 2])), (0, 1)) ** 2),
 }
@@ -172,6 +178,7 @@ def test_vmap_matches_jax():
                 api.vmap(lambda x: lax.split(x, [2, 1]))(X[:, :3]),
                 api.vmap(lambda x: lax.tile(x, (3,)), in_axes=1)(X),
                 api.vmap(lambda x: lax.index_take(x, (np.array([1, 0]),), (0,)))(X),
+                api.vmap(lambda x: lax.reduce_precision(x * 7, 4, 2), in_axes=1)(X),
                 api.vmap(api.grad(lambda x: lax.top_k(x, 2)[0].sum() * 2))(X))
     assert_values_close(run(minijax, mlax), run(jax, jax.lax), 1e-5, 1e-6)
 
@@ -212,6 +219,9 @@ def test_top_k_prints_and_reference_runs():
     (lambda lax: lax.batch_matmul(X, X[None]), ValueError, "same ndim"),
     (lambda lax: lax.batch_matmul(V, V), ValueError, "at least 2D"),
     (lambda lax: lax.clz(X), TypeError, "clz does not accept dtype float32"),
+    (lambda lax: lax.reduce_precision(X, 0, 3), ValueError, "exponent_bits must be positive"),
+    (lambda lax: lax.reduce_precision(X, 3, -1), ValueError, "must be non-negative"),
+    (lambda lax: lax.reduce_precision(INTS, 3, 1), TypeError, "Accepted dtypes are subtypes"),
     (lambda lax: lax.mulhi(INTS[0], U32[:3]), TypeError, "same dtypes"),
     (lambda lax: lax.mulhi(X, X), TypeError, "mulhi does not accept dtype float32"),
 ])

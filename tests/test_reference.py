@@ -450,6 +450,13 @@ for _name in ("bessel_i0e", "bessel_i1e"):
     case(_name, [_BESSEL_POINTS], getattr(lax, _name), SPECIAL_FUNCTION)
     case(_name, [floats(2, 3, lo=-20, hi=20)], getattr(lax, _name), SPECIAL_FUNCTION)
 
+_ROUNDED = np.array([0, -0.0, 1.5, 2.5, 1e-40, 65504, 65520, 3.4e38, -1e-8, np.inf, np.nan], f32)
+for _bits in [(5, 10), (8, 7), (4, 3), (2, 0)]:
+    case("reduce_precision", [_ROUNDED], lambda x, b=_bits: lax.reduce_precision(x, *b),
+         exponent_bits=_bits[0], mantissa_bits=_bits[1])
+case("reduce_precision", [floats(2, 3).astype(np.float16)],
+     lambda x: lax.reduce_precision(x, 4, 3), exponent_bits=4, mantissa_bits=3)
+
 
 # -- the Fourier transform (numpy.fft in double precision, rounded once) -------------------
 

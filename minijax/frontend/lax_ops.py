@@ -17,7 +17,7 @@ from jax import tree_util
 from ..ir import primitives as P
 from ..ir import random_primitives as R, special_primitives as S
 from ..ir.trace import bind, aval_of, Tracer
-from ..ir.types import canonical_dtype
+from ..ir.types import canonical_dtype, is_float
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -465,3 +465,20 @@ def bitcast_convert_type(operand, new_dtype):
     """Reinterpret the bits of `operand` as `new_dtype` (a narrower dtype adds a
     trailing axis, a wider one consumes the trailing axis)."""
     return bind(R.bitcast_convert_type_p, operand, new_dtype=canonical_dtype(new_dtype))
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    """Each float rounded to `exponent_bits`/`mantissa_bits` (kept in its own dtype)."""
+    exponent_bits, mantissa_bits = int(exponent_bits), int(mantissa_bits)
+    if exponent_bits < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive; got "
+                         f"{exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: mantissa_bits must be non-negative; got "
+                         f"{mantissa_bits}")
+    dtype = _dtype_of(operand)
+    if not is_float(dtype):
+        raise TypeError(f"reduce_precision does not accept dtype {np.dtype(dtype).name}. "
+                        f"Accepted dtypes are subtypes of floating.")
+    return bind(R.reduce_precision_p, operand, exponent_bits=exponent_bits,
+                mantissa_bits=mantissa_bits)

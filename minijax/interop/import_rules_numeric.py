@@ -53,6 +53,9 @@ for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_
               S.bessel_i1e_p):
     register_import(_prim.name, _prim, _single(_prim))
 
+register_import("reduce_precision", R.reduce_precision_p, lambda x, *, exponent_bits,
+                mantissa_bits: [bind(R.reduce_precision_p, x, exponent_bits=int(exponent_bits),
+                                     mantissa_bits=int(mantissa_bits))])
 register_import("bitcast_convert_type", R.bitcast_convert_type_p, lambda x, *, new_dtype:
                 [bind(R.bitcast_convert_type_p, x, new_dtype=np.dtype(new_dtype))])
 

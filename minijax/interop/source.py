@@ -200,6 +200,7 @@ source_rules["fft"] = lambda ins, p: _call(
 source_rules["top_k"] = lambda ins, p: _call("lax.top_k", ins, k=p["k"], axis=p["axis"])
 source_rules["optimization_barrier"] = lambda ins, p: \
     f"lax.optimization_barrier(({''.join(i + ', ' for i in ins)}))"
+source_rules["reduce_precision"] = lambda ins, p: _call("lax.reduce_precision", ins, **p)
 source_rules["bitcast_convert_type"] = lambda ins, p: _call(
     "lax.bitcast_convert_type", ins, new_dtype=_dtype(p["new_dtype"]))
 
