@@ -44,11 +44,13 @@ CASES = {
     "bitcast": (lambda x: lax.bitcast_convert_type(x, jnp.int32), F),
     "shifts": (lambda i: (lax.shift_left(i, i), lax.shift_right_arithmetic(-i, 2),
                           lax.shift_right_logical(-i, i), lax.population_count(i)), I),
-    "float_bits": (lambda x: (lax.nextafter(x, x + 1), lax.erf_inv(x / 3)), F),
+    "float_bits": (lambda x: (lax.nextafter(x, x + 1), lax.erf_inv(x / 3),
+                              lax.reduce_precision(x * 1e3, 4, 2)), F),
     "special": (lambda x: (lax.erfc(x), lax.lgamma(x), lax.digamma(x), lax.igamma(x, 2.),
                            lax.igammac(x, x), lax.igamma_grad_a(x, x),
                            lax.polygamma(jnp.ones_like(x), x),
-                           lax.betainc(x, 2 * x, x / 3)), F),
+                           lax.betainc(x, 2 * x, x / 3), lax.zeta(x + 1, x),
+                           lax.bessel_i0e(x), lax.bessel_i1e(-x)), F),
     "complex": (lambda c: (lax.real(c), lax.imag(c), lax.conj(c),
                            lax.complex(lax.real(c), 2.), lax.conj(lax.real(c))), C),
     "linalg": (lambda a: (lax.linalg.cholesky(a),
@@ -82,6 +84,20 @@ CASES = {
         jax.vmap(lambda k: jax.random.split(k))(jax.random.split(k, 2)),
         jax.vmap(lambda k, a: jax.random.gamma(k, a))(jax.random.split(k, 2),
                                                        jnp.array([1., 3.]))), KEY),
+    "fft": (lambda c: (lax.fft(c, "FFT", (2,)), lax.fft(c, lax.FftType.IFFT, (2,)),
+                       lax.fft(lax.real(c), "RFFT", (2,)), lax.fft(c, "IRFFT", (2,)),
+                       jnp.fft.rfft2(SPD)), C),
+    "selection": (lambda x: (*lax.top_k(x, 2), *lax.approx_min_k(x, 1),
+                             *lax.top_k(SPD, 1, axis=0), lax.optimization_barrier((x, 2 * x))),
+                  F),
+    "lax_compositions": (lambda x, i: (
+        *lax.split(x, [1, 2]), lax.tile(x, (2,)), lax.stack([x, x], 1), *lax.unstack(SPD),
+        lax.reduce_xor(i, (0,)), lax.clz(i), lax.mulhi(i, -i * 99999999),
+        lax.empty((2,), jnp.float32),
+        lax.scatter_sub(x, np.array([[0], [0]]), np.ones(2, np.float32),
+                        lax.ScatterDimensionNumbers((), (0,), (0,)))), F, I),
+    "cumlogsumexp": (lambda x: (lax.cumlogsumexp(x), lax.cumlogsumexp(SPD, 1, reverse=True)),
+                     F),
     "key_data": (lambda ks: (jax.random.key_data(ks),
                              jax.random.wrap_key_data(jax.random.key_data(ks))),
                  jax.random.split(KEY, 2)),
@@ -120,7 +136,8 @@ def test_exported_program_imports_back(name):
 
 # The gamma sampler's derivative is a custom_jvp rule: a Python function, which
 # to_python_source refuses by name (see test_interop.py).
-_NO_SOURCE = {"gamma", "batched_keys"}
+# cumlogsumexp is a scan of a log-add-exp with a custom_jvp rule, likewise.
+_NO_SOURCE = {"gamma", "batched_keys", "cumlogsumexp"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -439,6 +439,50 @@ case("complex", [floats(2, 3), floats(2, 3)], lax.complex)
 case("complex", [np.array([np.inf, -0.0, np.nan], f32), np.array([np.inf, 1.0, 2.0], f32)],
      lax.complex)
 
+case("zeta", [np.array([1, 0.5, 2, 2, 2, np.inf, 3, 2, 1.5, np.nan, 4, 2.5, 7], f32),
+              np.array([1, 1, 0, -1, -1.5, 2, np.inf, 1e-3, 30, 1, -0.5, 0.3, 2.2], f32)],
+     lax.zeta, SPECIAL_FUNCTION)
+case("zeta", [floats(2, 3, lo=1.1, hi=6), floats(2, 3, lo=0.1, hi=8)], lax.zeta,
+     SPECIAL_FUNCTION)
+_BESSEL_POINTS = np.array([0, -0.0, 1e-30, 1, -3, 50, 499, 501, 1e4, np.inf, -np.inf,
+                           np.nan], f32)
+for _name in ("bessel_i0e", "bessel_i1e"):
+    case(_name, [_BESSEL_POINTS], getattr(lax, _name), SPECIAL_FUNCTION)
+    case(_name, [floats(2, 3, lo=-20, hi=20)], getattr(lax, _name), SPECIAL_FUNCTION)
+
+_ROUNDED = np.array([0, -0.0, 1.5, 2.5, 1e-40, 65504, 65520, 3.4e38, -1e-8, np.inf, np.nan], f32)
+for _bits in [(5, 10), (8, 7), (4, 3), (2, 0)]:
+    case("reduce_precision", [_ROUNDED], lambda x, b=_bits: lax.reduce_precision(x, *b),
+         exponent_bits=_bits[0], mantissa_bits=_bits[1])
+case("reduce_precision", [floats(2, 3).astype(np.float16)],
+     lambda x: lax.reduce_precision(x, 4, 3), exponent_bits=4, mantissa_bits=3)
+
+
+# -- the Fourier transform (numpy.fft in double precision, rounded once) -------------------
+
+_C = (floats(2, 4, 6) + 1j * floats(2, 4, 6)).astype(np.complex64)
+for _type, _lengths in [("FFT", (6,)), ("IFFT", (4, 6)), ("FFT", (2, 4, 6))]:
+    case("fft", [_C], lambda x, t=_type, n=_lengths: lax.fft(x, t, n), ROUNDING,
+         fft_type=_type, fft_lengths=_lengths)
+for _lengths in [(6,), (4, 6), (5,)]:
+    _real = floats(3, *_lengths)
+    case("fft", [_real], lambda x, n=_lengths: lax.fft(x, "RFFT", n), ROUNDING,
+         fft_type="RFFT", fft_lengths=_lengths)
+    _half = np.fft.rfftn(_real, axes=range(1, _real.ndim)).astype(np.complex64)
+    case("fft", [_half], lambda x, n=_lengths: lax.fft(x, "IRFFT", n), ROUNDING,
+         fft_type="IRFFT", fft_lengths=_lengths)
+
+
+# -- top_k and optimization_barrier (ir/selection_primitives.py) ------------------------------
+
+_TIES = np.array([[1.0, np.nan, 3.0, -np.inf, np.nan, 3.0], [0.0, -0.0, 0.0, 2.0, 2.0, -1.0]],
+                 f32)
+case("top_k", [_TIES], lambda x: lax.top_k(x, 4), k=4, axis=1)
+case("top_k", [floats(4, 3)], lambda x: lax.top_k(x, 2, axis=0), k=2, axis=0)
+case("top_k", [ints(3, 5)], lambda x: lax.top_k(x, 5), k=5, axis=1)
+case("top_k", [bools(2, 3)], lambda x: lax.top_k(x, 1), k=1, axis=1)
+case("optimization_barrier", [floats(2, 3), ints(4)], lambda x, y: lax.optimization_barrier((x, y)))
+
 
 # -- bit operations, erf_inv, keys (ir/random_primitives.py) ------------------------------
 

@@ -21,6 +21,10 @@ from . import (xla,                     # noqa: F401  lowering of the catalogue;
                reference_complex,       # noqa: F401
                xla_special,             # noqa: F401  lgamma, digamma, igamma, betainc, ...
                reference_special,       # noqa: F401
+               xla_fft,                 # noqa: F401  fft: jax.lax.fft / numpy.fft
+               reference_fft,           # noqa: F401
+               xla_selection,           # noqa: F401  top_k, optimization_barrier
+               reference_selection,     # noqa: F401
                xla_random,              # noqa: F401  bit ops, erf_inv, keys, threefry2x32
                reference_random,        # noqa: F401
                xla_collectives,         # noqa: F401  psum, all_gather, ...: JAX's collectives

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from ..ir import random_primitives as R
@@ -81,6 +82,36 @@ def _bitcast_convert_type(x, *, new_dtype):
     if x.dtype.itemsize < new_dtype.itemsize:
         return x.view(new_dtype)[..., 0]
     return x.view(new_dtype)
+
+
+@_rule(R.reduce_precision_p)
+def _reduce_precision(x, *, exponent_bits, mantissa_bits):
+    """Round the bits as XLA does: the mantissa to nearest (ties to even) by adding
+    a bias and masking, then magnitudes outside the narrower exponent range to
+    infinity (above) or zero (at or below its smallest normal exponent); NaN stays."""
+    x = _contiguous(x)
+    info = ml_dtypes.finfo(x.dtype)     # NumPy's finfo does not know bfloat16
+    src_mantissa, src_exponent = info.nmant, info.nexp
+    width = x.dtype.itemsize * 8
+    uint = np.dtype(f"u{x.dtype.itemsize}")
+    bits = x.view(uint).astype(np.uint64)
+    if mantissa_bits < src_mantissa:
+        drop = src_mantissa - mantissa_bits
+        last_kept = np.uint64(1) << np.uint64(drop)
+        bias = (last_kept >> np.uint64(1)) - np.uint64(1) + ((bits & last_kept) >> np.uint64(drop))
+        bits = (bits + bias) & ~(last_kept - np.uint64(1))
+    if exponent_bits < src_exponent:
+        exponent_mask = np.uint64(((1 << src_exponent) - 1) << src_mantissa)
+        sign = bits & np.uint64(1 << (width - 1))
+        bias = (1 << (src_exponent - 1)) - 1
+        reduced_bias = (1 << (exponent_bits - 1)) - 1
+        exponent = bits & exponent_mask
+        overflows = exponent > np.uint64((bias + reduced_bias) << src_mantissa)
+        underflows = exponent <= np.uint64((bias - reduced_bias) << src_mantissa)
+        bits = np.where(overflows, sign | exponent_mask, np.where(underflows, sign, bits))
+    bits = (bits & np.uint64((1 << width) - 1)).astype(uint)
+    out = bits.view(x.dtype).reshape(x.shape)
+    return np.where(np.isnan(x), x, out)
 
 
 @_rule(R.nextafter_p)

@@ -14,6 +14,9 @@ scalar and vectorised over the operands:
 * `igamma_grad_a` -- a fourth-order central difference of that P in `a`: in float64
   with a relative step of 1e-3 it is good to ~1e-11, far inside float32 rounding,
   and it needs no second series for the derivative;
+* `zeta(x, q)` -- the Hurwitz zeta of polygamma above, for real x > 1;
+* `bessel_i0e`, `bessel_i1e` -- exp(-|x|) I_nu(|x|) from the power series of I_nu
+  (positive terms: no cancellation) below |x| = 500 and the asymptotic series above;
 * `regularized_incomplete_beta` -- the continued fraction of I_x(a, b), on whichever
   side of the mean (a + 1) / (a + b + 2) it converges fast.
 
@@ -203,8 +206,63 @@ def regularized_incomplete_beta(a, b, x):
     return 1 - math.exp(log_front) * _beta_fraction(b, a, 1 - x) / b
 
 
+def zeta(x, q):
+    """The Hurwitz zeta function, with XLA's values off its domain (x > 1)."""
+    if math.isnan(x) or math.isnan(q) or math.isinf(x) or math.isinf(q) or x < 1:
+        return math.nan
+    if x == 1 or (q <= 0 and q == math.floor(q)):
+        return math.inf
+    try:
+        value = _hurwitz_zeta(x, q)
+    except (OverflowError, ZeroDivisionError):
+        return math.inf
+    # a negative q + k to a non-integer power has no real value
+    return math.nan if isinstance(value, complex) else value
+
+
+_SERIES_LIMIT = 500.0    # below this, I_nu's power series cannot overflow a float64
+
+
+def _scaled_bessel_i(nu: int, x: float) -> float:
+    """exp(-x) I_nu(x) for x >= 0: the power series, or for large x the asymptotic
+    series exp(x) / sqrt(2 pi x) * sum_j prod_i (-(4 nu^2 - (2i - 1)^2)) / (j! (8x)^j)."""
+    if x < _SERIES_LIMIT:
+        term = (x / 2) ** nu / math.factorial(nu)
+        total = term
+        k = 0
+        while term > total * _EPS:
+            k += 1
+            term *= (x / 2) ** 2 / (k * (k + nu))
+            total += term
+        return total * math.exp(-x)
+    mu = 4 * nu * nu
+    term = total = 1.0
+    for j in range(1, 30):
+        term *= -(mu - (2 * j - 1) ** 2) / (j * 8 * x)
+        total += term
+        if abs(term) < _EPS * abs(total):
+            break
+    return total / math.sqrt(2 * math.pi * x)
+
+
+def bessel_i0e(x):
+    if math.isnan(x):
+        return math.nan
+    return 0.0 if math.isinf(x) else _scaled_bessel_i(0, abs(x))
+
+
+def bessel_i1e(x):
+    if math.isnan(x):
+        return math.nan
+    if math.isinf(x):
+        return math.copysign(0.0, x)
+    return math.copysign(_scaled_bessel_i(1, abs(x)), x) if x else x
+
+
 for _prim, _fn in [(S.lgamma_p, lgamma), (S.digamma_p, digamma), (S.erfc_p, math.erfc),
                    (S.polygamma_p, polygamma), (S.igamma_p, igamma), (S.igammac_p, igammac),
                    (S.igamma_grad_a_p, igamma_grad_a),
-                   (S.regularized_incomplete_beta_p, regularized_incomplete_beta)]:
+                   (S.regularized_incomplete_beta_p, regularized_incomplete_beta),
+                   (S.zeta_p, zeta), (S.bessel_i0e_p, bessel_i0e),
+                   (S.bessel_i1e_p, bessel_i1e)]:
     _rule(_prim)(_vectorized(_fn))

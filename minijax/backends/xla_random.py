@@ -26,6 +26,8 @@ for _prim, _fn in _BINARY.items():
     _register_single(_prim, _binary_rule(_fn))
 _register_single(R.population_count_p, lax.population_count)
 _register_single(R.erf_inv_p, lax.erf_inv)
+_register_single(R.reduce_precision_p, lambda x, *, exponent_bits, mantissa_bits:
+                 lax.reduce_precision(x, exponent_bits, mantissa_bits))
 _register_single(R.bitcast_convert_type_p, lambda x, *, new_dtype:
                  lax.bitcast_convert_type(x, new_dtype))
 
@@ -40,6 +42,7 @@ def _threefry2x32(k1, k2, x1, x2):
 
 lowering_rules[R.threefry2x32_p] = _threefry2x32
 
-for _prim in (*_BINARY, R.population_count_p, R.erf_inv_p, R.bitcast_convert_type_p,
+for _prim in (*_BINARY, R.population_count_p, R.erf_inv_p, R.reduce_precision_p,
+              R.bitcast_convert_type_p,
               *R.random_primitives):
     eager_impls[_prim] = functools.partial(apply_primitive, _prim)

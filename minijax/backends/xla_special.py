@@ -26,7 +26,8 @@ for _prim, _fn in [(S.lgamma_p, lax.lgamma), (S.digamma_p, lax.digamma),
                    (S.erfc_p, lax.erfc), (S.polygamma_p, lax.polygamma),
                    (S.igamma_p, lax.igamma), (S.igammac_p, lax.igammac),
                    (S.igamma_grad_a_p, lax.igamma_grad_a),
-                   (S.regularized_incomplete_beta_p, lax.betainc)]:
+                   (S.regularized_incomplete_beta_p, lax.betainc), (S.zeta_p, lax.zeta),
+                   (S.bessel_i0e_p, lax.bessel_i0e), (S.bessel_i1e_p, lax.bessel_i1e)]:
     _register_single(_prim, _elementwise(_fn))
 
 for _prim in S.special_primitives:

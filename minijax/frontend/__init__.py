@@ -14,7 +14,9 @@ through `minijax/backends`. The public modules at the package root (`minijax`,
   checkpointed_loops.py, checkpointed_vjp.py
                       loops whose reverse pass stores a few carries
   lax_ops.py          `minijax.lax`'s functions (windows.py, linalg_ops.py and
-                      complex_ops.py: its window, linear-algebra and complex ones)
+                      complex_ops.py: its window, linear-algebra and complex ones;
+                      fft_ops.py: `lax.fft`; lax_extras.py: `top_k`, scans,
+                      `reduce`, shape helpers; implicit_solves.py: `custom_root`)
   random_core.py, random_distributions.py, random_more.py
                       `minijax.random`
   devices.py          devices and placement

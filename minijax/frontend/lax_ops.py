@@ -17,7 +17,7 @@ from jax import tree_util
 from ..ir import primitives as P
 from ..ir import random_primitives as R, special_primitives as S
 from ..ir.trace import bind, aval_of, Tracer
-from ..ir.types import canonical_dtype
+from ..ir.types import canonical_dtype, is_float
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -443,6 +443,8 @@ scatter_max = _scatter(P.scatter_max_p)
 
 # -- special functions (ir/special_primitives.py), in jax.lax's operand orders ---------
 lgamma, digamma, erfc = map(_unary, (S.lgamma_p, S.digamma_p, S.erfc_p))
+bessel_i0e, bessel_i1e = map(_unary, (S.bessel_i0e_p, S.bessel_i1e_p))
+zeta = _binary(S.zeta_p)
 polygamma, igamma, igammac, igamma_grad_a = map(_binary, (
     S.polygamma_p, S.igamma_p, S.igammac_p, S.igamma_grad_a_p))
 
@@ -463,3 +465,20 @@ def bitcast_convert_type(operand, new_dtype):
     """Reinterpret the bits of `operand` as `new_dtype` (a narrower dtype adds a
     trailing axis, a wider one consumes the trailing axis)."""
     return bind(R.bitcast_convert_type_p, operand, new_dtype=canonical_dtype(new_dtype))
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    """Each float rounded to `exponent_bits`/`mantissa_bits` (kept in its own dtype)."""
+    exponent_bits, mantissa_bits = int(exponent_bits), int(mantissa_bits)
+    if exponent_bits < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive; got "
+                         f"{exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: mantissa_bits must be non-negative; got "
+                         f"{mantissa_bits}")
+    dtype = _dtype_of(operand)
+    if not is_float(dtype):
+        raise TypeError(f"reduce_precision does not accept dtype {np.dtype(dtype).name}. "
+                        f"Accepted dtypes are subtypes of floating.")
+    return bind(R.reduce_precision_p, operand, exponent_bits=exponent_bits,
+                mantissa_bits=mantissa_bits)

@@ -1,5 +1,5 @@
-"""The import table, continued: bit operations, special functions, complex numbers,
-linear algebra, convolution and windowed reductions, the scatter variants, and keys.
+"""The import table, continued: bit operations, special functions, complex numbers, the Fourier
+transform, linear algebra, convolution and windowed reductions, the scatter variants, and keys.
 
 Read `import_rules.py` first: same table, same conventions (a hint JAX carries and
 minijax does not model is accepted only at its "no hint" value, else the import is
@@ -28,7 +28,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from ..frontend import random_core, random_distributions
+from ..frontend import random_core, random_distributions, lax_extras
 from ..frontend.vmap import vmap
 from ..ir import primitives as P
 from ..ir import special_primitives as S
@@ -36,6 +36,8 @@ from ..ir import random_primitives as R
 from ..ir import linalg_primitives as L
 from ..ir import complex_primitives as C
 from ..ir import window_primitives as W
+from ..ir import fft_primitives as F
+from ..ir import selection_primitives as SEL
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_complex
 from .importing import register_import
@@ -47,9 +49,13 @@ from .import_rules import UnsupportedParamError, _refuse_hint, _single, _ints, _
 for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
               R.population_count_p, R.nextafter_p, R.erf_inv_p, R.random_gamma_grad_p,
               S.lgamma_p, S.digamma_p, S.erfc_p, S.polygamma_p, S.igamma_p, S.igammac_p,
-              S.igamma_grad_a_p, S.regularized_incomplete_beta_p):
+              S.igamma_grad_a_p, S.regularized_incomplete_beta_p, S.zeta_p, S.bessel_i0e_p,
+              S.bessel_i1e_p):
     register_import(_prim.name, _prim, _single(_prim))
 
+register_import("reduce_precision", R.reduce_precision_p, lambda x, *, exponent_bits,
+                mantissa_bits: [bind(R.reduce_precision_p, x, exponent_bits=int(exponent_bits),
+                                     mantissa_bits=int(mantissa_bits))])
 register_import("bitcast_convert_type", R.bitcast_convert_type_p, lambda x, *, new_dtype:
                 [bind(R.bitcast_convert_type_p, x, new_dtype=np.dtype(new_dtype))])
 
@@ -68,6 +74,68 @@ def _conj(x, *, input_dtype=None):
 
 
 register_import("conj", [C.conj_p, P.convert_element_type_p], _conj)
+
+
+# -- the Fourier transform: JAX's param is its FftType enum, minijax stores the name ------------
+
+register_import("fft", F.fft_p, lambda x, *, fft_type, fft_lengths: [
+    bind(F.fft_p, x, fft_type=jax.lax.FftType(fft_type).name,
+         fft_lengths=tuple(int(n) for n in fft_lengths))])
+
+
+# -- top_k and optimization_barrier: the same params (top_k's axis is -1 on older JAX) -------
+
+def _top_k(x, *, k, axis=-1):
+    return list(bind(SEL.top_k_p, x, k=int(k), axis=int(axis) % aval_of(x).ndim))
+
+
+register_import("top_k", SEL.top_k_p, _top_k)
+register_import("optimization_barrier", SEL.optimization_barrier_p,
+                lambda *xs: list(bind(SEL.optimization_barrier_p, *xs)))
+
+
+# -- JAX primitives that minijax writes as compositions (frontend/lax_extras.py) -------------
+#
+# Each is imported as the `minijax.lax` function of the same meaning, which binds the
+# primitives listed as its targets.
+
+def _approx_top_k(x, *, k, reduction_dimension, recall_target, is_max_k,
+                  reduction_input_size_override, aggregate_to_topk):
+    find = lax_extras.approx_max_k if is_max_k else lax_extras.approx_min_k
+    return list(find(x, int(k), int(reduction_dimension)))
+
+
+register_import("approx_top_k", [SEL.top_k_p, P.neg_p], _approx_top_k)
+register_import("cumlogsumexp", [P.slice_p, P.pad_p, P.concatenate_p, P.add_p, P.max_p,
+                                 P.log1p_p, P.exp_p, P.select_n_p],
+                lambda x, *, axis, reverse: [lax_extras.cumlogsumexp(x, int(axis),
+                                                                     bool(reverse))])
+register_import("split", P.slice_p, lambda x, *, sizes, axis: lax_extras.split(
+    x, [int(n) for n in sizes], int(axis)))
+register_import("tile", [P.broadcast_in_dim_p, P.reshape_p], lambda x, *, reps: [
+    lax_extras.tile(x, [int(n) for n in reps])])
+register_import("stack", [P.expand_dims_p, P.concatenate_p], lambda *xs, axis: [
+    lax_extras.stack(xs, int(axis))])
+register_import("unstack", P.slice_p, lambda x, *, axis: list(
+    lax_extras.unstack(x, int(axis))))
+register_import("reduce_xor", P.xor_p, lambda x, *, axes, **_: [
+    lax_extras.reduce_xor(x, tuple(int(a) for a in axes))])
+register_import("clz", [R.shift_right_logical_p, R.population_count_p], lambda x: [
+    lax_extras.clz(x)])
+register_import("mulhi", [P.mul_p, R.shift_right_logical_p, R.bitcast_convert_type_p],
+                lambda x, y: [lax_extras.mulhi(x, y)])
+register_import("scatter-sub", [P.scatter_add_p, P.neg_p],
+                lambda operand, indices, updates, **params: _scatter(P.scatter_add_p)(
+                    operand, indices, bind(P.neg_p, updates), **params))
+
+
+def _empty(*, shape, dtype, out_sharding=None):
+    if out_sharding is not None:
+        raise UnsupportedParamError("cannot import empty with an out_sharding")
+    return [lax_extras.empty(tuple(int(n) for n in shape), np.dtype(dtype))]
+
+
+register_import("empty", P.broadcast_in_dim_p, _empty)
 
 
 # -- linear algebra ---------------------------------------------------------------------------

@@ -201,13 +201,20 @@ def _splatted(fn):
 
 
 for _name in ("population_count", "erf_inv", "lgamma", "digamma", "erfc", "real", "imag",
-              "conj"):
+              "conj", "bessel_i0e", "bessel_i1e"):
     source_rules[_name] = lambda ins, p, _n=_name: _call(f"lax.{_n}", ins)
 for _name in ("shift_left", "shift_right_logical", "shift_right_arithmetic", "nextafter",
               "random_gamma_grad", "polygamma", "igamma", "igammac", "igamma_grad_a",
-              "complex"):
+              "complex", "zeta"):
     source_rules[_name] = _splatted(f"lax.{_name}")
 source_rules["regularized_incomplete_beta"] = _splatted("lax.betainc")
+source_rules["fft"] = lambda ins, p: _call(
+    "lax.fft", ins, fft_type=_Raw(f"lax.FftType.{p['fft_type']}"),
+    fft_lengths=tuple(p["fft_lengths"]))
+source_rules["top_k"] = lambda ins, p: _call("lax.top_k", ins, k=p["k"], axis=p["axis"])
+source_rules["optimization_barrier"] = lambda ins, p: \
+    f"lax.optimization_barrier(({''.join(i + ', ' for i in ins)}))"
+source_rules["reduce_precision"] = lambda ins, p: _call("lax.reduce_precision", ins, **p)
 source_rules["bitcast_convert_type"] = lambda ins, p: _call(
     "lax.bitcast_convert_type", ins, new_dtype=_dtype(p["new_dtype"]))
 

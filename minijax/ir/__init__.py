@@ -31,6 +31,8 @@ from . import (control_flow_primitives,  # noqa: F401  cond, while, scan, debug_
                linalg_primitives,        # noqa: F401  cholesky, triangular_solve, lu, eigh, svd, qr
                complex_primitives,       # noqa: F401  real, imag, conj, complex
                special_primitives,       # noqa: F401  lgamma, digamma, igamma, betainc, ...
+               fft_primitives,           # noqa: F401  fft
+               selection_primitives,     # noqa: F401  top_k, optimization_barrier
                random_primitives,        # noqa: F401  bit ops, erf_inv, keys, threefry2x32
                collective_primitives,    # noqa: F401  psum, all_gather, ppermute, axis_index, ...
                shard_map_primitive)      # noqa: F401  shard_map

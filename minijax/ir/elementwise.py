@@ -345,7 +345,8 @@ def _pad_rule(x, padding_value, *, padding_config):
         if size < 0:
             _fail("pad", f"padding {padding_config} leaves a negative size for {x}")
         shape.append(size)
-    return [x.update(shape=shape)]
+    # weak only when the padding value is too, as in JAX (a strong 0 makes it strong)
+    return [x.update(shape=shape, weak_type=x.weak_type and padding_value.weak_type)]
 
 
 type_rules[pad_p] = _pad_rule

@@ -16,6 +16,10 @@ Bit operations (also useful on their own; `minijax.lax` exposes them under JAX's
   and to a wider one it is removed (as `jax.lax.bitcast_convert_type`). The samplers
   use it for the mantissa trick: 23 random bits or'ed into the bits of 1.0 make a
   float in [1, 2).
+* `reduce_precision[exponent_bits, mantissa_bits] x` -- each float rounded (to
+  nearest, ties to even) to a format with that many exponent and mantissa bits and
+  stored back in its own dtype: out-of-range magnitudes become infinities or zeros,
+  NaN stays NaN (`jax.lax.reduce_precision`; a float bit operation, kept here).
 * `nextafter x y`, `erf_inv x` -- the float functions the samplers need, and
   `random_gamma_grad a x`: the derivative of a Gamma(a) sample x with respect to a,
   at fixed CDF value (the implicit reparametrization gradient of `random.gamma`).
@@ -50,7 +54,7 @@ from .elementwise import _unary, _nary, _binary_shape
 
 __all__ = ["shift_left_p", "shift_right_logical_p", "shift_right_arithmetic_p",
            "population_count_p", "bitcast_convert_type_p", "nextafter_p", "erf_inv_p",
-           "random_gamma_grad_p",
+           "random_gamma_grad_p", "reduce_precision_p",
            "random_wrap_p", "random_unwrap_p", "threefry2x32_p", "random_primitives"]
 
 # -- bit operations -------------------------------------------------------------------
@@ -61,6 +65,7 @@ shift_right_arithmetic_p = _nary("shift_right_arithmetic", is_integer)
 population_count_p = _unary("population_count", is_integer)
 nextafter_p = _nary("nextafter", is_float)
 erf_inv_p = _unary("erf_inv", is_float)
+reduce_precision_p = _unary("reduce_precision", is_float)   # params: exponent/mantissa_bits
 random_gamma_grad_p = _nary("random_gamma_grad", is_float)
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type")

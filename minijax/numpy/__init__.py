@@ -41,6 +41,7 @@ from ._calculus import *  # noqa: F401,F403
 from ._convolve import convolve, correlate
 from ._complex import *  # noqa: F401,F403
 from . import linalg  # noqa: F401  (jnp.linalg)
+from . import fft  # noqa: F401  (jnp.fft)
 from . import _tracer_methods  # noqa: F401  (its methods are attached by minijax/__init__.py)
 from . import _array_interop  # noqa: F401  (jax.Array indexed by a tracer)
 

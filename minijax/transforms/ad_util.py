@@ -162,8 +162,9 @@ def iota(dtype, shape, dimension):
 
 
 def take_along_axis(x, indices, axis: int):
-    """`x[..., indices, ...]` along `axis`, `indices` shaped like `x` (one gather)."""
-    shape = aval_of(x).shape
+    """`x[..., indices, ...]` along `axis` (one gather); `indices` is shaped like `x`
+    but for its length along `axis`, which is the result's."""
+    shape = aval_of(indices).shape
     rank = len(shape)
     index_shape = shape + (1,)
     columns = []

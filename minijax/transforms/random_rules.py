@@ -2,9 +2,10 @@
 
 Read `jvp_rules.py` and `vmap.py` first. The bit operations and the key primitives
 have integer or key outputs, so their tangent is a symbolic zero (of dtype float0, as
-JAX's). `erf_inv` has its derivative; `nextafter` and `random_gamma_grad` have none in
-JAX, so a non-zero tangent reaching them is an error, as there. No primitive here is
-linear, so transposition, partial evaluation, DCE and discharge take their generic
+JAX's). `reduce_precision` rounds tangents and cotangents as it rounds values (JAX
+calls it linear). `erf_inv` has its derivative; `nextafter` and `random_gamma_grad` have none in
+JAX, so a non-zero tangent reaching them is an error, as there. Apart from
+`reduce_precision`, no primitive here is linear, so transposition, partial evaluation, DCE and discharge take their generic
 paths. Batching is elementwise except where a primitive adds or removes the trailing
 axis of a key's two words (`random_wrap`, `random_unwrap`, and `bitcast_convert_type`
 between widths): there the batch axis is kept off that axis.
@@ -17,6 +18,7 @@ from ..ir import random_primitives as R
 from ..ir.trace import aval_of
 from .ad_util import Zero, const_like, mul
 from .jvp import jvp_rules, JvpResult
+from .transpose import transpose_rules
 from .jvp_rules import _defjvp, _defzero, _out, exp, square
 from .vmap import (vmap_rules, Batched, broadcast_batched, moveaxis, _unary_rule,
                    _nary_rule)
@@ -42,6 +44,14 @@ def _not_differentiable(prim):
     jvp_rules[prim] = rule
 
 
+# reduce_precision is applied to tangents and cotangents as they are, as JAX's rule has it.
+jvp_rules[R.reduce_precision_p] = lambda primals, tangents, **params: JvpResult(
+    _out(R.reduce_precision_p, primals, params),
+    [tangents[0] if type(tangents[0]) is Zero
+     else R.reduce_precision_p.bind(tangents[0], **params)])
+transpose_rules[R.reduce_precision_p] = lambda cts, x, **params: [
+    cts[0] if type(cts[0]) is Zero else R.reduce_precision_p.bind(cts[0], **params)]
+
 _not_differentiable(R.nextafter_p)
 _not_differentiable(R.random_gamma_grad_p)
 
@@ -50,7 +60,7 @@ _not_differentiable(R.random_gamma_grad_p)
 for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
               R.nextafter_p, R.random_gamma_grad_p):
     vmap_rules[_prim] = _nary_rule(_prim)
-for _prim in (R.population_count_p, R.erf_inv_p):
+for _prim in (R.population_count_p, R.erf_inv_p, R.reduce_precision_p):
     vmap_rules[_prim] = _unary_rule(_prim)
 
 

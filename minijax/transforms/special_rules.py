@@ -12,17 +12,22 @@ tangent times a factor computed from primals only:
     igammac = 1 - igamma, so its partials are igamma's negated
     betainc(a, b, x) in x: x^(a-1) (1-x)^(b-1) / B(a, b), in log space
 
+    bessel_i0e'(x) = bessel_i1e(x) - sign(x) bessel_i0e(x)
+    bessel_i1e'(x) = bessel_i0e(x) - bessel_i1e(x) (sign(x) + 1/x)   (1/2 at x = 0)
+    zeta(x, q) in q: -x zeta(x + 1, q)
+
 Like JAX, the derivatives of `polygamma` in `m` and of `betainc` in `a` and `b` are
-errors (ValueError, raised only when such a tangent is actually nonzero), and
+errors (so is that of `zeta` in `x`; JAX has no rule for `zeta` at all) (ValueError, raised only when such a tangent is actually nonzero), and
 `igamma_grad_a` has no derivative rule.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..ir import primitives as P
 from ..ir import special_primitives as S
-from ..ir.trace import bind
-from .ad_util import const_like, add, sub, mul, neg
+from ..ir.trace import bind, aval_of
+from .ad_util import const_like, add, sub, mul, div, neg
 from .jvp_rules import _defjvp, _scale, _applier, exp, log, square
 from .vmap import vmap_rules, _unary_rule, _nary_rule
 
@@ -63,8 +68,34 @@ _defjvp(S.igammac_p, _scale(lambda ans, a, x: neg(bind(S.igamma_grad_a_p, a, x))
         _scale(lambda ans, a, x: neg(_igamma_density(a, x))))
 _defjvp(S.regularized_incomplete_beta_p, _betainc_a_or_b, _betainc_a_or_b, _betainc_x)
 
-for _prim in (S.lgamma_p, S.digamma_p, S.erfc_p):
+
+def _zeta_x(t, ans, x, q):
+    raise ValueError("zeta gradient with respect to x (the exponent) is not supported")
+
+
+def _bessel_i1e_slope(ans, x):
+    # i1e'(x) = i0e(x) - i1e(x) (sign x + 1/x), whose limit at 0 is 1/2; a tiny |x| is
+    # replaced by eps first so that the unused branch has no 1/0 in it either.
+    eps = const_like(x, float(np.finfo(aval_of(x).dtype).eps))
+    not_tiny = bind(P.gt_p, bind(P.abs_p, x), eps)
+    safe_x = bind(P.select_n_p, not_tiny, bind(P.broadcast_in_dim_p, eps,
+                                                shape=aval_of(x).shape,
+                                                broadcast_dimensions=()), x)
+    slope = sub(bind(S.bessel_i0e_p, safe_x),
+                mul(ans, add(bind(P.sign_p, safe_x), div(const_like(x, 1), safe_x))))
+    half = bind(P.broadcast_in_dim_p, const_like(x, 0.5), shape=aval_of(x).shape,
+                broadcast_dimensions=())
+    return bind(P.select_n_p, not_tiny, half, slope)
+
+
+_defjvp(S.zeta_p, _zeta_x,
+        _scale(lambda ans, x, q: mul(neg(x), bind(S.zeta_p, add(x, const_like(x, 1)), q))))
+_defjvp(S.bessel_i0e_p, _scale(lambda ans, x: sub(bind(S.bessel_i1e_p, x),
+                                                   mul(bind(P.sign_p, x), ans))))
+_defjvp(S.bessel_i1e_p, _scale(_bessel_i1e_slope))
+
+for _prim in (S.lgamma_p, S.digamma_p, S.erfc_p, S.bessel_i0e_p, S.bessel_i1e_p):
     vmap_rules[_prim] = _unary_rule(_prim)
 for _prim in (S.polygamma_p, S.igamma_p, S.igammac_p, S.igamma_grad_a_p,
-              S.regularized_incomplete_beta_p):
+              S.regularized_incomplete_beta_p, S.zeta_p):
     vmap_rules[_prim] = _nary_rule(_prim)

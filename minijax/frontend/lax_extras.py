@@ -1,0 +1,516 @@
+"""More of `jax.lax`: selection, scans, generic reductions and shape helpers.
+
+Two are primitives of their own (`ir/selection_primitives.py`): `top_k` and
+`optimization_barrier`. Everything else is what JAX's own definition is, or means,
+written with minijax's primitives, so every transformation applies:
+
+* `approx_max_k` / `approx_min_k` -- `top_k` (of `-x` for the minimum): exact, which
+  is what JAX computes on CPU and GPU.
+* `associative_scan` -- JAX's parallel prefix scan (combine odd/even pairs, recurse on
+  the half, interleave), step for step, so sums come out in JAX's order.
+* `cumlogsumexp` -- that scan with a stable log-add-exp whose derivative is JAX's
+  (each input's weight is its share exp(x_i - out) of the sum).
+* `reduce` -- JAX's monoids (`add`/`mul`/`max`/`min`/`bitwise_and/or/xor` with their
+  identity as init) become one reduction primitive; any other computation is applied
+  as a balanced tree over the reduced axes, then once with the init value. JAX hands
+  such a computation to XLA, whose order is unspecified: it must be associative and
+  commutative either way. `reduce_xor` is the tree with `bitwise_xor`.
+* `split`, `tile`, `stack`, `unstack`, `collapse`, `broadcast_to_rank`,
+  `batch_matmul`, `index_take`, `scatter_sub`, `scatter_apply`, `empty`, `clz`,
+  `mulhi`: slices, broadcasts, reshapes, a dot_general, a gather, a scatter, zeros
+  and bit operations (mulhi multiplies half-width pieces), as JAX's docs define each.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Callable, Sequence
+
+import numpy as np
+from jax import lax as _jax_lax
+from jax import tree_util
+
+from ..ir import primitives as P
+from ..ir import random_primitives as R
+from ..ir import selection_primitives as SEL
+from ..ir.trace import bind, aval_of, Tracer
+from ..ir.types import canonical_dtype, is_complex, is_float, is_inexact, is_integer
+from ..transforms.custom_derivatives import custom_jvp
+from . import lax_ops as lax
+
+# JAX's own names for these, as `Precision` is (lax_ops.py): values from either library
+# mean the same thing to both.
+GatherScatterMode = _jax_lax.GatherScatterMode
+DotDimensionNumbers = _jax_lax.DotDimensionNumbers
+
+
+def _canonical_axis(axis, ndim, what="axis"):
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{what} {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+# -- selection -----------------------------------------------------------------------------
+
+def top_k(operand, k: int, *, axis: int = -1):
+    """The `k` largest entries along `axis`, in descending order, and their indices."""
+    aval = aval_of(operand)
+    if is_complex(aval.dtype):
+        raise ValueError("top_k is not compatible with complex inputs.")
+    k = operator.index(k)
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    axis = _canonical_axis(axis, aval.ndim)
+    if k > aval.shape[axis]:
+        raise ValueError(f"k argument to top_k must be no larger than size along axis; "
+                         f"got k={k} with shape={list(aval.shape)} and axis={axis}")
+    return list(bind(SEL.top_k_p, operand, k=k, axis=axis))  # a list, as JAX's
+
+
+def _approx_k(operand, k, reduction_dimension, largest):
+    if not isinstance(k, int) or k < 0:
+        raise ValueError(f"k must be a non-negative int, got {k!r}")
+    if largest:
+        return top_k(operand, k, axis=reduction_dimension)
+    values, indices = top_k(lax.neg(operand), k, axis=reduction_dimension)
+    return [lax.neg(values), indices]
+
+
+def approx_max_k(operand, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True):
+    """The `k` largest entries along `reduction_dimension` and their indices. JAX's
+    approximation is exact off TPU, and so is this (`recall_target` cannot be missed)."""
+    return _approx_k(operand, k, reduction_dimension, True)
+
+
+def approx_min_k(operand, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True):
+    """The `k` smallest entries along `reduction_dimension` and their indices (exact)."""
+    return _approx_k(operand, k, reduction_dimension, False)
+
+
+def optimization_barrier(operand, /):
+    """`operand` (any pytree of arrays) unchanged; XLA may not move computation across."""
+    leaves, tree = tree_util.tree_flatten(operand)
+    if not leaves:
+        return operand
+    return tree_util.tree_unflatten(tree, bind(SEL.optimization_barrier_p, *leaves))
+
+
+# -- associative scans -------------------------------------------------------------------
+
+def _interleave(evens, odds, axis):
+    """e0 o0 e1 o1 ... along `axis` (evens has as many entries as odds, or one more):
+    each is spread out with zeros between its entries, and the two are added."""
+    n_even, n_odd = aval_of(evens).shape[axis], aval_of(odds).shape[axis]
+    ndim = aval_of(evens).ndim
+    even_pad, odd_pad = [(0, 0, 0)] * ndim, [(0, 0, 0)] * ndim
+    even_pad[axis] = (0, 1 if n_even == n_odd else 0, 1)
+    odd_pad[axis] = (1, 0 if n_even == n_odd else 1, 1)
+    combine = lax.bitwise_or if aval_of(evens).dtype == np.bool_ else lax.add
+    zero = np.zeros((), aval_of(evens).dtype)
+    return combine(lax.pad(evens, zero, even_pad), lax.pad(odds, zero, odd_pad))
+
+
+def _prefix_scan(combine, elems, axis):
+    n = aval_of(elems[0]).shape[axis]
+    if n < 2:
+        return elems
+    pairs = combine([lax.slice_in_dim(e, 0, n - 1, 2, axis) for e in elems],
+                    [lax.slice_in_dim(e, 1, n, 2, axis) for e in elems])
+    odds = _prefix_scan(combine, pairs, axis)
+    later = [lax.slice_in_dim(e, 2, n, 2, axis) for e in elems]
+    if n % 2 == 0:
+        evens = combine([lax.slice_in_dim(o, 0, aval_of(o).shape[axis] - 1, 1, axis)
+                         for o in odds], later)
+    else:
+        evens = combine(odds, later)
+    evens = [lax.concatenate([lax.slice_in_dim(e, 0, 1, 1, axis), r], axis)
+             for e, r in zip(elems, evens)]
+    return [_interleave(e, o, axis) for e, o in zip(evens, odds)]
+
+
+def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0):
+    """All prefix combinations `fn(...fn(fn(e0, e1), e2)..., ei)` along `axis`, for an
+    associative `fn` on pytrees of arrays, in O(log n) rounds of vectorised calls."""
+    if not callable(fn):
+        raise TypeError("lax.associative_scan: fn argument should be callable.")
+    leaves, tree = tree_util.tree_flatten(elems)
+    if not leaves:
+        return elems
+    axis = _canonical_axis(axis, aval_of(leaves[0]).ndim)
+    n = aval_of(leaves[0]).shape[axis]
+    if any(aval_of(x).shape[axis] != n for x in leaves[1:]):
+        raise ValueError("Array inputs to associative_scan must have the same first "
+                         f"dimension. (saw: {[aval_of(x).shape for x in leaves]})")
+    if reverse:
+        leaves = [lax.rev(x, [axis]) for x in leaves]
+
+    def combine(a, b):
+        out = fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
+        return tree_util.tree_leaves(out)
+    scanned = _prefix_scan(combine, leaves, axis)
+    if reverse:
+        scanned = [lax.rev(x, [axis]) for x in scanned]
+    return tree_util.tree_unflatten(tree, scanned)
+
+
+@custom_jvp
+def _logaddexp(x1, x2):
+    delta = lax.sub(x1, x2)
+    safe = lax.add(lax.max(x1, x2), lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    # Equal infinities make delta NaN; their sum is then the answer.
+    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), safe)
+
+
+def _inf_to_zero(x):
+    return lax.select(lax.eq(x, lax.full_like(x, np.inf)), lax.full_like(x, 0), x)
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _logaddexp(x1, x2)
+    share = lambda x: lax.exp(lax.sub(_inf_to_zero(x), _inf_to_zero(out)))  # noqa: E731
+    return out, lax.add(lax.mul(t1, share(x1)), lax.mul(t2, share(x2)))
+
+
+def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
+    """log(cumsum(exp(operand))) along `axis`, computed without overflow."""
+    dtype = aval_of(operand).dtype
+    if not is_float(dtype):
+        raise TypeError(f"cumlogsumexp does not accept dtype {np.dtype(dtype).name}. "
+                        f"Accepted dtypes are subtypes of floating.")
+    return associative_scan(_logaddexp, operand, reverse=reverse, axis=axis)
+
+
+# -- generic reductions ---------------------------------------------------------------------
+
+def _monoid(computation, init):
+    """The reduction primitive for `computation` when it is one of lax's monoids and
+    `init` (a concrete scalar) its identity, as JAX recognises them; else None."""
+    if isinstance(init, Tracer):
+        return None
+    value = np.asarray(init)
+    if value.shape != ():
+        return None
+    dtype = canonical_dtype(aval_of(init).dtype)
+    intlike = dtype == np.bool_ or is_integer(dtype)
+    if computation is lax.add and value == 0:
+        return P.reduce_sum_p
+    if computation is lax.mul and value == 1:
+        return P.reduce_prod_p
+    if computation is lax.max and value == _max_identity(dtype):
+        return P.reduce_max_p
+    if computation is lax.min and value == _min_identity(dtype):
+        return P.reduce_min_p
+    if intlike and computation is lax.bitwise_or and value == _or_identity(dtype):
+        return P.reduce_or_p
+    if intlike and computation is lax.bitwise_and and value == ~_or_identity(dtype):
+        return P.reduce_and_p
+    return None
+
+
+def _max_identity(dtype):
+    if is_inexact(dtype):
+        return -np.inf
+    return np.iinfo(dtype).min if is_integer(dtype) else False
+
+
+def _min_identity(dtype):
+    if is_inexact(dtype):
+        return np.inf
+    return np.iinfo(dtype).max if is_integer(dtype) else True
+
+
+def _or_identity(dtype):
+    return np.zeros((), dtype)[()]
+
+
+def _tree_reduce(combine, flat, inits, dimensions):
+    """Combine the entries of the reduced axes pairwise, halving their number each
+    round (an odd one out waits for the next round), then combine the init value
+    with the result once, as XLA on CPU does."""
+    ndim = aval_of(flat[0]).ndim
+    kept = [d for d in range(ndim) if d not in dimensions]
+    shape = aval_of(flat[0]).shape
+    count = math.prod(shape[d] for d in dimensions)
+    rest = tuple(shape[d] for d in kept)
+    fill = [lax.broadcast_in_dim(lax.convert_element_type(i, aval_of(x).dtype), rest, ())
+            for i, x in zip(inits, flat)]
+    if count == 0:
+        return fill
+    rows = [lax.reshape(lax.transpose(x, tuple(dimensions) + tuple(kept)), (count,) + rest)
+            for x in flat]
+    while count > 1:
+        half = count // 2
+        paired = combine([lax.slice_in_dim(r, 0, half, 1, 0) for r in rows],
+                         [lax.slice_in_dim(r, half, 2 * half, 1, 0) for r in rows])
+        if count % 2:
+            paired = [lax.concatenate([p, lax.slice_in_dim(r, 2 * half, count, 1, 0)], 0)
+                      for p, r in zip(paired, rows)]
+        rows, count = paired, half + count % 2
+    return combine(fill, [lax.squeeze(r, (0,)) for r in rows])
+
+
+def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
+    """Reduce `operands` (a pytree of arrays of one shape) over `dimensions` with
+    `computation`, a function of two such pytrees, starting from `init_values`."""
+    flat, tree = tree_util.tree_flatten(operands)
+    inits, init_tree = tree_util.tree_flatten(init_values)
+    if tree != init_tree:
+        raise ValueError(f"Operands must have the same tree structure as init_values: "
+                         f"{tree} vs. {init_tree}")
+    if len(flat) != len(inits):
+        raise ValueError(f"Must have same total number of operands as init_values:  "
+                         f"{len(flat)} vs. {len(inits)}")
+    ndim = aval_of(flat[0]).ndim
+    dimensions = tuple(sorted(_canonical_axis(d, ndim, "dimension") for d in dimensions))
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"reduce: duplicate dimensions {dimensions}")
+    prim = _monoid(computation, inits[0]) if len(flat) == 1 else None
+    if prim is not None:
+        x = flat[0]
+        weak = aval_of(x).weak_type and aval_of(inits[0]).weak_type
+        out = bind(prim, x, axes=dimensions)
+        return tree_util.tree_unflatten(tree, [lax.convert_element_type(
+            out, aval_of(out).dtype, weak_type=weak)])
+
+    def combine(a, b):
+        out = computation(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
+        out_flat, out_tree = tree_util.tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError(f"reduce: computation must return the operands' structure "
+                            f"{tree}, got {out_tree}")
+        return out_flat
+    for x, init in zip(flat, inits):
+        init_aval = aval_of(init)
+        if not init_aval.weak_type and init_aval.dtype != aval_of(x).dtype:
+            raise TypeError(f"reduce operand dtypes should match corresponding initial "
+                            f"value dtypes, got {aval_of(x).dtype} and {init_aval.dtype}")
+    outs = _tree_reduce(combine, flat, inits, dimensions)
+    # As JAX's rule has it: weak only where the operand and its init value both are.
+    outs = [lax.convert_element_type(out, aval_of(out).dtype, weak_type=aval_of(x).weak_type
+                                     and aval_of(init).weak_type)
+            for out, x, init in zip(outs, flat, inits)]
+    return tree_util.tree_unflatten(tree, outs)
+
+
+def reduce_xor(operand, axes: Sequence[int]):
+    """The bitwise xor of the entries along `axes` (booleans: odd parity)."""
+    dtype = aval_of(operand).dtype
+    if not (dtype == np.bool_ or is_integer(dtype)):
+        raise TypeError(f"reduce_xor does not accept dtype {np.dtype(dtype).name}")
+    return reduce(operand, np.zeros((), dtype), lax.bitwise_xor, axes)
+
+
+# -- shapes -----------------------------------------------------------------------------------
+
+def split(operand, sizes: Sequence[int], axis: int = 0):
+    """`operand` cut along `axis` into consecutive pieces of the given sizes."""
+    shape = aval_of(operand).shape
+    axis = _canonical_axis(axis, len(shape))
+    sizes = [operator.index(s) for s in sizes]
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
+    if sum(sizes) != shape[axis]:
+        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of "
+                         f"the operand shape {list(shape)}")
+    starts = np.cumsum([0] + sizes).tolist()
+    return [lax.slice_in_dim(operand, start, start + size, 1, axis)
+            for start, size in zip(starts, sizes)]
+
+
+def tile(operand, reps: Sequence[int]):
+    """`operand` repeated `reps[i]` times along each axis i (one broadcast, one reshape)."""
+    shape = aval_of(operand).shape
+    reps = tuple(operator.index(r) for r in reps)
+    if len(reps) != len(shape):
+        raise TypeError(f"reps length must be equal to the ndim of x, got "
+                        f"len(reps)={len(reps)} and x.ndim={len(shape)}.")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"reps must be non-negative, got {reps}")
+    interleaved = tuple(n for pair in zip(reps, shape) for n in pair)
+    spread = lax.broadcast_in_dim(operand, interleaved, tuple(range(1, 2 * len(shape), 2)))
+    return lax.reshape(spread, tuple(r * n for r, n in zip(reps, shape)))
+
+
+def stack(operands: Sequence, axis: int = 0):
+    """Arrays of one shape stacked along a new axis `axis`."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("stack needs at least one array")
+    shapes = [aval_of(x).shape for x in operands]
+    if any(s != shapes[0] for s in shapes):
+        raise ValueError(f"All input arrays must have the same shape. Got "
+                         f"{', '.join(map(str, shapes))}.")
+    axis = _canonical_axis(axis, len(shapes[0]) + 1)
+    return lax.concatenate([lax.expand_dims(x, (axis,)) for x in operands], axis)
+
+
+def unstack(x, axis: int = 0):
+    """The slices of `x` along `axis`, as a tuple of arrays of one rank less."""
+    shape = aval_of(x).shape
+    axis = _canonical_axis(axis, len(shape))
+    return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(shape[axis]))
+
+
+def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
+    """`operand` with axes [start_dimension, stop_dimension) merged into one."""
+    shape = aval_of(operand).shape
+    lo, hi, _ = builtins.slice(start_dimension, stop_dimension).indices(len(shape))
+    if hi < lo:
+        raise ValueError(f"Invalid dimension range passed to collapse: {shape}"
+                         f"[{start_dimension}:{stop_dimension}]")
+    return lax.reshape(operand, shape[:lo] + (math.prod(shape[lo:hi]),) + shape[hi:])
+
+
+def broadcast_to_rank(x, rank: int):
+    """`x` with leading axes of size 1 added up to rank `rank`."""
+    ndim = aval_of(x).ndim
+    if ndim == rank:
+        return x
+    return lax.broadcast(x, (1,) * (rank - ndim))
+
+
+def broadcast_shapes(*shapes):
+    """The NumPy broadcast of `shapes` (tuples of ints), as a tuple; a ValueError if
+    they are incompatible."""
+    shapes = [tuple(operator.index(n) for n in s) for s in shapes]
+    if not shapes:
+        return ()
+    rank = builtins.max(len(s) for s in shapes)
+    padded = [(1,) * (rank - len(s)) + s for s in shapes]
+    result = []
+    for sizes in zip(*padded):
+        others = {n for n in sizes if n != 1}
+        if len(others) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
+        result.append(others.pop() if others else 1)
+    return tuple(result)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products over the last two axes, the leading axes being a batch."""
+    lhs_ndim, rhs_ndim = aval_of(lhs).ndim, aval_of(rhs).ndim
+    if builtins.min(lhs_ndim, rhs_ndim) < 2:
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lhs_ndim}, "
+                         f"{rhs_ndim}")
+    if lhs_ndim != rhs_ndim:
+        raise ValueError(f"Arguments to batch_matmul must have same ndim, got {lhs_ndim}, "
+                         f"{rhs_ndim}")
+    batch = tuple(range(lhs_ndim - 2))
+    return lax.dot_general(lhs, rhs, (((lhs_ndim - 1,), (rhs_ndim - 2,)), (batch, batch)),
+                           precision=precision)
+
+
+# -- indexing ---------------------------------------------------------------------------------
+
+def index_take(src, idxs, axes: Sequence[int]):
+    """src[idxs[0], idxs[1], ...] over `axes` (indices wrap modulo the axis size),
+    the remaining axes kept after the index axis: one gather."""
+    shape = aval_of(src).shape
+    axes = tuple(axes)
+    columns = [lax.expand_dims(i, (1,)) for i in idxs]
+    indices = lax.concatenate(columns, 1)
+    index_dtype = aval_of(indices).dtype
+    sizes = lax.broadcast_in_dim(np.array([shape[a] for a in axes], index_dtype),
+                                 aval_of(indices).shape, (1,))
+    indices = lax.rem(lax.add(lax.rem(indices, sizes), sizes), sizes)
+    slice_sizes = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=tuple(range(1, len(shape) - len(axes) + 1)),
+        collapsed_slice_dims=axes, start_index_map=axes)
+    return lax.gather(src, indices, dnums, slice_sizes)
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted: bool = False, unique_indices: bool = False, mode=None):
+    """`operand` with `updates` subtracted at the scattered positions (repeats add up)."""
+    return lax.scatter_add(operand, scatter_indices, lax.neg(updates), dimension_numbers,
+                           mode=mode)
+
+
+def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers, *,
+                  update_shape=(), indices_are_sorted: bool = False,
+                  unique_indices: bool = False, mode=None):
+    """`operand` with `func` applied to each scattered element: the values gathered,
+    transformed and scattered back (so a repeated index is transformed once)."""
+    d = dimension_numbers
+    ndim = aval_of(operand).ndim
+    slice_sizes = [1] * ndim
+    window_dims = [i for i in range(ndim) if i not in d.inserted_window_dims]
+    for operand_dim, update_dim in zip(window_dims, d.update_window_dims):
+        slice_sizes[operand_dim] = tuple(update_shape)[update_dim]
+    gathered = lax.gather(operand, scatter_indices, lax.GatherDimensionNumbers(
+        offset_dims=d.update_window_dims, collapsed_slice_dims=d.inserted_window_dims,
+        start_index_map=d.scatter_dims_to_operand_dims), slice_sizes, mode=mode)
+    return lax.scatter(operand, scatter_indices, func(gathered), dimension_numbers,
+                       mode=mode)
+
+
+# -- creation and bits ------------------------------------------------------------------------
+
+def empty(shape, dtype, *, out_sharding=None):
+    """An array of `shape` and `dtype` whose contents do not matter (zeros here)."""
+    return lax.full(tuple(shape), 0, dtype)
+
+
+def clz(x):
+    """The number of leading zero bits of each integer in `x`."""
+    dtype = aval_of(x).dtype
+    if not is_integer(dtype):
+        raise TypeError(f"clz does not accept dtype {np.dtype(dtype).name}. Accepted "
+                        f"dtypes are subtypes of integer.")
+    bits = np.dtype(dtype).itemsize * 8
+    # Smear the highest set bit into every lower position; the ones left are the
+    # significant bits, and the rest are the leading zeros.
+    smeared, shift = x, 1
+    while shift < bits:
+        smeared = lax.bitwise_or(smeared, bind(R.shift_right_logical_p, smeared,
+                                               lax.full_like(smeared, shift)))
+        shift *= 2
+    significant = bind(R.population_count_p, smeared)
+    return lax.sub(lax.full_like(significant, bits), significant)
+
+
+def _unsigned_mulhi(x, y, bits):
+    """The high half of the 2·bits-bit product of unsigned x and y, from half-width
+    pieces whose products cannot overflow: x = a·2^h + b, y = c·2^h + d."""
+    h = bits // 2
+    const = lambda v: lax.full_like(x, v)  # noqa: E731
+    shift = lambda v: bind(R.shift_right_logical_p, v, const(h))  # noqa: E731
+    low = lambda v: lax.bitwise_and(v, const((1 << h) - 1))  # noqa: E731
+    a, b, c, d = shift(x), low(x), shift(y), low(y)
+    ad, bc = lax.mul(a, d), lax.mul(b, c)
+    middle = lax.add(lax.add(shift(lax.mul(b, d)), low(ad)), low(bc))
+    return lax.add(lax.add(lax.mul(a, c), lax.add(shift(ad), shift(bc))), shift(middle))
+
+
+def mulhi(x, y, /):
+    """The high half of the full-width product of integers x and y: floor(x·y / 2^bits)."""
+    x_dtype, y_dtype = aval_of(x).dtype, aval_of(y).dtype
+    for position, dtype in enumerate((x_dtype, y_dtype)):
+        if not is_integer(dtype):
+            raise TypeError(f"mulhi does not accept dtype {np.dtype(dtype).name} at position "
+                            f"{position}. Accepted dtypes at position {position} are subtypes "
+                            f"of integer.")
+    if x_dtype != y_dtype:
+        raise TypeError(f"lax.mulhi requires arguments to have the same dtypes, got "
+                        f"{np.dtype(x_dtype).name}, {np.dtype(y_dtype).name}.")
+    bits = np.dtype(x_dtype).itemsize * 8
+    if np.dtype(x_dtype).kind == "u":
+        return _unsigned_mulhi(x, y, bits)
+    # Signed: the unsigned high half of the same bits, less y for a negative x (its
+    # unsigned reading is x + 2^bits) and x for a negative y, modulo 2^bits.
+    unsigned = np.dtype(f"u{bits // 8}")
+    ux, uy = lax.bitcast_convert_type(x, unsigned), lax.bitcast_convert_type(y, unsigned)
+    high = _unsigned_mulhi(ux, uy, bits)
+    zero = lax.full_like(ux, 0)
+    high = lax.sub(high, lax.select(lax.lt(x, lax.full_like(x, 0)), uy, zero))
+    high = lax.sub(high, lax.select(lax.lt(y, lax.full_like(y, 0)), ux, zero))
+    return lax.bitcast_convert_type(high, x_dtype)
