@@ -20,6 +20,7 @@ Read in this order:
   _index_tricks.py    tril_indices, diag_indices, indices, unravel_index, ix_, s_
   _calculus.py        diff, ediff1d, trapezoid, cross, polyval
   _extras.py          isclose, nan-reductions, quantile/median, logaddexp, ...
+  _nan_stats.py       nanvar/nanstd, nanquantile/nanmedian, nanargmax, nancumsum
   _convolve.py        convolve, correlate (one conv_general_dilated each)
   _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
 """
@@ -35,6 +36,7 @@ from ._shape import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403
+from ._nan_stats import *  # noqa: F401,F403
 from ._take import take, take_along_axis
 from ._index_tricks import *  # noqa: F401,F403
 from ._calculus import *  # noqa: F401,F403
