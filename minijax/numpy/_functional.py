@@ -85,8 +85,9 @@ def _checked_outputs(func, sizes, output_dims):
 
 
 def _without_excluded(func, excluded, args, kwargs):
-    """Bind the excluded positional arguments (and every keyword argument) into func."""
-    static = {i: args[i] for i in excluded if i < len(args)}
+    """Bind the excluded positional arguments (and every keyword argument) into func.
+    (JAX drops keyword arguments not named in `excluded`: a registered divergence.)"""
+    static = {i: args[i] for i in excluded if isinstance(i, int) and i < len(args)}
     dynamic = [a for i, a in enumerate(args) if i not in static]
 
     def bound(*dynamic_args):
@@ -99,12 +100,14 @@ def _without_excluded(func, excluded, args, kwargs):
 def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
     """`pyfunc` mapped with `vmap` over the broadcast leading dimensions of its inputs.
 
-    `excluded`: positions of arguments passed through unmapped (keyword arguments are
-    always passed through). `signature`: a gufunc signature naming each input's and
+    `excluded`: positions (or keyword names) of arguments passed through unmapped;
+    every keyword argument is passed through unmapped. `signature`: a gufunc signature naming each input's and
     output's trailing core dimensions; without it every input is mapped elementwise."""
-    if any(not isinstance(i, int) for i in excluded):
-        raise ValueError(f"vectorize: excluded must hold integer positions of arguments "
-                         f"(jax.numpy.vectorize cannot exclude keywords), got {excluded!r}")
+    if any(not isinstance(i, (int, str)) for i in excluded):
+        raise TypeError(f"vectorize: excluded must hold argument positions (ints) or "
+                        f"keyword names (strs), got {excluded!r}")
+    if any(isinstance(i, int) and i < 0 for i in excluded):
+        raise ValueError(f"vectorize: excluded={excluded!r} contains negative positions")
     if signature is not None and not isinstance(signature, str):
         raise TypeError(f"vectorize: signature must be a string, got {signature!r}")
     parsed = None if signature is None else _parse_signature(signature)
@@ -169,7 +172,10 @@ def apply_over_axes(func, a, axes):
     """`a = func(a, axis)` for each axis in turn; a result one rank smaller gets the
     axis back (size 1), as a reduction with keepdims."""
     a = asarray(a)
-    for axis in [axes] if isinstance(axes, int) else axes:
+    if not hasattr(axes, "__iter__"):
+        raise TypeError(f"apply_over_axes: axes must be a sequence of axes (as in JAX), "
+                        f"got {axes!r}")
+    for axis in axes:
         before = len(shape_of(a))
         b = func(a, axis)
         if len(shape_of(b)) == before - 1:
