@@ -23,6 +23,7 @@ Read in this order:
   _nan_stats.py       nanvar/nanstd, nanquantile/nanmedian, nanargmax, nancumsum
   _functional.py      vectorize, apply_along_axis, apply_over_axes, fromfunction
   _setops.py          isin, unique_all/..., intersect1d/union1d/... with size=
+  _math_more.py       ldexp/frexp/modf, gcd/lcm, nextafter, spacing, interp, unwrap
   _convolve.py        convolve, correlate (one conv_general_dilated each)
   _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
 """
@@ -41,6 +42,7 @@ from ._extras import *  # noqa: F401,F403
 from ._nan_stats import *  # noqa: F401,F403
 from ._functional import *  # noqa: F401,F403
 from ._setops import *  # noqa: F401,F403
+from ._math_more import *  # noqa: F401,F403
 from ._take import take, take_along_axis
 from ._index_tricks import *  # noqa: F401,F403
 from ._calculus import *  # noqa: F401,F403
