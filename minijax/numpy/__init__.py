@@ -24,6 +24,7 @@ Read in this order:
   _functional.py      vectorize, apply_along_axis, apply_over_axes, fromfunction
   _setops.py          isin, unique_all/..., intersect1d/union1d/... with size=
   _math_more.py       ldexp/frexp/modf, gcd/lcm, nextafter, spacing, interp, unwrap
+  _statistics.py      bincount, digitize, histogram*, ravel_multi_index, cov, corrcoef
   _convolve.py        convolve, correlate (one conv_general_dilated each)
   _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
 """
@@ -43,6 +44,7 @@ from ._nan_stats import *  # noqa: F401,F403
 from ._functional import *  # noqa: F401,F403
 from ._setops import *  # noqa: F401,F403
 from ._math_more import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
 from ._take import take, take_along_axis
 from ._index_tricks import *  # noqa: F401,F403
 from ._calculus import *  # noqa: F401,F403
