@@ -37,11 +37,10 @@ def ldexp(x1, x2, /):
     """`x1 * 2**x2` for an integer `x2`."""
     x1 = as_operand("ldexp", x1)
     x2 = as_operand("ldexp", x2)
-    if not is_integer(dtype_of(x2)):
-        raise TypeError(f"ldexp: x2 must be an integer array, got dtype {dtype_of(x2)}")
+    if is_complex(dtype_of(x1)) or is_inexact(dtype_of(x2)):
+        raise ValueError(f"ldexp: x1 must be real and x2 an integer array, got dtypes "
+                         f"{dtype_of(x1)} and {dtype_of(x2)}")
     x1, = promote_args_inexact("ldexp", x1)
-    if is_complex(dtype_of(x1)):
-        raise TypeError("ldexp: x1 must be real, got a complex array")
     x1, x2 = broadcast_arrays(x1, convert("ldexp", x2, np.int32))
     return _ldexp(x1, x2)
 
@@ -177,9 +176,10 @@ def nextafter(x1, x2, /):
 
 def spacing(x, /):
     """The distance from x to the next float away from zero (negative for x < 0)."""
-    x, = promote_args_inexact("spacing", as_operand("spacing", x))
+    x, = promote_args_inexact("spacing", as_operand("spacing", x), keep_scalars=False)
     if is_complex(dtype_of(x)):
         raise ValueError("spacing is not defined for complex inputs")
+    x = R.strong("spacing", x)  # as JAX: a Python scalar's spacing is strongly typed
     away = U.where(U.signbit(x), like(x, -np.inf), like(x, np.inf))
     return lax.sub(lax.nextafter(x, away), x)
 
@@ -193,12 +193,18 @@ def logaddexp2(x1, x2, /):
 
 
 def sort_complex(a):
-    """`a` sorted (by real part, then imaginary), as a complex array."""
-    a = sort(as_operand("sort_complex", a))
+    """`a` sorted along its last axis (by real part, then imaginary), as complex."""
+    a = as_operand("sort_complex", a)
+    if not shape_of(a):
+        raise ValueError("sort_complex: the input must have at least one dimension")
     dtype = dtype_of(a)
-    if not is_complex(dtype):
-        dtype = np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
-    return convert("sort_complex", a, dtype)
+    if is_complex(dtype):
+        # Sorting on two keys orders complex numbers lexicographically, as JAX does.
+        parts = lax.sort((lax.real(a), lax.imag(a)), dimension=len(shape_of(a)) - 1,
+                         num_keys=2)
+        return lax.complex(*parts)
+    complex_dtype = np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
+    return convert("sort_complex", sort(a), complex_dtype)
 
 
 def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
