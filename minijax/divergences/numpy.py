@@ -10,3 +10,12 @@ register(
     "jnp.vectorize follows numpy.vectorize, which passes keyword arguments on; "
     "dropping a value the caller gave cannot be meant",
     transforms=("vectorize",))
+
+register(
+    "array_equiv_raises_for_unbroadcastable_shapes", "0.10.2",
+    "jnp.array_equiv of arrays whose shapes do not broadcast raises TypeError "
+    "('eq got incompatible shapes for broadcasting')",
+    "returns False, as numpy.array_equiv does",
+    "JAX's array_equiv catches the error of unbroadcastable shapes to return False "
+    "(its code says so) but catches ValueError, while the comparison raises TypeError",
+    transforms=("array_equiv",))
