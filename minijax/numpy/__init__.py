@@ -28,6 +28,7 @@ Read in this order:
   _array_edit.py      insert/delete, block, compress, put/place, lexsort, partition, ...
   _assorted.py        vecdot/matvec, cumulative_sum, gradient, vander, windows, I/O
   _polynomials.py     poly, polyadd/sub/mul/div, polyder/polyint, polyfit
+  _grids.py           mgrid, ogrid, r_, c_
   _convolve.py        convolve, correlate (one conv_general_dilated each)
   _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
 """
@@ -51,6 +52,7 @@ from ._statistics import *  # noqa: F401,F403
 from ._array_edit import *  # noqa: F401,F403
 from ._assorted import *  # noqa: F401,F403
 from ._polynomials import *  # noqa: F401,F403
+from ._grids import *  # noqa: F401,F403
 from ._take import take, take_along_axis
 from ._index_tricks import *  # noqa: F401,F403
 from ._calculus import *  # noqa: F401,F403
