@@ -370,7 +370,9 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
 
 def fill_diagonal(a, val, wrap=False, *, inplace=True):
     """`a` with its main diagonal set to `val` (repeated as needed)."""
-    _refuse_inplace("fill_diagonal", inplace)
+    if inplace:  # JAX's fill_diagonal raises NotImplementedError here (the others ValueError)
+        raise NotImplementedError("fill_diagonal: JAX arrays are immutable, must use "
+                                  "inplace=False")
     if wrap:
         raise NotImplementedError("fill_diagonal: wrap=True is not supported (as in JAX)")
     a = asarray(as_operand("fill_diagonal", a))
