@@ -192,3 +192,26 @@ def test_fromfunction_matches_jax():
                        np_.fromfunction(lambda i: i * i, 5, dtype=np.int32)), eager=True)
     with pytest.raises(TypeError, match="shape"):
         mnp.fromfunction(lambda i: i, (2.5,))
+
+
+# -- the surface ----------------------------------------------------------------------------
+
+ADDED_NAMES = """nanvar nanstd nanquantile nanpercentile nanmedian nanargmax nanargmin nancumsum
+nancumprod vectorize apply_along_axis apply_over_axes fromfunction isin unique_all
+unique_counts unique_inverse unique_values intersect1d union1d setdiff1d setxor1d ldexp
+frexp modf gcd lcm nextafter spacing logaddexp2 sort_complex unwrap trim_zeros interp
+bincount digitize histogram_bin_edges histogram histogram2d histogramdd ravel_multi_index
+cov corrcoef insert delete block unstack concat rollaxis dsplit diagflat resize compress
+extract choose place put put_along_axis fill_diagonal lexsort partition argpartition vecdot
+matvec vecmat cumulative_sum cumulative_prod array_equiv iscomplex isreal isrealobj
+isscalar iterable gradient vander bartlett blackman hamming hanning mask_indices
+einsum_path load save savez frombuffer fromstring printoptions get_printoptions
+set_printoptions array_repr array_str ComplexWarning poly polyadd polysub polymul polydiv
+polyder polyint polyfit mgrid ogrid r_ c_ single double csingle cdouble character flexible
+object_""".split()
+
+
+def test_added_names_exist_in_both():
+    assert len(ADDED_NAMES) == len(set(ADDED_NAMES))
+    missing = [n for n in ADDED_NAMES if not hasattr(jnp, n) or not hasattr(mnp, n)]
+    assert not missing, missing
