@@ -208,7 +208,7 @@ isscalar iterable gradient vander bartlett blackman hamming hanning mask_indices
 einsum_path load save savez frombuffer fromstring printoptions get_printoptions
 set_printoptions array_repr array_str ComplexWarning poly polyadd polysub polymul polydiv
 polyder polyint polyfit mgrid ogrid r_ c_ single double csingle cdouble character flexible
-object_""".split()
+object_ packbits unpackbits""".split()
 
 
 def test_added_names_exist_in_both():

@@ -79,6 +79,16 @@ CASES = {
     "windows": (lambda np_: (np_.hamming(7), np_.hanning(6), np_.blackman(5), np_.bartlett(6),
                              np_.bartlett(1), np_.hamming(0), np_.bartlett(5)), ()),
     "mask_indices": (lambda np_: np_.mask_indices(3, np_.tril, size=8), ()),
+    "packbits": (lambda np_, b: (np_.packbits(b), np_.packbits(b, axis=1),
+                                 np_.packbits(b > 0, axis=0, bitorder="little"),
+                                 np_.packbits(b, axis=-1, bitorder="little")),
+                 (np.array([[1, 0, 1, 1, 0, 0, 1, 0, 1, 1], [0, 0, 0, 1, 1, 1, 1, 0, 0, 1],
+                            [1, 1, 1, 1, 1, 1, 1, 1, 0, 0]], np.int32),)),
+    "unpackbits": (lambda np_, u: (np_.unpackbits(u), np_.unpackbits(u, axis=1),
+                                   np_.unpackbits(u, axis=0, bitorder="little"),
+                                   np_.unpackbits(u, axis=1, count=5),
+                                   np_.unpackbits(u, count=50)),
+                   (np.array([[3, 255, 128], [0, 17, 64]], np.uint8),)),
     "polynomial arithmetic": (lambda np_, p, q: (
         np_.polyadd(p, q), np_.polyadd(q, p), np_.polysub(p, q), np_.polysub(q, p),
         np_.polymul(p, q), np_.polydiv(p, q), np_.polydiv(q, p)), (P, Q)),
@@ -206,5 +216,9 @@ def test_errors_as_jax():
             lib.gradient(A[:1], axis=0)
         with pytest.raises(ValueError):
             lib.r_["bogus", A]
+        with pytest.raises(TypeError):
+            lib.packbits(A)
+        with pytest.raises(TypeError):
+            lib.unpackbits(V)
     with pytest.raises(ValueError, match="3 or more"):
         mnp.dsplit(A, 2)  # NumPy's error (JAX's is an IndexError from its shape lookup)

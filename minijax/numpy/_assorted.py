@@ -2,7 +2,7 @@
 `cumulative_sum`/`cumulative_prod`, the tests `array_equiv`, `iscomplex`,
 `isreal`, `isrealobj`, `isscalar`, `iterable`; `gradient`, `vander`, the window
 functions (`bartlett`, `blackman`, `hamming`, `hanning`), `mask_indices`,
-`einsum_path`; and NumPy's I/O and printing helpers, re-exported as JAX does
+`einsum_path`, `packbits`/`unpackbits`; and NumPy's I/O and printing helpers, re-exported as JAX does
 (`load` returns a jax.Array, `save`/`savez`/`printoptions`/... are NumPy's own).
 
 The products are `vectorize`d `dot`/`matmul` with gufunc signatures, so they
@@ -32,7 +32,7 @@ __all__ = ["vecdot", "matvec", "vecmat", "cumulative_sum", "cumulative_prod",
            "gradient", "vander", "bartlett", "blackman", "hamming", "hanning",
            "mask_indices", "einsum_path", "load", "save", "savez", "frombuffer",
            "fromstring", "printoptions", "get_printoptions", "set_printoptions",
-           "array_repr", "array_str", "ComplexWarning"]
+           "array_repr", "array_str", "ComplexWarning", "packbits", "unpackbits"]
 
 # NumPy's own, as in JAX: they print, store or warn and compute nothing.
 save, savez = np.save, np.savez
@@ -290,3 +290,56 @@ def einsum_path(subscripts, *operands, optimize="greedy"):
     shapes = [shape_of(as_operand("einsum_path", o)) for o in operands]
     return opt_einsum.contract_path(subscripts, *shapes, shapes=True, einsum_call=False,
                                     use_blas=True, optimize=optimize)
+
+
+# -- bits -----------------------------------------------------------------------------------
+
+def _bit_shifts(bitorder):
+    if bitorder not in ("little", "big"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    shifts = np.arange(8, dtype=np.uint8)
+    return asarray(shifts[::-1] if bitorder == "big" else shifts)
+
+
+def packbits(a, axis=None, bitorder="big"):
+    """Each run of 8 truth values along `axis` (zero-padded) packed into a uint8."""
+    a = as_operand("packbits", a)
+    kind = dtype_of(a).kind
+    if kind not in "biu":
+        raise TypeError("packbits: expected an input array of integer or boolean data type")
+    shifts = _bit_shifts(bitorder)
+    bits = convert("packbits", U.not_equal(a, 0), np.uint8)
+    if axis is None:
+        bits, axis = reshape(bits, (-1,)), 0
+    bits = moveaxis(bits, axis, -1)
+    shape = shape_of(bits)
+    extra = -shape[-1] % 8
+    if extra:
+        bits = lax.pad(bits, asarray(np.uint8(0)),
+                       [(0, 0, 0)] * (len(shape) - 1) + [(0, extra, 0)])
+    bits = reshape(bits, shape[:-1] + ((shape[-1] + extra) // 8, 8))
+    packed = R.sum(U.left_shift(bits, shifts), axis=-1, dtype=np.uint8)
+    return moveaxis(packed, -1, axis)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """Each uint8 along `axis` unpacked into its 8 bits (uint8 0/1); `count` keeps
+    that many (or pads with zeros)."""
+    a = as_operand("unpackbits", a)
+    if dtype_of(a) != np.uint8:
+        raise TypeError("unpackbits: expected an input array of unsigned byte data type")
+    shifts = _bit_shifts(bitorder)
+    if axis is None:
+        a, axis = reshape(a, (-1,)), 0
+    a = moveaxis(a, axis, -1)
+    bits = U.bitwise_and(U.right_shift(a[..., None], shifts), np.uint8(1))
+    bits = reshape(bits, shape_of(bits)[:-2] + (-1,))
+    if count is not None:
+        count = static_int("unpackbits", count, "count")
+        n = shape_of(bits)[-1]
+        if count > n:
+            bits = lax.pad(bits, asarray(np.uint8(0)),
+                           [(0, 0, 0)] * (len(shape_of(bits)) - 1) + [(0, count - n, 0)])
+        else:
+            bits = bits[..., :count]
+    return moveaxis(bits, -1, axis)
