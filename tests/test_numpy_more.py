@@ -10,6 +10,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from tests.numpy_helpers import assert_values_close, check
+from tests.test_divergences import pins
 
 NAN_DATA = np.array([[1., np.nan, 3., 4.], [np.nan] * 4, [2., 5., 1., 0.]], np.float32)
 DATA = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7
@@ -150,6 +151,7 @@ def test_vectorize_errors():
         mnp.vectorize(lambda a: a, excluded={-1})
 
 
+@pins("vectorize_drops_keyword_arguments")
 def test_vectorize_keyword_arguments_divergence():
     """Registered: "vectorize_drops_keyword_arguments". JAX drops the keyword
     argument; minijax passes it on, as numpy.vectorize does."""

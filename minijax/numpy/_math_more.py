@@ -22,7 +22,7 @@ from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, convert, promote_args,
                          promote_args_inexact, promote_dtypes_inexact, is_inexact,
                          canonicalize_axis)
-from ..ir.types import is_complex, is_integer, is_float
+from ..ir.types import is_complex, is_integer
 from . import _reductions as R
 from . import _ufuncs as U
 from ._shape import broadcast_arrays, concatenate
