@@ -28,6 +28,7 @@ from ._shape import (broadcast_to, concatenate, diag, moveaxis, ravel, reshape, 
 from ._take import take, take_along_axis
 from ._index_tricks import diag_indices, unravel_index
 from ._sorting import argsort, sort
+from ._setops import _slots
 
 __all__ = ["insert", "delete", "block", "unstack", "concat", "rollaxis", "dsplit",
            "diagflat", "resize", "compress", "extract", "choose", "place", "put",
@@ -214,7 +215,6 @@ def resize(a, new_shape):
 def _true_positions(fname, mask, size, fill):
     """The positions of mask's True entries (1-d), in order: `size` of them (static)
     padded with `fill`, or all of them when the mask is concrete."""
-    from ._setops import _slots
     if size is None:
         count = int(np.count_nonzero(_concrete(fname, mask, "pass a static size=")))
         size = count

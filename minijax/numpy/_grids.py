@@ -120,9 +120,6 @@ class _Concatenator:
             result = reshape(result, shape)
         return result
 
-    def __len__(self):
-        return 0
-
     def __repr__(self):
         return f"minijax.numpy.{self.name}"
 
