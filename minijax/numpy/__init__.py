@@ -20,6 +20,15 @@ Read in this order:
   _index_tricks.py    tril_indices, diag_indices, indices, unravel_index, ix_, s_
   _calculus.py        diff, ediff1d, trapezoid, cross, polyval
   _extras.py          isclose, nan-reductions, quantile/median, logaddexp, ...
+  _nan_stats.py       nanvar/nanstd, nanquantile/nanmedian, nanargmax, nancumsum
+  _functional.py      vectorize, apply_along_axis, apply_over_axes, fromfunction
+  _setops.py          isin, unique_all/..., intersect1d/union1d/... with size=
+  _math_more.py       ldexp/frexp/modf, gcd/lcm, nextafter, spacing, interp, unwrap
+  _statistics.py      bincount, digitize, histogram*, ravel_multi_index, cov, corrcoef
+  _array_edit.py      insert/delete, block, compress, put/place, lexsort, partition, ...
+  _assorted.py        vecdot/matvec, cumulative_sum, gradient, vander, windows, I/O
+  _polynomials.py     poly, polyadd/sub/mul/div, polyder/polyint, polyfit
+  _grids.py           mgrid, ogrid, r_, c_
   _convolve.py        convolve, correlate (one conv_general_dilated each)
   _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
 """
@@ -35,6 +44,15 @@ from ._shape import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403
+from ._nan_stats import *  # noqa: F401,F403
+from ._functional import *  # noqa: F401,F403
+from ._setops import *  # noqa: F401,F403
+from ._math_more import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
+from ._array_edit import *  # noqa: F401,F403
+from ._assorted import *  # noqa: F401,F403
+from ._polynomials import *  # noqa: F401,F403
+from ._grids import *  # noqa: F401,F403
 from ._take import take, take_along_axis
 from ._index_tricks import *  # noqa: F401,F403
 from ._calculus import *  # noqa: F401,F403

@@ -68,9 +68,13 @@ uint = uint32
 float_ = float32
 complex_ = complex64
 
+# NumPy's C-style names for the same types, as JAX exports them.
+single, double, csingle, cdouble = float32, float64, complex64, complex128
+
 # The abstract scalar hierarchy is NumPy's (bfloat16 is placed in it by `issubdtype`).
 generic, number, inexact, floating = np.generic, np.number, np.inexact, np.floating
 complexfloating, integer = np.complexfloating, np.integer
+character, flexible, object_ = np.character, np.flexible, np.object_
 signedinteger, unsignedinteger = np.signedinteger, np.unsignedinteger
 
 finfo = _jax_numpy.finfo  # re-exported: they describe dtypes and compute nothing
@@ -134,7 +138,8 @@ __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "int_",
     "uint", "float_", "complex_", "generic", "number", "inexact", "floating",
-    "complexfloating", "integer", "signedinteger", "unsignedinteger", "finfo", "iinfo",
+    "complexfloating", "integer", "single", "double", "csingle", "cdouble", "character",
+    "flexible", "object_", "signedinteger", "unsignedinteger", "finfo", "iinfo",
     "ndarray", "dtype", "issubdtype", "isdtype",
     "can_cast",
 ]

@@ -18,6 +18,7 @@ from ._creation import concrete_array
 from ._take import take
 from ._reductions import sum as array_sum
 from ._shape import expand_dims, flip
+from ._setops import unique_with_size
 
 
 def _sort_input(fname, a, axis):
@@ -112,11 +113,18 @@ def argwhere(a, *, size=None, fill_value=None):
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False,
-           axis=None, *, size=None, fill_value=None):
-    """`jnp.unique` of a concrete array (computed with NumPy, returned as arrays)."""
+           axis=None, *, equal_nan=True, size=None, fill_value=None, sorted=True):
+    """`jnp.unique`: of a concrete array (computed with NumPy), or, given a static
+    `size`, of any array (traced too; see _setops.py), padded with `fill_value`."""
+    if size is not None:
+        if axis is not None:
+            raise NotImplementedError("unique: size= with an axis is not supported; "
+                                      "use axis=None (the flattened array)")
+        return unique_with_size(ar, return_index, return_inverse, return_counts,
+                                equal_nan, size, fill_value)
     value = _concrete("unique", as_operand("unique", ar))
     out = np.unique(value, return_index=return_index, return_inverse=return_inverse,
-                    return_counts=return_counts, axis=axis)
+                    return_counts=return_counts, axis=axis, equal_nan=equal_nan)
     if not isinstance(out, tuple):
         return concrete_array(out)
     values, *indices = out  # the rest are positions and counts: int32 under x64-off

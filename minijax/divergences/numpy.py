@@ -1,0 +1,21 @@
+"""jax.numpy functions: where JAX does otherwise than it intends."""
+from .registry import register
+
+register(
+    "vectorize_drops_keyword_arguments", "0.10.2",
+    "a function made by jnp.vectorize silently drops the keyword arguments it is "
+    "called with unless they are named in `excluded` (f(x, scale=3.0) runs "
+    "pyfunc(x); a required keyword gives pyfunc's missing-argument TypeError)",
+    "keyword arguments reach pyfunc unmapped, as if excluded",
+    "jnp.vectorize follows numpy.vectorize, which passes keyword arguments on; "
+    "dropping a value the caller gave cannot be meant",
+    transforms=("vectorize",))
+
+register(
+    "array_equiv_raises_for_unbroadcastable_shapes", "0.10.2",
+    "jnp.array_equiv of arrays whose shapes do not broadcast raises TypeError "
+    "('eq got incompatible shapes for broadcasting')",
+    "returns False, as numpy.array_equiv does",
+    "JAX's array_equiv catches the error of unbroadcastable shapes to return False "
+    "(its code says so) but catches ValueError, while the comparison raises TypeError",
+    transforms=("array_equiv",))

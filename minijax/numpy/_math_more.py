@@ -1,0 +1,283 @@
+"""More elementwise and 1-d math: `ldexp`/`frexp`/`modf`, `gcd`/`lcm`, `nextafter`,
+`spacing`, `logaddexp2`, `sort_complex`, `unwrap`, `trim_zeros`, `interp`.
+
+`frexp` reads the float's bits: it reinterprets the value as a same-width integer
+(`bitcast_convert_type`), takes the exponent field out and puts the exponent of 0.5
+in its place; a subnormal input is first scaled into the normal range by 2**nmant
+(and the exponent corrected), and 0, inf and NaN are returned as they are with
+exponent 0. `gcd` is Euclid's algorithm in one `while_loop` over the whole array,
+running until every element's remainder is zero. `interp` finds each query's
+interval with `searchsorted` and interpolates linearly; with `period` the table is
+wrapped around by one point on each side.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import lax
+from ..ir.trace import Tracer
+from ._dtypes import finfo
+from ._extras import logaddexp
+from ..transforms.custom_derivatives import custom_jvp
+from ._promotion import (as_operand, shape_of, dtype_of, like, convert, promote_args,
+                         promote_args_inexact, promote_dtypes_inexact, is_inexact,
+                         canonicalize_axis)
+from ..ir.types import is_complex, is_integer
+from . import _reductions as R
+from . import _ufuncs as U
+from ._shape import broadcast_arrays, concatenate
+from ._sorting import searchsorted, sort
+from ._take import take
+
+__all__ = ["ldexp", "frexp", "modf", "gcd", "lcm", "nextafter", "spacing", "logaddexp2",
+           "sort_complex", "unwrap", "trim_zeros", "interp"]
+
+
+def ldexp(x1, x2, /):
+    """`x1 * 2**x2` for an integer `x2`."""
+    x1 = as_operand("ldexp", x1)
+    x2 = as_operand("ldexp", x2)
+    if is_complex(dtype_of(x1)) or is_inexact(dtype_of(x2)):
+        raise ValueError(f"ldexp: x1 must be real and x2 an integer array, got dtypes "
+                         f"{dtype_of(x1)} and {dtype_of(x2)}")
+    x1, = promote_args_inexact("ldexp", x1)
+    x1, x2 = broadcast_arrays(x1, convert("ldexp", x2, np.int32))
+    return _ldexp(x1, x2)
+
+
+@custom_jvp
+def _ldexp(x1, x2):
+    mantissa, exponent = _frexp(x1)
+    return _times_power_of_two(mantissa, U.add(exponent, x2))
+
+
+@_ldexp.defjvp
+def _ldexp_jvp(primals, tangents):
+    (x1, x2), (t1, _) = primals, tangents
+    return _ldexp(x1, x2), _times_power_of_two(t1, x2)  # d(x1 * 2**x2)/dx1 = 2**x2
+
+
+def _times_power_of_two(x, k):
+    """x * 2**k (k int32), as two exact powers of two, each built from its bits, so
+    that only the last product rounds (its result may be subnormal or inf). Linear
+    in x, so it serves the tangents too."""
+    dtype = dtype_of(x)
+    info = finfo(dtype)
+    k = U.clip(k, 2 * info.minexp, 2 * (info.maxexp - 1))
+    half = U.floor_divide(k, 2)
+    return U.multiply(U.multiply(x, _power_of_two(half, dtype)),
+                      _power_of_two(U.subtract(k, half), dtype))
+
+
+def _power_of_two(k, dtype):
+    """2.0**k in `dtype` for int32 k within its normal exponent range, exactly."""
+    info = finfo(dtype)
+    int_dtype = np.dtype(_INT_OF_WIDTH[np.dtype(dtype).itemsize])
+    biased = convert("ldexp", U.add(k, info.maxexp - 1), int_dtype)
+    return lax.bitcast_convert_type(lax.shift_left(biased, like(biased, info.nmant)), dtype)
+
+
+_INT_OF_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def frexp(x, /):
+    """(mantissa, exponent) with `x == mantissa * 2**exponent` and 0.5 <= |mantissa| < 1;
+    exponent is int32."""
+    x, = promote_args_inexact("frexp", as_operand("frexp", x), keep_scalars=False)
+    if is_complex(dtype_of(x)):
+        raise TypeError("frexp does not support complex-valued inputs")
+    exponent = _frexp(x)[1]
+    return _frexp_mantissa(x, exponent), exponent
+
+
+@custom_jvp
+def _frexp_mantissa(x, exponent):
+    return _frexp(x)[0]
+
+
+@_frexp_mantissa.defjvp
+def _frexp_mantissa_jvp(primals, tangents):
+    (x, exponent), (t, _) = primals, tangents
+    # mantissa = x * 2**-exponent, the exponent being locally constant.
+    return _frexp_mantissa(x, exponent), _times_power_of_two(t, U.negative(exponent))
+
+
+def _frexp(x):
+    dtype = dtype_of(x)
+    info = finfo(dtype)
+    int_dtype = np.dtype(_INT_OF_WIDTH[dtype.itemsize])
+    mask = (1 << info.nexp) - 1
+    bias = 1 - info.minexp
+    subnormal = lax.lt(lax.abs(x), like(x, float(info.smallest_normal)))
+    scaled = U.where(subnormal, lax.mul(x, like(x, float(2 ** info.nmant))), x)
+    bits = lax.bitcast_convert_type(scaled, int_dtype)
+    field = lax.bitwise_and(lax.shift_right_logical(bits, like(bits, info.nmant)),
+                            like(bits, mask))
+    exponent = lax.add(lax.sub(field, like(bits, bias)), like(bits, 1))
+    exponent = U.where(subnormal, lax.sub(exponent, like(exponent, info.nmant)), exponent)
+    cleared = lax.bitwise_and(bits, like(bits, ~(mask << info.nmant)))
+    mantissa = lax.bitcast_convert_type(
+        lax.bitwise_or(cleared, like(bits, (bias - 1) << info.nmant)), dtype)
+    special = lax.bitwise_or(lax.bitwise_or(U.isinf(x), U.isnan(x)),
+                             lax.eq(x, like(x, 0)))
+    exponent = U.where(special, like(exponent, 0), exponent)
+    return U.where(special, x, mantissa), convert("frexp", exponent, np.int32)
+
+
+def modf(x, /, out=None):
+    """(fractional part, integral part), both with x's sign."""
+    if out is not None:
+        raise NotImplementedError("modf: the out= argument is not supported (JAX's arrays "
+                                  "are immutable)")
+    x, = promote_args_inexact("modf", as_operand("modf", x))
+    whole = U.where(lax.ge(x, like(x, 0)), U.floor(x), U.ceil(x))
+    return lax.sub(x, whole), whole
+
+
+def _integer_pair(fname, x1, x2):
+    x1, x2 = promote_args(fname, as_operand(fname, x1), as_operand(fname, x2),
+                          keep_scalars=False)
+    if not is_integer(dtype_of(x1)):
+        raise ValueError(f"{fname}: arguments must be integers, got dtype {dtype_of(x1)}")
+    return x1, x2
+
+
+def gcd(x1, x2, /):
+    """The greatest common divisor of |x1| and |x2| (0 for two zeros)."""
+    x1, x2 = _integer_pair("gcd", x1, x2)
+    x1, x2 = lax.abs(x1), lax.abs(x2)
+
+    def not_done(pair):
+        return R.any(U.not_equal(pair[1], 0))
+
+    def euclid_step(pair):
+        a, b = pair
+        nonzero = U.not_equal(b, 0)
+        remainder = lax.rem(a, U.where(nonzero, b, like(b, 1)))
+        return U.where(nonzero, b, a), U.where(nonzero, remainder, like(b, 0))
+    return lax.while_loop(not_done, euclid_step, (x1, x2))[0]
+
+
+def lcm(x1, x2, /):
+    """The least common multiple of |x1| and |x2| (0 if either is 0)."""
+    x1, x2 = _integer_pair("lcm", x1, x2)
+    divisor = gcd(x1, x2)
+    is_zero = U.equal(divisor, 0)
+    quotient = U.floor_divide(x1, U.where(is_zero, like(divisor, 1), divisor))
+    return U.where(is_zero, like(divisor, 0), U.absolute(U.multiply(quotient, x2)))
+
+
+def nextafter(x1, x2, /):
+    """The next representable float after x1 in the direction of x2."""
+    x1, x2 = promote_args_inexact("nextafter", as_operand("nextafter", x1),
+                                  as_operand("nextafter", x2))
+    return lax.nextafter(x1, x2)
+
+
+def spacing(x, /):
+    """The distance from x to the next float away from zero (negative for x < 0)."""
+    x, = promote_args_inexact("spacing", as_operand("spacing", x), keep_scalars=False)
+    if is_complex(dtype_of(x)):
+        raise ValueError("spacing is not defined for complex inputs")
+    x = R.strong("spacing", x)  # as JAX: a Python scalar's spacing is strongly typed
+    away = U.where(U.signbit(x), like(x, -np.inf), like(x, np.inf))
+    return lax.sub(lax.nextafter(x, away), x)
+
+
+def logaddexp2(x1, x2, /):
+    """`log2(2**x1 + 2**x2)` without overflow."""
+    x1, x2 = promote_args_inexact("logaddexp2", as_operand("logaddexp2", x1),
+                                  as_operand("logaddexp2", x2))
+    ln2 = float(np.log(2))
+    return U.true_divide(logaddexp(U.multiply(x1, ln2), U.multiply(x2, ln2)), ln2)
+
+
+def sort_complex(a):
+    """`a` sorted along its last axis (by real part, then imaginary), as complex."""
+    a = as_operand("sort_complex", a)
+    if not shape_of(a):
+        raise ValueError("sort_complex: the input must have at least one dimension")
+    dtype = dtype_of(a)
+    if is_complex(dtype):
+        # Sorting on two keys orders complex numbers lexicographically, as JAX does.
+        parts = lax.sort((lax.real(a), lax.imag(a)), dimension=len(shape_of(a)) - 1,
+                         num_keys=2)
+        return lax.complex(*parts)
+    complex_dtype = np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
+    return convert("sort_complex", sort(a), complex_dtype)
+
+
+def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
+    """`p` with each jump bigger than `discont` between neighbours along `axis` undone
+    by adding a multiple of `period`."""
+    p, = promote_args_inexact("unwrap", as_operand("unwrap", p))
+    if is_complex(dtype_of(p)):
+        raise ValueError("unwrap does not support complex inputs")
+    axis = canonicalize_axis("unwrap", axis, len(shape_of(p)))
+    half = U.true_divide(period, 2)
+    discont = half if discont is None else discont
+    n = shape_of(p)[axis]
+    rest = lax.slice_in_dim(p, 1, n, axis=axis)
+    step = U.subtract(rest, lax.slice_in_dim(p, 0, n - 1, axis=axis))
+    wrapped = U.subtract(U.remainder(U.add(step, half), period), half)
+    wrapped = U.where(U.logical_and(U.equal(wrapped, U.negative(half)), U.greater(step, 0)),
+                      half, wrapped)
+    correction = U.where(U.less(U.absolute(step), discont), 0, U.subtract(wrapped, step))
+    corrected = U.add(rest, R.cumsum(correction, axis=axis))
+    return concatenate([lax.slice_in_dim(p, 0, 1, axis=axis),
+                        convert("unwrap", corrected, dtype_of(p))], axis=axis)
+
+
+def trim_zeros(filt, trim: str = "fb"):
+    """`filt` (concrete, 1-d) without its leading ('f') and/or trailing ('b') zeros."""
+    filt = as_operand("trim_zeros", filt)
+    if isinstance(filt, Tracer):
+        filt._concrete_or_raise("trim_zeros (its result's size depends on the values)")
+    if len(shape_of(filt)) != 1:
+        raise ValueError(f"trim_zeros: filt must be 1-d, got shape {shape_of(filt)}")
+    nonzero = np.flatnonzero(np.asarray(filt))
+    trim = trim.lower()
+    if not nonzero.size:
+        return filt[0:0]
+    start = int(nonzero[0]) if "f" in trim else 0
+    stop = int(nonzero[-1]) + 1 if "b" in trim else shape_of(filt)[0]
+    return filt[start:stop]
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """Piecewise-linear interpolation of the points (xp, fp), xp increasing, at x;
+    `left`/`right` (default fp[0]/fp[-1]) outside, or periodic with `period`."""
+    x, xp, fp = (as_operand("interp", v) for v in (x, xp, fp))
+    if len(shape_of(xp)) != 1 or len(shape_of(fp)) != 1:
+        raise ValueError("interp: xp and fp must be one-dimensional")
+    if shape_of(xp) != shape_of(fp):
+        raise ValueError(f"interp: xp and fp must be the same length, got "
+                         f"{shape_of(xp)[0]} and {shape_of(fp)[0]}")
+    if not shape_of(xp)[0]:
+        raise ValueError("interp: xp and fp must not be empty")
+    if is_complex(dtype_of(x)) or is_complex(dtype_of(xp)):
+        raise ValueError("interp: complex x or xp is not supported")
+    x, xp = promote_dtypes_inexact("interp", x, xp)
+    fp, = promote_dtypes_inexact("interp", fp)
+    if period is not None:
+        if left is not None or right is not None:
+            raise ValueError("interp: left and right have no meaning with period")
+        period = U.absolute(period)
+        x = U.remainder(x, period)
+        xp = U.remainder(xp, period)
+        xp, fp = lax.sort((xp, fp), dimension=0, num_keys=1)
+        xp = concatenate([U.subtract(xp[-1:], period), xp, U.add(xp[:1], period)])
+        fp = concatenate([fp[-1:], fp, fp[:1]])
+    n = shape_of(xp)[0]
+    i = U.clip(searchsorted(xp, x, side="right"), 1, n - 1)
+    x_lo, x_hi = take(xp, U.subtract(i, 1)), take(xp, i)
+    f_lo, f_hi = take(fp, U.subtract(i, 1)), take(fp, i)
+    width = U.subtract(x_hi, x_lo)
+    tiny = float(np.spacing(np.finfo(dtype_of(xp)).eps))
+    flat = U.less_equal(U.absolute(width), tiny)  # also keeps the gradient NaN-free
+    slope = U.true_divide(U.subtract(x, x_lo), U.where(flat, 1, width))
+    f = U.where(flat, f_lo, U.add(f_lo, U.multiply(slope, U.subtract(f_hi, f_lo))))
+    if period is None:
+        f = U.where(U.less(x, xp[0]), fp[0] if left is None else left, f)
+        f = U.where(U.greater(x, xp[-1]), fp[-1] if right is None else right, f)
+    return f

@@ -1,0 +1,171 @@
+"""NaN-aware statistics: `nanvar`/`nanstd`, `nanquantile`/`nanpercentile`/`nanmedian`,
+`nanargmax`/`nanargmin`, `nancumsum`/`nancumprod`.
+
+Each treats a NaN as a missing value. The reductions count only the present values
+(a slice with nothing left, or with `count - ddof <= 0`, gives NaN, as in JAX); the
+arg-reductions give -1 for an all-NaN slice; the scans carry the running value past
+a NaN. Quantiles sort each slice (NaNs sort last), so the present values are the
+first `count` of it, and interpolate at a position computed from that count: the
+count may differ per slice, so the two neighbours are gathered with
+`take_along_axis` rather than sliced statically.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import lax
+from ._promotion import (as_operand, shape_of, dtype_of, like, canonicalize_axes,
+                         convert, is_inexact, promote_dtypes_inexact)
+from ._reductions import _mean_dtypes, strong
+from . import _reductions as R
+from . import _ufuncs as U
+from ._extras import nanmean
+from ._shape import reshape, transpose
+from ._take import take_along_axis
+from ..ir.types import is_complex
+
+__all__ = ["nanvar", "nanstd", "nanquantile", "nanpercentile", "nanmedian", "nanargmax",
+           "nanargmin", "nancumsum", "nancumprod"]
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    """The variance of the non-NaN elements, divided by `count - ddof` (NaN where that
+    is not positive). Complex inputs give a real variance."""
+    R._no_out("nanvar", out, where)
+    a, out_dtype, compute = _mean_dtypes("nanvar", a, dtype)
+    if is_complex(out_dtype) and dtype is None:
+        out_dtype = np.dtype(np.float64 if out_dtype == np.complex128 else np.float32)
+    x = strong("nanvar", convert("nanvar", a, compute))
+    missing = U.isnan(x)
+    centre = nanmean(x, axis, keepdims=True)
+    centred = U.where(missing, like(x, 0), U.subtract(x, centre))
+    squares = (lax.real(lax.mul(centred, lax.conj(centred))) if is_complex(compute)
+               else lax.square(centred))
+    total = R.sum(squares, axis, keepdims=keepdims)
+    count = U.subtract(R.sum(U.logical_not(missing), axis, keepdims=keepdims), ddof)
+    empty = lax.le(count, like(count, 0))
+    divisor = convert("nanvar", U.where(empty, like(count, 1), count), dtype_of(total))
+    result = U.where(empty, like(total, np.nan), lax.div(total, divisor))
+    return convert("nanvar", result, out_dtype)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    """The square root of `nanvar`."""
+    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where))
+
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _as_last_axis(fname, a, axis):
+    """`a` with the reduced axes flattened into one last axis, and the reduced axes."""
+    dims = shape_of(a)
+    axes = canonicalize_axes(fname, axis, len(dims))
+    rest = [i for i in range(len(dims)) if i not in axes]
+    a = reshape(transpose(a, rest + list(axes)), [dims[i] for i in rest] + [-1])
+    return a, axes
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False):
+    """Quantiles of the non-NaN elements at probabilities `q` (a scalar or 1-d array,
+    possibly traced); the result's leading axis is q's."""
+    if out is not None:
+        raise NotImplementedError("nanquantile: the out= argument is not supported "
+                                  "(JAX's arrays are immutable)")
+    if overwrite_input:
+        raise ValueError("nanquantile does not support overwrite_input=True")
+    if method not in _METHODS:
+        raise ValueError(f"nanquantile: method must be one of {_METHODS}, got {method!r}")
+    a = as_operand("nanquantile", a)
+    q = as_operand("nanquantile", q)
+    if is_complex(dtype_of(a)) or is_complex(dtype_of(q)):
+        raise ValueError("nanquantile does not support complex input")
+    a, q = promote_dtypes_inexact("nanquantile", a, q)
+    q = strong("nanquantile", q)
+    if len(shape_of(q)) > 1:
+        raise ValueError(f"nanquantile: q must be a scalar or 1-d, got shape {shape_of(q)}")
+    in_shape = shape_of(a)
+    flat, axes = _as_last_axis("nanquantile", a, axis)
+    ordered = lax.sort(flat, dimension=len(shape_of(flat)) - 1)
+    count = R.sum(U.logical_not(U.isnan(ordered)), axis=-1, keepdims=True,
+                  dtype=dtype_of(q))
+    batch = shape_of(count)  # the kept axes, then 1
+    q_dims = shape_of(q)
+    q_b = lax.broadcast_in_dim(q, q_dims + batch, tuple(range(len(q_dims))))
+    count_b = lax.broadcast_in_dim(count, q_dims + batch,
+                                   tuple(range(len(q_dims), len(q_dims) + len(batch))))
+    last = lax.sub(count_b, like(count_b, 1))
+    pos = lax.mul(q_b, last)
+    low, high = lax.floor(pos), lax.ceil(pos)
+    high_weight = lax.sub(pos, low)
+    zero = like(low, 0)
+    low_i = convert("nanquantile", lax.max(zero, lax.min(low, last)), np.int32)
+    high_i = convert("nanquantile", lax.max(zero, lax.min(high, last)), np.int32)
+    table = lax.broadcast_in_dim(ordered, q_dims + shape_of(ordered),
+                                 tuple(range(len(q_dims), len(q_dims) + len(batch))))
+    low_value = take_along_axis(table, low_i, axis=-1)
+    high_value = take_along_axis(table, high_i, axis=-1)
+    if method == "linear":
+        result = lax.add(lax.mul(low_value, lax.sub(like(high_weight, 1), high_weight)),
+                         lax.mul(high_value, high_weight))
+    elif method == "lower":
+        result = low_value
+    elif method == "higher":
+        result = high_value
+    elif method == "midpoint":
+        result = lax.mul(lax.add(low_value, high_value), like(low_value, 0.5))
+    else:
+        result = lax.select(lax.le(high_weight, like(high_weight, 0.5)), low_value,
+                            high_value)
+    result = lax.reshape(result, shape_of(result)[:-1])
+    if keepdims:
+        kept = [1 if i in axes else n for i, n in enumerate(in_shape)]
+        result = lax.reshape(result, q_dims + tuple(kept))
+    return result
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False):
+    """`nanquantile` at `q / 100`."""
+    q = as_operand("nanpercentile", q)
+    q = U.true_divide(q, 100.0)
+    return nanquantile(a, q, axis, out, overwrite_input, method, keepdims)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median of the non-NaN elements."""
+    return nanquantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
+
+
+def _nan_arg_extremum(fname, arg_extremum, fill):
+    def fn(a, axis=None, out=None, keepdims=False):
+        a = as_operand(fname, a)
+        if not is_inexact(dtype_of(a)):
+            return arg_extremum(a, axis, out, keepdims)
+        missing = U.isnan(a)
+        index = arg_extremum(U.where(missing, like(a, fill), a), axis, out, keepdims)
+        return U.where(R.all(missing, axis=axis, keepdims=keepdims), like(index, -1), index)
+    fn.__name__ = fname
+    fn.__doc__ = (f"`jnp.{fname}`: `{arg_extremum.__name__}` ignoring NaNs; -1 where a "
+                  f"slice is all NaN.")
+    return fn
+
+
+nanargmax = _nan_arg_extremum("nanargmax", R.argmax, -np.inf)
+nanargmin = _nan_arg_extremum("nanargmin", R.argmin, np.inf)
+
+
+def _nan_cumulative(fname, scan, identity):
+    def fn(a, axis=None, dtype=None, out=None):
+        a = as_operand(fname, a)
+        if is_inexact(dtype_of(a)):
+            a = U.where(U.isnan(a), like(a, identity), a)
+        return scan(a, axis, dtype, out)
+    fn.__name__ = fname
+    fn.__doc__ = f"`jnp.{fname}`: `{scan.__name__}` with NaNs counted as {identity}."
+    return fn
+
+
+nancumsum = _nan_cumulative("nancumsum", R.cumsum, 0)
+nancumprod = _nan_cumulative("nancumprod", R.cumprod, 1)
