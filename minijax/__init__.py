@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 from .frontend.vmap import vmap
 # many devices: shard_map (collectives are in minijax.lax) and JAX's sharding names
 from .frontend.shard_map import shard_map
+from .frontend.pmap import pmap
 from . import sharding
 from jax import make_mesh, set_mesh, NamedSharding, P  # JAX's objects and mesh context
 from .sharding import reshard
