@@ -46,7 +46,13 @@ def test_groups_tuples_of_names_partial_meshes_and_shardings():
                   "context mesh jit shardings", "context mesh shard_map grad",
                   "reshard jit", "explicit jit in_shardings", "reshard grad",
                   "vmap axis inside shard_map jit", "vmap axis inside shard_map grad",
-                  "grad with refs", "grad with refs, jit"):
+                  "grad with refs", "grad with refs, jit",
+                  # pmap (tests/pmap_cases.py)
+                  "pmap psum grad of pmap", "pmap ppermute pmap of grad",
+                  "pmap all_to_all vmap", "pmap static_broadcasted_argnums",
+                  "pmap out_axes None", "named vmap of a pmap",
+                  "pmap data-parallel training, 3 steps", "pmap errors",
+                  "all pmap checks passed"):
         assert f"ok {check}" in stdout
     # Registry entry "eager_partial_shard_map_without_vma_refuses_out_specs"
     from tests.test_collectives import _retire_if_fixed

@@ -81,10 +81,11 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
     if set(static) & set(donated):
         raise ValueError(f"pmap arguments {sorted(set(static) & set(donated))} are both "
                          f"static and donated; a static argument has no buffer to donate")
-    if isinstance(in_axes, list):
-        in_axes = tuple(in_axes)
     _check_axis_leaves(in_axes, "in_axes")
     _check_axis_leaves(out_axes, "out_axes")
+    if any(axis is not None and axis < 0 for axis in tree_util.tree_leaves(out_axes)):
+        # the result specs are made before `fun` runs, so its ranks are not known yet
+        raise ValueError(f"pmap out_axes must be non-negative (or None), got {out_axes}")
     name = UNNAMED_AXIS if axis_name is None else axis_name
 
     def on_devices(*args, **kwargs):
