@@ -110,3 +110,30 @@ def test_errors():
 def test_device_counts_are_jax_s():
     assert minijax.device_count() == jax.device_count() == 1
     assert minijax.local_device_count() == jax.local_device_count()
+
+
+def test_nested_pmaps():
+    # Registry entry "nested_pmap_refused": JAX 0.10 fails; minijax computes what the
+    # nested named vmaps compute (the same on 8 devices: tests/pmap_cases.py)
+    from tests.test_collectives import _retire_if_fixed
+
+    def body(lax):
+        return lambda v: lax.psum(v, ("i", "j")) * 2.0 + lax.axis_index("j")
+    x = X.reshape(1, 1, 6)
+    try:
+        jax.pmap(jax.pmap(body(jax.lax), axis_name="j"), axis_name="i")(x)
+        jax_fails = False
+    except ValueError as e:
+        jax_fails = "should match the mesh passed to shard_map" in str(e)
+    _retire_if_fixed("nested_pmap_refused", jax_fails)
+    nested = minijax.pmap(minijax.pmap(body(mlax), axis_name="j"), axis_name="i")
+    expected = jax.vmap(jax.vmap(body(jax.lax), axis_name="j"), axis_name="i")(x)
+    close(nested(x), expected)
+    close(minijax.grad(lambda x: (nested(x) ** 2).sum())(x),
+          jax.grad(lambda x: (jax.vmap(jax.vmap(body(jax.lax), axis_name="j"),
+                                       axis_name="i")(x) ** 2).sum())(x))
+    with pytest.raises(ValueError, match="product is 2, which requires 2 replicas"):
+        minijax.pmap(minijax.pmap(lambda v: v, axis_name="j"), axis_name="i")(
+            np.ones((1, 2, 3), np.float32))
+    with pytest.raises(ValueError, match="Nested pmaps with devices="):
+        minijax.pmap(minijax.pmap(lambda v: v, devices=jax.devices()), axis_name="i")(x)

@@ -50,7 +50,7 @@ def test_groups_tuples_of_names_partial_meshes_and_shardings():
                   # pmap (tests/pmap_cases.py)
                   "pmap psum grad of pmap", "pmap ppermute pmap of grad",
                   "pmap all_to_all vmap", "pmap static_broadcasted_argnums",
-                  "pmap out_axes None", "named vmap of a pmap",
+                  "pmap out_axes None", "named vmap of a pmap", "nested pmaps grad",
                   "pmap data-parallel training, 3 steps", "pmap errors",
                   "all pmap checks passed"):
         assert f"ok {check}" in stdout

@@ -31,11 +31,12 @@ import numpy as np
 from jax import tree_util
 from jax.sharding import Mesh, PartitionSpec
 
-from ..ir.trace import aval_of
+from ..ir.trace import aval_of, current_trace
 from .jit import jit
 from .lax_ops import squeeze, expand_dims
 from .pytrees import fun_name
 from .shard_map import shard_map
+from .vmap import vmap
 
 __all__ = ["pmap"]
 
@@ -103,16 +104,30 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
         axes = _flat_axes((dyn_in_axes, 0), (dyn_args, kwargs))
         axes = [_check_rank(leaf, axis) for leaf, axis in zip(leaves, axes)]
         size = _mapped_size(leaves, axes, axis_size)
-        mesh = Mesh(np.array(_devices_for(size, devices, backend)), (name,))
 
-        def per_device(*blocks):
-            blocks = [b if axis is None else squeeze(b, [axis])
-                      for b, axis in zip(blocks, axes)]
-            dyn, kw = tree_util.tree_unflatten(in_tree, blocks)
+        def per_example(*flat):
+            dyn, kw = tree_util.tree_unflatten(in_tree, list(flat))
             full = list(dyn)
             for i in sorted(static):
                 full.insert(i, args[i])
-            out = fun(*full, **kw)
+            return fun(*full, **kw)
+
+        outer = _devices_taken_by_enclosing_maps()
+        if outer is not None:
+            # Inside another pmap (or shard_map) each of its devices runs this map by
+            # itself, as a vmap naming the axis: the values JAX's docs promise for
+            # nested pmaps, whose sizes' product must not exceed the device count.
+            if devices is not None:
+                raise ValueError("Nested pmaps with devices= are not supported (as in "
+                                 "JAX): give devices to the outer pmap only")
+            _devices_for(outer * size, None, backend, nested=True)
+            return vmap(per_example, in_axes=tuple(axes), out_axes=out_axes,
+                        axis_name=name)(*leaves)
+        mesh = Mesh(np.array(_devices_for(size, devices, backend)), (name,))
+
+        def per_device(*blocks):
+            out = per_example(*[b if axis is None else squeeze(b, [axis])
+                                for b, axis in zip(blocks, axes)])
             out_axes_flat = _flat_axes(out_axes, out, "out_axes")
             outs, out_tree = tree_util.tree_flatten(out)
             outs = [o if axis is None else expand_dims(o, [axis])
@@ -188,11 +203,24 @@ def _mapped_size(leaves, axes, axis_size) -> int:
     return sizes[0]
 
 
-def _devices_for(size: int, devices, backend) -> tuple:
+def _devices_for(size: int, devices, backend, nested=False) -> tuple:
     """The first `size` of the devices pmap may use; too few is JAX's ValueError."""
     available = devices if devices is not None else tuple(jax.devices(backend))
     if size > len(available):
-        raise ValueError(f"pmap's mapped axis has size {size}, which requires {size} "
-                         f"replicas, but only {len(available)} XLA devices are "
-                         f"available{' (devices=)' if devices is not None else ''}")
+        what = ("nested pmaps' mapped axes have sizes whose product is" if nested else
+                "pmap's mapped axis has size")
+        raise ValueError(f"{what} {size}, which requires {size} replicas, but only "
+                         f"{len(available)} XLA devices are available"
+                         f"{' (devices=)' if devices is not None else ''}")
     return available[:size]
+
+
+def _devices_taken_by_enclosing_maps():
+    """How many devices the pmaps and shard_maps around the current trace span (the
+    product of their mesh axes' sizes), or None outside all of them."""
+    trace, total = current_trace(), None
+    while trace is not None:
+        for size in getattr(trace, "mesh_axis_sizes", {}).values():
+            total = (total or 1) * size
+        trace = trace.parent
+    return total
