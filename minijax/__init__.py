@@ -62,6 +62,7 @@ from . import interop  # noqa: E402
 # random numbers
 from . import random  # noqa: E402
 
-# libraries on top: jax.nn, jax.scipy, jax.test_util. Like JAX's, minijax.example_libraries
-# is imported explicitly (it registers its OptimizerState as a pytree when it is).
-from . import scipy, nn, test_util  # noqa: E402
+# libraries on top: jax.nn, jax.scipy, jax.image, jax.test_util. Like JAX's,
+# minijax.example_libraries is imported explicitly (it registers its OptimizerState as
+# a pytree when it is).
+from . import scipy, nn, image, test_util  # noqa: E402
