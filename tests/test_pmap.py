@@ -101,6 +101,8 @@ def test_errors():
         minijax.pmap(lambda a: mlax.psum(a, "j"), axis_name="i")(X)
     with pytest.raises(TypeError, match="pmap out_axes"):
         minijax.pmap(lambda a: a, out_axes="0")
+    with pytest.raises(TypeError, match="axis_name must be a string"):
+        minijax.pmap(lambda a: a, axis_name=7)      # jax 0.10 fails lowering it
     with pytest.raises(TypeError, match="callable"):
         minijax.pmap(3)
     with pytest.raises(ValueError, match="both static and donated"):

@@ -87,6 +87,11 @@ def pmap(fun: Callable, axis_name=None, *, in_axes: Any = 0, out_axes: Any = 0,
     if any(axis is not None and axis < 0 for axis in tree_util.tree_leaves(out_axes)):
         # the result specs are made before `fun` runs, so its ranks are not known yet
         raise ValueError(f"pmap out_axes must be non-negative (or None), got {out_axes}")
+    if axis_name is not None and not isinstance(axis_name, str):
+        # JAX documents any hashable, but its 0.10 pmap, a shard_map too, fails when
+        # lowering a mesh axis that is not named by a string
+        raise TypeError(f"pmap axis_name must be a string (the name of a mesh axis), "
+                        f"got {axis_name!r}")
     name = UNNAMED_AXIS if axis_name is None else axis_name
 
     def on_devices(*args, **kwargs):
