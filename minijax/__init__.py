@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 from .frontend.vmap import vmap
 # many devices: shard_map (collectives are in minijax.lax) and JAX's sharding names
 from .frontend.shard_map import shard_map
+from .frontend.pmap import pmap
 from . import sharding
 from jax import make_mesh, set_mesh, NamedSharding, P  # JAX's objects and mesh context
 from .sharding import reshard
@@ -61,6 +62,7 @@ from . import interop  # noqa: E402
 # random numbers
 from . import random  # noqa: E402
 
-# libraries on top: jax.nn, jax.scipy, jax.test_util. Like JAX's, minijax.example_libraries
-# is imported explicitly (it registers its OptimizerState as a pytree when it is).
-from . import scipy, nn, test_util  # noqa: E402
+# libraries on top: jax.nn, jax.scipy, jax.image, jax.test_util. Like JAX's,
+# minijax.example_libraries is imported explicitly (it registers its OptimizerState as
+# a pytree when it is).
+from . import scipy, nn, image, test_util  # noqa: E402

@@ -38,6 +38,7 @@ def test_shard_map_on_eight_host_devices():
 def test_groups_tuples_of_names_partial_meshes_and_shardings():
     stdout = _run_on_eight_devices(AXES_CASES)
     assert "all shard_map axes checks passed" in stdout
+    assert "all pmap checks passed" in stdout
     for check in ("psum groups grad", "all_gather of a tuple reference evaluator",
                   "ppermute of a tuple jit", "axis_index_groups errors",
                   "partial matmul grad", "partial shard_map eagerly with check_vma=False",
@@ -46,7 +47,12 @@ def test_groups_tuples_of_names_partial_meshes_and_shardings():
                   "context mesh jit shardings", "context mesh shard_map grad",
                   "reshard jit", "explicit jit in_shardings", "reshard grad",
                   "vmap axis inside shard_map jit", "vmap axis inside shard_map grad",
-                  "grad with refs", "grad with refs, jit"):
+                  "grad with refs", "grad with refs, jit",
+                  # pmap (tests/pmap_cases.py)
+                  "pmap psum grad of pmap", "pmap ppermute pmap of grad",
+                  "pmap all_to_all vmap", "pmap static_broadcasted_argnums",
+                  "pmap out_axes None", "named vmap of a pmap", "nested pmaps grad",
+                  "pmap data-parallel training, 3 steps", "pmap errors"):
         assert f"ok {check}" in stdout
     # Registry entry "eager_partial_shard_map_without_vma_refuses_out_specs"
     from tests.test_collectives import _retire_if_fixed

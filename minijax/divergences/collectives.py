@@ -59,3 +59,19 @@ register(
     "shard_map documents refs as arguments it supports, and the program is "
     "differentiable: its ref-free form differentiates in JAX",
     transforms=("grad", "shard_map", "refs"))
+
+register(
+    "nested_pmap_refused", "0.10.2",
+    "jax.pmap(jax.pmap(f, axis_name='j'), axis_name='i') fails when called with "
+    "'ValueError: The context mesh AbstractMesh('i': ...) should match the mesh passed "
+    "to shard_map Mesh('j': ...)', even where the product of the two sizes is at most "
+    "the device count (jax 0.10's pmap is a shard_map over a one-axis mesh, and the "
+    "inner one asks for a second mesh inside the first)",
+    "the inner pmap runs on each device of the outer one as a vmap naming its axis, so "
+    "the result is that of nested named vmaps, collectives over either name or both "
+    "included; a product of sizes above the device count is the ValueError JAX's docs "
+    "describe",
+    "jax.pmap's docstring says 'For nested pmap calls, the product of the mapped axis "
+    "sizes must be less than or equal to the number of XLA devices', so nested pmaps "
+    "are meant to work",
+    transforms=("pmap",))

@@ -1,0 +1,90 @@
+"""`minijax.image` (`resize`, `scale_and_translate`) against `jax.image` on the same
+inputs: every method, with and without antialiasing, up- and downsampling, eagerly,
+under jit, vmap and grad (with respect to the image, and to the scale and the
+translation), plus dtypes and the error paths."""
+import jax
+import numpy as np
+import pytest
+
+import minijax
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((2, 5, 7, 1)).astype(np.float32)
+METHODS = ["nearest", "linear", "bilinear", "cubic", "lanczos3", "lanczos5", "area",
+           "cubic-pytorch"]
+SHAPES = [(2, 9, 4, 1), (2, 3, 12, 1), (2, 5, 7, 1)]
+SCALE = np.array([1.7, 0.6], np.float32)
+SHIFT = np.array([0.3, -0.5], np.float32)
+
+
+def close(got, want, tol=2e-5):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("antialias", [True, False])
+def test_resize(method, antialias):
+    for shape in SHAPES:
+        close(minijax.image.resize(X, shape, method, antialias=antialias),
+              jax.image.resize(X, shape, method, antialias=antialias))
+    shape = SHAPES[0]
+
+    def ours(x):
+        return minijax.image.resize(x, shape, method, antialias=antialias)
+
+    def theirs(x):
+        return jax.image.resize(x, shape, method, antialias=antialias)
+    close(minijax.jit(ours)(X), jax.jit(theirs)(X))
+    close(minijax.vmap(ours)(np.stack([X, -X])), jax.vmap(theirs)(np.stack([X, -X])))
+    close(minijax.grad(lambda x: (ours(x) ** 2).sum())(X),
+          jax.grad(lambda x: (theirs(x) ** 2).sum())(X), tol=1e-4)
+
+
+@pytest.mark.parametrize("method", ["linear", "cubic", "lanczos3", "lanczos5", "area",
+                                    "cubic-pytorch", minijax.image.ResizeMethod.CUBIC])
+@pytest.mark.parametrize("antialias", [True, False])
+def test_scale_and_translate(method, antialias):
+    jax_method = (jax.image.ResizeMethod[method.name]
+                  if isinstance(method, minijax.image.ResizeMethod) else method)
+
+    def ours(x, scale, shift):
+        return minijax.image.scale_and_translate(x, (2, 8, 5, 1), (1, 2), scale, shift,
+                                                 method, antialias=antialias)
+
+    def theirs(x, scale, shift):
+        return jax.image.scale_and_translate(x, (2, 8, 5, 1), (1, 2), scale, shift,
+                                             jax_method, antialias=antialias)
+    close(ours(X, SCALE, SHIFT), theirs(X, SCALE, SHIFT))
+    close(minijax.jit(ours)(X, SCALE, SHIFT), jax.jit(theirs)(X, SCALE, SHIFT))
+    scales = np.stack([SCALE, SCALE * 0.5])
+    close(minijax.vmap(ours, (None, 0, None))(X, scales, SHIFT),
+          jax.vmap(theirs, (None, 0, None))(X, scales, SHIFT))
+    for got, want in zip(
+            minijax.grad(lambda *a: (ours(*a) ** 2).sum(), argnums=(0, 1, 2))(X, SCALE, SHIFT),
+            jax.grad(lambda *a: (theirs(*a) ** 2).sum(), argnums=(0, 1, 2))(X, SCALE, SHIFT)):
+        close(got, want, tol=5e-4)
+
+
+def test_dtypes():
+    ints = (X * 10).astype(np.int32)
+    for method in ("nearest", "linear"):
+        close(minijax.image.resize(ints, (2, 9, 4, 1), method),
+              jax.image.resize(ints, (2, 9, 4, 1), method))
+    halves = X.astype(np.float16)
+    close(minijax.image.resize(halves, (2, 3, 4, 1), "cubic"),
+          jax.image.resize(halves, (2, 3, 4, 1), "cubic"), tol=2e-2)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match='Unknown resize method "bogus"'):
+        minijax.image.resize(X, SHAPES[0], "bogus")
+    with pytest.raises(ValueError, match="shape must have length equal"):
+        minijax.image.resize(X, (9, 4), "linear")
+    with pytest.raises(ValueError, match="Nearest neighbor resampling is not"):
+        minijax.image.scale_and_translate(X, (2, 8, 5, 1), (1, 2), SCALE, SHIFT, "nearest")
+    with pytest.raises(ValueError, match="one entry per spatial dimension"):
+        minijax.image.scale_and_translate(X, (2, 8, 5, 1), (1,), SCALE, SHIFT, "linear")
+    with pytest.raises(TypeError, match="ResizeMethod"):
+        minijax.image.resize(X, SHAPES[0], 3)
