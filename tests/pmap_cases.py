@@ -1,16 +1,25 @@
 """Checks of `pmap` on 8 host CPU devices, against `jax.pmap` on the same inputs.
 
-Run from `tests/shard_map_axes_cases.py` (`run_all()`), in the subprocess that
-tests/test_shard_map.py starts with 8 devices. Each check raises on a mismatch and
-prints one "ok ..." line.
+Run as a script by tests/test_shard_map.py in a subprocess of its own (the device
+count has to be set before JAX starts; a process of its own also lets pytest-xdist run
+it beside the other 8-device scripts). Each check raises on a mismatch and prints one
+"ok ..." line.
 """
-import jax
-import numpy as np
-from jax.sharding import NamedSharding
+import os
 
-import minijax
-from minijax import lax as mlax
-from shard_map_cases import close
+# Added to any XLA_FLAGS inherited (the suite's compile-speed flags, tests/conftest.py).
+os.environ["XLA_FLAGS"] = " ".join(
+    [os.environ.get("XLA_FLAGS", ""), "--xla_force_host_platform_device_count=8"]).strip()
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("MINIJAX_ENABLE_CHECKS", "1")
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import NamedSharding  # noqa: E402
+
+import minijax  # noqa: E402
+from minijax import lax as mlax  # noqa: E402
+from shard_map_cases import close  # noqa: E402
 
 rng = np.random.default_rng(2)
 X = rng.standard_normal((4, 6)).astype(np.float32)     # 4 devices, 6 values each
@@ -222,3 +231,8 @@ def run_all():
     check_printed_program_and_donation()
     check_errors()
     print("all pmap checks passed")
+
+
+if __name__ == "__main__":
+    assert len(jax.devices()) == 8, jax.devices()
+    run_all()

@@ -6,7 +6,7 @@ Run as a script by tests/test_shard_map.py in a subprocess (as `shard_map_cases.
 whose helpers it uses): the device count has to be set before JAX starts. Each check
 runs minijax and JAX on the same inputs, eagerly, under `jit`, `vmap`, `grad` and in
 the NumPy reference evaluator, and raises on a mismatch. The same process then runs
-`shard_map_mesh_cases.py` (the context mesh, reshard) and `pmap_cases.py` (`pmap`).
+`shard_map_mesh_cases.py` (the context mesh, reshard).
 """
 import os
 
@@ -25,7 +25,6 @@ from minijax import lax as mlax  # noqa: E402
 from minijax.backends.reference import eval_closed_jaxpr  # noqa: E402
 from shard_map_cases import close, MESH  # noqa: E402
 import shard_map_mesh_cases  # noqa: E402
-import pmap_cases  # noqa: E402
 
 rng = np.random.default_rng(1)
 X = rng.standard_normal((8, 8)).astype(np.float32)
@@ -299,5 +298,4 @@ if __name__ == "__main__":
     check_refs_passed_in()
     check_import_and_python_source()
     shard_map_mesh_cases.run_all()
-    pmap_cases.run_all()
     print("all shard_map axes checks passed")
