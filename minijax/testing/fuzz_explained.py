@@ -20,7 +20,9 @@ from collections import Counter
 from ..ir.core import eqns_nested
 from ..ir.types import dtype_short_name
 
-_RESIDUALS = re.compile(r"saved residuals differ: minijax saves (\[.*?\]), jax saves (\[.*?\])")
+# each list is "['f32[2,3]', 'u32[2,1]']": quoted types (with brackets of their own)
+_TYPE_LIST = r"(\[(?:'[^']*'(?:, )?)*\])"
+_RESIDUALS = re.compile(rf"saved residuals differ: minijax saves {_TYPE_LIST}, jax saves {_TYPE_LIST}")
 _TYPE = re.compile(r"([a-z]+\d*)\[([\d,]*)\]")
 
 

@@ -79,9 +79,16 @@ def _eye(shape, dtype):
 
 
 def _diagonal(x):
-    """[..., n, n] -> [..., n] (linear in x)."""
-    aval = aval_of(x)
-    return reduce_sum(mul(x, _eye(aval.shape, aval.dtype)), (aval.ndim - 1,))
+    """[..., m, n] -> [..., min(m, n)] (linear in x): one gather at the index pairs
+    (i, i), as JAX's `x[..., i, i]` is, so a checkpoint saves JAX's i32 index."""
+    shape = aval_of(x).shape
+    nb = len(shape) - 2
+    k = min(shape[-2:])
+    column = broadcast_in_dim(iota(np.int32, (k,), 0), (k, 1), (0,))
+    pairs = bind(P.concatenate_p, column, column, dimension=1)
+    return bind(P.gather_p, x, pairs, offset_dims=tuple(range(nb)),
+                collapsed_slice_dims=(nb, nb + 1), start_index_map=(nb, nb + 1),
+                slice_sizes=shape[:-2] + (1, 1), mode="clip")
 
 
 def _rows(v, n):
@@ -259,8 +266,10 @@ def _eigh_jvp(primals, tangents, **params):
         return JvpResult([v, w], [_zero_like(v), _zero_like(w)])
     n = aval_of(w).shape[-1]
     eye = _eye(aval_of(v).shape, aval_of(v).dtype)
-    gaps = add(eye, sub(_rows(w, n), _columns(w, n)))
-    f_mat = sub(div(np.ones((), aval_of(w).dtype), gaps), eye)
+    # (I + w[j]) − w[i], then its reciprocal: JAX's order of operations, so the
+    # rotations round as JAX's do
+    gaps = sub(add(eye, _rows(w, n)), _columns(w, n))
+    f_mat = sub(bind(P.integer_pow_p, gaps, y=-1), eye)
     s = _mm(_mm(_mT(v), a_dot), v)
     return JvpResult([v, w], [_mm(v, mul(f_mat, s)), _diagonal(s)])
 
@@ -287,8 +296,8 @@ def _svd_jvp(primals, tangents, *, full_matrices=True, compute_uv=True):
     primal_out = outs if compute_uv else [s]
     if type(a_dot) is Zero:
         return JvpResult(primal_out, [_zero_like(x) for x in primal_out])
-    v = _mT(vt)
-    dS = _mm(_mm(_mT(u), a_dot), v)
+    v, ut = _mT(vt), _mT(u)
+    dS = _mm(_mm(ut, a_dot), v)
     ds = _diagonal(dS)
     if not compute_uv:
         return JvpResult([s], [ds])
@@ -306,7 +315,7 @@ def _svd_jvp(primals, tangents, *, full_matrices=True, compute_uv=True):
     dv = _mm(v, mul(f_mat, add(s_dS, _mT(s_dS))))
     if m > n:
         a_dot_v = _mm(a_dot, v)
-        du = add(du, div(sub(a_dot_v, _mm(u, _mm(_mT(u), a_dot_v))), _rows(s, m)))
+        du = add(du, div(sub(a_dot_v, _mm(u, _mm(ut, a_dot_v))), _rows(s, m)))
     if n > m:
         a_dot_t_u = _mm(_mT(a_dot), u)
         dv = add(dv, div(sub(a_dot_t_u, _mm(v, _mm(vt, a_dot_t_u))), _rows(s, n)))
