@@ -1,4 +1,5 @@
-"""Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md, F12, F13).
+"""Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
+F12, F13, and the linear-algebra rules' F20-F22).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -100,10 +101,69 @@ def _size_one_broadcast_residuals(transform, program, row) -> bool:
     return True
 
 
+def _matrix_operands(program, name):
+    """(short dtype, rows, columns) of the operand of every `name` equation."""
+    return [(dtype, shape[-2], shape[-1]) for dtype, shape in _operands(program, (name,))]
+
+
+def _within(residuals, allowed) -> bool:
+    """Every residual is one of `allowed` (a multiset: each used at most once)."""
+    return not Counter(residuals) - Counter(allowed)
+
+
+def _qr_identity_residuals(transform, program, row) -> bool:
+    """F20: JAX's QR rule adds `I * (C - re C)` (the diagonal of C = Qᴴ Ȧ R⁻¹ must be
+    real for complex inputs), computing the identity for real matrices too, where the
+    term is zero; a checkpoint saves that [k, k] identity (k: R's square block). minijax's
+    QR is for real matrices only and has no such term: JAX saves one array more per QR,
+    minijax nothing else."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    operands = _matrix_operands(program, "qr")
+    if not unmatched or not operands or unmatched[0] or not unmatched[1]:
+        return False
+    return _within(unmatched[1], [(d, (min(m, n),) * 2) for d, m, n in operands])
+
+
+def _singular_value_broadcast_residuals(transform, program, row) -> bool:
+    """F21: in SVD's rule JAX multiplies and divides by `s[..., None, :]` (and its
+    transpose) with implicit broadcasting, saving s as [1, k] and [k, 1]; minijax's
+    binary primitives take equal shapes, so it saves s broadcast along the rows and
+    down the columns ([k, k] each) and, for a non-square matrix, along the rows of the
+    out-of-span term ([max(m, n), k]). F13's shape, except that JAX reuses one [1, k]
+    array for the broadcasts minijax makes at two shapes."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    operands = _matrix_operands(program, "svd")
+    if not unmatched or not operands or not any(unmatched):
+        return False
+    mini_allowed, jax_allowed = [], []
+    for d, m, n in operands:
+        k = min(m, n)
+        mini_allowed += [(d, (k, k)), (d, (k, k))] + ([(d, (max(m, n), k))] if m != n else [])
+        jax_allowed += [(d, (1, k)), (d, (k, 1))]
+    return _within(unmatched[0], mini_allowed) and _within(unmatched[1], jax_allowed)
+
+
+def _cholesky_triangle_twice_residuals(transform, program, row) -> bool:
+    """F22: JAX's `cholesky` is `tril(cholesky_p(x))` and its rule takes the triangle
+    again, `L = tril(cholesky_p(x))`, for the tangent: when the factor also feeds an
+    operation whose derivative reads it (a triangular solve), a checkpoint saves both
+    copies, equal arrays of [n, n]. minijax's primitive gives the triangle once, and
+    the rule and the consumer read the same value: JAX saves one array more per
+    Cholesky, minijax nothing else."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    operands = _matrix_operands(program, "cholesky")
+    if not unmatched or not operands or unmatched[0] or not unmatched[1]:
+        return False
+    return _within(unmatched[1], [(d, (n, n)) for d, _, n in operands])
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
     "F13": _size_one_broadcast_residuals,
+    "F20": _qr_identity_residuals,
+    "F21": _singular_value_broadcast_residuals,
+    "F22": _cholesky_triangle_twice_residuals,
 }
 
 
