@@ -133,7 +133,7 @@ def test_triangles_are_selects_so_a_nonfinite_entry_outside_stays_out():
     assert_trees_match(mini, theirs)
 
 
-# -- explained differences ---------------------------------------------------------------------
+# -- explained differences -------------------------------------------------------------
 
 def _residual_row(mini_saved, jax_saved):
     return Row(CHECKPOINT, "differ",
@@ -193,7 +193,7 @@ def test_residual_lists_with_many_types_are_read_whole():
     assert _unmatched(_residual_row([], ["f32[3]"])) == ([], [("f32", (3,))])
 
 
-# -- open ------------------------------------------------------------------------------------------
+# -- open ---------------------------------------------------------------------------------
 
 @pytest.mark.xfail(strict=True, reason="F27 (open): the dots_saveable policy does not "
                    "reach the dots of a scan body computed from the carry")

@@ -23,7 +23,8 @@ from ..ir.types import dtype_short_name
 
 # each list is "['f32[2,3]', 'u32[2,1]']": quoted types (with brackets of their own)
 _TYPE_LIST = r"(\[(?:'[^']*'(?:, )?)*\])"
-_RESIDUALS = re.compile(rf"saved residuals differ: minijax saves {_TYPE_LIST}, jax saves {_TYPE_LIST}")
+_RESIDUALS = re.compile(
+    rf"saved residuals differ: minijax saves {_TYPE_LIST}, jax saves {_TYPE_LIST}")
 _TYPE = re.compile(r"([a-z]+\d*)\[([\d,]*)\]")
 
 

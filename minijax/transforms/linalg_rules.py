@@ -20,7 +20,7 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir import linalg_primitives as L
 from ..ir.trace import bind, aval_of
-from .ad_util import (Zero, tangent_aval, zeros, add, sub, mul, div, neg, eq, convert, reduce_sum,
+from .ad_util import (Zero, tangent_aval, zeros, add, sub, mul, div, neg, eq, convert,
                       broadcast_in_dim, transpose, iota)
 from .jvp import jvp_rules, JvpResult
 from .transpose import transpose_rules, is_linear, NonLinearError
