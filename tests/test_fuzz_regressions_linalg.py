@@ -182,6 +182,26 @@ def test_cholesky_feeding_a_solve_is_explained():
     assert sorted(theirs) == sorted(list(mini) + ["f32[2,2]"])
 
 
+def test_several_decompositions_in_one_row_are_explained_together():
+    # seed s5fzlin-la2:2 (features linalg): a Cholesky feeding a solve and a QR in one
+    # program, JAX saving one array more for each (F22 and F20 in the same row); here
+    # the rows are synthetic, on a program holding both decompositions
+    from minijax.testing import fuzz
+
+    def op(api, x):
+        solved = _solve(True, True, False, False)(api, x)
+        q, r = api.lax.linalg.qr(x + np.eye(2, dtype=np.float32), full_matrices=False)
+        return _cholesky(api, x), solved, q * q, r * r
+    x = _matrix(2, 2)
+    mini, theirs = _both(op, x)
+    program = minijax.make_jaxpr(_loss(minijax, op))(x)
+    assert fuzz.known_divergence(CHECKPOINT, program, _residual_row(mini, theirs)) != ""
+    both = _residual_row([], ["f32[2,2]", "f32[2,2]"])
+    assert fuzz.known_divergence(CHECKPOINT, program, both) == "explained:F20-F22"
+    three = _residual_row([], ["f32[2,2]"] * 3)
+    assert fuzz.known_divergence(CHECKPOINT, program, three) == ""
+
+
 def test_residual_lists_with_many_types_are_read_whole():
     # the matchers' parser stopped at the first ']' inside JAX's list, so they saw only
     # its first type; a row with a real difference after it was then misread

@@ -112,59 +112,68 @@ def _within(residuals, allowed) -> bool:
     return not Counter(residuals) - Counter(allowed)
 
 
-def _qr_identity_residuals(transform, program, row) -> bool:
+# The linear-algebra findings say which residuals each decomposition adds on either
+# side: (minijax-only allowed, JAX-only allowed), multisets of (dtype, shape).
+
+def _qr_identity(program):
     """F20: JAX's QR rule adds `I * (C - re C)` (the diagonal of C = Qᴴ Ȧ R⁻¹ must be
     real for complex inputs), computing the identity for real matrices too, where the
-    term is zero; a checkpoint saves that [k, k] identity (k: R's square block). minijax's
-    QR is for real matrices only and has no such term: JAX saves one array more per QR,
-    minijax nothing else."""
-    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
-    operands = _matrix_operands(program, "qr")
-    if not unmatched or not operands or unmatched[0] or not unmatched[1]:
-        return False
-    return _within(unmatched[1], [(d, (min(m, n),) * 2) for d, m, n in operands])
+    term is zero; a checkpoint saves that [k, k] identity (k: R's square block).
+    minijax's QR is for real matrices only and has no such term."""
+    return [], [(d, (min(m, n),) * 2) for d, m, n in _matrix_operands(program, "qr")]
 
 
-def _singular_value_broadcast_residuals(transform, program, row) -> bool:
+def _singular_value_broadcasts(program):
     """F21: in SVD's rule JAX multiplies and divides by `s[..., None, :]` (and its
     transpose) with implicit broadcasting, saving s as [1, k] and [k, 1]; minijax's
     binary primitives take equal shapes, so it saves s broadcast along the rows and
     down the columns ([k, k] each) and, for a non-square matrix, along the rows of the
     out-of-span term ([max(m, n), k]). F13's shape, except that JAX reuses one [1, k]
     array for the broadcasts minijax makes at two shapes."""
-    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
-    operands = _matrix_operands(program, "svd")
-    if not unmatched or not operands or not any(unmatched):
-        return False
     mini_allowed, jax_allowed = [], []
-    for d, m, n in operands:
+    for d, m, n in _matrix_operands(program, "svd"):
         k = min(m, n)
         mini_allowed += [(d, (k, k)), (d, (k, k))] + ([(d, (max(m, n), k))] if m != n else [])
         jax_allowed += [(d, (1, k)), (d, (k, 1))]
-    return _within(unmatched[0], mini_allowed) and _within(unmatched[1], jax_allowed)
+    return mini_allowed, jax_allowed
 
 
-def _cholesky_triangle_twice_residuals(transform, program, row) -> bool:
+def _cholesky_triangle_twice(program):
     """F22: JAX's `cholesky` is `tril(cholesky_p(x))` and its rule takes the triangle
     again, `L = tril(cholesky_p(x))`, for the tangent: when the factor also feeds an
     operation whose derivative reads it (a triangular solve), a checkpoint saves both
-    copies, equal arrays of [n, n]. minijax's primitive gives the triangle once, and
-    the rule and the consumer read the same value: JAX saves one array more per
-    Cholesky, minijax nothing else."""
-    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
-    operands = _matrix_operands(program, "cholesky")
-    if not unmatched or not operands or unmatched[0] or not unmatched[1]:
-        return False
-    return _within(unmatched[1], [(d, (n, n)) for d, _, n in operands])
+    copies, equal arrays of [n, n]. minijax's primitive gives the triangle once, and the
+    rule and the consumer read the same value."""
+    return [], [(d, (n, n)) for d, _, n in _matrix_operands(program, "cholesky")]
+
+
+def _linalg_residuals(*allowances):
+    """A matcher accepting a checkpoint row whose minijax-only and JAX-only residuals
+    are all among what the given findings allow for the program's decompositions (a
+    program with several decompositions may show several findings in one row)."""
+    def matches(transform, program, row) -> bool:
+        unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+        if not unmatched or not any(unmatched):
+            return False
+        mini_allowed, jax_allowed = [], []
+        for allowance in allowances:
+            mini, jax = allowance(program)
+            mini_allowed += mini
+            jax_allowed += jax
+        return _within(unmatched[0], mini_allowed) and _within(unmatched[1], jax_allowed)
+    return matches
 
 
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
     "F13": _size_one_broadcast_residuals,
-    "F20": _qr_identity_residuals,
-    "F21": _singular_value_broadcast_residuals,
-    "F22": _cholesky_triangle_twice_residuals,
+    "F20": _linalg_residuals(_qr_identity),
+    "F21": _linalg_residuals(_singular_value_broadcasts),
+    "F22": _linalg_residuals(_cholesky_triangle_twice),
+    # a row with several decompositions can show several of them at once
+    "F20-F22": _linalg_residuals(_qr_identity, _singular_value_broadcasts,
+                                 _cholesky_triangle_twice),
 }
 
 
