@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, F35, F36, F37).
+F12, F13, the linear-algebra rules' F20-F22, and F35-F37).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -49,10 +49,17 @@ def _unmatched(row):
     return list((mini - jax).elements()), list((jax - mini).elements())
 
 
+def _eqns(program, names):
+    return [eqn for eqn in eqns_nested(program) if eqn.primitive.name in names]
+
+
+def _aval_key(aval):
+    return dtype_short_name(aval.dtype), tuple(aval.shape)
+
+
 def _operands(program, names):
     """(short dtype, shape) of the first operand of every equation named in `names`."""
-    return [(dtype_short_name(eqn.inputs[0].aval.dtype), tuple(eqn.inputs[0].aval.shape))
-            for eqn in eqns_nested(program) if eqn.primitive.name in names]
+    return [_aval_key(eqn.inputs[0].aval) for eqn in _eqns(program, names)]
 
 
 _CUMULATIVE = ("cummax", "cummin", "cumprod")
@@ -102,14 +109,6 @@ def _size_one_broadcast_residuals(transform, program, row) -> bool:
             return False
         jax_only.remove(pair)
     return True
-
-
-def _eqns(program, names):
-    return [eqn for eqn in eqns_nested(program) if eqn.primitive.name in names]
-
-
-def _aval_key(aval):
-    return dtype_short_name(aval.dtype), tuple(aval.shape)
 
 
 def _reduce_prod_residuals(transform, program, row) -> bool:
@@ -199,6 +198,68 @@ def _nested_checkpoint_residuals(transform, program, row) -> bool:
             and sum(map(_bytes, mini_only)) <= sum(map(_bytes, jax_only)))
 
 
+def _matrix_operands(program, name):
+    """(short dtype, rows, columns) of the operand of every `name` equation."""
+    return [(dtype, shape[-2], shape[-1]) for dtype, shape in _operands(program, (name,))]
+
+
+def _within(residuals, allowed) -> bool:
+    """Every residual is one of `allowed` (a multiset: each used at most once)."""
+    return not Counter(residuals) - Counter(allowed)
+
+
+# The linear-algebra findings say which residuals each decomposition adds on either
+# side: (minijax-only allowed, JAX-only allowed), multisets of (dtype, shape).
+
+def _qr_identity(program):
+    """F20: JAX's QR rule adds `I * (C - re C)` (the diagonal of C = Qᴴ Ȧ R⁻¹ must be
+    real for complex inputs), computing the identity for real matrices too, where the
+    term is zero; a checkpoint saves that [k, k] identity (k: R's square block).
+    minijax's QR is for real matrices only and has no such term."""
+    return [], [(d, (min(m, n),) * 2) for d, m, n in _matrix_operands(program, "qr")]
+
+
+def _singular_value_broadcasts(program):
+    """F21: in SVD's rule JAX multiplies and divides by `s[..., None, :]` (and its
+    transpose) with implicit broadcasting, saving s as [1, k] and [k, 1]; minijax's
+    binary primitives take equal shapes, so it saves s broadcast along the rows and
+    down the columns ([k, k] each) and, for a non-square matrix, along the rows of the
+    out-of-span term ([max(m, n), k]). F13's shape, except that JAX reuses one [1, k]
+    array for the broadcasts minijax makes at two shapes."""
+    mini_allowed, jax_allowed = [], []
+    for d, m, n in _matrix_operands(program, "svd"):
+        k = min(m, n)
+        mini_allowed += [(d, (k, k)), (d, (k, k))] + ([(d, (max(m, n), k))] if m != n else [])
+        jax_allowed += [(d, (1, k)), (d, (k, 1))]
+    return mini_allowed, jax_allowed
+
+
+def _cholesky_triangle_twice(program):
+    """F22: JAX's `cholesky` is `tril(cholesky_p(x))` and its rule takes the triangle
+    again, `L = tril(cholesky_p(x))`, for the tangent: when the factor also feeds an
+    operation whose derivative reads it (a triangular solve), a checkpoint saves both
+    copies, equal arrays of [n, n]. minijax's primitive gives the triangle once, and the
+    rule and the consumer read the same value."""
+    return [], [(d, (n, n)) for d, _, n in _matrix_operands(program, "cholesky")]
+
+
+def _linalg_residuals(*allowances):
+    """A matcher accepting a checkpoint row whose minijax-only and JAX-only residuals
+    are all among what the given findings allow for the program's decompositions (a
+    program with several decompositions may show several findings in one row)."""
+    def matches(transform, program, row) -> bool:
+        unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+        if not unmatched or not any(unmatched):
+            return False
+        mini_allowed, jax_allowed = [], []
+        for allowance in allowances:
+            mini, jax = allowance(program)
+            mini_allowed += mini
+            jax_allowed += jax
+        return _within(unmatched[0], mini_allowed) and _within(unmatched[1], jax_allowed)
+    return matches
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
@@ -206,6 +267,12 @@ EXPLAINED = {
     "F35": _reduce_prod_residuals,
     "F36": _window_chooser_residuals,
     "F37": _nested_checkpoint_residuals,
+    "F20": _linalg_residuals(_qr_identity),
+    "F21": _linalg_residuals(_singular_value_broadcasts),
+    "F22": _linalg_residuals(_cholesky_triangle_twice),
+    # a row with several decompositions can show several of them at once
+    "F20-F22": _linalg_residuals(_qr_identity, _singular_value_broadcasts,
+                                 _cholesky_triangle_twice),
 }
 
 

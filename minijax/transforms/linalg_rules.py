@@ -20,7 +20,7 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir import linalg_primitives as L
 from ..ir.trace import bind, aval_of
-from .ad_util import (Zero, tangent_aval, add, sub, mul, div, neg, eq, convert, reduce_sum,
+from .ad_util import (Zero, tangent_aval, zeros, add, sub, mul, div, neg, eq, convert,
                       broadcast_in_dim, transpose, iota)
 from .jvp import jvp_rules, JvpResult
 from .transpose import transpose_rules, is_linear, NonLinearError
@@ -43,8 +43,8 @@ def _mT(x):
     return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
 
 
-def _band_mask(shape, dtype, lowest, highest):
-    """1 where lowest <= column - row <= highest (None: unbounded), else 0."""
+def _band_mask(shape, lowest, highest):
+    """A bool mask: True where lowest <= column - row <= highest (None: unbounded)."""
     nd = len(shape)
     offset = sub(iota(np.int32, shape, nd - 1), iota(np.int32, shape, nd - 2))
     keep = None
@@ -53,28 +53,42 @@ def _band_mask(shape, dtype, lowest, highest):
     if highest is not None:
         upper = bind(P.le_p, offset, np.int32(highest))
         keep = upper if keep is None else bind(P.and_p, keep, upper)
-    return convert(keep, dtype)
+    return keep
+
+
+def _keep_band(x, lowest, highest):
+    """`x` where the band mask holds, else 0. A select against zeros, as JAX's `_tril`/
+    `_triu` are: a non-finite entry outside the band becomes 0 (a product with a 0/1
+    mask would make it NaN), and a checkpoint saves JAX's residuals for it (the bool
+    mask and the zeros)."""
+    aval = aval_of(x)
+    return bind(P.select_n_p, _band_mask(aval.shape, lowest, highest), zeros(aval), x)
 
 
 def _tril(x, k=0):
-    aval = aval_of(x)
-    return mul(x, _band_mask(aval.shape, aval.dtype, None, k))
+    return _keep_band(x, None, k)
 
 
 def _triu(x, k=0):
-    aval = aval_of(x)
-    return mul(x, _band_mask(aval.shape, aval.dtype, k, None))
+    return _keep_band(x, k, None)
 
 
 def _eye(shape, dtype):
     """Identity matrices of `shape` [..., n, n] (or the top-left of a rectangle)."""
-    return _band_mask(shape, dtype, 0, 0)
+    return convert(_band_mask(shape, 0, 0), dtype)
 
 
 def _diagonal(x):
-    """[..., n, n] -> [..., n] (linear in x)."""
-    aval = aval_of(x)
-    return reduce_sum(mul(x, _eye(aval.shape, aval.dtype)), (aval.ndim - 1,))
+    """[..., m, n] -> [..., min(m, n)] (linear in x): one gather at the index pairs
+    (i, i), as JAX's `x[..., i, i]` is, so a checkpoint saves JAX's i32 index."""
+    shape = aval_of(x).shape
+    nb = len(shape) - 2
+    k = min(shape[-2:])
+    column = broadcast_in_dim(iota(np.int32, (k,), 0), (k, 1), (0,))
+    pairs = bind(P.concatenate_p, column, column, dimension=1)
+    return bind(P.gather_p, x, pairs, offset_dims=tuple(range(nb)),
+                collapsed_slice_dims=(nb, nb + 1), start_index_map=(nb, nb + 1),
+                slice_sizes=shape[:-2] + (1, 1), mode="clip")
 
 
 def _rows(v, n):
@@ -122,8 +136,11 @@ def _zero_like(x):
 def _cholesky_jvp(primals, tangents):
     """A = L Lᵀ, so Ȧ = L̇ Lᵀ + L L̇ᵀ and L⁻¹ Ȧ L⁻ᵀ = L⁻¹L̇ + (L⁻¹L̇)ᵀ. L⁻¹L̇ is lower
     triangular, so it is the lower triangle of that symmetric matrix with its diagonal
-    halved: L̇ = L Φ(L⁻¹ Ȧ L⁻ᵀ), Φ(X) = tril(X) with the diagonal halved (Murray 2016).
-    Both inverses are triangular solves with L, linear in Ȧ."""
+    halved: L̇ = L Φ(L⁻¹ Ȧ L⁻ᵀ), Φ(X) = tril(X) / (1 + I) (Murray 2016). Both inverses
+    are triangular solves with L, linear in Ȧ. The product's strict upper triangle is
+    zero; like JAX (whose `cholesky` takes the lower triangle of its primitive's result,
+    and so of the tangent), the rule selects the lower triangle, which keeps it zero
+    when a non-finite entry meets a zero in the product."""
     a, = primals
     a_dot, = tangents
     chol = bind(L.cholesky_p, a)
@@ -132,9 +149,8 @@ def _cholesky_jvp(primals, tangents):
     right = _solve(chol, a_dot, left_side=False, lower=True, transpose_a=True)  # Ȧ L⁻ᵀ
     inner = _solve(chol, right, left_side=True, lower=True)                     # L⁻¹ Ȧ L⁻ᵀ
     aval = aval_of(a)
-    phi = sub(_band_mask(aval.shape, aval.dtype, None, 0),
-              mul(_eye(aval.shape, aval.dtype), np.asarray(0.5, aval.dtype)))
-    return JvpResult([chol], [_mm(chol, mul(inner, phi))])
+    halving = add(np.ones((), aval.dtype), _eye(aval.shape, aval.dtype))        # 1 + I
+    return JvpResult([chol], [_tril(_mm(chol, div(_tril(inner), halving)))])
 
 
 # -- triangular_solve ------------------------------------------------------------------------
@@ -157,8 +173,13 @@ def _triangular_solve_jvp(primals, tangents, **params):
         g = neg(_triangle_of(a_dot, params.get("lower", False),
                              params.get("unit_diagonal", False)))
         g = _mT(g) if params.get("transpose_a", False) else g
-        product = _mm(g, x) if params.get("left_side", False) else _mm(x, g)
-        term = _solve(a, product, **params)
+        m, n = aval_of(b).shape[-2:]
+        # Solve and multiply in the cheaper order (JAX's choice, so rounding matches):
+        # A⁻¹ (Ȧ X) when X is tall, (A⁻¹ Ȧ) X when wide; likewise on the right side.
+        if params.get("left_side", False):
+            term = _solve(a, _mm(g, x), **params) if m > n else _mm(_solve(a, g, **params), x)
+        else:
+            term = _solve(a, _mm(x, g), **params) if m < n else _mm(x, _solve(a, g, **params))
         out = term if type(out) is Zero else add(out, term)
     return JvpResult([x], [out])
 
@@ -195,26 +216,37 @@ def _lu_factors(packed, m, n):
     return l_mat, u_mat
 
 
+def _permute_rows(x, permutation):
+    """x[..., permutation, :]: row i of each matrix is row permutation[i] (one gather;
+    for a single matrix its index is JAX's, the permutation as an [m, 1] column)."""
+    shape = aval_of(x).shape
+    nb = len(shape) - 2
+    index_shape = shape[:-1] + (1,)
+    columns = [broadcast_in_dim(iota(np.int32, shape[:-1], axis), index_shape,
+                                tuple(range(nb + 1))) for axis in range(nb)]
+    columns.append(broadcast_in_dim(permutation, index_shape, tuple(range(nb + 1))))
+    indices = columns[0] if nb == 0 else bind(P.concatenate_p, *columns, dimension=nb + 1)
+    return bind(P.gather_p, x, indices, offset_dims=(nb + 1,),
+                collapsed_slice_dims=tuple(range(nb + 1)), start_index_map=tuple(range(nb + 1)),
+                slice_sizes=(1,) * (nb + 1) + (shape[-1],), mode="clip")
+
+
 def _lu_jvp(primals, tangents):
     """P A = L U with L unit lower and U upper triangular. Then P Ȧ = L̇ U + L U̇, so
     L⁻¹ P Ȧ U⁻¹ = L⁻¹L̇ + U̇U⁻¹: a strictly lower plus an upper triangular matrix.
     Splitting it, L̇ = L tril(L⁻¹ P Ȧ U⁻¹, −1) and U̇ = triu(L⁻¹ P Ȧ U⁻¹) U; the packed
     result's tangent is their sum. Pivots and permutation are integers: zero tangent.
-    P Ȧ is a product with the one-hot permutation matrix, linear in Ȧ."""
+    P Ȧ gathers Ȧ's rows (JAX's `a_dot[permutation]`), linear in Ȧ."""
     a, = primals
     a_dot, = tangents
     packed, pivots, permutation = bind(L.lu_p, a)
     int_zeros = [_zero_like(pivots), _zero_like(permutation)]
     if type(a_dot) is Zero:
         return JvpResult([packed, pivots, permutation], [_zero_like(packed)] + int_zeros)
-    aval = aval_of(a)
-    m, n = aval.shape[-2:]
-    square = aval.shape[:-2] + (m, m)
-    one_hot = convert(eq(_columns(permutation, m), iota(np.int32, square, len(square) - 1)),
-                      aval.dtype)
+    m, n = aval_of(a).shape[-2:]
     l_mat, u_mat = _lu_factors(packed, m, n)
-    permuted = _mm(one_hot, a_dot)
-    la = _solve(l_mat, permuted, left_side=True, lower=True, unit_diagonal=True)
+    la = _solve(l_mat, _permute_rows(a_dot, permutation), left_side=True, lower=True,
+                unit_diagonal=True)
     lau = _solve(u_mat, la, left_side=False, lower=False)
     packed_dot = add(_mm(l_mat, _tril(lau, -1)), _mm(_triu(lau), u_mat))
     return JvpResult([packed, pivots, permutation], [packed_dot] + int_zeros)
@@ -234,8 +266,10 @@ def _eigh_jvp(primals, tangents, **params):
         return JvpResult([v, w], [_zero_like(v), _zero_like(w)])
     n = aval_of(w).shape[-1]
     eye = _eye(aval_of(v).shape, aval_of(v).dtype)
-    gaps = add(eye, sub(_rows(w, n), _columns(w, n)))
-    f_mat = sub(div(np.ones((), aval_of(w).dtype), gaps), eye)
+    # (I + w[j]) − w[i], then its reciprocal: JAX's order of operations, so the
+    # rotations round as JAX's do
+    gaps = sub(add(eye, _rows(w, n)), _columns(w, n))
+    f_mat = sub(bind(P.integer_pow_p, gaps, y=-1), eye)
     s = _mm(_mm(_mT(v), a_dot), v)
     return JvpResult([v, w], [_mm(v, mul(f_mat, s)), _diagonal(s)])
 
@@ -262,8 +296,8 @@ def _svd_jvp(primals, tangents, *, full_matrices=True, compute_uv=True):
     primal_out = outs if compute_uv else [s]
     if type(a_dot) is Zero:
         return JvpResult(primal_out, [_zero_like(x) for x in primal_out])
-    v = _mT(vt)
-    dS = _mm(_mm(_mT(u), a_dot), v)
+    v, ut = _mT(vt), _mT(u)
+    dS = _mm(_mm(ut, a_dot), v)
     ds = _diagonal(dS)
     if not compute_uv:
         return JvpResult([s], [ds])
@@ -281,7 +315,7 @@ def _svd_jvp(primals, tangents, *, full_matrices=True, compute_uv=True):
     dv = _mm(v, mul(f_mat, add(s_dS, _mT(s_dS))))
     if m > n:
         a_dot_v = _mm(a_dot, v)
-        du = add(du, div(sub(a_dot_v, _mm(u, _mm(_mT(u), a_dot_v))), _rows(s, m)))
+        du = add(du, div(sub(a_dot_v, _mm(u, _mm(ut, a_dot_v))), _rows(s, m)))
     if n > m:
         a_dot_t_u = _mm(_mT(a_dot), u)
         dv = add(dv, div(sub(a_dot_t_u, _mm(v, _mm(vt, a_dot_t_u))), _rows(s, n)))
