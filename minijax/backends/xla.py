@@ -370,7 +370,8 @@ def _eager_callable(prim, params_key, in_avals, args):
         def run(*args):
             return weak_as_typed(out_avals, rule(*args, **params))
         fn = jax.jit(run)
-        if _is_one_plain_jax_operation(fn.trace(*args).jaxpr):
+        values = [_as_jax_value(a, aval) for a, aval in zip(args, in_avals)]
+        if _is_one_plain_jax_operation(fn.trace(*values).jaxpr):
             fn = run
         _eager_callables[key] = fn
     return fn
@@ -430,11 +431,10 @@ def apply_primitive(prim, *args, **params):
     if fn is not None:
         return fn(*args)
     in_avals = tuple(aval_of_value(a) for a in args)
-    values = [_as_jax_value(a, aval) for a, aval in zip(args, in_avals)]
-    fn = _eager_callable(prim, tuple(sorted(params.items())), in_avals, values)
+    fn = _eager_callable(prim, tuple(sorted(params.items())), in_avals, args)
     if None not in signature:
         _fast_path[key] = fn
-    return fn(*values)
+    return fn(*(_as_jax_value(a, aval) for a, aval in zip(args, in_avals)))
 
 
 def clear_caches():
