@@ -17,6 +17,9 @@ STAMP := $(VENV)/.minijax-installed
 ARGS ?=
 # Test processes (pytest-xdist): the suite is bound by XLA compiles of small programs,
 # one core each, so two workers on a 2-core machine take a little over half the time.
+# Work stealing: a worker that runs out takes tests queued for the other, so a few
+# long tests (the 8-device subprocesses, the big gradient checks) do not leave one
+# worker running alone at the end.
 WORKERS ?= 2
 
 .DEFAULT_GOAL := help
@@ -41,7 +44,7 @@ $(STAMP): pyproject.toml Makefile
 	@touch $@
 
 test: $(STAMP)
-	$(VPY) -m pytest -q -p no:cacheprovider -n $(WORKERS) $(ARGS)
+	$(VPY) -m pytest -q -p no:cacheprovider -n $(WORKERS) $(if $(filter 0,$(WORKERS)),,--dist worksteal) $(ARGS)
 
 repl: $(STAMP)
 	@$(VPY) -m minijax repl $(ARGS)
