@@ -299,36 +299,3 @@ def test_clear_caches_empties_eager_control_flow_and_source_sites():
     minijax.clear_caches()
     assert not xla_control_flow._params_by_text and not source_info._sites
     assert float(minijax.lax.cond(True, lambda x: x + 1.0, lambda x: x - 1.0, 1.0)) == 2.0
-
-
-def _xla_compiles_during(fn):
-    """The number of XLA compiles (persistent-cache hits included) `fn()` causes."""
-    compiles = []
-
-    def listener(event, seconds, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(seconds)
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    try:
-        result = fn()
-        jax.block_until_ready(result)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
-    return result, len(compiles)
-
-
-def test_an_eager_op_that_is_one_jax_operation_shares_jax_eager_program():
-    # issue #18: minijax's eager `sin`/`dot_general` compile nothing where JAX's eager
-    # op on the same shapes already did (and the other way round), with the same bits.
-    x = np.linspace(-2, 2, 13 * 3, dtype=np.float32).reshape(13, 3)
-    for minijax_op, jax_op in [(minijax.lax.sin, jax.lax.sin),
-                               (lambda a: minijax.lax.dot(a, a.T), lambda a: jax.lax.dot(a, a.T))]:
-        minijax.clear_caches()
-        want, jax_compiles = _xla_compiles_during(lambda: jax_op(x))
-        got, minijax_compiles = _xla_compiles_during(lambda: minijax_op(x))
-        assert minijax_compiles == 0 and jax_compiles <= 1
-        assert_trees_match(got, want, rtol=0, atol=0)
-    # A rule of several JAX operations keeps one compiled program of its own.
-    y = np.arange(5, dtype=np.float32)
-    _, compiles = _xla_compiles_during(lambda: minijax.lax.add(y, np.float32(1)))
-    assert compiles == 1
