@@ -370,8 +370,7 @@ def _eager_callable(prim, params_key, in_avals, args):
         def run(*args):
             return weak_as_typed(out_avals, rule(*args, **params))
         fn = jax.jit(run)
-        values = [_as_jax_value(a, aval) for a, aval in zip(args, in_avals)]
-        if _is_one_plain_jax_operation(fn.trace(*values).jaxpr):
+        if _is_one_plain_jax_operation(fn.trace(*args).jaxpr):
             fn = run
         _eager_callables[key] = fn
     return fn
@@ -431,10 +430,11 @@ def apply_primitive(prim, *args, **params):
     if fn is not None:
         return fn(*args)
     in_avals = tuple(aval_of_value(a) for a in args)
-    fn = _eager_callable(prim, tuple(sorted(params.items())), in_avals, args)
+    values = [_as_jax_value(a, aval) for a, aval in zip(args, in_avals)]
+    fn = _eager_callable(prim, tuple(sorted(params.items())), in_avals, values)
     if None not in signature:
         _fast_path[key] = fn
-    return fn(*(_as_jax_value(a, aval) for a, aval in zip(args, in_avals)))
+    return fn(*values)
 
 
 def clear_caches():
