@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 
 import jax
-import jax.extend.core
 import jax.numpy as jnp
 from jax import lax
 import numpy as np
@@ -370,26 +369,10 @@ def _eager_callable(prim, params_key, in_avals, args):
         def run(*args):
             return weak_as_typed(out_avals, rule(*args, **params))
         fn = jax.jit(run)
-        if _is_one_plain_jax_operation(fn.trace(*args).jaxpr):
+        if len(fn.trace(*args).jaxpr.eqns) == 1:
             fn = run
         _eager_callables[key] = fn
     return fn
-
-
-def _is_one_plain_jax_operation(closed_jaxpr) -> bool:
-    """Whether JAX's program is a single first-order operation without effects: one
-    whose eager run in JAX is its one-operation program. (A higher-order one such as
-    `shard_map` or a `cond` can behave differently when JAX runs it eagerly.)"""
-    if len(closed_jaxpr.eqns) != 1:
-        return False
-    eqn = closed_jaxpr.eqns[0]
-    return not eqn.effects and not any(map(_holds_a_jaxpr, eqn.params.values()))
-
-
-def _holds_a_jaxpr(param) -> bool:
-    if isinstance(param, (tuple, list)):
-        return any(map(_holds_a_jaxpr, param))
-    return isinstance(param, (jax.extend.core.Jaxpr, jax.extend.core.ClosedJaxpr))
 
 
 # (primitive, params, input avals) -> the function `_eager_callable` chose. Cleared by
