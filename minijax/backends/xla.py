@@ -9,9 +9,7 @@ Three things are built on that table:
 
 * `eager_impls` (in `ir/trace.py`) -- op-by-op execution on concrete arrays. Each
   (primitive, params, input avals) gets one small `jax.jit`-compiled function,
-  cached, so a repeated eager op costs a dictionary lookup plus JAX's dispatch. Where
-  that function is a single JAX operation, the rule runs eagerly instead, so JAX's
-  own per-operation cache compiles it, once for minijax and JAX alike.
+  cached, so a repeated eager op costs a dictionary lookup plus JAX's dispatch.
 * `compile_jaxpr(jaxpr)` -- a whole jaxpr as one `jax.jit` function, cached by
   jaxpr identity; `minijax.jit` and the eager impl of the `jit` primitive use it.
   `compile_jaxpr_by_text` caches by the exact text instead, for programs that are
@@ -350,34 +348,16 @@ def lower_closed_jaxpr(closed_jaxpr, *args, donate_argnums: tuple = ()):
 
 # -- eager dispatch ---------------------------------------------------------------------
 
-def _eager_callable(prim, params_key, in_avals, args):
-    """The function that runs `prim` with these params on inputs of these avals, made on
-    first use with the call's `args`: `jax.jit` of the lowering rule, or the rule itself
-    where its program is a single JAX operation. JAX runs that one operation eagerly the
-    way it runs it for its own users: through JAX's per-operation cache of compiled
-    programs, shared with every eager JAX call in the process, so the same `lax.sin` on
-    the same shapes compiles once, not once for JAX and once for minijax. (The program is
-    the same one-operation program either way, so the results are identical.)"""
-    key = (prim, params_key, in_avals)
-    fn = _eager_callables.get(key)
-    if fn is None:
-        params = dict(params_key)
-        # the type rule names a bad call clearly, and says which results are weak
-        out_avals = out_avals_of(prim, in_avals, params)
-        rule = lowering_rules[prim]
+@functools.lru_cache(maxsize=8192)
+def _compiled_primitive(prim, params_key, in_avals):
+    params = dict(params_key)
+    # the type rule names a bad call clearly, and says which results are weak
+    out_avals = out_avals_of(prim, in_avals, params)
+    rule = lowering_rules[prim]
 
-        def run(*args):
-            return weak_as_typed(out_avals, rule(*args, **params))
-        fn = jax.jit(run)
-        if len(fn.trace(*args).jaxpr.eqns) == 1:
-            fn = run
-        _eager_callables[key] = fn
-    return fn
-
-
-# (primitive, params, input avals) -> the function `_eager_callable` chose. Cleared by
-# `clear_caches`.
-_eager_callables: dict = {}
+    def run(*args):
+        return weak_as_typed(out_avals, rule(*args, **params))
+    return jax.jit(run)
 
 
 def _as_jax_value(value, aval):
@@ -413,16 +393,15 @@ def apply_primitive(prim, *args, **params):
     if fn is not None:
         return fn(*args)
     in_avals = tuple(aval_of_value(a) for a in args)
-    values = [_as_jax_value(a, aval) for a, aval in zip(args, in_avals)]
-    fn = _eager_callable(prim, tuple(sorted(params.items())), in_avals, values)
+    fn = _compiled_primitive(prim, tuple(sorted(params.items())), in_avals)
     if None not in signature:
         _fast_path[key] = fn
-    return fn(*values)
+    return fn(*(_as_jax_value(a, aval) for a, aval in zip(args, in_avals)))
 
 
 def clear_caches():
     _fast_path.clear()
-    _eager_callables.clear()
+    _compiled_primitive.cache_clear()
     compile_jaxpr.cache_clear()
     _compiled_by_text.clear()
 
