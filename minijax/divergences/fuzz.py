@@ -66,6 +66,44 @@ register(
     "(finding G6)",
     transforms=("linearize", "while", "debug_print"))
 
+register(
+    "jax_jacfwd_of_an_unused_custom_vjp_result_fails", "0.10.2",
+    "jax.jacfwd of a function that calls a custom_vjp function and never uses its result "
+    "raises TypeError(\"can't apply forward-mode autodiff (jvp) to a custom_vjp "
+    "function.\"), eagerly and of a jitted function: jacfwd vmaps the jvp, and the "
+    "batching rule of the dead custom_lin raises before anything drops it; "
+    "jax.jvp under jit, jax.jvp of a jitted function and jax.linearize of the same "
+    "function succeed",
+    "jacfwd succeeds, as linearize does (the dead tangent map is dropped); a used "
+    "custom_vjp result raises in jacfwd as in JAX",
+    "jacfwd is documented as the Jacobian by forward mode, which this function has: "
+    "JAX computes its jvp under jit; found by the fuzzer (finding J30)",
+    transforms=("jacfwd", "custom_vjp_call"))
+register(
+    "jax_scatter_mul_grad_requires_unique_indices", "0.10.2",
+    "every derivative of lax.scatter_mul (grad, vjp, jvp, linearize, jacfwd, jacrev, "
+    "hessian) raises NotImplementedError('scatter_mul gradients are only implemented "
+    "if `unique_indices=True`') unless the caller promises unique indices, even for "
+    "indices that are unique",
+    "scatter_mul is differentiated for any indices: the derivative in update u is "
+    "x[j] times the product of the other updates sent to j (exact at zeros), checked "
+    "against float64 finite differences",
+    "a limitation JAX states in its error; found by the fuzzer (finding J31)",
+    transforms=("grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian",
+                "scatter_mul"))
+register(
+    "jax_second_derivative_of_unused_igamma_fails", "0.10.2",
+    "jax.hessian and grad(grad) of a function that computes lax.igamma of its argument "
+    "without using the result (in a while_loop body whose outputs are dropped, or "
+    "at top level) raise NotImplementedError(\"Differentiation rule for "
+    "'igamma_grad_a' not implemented\"): the dead code is differentiated twice",
+    "the unused computation is dropped before the second derivative; a used "
+    "igamma's second derivative in `a` raises as in JAX (no rule on either side)",
+    "the derivative of a function does not depend on values it discards; found by "
+    "the fuzzer (finding J32)",
+    transforms=("hessian", "grad", "igamma"))
+
+
 def _float64_tangent(transform, row) -> bool:
     return transform in ("jvp", "linearize", "jacfwd", "hessian") and (
         "float64" in row.detail or "float64" in row.summary())
@@ -94,6 +132,21 @@ def _jax_eager_view(transform, row) -> bool:
     return transform == "eager" and row.jax_error.startswith("NotImplementedError")
 
 
+def _jax_jacfwd_of_unused_custom_vjp(transform, row) -> bool:
+    return transform == "jacfwd" and not row.minijax_error and \
+        "can't apply forward-mode autodiff (jvp) to a custom_vjp" in row.jax_error
+
+
+def _jax_scatter_mul_derivative(transform, row) -> bool:
+    return not row.minijax_error and \
+        "scatter_mul gradients are only implemented if" in row.jax_error
+
+
+def _jax_second_derivative_of_unused_igamma(transform, row) -> bool:
+    return transform in ("hessian", "grad(grad)") and not row.minijax_error and \
+        "Differentiation rule for 'igamma_grad_a' not implemented" in row.jax_error
+
+
 # Record name (of any area) -> predicate on (transform, row): the rows of the fuzzer a
 # record explains. A record listed here explains exactly these rows; the others are
 # matched by their words (minijax/testing/fuzz.py, known_divergence).
@@ -104,4 +157,7 @@ FUZZ_ROW_MATCHERS = {
     "jax_jacrev_of_a_function_without_outputs_fails": _jax_jacrev_without_outputs,
     "jax_checkpoint_of_complex_values_fails": _jax_complex_checkpoint,
     "jax_linearized_while_loop_reruns_its_effects": _jax_linearized_loop_prints_again,
+    "jax_jacfwd_of_an_unused_custom_vjp_result_fails": _jax_jacfwd_of_unused_custom_vjp,
+    "jax_scatter_mul_grad_requires_unique_indices": _jax_scatter_mul_derivative,
+    "jax_second_derivative_of_unused_igamma_fails": _jax_second_derivative_of_unused_igamma,
 }

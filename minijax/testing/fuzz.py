@@ -171,10 +171,18 @@ class ProgramSides:
         self.minijax = recipes_module.Side("minijax", minijax, mini_fn)
         self.jax = recipes_module.Side("jax", jax, jax_fn)
         self.compile_oracle = compile_oracle and _oracle_may_jit(program, leaves)
+        self.has_custom_vjp = any(eqn.primitive.name == "custom_vjp_call"
+                                  for eqn in eqns_nested(program))
 
     def oracle_recipe(self, name, recipe):
         """The recipe the JAX side runs for row `name`."""
         if not self.compile_oracle or name in _EAGER_ORACLE_ROWS:
+            return recipe
+        if self.has_custom_vjp and name in _FORWARD_MODE_ROWS:
+            # JAX raises for forward mode through a custom_vjp call when it evaluates
+            # the tangent map eagerly, not where it stages it and drops it as dead
+            # code (under jit); minijax's side is eager, so the oracle is too
+            # (finding F41).
             return recipe
         return _compiled_recipe(recipe)
 
@@ -204,6 +212,7 @@ def _is_array(x):
 # The rows whose oracle stays eager: `eager` is the eager comparison, and `vjp`'s
 # recipe reads the primal outputs' values to make its cotangents.
 _EAGER_ORACLE_ROWS = ("eager", "vjp")
+_FORWARD_MODE_ROWS = ("jvp", "linearize", "jacfwd", "hessian")
 # Eagerly, every float16/bfloat16 operation rounds its result; XLA may keep a fused
 # computation's intermediates in float32. Programs with them keep an eager oracle.
 _ROUNDED_EVERY_OPERATION = (np.dtype(np.float16), bfloat16)

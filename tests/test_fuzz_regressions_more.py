@@ -1,0 +1,213 @@
+"""Regression tests made from the fuzzer's findings F40-F49 and pins of J30-J39
+(docs/fuzzing_findings.md): the findings of campaign `s4last` that are not
+residual-set differences. Each test is the finding's shrunk reproducer, compared
+with JAX (or, for a JAX divergence, pinned from both sides)."""
+import jax
+import numpy as np
+import pytest
+
+import minijax
+from minijax.testing import assert_trees_match
+from minijax.transforms.custom_derivatives import CustomDerivativeError
+from tests.test_divergences import pins
+
+
+# -- F40: lax.abs of an unsigned integer --------------------------------------------------
+
+def test_abs_refuses_unsigned_integers_as_jax_does():
+    # fuzz finding F40 (seed s4last:90): minijax's abs type rule accepted uint32, so a
+    # program traced and then failed inside JAX's lowering. JAX's lax.abs refuses
+    # unsigned (and bool) operands; jnp.abs returns them unchanged.
+    x = np.array([1, 2], np.uint32)
+    for api in (minijax, jax):
+        for run in (lambda: api.lax.abs(x), lambda: api.jit(api.lax.abs)(x),
+                    lambda: api.make_jaxpr(api.lax.abs)(x)):
+            with pytest.raises(TypeError, match="does not accept dtype uint32"):
+                run()
+        with pytest.raises(TypeError, match="does not accept dtype bool"):
+            api.lax.abs(np.array([True]))
+    assert_trees_match(minijax.numpy.abs(x), jax.numpy.abs(x))
+    signed = np.array([-3, 2], np.int8)
+    assert_trees_match(minijax.lax.abs(signed), jax.lax.abs(signed))
+
+
+def test_the_generators_unsigned_divisor_takes_no_abs():
+    # The generator's safe divisor was max(|x|, 1) for every integer: for uint32 it
+    # is max(x, 1) (the program of seed s4last:90 divides a uint32 by it).
+    from minijax.ir.core import eqns_nested
+    from minijax.testing.fuzz import generate
+    case = generate("s4last:90")
+    abs_operands = [eqn.inputs[0].aval.dtype for eqn in eqns_nested(case.program)
+                    if eqn.primitive.name == "abs"]
+    assert np.dtype(np.uint32) not in abs_operands
+    assert any(eqn.primitive.name == "div" and eqn.inputs[0].aval.dtype == np.uint32
+               for eqn in eqns_nested(case.program))
+
+
+# -- F41: forward mode through an unused custom_vjp result ------------------------------------
+
+def _custom_vjp_calls(api):
+    @api.custom_vjp
+    def g(x):
+        return api.numpy.sin(x)
+    g.defvjp(lambda x: (g(x), x), lambda x, ct: (ct * api.numpy.cos(x),))
+
+    def unused(x):
+        g(x)
+        return api.numpy.cos(x)
+
+    def unused_in_scan(x):
+        def step(c, _):
+            g(c)
+            return c * 2.0, ()
+        return api.lax.scan(step, x, (), length=2)[0]
+
+    def used(x):
+        return g(x) + x
+    return unused, unused_in_scan, used
+
+
+def test_unused_custom_vjp_result_has_forward_mode_where_jax_stages_it():
+    # fuzz finding F41 (seeds s4last:53, s4last:213, shrunk): jvp of a program whose
+    # custom_vjp result is unused raised "can't apply forward-mode autodiff" in
+    # minijax under jit and inside a loop body, where JAX stages the tangent map and
+    # drops it as dead code before lowering. minijax now drops dead code before
+    # lowering too (backends/xla.py, lower_jaxpr).
+    x = np.array([0.5, 1.0], np.float32)
+    (m_unused, m_scan, m_used), (j_unused, j_scan, j_used) = \
+        _custom_vjp_calls(minijax), _custom_vjp_calls(jax)
+    ways = [lambda api, f: api.jvp(api.jit(f), (x,), (x,)),
+            lambda api, f: api.jit(lambda x: api.jvp(f, (x,), (x,)))(x),
+            lambda api, f: api.linearize(f, x)[1](x)]
+    for way in ways:
+        assert_trees_match(way(minijax, m_unused), way(jax, j_unused))
+        assert_trees_match(way(minijax, m_scan), way(jax, j_scan))
+    # eagerly, inside a loop body: staged in both
+    assert_trees_match(minijax.jvp(m_scan, (x,), (x,)), jax.jvp(j_scan, (x,), (x,)))
+    # eagerly at top level the tangent map is evaluated: both raise
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        jax.jvp(j_unused, (x,), (x,))
+    with pytest.raises(CustomDerivativeError, match="can't apply forward-mode"):
+        minijax.jvp(m_unused, (x,), (x,))
+    # a used result raises everywhere, on both sides
+    for way in ways:
+        with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+            way(jax, j_used)
+        with pytest.raises(CustomDerivativeError, match="can't apply forward-mode"):
+            way(minijax, m_used)
+
+
+def test_forward_mode_rows_of_custom_vjp_programs_keep_an_eager_oracle():
+    # F41, the harness: under the compiled oracle (one jax.jit) JAX dropped an unused
+    # custom_vjp tangent map that eager JAX evaluates (and raises on); minijax's side
+    # is eager, so such rows compare with eager JAX.
+    from minijax.testing.fuzz import ProgramSides
+    unused = _custom_vjp_calls(minijax)[0]
+    x = np.array([0.5, 1.0], np.float32)
+    program = minijax.make_jaxpr(unused)(x)
+    sides = ProgramSides(program, [x])
+    assert sides.compile_oracle
+
+    def recipe(side, leaves):
+        return ()
+    assert sides.oracle_recipe("jvp", recipe) is recipe
+    assert sides.oracle_recipe("jacfwd", recipe) is recipe
+    assert sides.oracle_recipe("grad", recipe) is not recipe
+
+
+@pins("jax_jacfwd_of_an_unused_custom_vjp_result_fails")
+def test_jax_jacfwd_of_an_unused_custom_vjp_result_fails():
+    # fuzz finding J30 (seeds s4last:34, 53, 213)
+    x = np.array([0.5, 1.0], np.float32)
+    j_unused, m_unused = _custom_vjp_calls(jax)[0], _custom_vjp_calls(minijax)[0]
+    for wrap in (lambda api, f: f, lambda api, f: api.jit(f)):
+        with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+            jax.jacfwd(wrap(jax, j_unused))(x)
+        expected = np.diag(-np.sin(x))
+        np.testing.assert_allclose(minijax.jacfwd(wrap(minijax, m_unused))(x), expected,
+                                   rtol=1e-6)
+    # the same function's jvp under jit is fine in JAX
+    jax.jit(lambda x: jax.jvp(j_unused, (x,), (x,)))(x)
+
+
+# -- J31: scatter_mul's derivative with indices that may repeat ----------------------------
+
+def _scatter_mul_loss(api, indices):
+    numbers = api.lax.ScatterDimensionNumbers(
+        update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+
+    def loss(x, u):
+        out = api.lax.scatter_mul(x, indices, u, numbers, mode="fill")
+        return api.numpy.sum(out * api.numpy.arange(1.0, 4.0))
+    return loss
+
+
+def _scatter_mul_loss_float64(x, u, indices):
+    out = x.copy()
+    for k, i in enumerate(indices[:, 0]):
+        out[i] *= u[k]
+    return float(np.sum(out * np.arange(1.0, 4.0)))
+
+
+@pins("jax_scatter_mul_grad_requires_unique_indices")
+def test_jax_scatter_mul_grad_requires_unique_indices():
+    # fuzz finding J31 (seed s4last:230: one scatter_mul, every derivative row). JAX
+    # refuses; minijax's derivatives agree with float64 central differences, with
+    # repeated indices and a zero update.
+    indices = np.array([[0], [0], [2], [0]], np.int32)
+    x = np.array([0.5, -1.5, 2.0], np.float32)
+    u = np.array([1.5, 0.0, 0.3, 2.0], np.float32)
+    with pytest.raises(NotImplementedError, match="only implemented if `unique_indices"):
+        jax.grad(_scatter_mul_loss(jax, indices), argnums=(0, 1))(x, u)
+    with pytest.raises(NotImplementedError, match="only implemented if `unique_indices"):
+        jax.jvp(_scatter_mul_loss(jax, indices), (x, u), (x, u))
+    d_x, d_u = minijax.grad(_scatter_mul_loss(minijax, indices), argnums=(0, 1))(x, u)
+
+    def central(which, h=1e-6):
+        x64, u64 = x.astype(np.float64), u.astype(np.float64)
+        base = (x64, u64)[which]
+        out = np.zeros_like(base)
+        for i in range(base.size):
+            step = np.zeros_like(base)
+            step[i] = h
+            args = [lambda s: (x64 + s, u64), lambda s: (x64, u64 + s)][which]
+            out[i] = (_scatter_mul_loss_float64(*args(step), indices)
+                      - _scatter_mul_loss_float64(*args(-step), indices)) / (2 * h)
+        return out
+    np.testing.assert_allclose(d_x, central(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(d_u, central(1), rtol=1e-5, atol=1e-6)
+    _, tangent = minijax.jvp(_scatter_mul_loss(minijax, indices), (x, u), (x, u))
+    np.testing.assert_allclose(tangent, central(0) @ x + central(1) @ u, rtol=1e-5)
+
+
+# -- J32: a second derivative through an unused igamma ---------------------------------------
+
+def _unused_igamma(api):
+    def f(a):
+        def body(carry):
+            i, x = carry
+            api.lax.igamma(x + 1.0, x + 2.0)      # its result is never used
+            return i + 1, x * 0.5
+        api.lax.while_loop(lambda c: c[0] < 2, body, (0, a))
+        return api.numpy.sum(api.numpy.sin(a) * a)
+    return f
+
+
+@pins("jax_second_derivative_of_unused_igamma_fails")
+def test_jax_second_derivative_of_unused_igamma_fails():
+    # fuzz finding J32 (seed s4last:61, shrunk): the loop's outputs are dropped
+    a = np.array([1.5, 2.0], np.float32)
+    for name in ("hessian", "grad(grad)"):
+        def second(api):
+            if name == "hessian":
+                return api.hessian(_unused_igamma(api))
+            return api.grad(lambda a: api.numpy.sum(api.grad(_unused_igamma(api))(a)))
+        with pytest.raises(NotImplementedError, match="igamma_grad_a"):
+            second(jax)(a)
+        expected = 2 * np.cos(a) - a * np.sin(a)
+        if name == "hessian":
+            expected = np.diag(expected)
+        np.testing.assert_allclose(second(minijax)(a), expected, rtol=1e-5)
+    # a used igamma: no second derivative in `a` on either side
+    with pytest.raises(NotImplementedError, match="igamma_grad_a"):
+        minijax.hessian(lambda a: minijax.numpy.sum(minijax.lax.igamma(a, a + 1.0)))(a)
