@@ -211,3 +211,80 @@ def test_jax_second_derivative_of_unused_igamma_fails():
     # a used igamma: no second derivative in `a` on either side
     with pytest.raises(NotImplementedError, match="igamma_grad_a"):
         minijax.hessian(lambda a: minijax.numpy.sum(minijax.lax.igamma(a, a + 1.0)))(a)
+
+
+# -- F42: what an exported custom rule returns reaches JAX as a JAX array ---------------------
+
+def _stop_gradient_custom_vjp(api):
+    def body(x):
+        return api.lax.stop_gradient(x)
+    g = api.custom_vjp(body)
+    g.defvjp(lambda x: (body(x), (x,)), lambda xs, ct: api.vjp(body, *xs)[1](ct))
+    return lambda x: g(x) * 0.5
+
+
+def test_exported_custom_vjp_rules_return_typed_jax_arrays():
+    # fuzz finding F42 (seed s4last:123): `to_jax`'s bwd of a custom_vjp function
+    # returned the Python float 0.0 its program ends in (the zero cotangent of
+    # stop_gradient), and jax.grad handed it to the user: the oracle's gradient was
+    # a float (compared as float64). Now each cotangent is a JAX array of its
+    # argument's dtype and weak type, as the argument is at the call.
+    from minijax.interop import to_jax
+    program = minijax.make_jaxpr(_stop_gradient_custom_vjp(minijax))(-0.25)
+    exported = to_jax(program)
+    expected = minijax.grad(_stop_gradient_custom_vjp(minijax))(-0.25)
+    actual = jax.grad(lambda x: exported(x)[0])(-0.25)
+    assert isinstance(actual, jax.Array)
+    assert_trees_match(expected, actual)
+    # a strong batch of the weak program's argument: strong cotangents, as minijax's
+    batch = np.array([-0.25, 0.125], np.float32)
+    expected = minijax.vmap(minijax.grad(_stop_gradient_custom_vjp(minijax)))(batch)
+    actual = jax.vmap(jax.grad(lambda x: exported(x)[0]))(batch)
+    assert not actual.weak_type
+    assert_trees_match(expected, actual)
+
+
+# -- J33: vmap of a custom function over a NumPy constant under jit --------------------------
+
+@pins("jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails")
+def test_jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails():
+    # fuzz finding J33 (seeds s4last:35, 123, 217, 257: the compiled oracle of a vmap
+    # row closes over its batched arguments)
+    x = np.array([-0.25, 0.125], np.float32)
+
+    def custom_functions(api):
+        g = api.custom_vjp(lambda x: x * 2.0)
+        g.defvjp(lambda x: (x * 2.0, None), lambda r, ct: (ct * 2.0,))
+        h = api.custom_jvp(lambda x: x * 2.0)
+        h.defjvp(lambda p, t: (p[0] * 2.0, t[0] * 2.0))
+        return g, h
+    for j_fn, m_fn in zip(custom_functions(jax), custom_functions(minijax)):
+        with pytest.raises(AssertionError, match="non-canonical constant of type ndarray"):
+            jax.jit(lambda: jax.vmap(j_fn)(x))()
+        assert_trees_match(jax.jit(jax.vmap(j_fn))(x), jax.vmap(j_fn)(x))
+        assert_trees_match(minijax.jit(lambda: minijax.vmap(m_fn)(x))(),
+                           jax.vmap(j_fn)(x))
+
+
+@pytest.mark.parametrize("transform, jax_error, record", [
+    ("jacfwd", "TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function.",
+     "jax_jacfwd_of_an_unused_custom_vjp_result_fails"),
+    ("grad", "NotImplementedError: scatter_mul gradients are only implemented if "
+     "`unique_indices=True`", "jax_scatter_mul_grad_requires_unique_indices"),
+    ("grad(grad)", "NotImplementedError: Differentiation rule for 'igamma_grad_a' not "
+     "implemented", "jax_second_derivative_of_unused_igamma_fails"),
+    ("vmap(grad)", "AssertionError: non-canonical constant of type ndarray: array([1.])",
+     "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails"),
+])
+def test_the_fuzzer_files_the_new_jax_records_by_their_rows_only(transform, jax_error, record):
+    from minijax.testing import fuzz
+    from minijax.testing.report import Row
+    case = fuzz.generate("identity", features=["elementwise"])
+    row = Row(transform, "error", jax_error=jax_error)
+    assert fuzz.known_divergence(transform, case.program, row) == record
+    # the same error on minijax's side too is no divergence of JAX's
+    both = Row(transform, "error", minijax_error="TypeError: x", jax_error=jax_error)
+    assert fuzz.known_divergence(transform, case.program, both) != record
+    other = Row("eager" if transform != "eager" else "jit", "error", jax_error=jax_error)
+    if record != "jax_scatter_mul_grad_requires_unique_indices":
+        assert fuzz.known_divergence(other.transform, case.program, other) != record

@@ -103,6 +103,21 @@ register(
     "the fuzzer (finding J32)",
     transforms=("hessian", "grad", "igamma"))
 
+register(
+    "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails", "0.10.2",
+    "inside jax.jit, jax.vmap of a custom_vjp or custom_jvp function over a NumPy array "
+    "the traced function closes over (not an argument of the jit) raises an internal "
+    "AssertionError('non-canonical constant of type ndarray: array([-0.25, 0.125])'), "
+    "for float32 and float64 arrays alike: e.g. g = jax.custom_vjp(lambda x: x * 2.0) "
+    "with any rule, x = np.array([-0.25, 0.125], np.float32), "
+    "jax.jit(lambda: jax.vmap(g)(x))(); eagerly, or with x a jit argument, it works",
+    "the batched call runs ([-0.5, 0.25])",
+    "an internal assertion, not an error about the user's program: a constant NumPy "
+    "array is an ordinary jit operand everywhere else (the same vmap of a function "
+    "without custom rule works); found by the fuzzer (finding J33), whose compiled "
+    "oracle closes over the arguments",
+    transforms=("vmap", "jit"))
+
 
 def _float64_tangent(transform, row) -> bool:
     return transform in ("jvp", "linearize", "jacfwd", "hessian") and (
@@ -147,6 +162,11 @@ def _jax_second_derivative_of_unused_igamma(transform, row) -> bool:
         "Differentiation rule for 'igamma_grad_a' not implemented" in row.jax_error
 
 
+def _jax_vmap_non_canonical_constant(transform, row) -> bool:
+    return "vmap" in transform and not row.minijax_error and \
+        "AssertionError: non-canonical constant of type ndarray" in row.jax_error
+
+
 # Record name (of any area) -> predicate on (transform, row): the rows of the fuzzer a
 # record explains. A record listed here explains exactly these rows; the others are
 # matched by their words (minijax/testing/fuzz.py, known_divergence).
@@ -160,4 +180,6 @@ FUZZ_ROW_MATCHERS = {
     "jax_jacfwd_of_an_unused_custom_vjp_result_fails": _jax_jacfwd_of_unused_custom_vjp,
     "jax_scatter_mul_grad_requires_unique_indices": _jax_scatter_mul_derivative,
     "jax_second_derivative_of_unused_igamma_fails": _jax_second_derivative_of_unused_igamma,
+    "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails":
+        _jax_vmap_non_canonical_constant,
 }
