@@ -288,3 +288,29 @@ def test_the_fuzzer_files_the_new_jax_records_by_their_rows_only(transform, jax_
     other = Row("eager" if transform != "eager" else "jit", "error", jax_error=jax_error)
     if record != "jax_scatter_mul_grad_requires_unique_indices":
         assert fuzz.known_divergence(other.transform, case.program, other) != record
+
+
+# -- F43: an exported custom rule that folds a constant, under jax.jit -----------------------
+
+def test_exported_custom_jvp_rule_folding_an_index_runs_under_jax_jit():
+    # fuzz finding F43 (seed s4last:245, shrunk): to_jax traced a custom_jvp rule
+    # while JAX's jit traced the program, so the index array the rule's body makes
+    # eagerly (x.at[idx] with idx = jnp.asarray of a NumPy array, as the generator
+    # writes it) became a JAX tracer, and minijax's indexing raised
+    # TracerArrayConversionError reading it.
+    from minijax.interop import to_jax
+    mnp = minijax.numpy
+
+    def body(x):
+        idx = mnp.asarray(np.array([1, 2], np.int32))     # made eagerly
+        return x.at[idx].add(1.0) * x
+
+    g = minijax.custom_jvp(body)
+    g.defjvp(lambda p, t: minijax.jvp(body, p, t))
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    program = minijax.make_jaxpr(g)(x)
+    exported = to_jax(program)
+    expected = minijax.jvp(g, (x,), (x,))
+    assert_trees_match(jax.jit(lambda x: exported(x)[0])(x), expected[0])
+    assert_trees_match(jax.jit(lambda x: jax.jvp(lambda x: exported(x)[0], (x,), (x,)))(x),
+                       expected)

@@ -221,6 +221,16 @@ def _as_jax_arrays(values, avals):
             for v, a in zip(values, avals)]
 
 
+def _trace_rule(fn, in_avals):
+    """A custom rule traced into a minijax program. The exported program runs while
+    JAX traces it (under jax.jit, grad, ...): what the rule computes eagerly (a
+    constant minijax folds on concrete values, such as an index array) must run now
+    with concrete values, not become a JAX tracer minijax cannot read (finding F43;
+    jit's fast path does the same)."""
+    with jax.ensure_compile_time_eval():
+        return trace_to_jaxpr(fn, in_avals)
+
+
 def _jvp_program(call_jaxpr, num_consts, rule, name):
     """minijax's jvp rule of the call traced into a program: (consts, args, float
     tangents of args) -> (outputs, tangents of the outputs)."""
@@ -236,7 +246,7 @@ def _jvp_program(call_jaxpr, num_consts, rule, name):
                                                num_consts=num_consts, rule=rule, name=name)
         return list(result.primals_out) + [instantiate(t) for t in result.tangents_out]
     tangent_avals = [a for a, d in zip(in_avals, diff) if d]
-    return trace_to_jaxpr(jvp, in_avals + tangent_avals), diff
+    return _trace_rule(jvp, in_avals + tangent_avals), diff
 
 
 def _custom_jvp(*args, call_jaxpr, num_consts, rule, name):
@@ -268,7 +278,7 @@ def _custom_vjp(*args, call_jaxpr, num_consts, rule, name):
         res_leaves, res_tree = tree_util.tree_flatten(residuals)
         residual_info["tree"] = res_tree
         return list(out_leaves) + list(res_leaves)
-    fwd_program = trace_to_jaxpr(fwd_flat, arg_avals)
+    fwd_program = _trace_rule(fwd_flat, arg_avals)
     res_avals = fwd_program.out_avals[n_out:]
 
     def bwd_flat(*flat):
@@ -278,7 +288,7 @@ def _custom_vjp(*args, call_jaxpr, num_consts, rule, name):
         cts_in = rule.bwd(*site.nondiff, residuals, ct_tree)
         return [instantiate(c) for c in _bwd_float_leaves(name, cts_in, site)]
     ct_avals = [tangent_aval(a) for a in call_jaxpr.out_avals]
-    bwd_program = trace_to_jaxpr(bwd_flat, list(res_avals) + ct_avals)
+    bwd_program = _trace_rule(bwd_flat, list(res_avals) + ct_avals)
 
     fn = jax.custom_vjp(_body_fn(call_jaxpr))
     # The weak types of this call's arguments, as JAX traces them (the program's
