@@ -314,3 +314,25 @@ def test_exported_custom_jvp_rule_folding_an_index_runs_under_jax_jit():
     assert_trees_match(jax.jit(lambda x: exported(x)[0])(x), expected[0])
     assert_trees_match(jax.jit(lambda x: jax.jvp(lambda x: exported(x)[0], (x,), (x,)))(x),
                        expected)
+
+
+# -- the reproducer shows types ----------------------------------------------------------------
+
+def test_reproducer_prints_dtype_and_weak_type_and_keeps_a_weak_argument_weak(tmp_path):
+    # A dtype or weak-type finding (F42's float cotangent, the weak_type rows) was
+    # invisible when its reproducer ran: it printed values only, and a weak scalar
+    # argument, a NumPy float64 after shrinking, was written as one.
+    import subprocess
+    import sys
+    from minijax.testing.recipes import TRANSFORMS
+    from minijax.testing.shrink import reproducer_source
+    program = minijax.make_jaxpr(lambda x, y: (x * 2.0, y + 1))(1.5, np.ones(2, np.int32))
+    text = reproducer_source(program, [np.float64(1.5), np.ones(2, np.int32)], "grad",
+                             TRANSFORMS["grad"])
+    assert "ARGS = [1.5, np.array([1, 1], dtype=np.int32)]" in text
+    path = tmp_path / "repro.py"
+    path.write_text(text.replace("{file}", "repro.py"))
+    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines() == ["leaf 0: 2.0  # ArrayImpl float32 weak_type=True"]
+    assert eval(out.split(":", 1)[1]) == 2.0      # the values still read back
