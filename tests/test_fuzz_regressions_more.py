@@ -336,3 +336,46 @@ def test_reproducer_prints_dtype_and_weak_type_and_keeps_a_weak_argument_weak(tm
                          check=True).stdout
     assert out.splitlines() == ["leaf 0: 2.0  # ArrayImpl float32 weak_type=True"]
     assert eval(out.split(":", 1)[1]) == 2.0      # the values still read back
+
+
+# -- F44: linear algebra of weakly typed values --------------------------------------------
+
+@pytest.mark.parametrize("name", ["cholesky", "eigh", "lu", "qr", "svd", "triangular_solve"])
+def test_linalg_results_of_a_weak_matrix_are_weak_as_in_jax(name):
+    # fuzz finding F44 (seed s4last:264, jit(grad) of an eigh program): the linear
+    # algebra primitives' results were always strong, and cholesky/eigh symmetrized
+    # their input with a strong NumPy 2; JAX's results are weak when the operands are
+    # (a weak scalar reshaped to a matrix), and so is the gradient through eigh.
+    def f(api):
+        def run(a):
+            m = api.lax.reshape(a, (1, 1)) + 2.0
+            fn = getattr(api.lax.linalg, name)
+            return fn(m, m, left_side=True) if name == "triangular_solve" else fn(m)
+        return run
+    for wrap in (lambda api, g: g, lambda api, g: api.jit(g)):
+        assert_trees_match(wrap(minijax, f(minijax))(1.5), wrap(jax, f(jax))(1.5))
+
+
+def test_gradient_through_eigh_of_a_weak_matrix_is_weak():
+    def f(api):
+        def run(a):
+            m = api.lax.reshape(a, (1, 1))
+            v, w = api.lax.linalg.eigh(m + m.T)
+            return api.numpy.sum(v) + api.numpy.sum(w)
+        return run
+    for wrap in (lambda api, g: g, lambda api, g: api.jit(g)):
+        assert_trees_match(wrap(minijax, minijax.grad(f(minijax)))(1.5),
+                           wrap(jax, jax.grad(f(jax)))(1.5))
+
+
+# -- J34: jit changes the weak type of a gradient --------------------------------------------
+
+@pins("jax_jit_of_grad_changes_its_weak_type")
+def test_jax_jit_of_grad_changes_its_weak_type():
+    # fuzz finding J34 (seed s4last:264), shrunk by hand
+    def f(api):
+        return lambda a: api.numpy.sum(api.lax.mul(a, np.float32(2))) + api.numpy.sum(a)
+    assert not jax.grad(f(jax))(1.5).weak_type
+    assert jax.jit(jax.grad(f(jax)))(1.5).weak_type
+    for d in (minijax.grad(f(minijax))(1.5), minijax.jit(minijax.grad(f(minijax)))(1.5)):
+        assert float(d) == 3.0 and d.dtype == np.float32 and not d.weak_type

@@ -6,6 +6,8 @@ and the all-bfloat16 outputs that provoke them (no program word names those, so
 `cross_check`'s word matching never files a new difference under them). The fuzzer
 matches these rows precisely instead: `FUZZ_ROW_MATCHERS`, record name -> predicate
 on (transform, row), also for records of other areas."""
+import re
+
 from .registry import register
 
 register(
@@ -118,6 +120,19 @@ register(
     "oracle closes over the arguments",
     transforms=("vmap", "jit"))
 
+register(
+    "jax_jit_of_grad_changes_its_weak_type", "0.10.2",
+    "jax.jit(jax.grad(f))(1.5) is weakly typed where jax.grad(f)(1.5) is not, for "
+    "f = lambda a: jnp.sum(lax.mul(a, np.float32(2))) + jnp.sum(a): the two cotangent "
+    "contributions of `a` (a strong one through the mul, a weak one through jnp.sum's "
+    "convert) are summed by add_any, whose staged type is its first operand's, while "
+    "eagerly the sum follows the ordinary rule (weak only if both are)",
+    "grad and jit(grad) are both strong (3.0, float32), as JAX's eager grad",
+    "jit is documented as not changing what a function computes, and JAX's weak-type "
+    "rule makes a sum of a weak and a strong value strong; found by the fuzzer "
+    "(finding J34)",
+    transforms=("jit", "grad"))
+
 
 def _float64_tangent(transform, row) -> bool:
     return transform in ("jvp", "linearize", "jacfwd", "hessian") and (
@@ -167,6 +182,13 @@ def _jax_vmap_non_canonical_constant(transform, row) -> bool:
         "AssertionError: non-canonical constant of type ndarray" in row.jax_error
 
 
+def _jax_jit_grad_weak(transform, row) -> bool:
+    # only jit(grad): the eager grad row of the same program still compares minijax's
+    # weak types with eager JAX's, so a weak-type bug of minijax shows there
+    return transform == "jit(grad)" and not row.minijax_error and \
+        re.search(r"leaf \d+: weak_type False != jax's True$", row.detail) is not None
+
+
 # Record name (of any area) -> predicate on (transform, row): the rows of the fuzzer a
 # record explains. A record listed here explains exactly these rows; the others are
 # matched by their words (minijax/testing/fuzz.py, known_divergence).
@@ -182,4 +204,5 @@ FUZZ_ROW_MATCHERS = {
     "jax_second_derivative_of_unused_igamma_fails": _jax_second_derivative_of_unused_igamma,
     "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails":
         _jax_vmap_non_canonical_constant,
+    "jax_jit_of_grad_changes_its_weak_type": _jax_jit_grad_weak,
 }
