@@ -403,3 +403,25 @@ def test_fd_invariant_skips_stop_gradient_and_betainc_jvp_matches_float64():
     expected = (scipy.special.betainc(float(a), float(b), x64 + h)
                 - scipy.special.betainc(float(a), float(b), x64 - h)) / (2 * h)
     np.testing.assert_allclose(tangent, expected, rtol=1e-4)
+
+
+# -- F46: cumprod's higher derivatives near zero --------------------------------------------
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumprod_second_derivatives_near_zero_match_jax(reverse):
+    # fuzz finding F46 (seed s4last:58: hessian off by 5.64 at an element 1e-30, the
+    # gradient's float32 finite differences siding with JAX). cumprod's jvp divided
+    # by x, exact at zeros by masking, but 1/x**2 overflowed in the second derivative
+    # at x = 1e-30. It now solves its linear recurrence by doubling, without division.
+    x = np.array([[1.386, 0.509, 1e-30], [-0.759, 0.0, 0.25]], np.float32)
+
+    def f(api):
+        return lambda x: api.numpy.sum(api.numpy.sin(api.lax.cumprod(x, axis=1, reverse=reverse)) ** 2)
+    assert_trees_match(minijax.jvp(f(minijax), (x,), (x,)), jax.jvp(f(jax), (x,), (x,)),
+                       rtol=1e-5, atol=1e-6)
+    assert_trees_match(minijax.hessian(f(minijax))(x), jax.hessian(f(jax))(x),
+                       rtol=1e-5, atol=1e-6)
+    # the exact values where an element is 0 or tiny: d cumprod_2 / dx_0 dx_1 = x_2
+    h = np.asarray(minijax.hessian(lambda x: minijax.lax.cumprod(x)[-1])(x[0]))
+    np.testing.assert_allclose(h, [[0, 1e-30, 0.509], [1e-30, 0, 1.386], [0.509, 1.386, 0]],
+                               rtol=1e-6)
