@@ -425,3 +425,31 @@ def test_cumprod_second_derivatives_near_zero_match_jax(reverse):
     h = np.asarray(minijax.hessian(lambda x: minijax.lax.cumprod(x)[-1])(x[0]))
     np.testing.assert_allclose(h, [[0, 1e-30, 0.509], [1e-30, 0, 1.386], [0.509, 1.386, 0]],
                                rtol=1e-6)
+
+
+# -- J35: reverse mode through a while_loop that passes the differentiated value through -----
+
+@pins("jax_while_loop_grad_of_a_passed_through_carry_fails")
+def test_jax_while_loop_grad_of_a_passed_through_carry_fails():
+    def f(api):
+        def g(limit):
+            def body(carry):
+                i, y, lim = carry
+                return i + 1, y * 2.0, lim          # `lim` passes through unchanged
+            out = api.lax.while_loop(lambda c: c[1] < c[2], body, (0, 1.0, limit))
+            return out[2] * 3.0 + out[1]
+        return g
+    for wrap in (lambda api, g: g, lambda api, g: api.jit(g)):
+        with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+            wrap(jax, jax.grad(f(jax)))(5.0)
+        assert float(wrap(minijax, minijax.grad(f(minijax)))(5.0)) == 3.0
+    # forward mode agrees; a carry the body changes has no reverse mode on either side
+    assert_trees_match(minijax.jvp(f(minijax), (5.0,), (1.0,)), jax.jvp(f(jax), (5.0,), (1.0,)))
+
+    def changed(api):
+        return lambda x: api.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x),
+                                            (0, x))[1]
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        jax.grad(changed(jax))(1.5)
+    with pytest.raises(Exception, match="Reverse-mode differentiation"):
+        minijax.grad(changed(minijax))(1.5)

@@ -133,6 +133,22 @@ register(
     "(finding J34)",
     transforms=("jit", "grad"))
 
+register(
+    "jax_while_loop_grad_of_a_passed_through_carry_fails", "0.10.2",
+    "jax.grad / vjp / jacrev of a function whose while_loop carries the differentiated "
+    "value through unchanged (the body returns it as it is, the predicate may read it) "
+    "raise ValueError('Reverse-mode differentiation does not work for lax.while_loop "
+    "...'): JAX moves every carry with a tangent into the unknown part of the loop, "
+    "even one the loop never changes",
+    "the unchanged carry's tangent is its input's, so reverse mode needs no pass "
+    "through the loop: grad of `while_loop(y < lim, ..., (0, 1.0, lim))[2] * 3` in "
+    "`lim` is 3.0; a carry the body changes still raises, as in JAX",
+    "JAX documents that while_loop has no reverse mode because the loop's residuals "
+    "would need unbounded memory; a carry passed through unchanged needs none, and "
+    "JAX's forward mode (jvp) of the same function works; found while triaging the "
+    "fuzzer's findings (J35)",
+    transforms=("grad", "vjp", "jacrev", "while"))
+
 
 def _float64_tangent(transform, row) -> bool:
     return transform in ("jvp", "linearize", "jacfwd", "hessian") and (
@@ -189,6 +205,11 @@ def _jax_jit_grad_weak(transform, row) -> bool:
         re.search(r"leaf \d+: weak_type False != jax's True$", row.detail) is not None
 
 
+def _jax_while_loop_reverse_mode(transform, row) -> bool:
+    return not row.minijax_error and \
+        "Reverse-mode differentiation does not work for lax.while_loop" in row.jax_error
+
+
 # Record name (of any area) -> predicate on (transform, row): the rows of the fuzzer a
 # record explains. A record listed here explains exactly these rows; the others are
 # matched by their words (minijax/testing/fuzz.py, known_divergence).
@@ -205,4 +226,5 @@ FUZZ_ROW_MATCHERS = {
     "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails":
         _jax_vmap_non_canonical_constant,
     "jax_jit_of_grad_changes_its_weak_type": _jax_jit_grad_weak,
+    "jax_while_loop_grad_of_a_passed_through_carry_fails": _jax_while_loop_reverse_mode,
 }
