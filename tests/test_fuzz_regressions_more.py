@@ -453,3 +453,29 @@ def test_jax_while_loop_grad_of_a_passed_through_carry_fails():
         jax.grad(changed(jax))(1.5)
     with pytest.raises(Exception, match="Reverse-mode differentiation"):
         minijax.grad(changed(minijax))(1.5)
+
+
+# -- F47: float32 results computed through float16 -------------------------------------------
+
+def test_rows_of_a_float16_program_compare_with_float16_tolerance():
+    # fuzz finding F47 (seed s4last:24): hessian of sum(atan2(f16(a), y)) in the
+    # float32 argument a was compared at float32 tolerance, but it is computed in
+    # float16: minijax's 3.1035, JAX's 3.1055, exact 3.10571 -- each within a float16
+    # ulp (0.002 at 3) of the truth.
+    from minijax.testing.fuzz import _program_tolerance
+    y = np.array([[-0.966796875, -0.0], [0.990234375, 0.5], [0.908203125, 1.19e-07]],
+                 np.float16)
+
+    def f(api):
+        return lambda a, y: api.numpy.sum(api.lax.atan2(api.lax.convert_element_type(
+            a, np.float16), y))
+    exact = float(np.sum(-2 * -0.25 * y.astype(np.float64)
+                         / (0.0625 + y.astype(np.float64) ** 2) ** 2))
+    for api in (minijax, jax):
+        h = api.hessian(f(api), argnums=(0, 1))(-0.25, y)[0][0]
+        assert h.dtype == np.float32 and abs(float(h) - exact) < 2e-3 * abs(exact)
+    program = minijax.make_jaxpr(f(minijax))(-0.25, y)
+    assert _program_tolerance(program, None, None) == (2e-3, 2e-3)
+    assert _program_tolerance(program, 1e-6, None) == (1e-6, None)
+    plain = minijax.make_jaxpr(lambda a: a * 2)(np.ones(2, np.float32))
+    assert _program_tolerance(plain, None, None) == (None, None)

@@ -38,6 +38,7 @@ import minijax
 from ..ir.core import eqns_nested
 from ..ir.types import bfloat16, is_float
 from . import recipes as recipes_module
+from .comparison import _tolerance
 from .cross_check import compare, select_recipes, _program_words, _TRANSFORM_WORDS
 from .fuzz_builder import DTYPES, Builder, Shared, make_arguments, random_value
 from .fuzz_ops import OPS, feature_names
@@ -319,10 +320,28 @@ def _policies_used(program) -> set:
     return {w for text in texts for w in POLICY_NAMES if w in text}
 
 
+def _program_tolerance(program, rtol, atol):
+    """The (rtol, atol) a program's rows compare with: given ones, else -- for a
+    program that computes in float16 or bfloat16 -- that type's, for every leaf. A
+    float32 result computed through a 16-bit value (a float32 argument converted to
+    float16, its derivative converted back) is only as precise as the 16-bit type,
+    and two correct rules part by a 16-bit ulp or two (finding F47); (None, None)
+    otherwise: each leaf's own dtype decides."""
+    if rtol is not None or atol is not None:
+        return rtol, atol
+    dtypes = {getattr(a, "dtype", None) for a in program.in_avals} | {
+        getattr(v.aval, "dtype", None) for eqn in eqns_nested(program) for v in eqn.outputs}
+    for low in (bfloat16, np.dtype(np.float16)):
+        if low in dtypes:
+            return _tolerance(low, None, None)
+    return None, None
+
+
 def check_case(case: FuzzCase, transforms=None, rtol=None, atol=None) -> list:
     """The battery's rows for one program (all transforms when None)."""
     from .fuzz_invariants import INVARIANT_CHECKS
     transforms = all_transforms() if transforms is None else list(transforms)
+    rtol, atol = _program_tolerance(case.program, rtol, atol)
     recipes = recipes_for(case, transforms)
     sides = ProgramSides(case.program, case.leaves)
     rows = []
