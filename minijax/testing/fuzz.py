@@ -320,20 +320,31 @@ def _policies_used(program) -> set:
     return {w for text in texts for w in POLICY_NAMES if w in text}
 
 
-def _program_tolerance(program, rtol, atol):
-    """The (rtol, atol) a program's rows compare with: given ones, else -- for a
-    program that computes in float16 or bfloat16 -- that type's, for every leaf. A
-    float32 result computed through a 16-bit value (a float32 argument converted to
-    float16, its derivative converted back) is only as precise as the 16-bit type,
-    and two correct rules part by a 16-bit ulp or two (finding F47); (None, None)
-    otherwise: each leaf's own dtype decides."""
+# Second derivatives in float16: each rounding of the chain costs an ulp, so both
+# sides' hessians are up to 1.25% off the exact value (finding H1), and two correct
+# formulations part by twice that (finding F48).
+_FLOAT16_SECOND_ORDER = (2.5e-2, 2.5e-2)
+_SECOND_ORDER_ROWS = ("hessian", "grad(grad)")
+
+
+def _program_tolerance(program, rtol, atol, transform=""):
+    """The (rtol, atol) row `transform` of a program compares with: given ones, else
+    -- for a program that computes in float16 or bfloat16 -- that type's, for every
+    leaf. A float32 result computed through a 16-bit value (a float32 argument
+    converted to float16, its derivative converted back) is only as precise as the
+    16-bit type, and two correct rules part by a 16-bit ulp or two (finding F47);
+    float16 second derivatives get `_FLOAT16_SECOND_ORDER`. (None, None) otherwise:
+    each leaf's own dtype decides."""
     if rtol is not None or atol is not None:
         return rtol, atol
     dtypes = {getattr(a, "dtype", None) for a in program.in_avals} | {
         getattr(v.aval, "dtype", None) for eqn in eqns_nested(program) for v in eqn.outputs}
-    for low in (bfloat16, np.dtype(np.float16)):
-        if low in dtypes:
-            return _tolerance(low, None, None)
+    if bfloat16 in dtypes:
+        return _tolerance(bfloat16, None, None)
+    if np.dtype(np.float16) in dtypes:
+        if transform in _SECOND_ORDER_ROWS:
+            return _FLOAT16_SECOND_ORDER
+        return _tolerance(np.float16, None, None)
     return None, None
 
 
@@ -341,7 +352,6 @@ def check_case(case: FuzzCase, transforms=None, rtol=None, atol=None) -> list:
     """The battery's rows for one program (all transforms when None)."""
     from .fuzz_invariants import INVARIANT_CHECKS
     transforms = all_transforms() if transforms is None else list(transforms)
-    rtol, atol = _program_tolerance(case.program, rtol, atol)
     recipes = recipes_for(case, transforms)
     sides = ProgramSides(case.program, case.leaves)
     rows = []
@@ -349,8 +359,8 @@ def check_case(case: FuzzCase, transforms=None, rtol=None, atol=None) -> list:
         if name in INVARIANT_CHECKS:
             row = INVARIANT_CHECKS[name](case)
         else:
-            row = compare_row(name, case.program, case.leaves, recipes[name], rtol, atol,
-                              sides)
+            row = compare_row(name, case.program, case.leaves, recipes[name],
+                              *_program_tolerance(case.program, rtol, atol, name), sides)
         if not row.ok:
             row.divergence = known_divergence(name, case.program, row)
             if row.divergence:
