@@ -518,3 +518,26 @@ def test_float16_second_derivatives_compare_with_h1s_bound():
                                     "hessian")
     assert (rtol, atol) == (2.5e-2, 2.5e-2)
     assert_trees_match(mini, ref, rtol=rtol, atol=atol)
+
+
+def test_float32_second_derivatives_through_a_saturated_tanh():
+    # fuzz finding F49 (seed s4last:21): hessian rows differing by 1.2e-5 at 0.435
+    # (relative 2.7e-5, over the float32 tolerance 2e-5). In float64 the entry is
+    # -0.434923; both sides' float32 formulations give -0.434908 here: 1 - tanh(x**2)**2
+    # at x**2 = 3.41 is 0.0044, and its cancellation costs 8 bits. Second-order rows
+    # compare at (1e-4, 1e-5).
+    from minijax.testing.fuzz import _program_tolerance
+    a4 = np.array([-1.847, -1.45, -0.542], np.float32)
+    c = np.array([1.532, 2.065, 0.739], np.float32)
+
+    def f(api):
+        return lambda x: api.numpy.sum(api.numpy.arcsin(api.numpy.tanh(x * x) * np.float32(0.9)) / c)
+
+    def f64(x):
+        return np.sum(np.arcsin(np.tanh(x * x) * float(np.float32(0.9))) / c.astype(np.float64))
+    h, x64 = 1e-4, a4.astype(np.float64)
+    exact = [(f64(x64 + h * e) - 2 * f64(x64) + f64(x64 - h * e)) / h ** 2 for e in np.eye(3)]
+    rtol, atol = _program_tolerance(minijax.make_jaxpr(f(minijax))(a4), None, None, "hessian")
+    assert (rtol, atol) == (1e-4, 1e-5)
+    for api in (minijax, jax):
+        np.testing.assert_allclose(np.diag(api.hessian(f(api))(a4)), exact, rtol=rtol, atol=atol)
