@@ -541,3 +541,20 @@ def test_float32_second_derivatives_through_a_saturated_tanh():
     assert (rtol, atol) == (1e-4, 1e-5)
     for api in (minijax, jax):
         np.testing.assert_allclose(np.diag(api.hessian(f(api))(a4)), exact, rtol=rtol, atol=atol)
+
+
+def test_cumprod_over_a_length_one_axis_saves_nothing():
+    # seen in this branch's own campaign (seed s5fzmisc:2): the doubling jvp saved the
+    # shifted product for a length-1 axis, where cumprod is the identity and JAX saves
+    # nothing
+    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
+    from minijax.testing.recipes import Side
+    x = np.array([[0.5, -1.5, 2.0]], np.float16)
+    saved = []
+    for api in (minijax, jax):
+        f = api.checkpoint(lambda x: api.numpy.sum(api.lax.cumprod(x, axis=0)),
+                           policy=api.checkpoint_policies.everything_saveable)
+        saved.append(Side(api.__name__, api, None).saved_residuals(f, x))
+        assert_trees_match(minijax.grad(lambda x: minijax.numpy.sum(minijax.lax.cumprod(x, axis=0)))(x),
+                           jax.grad(lambda x: jax.numpy.sum(jax.lax.cumprod(x, axis=0)))(x))
+    assert saved[0] == saved[1] == ()

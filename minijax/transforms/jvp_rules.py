@@ -387,6 +387,8 @@ def _cumprod_rule(primals, tangents, *, axis, reverse=False):
         return JvpResult([ans], [_zero_like_out(ans)])
     shape = aval_of(x).shape
     n = shape[axis]
+    if n <= 1:      # the identity: nothing to save (JAX saves nothing either)
+        return JvpResult([ans], [t])
 
     def shifted(v, offset, fill):
         # v moved `offset` places along the scan (later elements see earlier ones),
