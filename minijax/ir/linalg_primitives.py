@@ -14,6 +14,8 @@ batch axis to the front. The type rules here say which shapes and dtypes fit:
                                                      (k = min(m, n); only s if not compute_uv)
     qr                a[..., m, n]                -> q[..., m, m|k], r[..., m|k, n]
 
+Results are weakly typed when the operands are (a weak scalar reshaped to a matrix:
+JAX's standard weak-type rule, which also makes lu's integer outputs weak).
 Operands must be real floating point: complex matrices would need conjugation in
 every derivative rule, which minijax does not have yet. Param values are bools only, so every equation prints and parses in the text
 form. Their meanings, derivatives and lowerings are in `transforms/linalg_rules.py`,
