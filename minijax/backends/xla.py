@@ -36,6 +36,7 @@ from ..ir.primitives import out_avals_of, register_rule_table, GenericPath
 from ..ir.trace import eager_impls
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..transforms.custom_derivatives import custom_lin_forward
+from ..transforms.dce import dce_jaxpr
 from ..ir.types import aval_of_value
 
 lowering_rules: dict = register_rule_table(
@@ -298,7 +299,12 @@ def lower_jaxpr(jaxpr, consts, args) -> list:
 
     An output minijax types as weak is made weak on the JAX side too (`weakened`):
     JAX's own rules may have made it strong on the way (a weak `convert_element_type`
-    is the usual case), and a weak result is what a JAX user gets from the same program."""
+    is the usual case), and a weak result is what a JAX user gets from the same program.
+
+    Dead code is dropped first, as JAX does before lowering: what no output needs is
+    never lowered, so a dead `custom_lin` (the forward mode of a custom_vjp function
+    whose result is unused) does not raise under jit or in a loop body, as in JAX."""
+    jaxpr = dce_jaxpr(jaxpr).jaxpr
     outs = interpret_with_table(jaxpr, consts, args, lowering_rules, _no_lowering)
     return weak_as_typed([var.aval for var in jaxpr.outvars], outs)
 

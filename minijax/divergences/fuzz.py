@@ -6,6 +6,8 @@ and the all-bfloat16 outputs that provoke them (no program word names those, so
 `cross_check`'s word matching never files a new difference under them). The fuzzer
 matches these rows precisely instead: `FUZZ_ROW_MATCHERS`, record name -> predicate
 on (transform, row), also for records of other areas."""
+import re
+
 from .registry import register
 
 register(
@@ -66,6 +68,88 @@ register(
     "(finding G6)",
     transforms=("linearize", "while", "debug_print"))
 
+register(
+    "jax_jacfwd_of_an_unused_custom_vjp_result_fails", "0.10.2",
+    "jax.jacfwd of a function that calls a custom_vjp function and never uses its result "
+    "raises TypeError(\"can't apply forward-mode autodiff (jvp) to a custom_vjp "
+    "function.\"), eagerly and of a jitted function: jacfwd vmaps the jvp, and the "
+    "batching rule of the dead custom_lin raises before anything drops it; "
+    "jax.jvp under jit, jax.jvp of a jitted function and jax.linearize of the same "
+    "function succeed",
+    "jacfwd succeeds, as linearize does (the dead tangent map is dropped); a used "
+    "custom_vjp result raises in jacfwd as in JAX",
+    "jacfwd is documented as the Jacobian by forward mode, which this function has: "
+    "JAX computes its jvp under jit; found by the fuzzer (finding J30)",
+    transforms=("jacfwd", "custom_vjp_call"))
+register(
+    "jax_scatter_mul_grad_requires_unique_indices", "0.10.2",
+    "every derivative of lax.scatter_mul (grad, vjp, jvp, linearize, jacfwd, jacrev, "
+    "hessian) raises NotImplementedError('scatter_mul gradients are only implemented "
+    "if `unique_indices=True`') unless the caller promises unique indices, even for "
+    "indices that are unique",
+    "scatter_mul is differentiated for any indices: the derivative in update u is "
+    "x[j] times the product of the other updates sent to j (exact at zeros), checked "
+    "against float64 finite differences",
+    "a limitation JAX states in its error; found by the fuzzer (finding J31)",
+    transforms=("grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian",
+                "scatter_mul"))
+register(
+    "jax_second_derivative_of_unused_igamma_fails", "0.10.2",
+    "jax.hessian and grad(grad) of a function that computes lax.igamma of its argument "
+    "without using the result (in a while_loop body whose outputs are dropped, or "
+    "at top level) raise NotImplementedError(\"Differentiation rule for "
+    "'igamma_grad_a' not implemented\"): the dead code is differentiated twice",
+    "the unused computation is dropped before the second derivative; a used "
+    "igamma's second derivative in `a` raises as in JAX (no rule on either side)",
+    "the derivative of a function does not depend on values it discards; found by "
+    "the fuzzer (finding J32)",
+    transforms=("hessian", "grad", "igamma"))
+
+register(
+    "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails", "0.10.2",
+    "inside jax.jit, jax.vmap of a custom_vjp or custom_jvp function over a NumPy array "
+    "the traced function closes over (not an argument of the jit) raises an internal "
+    "AssertionError('non-canonical constant of type ndarray: array([-0.25, 0.125])'), "
+    "for float32 and float64 arrays alike: e.g. g = jax.custom_vjp(lambda x: x * 2.0) "
+    "with any rule, x = np.array([-0.25, 0.125], np.float32), "
+    "jax.jit(lambda: jax.vmap(g)(x))(); eagerly, or with x a jit argument, it works",
+    "the batched call runs ([-0.5, 0.25])",
+    "an internal assertion, not an error about the user's program: a constant NumPy "
+    "array is an ordinary jit operand everywhere else (the same vmap of a function "
+    "without custom rule works); found by the fuzzer (finding J33), whose compiled "
+    "oracle closes over the arguments",
+    transforms=("vmap", "jit"))
+
+register(
+    "jax_jit_of_grad_changes_its_weak_type", "0.10.2",
+    "jax.jit(jax.grad(f))(1.5) is weakly typed where jax.grad(f)(1.5) is not, for "
+    "f = lambda a: jnp.sum(lax.mul(a, np.float32(2))) + jnp.sum(a): the two cotangent "
+    "contributions of `a` (a strong one through the mul, a weak one through jnp.sum's "
+    "convert) are summed by add_any, whose staged type is its first operand's, while "
+    "eagerly the sum follows the ordinary rule (weak only if both are)",
+    "grad and jit(grad) are both strong (3.0, float32), as JAX's eager grad",
+    "jit is documented as not changing what a function computes, and JAX's weak-type "
+    "rule makes a sum of a weak and a strong value strong; found by the fuzzer "
+    "(finding J34)",
+    transforms=("jit", "grad"))
+
+register(
+    "jax_while_loop_grad_of_a_passed_through_carry_fails", "0.10.2",
+    "jax.grad / vjp / jacrev of a function whose while_loop carries the differentiated "
+    "value through unchanged (the body returns it as it is, the predicate may read it) "
+    "raise ValueError('Reverse-mode differentiation does not work for lax.while_loop "
+    "...'): JAX moves every carry with a tangent into the unknown part of the loop, "
+    "even one the loop never changes",
+    "the unchanged carry's tangent is its input's, so reverse mode needs no pass "
+    "through the loop: grad of `while_loop(y < lim, ..., (0, 1.0, lim))[2] * 3` in "
+    "`lim` is 3.0; a carry the body changes still raises, as in JAX",
+    "JAX documents that while_loop has no reverse mode because the loop's residuals "
+    "would need unbounded memory; a carry passed through unchanged needs none, and "
+    "JAX's forward mode (jvp) of the same function works; found while triaging the "
+    "fuzzer's findings (J35)",
+    transforms=("grad", "vjp", "jacrev", "while"))
+
+
 def _float64_tangent(transform, row) -> bool:
     return transform in ("jvp", "linearize", "jacfwd", "hessian") and (
         "float64" in row.detail or "float64" in row.summary())
@@ -94,6 +178,38 @@ def _jax_eager_view(transform, row) -> bool:
     return transform == "eager" and row.jax_error.startswith("NotImplementedError")
 
 
+def _jax_jacfwd_of_unused_custom_vjp(transform, row) -> bool:
+    return transform == "jacfwd" and not row.minijax_error and \
+        "can't apply forward-mode autodiff (jvp) to a custom_vjp" in row.jax_error
+
+
+def _jax_scatter_mul_derivative(transform, row) -> bool:
+    return not row.minijax_error and \
+        "scatter_mul gradients are only implemented if" in row.jax_error
+
+
+def _jax_second_derivative_of_unused_igamma(transform, row) -> bool:
+    return transform in ("hessian", "grad(grad)") and not row.minijax_error and \
+        "Differentiation rule for 'igamma_grad_a' not implemented" in row.jax_error
+
+
+def _jax_vmap_non_canonical_constant(transform, row) -> bool:
+    return "vmap" in transform and not row.minijax_error and \
+        "AssertionError: non-canonical constant of type ndarray" in row.jax_error
+
+
+def _jax_jit_grad_weak(transform, row) -> bool:
+    # only jit(grad): the eager grad row of the same program still compares minijax's
+    # weak types with eager JAX's, so a weak-type bug of minijax shows there
+    return transform == "jit(grad)" and not row.minijax_error and \
+        re.search(r"leaf \d+: weak_type False != jax's True$", row.detail) is not None
+
+
+def _jax_while_loop_reverse_mode(transform, row) -> bool:
+    return not row.minijax_error and \
+        "Reverse-mode differentiation does not work for lax.while_loop" in row.jax_error
+
+
 # Record name (of any area) -> predicate on (transform, row): the rows of the fuzzer a
 # record explains. A record listed here explains exactly these rows; the others are
 # matched by their words (minijax/testing/fuzz.py, known_divergence).
@@ -104,4 +220,11 @@ FUZZ_ROW_MATCHERS = {
     "jax_jacrev_of_a_function_without_outputs_fails": _jax_jacrev_without_outputs,
     "jax_checkpoint_of_complex_values_fails": _jax_complex_checkpoint,
     "jax_linearized_while_loop_reruns_its_effects": _jax_linearized_loop_prints_again,
+    "jax_jacfwd_of_an_unused_custom_vjp_result_fails": _jax_jacfwd_of_unused_custom_vjp,
+    "jax_scatter_mul_grad_requires_unique_indices": _jax_scatter_mul_derivative,
+    "jax_second_derivative_of_unused_igamma_fails": _jax_second_derivative_of_unused_igamma,
+    "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails":
+        _jax_vmap_non_canonical_constant,
+    "jax_jit_of_grad_changes_its_weak_type": _jax_jit_grad_weak,
+    "jax_while_loop_grad_of_a_passed_through_carry_fails": _jax_while_loop_reverse_mode,
 }

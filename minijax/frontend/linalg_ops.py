@@ -29,7 +29,8 @@ def symmetrize(x, name="symmetrize"):
     if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
         raise TypeError(f"{name}: operand must be a square matrix (or a batch of them) of "
                         f"rank at least 2, got {aval}")
-    return lax.div(lax.add(x, _matrix_transpose(x)), np.asarray(2, aval_of(x).dtype))
+    # a Python 2 (weak), as JAX's (x + xᵀ) / 2: a weakly typed x stays weak
+    return lax.div(lax.add(x, _matrix_transpose(x)), 2.0)
 
 
 def cholesky(x, *, symmetrize_input: bool = True):

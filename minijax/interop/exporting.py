@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import jax
 import jax.ad_checkpoint
+import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
 
-from ..backends.xla import lowering_rules, _BINARY, interpret_with_table
+from ..backends.xla import lowering_rules, _BINARY, interpret_with_table, weakened
 from ..ir import primitives as P
 from ..ir.core import ClosedJaxpr
 from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_print_p,
@@ -204,6 +205,32 @@ export_rules[P.stop_gradient_p] = lambda x: [lax.stop_gradient(x)]
 # The consts of a custom call become ordinary leading arguments of the JAX custom
 # function; its rules give them no tangent and no cotangent, as minijax's rules do.
 
+def _as_jax_array(value, dtype, weak):
+    """What an exported custom rule computed, as a JAX array of `dtype`, weakly typed
+    iff `weak`. A rule's program may return a constant (a Python float literal, a
+    NumPy array), and JAX hands what a rule returns to the user as it is: a Python
+    float came out of `jax.grad` (finding F42)."""
+    value = jnp.asarray(value, dtype=dtype)
+    return weakened(value) if weak else value
+
+
+def _as_jax_arrays(values, avals):
+    """The constants among `values` as JAX arrays typed as `avals` say; JAX values
+    as they are."""
+    return [v if isinstance(v, jax.Array) else _as_jax_array(v, a.dtype, a.weak_type)
+            for v, a in zip(values, avals)]
+
+
+def _trace_rule(fn, in_avals):
+    """A custom rule traced into a minijax program. The exported program runs while
+    JAX traces it (under jax.jit, grad, ...): what the rule computes eagerly (a
+    constant minijax folds on concrete values, such as an index array) must run now
+    with concrete values, not become a JAX tracer minijax cannot read (finding F43;
+    jit's fast path does the same)."""
+    with jax.ensure_compile_time_eval():
+        return trace_to_jaxpr(fn, in_avals)
+
+
 def _jvp_program(call_jaxpr, num_consts, rule, name):
     """minijax's jvp rule of the call traced into a program: (consts, args, float
     tangents of args) -> (outputs, tangents of the outputs)."""
@@ -219,7 +246,7 @@ def _jvp_program(call_jaxpr, num_consts, rule, name):
                                                num_consts=num_consts, rule=rule, name=name)
         return list(result.primals_out) + [instantiate(t) for t in result.tangents_out]
     tangent_avals = [a for a, d in zip(in_avals, diff) if d]
-    return trace_to_jaxpr(jvp, in_avals + tangent_avals), diff
+    return _trace_rule(jvp, in_avals + tangent_avals), diff
 
 
 def _custom_jvp(*args, call_jaxpr, num_consts, rule, name):
@@ -230,6 +257,7 @@ def _custom_jvp(*args, call_jaxpr, num_consts, rule, name):
     def jvp(primals, tangents):
         outs = eval_exported(program.jaxpr, program.consts,
                              [*primals, *(t for t, d in zip(tangents, diff) if d)])
+        outs = _as_jax_arrays(outs, program.out_avals)
         tangents_out = [t if is_differentiable(a) else np.zeros(a.shape, jax.dtypes.float0)
                         for t, a in zip(outs[n_out:], call_jaxpr.out_avals)]
         return outs[:n_out], tangents_out
@@ -250,7 +278,7 @@ def _custom_vjp(*args, call_jaxpr, num_consts, rule, name):
         res_leaves, res_tree = tree_util.tree_flatten(residuals)
         residual_info["tree"] = res_tree
         return list(out_leaves) + list(res_leaves)
-    fwd_program = trace_to_jaxpr(fwd_flat, arg_avals)
+    fwd_program = _trace_rule(fwd_flat, arg_avals)
     res_avals = fwd_program.out_avals[n_out:]
 
     def bwd_flat(*flat):
@@ -260,18 +288,26 @@ def _custom_vjp(*args, call_jaxpr, num_consts, rule, name):
         cts_in = rule.bwd(*site.nondiff, residuals, ct_tree)
         return [instantiate(c) for c in _bwd_float_leaves(name, cts_in, site)]
     ct_avals = [tangent_aval(a) for a in call_jaxpr.out_avals]
-    bwd_program = trace_to_jaxpr(bwd_flat, list(res_avals) + ct_avals)
+    bwd_program = _trace_rule(bwd_flat, list(res_avals) + ct_avals)
 
     fn = jax.custom_vjp(_body_fn(call_jaxpr))
+    # The weak types of this call's arguments, as JAX traces them (the program's
+    # avals say how minijax traced it; a vmap row may pass a strong array where the
+    # program had a weak scalar): a cotangent has its primal's type.
+    weak_args = {}
 
     def fwd(*all_args):
+        weak_args["flags"] = [jax.typeof(a).weak_type for a in all_args]
         outs = eval_exported(fwd_program.jaxpr, fwd_program.consts, all_args[num_consts:])
+        outs = _as_jax_arrays(outs, fwd_program.out_avals)
         return outs[:n_out], tuple(outs[n_out:])
 
     def bwd(residuals, cts):
         float_cts = iter(eval_exported(bwd_program.jaxpr, bwd_program.consts,
                                        [*residuals, *cts]))
-        return tuple(next(float_cts) if i >= num_consts and is_differentiable(a) else None
+        weak = weak_args.get("flags") or [a.weak_type for a in in_avals]
+        return tuple(_as_jax_array(next(float_cts), a.dtype, weak[i])
+                     if i >= num_consts and is_differentiable(a) else None
                      for i, a in enumerate(in_avals))
     fn.defvjp(fwd, bwd)
     return list(fn(*args))

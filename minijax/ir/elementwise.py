@@ -115,8 +115,11 @@ abs_p = Primitive("abs")
 
 def _abs_rule(x):
     _array("abs", x)
-    if not _numeric(x.dtype):
-        _fail("abs", f"does not accept dtype {x.dtype.name}")
+    # As JAX's lax.abs: unsigned integers are refused (|x| of them is x; jnp.abs
+    # returns them unchanged without an abs equation).
+    if is_bool(x.dtype) or x.dtype.kind == "u":
+        _fail("abs", f"does not accept dtype {x.dtype.name}. Accepted dtypes are "
+              "subtypes of floating, complexfloating, signedinteger.")
     if is_complex(x.dtype):  # |z| is real
         real = np.dtype("float32") if x.dtype == np.dtype("complex64") else np.dtype("float64")
         return [x.update(dtype=real)]

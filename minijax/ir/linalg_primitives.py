@@ -14,6 +14,8 @@ batch axis to the front. The type rules here say which shapes and dtypes fit:
                                                      (k = min(m, n); only s if not compute_uv)
     qr                a[..., m, n]                -> q[..., m, m|k], r[..., m|k, n]
 
+Results are weakly typed when the operands are (a weak scalar reshaped to a matrix:
+JAX's standard weak-type rule, which also makes lu's integer outputs weak).
 Operands must be real floating point: complex matrices would need conjugation in
 every derivative rule, which minijax does not have yet. Param values are bools only, so every equation prints and parses in the text
 form. Their meanings, derivatives and lowerings are in `transforms/linalg_rules.py`,
@@ -49,7 +51,7 @@ cholesky_p = Primitive("cholesky")
 
 def _cholesky_rule(a):
     _matrix("cholesky", a, square=True)
-    return [ShapedArray(a.shape, a.dtype)]
+    return [ShapedArray(a.shape, a.dtype, a.weak_type)]
 
 
 type_rules[cholesky_p] = _cholesky_rule
@@ -71,7 +73,7 @@ def _triangular_solve_rule(a, b, *, left_side=False, lower=False, transpose_a=Fa
         side = "rows" if left_side else "columns"
         _fail("triangular_solve", f"b must have {m} {side} to match a "
               f"(left_side={left_side}), got a {a} and b {b}")
-    return [ShapedArray(b.shape, b.dtype)]
+    return [ShapedArray(b.shape, b.dtype, a.weak_type and b.weak_type)]
 
 
 type_rules[triangular_solve_p] = _triangular_solve_rule
@@ -82,8 +84,9 @@ lu_p = Primitive("lu", multiple_results=True)
 def _lu_rule(a):
     m, n = _matrix("lu", a)
     batch = a.shape[:-2]
-    return [ShapedArray(a.shape, a.dtype), ShapedArray(batch + (min(m, n),), np.int32),
-            ShapedArray(batch + (m,), np.int32)]
+    weak = a.weak_type
+    return [ShapedArray(a.shape, a.dtype, weak), ShapedArray(batch + (min(m, n),), np.int32, weak),
+            ShapedArray(batch + (m,), np.int32, weak)]
 
 
 type_rules[lu_p] = _lu_rule
@@ -93,8 +96,8 @@ eigh_p = Primitive("eigh", multiple_results=True)
 
 def _eigh_rule(a, *, lower=True, sort_eigenvalues=True):
     n, _ = _matrix("eigh", a, square=True)
-    return [ShapedArray(a.shape, a.dtype),
-            ShapedArray(a.shape[:-1], a.dtype)]
+    return [ShapedArray(a.shape, a.dtype, a.weak_type),
+            ShapedArray(a.shape[:-1], a.dtype, a.weak_type)]
 
 
 type_rules[eigh_p] = _eigh_rule
@@ -106,12 +109,12 @@ def _svd_rule(a, *, full_matrices=True, compute_uv=True):
     m, n = _matrix("svd", a)
     k = min(m, n)
     batch = a.shape[:-2]
-    s = ShapedArray(batch + (k,), a.dtype)
+    s = ShapedArray(batch + (k,), a.dtype, a.weak_type)
     if not compute_uv:
         return [s]
     u_cols, vt_rows = (m, n) if full_matrices else (k, k)
-    return [s, ShapedArray(batch + (m, u_cols), a.dtype),
-            ShapedArray(batch + (vt_rows, n), a.dtype)]
+    return [s, ShapedArray(batch + (m, u_cols), a.dtype, a.weak_type),
+            ShapedArray(batch + (vt_rows, n), a.dtype, a.weak_type)]
 
 
 type_rules[svd_p] = _svd_rule
@@ -124,8 +127,8 @@ def _qr_rule(a, *, full_matrices=True):
     k = min(m, n)
     batch = a.shape[:-2]
     q_cols = m if full_matrices else k
-    return [ShapedArray(batch + (m, q_cols), a.dtype),
-            ShapedArray(batch + (q_cols, n), a.dtype)]
+    return [ShapedArray(batch + (m, q_cols), a.dtype, a.weak_type),
+            ShapedArray(batch + (q_cols, n), a.dtype, a.weak_type)]
 
 
 type_rules[qr_p] = _qr_rule

@@ -78,7 +78,8 @@ def safe_nonzero(x):
     """A divisor: |x| + 0.5 for floats, max(|x|, 1) for integers."""
     if is_float(jnp.result_type(x)):
         return safe_positive(x)
-    return lax.max(lax.abs(x), lax.full((), 1, jnp.result_type(x)) if np.ndim(x) == 0
+    magnitude = x if jnp.result_type(x).kind == "u" else lax.abs(x)  # lax.abs refuses uint
+    return lax.max(magnitude, lax.full((), 1, jnp.result_type(x)) if np.ndim(x) == 0
                    else jnp.ones_like(x))
 
 

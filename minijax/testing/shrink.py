@@ -291,12 +291,16 @@ def reproducer_source(program, leaves, transform, recipe, custom_rules=None) -> 
     derivative calls too (`to_python_source`)."""
     from ..interop.source import to_python_source, value_source
     args = []
-    for leaf in leaves:
+    for leaf, aval in zip(leaves, program.in_avals):
         if type(leaf).__name__ == "Ref":
             args.append(f"jax.new_ref({value_source(np.asarray(leaf[...]))})")
         else:
+            # a weak argument (the program says so; shrinking may have made its value
+            # a NumPy scalar) is written as the Python scalar that makes it weak
             weak = isinstance(leaf, (bool, int, float, complex)) or bool(
                 getattr(leaf, "weak_type", False))
+            if getattr(aval, "weak_type", False) and np.ndim(leaf) == 0:
+                leaf, weak = np.asarray(leaf, aval.dtype), True
             args.append(value_source(leaf, weak))
     spec = getattr(recipe, "spec", None)
     recipe_text = getattr(recipe, "source", None) or (
@@ -316,8 +320,18 @@ def reproducer_source(program, leaves, transform, recipe, custom_rules=None) -> 
         f"side = Side(jax.__name__, jax, lambda *a: tuple(program(*a)))",
         f"result = run_recipe(side, {recipe_text}, ARGS)",
         "np.set_printoptions(precision=8, suppress=False)",
+        "",
+        "",
+        "def leaf_type(leaf):",
+        "    # what a dtype or weak-type difference shows: the type next to the values",
+        "    if isinstance(leaf, (bool, int, float, complex)):",
+        "        return f'Python {type(leaf).__name__}'",
+        "    weak = ' weak_type=True' if getattr(leaf, 'weak_type', False) else ''",
+        "    return f'{type(leaf).__name__} {np.asarray(leaf).dtype.name}{weak}'",
+        "",
+        "",
         "for i, leaf in enumerate(jax.tree_util.tree_leaves(result)):",
-        "    print(f'leaf {i}:', np.asarray(leaf).tolist())",
+        "    print(f'leaf {i}:', np.asarray(leaf).tolist(), ' # ' + leaf_type(leaf))",
         ""])
 
 

@@ -384,44 +384,40 @@ jvp_rules[P.reduce_prod_p] = _reduce_prod_rule
 
 
 def _cumprod_rule(primals, tangents, *, axis, reverse=False):
-    # d ans_i = sum_{k<=i} t_k prod_{j<=i, j!=k} x_j. With P_i the product of the
-    # non-zero x_j up to i and z_i the number of zeros up to i, that is
-    #   z_i = 0:  P_i * sum_{k<=i} t_k / x_k
-    #   z_i = 1:  P_i * t_k0       (k0 the zero: every other term has x_k0 as a factor)
-    #   z_i >= 2: 0                (every term has a zero factor)
-    # -- exact at zeros, and linear in t with every other factor from primals.
+    # ans_i = ans_{i-1} x_i, so its tangent solves the linear recurrence
+    #   d_i = x_i d_{i-1} + ans_{i-1} t_i        (ans_{-1} = 1, d_{-1} = 0).
+    # It is solved by doubling (Hillis-Steele): after the step with offset k, (a_i, b_i)
+    # is the affine map y -> a_i y + b_i of the 2k elements ending at i, and the step
+    # composes it with the map ending at i - k. No division, so zeros and tiny x are
+    # exact to every order (a quotient ans_i / x_k made the second derivative overflow
+    # near 1e-30: finding F46); log2(n) steps, b linear in t, a from primals only.
     x, = primals
     ans = bind(P.cumprod_p, x, axis=axis, reverse=reverse)
     t = tangents[0]
     if type(t) is Zero:
         return JvpResult([ans], [_zero_like_out(ans)])
     shape = aval_of(x).shape
-    if shape[axis] <= 1:
+    n = shape[axis]
+    if n <= 1:
         # Over an axis of length 0 or 1 the cumulative product is the identity: so is
         # its jvp, which saves nothing (JAX's saves nothing either; fuzz finding F32).
         return JvpResult([ans], [t])
-    is_zero = eq(x, broadcast_to(const_like(x, 0), shape))
-    zero_t = broadcast_to(const_like(t, 0), shape)
 
-    def running(op, v):
-        return bind(op, v, axis=axis, reverse=reverse)
+    def shifted(v, offset, fill):
+        # v moved `offset` places along the scan (later elements see earlier ones),
+        # `fill` entering at the start
+        config = [(0, 0, 0)] * len(shape)
+        config[axis] = (-offset, offset, 0) if reverse else (offset, -offset, 0)
+        return bind(P.pad_p, v, scalar(fill, aval_of(v).dtype), padding_config=tuple(config))
 
-    def where_zero(if_zero, otherwise):
-        return bind(P.select_n_p, is_zero, otherwise, if_zero)
-
-    zeros_so_far = running(P.cumsum_p, convert(is_zero, np.dtype(np.int32)))
-    safe_x = where_zero(broadcast_to(const_like(x, 1), shape), x)
-    nonzero_product = running(P.cumprod_p, safe_x)
-    ratio_sum = running(P.cumsum_p, where_zero(zero_t, div(t, safe_x)))
-    at_zero_sum = running(P.cumsum_p, where_zero(t, zero_t))
-
-    def count_is(n):
-        return eq(zeros_so_far, broadcast_to(scalar(n, np.int32), shape))
-
-    no_zeros, one_zero = count_is(0), count_is(1)
-    scaled = mul(bind(P.select_n_p, no_zeros, at_zero_sum, ratio_sum), nonzero_product)
-    tangent = bind(P.select_n_p, bind(P.or_p, no_zeros, one_zero), zero_t, scaled)
-    return JvpResult([ans], [tangent])
+    b = mul(shifted(ans, 1, 1), t)
+    a = x
+    offset = 1
+    while offset < n:
+        b = add(b, mul(a, shifted(b, offset, 0)))
+        a = mul(a, shifted(a, offset, 1))
+        offset *= 2
+    return JvpResult([ans], [b])
 
 
 jvp_rules[P.cumprod_p] = _cumprod_rule

@@ -271,7 +271,10 @@ def _eigh_jvp(primals, tangents, **params):
     gaps = sub(add(eye, _rows(w, n)), _columns(w, n))
     f_mat = sub(bind(P.integer_pow_p, gaps, y=-1), eye)
     s = _mm(_mm(_mT(v), a_dot), v)
-    return JvpResult([v, w], [_mm(v, mul(f_mat, s)), _diagonal(s)])
+    # S is weak where A is; JAX's F ∘ S promotes it to F's strong type with a convert
+    # whose transpose hands the cotangent back weak, so grad of a weak A is weak
+    coupled = mul(f_mat, convert(s, aval_of(s).dtype) if aval_of(s).weak_type else s)
+    return JvpResult([v, w], [_mm(v, coupled), _diagonal(s)])
 
 
 # -- svd -------------------------------------------------------------------------------------
