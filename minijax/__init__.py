@@ -12,6 +12,8 @@ from . import backends
 from .ir.trace import MinijaxError, TracerError
 from .ir.types import float0
 from .frontend.jit import jit, make_jaxpr, eval_shape, disable_jit, clear_caches
+from .frontend.config import (config, enable_x64, debug_nans, debug_infs,
+                              default_matmul_precision)
 from .frontend.devices import (device_put, devices, local_devices, device_count,
                                local_device_count, default_backend, block_until_ready,
                                named_call, named_scope)

@@ -8,6 +8,7 @@ here ends in `bind`, so it works eagerly and under every transformation.
 from __future__ import annotations
 
 import builtins
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -295,9 +296,34 @@ argmax, argmin = map(_arg_reduction, (P.argmax_p, P.argmin_p))
 Precision = _jax_lax.Precision
 
 
+# jax_default_matmul_precision's values (JAX's names) and the Precision each means.
+MATMUL_PRECISIONS = {
+    None: None, "default": "default", "fastest": "default", "bfloat16": "default",
+    "high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
+    "highest": "highest", "float32": "highest"}
+
+
+class _MatmulPrecision(threading.local):
+    """This thread's `jax_default_matmul_precision` (set by `minijax.config`)."""
+    def __init__(self):
+        self.name = _matmul_precision_default[0]
+
+
+_matmul_precision_default = [None]     # what `config.update` set: each thread's start
+matmul_precision = _MatmulPrecision()
+
+
+def set_matmul_precision_default(name):
+    """`config.update("jax_default_matmul_precision", name)`: every thread's start."""
+    _matmul_precision_default[0] = name
+
+
 def canonicalize_precision(precision):
-    """`precision=` as the `dot_general` param: None, or a pair of `Precision` names
-    (one per operand), which the text form prints and parses as strings."""
+    """`precision=` as the `dot_general`/`conv` param: None, or a pair of `Precision`
+    names (one per operand), which the text form prints and parses as strings. None
+    takes `jax_default_matmul_precision` when that is set, as JAX's contractions do."""
+    if precision is None:
+        precision = MATMUL_PRECISIONS[matmul_precision.name]
     if precision is None:
         return None
     pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
