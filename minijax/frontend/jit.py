@@ -43,7 +43,8 @@ from ..ir.checks import forget_round_trips
 from ..ir.float_checks import checks_on as float_checks_on, invalid_value_in
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
+from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind, aval_of,
+                        current_trace, set_current_trace)
 from ..ir.types import RefType, ShapedArray, dtype_of_jax
 from ..ir.verify import verify_jaxpr
 from ..ir.source_info import forget_source_sites
@@ -241,6 +242,20 @@ def disable_jit(disable: bool = True):
         yield
     finally:
         state.disabled, state.call_args = previous
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside a transformation (`jit`, `grad`, ...), operations on concrete values in
+    this block run right away and give concrete values, which Python can then branch
+    on; operations on traced values are traced as usual. At the root it changes
+    nothing. As `jax.ensure_compile_time_eval`."""
+    outer = current_trace()
+    if type(outer) is EvalTrace or isinstance(outer, CompileTimeEvalTrace):
+        yield
+        return
+    with set_current_trace(CompileTimeEvalTrace(outer)):
+        yield
 
 
 def jit_disabled() -> bool:

@@ -163,6 +163,23 @@ class EvalTrace(Trace):
         return outs
 
 
+class CompileTimeEvalTrace(EvalTrace):
+    """The trace of an `ensure_compile_time_eval` block inside a transformation: an
+    operation on concrete values runs now (its result is a value, not a staged
+    equation); one that meets a tracer goes to `outer`, the trace that was current
+    when the block began, as in JAX."""
+
+    def __init__(self, outer: Trace):
+        super().__init__()
+        self.outer = outer
+
+    def process_primitive(self, prim, args, params):
+        if any(isinstance(arg, Tracer) for arg in args):
+            with set_current_trace(self.outer):
+                return self.outer.process_primitive(prim, args, params)
+        return super().process_primitive(prim, args, params)
+
+
 _state = _TraceState()
 # Filled by minijax.backends: primitive -> function(*concrete_args, **params).
 eager_impls: dict = {}
