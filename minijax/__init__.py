@@ -11,13 +11,17 @@ from . import ir
 from . import backends
 from .ir.trace import MinijaxError, TracerError
 from .ir.types import float0
-from .frontend.jit import jit, make_jaxpr, eval_shape, disable_jit, clear_caches
+from .frontend.jit import (jit, make_jaxpr, eval_shape, disable_jit, clear_caches,
+                           ensure_compile_time_eval)
+from .frontend.config import (config, enable_x64, debug_nans, debug_infs,
+                              default_matmul_precision)
 from .frontend.devices import (device_put, devices, local_devices, device_count,
-                               local_device_count, default_backend, block_until_ready,
+                               local_device_count, default_backend, block_until_ready, device_get,
                                named_call, named_scope)
 from . import lax
 from . import numpy
 from . import tree_util, tree  # pytrees are JAX's own
+from . import dtypes, typing  # noqa: F401  (jax.dtypes, jax.typing)
 
 __version__ = "0.1.0"
 # vmap
@@ -32,9 +36,11 @@ from .sharding import reshard
 # autodiff
 from .frontend.autodiff import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev,
                                 jacobian, hessian, custom_jvp, custom_vjp)
+from .frontend.autodiff_more import linear_transpose, custom_gradient, closure_convert
 from . import transforms
 # control flow
 from . import debug  # noqa: E402
+from .frontend.callbacks import pure_callback  # noqa: E402
 
 # refs
 from .frontend.refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof

@@ -35,6 +35,7 @@ from .frontend.random_distributions import (categorical, choice, permutation,
     dirichlet, poisson, multivariate_normal, ball, generalized_normal)
 from .frontend.random_more import (cauchy, lognormal, pareto, t, chisquare, rayleigh,
     weibull_min, maxwell, geometric, orthogonal, f, wald, triangular, double_sided_maxwell)
+from .frontend.random_binomial import binomial, multinomial, clone, key_dtype
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
            "bits", "uniform", "normal", "bernoulli", "randint", "categorical", "choice",
@@ -42,4 +43,5 @@ __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "
            "logistic", "rademacher", "gamma", "loggamma", "beta", "dirichlet", "poisson",
            "multivariate_normal", "ball", "generalized_normal", "cauchy", "lognormal",
            "pareto", "t", "chisquare", "rayleigh", "weibull_min", "maxwell", "geometric",
-           "orthogonal", "f", "wald", "triangular", "double_sided_maxwell"]
+           "orthogonal", "f", "wald", "triangular", "double_sided_maxwell", "binomial",
+           "multinomial", "clone", "key_dtype"]

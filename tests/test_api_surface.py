@@ -19,7 +19,10 @@ from minijax.testing import assert_trees_match
 
 NAMES = ["jacobian", "eval_shape", "disable_jit", "device_put", "devices", "local_devices",
          "device_count", "local_device_count", "default_backend", "block_until_ready",
-         "named_call", "named_scope", "typeof", "clear_caches", "ShapeDtypeStruct"]
+         "named_call", "named_scope", "typeof", "clear_caches", "ShapeDtypeStruct",
+         "device_get", "linear_transpose", "custom_gradient", "closure_convert",
+         "pure_callback", "ensure_compile_time_eval", "enable_x64", "debug_nans",
+         "debug_infs", "default_matmul_precision"]
 
 
 @pytest.mark.parametrize("name", NAMES)

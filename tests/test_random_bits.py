@@ -38,12 +38,17 @@ def test_lax_shifts(name, x):
     _same(getattr(lax, name), getattr(jax.lax, name), x, amounts)
 
 
-def test_lax_shift_by_a_python_scalar_takes_the_operand_dtype():
-    # jax.lax wants equal dtypes; minijax.lax lets a Python scalar take the operand's.
-    assert_trees_match(lax.shift_right_logical(U32, 9),
+def test_lax_shift_by_a_python_scalar_needs_the_operand_dtype_as_in_jax():
+    # lax wants equal dtypes, and a Python int is an int32: a typed amount works, a
+    # bare int works only on int32 operands (minijax.lax once converted it silently).
+    assert_trees_match(lax.shift_right_logical(U32, np.uint32(9)),
                        jax.lax.shift_right_logical(U32, np.uint32(9)))
-    assert_trees_match(lax.shift_left(np.uint8(3), 7),
+    assert_trees_match(lax.shift_left(np.uint8(3), np.uint8(7)),
                        jax.lax.shift_left(np.uint8(3), np.uint8(7)))
+    assert_trees_match(lax.shift_left(I32, 2), jax.lax.shift_left(I32, 2))
+    for shift in (lax.shift_right_logical, jax.lax.shift_right_logical):
+        with pytest.raises(TypeError, match="requires arguments to have the same dtypes"):
+            shift(U32, 9)
 
 
 def test_population_count():

@@ -89,6 +89,11 @@ def _debug(x):
     return x + 1.0
 
 
+def _host_callback(x):
+    spec = minijax.ShapeDtypeStruct(x.shape, x.dtype)
+    return minijax.pure_callback(lambda v: np.tanh(v) * 2, spec, x * 3.0) + x
+
+
 PROGRAMS = {
     "cond": [(_cond, (X,)), (_cond, (-X,)), (_switch, (X,))],
     "scan": [(_scan, (M,)), (_reverse_scan, (M,)), (_fori, (X,))],
@@ -98,6 +103,7 @@ PROGRAMS = {
     "custom_jvp_call": [(_softplus, (X,)), (minijax.grad(lambda v: _softplus(v).sum()), (X,))],
     "custom_vjp_call": [(_clipped, (X,)), (minijax.grad(lambda v: _clipped(v).sum()), (X,))],
     "debug_print": [(_debug, (X,))],
+    "pure_callback": [(_host_callback, (X,))],
 }
 # custom_lin only exists between linearize and transpose, and debug_callback is the
 # general form of debug_print; their rules are exercised through the programs above

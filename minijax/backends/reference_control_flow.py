@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from ..ir import control_flow_primitives as CF
+from ..ir.types import canonical_dtype
 from .reference import reference_rules, eval_jaxpr
 
 
@@ -57,8 +58,28 @@ def _debug_callback(*values, callback):
     return []
 
 
+def _pure_callback(*values, callback, result_shapes, result_dtypes, vmap_method):
+    results = callback(*[np.asarray(v) for v in values])
+    return [check_callback_result(i, result, shape, dtype)
+            for i, (result, shape, dtype) in enumerate(zip(results, result_shapes,
+                                                           result_dtypes))]
+
+
+def check_callback_result(position, result, shape, dtype):
+    """A callback's result `position` as the declared array, or the error JAX gives."""
+    result = np.asarray(result)
+    if result.shape != tuple(shape):
+        raise ValueError(f"Incorrect output shape for return value {position}: Expected: "
+                         f"{tuple(shape)}, Actual: {result.shape}")
+    if canonical_dtype(result.dtype) != dtype:
+        raise ValueError(f"Incorrect output dtype for return value {position}: Expected: "
+                         f"{np.dtype(dtype)}, Actual: {result.dtype}")
+    return result.astype(dtype)
+
+
 reference_rules[CF.cond_p] = _cond
 reference_rules[CF.while_p] = _while
 reference_rules[CF.scan_p] = _scan
 reference_rules[CF.debug_print_p] = _debug_print
 reference_rules[CF.debug_callback_p] = _debug_callback
+reference_rules[CF.pure_callback_p] = _pure_callback

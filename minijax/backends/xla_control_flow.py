@@ -82,6 +82,18 @@ lowering_rules[CF.debug_print_p] = _debug_print
 lowering_rules[CF.debug_callback_p] = _debug_callback
 
 
+def _pure_callback(*values, callback, result_shapes, result_dtypes, vmap_method):
+    # A backend lowering target: JAX's own host-callback op inside the jitted program.
+    # minijax batched it already (transforms/callback_rules.py), so JAX never vmaps it.
+    results = [jax.ShapeDtypeStruct(tuple(shape), dtype)
+               for shape, dtype in zip(result_shapes, result_dtypes)]
+    return list(jax.pure_callback(lambda *args: tuple(callback(*args)), results, *values,
+                                  vmap_method="sequential"))
+
+
+lowering_rules[CF.pure_callback_p] = _pure_callback
+
+
 # -- eager dispatch ---------------------------------------------------------------------
 #
 # Each eager `lax.cond(...)` call traces its branches afresh, so its params hold new

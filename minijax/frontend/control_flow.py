@@ -356,7 +356,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     if static_lower is not None and static_upper is not None:
         def scan_body(carry, _):
             i, val = carry
-            return (_lax.add(i, 1), body_fun(i, val)), None
+            return (_lax.add(*_lax._match_scalars(i, 1)), body_fun(i, val)), None
         length = builtins.max(static_upper - static_lower, 0)
         if unroll is None:
             unroll = 1
@@ -372,7 +372,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
 
     def while_body(carry):
         i, stop, val = carry
-        return _lax.add(i, 1), stop, body_fun(i, val)
+        return _lax.add(*_lax._match_scalars(i, 1)), stop, body_fun(i, val)
     _, _, result = while_loop(while_cond, _named(while_body, body_fun), (lower, upper, init_val))
     return result
 

@@ -18,6 +18,7 @@ import functools
 from typing import Callable
 
 import jax
+import numpy as np
 from jax import tree_util
 from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
 
@@ -100,3 +101,16 @@ def named_scope(name: str):
     if not isinstance(name, str):
         raise TypeError("named_scope name argument must be a string.")
     yield
+
+
+def device_get(x):
+    """`x` (a pytree) copied to the host, as `jax.device_get`: arrays become NumPy
+    arrays; tracers (under a transformation, as JAX's) and other leaves are returned
+    as they are. A ref is refused (RefError): read its value, `r[...]`, first."""
+    def get(leaf):
+        if isinstance(leaf, Tracer):
+            return leaf
+        if isinstance(leaf, Ref):
+            return np.asarray(leaf)         # raises RefError, naming the ref
+        return jax.device_get(leaf)
+    return tree_util.tree_map(get, x)

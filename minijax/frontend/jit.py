@@ -40,9 +40,11 @@ from .pytrees import (FlatFun, flatten_checked, split_static_args,
                        static_argnums_from_names, static_argnames_from_nums, fun_name)
 from ..ir import primitives as P
 from ..ir.checks import forget_round_trips
+from ..ir.float_checks import checks_on as float_checks_on, invalid_value_in
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import EvalTrace, Tracer, bind, aval_of, current_trace
+from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind, aval_of,
+                        current_trace, set_current_trace)
 from ..ir.types import RefType, ShapedArray, dtype_of_jax
 from ..ir.verify import verify_jaxpr
 from ..ir.source_info import forget_source_sites
@@ -216,9 +218,13 @@ def clear_caches():
     forget_round_trips()
 
 
+# What `config.update("jax_disable_jit", ...)` set: the state each thread starts from.
+_disabled_by_config = False
+
+
 class _JitState(threading.local):
     def __init__(self):
-        self.disabled = False
+        self.disabled = _disabled_by_config
         # The arguments of the fast-path call in progress: JAX sees a minijax ref
         # (which has a shape and a dtype) as an array, so on a cache miss `run`
         # looks at what was really passed before tracing anything. Not None also
@@ -244,6 +250,34 @@ def disable_jit(disable: bool = True):
         yield
     finally:
         state.disabled, state.call_args = previous
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside a transformation (`jit`, `grad`, ...), operations on concrete values in
+    this block run right away and give concrete values, which Python can then branch
+    on; operations on traced values are traced as usual. At the root it changes
+    nothing. As `jax.ensure_compile_time_eval`."""
+    outer = current_trace()
+    if type(outer) is EvalTrace or isinstance(outer, CompileTimeEvalTrace):
+        yield
+        return
+    with set_current_trace(CompileTimeEvalTrace(outer)):
+        yield
+
+
+def jit_disabled() -> bool:
+    """Whether jitted functions run op by op in this thread now."""
+    return _jit_state.disabled
+
+
+def set_jit_disabled_by_config(disable: bool):
+    """`config.update("jax_disable_jit", disable)`: the default of threads started
+    from now on, and this thread's state outside its `disable_jit` contexts."""
+    global _disabled_by_config
+    _disabled_by_config = bool(disable)
+    _jit_state.disabled = _disabled_by_config
+    _jit_state.call_args = _DISABLED if _disabled_by_config else None
 
 
 def _normalize_names(names) -> tuple:
@@ -359,13 +393,38 @@ class JitFunction:
         if fast is not None and state.call_args is None and type(current_trace()) is EvalTrace:
             state.call_args = (args, kwargs)
             try:
-                return fast(*args, **kwargs)
+                out = fast(*args, **kwargs)
             except (_UsesRefs, TypeError) as error:
                 refused = error
+            else:
+                if float_checks_on():
+                    self._check_float_outputs(out, args, kwargs)
+                return out
             finally:
                 state.call_args = None
             return self._after_fast_path_refused(refused, args, kwargs)
         return self._call_first_or_staged(args, kwargs)
+
+    def _check_float_outputs(self, out, args, kwargs):
+        """`jax_debug_nans`/`jax_debug_infs` on a call that ran compiled: an invalid
+        output makes the function run again op by op (as if not jitted), where the
+        root trace names the primitive that made it, as JAX does."""
+        found = invalid_value_in(tree_util.tree_leaves(out))
+        if found is not None:
+            self._locate_invalid_value(found, args, kwargs)
+
+    def _locate_invalid_value(self, found, args, kwargs):
+        name = f"jit({fun_name(self._fun)})"
+        if self._jit_cache.refs_seen or _has_minijax_leaves((args, kwargs)):
+            # Running it again would write its refs twice.
+            raise FloatingPointError(f"invalid value ({found}) encountered in {name}")
+        with disable_jit():
+            self._fun(*args, **kwargs)      # raises FloatingPointError at the op
+        raise FloatingPointError(
+            f"invalid value ({found}) encountered in {name}. Because jax_debug_nans or "
+            f"jax_debug_infs is set, the function ran again op by op (as without jit) "
+            f"to find the operation, but that run made no invalid value: the compiled "
+            f"program computes differently (an XLA optimization, say).")
 
     def _call_first_or_staged(self, args, kwargs):
         cache = self._jit_cache
@@ -408,6 +467,12 @@ class JitFunction:
             n_consts = len(staged.closed.consts)
             outs = call_donating(staged.call_jaxpr, inputs,
                                  tuple(n_consts + k for k in donated), f"jit({name})")
+        elif type(current_trace()) is EvalTrace and float_checks_on():
+            try:
+                outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=name)
+            except FloatingPointError as error:     # the root trace checked the call
+                found = "nan" if "(nan)" in str(error) else "inf"
+                self._locate_invalid_value(found, args, kwargs)
         else:
             outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=name)
         return tree_util.tree_unflatten(staged.out_tree, outs)

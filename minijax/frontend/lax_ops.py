@@ -8,6 +8,7 @@ here ends in `bind`, so it works eagerly and under every transformation.
 from __future__ import annotations
 
 import builtins
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -17,7 +18,7 @@ from jax import tree_util
 from ..ir import primitives as P
 from ..ir import random_primitives as R, special_primitives as S
 from ..ir.trace import bind, aval_of, Tracer
-from ..ir.types import canonical_dtype, is_float
+from ..ir.types import canonical_dtype, is_float, is_inexact, is_integer
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -53,12 +54,59 @@ def _unary(prim):
     return op
 
 
+# A Python scalar operand of a lax function has its own weak dtype, as in JAX: it is
+# not converted to the other operand's dtype, so `lax.add(f16_array, 2.0)` is an error.
+_PY_SCALAR_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int32),
+                     float: np.dtype(np.float32), complex: np.dtype(np.complex64)}
+
+# The jnp function JAX's error message suggests for each lax binary op.
+_PROMOTING_NAMES = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
+    "max": "maximum", "min": "minimum", "atan2": "arctan2", "nextafter": "nextafter",
+    "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+    "ge": "greater_equal", "shift_left": "left_shift",
+    "shift_right_arithmetic": "right_shift"}
+
+
+def _operand_dtype(x):
+    scalar_dtype = _PY_SCALAR_DTYPES.get(type(x))
+    return scalar_dtype if scalar_dtype is not None else aval_of(x).dtype
+
+
+def check_same_dtypes(name: str, *args):
+    """JAX's check that a lax function's operands share one dtype (weak types aside;
+    a Python scalar counts as its own weak dtype)."""
+    dtypes = [_operand_dtype(a) for a in args]
+    if any(d != dtypes[0] for d in dtypes[1:]):
+        promoting = _PROMOTING_NAMES.get(name)
+        tip = "" if promoting is None else (
+            f" (Tip: jnp.{promoting} is a similar function that does automatic type "
+            f"promotion on inputs).")
+        raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                        f"{', '.join(map(str, dtypes))}.{tip}")
+
+
 def _binary(prim):
     def op(x, y):
+        check_same_dtypes(prim.name, x, y)
         return bind(prim, *_match_scalars(x, y))
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` of two operands of equal dtype."
     return op
+
+
+def pow(x, y):
+    """Elementwise `x ** y`: `x` inexact, `y` inexact of `x`'s dtype or an integer."""
+    x_dtype, y_dtype = _operand_dtype(x), _operand_dtype(y)
+    if not (is_inexact(x_dtype) and (is_integer(y_dtype) or y_dtype == x_dtype)):
+        raise TypeError(f"the first argument to pow must have an inexact dtype (float or "
+                        f"complex), and the second argument must have an inexact or integer "
+                        f"dtype, and two inexact dtypes must match, but got {x_dtype} and "
+                        f"{y_dtype} respectively.")
+    if not isinstance(y, _PY_SCALARS) and y_dtype != x_dtype:
+        # pow_p takes one dtype: an integer exponent is exact in x's dtype.
+        y = convert_element_type(y, x_dtype)
+    return bind(P.pow_p, *_match_scalars(x, y))
 
 
 neg, sin, cos, tan = map(_unary, (P.neg_p, P.sin_p, P.cos_p, P.tan_p))
@@ -74,8 +122,7 @@ is_finite = _unary(P.is_finite_p)
 bitwise_not = _unary(P.not_p)
 stop_gradient_p = P.stop_gradient_p
 
-add, sub, mul, div, rem, pow = map(_binary, (P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p,
-                                             P.pow_p))
+add, sub, mul, div, rem = map(_binary, (P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p))
 max, min, atan2 = map(_binary, (P.max_p, P.min_p, P.atan2_p))
 bitwise_and, bitwise_or, bitwise_xor = map(_binary, (P.and_p, P.or_p, P.xor_p))
 eq, ne, lt, le, gt, ge = map(_binary, (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p))
@@ -125,6 +172,7 @@ def select(pred, on_true, on_false):
 
 
 def clamp(min, x, max):
+    check_same_dtypes("clamp", min, x, max)
     return bind(P.clamp_p, *_match_scalars(min, x, max))
 
 
@@ -295,9 +343,34 @@ argmax, argmin = map(_arg_reduction, (P.argmax_p, P.argmin_p))
 Precision = _jax_lax.Precision
 
 
+# jax_default_matmul_precision's values (JAX's names) and the Precision each means.
+MATMUL_PRECISIONS = {
+    None: None, "default": "default", "fastest": "default", "bfloat16": "default",
+    "high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
+    "highest": "highest", "float32": "highest"}
+
+
+class _MatmulPrecision(threading.local):
+    """This thread's `jax_default_matmul_precision` (set by `minijax.config`)."""
+    def __init__(self):
+        self.name = _matmul_precision_default[0]
+
+
+_matmul_precision_default = [None]     # what `config.update` set: each thread's start
+matmul_precision = _MatmulPrecision()
+
+
+def set_matmul_precision_default(name):
+    """`config.update("jax_default_matmul_precision", name)`: every thread's start."""
+    _matmul_precision_default[0] = name
+
+
 def canonicalize_precision(precision):
-    """`precision=` as the `dot_general` param: None, or a pair of `Precision` names
-    (one per operand), which the text form prints and parses as strings."""
+    """`precision=` as the `dot_general`/`conv` param: None, or a pair of `Precision`
+    names (one per operand), which the text form prints and parses as strings. None
+    takes `jax_default_matmul_precision` when that is set, as JAX's contractions do."""
+    if precision is None:
+        precision = MATMUL_PRECISIONS[matmul_precision.name]
     if precision is None:
         return None
     pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)

@@ -28,7 +28,7 @@ from .. import debug
 from ..frontend import refs as mini_refs
 from ..ir import primitives as P
 from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_callback_p,
-                                          debug_print_p)
+                                          debug_print_p, pure_callback_p)
 from ..transforms.batching import AxisFrame
 from ..ir import collective_primitives as C
 from ..ir.collective_primitives import as_names
@@ -376,6 +376,40 @@ def _debug_callback(*args, callback, effect=None, partitioned=False, **hints):
 
 
 register_import("debug_callback", debug_callback_p, _debug_callback)
+
+
+class _ImportedPureCallback:
+    """JAX's flat callback of a `pure_callback` equation, as minijax's param: flat
+    NumPy values in, the list of results out."""
+    __slots__ = ("jax_callback",)
+
+    def __init__(self, jax_callback):
+        self.jax_callback = jax_callback
+
+    def __call__(self, *values):
+        return list(self.jax_callback(*values))
+
+    def __eq__(self, other):
+        return type(other) is _ImportedPureCallback and other.jax_callback is self.jax_callback
+
+    def __hash__(self):
+        return id(self.jax_callback)
+
+    def __repr__(self):
+        return repr(self.jax_callback)
+
+
+def _pure_callback(*args, callback, result_avals, sharding=None, vmap_method=None, **hints):
+    if sharding is not None and len(getattr(sharding, "device_set", ())) > 1:
+        raise UnsupportedParamError(f"cannot import pure_callback with sharding={sharding!r}: "
+                                    f"minijax calls a callback on one device")
+    return bind(pure_callback_p, *args, callback=_ImportedPureCallback(callback),
+                result_shapes=tuple(_ints(a.shape) for a in result_avals),
+                result_dtypes=tuple(np.dtype(a.dtype) for a in result_avals),
+                vmap_method=vmap_method)
+
+
+register_import("pure_callback", pure_callback_p, _pure_callback)
 
 
 def _debug_print(*values, fmt, in_tree, static_args=(), **hints):

@@ -24,6 +24,9 @@ passes it in. So a body is a closed program and every pass can transform it alon
 
     debug_print[fmt, layout]  *values           -> ()   prints on the host
     debug_callback[callback]  *values           -> ()   calls `callback(*values)`
+    pure_callback[callback, result_shapes, result_dtypes, vmap_method]
+            *values -> results   calls `callback(*values)` on the host for its results;
+        no effect: a pure function, so it may be dropped when unused or called again
 
 Effects: a control-flow equation has the effects of its bodies -- a `debug.print` in
 a loop body makes the whole loop an ordered, effectful equation, so no pass may drop
@@ -38,7 +41,8 @@ from .core import Jaxpr, REF_EFFECT_TYPES, DebugEffect
 from .types import ShapedArray, RefType, is_bool
 from .registry import Primitive, type_rules, effect_rules, _fail
 
-__all__ = ["cond_p", "while_p", "scan_p", "debug_print_p", "debug_callback_p",
+__all__ = ["cond_p", "while_p", "scan_p", "debug_print_p", "debug_callback_p", "pure_callback_p",
+           "VMAP_METHODS",
            "same_types", "types_text"]
 
 
@@ -225,6 +229,32 @@ type_rules[debug_print_p] = _debug_print_rule
 type_rules[debug_callback_p] = _debug_callback_rule
 effect_rules[debug_print_p] = lambda *values, **params: frozenset({DebugEffect()})
 effect_rules[debug_callback_p] = lambda *values, **params: frozenset({DebugEffect()})
+
+
+# -- pure host callbacks -------------------------------------------------------------------
+
+pure_callback_p = Primitive("pure_callback", multiple_results=True)
+# How vmap calls a pure callback (transforms/callback_rules.py); None: it cannot.
+VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+                "legacy_vectorized", None)
+
+
+def _pure_callback_rule(*values, callback, result_shapes, result_dtypes, vmap_method):
+    if not callable(callback):
+        _fail("pure_callback", f"callback must be callable, got {callback!r}")
+    if vmap_method not in VMAP_METHODS:
+        _fail("pure_callback", f"vmap_method must be one of {VMAP_METHODS}, got "
+                               f"{vmap_method!r}")
+    if len(result_shapes) != len(result_dtypes):
+        _fail("pure_callback", "result_shapes and result_dtypes differ in length")
+    for value in values:
+        if isinstance(value, RefType):
+            _fail("pure_callback", "cannot pass a ref to a callback; read it first (r[...])")
+    return [ShapedArray(tuple(shape), np.dtype(dtype))
+            for shape, dtype in zip(result_shapes, result_dtypes)]
+
+
+type_rules[pure_callback_p] = _pure_callback_rule
 
 
 # -- what a debug_print does on the host ------------------------------------------------

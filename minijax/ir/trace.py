@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
+from . import float_checks as _float_checks
 from .ref_ledger import RefLedger
 from .source_info import begin_operation, end_operation, source_context
 from .types import aval_of_value
@@ -154,7 +155,29 @@ class EvalTrace(Trace):
         except KeyError:
             raise NotImplementedError(f"no eager implementation registered for "
                                       f"{prim.name}; import minijax first") from None
-        return impl(*args, **params)
+        outs = impl(*args, **params)
+        if _float_checks.checks_on():      # jax_debug_nans / jax_debug_infs
+            name = params.get("name")    # a call primitive's function: jit(f)
+            _float_checks.check_outputs(
+                f"{prim.name}({name})" if isinstance(name, str) else prim.name, outs)
+        return outs
+
+
+class CompileTimeEvalTrace(EvalTrace):
+    """The trace of an `ensure_compile_time_eval` block inside a transformation: an
+    operation on concrete values runs now (its result is a value, not a staged
+    equation); one that meets a tracer goes to `outer`, the trace that was current
+    when the block began, as in JAX."""
+
+    def __init__(self, outer: Trace):
+        super().__init__()
+        self.outer = outer
+
+    def process_primitive(self, prim, args, params):
+        if any(isinstance(arg, Tracer) for arg in args):
+            with set_current_trace(self.outer):
+                return self.outer.process_primitive(prim, args, params)
+        return super().process_primitive(prim, args, params)
 
 
 _state = _TraceState()

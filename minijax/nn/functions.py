@@ -29,7 +29,7 @@ __all__ = ["identity", "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "s
            "silu", "swish", "gelu", "elu", "celu", "selu", "leaky_relu", "hard_tanh",
            "hard_sigmoid", "hard_silu", "hard_swish", "glu", "mish", "squareplus",
            "sparse_plus", "sparse_sigmoid", "log1mexp", "softmax", "log_softmax",
-           "logsumexp", "one_hot", "standardize", "tanh"]
+           "logsumexp", "logmeanexp", "one_hot", "standardize", "tanh"]
 
 # jax.nn re-exports jnp.tanh under its own name.
 tanh = jnp.tanh
@@ -217,6 +217,16 @@ def softmax(x, axis=-1, where=None):
     x = as_operand("softmax", x)
     axis = canonicalize_axes("softmax", axis, len(shape_of(x)))
     return _softmax(x, axis, where)
+
+
+def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
+    """log(mean(exp(x))) over `axis` (all axes when None) and the elements `where`
+    selects: `logsumexp` less the log of how many elements were summed."""
+    total = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
+    counted = jnp.ones(shape_of(x), bool) if where is None else jnp.broadcast_to(
+        where, shape_of(x))
+    count = jnp.sum(counted, axis=axis, keepdims=keepdims, dtype=total.dtype)
+    return total - jnp.log(count)
 
 
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,

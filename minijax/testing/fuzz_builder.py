@@ -135,7 +135,8 @@ class Builder:
             if is_bool(dtype):
                 return jnp.greater(x, 0)
         if dtype == np.uint32 and not is_bool(source) and source != np.uint32:
-            x = jnp.abs(x) if not is_integer(source) else lax.bitwise_and(x, 0x7FFFFFFF)
+            x = jnp.abs(x) if not is_integer(source) else lax.bitwise_and(
+                x, fuzz_ops.weak_constant(0x7FFFFFFF, x))
         return lax.convert_element_type(x, dtype)
 
     def coerce(self, aval):

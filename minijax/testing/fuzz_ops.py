@@ -69,9 +69,21 @@ def numeric(aval):
     return not is_bool(aval.dtype)
 
 
+def weak_constant(value, like):
+    """The Python scalar `value` as an operand of a lax op on `like`. A lax op takes
+    operands of one dtype and a Python scalar has its own (float32 for a float), so it
+    becomes a weak constant of `like`'s dtype -- unless that is its dtype already, when
+    it stays an inline literal."""
+    dtype = jnp.result_type(like)
+    if jnp.result_type(value) == dtype:
+        return value
+    return lax.convert_element_type(value, dtype, weak_type=True)
+
+
 def safe_positive(x):
     """|x| + 0.5: the operand of log, sqrt, negative powers (finite inputs stay finite)."""
-    return lax.add(lax.abs(x), 0.5)
+    magnitude = lax.abs(x)
+    return lax.add(magnitude, weak_constant(0.5, magnitude))
 
 
 def safe_nonzero(x):
@@ -85,7 +97,7 @@ def safe_nonzero(x):
 
 def bounded(x, limit=0.9):
     """limit * tanh(x): inside (-1, 1) for asin/acos/atanh."""
-    return lax.mul(lax.tanh(x), limit)
+    return lax.mul(lax.tanh(x), weak_constant(limit, x))
 
 
 # -- elementwise ------------------------------------------------------------------------------------
@@ -101,7 +113,7 @@ _SMOOTH_UNARY = {
     "cbrt": lambda x: lax.cbrt(safe_positive(x)), "tan": lambda x: lax.tan(bounded(x, 1.2)),
     "asin": lambda x: lax.asin(bounded(x)), "acos": lambda x: lax.acos(bounded(x)),
     "atanh": lambda x: lax.atanh(bounded(x)),
-    "acosh": lambda x: lax.acosh(lax.add(safe_positive(x), 1.0)),
+    "acosh": lambda x: lax.acosh(lax.add(safe_positive(x), weak_constant(1.0, x))),
 }
 _KINKED_UNARY = {"abs": lax.abs, "sign": lax.sign, "floor": lax.floor, "ceil": lax.ceil,
                  "round": lax.round, "is_finite": lax.is_finite,
@@ -216,7 +228,8 @@ def _clamp(b):
     x = b.pick(floating)
     if x is None:
         return None
-    return [lax.clamp(-0.5, x, 0.75) if b.rng.random() < 0.5 else jnp.clip(x, -1.0, 1.0)]
+    return [lax.clamp(weak_constant(-0.5, x), x, weak_constant(0.75, x))
+            if b.rng.random() < 0.5 else jnp.clip(x, -1.0, 1.0)]
 
 
 @op("convert_element_type", ["convert_element_type"], "dtypes", weight=1.0)
@@ -228,7 +241,8 @@ def _convert(b):
     source = b.aval(x).dtype
     if is_float(source) and not is_float(target):
         # float -> int of nan or out-of-range values is platform-defined: clamp first
-        x = jnp.where(lax.is_finite(x), lax.clamp(-100.0, x, 100.0), 0.0).astype(source)
+        limited = lax.clamp(weak_constant(-100.0, x), x, weak_constant(100.0, x))
+        x = jnp.where(lax.is_finite(x), limited, 0.0).astype(source)
         if np.dtype(target) == np.uint32:
             x = lax.abs(x)
     if is_integer(source) and np.dtype(target) == np.uint32:

@@ -29,7 +29,7 @@ import minijax.lax as lax
 import minijax.numpy as jnp
 import minijax.random as random
 from ..ir.types import is_float
-from .fuzz_ops import bounded, floating, integral, op, safe_positive
+from .fuzz_ops import bounded, floating, integral, op, safe_positive, weak_constant
 
 
 def as_float32(x):
@@ -56,18 +56,18 @@ def _float32_pair(b):
 # -- special functions ----------------------------------------------------------------------------
 
 def _positive(x):
-    return safe_positive(lax.clamp(-20.0, x, 20.0))
+    return safe_positive(lax.clamp(weak_constant(-20.0, x), x, weak_constant(20.0, x)))
 
 
 def _unit_interval(x):
     """x mapped into (0.1, 0.9)."""
-    return lax.add(lax.mul(lax.logistic(x), 0.8), 0.1)
+    return lax.add(lax.mul(lax.logistic(x), weak_constant(0.8, x)), weak_constant(0.1, x))
 
 
 _SPECIAL_UNARY = {
     "lgamma": lambda x: lax.lgamma(_positive(x)),
     "digamma": lambda x: lax.digamma(_positive(x)),
-    "erfc": lambda x: lax.erfc(lax.clamp(-4.0, x, 4.0)),
+    "erfc": lambda x: lax.erfc(lax.clamp(weak_constant(-4.0, x), x, weak_constant(4.0, x))),
     "erf_inv": lambda x: lax.erf_inv(bounded(x)),
 }
 
@@ -109,7 +109,7 @@ def _betainc(b):
     if x is None:
         return None
     a = lax.stop_gradient(_positive(y))
-    other = lax.stop_gradient(lax.add(_positive(x), 0.25))
+    other = lax.stop_gradient(lax.add(_positive(x), weak_constant(0.25, x)))
     return [lax.betainc(a, other, _unit_interval(x))]
 
 

@@ -37,6 +37,7 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                scan as _scan,                            # noqa: F401
                remat as _remat,                          # noqa: F401  remat, name
                debug_rules as _debug_rules,              # noqa: F401  debug_print/callback
+               callback_rules as _callback_rules,        # noqa: F401  pure_callback
                window_rules as _window_rules,            # noqa: F401  conv, reduce_window
                scatter_rules as _scatter_rules,          # noqa: F401  scatter_mul/min/max
                linalg_rules as _linalg_rules,            # noqa: F401  cholesky, svd, ...

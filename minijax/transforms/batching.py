@@ -113,6 +113,17 @@ def batch_at(x, batch_dim, target: int, axis_size: int):
     return moveaxis(x, batch_dim, target)
 
 
+def lane_of(value, batch_dim, lane):
+    """Example `lane` of a value batched along `batch_dim` (a static slice)."""
+    shape = aval_of(value).shape
+    start = [0] * len(shape)
+    limit = list(shape)
+    start[batch_dim], limit[batch_dim] = lane, lane + 1
+    sliced = P.slice_p.bind(value, start_indices=tuple(start), limit_indices=tuple(limit),
+                            strides=None)
+    return P.squeeze_p.bind(sliced, dimensions=(batch_dim,))
+
+
 def shift_axes(axes, batch_dim: int) -> tuple:
     """Per-example axis numbers -> axis numbers of the stacked value whose batch
     axis is `batch_dim` (axes at or after it move up by one)."""

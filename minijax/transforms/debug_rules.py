@@ -18,11 +18,11 @@ effect; what each pass does with them decides how often the user sees a print:
 from __future__ import annotations
 
 from ..ir import control_flow_primitives as CF
-from ..ir import primitives as P
-from ..ir.trace import bind, aval_of
+from ..ir.trace import bind
 from .jvp import jvp_rules, JvpResult
 from .transpose import transpose_rules
 from .vmap import vmap_rules, Batched, not_mapped
+from .batching import lane_of
 
 
 def _print_primals(prim):
@@ -39,21 +39,10 @@ def _no_cotangents(cts, *args, **params):
 def _print_per_lane(prim):
     def rule(axis_size, values, dims, **params):
         for lane in range(axis_size):
-            bind(prim, *[v if d is not_mapped else _lane(v, d, lane)
+            bind(prim, *[v if d is not_mapped else lane_of(v, d, lane)
                          for v, d in zip(values, dims)], **params)
         return Batched([], [])
     return rule
-
-
-def _lane(value, batch_dim, lane):
-    """Example `lane` of a value batched along `batch_dim` (a static slice)."""
-    shape = aval_of(value).shape
-    start = [0] * len(shape)
-    limit = list(shape)
-    start[batch_dim], limit[batch_dim] = lane, lane + 1
-    sliced = P.slice_p.bind(value, start_indices=tuple(start), limit_indices=tuple(limit),
-                            strides=None)
-    return P.squeeze_p.bind(sliced, dimensions=(batch_dim,))
 
 
 for _prim in (CF.debug_print_p, CF.debug_callback_p):

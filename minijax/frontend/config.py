@@ -1,0 +1,205 @@
+"""`minijax.config` and the flag context managers (`enable_x64`, `debug_nans`, ...).
+
+JAX programs set flags with `jax.config.update("jax_<name>", value)`, read them as
+`jax.config.jax_<name>`, and change one for a block with `with jax.<name>(value):`.
+minijax answers the same calls with its own configuration object; it never changes
+JAX's. A flag is one of three kinds:
+
+* modelled by minijax (`_MODELLED` below): `jax_disable_jit`, `jax_debug_nans`,
+  `jax_debug_infs` and `jax_default_matmul_precision` act as in JAX;
+  `jax_enable_x64` reads False, and setting it True is refused with a ValueError,
+  because minijax's types are JAX's default 32-bit ones (`ir/types.py`,
+  `canonical_dtype`), so a program asking for 64-bit values would silently get
+  32-bit ones.
+* the platform (`jax_platform_name`, `jax_platforms`): minijax runs on the backend
+  JAX chose, so naming that backend is accepted and any other is refused.
+* any other flag JAX has: it reads as JAX's value (the runtime minijax lowers to
+  is JAX's); setting it to that value is accepted, to another value refused --
+  minijax does not change JAX's configuration, a program sets it with
+  `jax.config.update` itself. A name JAX does not have is an AttributeError, as
+  in JAX.
+
+`config.update` sets a flag's default (what every thread starts from) and the
+calling thread's value; a context manager changes the calling thread's value for its
+block. `config.reset()` puts every flag back to its default.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import jax
+
+from ..ir import float_checks
+from .jit import clear_caches, jit_disabled, set_jit_disabled_by_config
+from .lax_ops import MATMUL_PRECISIONS, matmul_precision, set_matmul_precision_default
+
+_X64_REFUSED = (
+    "minijax does not model 64-bit types: its values are JAX's default 32-bit ones "
+    "(jax_enable_x64=False), so a float64 or int64 request would silently become 32-bit. "
+    "Run the program with jax_enable_x64 off, or with JAX itself.")
+
+# -- the modelled flags: name -> (read, set in this thread, set the default, validate) ----
+
+def _bool(name):
+    def validate(value):
+        if value not in (True, False, 0, 1):
+            raise ValueError(f"{name} takes a bool, got {value!r}")
+        return bool(value)
+    return validate
+
+
+def _x64(value):
+    if _bool("jax_enable_x64")(value):
+        raise ValueError(_X64_REFUSED)
+    return False
+
+
+def _precision(value):
+    key = value.lower() if isinstance(value, str) else value
+    if key not in MATMUL_PRECISIONS:
+        raise ValueError(f"jax_default_matmul_precision takes one of "
+                         f"{sorted(k for k in MATMUL_PRECISIONS if k)} or None, got {value!r}")
+    return key
+
+
+def _set_precision_here(value):
+    if value != matmul_precision.name:
+        matmul_precision.name = value
+        clear_caches()       # traces made under the old default hold its precision
+
+
+def _set_precision_default(value):
+    set_matmul_precision_default(value)
+    _set_precision_here(value)
+
+
+def _set_check_here(which):
+    def set_here(value):
+        setattr(float_checks.float_checks, which, value)
+    return set_here
+
+
+_MODELLED = {
+    "jax_enable_x64": (lambda: False, lambda value: None, lambda value: None, _x64),
+    "jax_disable_jit": (jit_disabled, None, set_jit_disabled_by_config,
+                        _bool("jax_disable_jit")),
+    "jax_debug_nans": (lambda: float_checks.float_checks.nans, _set_check_here("nans"),
+                       lambda value: float_checks.set_default("nans", value),
+                       _bool("jax_debug_nans")),
+    "jax_debug_infs": (lambda: float_checks.float_checks.infs, _set_check_here("infs"),
+                       lambda value: float_checks.set_default("infs", value),
+                       _bool("jax_debug_infs")),
+    "jax_default_matmul_precision": (lambda: matmul_precision.name,
+                                     _set_precision_here, _set_precision_default, _precision),
+}
+_PLATFORM_FLAGS = ("jax_platform_name", "jax_platforms")
+
+
+def _jax_flag_names() -> frozenset:
+    return frozenset(jax.config.values)
+
+
+class Config:
+    """minijax's `config`: `update(name, value)`, `read(name)`, `config.jax_<name>`,
+    `values`, `x64_enabled`, and `reset()`."""
+
+    def update(self, name: str, value):
+        """Set flag `name` to `value`: its default and this thread's value."""
+        if name in _MODELLED:
+            _, _, set_default, validate = _MODELLED[name]
+            set_default(validate(value))
+            return
+        self._check_jax_flag(name)
+        if name in _PLATFORM_FLAGS:
+            self._check_platform(name, value)
+        elif value != getattr(jax.config, name):
+            raise ValueError(
+                f"minijax does not change JAX's configuration: {name} is "
+                f"{getattr(jax.config, name)!r} in the JAX it runs on, and {value!r} was "
+                f"asked. Set it with jax.config.update({name!r}, {value!r}) before "
+                f"running the program.")
+
+    def read(self, name: str):
+        """Flag `name`'s value in this thread."""
+        if name in _MODELLED:
+            return _MODELLED[name][0]()
+        self._check_jax_flag(name)
+        return getattr(jax.config, name)
+
+    def __getattr__(self, name: str):
+        if name.startswith("jax_"):
+            try:
+                return self.read(name)
+            except AttributeError:
+                pass
+        raise AttributeError(f"'Config' object has no attribute {name!r}")
+
+    @property
+    def values(self) -> dict:
+        """Every flag's value in this thread (JAX's names)."""
+        out = {name: getattr(jax.config, name) for name in _jax_flag_names()
+               if hasattr(jax.config, name)}
+        out.update({name: read() for name, (read, *_) in _MODELLED.items()})
+        return out
+
+    @property
+    def x64_enabled(self) -> bool:
+        return False
+
+    def reset(self):
+        """Every flag minijax models back to its default (for tests and the REPL)."""
+        set_jit_disabled_by_config(False)
+        float_checks.reset()
+        _set_precision_default(None)
+
+    @staticmethod
+    def _check_jax_flag(name):
+        if name not in _jax_flag_names() and name not in _PLATFORM_FLAGS:
+            raise AttributeError(f"Unrecognized config option: {name}")
+
+    @staticmethod
+    def _check_platform(name, value):
+        backend = jax.default_backend()
+        asked = [] if value is None else str(value).lower().split(",")
+        if asked and backend not in asked:
+            raise ValueError(
+                f"minijax runs on the backend JAX chose ({backend!r}); {name}={value!r} "
+                f"names another. Set it with jax.config.update({name!r}, {value!r}) "
+                f"before JAX starts its backend.")
+
+
+config = Config()
+
+
+class FlagContext:
+    """A flag as a context manager, as `jax.enable_x64`, `jax.debug_nans`, ...:
+    `with minijax.debug_nans(True): ...` sets it in this thread for the block;
+    `.value` reads it."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    @property
+    def value(self):
+        return config.read(self._name)
+
+    @contextlib.contextmanager
+    def __call__(self, new_value=True):
+        read, set_here, _, validate = _MODELLED[self._name]
+        new_value = validate(new_value)
+        previous = read()
+        set_here(new_value)
+        try:
+            yield
+        finally:
+            set_here(previous)
+
+    def __repr__(self):
+        return f"FlagContext({self._name}={self.value!r})"
+
+
+enable_x64 = FlagContext("jax_enable_x64")
+debug_nans = FlagContext("jax_debug_nans")
+debug_infs = FlagContext("jax_debug_infs")
+default_matmul_precision = FlagContext("jax_default_matmul_precision")

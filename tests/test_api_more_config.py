@@ -1,0 +1,191 @@
+"""`minijax.config` and the flag context managers, each against JAX: reading and
+updating flags, the flags minijax honours (`jax_disable_jit`, `jax_debug_nans`,
+`jax_debug_infs`, `jax_default_matmul_precision`), the platform flags, and the
+refusals (`jax_enable_x64=True`, other JAX flags changed, unknown names)."""
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mnp
+from minijax.testing import assert_trees_match
+
+
+@pytest.fixture(autouse=True)
+def fresh_config():
+    minijax.config.reset()
+    yield
+    minijax.config.reset()
+
+
+def test_config_reads_as_jax_config_does():
+    for name in ["jax_enable_x64", "jax_disable_jit", "jax_debug_nans", "jax_debug_infs",
+                 "jax_default_matmul_precision", "jax_platforms", "jax_log_compiles",
+                 "jax_numpy_rank_promotion"]:
+        assert getattr(minijax.config, name) == getattr(jax.config, name), name
+        assert minijax.config.read(name) == getattr(jax.config, name), name
+    assert minijax.config.x64_enabled is False
+    assert minijax.config.values["jax_enable_x64"] is False
+    assert minijax.enable_x64.value is False and minijax.debug_nans.value is False
+
+
+def test_unknown_names_are_attribute_errors_as_in_jax():
+    for config in (jax.config, minijax.config):
+        with pytest.raises(AttributeError, match="Unrecognized config option: jax_nope"):
+            config.update("jax_nope", 1)
+        with pytest.raises(AttributeError):
+            config.jax_nope
+        with pytest.raises(AttributeError):
+            config.not_a_flag
+
+
+def test_x64_is_refused_with_the_limitation_named():
+    minijax.config.update("jax_enable_x64", False)
+    with pytest.raises(ValueError, match="does not model 64-bit types"):
+        minijax.config.update("jax_enable_x64", True)
+    with pytest.raises(ValueError, match="64-bit"):
+        with minijax.enable_x64(True):
+            pass
+    with minijax.enable_x64(False):
+        assert mnp.zeros(2).dtype == np.float32
+    assert minijax.config.jax_enable_x64 is False
+
+
+def test_the_platform_jax_runs_on_is_accepted_and_another_refused():
+    backend = jax.default_backend()
+    minijax.config.update("jax_platform_name", backend)
+    minijax.config.update("jax_platforms", backend)
+    other = "tpu" if backend != "tpu" else "cpu"
+    with pytest.raises(ValueError, match="backend JAX chose"):
+        minijax.config.update("jax_platform_name", other)
+
+
+def test_other_jax_flags_are_never_changed_in_jax():
+    before = jax.config.jax_compilation_cache_dir
+    minijax.config.update("jax_compilation_cache_dir", before)       # its value: a no-op
+    with pytest.raises(ValueError, match="does not change JAX's configuration"):
+        minijax.config.update("jax_compilation_cache_dir", "/tmp/minijax-cache")
+    assert jax.config.jax_compilation_cache_dir == before
+
+
+@pytest.mark.parametrize("bad", ["yes", 2, None])
+def test_bool_flags_refuse_other_values(bad):
+    with pytest.raises(ValueError, match="jax_debug_nans takes a bool"):
+        minijax.config.update("jax_debug_nans", bad)
+
+
+# -- jax_disable_jit ---------------------------------------------------------------------------
+
+def test_disable_jit_flag_runs_jitted_functions_op_by_op():
+    seen = []
+
+    def f(x):
+        seen.append(type(x))
+        return x * 2.0
+    jitted = minijax.jit(f)
+    minijax.config.update("jax_disable_jit", True)
+    assert minijax.config.jax_disable_jit is True
+    assert_trees_match(jitted(np.float32(3.0)), jax.jit(lambda x: x * 2.0)(np.float32(3.0)))
+    assert seen[-1] is np.float32           # the Python body saw the value itself
+    minijax.config.update("jax_disable_jit", False)
+    with minijax.disable_jit():
+        assert minijax.config.jax_disable_jit is True
+    assert minijax.config.jax_disable_jit is False
+
+
+def test_update_sets_the_default_new_threads_start_from():
+    minijax.config.update("jax_debug_infs", True)
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(minijax.config.jax_debug_infs))
+    thread.start()
+    thread.join()
+    assert seen == [True]
+    minijax.config.reset()
+    assert minijax.config.jax_debug_infs is False
+
+
+# -- jax_debug_nans / jax_debug_infs -----------------------------------------------------------
+
+def _raised(fun, *args):
+    with pytest.raises(FloatingPointError) as info:
+        fun(*args)
+    return str(info.value)
+
+
+# (program, argument, the primitive minijax names). JAX names the same one, except
+# for jnp.multiply, which JAX runs as a jitted helper of its own (it says "stage").
+CASES = {
+    "eager log": (lambda np_lib, lib: np_lib.log, -1.0, "log"),
+    "eager mul": (lambda np_lib, lib: lambda x: np_lib.multiply(x, np.nan), 1.0, "mul"),
+    "jit log": (lambda np_lib, lib: lib.jit(lambda x: np_lib.log(x) * 2.0), -1.0, "log"),
+    "jit sqrt in a nest": (lambda np_lib, lib: lib.jit(lambda x: lib.jit(np_lib.sqrt)(x) + 1.0),
+                           -4.0, "sqrt"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_debug_nans_raises_where_jax_does(case):
+    make, x, where = CASES[case]
+    with jax.debug_nans(True):
+        expected = _raised(make(jnp, jax), x)
+    with minijax.debug_nans(True):
+        got = _raised(make(mnp, minijax), x)
+    assert got == f"invalid value (nan) encountered in {where}"
+    assert expected == got or case == "eager mul"
+    # Off again after the block: the NaN comes back as a value.
+    assert np.isnan(make(mnp, minijax)(x))
+
+
+def test_debug_nans_passes_clean_programs_and_ignores_infinities():
+    minijax.config.update("jax_debug_nans", True)
+    assert_trees_match(minijax.jit(lambda x: mnp.exp(x) / x)(0.5),
+                       jax.jit(lambda x: jnp.exp(x) / x)(0.5))
+    assert_trees_match(minijax.grad(lambda x: mnp.sin(x) ** 2)(0.3),
+                       jax.grad(lambda x: jnp.sin(x) ** 2)(0.3))
+    assert np.isinf(mnp.log(0.0))
+    assert_trees_match(minijax.vmap(mnp.log)(np.ones(3, np.float32)),
+                       jax.vmap(jnp.log)(np.ones(3, np.float32)))
+
+
+def test_debug_infs_raises_where_jax_does():
+    for fun_of in (lambda np_lib, lib: np_lib.log, lambda np_lib, lib: lib.jit(np_lib.log)):
+        with jax.debug_infs(True):
+            expected = _raised(fun_of(jnp, jax), 0.0)
+        with minijax.debug_infs(True):
+            got = _raised(fun_of(mnp, minijax), 0.0)
+        assert got == expected == "invalid value (inf) encountered in log"
+
+
+def test_debug_nans_in_a_jitted_call_with_refs_names_the_call():
+    def f(box, x):
+        box[...] = box[...] + 1.0
+        return mnp.log(x)
+    box = minijax.new_ref(mnp.zeros(()))
+    with minijax.debug_nans(True):
+        message = _raised(minijax.jit(f), box, -1.0)
+    assert message == "invalid value (nan) encountered in jit(f)"
+    assert float(box[...]) == 1.0          # written once: the call was not run again
+
+
+# -- jax_default_matmul_precision --------------------------------------------------------------
+
+def test_default_matmul_precision_fills_in_precision_none():
+    a = np.arange(4, dtype=np.float32).reshape(2, 2) / 3
+    jitted = minijax.jit(lambda a: mnp.sum(a @ a))
+    before = jitted(a)
+    with minijax.default_matmul_precision("float32"):
+        assert "precision=('HIGHEST', 'HIGHEST')" in str(minijax.make_jaxpr(lambda a: a @ a)(a))
+        assert "HIGHEST" in str(jitted.trace(a).jaxpr)       # traced again, not reused
+        with jax.default_matmul_precision("float32"):
+            assert_trees_match(jitted(a), jax.jit(lambda a: jnp.sum(a @ a))(a))
+        # An explicit precision wins over the default.
+        assert "'HIGH'" in str(minijax.make_jaxpr(lambda a: mnp.dot(a, a, precision="high"))(a))
+    assert "precision=None" in str(minijax.make_jaxpr(lambda a: a @ a)(a))
+    assert_trees_match(jitted(a), before)
+    minijax.config.update("jax_default_matmul_precision", "tensorfloat32")
+    assert "'HIGH'" in str(minijax.make_jaxpr(lambda a: a @ a)(a))
+    with pytest.raises(ValueError, match="jax_default_matmul_precision takes one of"):
+        minijax.config.update("jax_default_matmul_precision", "float128")
