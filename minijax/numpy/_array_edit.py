@@ -226,9 +226,12 @@ def _true_positions(fname, mask, size, fill):
     return positions, valid
 
 
-def compress(condition, a, axis=None, *, size=None, fill_value=0):
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of `a` along `axis` where the 1-d `condition` is true (`size`:
     static count, padded with `fill_value`)."""
+    if out is not None:
+        raise NotImplementedError("compress: the out= argument is not supported (JAX's "
+                                  "arrays are immutable)")
     condition = as_operand("compress", condition)
     a = as_operand("compress", a)
     if len(shape_of(condition)) != 1:
