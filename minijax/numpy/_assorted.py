@@ -18,7 +18,7 @@ from ..ir.trace import Tracer
 from ._creation import arange, asarray, ones, zeros
 from ._complex import conjugate, imag, iscomplexobj
 from ._extras import array_equal
-from ._array_edit import _true_positions
+from ._setops import true_positions
 from ._functional import vectorize
 from ._linalg import dot, matmul
 from ._promotion import (as_operand, shape_of, dtype_of, convert, canonicalize_axes,
@@ -279,7 +279,7 @@ def mask_indices(n, mask_func, k=0, *, size=None):
         rows, cols = np.nonzero(np.asarray(mask))
         return asarray(rows.astype(np.int32)), asarray(cols.astype(np.int32))
     flat = U.not_equal(reshape(mask, (-1,)), 0)
-    positions, valid = _true_positions("mask_indices", flat, size, 0)
+    positions, valid = true_positions("mask_indices", flat, size)
     positions = U.where(valid, positions, 0)  # padding: index 0, as jnp.nonzero's
     return U.floor_divide(positions, n), U.remainder(positions, n)
 

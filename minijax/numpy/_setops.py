@@ -83,6 +83,26 @@ def _slots(keep, size):
     return U.where(keep, rank, like(rank, size)), R.sum(keep, dtype=np.int32)
 
 
+def true_positions(fname, mask, size):
+    """The positions of the 1-d mask's True entries, in order, and which of them are
+    real: `size` of them (static; the rest are 0 and marked invalid), or, when `size`
+    is None, all of them, which needs a concrete mask (the count fixes the shape)."""
+    if size is None:
+        if isinstance(mask, Tracer):
+            mask = mask._concrete_or_raise(
+                f"{fname} (the result's shape depends on the values: pass a static size= "
+                f"to use {fname} under jit and the other transformations)")
+        size = int(np.count_nonzero(np.asarray(mask)))
+    size = static_int(fname, size, "size")
+    if size < 0:
+        raise ValueError(f"{fname}: size must be non-negative, got {size}")
+    slots, count = _slots(mask, size)
+    iota = lax.broadcasted_iota(np.int32, shape_of(mask), 0)
+    positions = zeros((size,), np.int32).at[slots].set(iota, mode="drop")
+    valid = U.less(lax.broadcasted_iota(np.int32, (size,), 0), count)
+    return positions, valid
+
+
 def _pad(out, count, fill_value, default="min"):
     """`out` with the slots from `count` on set to `fill_value` (or the default)."""
     size = shape_of(out)[0]
