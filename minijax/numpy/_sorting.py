@@ -148,11 +148,8 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False,
     """`jnp.unique`: of a concrete array (computed with NumPy), or, given a static
     `size`, of any array (traced too; see _setops.py), padded with `fill_value`."""
     if size is not None:
-        if axis is not None:
-            raise NotImplementedError("unique: size= with an axis is not supported; "
-                                      "use axis=None (the flattened array)")
         return unique_with_size(ar, return_index, return_inverse, return_counts,
-                                equal_nan, size, fill_value)
+                                equal_nan, size, fill_value, axis)
     value = _concrete("unique", as_operand("unique", ar))
     out = np.unique(value, return_index=return_index, return_inverse=return_inverse,
                     return_counts=return_counts, axis=axis, equal_nan=equal_nan)
