@@ -19,3 +19,13 @@ register(
     "JAX's array_equiv catches the error of unbroadcastable shapes to return False "
     "(its code says so) but catches ValueError, while the comparison raises TypeError",
     transforms=("array_equiv",))
+
+register(
+    "scipy_i0_gradient_at_zero_is_one", "0.10.2",
+    "jax.scipy.special.i0 is exp(|x|) * bessel_i0e(x) differentiated through abs, "
+    "whose derivative JAX takes as +1 at 0: grad(i0)(float32(0)) is 1.0",
+    "jax.scipy.special.i0 is jnp.i0, whose derivative is i1 (0 at 0), as jnp.i0's "
+    "custom jvp in JAX gives",
+    "i0 is even and smooth, so its derivative at 0 is i1(0) = 0; JAX's jnp.i0 defines "
+    "exactly that and its scipy i0 names the same function",
+    transforms=("grad", "jvp"))

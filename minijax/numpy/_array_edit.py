@@ -28,7 +28,7 @@ from ._shape import (broadcast_to, concatenate, diag, moveaxis, ravel, reshape, 
 from ._take import take, take_along_axis
 from ._index_tricks import diag_indices, unravel_index
 from ._sorting import argsort, sort
-from ._setops import _slots
+from ._setops import _slots, true_positions
 
 __all__ = ["insert", "delete", "block", "unstack", "concat", "rollaxis", "dsplit",
            "diagflat", "resize", "compress", "extract", "choose", "place", "put",
@@ -212,23 +212,12 @@ def resize(a, new_shape):
 
 # -- selections -----------------------------------------------------------------------------
 
-def _true_positions(fname, mask, size, fill):
-    """The positions of mask's True entries (1-d), in order: `size` of them (static)
-    padded with `fill`, or all of them when the mask is concrete."""
-    if size is None:
-        count = int(np.count_nonzero(_concrete(fname, mask, "pass a static size=")))
-        size = count
-    size = static_int(fname, size, "size")
-    slots, count = _slots(mask, size)
-    iota = lax.broadcasted_iota(np.int32, shape_of(mask), 0)
-    positions = zeros((size,), np.int32).at[slots].set(iota, mode="drop")
-    valid = U.less(lax.broadcasted_iota(np.int32, (size,), 0), count)
-    return positions, valid
-
-
-def compress(condition, a, axis=None, *, size=None, fill_value=0):
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of `a` along `axis` where the 1-d `condition` is true (`size`:
     static count, padded with `fill_value`)."""
+    if out is not None:
+        raise NotImplementedError("compress: the out= argument is not supported (JAX's "
+                                  "arrays are immutable)")
     condition = as_operand("compress", condition)
     a = as_operand("compress", a)
     if len(shape_of(condition)) != 1:
@@ -244,7 +233,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0):
     mask = U.not_equal(condition, 0)
     mask = mask[:n] if shape_of(mask)[0] > n else concatenate(
         [mask, zeros((n - shape_of(mask)[0],), bool)])
-    positions, valid = _true_positions("compress", mask, size, fill_value)
+    positions, valid = true_positions("compress", mask, size)
     picked = take(a, positions, axis=axis)
     shape = [1] * len(shape_of(picked))
     shape[axis] = shape_of(valid)[0]
@@ -308,7 +297,7 @@ def place(arr, mask, vals, *, inplace=True):
     mask = ravel(U.not_equal(as_operand("place", mask), 0))
     data = ravel(arr)
     n = shape_of(data)[0]
-    positions, valid = _true_positions("place", mask, n, n)
+    positions, valid = true_positions("place", mask, n)
     positions = U.where(valid, positions, n)  # past the end: dropped
     vals = convert("place", as_operand("place", vals), dtype_of(arr))
     return reshape(data.at[positions].set(_tiled_to(vals, n), mode="drop"), shape_of(arr))

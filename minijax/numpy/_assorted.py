@@ -1,7 +1,7 @@
 """Assorted small jnp names: the array-API products `vecdot`/`matvec`/`vecmat`,
 `cumulative_sum`/`cumulative_prod`, the tests `array_equiv`, `iscomplex`,
 `isreal`, `isrealobj`, `isscalar`, `iterable`; `gradient`, `vander`, the window
-functions (`bartlett`, `blackman`, `hamming`, `hanning`), `mask_indices`,
+functions (`bartlett`, `blackman`, `hamming`, `hanning`, `kaiser`), `mask_indices`,
 `einsum_path`, `packbits`/`unpackbits`; and NumPy's I/O and printing helpers, re-exported as JAX does
 (`load` returns a jax.Array, `save`/`savez`/`printoptions`/... are NumPy's own).
 
@@ -18,9 +18,10 @@ from ..ir.trace import Tracer
 from ._creation import arange, asarray, ones, zeros
 from ._complex import conjugate, imag, iscomplexobj
 from ._extras import array_equal
-from ._array_edit import _true_positions
+from ._setops import true_positions
 from ._functional import vectorize
 from ._linalg import dot, matmul
+from ._math_more import i0
 from ._promotion import (as_operand, shape_of, dtype_of, convert, canonicalize_axes,
                          promote_dtypes_inexact, static_int)
 from . import _reductions as R
@@ -29,7 +30,7 @@ from ._shape import broadcast_arrays, concatenate, moveaxis, reshape
 
 __all__ = ["vecdot", "matvec", "vecmat", "cumulative_sum", "cumulative_prod",
            "array_equiv", "iscomplex", "isreal", "isrealobj", "isscalar", "iterable",
-           "gradient", "vander", "bartlett", "blackman", "hamming", "hanning",
+           "gradient", "vander", "bartlett", "blackman", "hamming", "hanning", "kaiser",
            "mask_indices", "einsum_path", "load", "save", "savez", "frombuffer",
            "fromstring", "printoptions", "get_printoptions", "set_printoptions",
            "array_repr", "array_str", "ComplexWarning", "packbits", "unpackbits"]
@@ -269,6 +270,16 @@ bartlett = _window("bartlett", lambda n, m: U.subtract(
     1, U.absolute(U.true_divide(U.subtract(U.multiply(2, n), m - 1), m - 1))))
 
 
+def kaiser(M, beta):
+    """NumPy's Kaiser window of M points: i0(beta sqrt(1 - ((n - a) / a)^2)) / i0(beta)
+    with a = (M - 1) / 2; `beta` may be traced."""
+    beta, = promote_dtypes_inexact("kaiser", beta)
+    return _window("kaiser", lambda n, m: U.true_divide(
+        i0(U.multiply(beta, U.sqrt(U.subtract(
+            1, U.square(U.true_divide(U.subtract(n, (m - 1) / 2), (m - 1) / 2)))))),
+        i0(beta)))(M)
+
+
 def mask_indices(n, mask_func, k=0, *, size=None):
     """The (row, column) indices where `mask_func(ones((n, n)), k)` is nonzero."""
     n = static_int("mask_indices", n, "n")
@@ -279,7 +290,7 @@ def mask_indices(n, mask_func, k=0, *, size=None):
         rows, cols = np.nonzero(np.asarray(mask))
         return asarray(rows.astype(np.int32)), asarray(cols.astype(np.int32))
     flat = U.not_equal(reshape(mask, (-1,)), 0)
-    positions, valid = _true_positions("mask_indices", flat, size, 0)
+    positions, valid = true_positions("mask_indices", flat, size)
     positions = U.where(valid, positions, 0)  # padding: index 0, as jnp.nonzero's
     return U.floor_divide(positions, n), U.remainder(positions, n)
 

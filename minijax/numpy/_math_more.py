@@ -30,7 +30,29 @@ from ._sorting import searchsorted, sort
 from ._take import take
 
 __all__ = ["ldexp", "frexp", "modf", "gcd", "lcm", "nextafter", "spacing", "logaddexp2",
-           "sort_complex", "unwrap", "trim_zeros", "interp"]
+           "sort_complex", "unwrap", "trim_zeros", "interp", "i0"]
+
+
+@custom_jvp
+def _bessel_i0(x):
+    # i0e(x) = exp(-|x|) i0(x) is even and stays finite where i0 overflows.
+    magnitude = lax.abs(x)
+    return lax.mul(lax.exp(magnitude), lax.bessel_i0e(magnitude))
+
+
+@_bessel_i0.defjvp
+def _bessel_i0_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    # i0' = i1 = exp(|x|) i1e(x): exact, and 0 at 0 where |x| has no derivative.
+    return _bessel_i0(x), U.multiply(x_dot, lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x)))
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0 (real input)."""
+    x, = promote_args_inexact("i0", x)
+    if is_complex(dtype_of(x)):
+        raise ValueError(f"Unsupported input type to jax.numpy.i0: {dtype_of(x)}")
+    return _bessel_i0(x)
 
 
 def ldexp(x1, x2, /):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.trace import Tracer
-from ._creation import asarray, ones, zeros
+from ._creation import asarray, eye, ones, zeros
 from ._convolve import convolve
 from ._dtypes import finfo
 from ._promotion import (as_operand, shape_of, dtype_of, convert, promote_dtypes,
@@ -21,7 +21,7 @@ from . import _reductions as R
 from . import _ufuncs as U
 from ._assorted import vander
 from ._linalg import matmul
-from ._shape import atleast_1d, concatenate, transpose
+from ._shape import atleast_1d, concatenate, stack, trace, transpose
 from . import linalg
 
 __all__ = ["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint",
@@ -126,13 +126,31 @@ def polyint(p, m=1, k=None):
                          asarray(divisor.astype(dtype_of(p))))
 
 
+def _characteristic_polynomial(a):
+    """The coefficients of det(t I - a), highest power first, by the Faddeev-LeVerrier
+    recurrence: M_k = a M_(k-1) + c_(k-1) I, c_k = -trace(a M_k) / k. It is exact in
+    exact arithmetic and needs only matmuls, where JAX's poly goes through eigvals;
+    in floating point the two agree to rounding for the small, well-scaled matrices
+    poly is used on (both lose accuracy as the size grows)."""
+    n, dtype = shape_of(a)[0], dtype_of(a)
+    identity = eye(n, dtype=dtype)
+    coefficients = [ones((), dtype)]
+    m = zeros((n, n), dtype)
+    for k in range(1, n + 1):
+        m = U.add(matmul(a, m), U.multiply(coefficients[-1], identity))
+        coefficients.append(U.true_divide(U.negative(trace(matmul(a, m))), k))
+    return stack(coefficients)
+
+
 def poly(seq_of_zeros):
-    """The monic polynomial with the given roots (a 1-d array)."""
+    """The monic polynomial with the given roots (a 1-d array), or the characteristic
+    polynomial of a square matrix; a matrix's is complex, as JAX's (from eigvals) is."""
     seq = atleast_1d(as_operand("poly", seq_of_zeros))
     shape = shape_of(seq)
     if len(shape) == 2 and shape[0] == shape[1] and shape[0]:
-        raise NotImplementedError("poly of a square matrix needs its eigenvalues, and "
-                                  "minijax has no eigvals; pass the roots instead")
+        matrix, = promote_dtypes_inexact("poly", seq)
+        complex_dtype = np.result_type(dtype_of(matrix), np.complex64)
+        return convert("poly", _characteristic_polynomial(matrix), complex_dtype)
     if len(shape) != 1:
         raise ValueError("poly: input must be 1d or non-empty square 2d array")
     seq, = promote_dtypes_inexact("poly", seq)

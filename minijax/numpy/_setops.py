@@ -23,10 +23,10 @@ from .. import lax
 from ..ir.trace import Tracer
 from ._creation import asarray, zeros
 from ._promotion import (as_operand, shape_of, dtype_of, like, promote_dtypes, static_int,
-                         is_inexact)
+                         is_inexact, canonicalize_axis)
 from . import _reductions as R
 from . import _ufuncs as U
-from ._shape import concatenate, ravel, reshape
+from ._shape import concatenate, moveaxis, ravel, reshape, stack
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
            "intersect1d", "union1d", "setdiff1d", "setxor1d"]
@@ -81,6 +81,26 @@ def _slots(keep, size):
     """Where each sorted element goes in the result (`size`: dropped) and the count."""
     rank = lax.sub(R.cumsum(keep, dtype=np.int32), like(np.int32(0), 1))
     return U.where(keep, rank, like(rank, size)), R.sum(keep, dtype=np.int32)
+
+
+def true_positions(fname, mask, size):
+    """The positions of the 1-d mask's True entries, in order, and which of them are
+    real: `size` of them (static; the rest are 0 and marked invalid), or, when `size`
+    is None, all of them, which needs a concrete mask (the count fixes the shape)."""
+    if size is None:
+        if isinstance(mask, Tracer):
+            mask = mask._concrete_or_raise(
+                f"{fname} (the result's shape depends on the values: pass a static size= "
+                f"to use {fname} under jit and the other transformations)")
+        size = int(np.count_nonzero(np.asarray(mask)))
+    size = static_int(fname, size, "size")
+    if size < 0:
+        raise ValueError(f"{fname}: size must be non-negative, got {size}")
+    slots, count = _slots(mask, size)
+    iota = lax.broadcasted_iota(np.int32, shape_of(mask), 0)
+    positions = zeros((size,), np.int32).at[slots].set(iota, mode="drop")
+    valid = U.less(lax.broadcasted_iota(np.int32, (size,), 0), count)
+    return positions, valid
 
 
 def _pad(out, count, fill_value, default="min"):
@@ -148,11 +168,67 @@ def _unique_parts(fname, x, size, fill_value, equal_nan=False):
     return values, first, reshape(inverse, shape), counts
 
 
+def _rows_differ(ordered_rows, equal_nan):
+    """True at each sorted row (of an (n, m) array) that differs from its predecessor
+    in some column."""
+    n, m = shape_of(ordered_rows)
+    if n == 0:
+        return lax.broadcast_in_dim(asarray(True), (0,), ())
+    later, earlier = ordered_rows[1:], ordered_rows[:-1]
+    new = lax.ne(later, earlier)
+    if equal_nan and is_inexact(dtype_of(ordered_rows)):
+        new = lax.bitwise_and(new, lax.bitwise_not(lax.bitwise_and(U.isnan(later),
+                                                                    U.isnan(earlier))))
+    new = R.any(new, axis=1) if m else lax.broadcast_in_dim(asarray(False), (n - 1,), ())
+    return concatenate([asarray([True]), new])
+
+
+def _unique_slices(x, axis, size, fill_value, equal_nan):
+    """`_unique_parts` of the slices of `x` along `axis`: each slice is one row of
+    keys, sorted lexicographically (first element first), as NumPy orders them."""
+    slices = moveaxis(x, axis, 0)
+    slice_shape = shape_of(slices)[1:]
+    n = shape_of(slices)[0]
+    rows = reshape(slices, (n, -1))
+    columns = [rows[:, j] for j in range(shape_of(rows)[1])] or [zeros((n,), np.int32)]
+    positions = lax.broadcasted_iota(np.int32, (n,), 0)
+    *ordered_columns, positions = lax.sort((*columns, positions), dimension=0,
+                                           is_stable=True, num_keys=len(columns))
+    ordered = rows if not shape_of(rows)[1] else stack(ordered_columns, axis=1)
+    keep = _rows_differ(ordered, equal_nan)
+    size = _result_size("unique", keep, size)
+    slots, count = _slots(keep, size)
+    values = zeros((size,) + shape_of(ordered)[1:], dtype_of(ordered)).at[slots].set(
+        ordered, mode="drop")
+    valid = lax.broadcast_in_dim(U.less(lax.broadcasted_iota(np.int32, (size,), 0), count),
+                                 shape_of(values), (0,))
+    if fill_value is not None:
+        fill = lax.convert_element_type(asarray(fill_value), dtype_of(values))
+    elif size:
+        fill = lax.broadcast_in_dim(values[0], shape_of(values), (1,))
+    else:
+        fill = values
+    values = U.where(valid, values, fill)
+    first = _pad(zeros((size,), np.int32).at[slots].set(positions, mode="drop"), count,
+                 None, default="first")
+    run = lax.sub(R.cumsum(keep, dtype=np.int32), like(np.int32(0), 1))
+    inverse = zeros((n,), np.int32).at[positions].set(run)
+    counts = zeros((size,), np.int32).at[run].add(like(np.int32(0), 1), mode="drop")
+    return moveaxis(reshape(values, (size,) + slice_shape), 0, axis), first, inverse, counts
+
+
 def unique_with_size(ar, return_index, return_inverse, return_counts, equal_nan, size,
-                     fill_value):
-    """`jnp.unique(ar, ..., size=size)` over the flattened array: a static shape."""
-    values, first, inverse, counts = _unique_parts("unique", ar, size, fill_value,
-                                                   equal_nan)
+                     fill_value, axis=None):
+    """`jnp.unique(ar, ..., size=size)` over the flattened array, or of the slices
+    along `axis`: a static shape."""
+    if axis is None:
+        values, first, inverse, counts = _unique_parts("unique", ar, size, fill_value,
+                                                       equal_nan)
+    else:
+        ar = as_operand("unique", ar)
+        axis = canonicalize_axis("unique", axis, len(shape_of(ar)))
+        values, first, inverse, counts = _unique_slices(ar, axis, size, fill_value,
+                                                        equal_nan)
     extras = [part for part, wanted in ((first, return_index), (inverse, return_inverse),
                                         (counts, return_counts)) if wanted]
     return (values, *extras) if extras else values

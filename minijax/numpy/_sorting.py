@@ -2,7 +2,8 @@
 
 `argsort` is a two-operand `sort` keyed on the data and carrying an `iota` of
 positions along, so it is stable exactly when the sort is. Functions whose *shape*
-depends on the data (`nonzero`, `argwhere`, `unique`) need concrete inputs, as in JAX.
+depends on the data (`nonzero`, `flatnonzero`, `argwhere`, `unique`) need concrete
+inputs, as in JAX, or a static `size=`: the first `size` results, padded.
 """
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ import numpy as np
 from .. import lax
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis,
-                         promote_dtypes, is_complex)
-from ._creation import concrete_array
+                         promote_dtypes, is_complex, convert)
+from ._creation import asarray, concrete_array
 from ._take import take
 from ._reductions import sum as array_sum
-from ._shape import expand_dims, flip
-from ._setops import unique_with_size
+from ._shape import expand_dims, flip, ravel, reshape, stack
+from ._setops import unique_with_size, true_positions
+from ._ufuncs import where
+from ._index_tricks import unravel_index
 
 
 def _sort_input(fname, a, axis):
@@ -92,24 +95,52 @@ def _concrete(fname, x):
     return np.asarray(x)
 
 
+def _fill_per_dimension(fname, fill_value, ndim):
+    if fill_value is None:
+        return (0,) * ndim
+    if isinstance(fill_value, (tuple, list)):
+        if len(fill_value) != ndim:
+            raise ValueError(f"{fname}: fill_value must be a scalar or a tuple of length "
+                             f"{ndim} (one per dimension of the input), got "
+                             f"{len(fill_value)} values")
+        return tuple(fill_value)
+    if np.ndim(fill_value) != 0:
+        raise ValueError(f"{fname}: fill_value must be a scalar or a tuple of length {ndim}")
+    return (fill_value,) * ndim
+
+
 def nonzero(a, *, size=None, fill_value=None):
-    """`jnp.nonzero` of a concrete array: a tuple of int32 index arrays."""
-    if size is not None:
-        raise NotImplementedError("nonzero: size= is not supported")
-    value = _concrete("nonzero", as_operand("nonzero", a))
-    if value.ndim == 0:
-        raise ValueError("nonzero: calling nonzero on 0-d arrays is not allowed")
-    return tuple(concrete_array(i.astype(np.int32)) for i in np.nonzero(value))
+    """The indices of `a`'s nonzero entries, one int32 array per dimension, in
+    row-major order. Their count depends on the values, so under a transformation a
+    static `size` is needed: the first `size` positions, padded with `fill_value`
+    (default 0; a scalar or one value per dimension)."""
+    a = as_operand("nonzero", a)
+    shape = shape_of(a)
+    if not shape:
+        raise ValueError("nonzero: calling nonzero on 0-d arrays is not allowed. Use "
+                         "jnp.atleast_1d(scalar).nonzero() instead.")
+    fills = _fill_per_dimension("nonzero", fill_value, len(shape))
+    if size is None:  # counted here, where a NumPy input is still concrete under jit
+        size = int(np.count_nonzero(_concrete("nonzero", a)))
+    mask = reshape(lax.ne(a, lax.full_like(a, 0)), (math.prod(shape),))
+    positions, valid = true_positions("nonzero", mask, size)
+    return tuple(where(valid, index, convert("nonzero", asarray(fill), np.int32))
+                 for index, fill in zip(unravel_index(positions, shape), fills))
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
-    value = _concrete("flatnonzero", as_operand("flatnonzero", a))
-    return concrete_array(np.flatnonzero(value).astype(np.int32))
+    """The indices of the flattened `a`'s nonzero entries (`size`: as in nonzero)."""
+    return nonzero(ravel(as_operand("flatnonzero", a)), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
-    value = _concrete("argwhere", as_operand("argwhere", a))
-    return concrete_array(np.argwhere(value).astype(np.int32))
+    """The indices of `a`'s nonzero entries as rows, shape (count, a.ndim) (`size`:
+    as in nonzero)."""
+    a = as_operand("argwhere", a)
+    if not shape_of(a):  # a scalar is one entry with no dimensions, or none
+        rows = nonzero(reshape(a, (1,)), size=size, fill_value=fill_value)[0]
+        return reshape(rows[:0], (shape_of(rows)[0], 0))
+    return stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False,
@@ -117,11 +148,8 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False,
     """`jnp.unique`: of a concrete array (computed with NumPy), or, given a static
     `size`, of any array (traced too; see _setops.py), padded with `fill_value`."""
     if size is not None:
-        if axis is not None:
-            raise NotImplementedError("unique: size= with an axis is not supported; "
-                                      "use axis=None (the flattened array)")
         return unique_with_size(ar, return_index, return_inverse, return_counts,
-                                equal_nan, size, fill_value)
+                                equal_nan, size, fill_value, axis)
     value = _concrete("unique", as_operand("unique", ar))
     out = np.unique(value, return_index=return_index, return_inverse=return_inverse,
                     return_counts=return_counts, axis=axis, equal_nan=equal_nan)

@@ -544,14 +544,18 @@ def signbit(x, /):
 
 # -- selection -----------------------------------------------------------------------------
 
-def where(condition, x=None, y=None, /):
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """`jnp.where(c, x, y)`: `x` where `c` is true, else `y` (broadcast together).
 
-    The one-argument form `where(c)` returns the indices of nonzero entries, whose
-    count depends on the values, so it needs a concrete `c` (as in JAX)."""
+    The one-argument form `where(c)` is `nonzero(c)`: the indices of nonzero entries,
+    whose count depends on the values, so it needs a concrete `c` or a static `size`
+    (padded with `fill_value`), as in JAX."""
     if x is None and y is None:
         from ._sorting import nonzero  # not at the top: _sorting imports this module (a cycle)
-        return nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise ValueError("where: size and fill_value are only accepted by the "
+                         "one-argument form where(condition)")
     if x is None or y is None:
         raise ValueError("where: pass both x and y, or neither")
     condition = _as_bool("where", condition)

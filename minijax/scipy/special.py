@@ -24,7 +24,8 @@ from ..numpy._promotion import (promote_args_inexact, dtype_of, shape_of,
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "ndtri", "expit", "logit", "gammaln",
            "digamma", "polygamma", "xlogy", "xlog1py", "entr", "gammainc", "gammaincc",
            "betainc", "betaln", "ndtr", "log_ndtr", "softmax", "log_softmax", "gammasgn",
-           "gamma", "beta", "factorial", "rel_entr", "kl_div"]
+           "gamma", "beta", "factorial", "rel_entr", "kl_div", "i0", "i0e", "i1", "i1e",
+           "zeta"]
 
 
 def _masked(x, where, fill):
@@ -86,6 +87,30 @@ gammaincc = _elementwise("gammaincc", lax.igammac,
                          "The regularized upper incomplete gamma function Q(a, x).")
 betainc = _elementwise("betainc", lax.betainc,
                        "The regularized incomplete beta function I_x(a, b).")
+
+i0e = _elementwise("i0e", lax.bessel_i0e,
+                   "The exponentially scaled modified Bessel function of order 0, "
+                   "exp(-|x|) i0(x).")
+i1e = _elementwise("i1e", lax.bessel_i1e,
+                   "The exponentially scaled modified Bessel function of order 1, "
+                   "exp(-|x|) i1(x).")
+i0 = jnp.i0
+
+
+def i1(x):
+    """The modified Bessel function of the first kind of order 1: exp(|x|) i1e(x)."""
+    x, = promote_args_inexact("i1", x, keep_scalars=False)
+    return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
+
+
+def zeta(x, q=None):
+    """The Hurwitz zeta function sum_k (k + q)^-x (`q` is required, as in JAX; its
+    derivative is taken in `q` only)."""
+    if q is None:
+        raise NotImplementedError("zeta: the Riemann zeta function (q=None) is not "
+                                  "available, as in JAX; pass q=1.0 for it, or another "
+                                  "q for the Hurwitz zeta function")
+    return lax.zeta(*promote_args_inexact("zeta", x, q, keep_scalars=False))
 
 
 def logit(x):

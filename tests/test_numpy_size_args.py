@@ -1,0 +1,133 @@
+"""`nonzero`, `flatnonzero`, `argwhere` and one-argument `where` with a static `size=`
+(the first `size` positions, padded with `fill_value`) on traced values, against JAX:
+under jit, vmap and inside grad; without `size` they need concrete input, as in JAX."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mnp
+from tests.numpy_helpers import assert_values_close, check, rand
+
+GRID = np.array([[0, 1, 0], [2, 0, 3]], np.float32)
+
+
+@pytest.mark.parametrize("size", [0, 2, 3, 5])
+def test_nonzero_family_with_size(size):
+    check(lambda np_module, x: (np_module.nonzero(x, size=size),
+                                np_module.flatnonzero(x, size=size),
+                                np_module.argwhere(x, size=size),
+                                np_module.where(x, size=size)), GRID)
+
+
+def test_fill_values():
+    check(lambda np_module, x: (np_module.nonzero(x, size=5, fill_value=(-1, 9)),
+                                np_module.nonzero(x, size=5, fill_value=-2),
+                                np_module.flatnonzero(x, size=5, fill_value=-1),
+                                np_module.argwhere(x, size=5, fill_value=(7, 8)),
+                                np_module.where(x > 1, size=3, fill_value=4)), GRID)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float32, np.complex64])
+def test_dtypes_and_ranks(dtype):
+    x = rand((2, 2, 3), dtype, low=0, high=2)
+    check(lambda np_module, x: np_module.nonzero(x, size=7, fill_value=(1, 1, 2)), x)
+    check(lambda np_module, x: np_module.argwhere(x[0, 0], size=2), x)
+    check(lambda np_module, x: (np_module.argwhere(x[0, 0, 0], size=2),
+                                np_module.argwhere(x[0, 0, 0], size=0)), x)
+
+
+def test_method_and_concrete_forms():
+    check(lambda np_module, x: x.nonzero(size=4, fill_value=-1), GRID)
+    for fn in [lambda n, x: n.nonzero(x), lambda n, x: n.flatnonzero(x),
+               lambda n, x: n.argwhere(x), lambda n, x: n.where(x > 0),
+               lambda n, x: n.argwhere(x[1, 0])]:
+        assert_values_close(fn(mnp, GRID), fn(jnp, GRID))
+    # A NumPy array closed over by a jitted function is concrete: no size needed
+    # (JAX refuses it under jit; minijax counts the NumPy value).
+    assert_values_close(minijax.jit(lambda: (mnp.nonzero(GRID), mnp.argwhere(GRID)))(),
+                        (jnp.nonzero(GRID), jnp.argwhere(GRID)))
+
+
+def test_vmap_and_grad():
+    batch = np.stack([GRID, GRID[::-1], np.zeros_like(GRID)])
+    assert_values_close(minijax.vmap(lambda x: mnp.nonzero(x, size=4, fill_value=-1))(batch),
+                        jax.vmap(lambda x: jnp.nonzero(x, size=4, fill_value=-1))(batch))
+    assert_values_close(minijax.vmap(lambda x: mnp.argwhere(x, size=3))(batch),
+                        jax.vmap(lambda x: jnp.argwhere(x, size=3))(batch))
+    assert_values_close(minijax.vmap(lambda x: mnp.flatnonzero(x, size=2))(batch),
+                        jax.vmap(lambda x: jnp.flatnonzero(x, size=2))(batch))
+
+    def picked_sum(np_module, x):  # gradient flows through the gathered values
+        rows, cols = np_module.nonzero(x > 0.5, size=3)
+        return (x[rows, cols] ** 2).sum()
+    x = rand((2, 3))
+    assert_values_close(minijax.grad(lambda x: picked_sum(mnp, x))(x),
+                        jax.grad(lambda x: picked_sum(jnp, x))(x))
+
+
+def test_errors():
+    for name in ["nonzero", "flatnonzero", "argwhere"]:
+        with pytest.raises(minijax.TracerError, match="size="):
+            minijax.jit(lambda x: getattr(mnp, name)(x))(GRID)
+        with pytest.raises(TypeError):  # JAX's ConcretizationTypeError
+            jax.jit(lambda x: getattr(jnp, name)(x))(GRID)
+    with pytest.raises(minijax.TracerError, match="size="):
+        minijax.jit(lambda x: mnp.where(x))(GRID)
+    with pytest.raises(ValueError, match="0-d"):
+        mnp.nonzero(np.float32(1), size=1)
+    with pytest.raises(ValueError, match="fill_value"):
+        mnp.nonzero(GRID, size=2, fill_value=(1, 2, 3))
+    with pytest.raises(ValueError):
+        jnp.nonzero(GRID, size=2, fill_value=(1, 2, 3))
+    with pytest.raises(ValueError, match="one-argument"):
+        mnp.where(GRID > 0, GRID, 0.0, size=2)
+    with pytest.raises(ValueError):
+        jnp.where(GRID > 0, GRID, 0.0, size=2)
+    with pytest.raises(ValueError, match="non-negative"):
+        minijax.jit(lambda x: mnp.nonzero(x, size=-1))(GRID)
+
+
+ROWS = np.array([[3, 1], [1, 2], [3, 1], [0, 5]], np.float32)
+
+
+@pytest.mark.parametrize("axis,size", [(0, 5), (0, 2), (1, 3), (-1, 1), (0, 3)])
+def test_unique_along_axis_with_size(axis, size):
+    check(lambda np_module, x: np_module.unique(x, axis=axis, size=size, return_index=True,
+                                                return_inverse=True, return_counts=True),
+          ROWS)
+    check(lambda np_module, x: np_module.unique(x, axis=axis, size=size, fill_value=-1), ROWS)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.bool_, np.float32])
+def test_unique_along_axis_ranks_and_dtypes(dtype):
+    x = rand((4, 2, 3), dtype, low=0, high=2)
+    x[2] = x[0]
+    for axis in (0, 1, 2):
+        check(lambda np_module, x: np_module.unique(x, axis=axis, size=4, return_counts=True,
+                                                    return_inverse=True), x)
+
+
+def test_unique_along_axis_grad_vmap_and_concrete():
+    def loss(np_module, x):
+        values = np_module.unique(x, axis=0, size=3, fill_value=0.0)
+        return (values ** 2).sum()
+    assert_values_close(minijax.grad(lambda x: loss(mnp, x))(ROWS),
+                        jax.grad(lambda x: loss(jnp, x))(ROWS))
+    batch = np.stack([ROWS, ROWS[::-1] * 2])
+    assert_values_close(minijax.vmap(lambda x: mnp.unique(x, axis=0, size=4))(batch),
+                        jax.vmap(lambda x: jnp.unique(x, axis=0, size=4))(batch))
+    # Without size, concrete input is counted eagerly (NumPy), as before.
+    assert_values_close(mnp.unique(ROWS, axis=0), jnp.unique(ROWS, axis=0))
+    with pytest.raises(minijax.TracerError, match="size="):
+        minijax.jit(lambda x: mnp.unique(x, axis=0))(ROWS)
+    with pytest.raises(ValueError):
+        mnp.unique(ROWS, axis=2, size=2)
+
+
+@pytest.mark.parametrize("equal_nan", [True, False])
+def test_unique_along_axis_nan_rows(equal_nan):
+    x = np.array([[np.nan, 1], [1, 2], [np.nan, 1], [0, 5]], np.float32)
+    check(lambda np_module, x: np_module.unique(x, axis=0, size=4, equal_nan=equal_nan,
+                                                return_counts=True), x)

@@ -1,0 +1,145 @@
+"""Array methods and attributes of traced values (`x.real`, `x.conj()`, `x.view(...)`,
+`round(x)`, ...) against JAX's tracers: under jit (values, dtypes, weak types), grad and
+vmap, plus the jax.Array queries a traced value refuses, with JAX's exception types."""
+import copy
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mnp
+from tests.numpy_helpers import assert_values_close, check, rand
+
+REAL = rand((3,))
+COMPLEX = (rand((3,)) + 1j * rand((3,))).astype(np.complex64)
+
+
+def both(method_fn, *args, grad=True, vmap=True):
+    """`method_fn(x, ...)` (method syntax only) under jit, and under grad/vmap of both
+    libraries' own transforms."""
+    check(lambda np_module, *a: method_fn(*a), *args)
+    if vmap:
+        batched = [np.stack([a, a[::-1]]) for a in args]
+        assert_values_close(minijax.vmap(method_fn)(*batched), jax.vmap(method_fn)(*batched))
+    if grad:
+        loss = lambda *a: sum(jnp.real(jnp.sum(leaf))
+                              for leaf in jax.tree_util.tree_leaves(method_fn(*a)))
+        mloss = lambda *a: sum(mnp.real(mnp.sum(leaf))
+                               for leaf in jax.tree_util.tree_leaves(method_fn(*a)))
+        assert_values_close(minijax.grad(mloss)(*args), jax.grad(loss)(*args))
+
+
+@pytest.mark.parametrize("x", [REAL, COMPLEX], ids=["real", "complex"])
+def test_real_imag_conj(x):
+    both(lambda x: x.real + 2 * x.imag, x, grad=x.dtype.kind == "f")
+    both(lambda x: x.conj() * x.conjugate(), x, grad=x.dtype.kind == "f")
+    both(lambda x: (x * 2.0).real, x, grad=x.dtype.kind == "f")
+
+
+def test_real_imag_weak_scalar_and_int():
+    check(lambda np_module, s: (s.real, s.imag, s.conj()), 2.5)
+    check(lambda np_module, i: (i.real, i.imag, i.conj()), np.arange(3, dtype=np.int32))
+
+
+def test_grad_through_complex_parts():
+    def f(x):
+        z = x * (1 + 2j)
+        return (z.real * z.imag + z.conj().real).sum()
+    assert_values_close(minijax.grad(f)(REAL), jax.grad(f)(REAL))
+    assert_values_close(minijax.jit(minijax.grad(f))(REAL), jax.grad(f)(REAL))
+
+
+def test_searchsorted_argpartition_choose_compress():
+    table = np.array([-1.0, 0.5, 2.0], np.float32)
+    both(lambda t, v: t.searchsorted(v), table, REAL, grad=False, vmap=False)
+    both(lambda t, v: t.searchsorted(v, side="right"), table, table, grad=False, vmap=False)
+    tables, queries = np.sort(rand((2, 3)), axis=1), rand((2, 4))
+    assert_values_close(minijax.vmap(lambda t, v: t.searchsorted(v))(tables, queries),
+                        jax.vmap(lambda t, v: t.searchsorted(v))(tables, queries))
+    both(lambda x: x.argpartition(1), rand((2, 4)), grad=False)
+    both(lambda x: x.argpartition(0, axis=0), rand((3, 2)), grad=False)
+    idx = np.array([0, 2, 1], np.int32)
+    both(lambda i, a, b, c: i.choose([a, b, c], mode="clip"), idx, REAL, REAL * 2, REAL[::-1],
+         grad=False)
+    check(lambda np_module, i, a: i.choose([a, a * 2], mode="wrap"), idx, REAL)
+    both(lambda x: x.compress(x > 0, size=2, fill_value=-7), REAL)
+    both(lambda x: x.compress(np.array([True, False]), axis=1, size=1), rand((2, 3)))
+
+
+@pytest.mark.parametrize("source,target,shape", [
+    (np.float32, np.int32, (2, 3)), (np.float32, np.int16, (3,)),
+    (np.int16, np.float32, (2, 4)), (np.uint8, np.bool_, (4,)), (np.bool_, np.uint8, (3,)),
+    (np.float32, np.complex64, (2, 4)), (np.complex64, np.float32, (3,)),
+    (np.float32, np.uint8, ()), (np.int32, None, (2,)),
+])
+def test_view(source, target, shape):
+    x = rand(shape, source, low=0, high=2) if source in (np.uint8, np.bool_) else rand(shape, source)
+    if source == np.complex64:
+        x = (rand(shape) + 1j * rand(shape)).astype(source)
+    check(lambda np_module, x: x.view(target) if target is not np.uint8 or shape
+          else x.view(np.float32), x)
+
+
+def test_view_errors():
+    with pytest.raises(ValueError, match="last axis"):
+        minijax.jit(lambda x: x.view(np.float32))(np.zeros(3, np.int16))
+    with pytest.raises(ValueError, match="0d"):
+        minijax.jit(lambda x: x.view(np.int16))(np.float32(1))
+    with pytest.raises(NotImplementedError, match="type"):
+        minijax.jit(lambda x: x.view(np.int32, type=np.ndarray))(REAL)
+
+
+def test_byteswap_round_copy_reversed_contains():
+    both(lambda x: x.byteswap(), rand((3,), np.int32), grad=False)
+    both(lambda x: x.byteswap(), REAL, grad=False)
+    both(lambda x: (round(x), round(x, 1)), np.array([2.5, 3.5, -1.5, 1.26], np.float32),
+         grad=False)
+    both(lambda x: (copy.copy(x), copy.deepcopy(x)), REAL)
+    both(lambda x: list(reversed(x)), rand((3, 2)))
+    both(lambda x: x.__array_namespace__().sum(x), REAL)
+    assert minijax.jit(lambda x: x.__array_namespace__() is mnp)(REAL) is not None
+    with pytest.raises(minijax.TracerError):
+        minijax.jit(lambda x: 1.0 in x)(REAL)
+    assert minijax.grad(lambda x: complex(x).real * x)(2.0) == 2.0
+
+
+@pytest.mark.parametrize("name", ["addressable_shards", "global_shards", "committed",
+                                  "is_fully_addressable", "is_fully_replicated"])
+def test_buffer_properties_refused(name):
+    with pytest.raises(TypeError, match=name):
+        minijax.jit(lambda x: getattr(x, name))(REAL)
+    with pytest.raises(TypeError):  # JAX's ConcretizationTypeError is a TypeError too
+        jax.jit(lambda x: getattr(x, name))(REAL)
+
+
+@pytest.mark.parametrize("name", ["devices", "delete", "is_deleted", "tobytes",
+                                  "on_device_size_in_bytes", "unsafe_buffer_pointer"])
+def test_buffer_methods_refused(name):
+    with pytest.raises(minijax.TracerError, match=name):
+        minijax.jit(lambda x: getattr(x, name)())(REAL)
+
+
+def test_device_sharding_flat_refused_like_jax():
+    for name in ["device", "sharding"]:
+        with pytest.raises(AttributeError, match=name):
+            minijax.jit(lambda x: getattr(x, name))(REAL)
+        with pytest.raises(AttributeError):
+            jax.jit(lambda x: getattr(x, name))(REAL)
+    with pytest.raises(NotImplementedError, match="flatten"):
+        minijax.jit(lambda x: x.flat)(REAL)
+    with pytest.raises(ValueError, match="immutable"):
+        minijax.jit(lambda x: x.byteswap(inplace=True))(REAL)
+
+
+def test_dir_of_tracer_covers_jax_array_methods():
+    seen = {}
+    minijax.jit(lambda x: seen.setdefault("names", set(dir(x))) and x)(REAL)
+    jax.jit(lambda x: seen.setdefault("jax", set(dir(x))) and x)(REAL)
+    public = {n for n in seen["jax"] if not n.startswith("_")}
+    # JAX-internal tracer machinery, not part of the array API.
+    internal = {"aval_mutable_qdd", "cur_qdd", "mutable_qdd", "full_lower", "get_const",
+                "get_referent", "parent", "to_concrete_value", "val", "dimension_as_value",
+                "to_device"}
+    assert sorted(public - internal - seen["names"]) == []
