@@ -450,7 +450,7 @@ def _dynamic_slice(b):
 def load_entries():
     """Add the entries of the other op modules to `OPS` (they import this one, so
     they are imported here, on first use, rather than at the top)."""
-    from . import fuzz_ops_linalg, fuzz_ops_special, fuzz_structured  # noqa: F401
+    from . import fuzz_ops_linalg, fuzz_ops_more, fuzz_ops_special, fuzz_structured  # noqa: F401
 
 
 def feature_names() -> list:

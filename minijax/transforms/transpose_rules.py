@@ -207,7 +207,9 @@ transpose_rules[P.dynamic_update_slice_p] = _dynamic_update_slice_transpose
 
 def _gather_transpose(cts, operand, indices, *, offset_dims, collapsed_slice_dims,
                       start_index_map, slice_sizes, mode="clip"):
-    ct_operand = bind(P.scatter_add_p, zeros(operand.aval), indices, cts[0],
+    # the zeros are strongly typed, as JAX's (they have a dtype, not a weak value):
+    # the scatter's result, typed like its operand, is then strong too
+    ct_operand = bind(P.scatter_add_p, zeros(operand.aval.strip_weak_type()), indices, cts[0],
                       update_window_dims=tuple(offset_dims),
                       inserted_window_dims=tuple(collapsed_slice_dims),
                       scatter_dims_to_operand_dims=tuple(start_index_map), mode=mode)
