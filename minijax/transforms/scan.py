@@ -342,6 +342,12 @@ def _split_loop_invariant(eqns, varying_invars):
 # -- transpose ---------------------------------------------------------------------------------
 
 def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    params = dict(jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry, length=length,
+                  reverse=reverse, unroll=unroll)
+    if not all(is_linear(x) for x in args[num_consts:num_consts + num_carry]):
+        split_cts = _transpose_with_primal_carries(cts, args, params)
+        if split_cts is not None:
+            return split_cts
     const_args, carry_args, x_args = split_list(args, [num_consts, num_carry])
     const_lin = [is_linear(x) for x in const_args]
     x_lin = [is_linear(x) for x in x_args]
@@ -385,6 +391,35 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     return ([next(consts_iter) if lin else None for lin in const_lin]
             + [ct if lin else None for ct, lin in zip(ct_init, carry_lin)]
             + [next(xs_iter) if lin else None for lin in x_lin])
+
+
+def _transpose_with_primal_carries(cts, args, params):
+    """Transpose a scan that also carries primal values, or None if it does not.
+
+    Under a remat policy the staged scan recomputes known carries beside the
+    tangent ones (see the partial-eval rule), so its body is not linear in every
+    carry. Such a scan is split once more, the linear inputs unknown: the primal
+    part runs forward here and the linear part is transposed. A carry whose initial
+    value is a known constant but that the body mixes linear values into (a zero
+    tangent the jvp rule instantiated) comes out of the split unknown; when every
+    carry does, there is nothing to split and None says so."""
+    num_carry, num_consts = params["num_carry"], params["num_consts"]
+    linear = [is_linear(x) for x in args]
+    body = trace_body(lambda *xs: bind(scan_p, *xs, **params),
+                      [x.aval if lin else aval_of(x) for x, lin in zip(args, linear)])
+    n_closed = len(body.consts)
+    with set_current_trace(fresh_root()):
+        split = partial_eval_jaxpr(body.jaxpr, [False] * n_closed + linear)
+    if all(split.out_unknowns[:num_carry]):
+        return None
+    known_args = body.consts + [x for x, lin in zip(args, linear) if not lin]
+    known_outs = eval_jaxpr(split.known_jaxpr.jaxpr, split.known_jaxpr.consts, known_args)
+    residuals = known_outs[len(split.out_unknowns) - sum(split.out_unknowns):]
+    staged_cts = [ct for ct, u in zip(cts, split.out_unknowns) if u]
+    cts_in = backward_pass(split.staged_jaxpr.jaxpr, split.staged_jaxpr.consts,
+                           residuals + [x for x, lin in zip(args, linear) if lin], staged_cts)
+    linear_cts = iter(cts_in[len(residuals):])
+    return [next(linear_cts) if lin else None for lin in linear]
 
 
 def _expand(values, mask):
