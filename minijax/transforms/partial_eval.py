@@ -158,9 +158,10 @@ class PartialEvalTrace(Trace):
             for position, o in enumerate(eqn.outputs):
                 if o is not outvar:
                     continue
-                if eqn.primitive is scan_p:
-                    # A nested loop's result is saved as its own body would save it:
-                    # its stacked residuals are values its policy already let it save.
+                if eqn.primitive is scan_p and position >= eqn.params["num_carry"]:
+                    # A nested loop's stacked result is saved as its own body would
+                    # save it: its stacked residuals are values the policy already
+                    # let that body save. (Its final carries are results like any.)
                     return self._body_saves(eqn.params["jaxpr"], position)
                 return self.policy(eqn.primitive, *[a.aval for a in eqn.inputs],
                                    **eqn.params)

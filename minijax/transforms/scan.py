@@ -18,11 +18,14 @@ add those to the inputs, and repeat until nothing changes (at most once per carr
   consts alone is the same every iteration: it is hoisted, computed once before the
   loop, and such loop-invariant residuals are passed to the staged scan once, as
   consts, as JAX does. An x slice passed straight through is read from the original
-  `xs`. Neither is copied per iteration.
+  `xs`. Neither is copied per iteration. Under a remat policy the body is split by
+  the policy: only what it saves is stacked, and the staged scan also carries the
+  known carries, recomputing them from their initial values (as JAX does).
 * transpose: the staged, linear scan runs backwards: a scan in the *opposite*
   direction whose carry holds the carry cotangents plus accumulators for the
   cotangents of linear consts, and whose `xs` are the stacked residuals and the
-  `ys` cotangents; its `ys` are the cotangents of the linear `xs`.
+  `ys` cotangents; its `ys` are the cotangents of the linear `xs`. A scan that
+  also carries primal values (the staged scan under a policy) is split first.
 * vmap: batched consts/carries on axis 0, batched `xs` on axis 1 (axis 0 is the
   one scanned over), the carry fixpoint deciding which carries must be batched.
 * DCE: a carry is needed if its final value is used or if the body needs it to
