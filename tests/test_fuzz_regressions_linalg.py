@@ -213,10 +213,8 @@ def test_residual_lists_with_many_types_are_read_whole():
     assert _unmatched(_residual_row([], ["f32[3]"])) == ([], [("f32", (3,))])
 
 
-# -- open ---------------------------------------------------------------------------------
+# -- F27 (fixed): a policy reaches the dots of a scan body -----------------------------------
 
-@pytest.mark.xfail(strict=True, reason="F27 (open): the dots_saveable policy does not "
-                   "reach the dots of a scan body computed from the carry")
 @pytest.mark.parametrize("policy", ["dots_saveable", "dots_with_no_batch_dims_saveable"])
 def test_dots_saveable_saves_the_dots_of_a_scan_body(policy):
     # finding 028 of campaign s4last, minimized: not linear algebra (triangular_solve

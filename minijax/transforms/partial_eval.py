@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..ir.control_flow_primitives import scan_p
 from ..ir.core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from ..ir.primitives import effects_of, out_avals_of, register_rule_table, GenericPath
 from ..ir.source_info import current_source_info
@@ -84,6 +85,13 @@ class PartialEvalTrace(Trace):
         var = Var(aval)
         self.invars.append(var)
         return PartialEvalTracer(self, var)
+
+    def receive_known(self, known) -> None:
+        """Make the known value `known` an input of the staged jaxpr too: reading it
+        on the staged side reads that input, not a residual."""
+        var = Var(aval_of(known))
+        self.invars.append(var)
+        self._residual_by_id[id(known)] = (known, var)
 
     def is_unknown(self, x) -> bool:
         return type(x) is PartialEvalTracer and x._trace is self
@@ -147,7 +155,14 @@ class PartialEvalTrace(Trace):
         if type(outvar) is not Var:
             return True                    # a literal costs nothing to keep
         for eqn in body.eqns:
-            if any(o is outvar for o in eqn.outputs):
+            for position, o in enumerate(eqn.outputs):
+                if o is not outvar:
+                    continue
+                if eqn.primitive is scan_p and position >= eqn.params["num_carry"]:
+                    # A nested loop's stacked result is saved as its own body would
+                    # save it: its stacked residuals are values the policy already
+                    # let that body save. (Its final carries are results like any.)
+                    return self._body_saves(eqn.params["jaxpr"], position)
                 return self.policy(eqn.primitive, *[a.aval for a in eqn.inputs],
                                    **eqn.params)
         return False                       # an input passed along: not the body's to save
@@ -229,12 +244,17 @@ class PartialEvalResult(NamedTuple):
 
 
 def partial_eval_jaxpr(jaxpr, unknowns, policy=everything_saveable,
-                       instantiate=False) -> PartialEvalResult:
+                       instantiate=False, available=None) -> PartialEvalResult:
     """Split `jaxpr` given which inputs are `unknowns` (a bool per input).
 
     `instantiate` (a bool, or a bool per output) forces outputs onto the staged side
-    even when they could be computed from known inputs. A `Jaxpr` with constvars is
-    treated as having them as leading known inputs."""
+    even when they could be computed from known inputs. `available` (a bool per
+    input, or None) marks known inputs that the staged jaxpr *also* receives as its
+    own inputs, so that reading one there is no residual: a loop's staged body under
+    a remat policy gets the known carries this way and recomputes them itself
+    (`scan.py`). The staged jaxpr's inputs are the residuals, then the inputs that
+    are unknown or available, in input order. A `Jaxpr` with constvars is treated
+    as having them as leading known inputs."""
     closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(
         convert_constvars_to_invars(jaxpr), [])
     jaxpr = closed.jaxpr
@@ -246,8 +266,16 @@ def partial_eval_jaxpr(jaxpr, unknowns, policy=everything_saveable,
 
     known_trace = StagingTrace(parent=current_trace())
     staged_trace = PartialEvalTrace(parent=known_trace, policy=policy)
-    args = [staged_trace.new_arg(v.aval) if unknown else known_trace.new_arg(v.aval)
-            for v, unknown in zip(jaxpr.invars, unknowns)]
+    if available is None:
+        available = [False] * len(unknowns)
+    args = []
+    for v, unknown, also_staged in zip(jaxpr.invars, unknowns, available):
+        if unknown:
+            args.append(staged_trace.new_arg(v.aval))
+            continue
+        args.append(known_trace.new_arg(v.aval))
+        if also_staged:
+            staged_trace.receive_known(args[-1])
     with set_current_trace(staged_trace):
         outs = eval_jaxpr(jaxpr, closed.consts, args)
     out_unknowns = tuple(staged_trace.is_unknown(x) or bool(force)

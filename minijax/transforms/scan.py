@@ -18,11 +18,14 @@ add those to the inputs, and repeat until nothing changes (at most once per carr
   consts alone is the same every iteration: it is hoisted, computed once before the
   loop, and such loop-invariant residuals are passed to the staged scan once, as
   consts, as JAX does. An x slice passed straight through is read from the original
-  `xs`. Neither is copied per iteration.
+  `xs`. Neither is copied per iteration. Under a remat policy the body is split by
+  the policy: only what it saves is stacked, and the staged scan also carries the
+  known carries, recomputing them from their initial values (as JAX does).
 * transpose: the staged, linear scan runs backwards: a scan in the *opposite*
   direction whose carry holds the carry cotangents plus accumulators for the
   cotangents of linear consts, and whose `xs` are the stacked residuals and the
-  `ys` cotangents; its `ys` are the cotangents of the linear `xs`.
+  `ys` cotangents; its `ys` are the cotangents of the linear `xs`. A scan that
+  also carries primal values (the staged scan under a policy) is split first.
 * vmap: batched consts/carries on axis 0, batched `xs` on axis 1 (axis 0 is the
   one scanned over), the carry fixpoint deciding which carries must be batched.
 * DCE: a carry is needed if its final value is used or if the body needs it to
@@ -135,9 +138,23 @@ def _scan_partial_eval(trace, args, params):
             if grown == carry_uk:
                 break
             carry_uk = grown
-        split = partial_eval_jaxpr(jaxpr, const_uk + carry_uk + x_uk, trace.policy,
-                                   instantiate=carry_uk + [False] * n_ys)
-    out_uk = list(split.out_unknowns)
+        # Under a remat policy the staged scan carries the known carries too and
+        # recomputes them, from their initial values, with what the policy saved
+        # (JAX's rule does the same): a known carry the staged body reads is then no
+        # per-iteration residual -- saving it would be saving a value no policy
+        # allowed -- while the body's saveable values (its dots, under
+        # `dots_saveable`) are saved stacked. The body gets each known carry's new
+        # value once more as an extra output, forced onto the staged side.
+        recompute = trace.policy is not None and not all(carry_uk)
+        known_carry = [i for i in range(num_carry) if not carry_uk[i]] if recompute else []
+        split_body = Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.eqns,
+                           list(jaxpr.outvars) + [jaxpr.outvars[i] for i in known_carry])
+        split = partial_eval_jaxpr(
+            split_body, const_uk + carry_uk + x_uk, trace.policy,
+            instantiate=carry_uk + [False] * n_ys + [True] * len(known_carry),
+            available=[False] * num_consts + [recompute and not u for u in carry_uk]
+            + [False] * len(x_uk))
+    out_uk = list(split.out_unknowns[:len(jaxpr.outvars)])
     known = split.known_jaxpr
     n_known_consts = num_consts - sum(const_uk)
     n_known_carry = num_carry - sum(carry_uk)
@@ -163,6 +180,36 @@ def _scan_partial_eval(trace, args, params):
     kinds = ["forwarded" if isinstance(v, Var) and v in x_side else
              "stacked" if isinstance(v, Var) and v in varying else "invariant"
              for v in res_outvars]
+
+    # Staged body: (residuals, unknown consts, staged carry, unknown xs), reordered to
+    # (invariant residuals, unknown consts | staged carry | per-iteration residuals,
+    # unknown xs), returning (staged carry, unknown ys). The staged carries are the
+    # unknown ones and, under a policy, the known ones it recomputes.
+    staged_carry = [u or recompute for u in carry_uk]
+    staged = split.staged_jaxpr.jaxpr
+    uc, ucr, ux = split_list(range(n_res, len(staged.invars)),
+                             [sum(const_uk), sum(staged_carry)])
+    inv_pos = [i for i in range(n_res) if kinds[i] == "invariant"]
+    per_iteration_pos = [i for i in range(n_res) if kinds[i] != "invariant"]
+    n_uk_carry, n_uk_out = sum(carry_uk), sum(out_uk)
+    unknown_carry_out, copy_out = iter(range(n_uk_carry)), iter(range(n_uk_out, len(staged.outvars)))
+    carry_out_pos = [next(unknown_carry_out) if u else next(copy_out)
+                     for u, s in zip(carry_uk, staged_carry) if s]
+    staged_body = reorder(staged, inv_pos + uc + ucr + per_iteration_pos + ux,
+                          carry_out_pos + list(range(n_uk_carry, n_uk_out)))
+    staged_body, keep = _prune_recomputed_carries(
+        staged_body, len(inv_pos) + len(uc),
+        [u for u, s in zip(carry_uk, staged_carry) if s], n_uk_out - n_uk_carry,
+        droppable=[True] * len(inv_pos) + [False] * len(uc)
+        + [not u for u, s in zip(carry_uk, staged_carry) if s]
+        + [True] * len(per_iteration_pos) + [False] * len(ux))
+    keep_inv, _, keep_carry, keep_per_iteration, _ = split_list(
+        keep, [len(inv_pos), len(uc), len(ucr), len(per_iteration_pos)])
+    used_res = set(p for p, k in zip(inv_pos, keep_inv) if k)
+    used_res.update(p for p, k in zip(per_iteration_pos, keep_per_iteration) if k)
+    inv_pos = [p for p in inv_pos if p in used_res]
+    per_iteration_pos = [p for p in per_iteration_pos if p in used_res]
+    kinds = [k if i in used_res else "unused" for i, k in enumerate(kinds)]
 
     const_args, carry_args, x_args = split_list(args, [num_consts, num_carry])
     known_consts = [x for x, u in zip(const_args, const_uk) if not u]
@@ -190,9 +237,9 @@ def _scan_partial_eval(trace, args, params):
     known_args = loop_consts + known_init + known_xs
     with set_current_trace(trace.parent):
         known_outs = _bind_scan(loop_consts, known_init, known_xs, known_body, params)
-    # Under a remat policy, a per-iteration residual that is a carry, or that an
-    # equation the policy may not save made, is recomputed: the backward side runs
-    # the known scan again (JAX likewise saves only the loop's inputs there).
+    # Under a remat policy, a per-iteration residual that an equation the policy may
+    # not save made, or a known result the policy would not save, is recomputed: the
+    # backward side runs the known scan again.
     trace.known_results(scan_p, known_args, dict(
         params, jaxpr=strip_debug_effects(known_body), num_consts=len(loop_consts),
         num_carry=len(known_init)), known_outs, [known_body])
@@ -200,29 +247,50 @@ def _scan_partial_eval(trace, args, params):
         known_outs, [n_known_carry_out, n_known_out - n_known_carry_out])
     stacked_iter, invariant_iter = iter(stacked_values), iter(invariant_values)
     residual_values = [next(invariant_iter) if k == "invariant" else
-                       known_xs[x_side.index(v)] if k == "forwarded" else next(stacked_iter)
+                       known_xs[x_side.index(v)] if k == "forwarded" else
+                       next(stacked_iter) if k == "stacked" else None
                        for v, k in zip(res_outvars, kinds)]
 
-    # Staged body: (residuals, unknown consts, unknown carry, unknown xs), reordered to
-    # (invariant residuals, unknown consts | unknown carry | per-iteration residuals,
-    # unknown xs).
-    staged = split.staged_jaxpr.jaxpr
-    uc, ucr, ux = split_list(range(n_res, len(staged.invars)),
-                             [sum(const_uk), sum(carry_uk)])
-    inv_pos = [i for i in range(n_res) if kinds[i] == "invariant"]
-    per_iteration_pos = [i for i in range(n_res) if kinds[i] != "invariant"]
-    staged_body = reorder(staged, inv_pos + uc + ucr + per_iteration_pos + ux)
     unknown_consts = [x for x, u in zip(const_args, const_uk) if u]
-    unknown_init = [x for x, u in zip(carry_args, carry_uk) if u]
+    staged_init = [x for x, s, k in zip(carry_args, staged_carry, _expand(keep_carry, staged_carry))
+                   if s and k]
     unknown_xs = [x for x, u in zip(x_args, x_uk) if u]
-    staged_inputs = ([residual_values[i] for i in inv_pos] + unknown_consts + unknown_init
+    staged_inputs = ([residual_values[i] for i in inv_pos] + unknown_consts + staged_init
                      + [residual_values[i] for i in per_iteration_pos] + unknown_xs)
     staged_outs = trace.stage(scan_p, staged_inputs, dict(
         params, jaxpr=staged_body, num_consts=len(inv_pos) + len(unknown_consts),
-        num_carry=len(unknown_init), length=length))
+        num_carry=len(staged_init), length=length))
+    # The staged scan's results: its carries (the unknown ones wanted here, the
+    # recomputed known ones dropped), then the unknown ys.
+    staged_carry_outs, staged_ys = split_list(staged_outs, [len(staged_init)])
+    kept_carry_uk = [u for u, s, k in zip(carry_uk, staged_carry,
+                                          _expand(keep_carry, staged_carry)) if s and k]
+    staged_iter = iter([x for x, u in zip(staged_carry_outs, kept_carry_uk) if u]
+                       + list(staged_ys))
     known_iter = iter(list(known_carry_out) + list(known_ys))
-    staged_iter = iter(staged_outs)
     return [next(staged_iter) if u else next(known_iter) for u in out_uk]
+
+
+def _prune_recomputed_carries(body: Jaxpr, carry_start, carry_needed, n_ys, droppable):
+    """`body` (a staged scan body) without the carries and inputs nothing needs.
+
+    The body's outputs are its carries then `n_ys` ys, all of the ys and the carries
+    flagged in `carry_needed` wanted; a carry is also needed when a needed value
+    reads it (the fixpoint of scan's DCE). Returns the pruned body and which inputs
+    it keeps: every input not `droppable`, and every one that is needed."""
+    num_carry = len(carry_needed)
+    needed = list(carry_needed)
+    while True:
+        pruned = dce_jaxpr(body, needed + [True] * n_ys)
+        grown = [a or b for a, b in zip(
+            needed, pruned.used_inputs[carry_start:carry_start + num_carry])]
+        if grown == needed:
+            break
+        needed = grown
+    keep = [u or not d for u, d in zip(pruned.used_inputs, droppable)]
+    keep[carry_start:carry_start + num_carry] = needed
+    return Jaxpr((), [v for v, k in zip(body.invars, keep) if k], pruned.jaxpr.eqns,
+                 pruned.jaxpr.outvars), keep
 
 
 partial_eval_rules[scan_p] = _scan_partial_eval
@@ -277,6 +345,12 @@ def _split_loop_invariant(eqns, varying_invars):
 # -- transpose ---------------------------------------------------------------------------------
 
 def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, unroll):
+    params = dict(jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry, length=length,
+                  reverse=reverse, unroll=unroll)
+    if not all(is_linear(x) for x in args[num_consts:num_consts + num_carry]):
+        split_cts = _transpose_with_primal_carries(cts, args, params)
+        if split_cts is not None:
+            return split_cts
     const_args, carry_args, x_args = split_list(args, [num_consts, num_carry])
     const_lin = [is_linear(x) for x in const_args]
     x_lin = [is_linear(x) for x in x_args]
@@ -320,6 +394,35 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     return ([next(consts_iter) if lin else None for lin in const_lin]
             + [ct if lin else None for ct, lin in zip(ct_init, carry_lin)]
             + [next(xs_iter) if lin else None for lin in x_lin])
+
+
+def _transpose_with_primal_carries(cts, args, params):
+    """Transpose a scan that also carries primal values, or None if it does not.
+
+    Under a remat policy the staged scan recomputes known carries beside the
+    tangent ones (see the partial-eval rule), so its body is not linear in every
+    carry. Such a scan is split once more, the linear inputs unknown: the primal
+    part runs forward here and the linear part is transposed. A carry whose initial
+    value is a known constant but that the body mixes linear values into (a zero
+    tangent the jvp rule instantiated) comes out of the split unknown; when every
+    carry does, there is nothing to split and None says so."""
+    num_carry, num_consts = params["num_carry"], params["num_consts"]
+    linear = [is_linear(x) for x in args]
+    body = trace_body(lambda *xs: bind(scan_p, *xs, **params),
+                      [x.aval if lin else aval_of(x) for x, lin in zip(args, linear)])
+    n_closed = len(body.consts)
+    with set_current_trace(fresh_root()):
+        split = partial_eval_jaxpr(body.jaxpr, [False] * n_closed + linear)
+    if all(split.out_unknowns[:num_carry]):
+        return None
+    known_args = body.consts + [x for x, lin in zip(args, linear) if not lin]
+    known_outs = eval_jaxpr(split.known_jaxpr.jaxpr, split.known_jaxpr.consts, known_args)
+    residuals = known_outs[len(split.out_unknowns) - sum(split.out_unknowns):]
+    staged_cts = [ct for ct, u in zip(cts, split.out_unknowns) if u]
+    cts_in = backward_pass(split.staged_jaxpr.jaxpr, split.staged_jaxpr.consts,
+                           residuals + [x for x, lin in zip(args, linear) if lin], staged_cts)
+    linear_cts = iter(cts_in[len(residuals):])
+    return [next(linear_cts) if lin else None for lin in linear]
 
 
 def _expand(values, mask):
