@@ -83,6 +83,9 @@ def _cases():
     c.append(Case(["igamma", "igammac", "igamma_grad_a", "polygamma"],
                   [((2, 4), "f>1"), ((2, 4), "f")], id="binary-special"))
     c.append(Case("igamma", [((), "f>1"), ((2, 4), "f")], id="igamma-splat-lhs"))
+    c.append(Case(["bessel_i0e", "bessel_i1e"], [((2, 4), "f")], id="unary-bessel"))
+    c.append(Case("zeta", [((2, 4), "f>1"), ((2, 4), "f>1")]))
+    c.append(Case("reduce_precision", [((2, 4), "f")], exponent_bits=5, mantissa_bits=10))
     c.append(Case("regularized_incomplete_beta", [((2, 4), "f>1"), ((), "f>1"),
                                                   ((2, 4), "f")]))
     c.append(Case("round", [((2, 4), "n")], rounding_method=1))

@@ -28,4 +28,6 @@ register(
     "custom jvp in JAX gives",
     "i0 is even and smooth, so its derivative at 0 is i1(0) = 0; JAX's jnp.i0 defines "
     "exactly that and its scipy i0 names the same function",
-    transforms=("grad", "jvp"))
+    # "scipy.special.i0" keeps the record to programs that call it (no fuzz program
+    # does: a record of transform words alone would explain every grad row)
+    transforms=("grad", "jvp", "scipy.special.i0"))

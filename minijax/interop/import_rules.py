@@ -396,7 +396,10 @@ class _ImportedPureCallback:
         return id(self.jax_callback)
 
     def __repr__(self):
-        return repr(self.jax_callback)
+        # the user's function's name, as minijax's own callbacks print (JAX's wrapper's
+        # repr nests angle brackets deeper than the text form's opaque values allow)
+        user_function = getattr(self.jax_callback, "callback_func", self.jax_callback)
+        return getattr(user_function, "__name__", type(user_function).__name__)
 
 
 def _pure_callback(*args, callback, result_avals, sharding=None, vmap_method=None, **hints):

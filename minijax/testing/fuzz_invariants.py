@@ -125,6 +125,11 @@ def _jvp(f, primals, tangents):
 
 def _dot_product(case):
     name = "invariant:dot"
+    if any(eqn.primitive.name == "reduce_precision" for eqn in eqns_nested(case.program)):
+        # JAX defines reduce_precision as linear (its tangent and cotangent are rounded
+        # the same way), but rounding is not linear, so <v, J u> = <J^T v, u> holds
+        # only to the rounding of the narrow format (seed s5more:5, 3 mantissa bits: 2%)
+        raise Skip("the program uses reduce_precision, whose tangent map rounds")
     f, primals = _differentiable(case)
     tangents = [_tangent_like(x) for x in primals]
     outs, jvp_out = _jvp(f, primals, tangents)

@@ -206,9 +206,14 @@ def _python_scalar(b):
     x = b.pick(numeric)
     if x is None:
         return None
-    scalar = b.rng.choice([2, -1, 0.5, 3.0]) if is_float(b.aval(x).dtype) else \
-        b.rng.choice([1, 2, 3])
-    return [b.rng.choice([jnp.multiply, jnp.add, lax.mul, lax.add])(x, scalar)]
+    floating_x = is_float(b.aval(x).dtype)
+    scalar = b.rng.choice([2, -1, 0.5, 3.0]) if floating_x else b.rng.choice([1, 2, 3])
+    fn = b.rng.choice([jnp.multiply, jnp.add, lax.mul, lax.add])
+    if fn in (lax.mul, lax.add) and floating_x:
+        # lax does not promote: a Python int next to a float array is a TypeError in
+        # JAX (jnp's functions promote it, which is the weak-type case they test)
+        scalar = float(scalar)
+    return [fn(x, scalar)]
 
 
 @op("select_n", ["select_n"], "elementwise", weight=1.0, smooth=False)

@@ -37,7 +37,9 @@ def _zeta(b):
     return [lax.zeta(lax.stop_gradient(s), lax.stop_gradient(q))]
 
 
-@op("bits:reduce_precision", ["reduce_precision"], "bits", weight=0.3)
+# not smooth: finite differences see the rounding's steps (derivative 0), the jvp the
+# rounded tangent
+@op("bits:reduce_precision", ["reduce_precision"], "bits", weight=0.3, smooth=False)
 def _reduce_precision(b):
     x = b.pick(floating)
     if x is None:
