@@ -8,6 +8,7 @@ through `minijax/backends`. The public modules at the package root (`minijax`,
 
   jit.py              `jit`, `make_jaxpr`, `eval_shape`, `disable_jit`; the staging
                       cache `jit` and `checkpoint` share (`stage_cached`)
+  aot.py              `jit(f).lower(...)` and `.compile()` (`Lowered`, `Compiled`)
   autodiff.py         `jvp`, `linearize`, `vjp`, `grad`, jacobians
   vmap.py             `vmap`
   control_flow.py     `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`
