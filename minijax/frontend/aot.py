@@ -7,8 +7,6 @@ function does (frontend/jit.py).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from jax import tree_util
 
 from .pytrees import fun_name
@@ -16,9 +14,6 @@ from .ref_checks import value_of
 from ..backends import xla
 from ..backends.eager_ref_runtime import DonatingProgram, run_discharged
 from ..transforms.discharge import mentions_refs
-
-if TYPE_CHECKING:
-    from .jit import JitFunction
 
 
 class Lowered:
@@ -33,7 +28,8 @@ class Lowered:
     compiled function stores those contents back in the boxes (a donated ref's
     buffer is reused for them). Without refs closed-over arrays are embedded."""
 
-    def __init__(self, jitted: JitFunction, staged, leaves, donated: tuple):
+    def __init__(self, jitted, staged, leaves, donated: tuple):
+        # jitted: the `JitFunction` (frontend/jit.py) whose `lower` made this
         self._jitted, self._staged = jitted, staged
         self._consts = list(staged.closed.consts)
         if mentions_refs(staged.closed.jaxpr):

@@ -209,10 +209,11 @@ def _python_scalar(b):
     floating_x = is_float(b.aval(x).dtype)
     scalar = b.rng.choice([2, -1, 0.5, 3.0]) if floating_x else b.rng.choice([1, 2, 3])
     fn = b.rng.choice([jnp.multiply, jnp.add, lax.mul, lax.add])
-    if fn in (lax.mul, lax.add) and floating_x:
-        # lax does not promote: a Python int next to a float array is a TypeError in
-        # JAX (jnp's functions promote it, which is the weak-type case they test)
-        scalar = float(scalar)
+    if fn in (lax.mul, lax.add):
+        # lax does not promote: a Python scalar of another dtype than x's (an int next
+        # to floats, a float next to bfloat16) is a TypeError in JAX; jnp's functions
+        # promote it, which is the weak-type case they test
+        scalar = weak_constant(float(scalar) if floating_x else scalar, x)
     return [fn(x, scalar)]
 
 
