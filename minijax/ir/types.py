@@ -221,6 +221,8 @@ def aval_of_value(value) -> ShapedArray:
         return aval
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
+    if isinstance(dtype, np.dtype):    # a jax.Array of numbers: no key check (str is slow)
+        return ShapedArray(shape, canonical_dtype(dtype), bool(getattr(value, "weak_type", False)))
     if str(dtype).startswith("key<"):  # a jax.Array of keys (minijax's runtime key value)
         return ShapedArray(shape, dtype_of_jax(dtype))
     if dtype is None or shape is None:
