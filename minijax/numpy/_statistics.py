@@ -218,24 +218,25 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     return counts, edges[0], edges[1]
 
 
+def _variables_as_rows(name, a, rowvar):
+    """cov's `m` or `y` as a 2-d array with one variable per row."""
+    a = as_operand("cov", a)
+    if len(shape_of(a)) > 2:
+        raise ValueError(f"cov: {name} has more than 2 dimensions: shape {shape_of(a)}")
+    a = atleast_2d(a)
+    if not rowvar and shape_of(a)[0] != 1:
+        a = transpose(a)
+    return a
+
+
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
     """The covariance matrix of the variables in m's rows (columns if not `rowvar`),
     with y's as more variables; `fweights` repeat observations, `aweights` weigh them."""
     if ddof is not None and not isinstance(ddof, int):
         raise ValueError(f"cov: ddof must be an integer, got {ddof!r}")
-    m = as_operand("cov", m)
-    if len(shape_of(m)) > 2:
-        raise ValueError(f"cov: m has more than 2 dimensions: shape {shape_of(m)}")
-    x = atleast_2d(m)
-    if not rowvar and shape_of(x)[0] != 1:
-        x = transpose(x)
+    x = _variables_as_rows("m", m, rowvar)
     if y is not None:
-        y = as_operand("cov", y)
-        if len(shape_of(y)) > 2:
-            raise ValueError(f"cov: y has more than 2 dimensions: shape {shape_of(y)}")
-        y = atleast_2d(y)
-        if not rowvar and shape_of(y)[0] != 1:
-            y = transpose(y)
+        y = _variables_as_rows("y", y, rowvar)
         x = concatenate(list(promote_dtypes_inexact("cov", x, y)), axis=0)
     x, = promote_dtypes_inexact("cov", x)
     if shape_of(x)[0] == 0:
