@@ -36,7 +36,7 @@ from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from ..ir.types import RefType
 from .ad_util import (Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr, eq,
-                      const_like)
+                      const_like, convert)
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
                                   tangent_or_zero_list,
                                   map_examples_one_at_a_time, has_ref_inputs, strip_debug_effects,
@@ -259,18 +259,31 @@ def _run_batched(axis_size, index, number, branch, operands, operand_dims, axis_
     take the branch, and that derivative flows."""
     taken = eq(index, const_like(index, number))
     if has_collectives([branch]):
-        body = cut_branch(branch)
-        operands = [*body.consts, taken, *operands]
-        operand_dims = [not_mapped] * len(body.consts) + [0, *operand_dims]
-        jaxpr = body.jaxpr
-    else:
-        operands, operand_dims = _stop_gradient_unless_taken(axis_size, taken, operands,
-                                                             operand_dims)
-        jaxpr = branch
+        return _run_cut_batched(axis_size, taken, branch, operands, operand_dims, axis_name)
+    operands, operand_dims = _stop_gradient_unless_taken(axis_size, taken, operands,
+                                                         operand_dims)
     with set_current_trace(fresh_root()):
-        batched = vmap_jaxpr(jaxpr, operand_dims, axis_size,
-                             out_axes=[0] * len(jaxpr.outvars), axis_name=axis_name).jaxpr
+        batched = vmap_jaxpr(branch, operand_dims, axis_size,
+                             out_axes=[0] * len(branch.outvars), axis_name=axis_name).jaxpr
     return run_body(batched, operands)
+
+
+def _run_cut_batched(axis_size, taken, branch, operands, operand_dims, axis_name):
+    """A branch with collectives, cut by `taken` (`cond_collectives.py`), on the whole
+    batch -- if some example takes it: one nobody takes gives zeros, so that its
+    values (a `sqrt` of a negative operand feeding a collective) cannot spoil a
+    derivative."""
+    body = cut_branch(branch)
+    operands = [*body.consts, taken, *operands]
+    operand_dims = [not_mapped] * len(body.consts) + [0, *operand_dims]
+    with set_current_trace(fresh_root()):
+        batched = vmap_jaxpr(body.jaxpr, operand_dims, axis_size,
+                             out_axes=[0] * len(branch.outvars), axis_name=axis_name).jaxpr
+    skipped = trace_body(lambda *args: [zeros(v.aval) for v in batched.outvars],
+                         batched.in_avals)
+    jaxprs, consts = merge_bodies([skipped, Body(batched, [])])
+    anyone = convert(bind(P.reduce_or_p, taken, axes=(0,)), np.int32)
+    return bind(cond_p, anyone, *consts, *operands, branches=tuple(jaxprs))
 
 
 def _stop_gradient_unless_taken(axis_size, taken, operands, operand_dims):
