@@ -5,6 +5,8 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
 
 * jvp: each branch is jvp'd; a branch whose tangent output is provably zero still
   returns zeros when another branch's is not, so all branches return the same types.
+  Branches holding collectives are differentiated as the select a vmap makes of them
+  when members take different branches (`cond_collectives.py`).
 * partial eval (the hub of linearize/grad): with a known index, each branch is split
   into a known and a staged part. The known `cond` runs now and returns the known
   outputs plus *residuals* for the staged `cond`. Branches save different residuals,
@@ -17,7 +19,9 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
 * vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
   means examples take different branches: as in JAX, every branch runs on the whole
   batch and `select_n` picks each example's result (an example that does not take a
-  branch passes its operands in through `stop_gradient`). Branches that write refs run each
+  branch passes its operands in through `stop_gradient`; in a branch with collectives
+  only the paths that lead to none are cut so, `cond_collectives.py`). Branches that
+  write refs run each
   on its own copy of those refs, and each example keeps the contents its own branch
   left (`vmap_refs.py`). A print must happen only for the examples that take its
   branch, so with one the examples are looped over one at a time with a `scan`, each
