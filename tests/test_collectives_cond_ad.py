@@ -275,3 +275,58 @@ def test_jax_derivatives_differ_from_its_values():
                  want, tol=TOL)
     assert_close(minijax.vmap(minijax.grad(lambda v: ours(v) ** 2), axis_name="i")(x),
                  want, tol=TOL)
+
+
+def test_second_derivative_inside():
+    # grad of grad inside the vmap: the row sums of the Hessian of the members' summed
+    # results (each grad transposes psum to psum)
+    _, oracle, x = CASES["log_psum"]
+    f = _ours("log_psum")
+    got = minijax.vmap(minijax.grad(minijax.grad(f)), axis_name="i")(x)
+    want = jax.hessian(lambda x: oracle(x).sum())(x).sum(0)
+    assert_close(got, want, tol=1e-3)
+
+
+# -- on devices: a shard_map whose devices take different branches -------------------------
+
+_ON_DEVICES = '''
+import os
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                           + " --xla_force_host_platform_device_count=4")
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+import minijax
+from minijax import lax as mlax, numpy as mnp
+mesh = Mesh(np.array(jax.devices()[:4]), ("i",))
+x = np.array([0.5, -1.0, 2.0, -0.3], np.float32)
+def body(v):
+    return mlax.cond(v[0] > 0, lambda v: mnp.log(mlax.psum(v * v, "i")) * v,
+                     lambda v: v * v, v)
+f = minijax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+oracle = lambda x: jnp.where(x > 0, jnp.log((x * x).sum()) * x, x * x)
+want = jax.grad(lambda x: (oracle(x) ** 2).sum())(x)
+loss = lambda x: (f(x) ** 2).sum()
+np.testing.assert_allclose(minijax.grad(loss)(x), want, rtol=2e-4, atol=2e-4)
+np.testing.assert_allclose(minijax.jit(minijax.grad(loss))(x), want, rtol=2e-4, atol=2e-4)
+inside = minijax.shard_map(minijax.grad(lambda v: (body(v) ** 2).sum()), mesh=mesh,
+                           in_specs=P("i"), out_specs=P("i"))
+np.testing.assert_allclose(minijax.jit(inside)(x), want, rtol=2e-4, atol=2e-4)
+print("ok cond per device")
+'''
+
+
+def test_grad_of_shard_map_whose_devices_take_different_branches():
+    # The derivative runs every branch some device takes on every device (a cond on a
+    # pmax), so each device's collectives meet all the others', without the forward
+    # cond's branches diverging. Four host devices, in a subprocess (the device count
+    # is fixed when JAX starts).
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    env = dict(os.environ, JAX_PLATFORMS="cpu", MINIJAX_ENABLE_CHECKS="1",
+               PYTHONPATH=str(Path(__file__).parent.parent))
+    result = subprocess.run([sys.executable, "-c", _ON_DEVICES], env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert "ok cond per device" in result.stdout

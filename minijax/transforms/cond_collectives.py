@@ -105,8 +105,9 @@ def _leads_to_collective(jaxpr: Jaxpr) -> list:
 
 def _cut(value, taken):
     """`value` for a member that takes the branch; a constant for one that does not."""
-    if not is_inexact(aval_of(value).dtype):
-        return value
+    aval = aval_of(value)
+    if not isinstance(aval, ShapedArray) or not is_inexact(aval.dtype):
+        return value                             # refs, integers: no derivative to cut
     return bind(P.select_n_p, taken, bind(P.stop_gradient_p, value), value)
 
 
