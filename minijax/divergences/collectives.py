@@ -94,4 +94,4 @@ register(
     "keeps its own branch's result), and jax.grad documents the gradient of the "
     "function computed; the stop_gradient is there only to keep NaNs of untaken "
     "branches out (jax issue 1052), and JAX's own jvp inside the vmap disagrees with it",
-    transforms=("grad", "vmap", "cond", "psum"))
+    transforms=("grad", "jvp", "linearize", "vmap", "cond", "psum"))
