@@ -37,18 +37,16 @@ branch's cotangents add up.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..ir import collective_primitives as C
 from ..ir import primitives as P
-from ..ir.control_flow_primitives import cond_p
-from ..ir.core import Jaxpr, ClosedJaxpr, Literal, literal_value
+from ..ir.core import Jaxpr, Literal, literal_value
 from ..ir.source_info import source_info_from
 from ..ir.trace import bind, aval_of, current_trace
 from ..ir.types import ShapedArray, is_inexact
 from .ad_util import Zero, tangent_aval, instantiate, zeros, eq, const_like, convert
+from .collective_rules import bodies_of, collective_names
 from .control_flow_common import trace_body, merge_bodies, Body
 from .jvp import JvpResult
 
@@ -57,35 +55,12 @@ TAKEN_AVAL = ShapedArray((), np.dtype(bool))
 
 # -- which equations lead to a collective ----------------------------------------------------
 
-def _bodies(params):
-    for value in params.values():
-        for item in (value if isinstance(value, (tuple, list)) else (value,)):
-            if isinstance(item, ClosedJaxpr):
-                yield item.jaxpr
-            elif isinstance(item, Jaxpr):
-                yield item
-
-
-@functools.lru_cache(maxsize=1024)
-def collective_names(jaxpr: Jaxpr) -> tuple:
-    """The axis names of the collectives that combine members' values in `jaxpr` or
-    a body nested in it, in order of appearance (`axis_index` combines nothing)."""
-    names: list = []
-    for eqn in jaxpr.eqns:
-        if eqn.primitive in C.collective_primitives and eqn.primitive is not C.axis_index_p:
-            found = C.axis_names_of(eqn.primitive, eqn.params)
-        else:
-            found = [n for body in _bodies(eqn.params) for n in collective_names(body)]
-        names += [n for n in found if isinstance(n, str) and n not in names]
-    return tuple(names)
-
-
 def _meets_others(eqn) -> bool:
     """Whether the equation combines members' values (a collective, or a body
     holding one)."""
     if eqn.primitive in C.collective_primitives:
         return eqn.primitive is not C.axis_index_p
-    return any(collective_names(body) for body in _bodies(eqn.params))
+    return any(collective_names(body) for body in bodies_of(eqn.params))
 
 
 def _leads_to_collective(jaxpr: Jaxpr) -> list:
@@ -148,8 +123,7 @@ def jvp_as_select(primals, tangents, branches, plain_jvp) -> JvpResult:
     the program a vmap makes of it when members take different branches; see the
     module docstring. `plain_jvp(primals, tangents, branches)` is cond's own rule."""
     index, operands = primals[0], list(primals[1:])
-    names = tuple(n for b in branches for n in collective_names(b))
-    names = tuple(dict.fromkeys(names))
+    names = tuple(dict.fromkeys(n for b in branches for n in collective_names(b)))
     out_avals = branches[0].out_avals
     results = []
     for number, branch in enumerate(branches):
