@@ -9,7 +9,9 @@ gathered, or permuted) explicitly, and differentiated by JAX *as an ordinary pro
 inside the vmap (`grad`, `jvp`, `vjp`, `linearize`, `jit(grad)`, `value_and_grad`)
 and outside it (`grad`, `jvp` of the vmapped function). Central differences in float64
 check the oracle itself. JAX's own derivatives differ (registry entry
-"vmap_cond_per_member_collective_derivatives"), pinned at the end.
+"vmap_cond_per_member_collective_derivatives", pinned by
+`test_jax_derivatives_differ_from_its_values`). Last, the same on 4 host devices: grad
+of a `shard_map` whose devices take different branches.
 """
 from __future__ import annotations
 
