@@ -75,3 +75,23 @@ register(
     "sizes must be less than or equal to the number of XLA devices', so nested pmaps "
     "are meant to work",
     transforms=("pmap",))
+
+register(
+    "vmap_cond_per_member_collective_derivatives", "0.10.2",
+    "under jax.vmap(..., axis_name='i'), a lax.cond/lax.switch whose predicate differs "
+    "per member and whose branch holds a collective (e.g. log(psum(x * x, 'i')) * x) "
+    "gets derivatives that are not those of its values: jax.grad or jax.jvp of the "
+    "vmapped function drops what the members that do not take the branch add to its "
+    "collective (its batching rule passes their operands through stop_gradient), and "
+    "jax.grad or jax.linearize inside the vmap gives other numbers, or -inf (its "
+    "transposed branches read residuals that the members that did not take them never "
+    "computed); jax.jvp inside the vmap is right",
+    "every derivative, inside or outside the vmap, is that of the values (what central "
+    "differences measure): along a path from a member's operands into a branch's "
+    "collective its derivative flows whether the member takes the branch or not; no "
+    "other path of a branch it does not take carries any",
+    "the values are JAX's documented ones (every branch runs on every member and each "
+    "keeps its own branch's result), and jax.grad documents the gradient of the "
+    "function computed; the stop_gradient is there only to keep NaNs of untaken "
+    "branches out (jax issue 1052), and JAX's own jvp inside the vmap disagrees with it",
+    transforms=("grad", "jvp", "linearize", "vmap", "cond", "psum"))

@@ -326,7 +326,8 @@ _named(C.axis_index_p, _axis_index_own)
 
 # -- bodies that use the named axis --------------------------------------------------------
 
-def _bodies(params):
+def bodies_of(params):
+    """The jaxprs among an equation's params (its bodies)."""
     for value in params.values():
         for item in (value if isinstance(value, (tuple, list)) else (value,)):
             if isinstance(item, ClosedJaxpr):
@@ -342,14 +343,28 @@ def jaxpr_uses_axis(jaxpr: Jaxpr, name: str) -> bool:
         if eqn.primitive in C.collective_primitives:
             if name in C.axis_names_of(eqn.primitive, eqn.params):
                 return True
-        elif any(jaxpr_uses_axis(body, name) for body in _bodies(eqn.params)):
+        elif any(jaxpr_uses_axis(body, name) for body in bodies_of(eqn.params)):
             return True
     return False
 
 
+@functools.lru_cache(maxsize=1024)
+def collective_names(jaxpr: Jaxpr) -> tuple:
+    """The axis names of the collectives in `jaxpr` (or a body nested in it) that
+    combine members' values (`axis_index` combines none), in order of appearance."""
+    names: list = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in C.collective_primitives and eqn.primitive is not C.axis_index_p:
+            found = C.axis_names_of(eqn.primitive, eqn.params)
+        else:
+            found = [n for body in bodies_of(eqn.params) for n in collective_names(body)]
+        names += [n for n in found if isinstance(n, str) and n not in names]
+    return tuple(names)
+
+
 def bodies_use_axis(params, name) -> bool:
     """Whether a body among an equation's params holds a collective over `name`."""
-    return any(jaxpr_uses_axis(body, name) for body in _bodies(params))
+    return any(jaxpr_uses_axis(body, name) for body in bodies_of(params))
 
 
 def _batch_bodies_naming_axis(prim):

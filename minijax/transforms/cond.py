@@ -5,6 +5,8 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
 
 * jvp: each branch is jvp'd; a branch whose tangent output is provably zero still
   returns zeros when another branch's is not, so all branches return the same types.
+  Branches holding collectives are differentiated as the select a vmap makes of them
+  when members take different branches (`cond_collectives.py`).
 * partial eval (the hub of linearize/grad): with a known index, each branch is split
   into a known and a staged part. The known `cond` runs now and returns the known
   outputs plus *residuals* for the staged `cond`. Branches save different residuals,
@@ -17,7 +19,9 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
 * vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
   means examples take different branches: as in JAX, every branch runs on the whole
   batch and `select_n` picks each example's result (an example that does not take a
-  branch passes its operands in through `stop_gradient`). Branches that write refs run each
+  branch passes its operands in through `stop_gradient`; in a branch with collectives
+  only the paths that lead to none are cut so, `cond_collectives.py`). Branches that
+  write refs run each
   on its own copy of those refs, and each example keeps the contents its own branch
   left (`vmap_refs.py`). A print must happen only for the examples that take its
   branch, so with one the examples are looped over one at a time with a `scan`, each
@@ -36,7 +40,7 @@ from ..ir.primitives import effects_of
 from ..ir.trace import bind, set_current_trace, aval_of
 from ..ir.types import RefType
 from .ad_util import (Zero, tangent_aval, instantiate, zeros, fresh_root, eval_jaxpr, eq,
-                      const_like)
+                      const_like, convert)
 from .control_flow_common import (Body, trace_body, run_body, jvp_body, merge_bodies,
                                   tangent_or_zero_list,
                                   map_examples_one_at_a_time, has_ref_inputs, strip_debug_effects,
@@ -48,6 +52,7 @@ from .partial_eval import partial_eval_rules, partial_eval_jaxpr
 from .transpose import transpose_rules, backward_pass, UndefinedPrimal, UndefinedRef, is_linear
 from .vmap import vmap_rules, vmap_jaxpr, Batched, moveaxis, batch_at, not_mapped
 from .collective_rules import refuse_per_example_collectives
+from .cond_collectives import has_collectives, cut_branch, jvp_as_select
 from . import cond_refs, vmap_refs
 
 cond_p = CF.cond_p
@@ -58,6 +63,13 @@ cond_p = CF.cond_p
 def _cond_jvp(primals, tangents, *, branches):
     if has_ref_inputs(primals) and not custom_rules_take_refs(*branches):
         return jvp_through_discharge(cond_p, primals, tangents, dict(branches=branches))
+    if has_collectives(branches) and not any(b.effects for b in branches):
+        # members may take different branches, meeting in the collectives
+        return jvp_as_select(primals, tangents, branches, _plain_cond_jvp)
+    return _plain_cond_jvp(primals, tangents, branches)
+
+
+def _plain_cond_jvp(primals, tangents, branches):
     index, operands = primals[0], primals[1:]
     nonzeros = [type(t) is not Zero for t in tangents[1:]]
     n_out = len(branches[0].outvars)
@@ -246,26 +258,51 @@ def _run_batched(axis_size, index, number, branch, operands, operand_dims, axis_
     As in JAX, an example that does not take the branch passes its operands in
     through `stop_gradient`: its results are thrown away, so no derivative may flow
     through them. That keeps a NaN derivative of the untaken branch (`sqrt` at 0) out
-    of the gradient, and keeps the tangents of the examples that do not take the
-    branch out of its collectives."""
-    taken = None
+    of the gradient. A branch with collectives is cut inside instead
+    (`cond_collectives.py`): there an example's operands also reach the examples that
+    take the branch, and that derivative flows."""
+    taken = eq(index, const_like(index, number))
+    if has_collectives([branch]):
+        return _run_cut_batched(axis_size, taken, branch, operands, operand_dims, axis_name)
+    operands, operand_dims = _stop_gradient_unless_taken(axis_size, taken, operands,
+                                                         operand_dims)
+    with set_current_trace(fresh_root()):
+        batched = vmap_jaxpr(branch, operand_dims, axis_size,
+                             out_axes=[0] * len(branch.outvars), axis_name=axis_name).jaxpr
+    return run_body(batched, operands)
+
+
+def _run_cut_batched(axis_size, taken, branch, operands, operand_dims, axis_name):
+    """A branch with collectives, cut by `taken` (`cond_collectives.py`), on the whole
+    batch -- if some example takes it: one nobody takes gives zeros, so that its
+    values (a `sqrt` of a negative operand feeding a collective) cannot spoil a
+    derivative."""
+    body = cut_branch(branch)
+    operands = [*body.consts, taken, *operands]
+    operand_dims = [not_mapped] * len(body.consts) + [0, *operand_dims]
+    with set_current_trace(fresh_root()):
+        batched = vmap_jaxpr(body.jaxpr, operand_dims, axis_size,
+                             out_axes=[0] * len(branch.outvars), axis_name=axis_name).jaxpr
+    skipped = trace_body(lambda *args: [zeros(v.aval) for v in batched.outvars],
+                         batched.in_avals)
+    jaxprs, consts = merge_bodies([skipped, Body(batched, [])])
+    anyone = convert(bind(P.reduce_or_p, taken, axes=(0,)), np.int32)
+    return bind(cond_p, anyone, *consts, *operands, branches=tuple(jaxprs))
+
+
+def _stop_gradient_unless_taken(axis_size, taken, operands, operand_dims):
     operands, operand_dims = list(operands), list(operand_dims)
     for k, (x, d) in enumerate(zip(operands, operand_dims)):
         aval = aval_of(x)
         if isinstance(aval, RefType) or not np.issubdtype(aval.dtype, np.inexact):
             continue
-        if taken is None:
-            taken = eq(index, const_like(index, number))
         x = batch_at(x, d, 0, axis_size)
         shape = aval_of(x).shape
         which = taken if len(shape) == 1 else bind(
             P.broadcast_in_dim_p, taken, shape=shape, broadcast_dimensions=(0,))
         operands[k] = bind(P.select_n_p, which, bind(P.stop_gradient_p, x), x)
         operand_dims[k] = 0
-    with set_current_trace(fresh_root()):
-        jaxpr = vmap_jaxpr(branch, operand_dims, axis_size,
-                           out_axes=[0] * len(branch.outvars), axis_name=axis_name).jaxpr
-    return run_body(jaxpr, operands)
+    return operands, operand_dims
 
 
 def _vmap_unbatched_index(axis_size, index, operands, operand_dims, branches, axis_name):
