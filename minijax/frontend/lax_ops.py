@@ -70,12 +70,25 @@ _PROMOTING_NAMES = {
 
 def _operand_dtype(x):
     scalar_dtype = _PY_SCALAR_DTYPES.get(type(x))
-    return scalar_dtype if scalar_dtype is not None else aval_of(x).dtype
+    if scalar_dtype is not None:
+        return scalar_dtype
+    # An array's or tracer's own dtype, canonicalized, without building its aval (this
+    # runs on every binary op); keys and anything unusual ask `aval_of`.
+    dtype = getattr(x, "dtype", None)
+    return canonical_dtype(dtype) if isinstance(dtype, np.dtype) else aval_of(x).dtype
 
 
 def check_same_dtypes(name: str, *args):
     """JAX's check that a lax function's operands share one dtype (weak types aside;
     a Python scalar counts as its own weak dtype)."""
+    # The usual case, operands holding the very same NumPy dtype, is settled by reading
+    # `.dtype` (equal dtypes canonicalize equally), without building avals.
+    # Anything else -- Python scalars, non-canonical or differing dtypes -- is decided
+    # on canonical dtypes below.
+    first = getattr(args[0], "dtype", None)
+    if isinstance(first, np.dtype) and all(getattr(a, "dtype", None) is first
+                                           for a in args[1:]):
+        return
     dtypes = [_operand_dtype(a) for a in args]
     if any(d != dtypes[0] for d in dtypes[1:]):
         promoting = _PROMOTING_NAMES.get(name)
@@ -89,7 +102,9 @@ def check_same_dtypes(name: str, *args):
 def _binary(prim):
     def op(x, y):
         check_same_dtypes(prim.name, x, y)
-        return bind(prim, *_match_scalars(x, y))
+        # Past the check a Python scalar already has the other operand's dtype (its
+        # own weak one), so there is nothing to convert.
+        return bind(prim, x, y)
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` of two operands of equal dtype."
     return op
