@@ -50,9 +50,14 @@ def make_mlp(lax):
 
 
 def _timed(fn):
-    start = time.perf_counter()
+    # CPU time of this process, not wall time: on a shared machine a run longer than
+    # the scheduler's time slice (every 1000-layer run) is paused while others run,
+    # and wall time would count those pauses -- more the longer the run, so tracing
+    # would look superlinear in depth when it is not. Both sides trace on this one
+    # thread, so CPU time is what each costs.
+    start = time.process_time()
     out = fn()
-    return time.perf_counter() - start, out
+    return time.process_time() - start, out
 
 
 def interleaved_best_times(mini, ref, repeat):

@@ -402,8 +402,8 @@ def canonicalize_precision(precision):
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
-    dnums = ((tuple(int(a) for a in lc), tuple(int(a) for a in rc)),
-             (tuple(int(a) for a in lb), tuple(int(a) for a in rb)))
+    dnums = ((tuple(map(int, lc)), tuple(map(int, rc))),
+             (tuple(map(int, lb)), tuple(map(int, rb))))
     pref = None if preferred_element_type is None else canonical_dtype(preferred_element_type)
     return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dnums,
                 precision=canonicalize_precision(precision), preferred_element_type=pref)
