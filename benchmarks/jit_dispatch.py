@@ -27,6 +27,7 @@ path, a cached call cost about 15 us against JAX's 5):
 """
 from __future__ import annotations
 
+import time
 import timeit
 
 import jax
@@ -42,8 +43,8 @@ def _interleaved_min_us(mini, ref, rounds=30, number=500):
     mini(), ref()     # trace, compile and warm the caches
     best_mini = best_ref = float("inf")
     for _ in range(rounds):
-        best_mini = min(best_mini, timeit.timeit(mini, number=number) / number * 1e6)
-        best_ref = min(best_ref, timeit.timeit(ref, number=number) / number * 1e6)
+        best_mini = min(best_mini, timeit.Timer(mini, timer=time.process_time).timeit(number) / number * 1e6)
+        best_ref = min(best_ref, timeit.Timer(ref, timer=time.process_time).timeit(number) / number * 1e6)
     return best_mini, best_ref
 
 

@@ -8,6 +8,7 @@ here ends in `bind`, so it works eagerly and under every transformation.
 from __future__ import annotations
 
 import builtins
+import functools
 import threading
 from typing import Sequence
 
@@ -86,9 +87,12 @@ def check_same_dtypes(name: str, *args):
     # Anything else -- Python scalars, non-canonical or differing dtypes -- is decided
     # on canonical dtypes below.
     first = getattr(args[0], "dtype", None)
-    if isinstance(first, np.dtype) and all(getattr(a, "dtype", None) is first
-                                           for a in args[1:]):
-        return
+    if isinstance(first, np.dtype):
+        for other in args[1:]:
+            if getattr(other, "dtype", None) is not first:
+                break
+        else:
+            return
     dtypes = [_operand_dtype(a) for a in args]
     if any(d != dtypes[0] for d in dtypes[1:]):
         promoting = _PROMOTING_NAMES.get(name)
@@ -400,10 +404,22 @@ def canonicalize_precision(precision):
                          f"of them; got {precision!r}") from None
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+def _dot_dimension_numbers(dimension_numbers):
+    """`((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))` as tuples of ints."""
     (lc, rc), (lb, rb) = dimension_numbers
-    dnums = ((tuple(map(int, lc)), tuple(map(int, rc))),
-             (tuple(map(int, lb)), tuple(map(int, rb))))
+    return ((tuple(map(int, lc)), tuple(map(int, rc))),
+            (tuple(map(int, lb)), tuple(map(int, rb))))
+
+
+# Tracing a network converts the same few dimension numbers at every layer.
+_dot_dimension_numbers_memo = functools.lru_cache(maxsize=256)(_dot_dimension_numbers)
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    try:
+        dnums = _dot_dimension_numbers_memo(dimension_numbers)
+    except TypeError:       # lists are not hashable (or it is malformed: raise from here)
+        dnums = _dot_dimension_numbers(dimension_numbers)
     pref = None if preferred_element_type is None else canonical_dtype(preferred_element_type)
     return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dnums,
                 precision=canonicalize_precision(precision), preferred_element_type=pref)

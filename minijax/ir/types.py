@@ -112,14 +112,17 @@ def keys_as_jax(keys):
     return random.wrap_key_data(np.ascontiguousarray(keys["fry"]), impl="threefry2x32")
 
 
+_PYTHON_INT = frozenset((int,))
+
+
 class ShapedArray:
     """The type of an array: shape, dtype and whether the dtype is weak."""
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
         # Built for every traced value, so the common case (a tuple of Python ints
-        # and a NumPy dtype) skips the conversions.
-        if type(shape) is not tuple or not all(type(d) is int for d in shape):
+        # and a NumPy dtype) skips the conversions (and the test runs no Python loop).
+        if type(shape) is not tuple or not set(map(type, shape)) <= _PYTHON_INT:
             shape = tuple(map(int, shape))
         self.shape = shape
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
