@@ -37,7 +37,7 @@ from ..ir.trace import eager_impls
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..transforms.custom_derivatives import custom_lin_forward
 from ..transforms.dce import dce_jaxpr
-from ..ir.types import aval_of_value
+from ..ir.types import aval_of_value, canonical_dtype
 
 lowering_rules: dict = register_rule_table(
     "xla", {}, GenericPath(lambda prim: prim.ref_op, "refs are discharged before lowering"))
@@ -376,13 +376,20 @@ def _as_jax_value(value, aval):
 
 def _signature(value):
     # What the compiled function depends on, cheaply: jax.Arrays by shape, dtype and
-    # weak type; Python scalars by type; anything else forces the careful path.
+    # weak type; Python scalars by type; NumPy arrays and scalars of a canonical dtype
+    # by shape and dtype (`jax.jit` takes them as they are: jnp's promotion makes a
+    # NumPy scalar of `x * 2.0`'s constant); anything else forces the careful path.
     if isinstance(value, jax.Array):   # (a jax.Array of keys has no weak_type)
         return (value.shape, value.dtype, getattr(value, "weak_type", False))
-    if isinstance(value, (bool, int, float, complex)):
+    if type(value) in _PY_SCALAR_TYPES:    # not np.float64, a float subclass but strong
         return type(value)
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biufc" \
+            and canonical_dtype(value.dtype) is value.dtype:
+        return (value.shape, value.dtype, False)
     return None
 
+
+_PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 
 # (primitive, params, input signatures) -> compiled function, for inputs that need no
 # conversion. Cleared by `clear_caches`.

@@ -36,14 +36,14 @@ from typing import Callable
 import jax
 from jax import tree_util
 
-from .pytrees import (FlatFun, flatten_checked, split_static_args,
+from .pytrees import (FlatFun, checked_avals, split_static_args,
                        static_argnums_from_names, static_argnames_from_nums, fun_name)
 from ..ir import primitives as P
 from ..ir.checks import forget_round_trips
 from ..ir.float_checks import checks_on as float_checks_on, invalid_value_in
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind, aval_of,
+from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind,
                         current_trace, set_current_trace)
 from ..ir.types import RefType, ShapedArray, dtype_of_jax
 from ..ir.verify import verify_jaxpr
@@ -67,22 +67,20 @@ _RETURNED_REF = ("a ref cannot be returned from a traced function (jit, make_jax
 
 
 def flatten_call_inputs(args, kwargs, where: str):
-    """The inputs' leaves and the structure of `(args, kwargs)`, after the checks every
-    staged call needs before tracing: each leaf is a valid input, and refs are live,
-    unaliased and not views."""
-    leaves, in_tree = flatten_checked((tuple(args), kwargs), f"{where}: input leaf")
+    """The inputs' leaves, their avals and the structure of `(args, kwargs)`, after
+    the checks every staged call needs before tracing: each leaf is a valid input, and
+    refs are live, unaliased and not views."""
+    leaves, in_tree = tree_util.tree_flatten((tuple(args), kwargs))
+    in_avals = checked_avals(leaves, f"{where}: input leaf")
     check_ref_arguments(args, kwargs, leaves, where)
-    return leaves, in_tree
+    return leaves, in_avals, in_tree
 
 
-def _trace_flat(fun, args, kwargs, leaves, in_tree, where: str, in_avals=None):
-    """Trace `fun(*args, **kwargs)` into a closed jaxpr over the flattened inputs,
-    then check what only the trace shows: no ref is returned, none is both closed
-    over and passed in. `jit` and `make_jaxpr` share this path, so a program one
-    rejects the other rejects too, with the same message. (`in_avals` is given when
-    the leaves are JAX's tracers, in `jit`'s fast path.)"""
-    if in_avals is None:
-        in_avals = [aval_of(leaf) for leaf in leaves]
+def _trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where: str):
+    """Trace `fun(*args, **kwargs)` into a closed jaxpr over the flattened inputs
+    (`leaves`, of `in_avals`), then check what only the trace shows: no ref is
+    returned, none is both closed over and passed in. `jit` and `make_jaxpr` share
+    this path, so a program one rejects the other rejects too, with the same message."""
     flat_fun = FlatFun(fun, in_tree, kwargs_in_tree=True)
 
     def checked_fun(*tracers):
@@ -108,8 +106,9 @@ def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
         dyn_args, dyn_kwargs, _, rebuild = split_static_args(
             fun, args, kwargs, static_argnums, static_argnames)
         where = f"make_jaxpr({fun_name(fun)})"
-        leaves, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
-        closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_tree, where)
+        leaves, in_avals, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
+        closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_avals,
+                                       in_tree, where)
         if not return_shape:
             return closed
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
@@ -127,9 +126,9 @@ class _Staged:
         self.out_tree = out_tree
 
     @classmethod
-    def trace(cls, fun, args, kwargs, leaves, in_tree, where: str, in_avals=None):
+    def trace(cls, fun, args, kwargs, leaves, in_avals, in_tree, where: str):
         """`fun` traced (`_trace_flat`) and verified: what a staging cache stores."""
-        closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_tree, where, in_avals)
+        closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where)
         verify_jaxpr(closed)
         return cls(closed, out_tree)
 
@@ -139,16 +138,16 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
     stored on a miss, and the call's input leaves. `args` and `kwargs` are the
     dynamic arguments (`fun` puts the static ones back; `static_key` names them).
     The one staging cache of `jit` and `checkpoint`."""
-    leaves, in_tree = flatten_call_inputs(args, kwargs, where)
+    leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
     # A ref's aval is its RefType, so a trace for one ref type is never reused
     # for another (or for an array of the same shape).
-    key = (in_tree, tuple(aval_of(leaf) for leaf in leaves), static_key) + _mesh_key()
+    key = (in_tree, tuple(in_avals), static_key) + _mesh_key()
     axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
     if axis_env:
         key += (axis_env,)
     staged = traces.get(key)
     if staged is None:
-        staged = _Staged.trace(fun, args, kwargs, leaves, in_tree, where)
+        staged = _Staged.trace(fun, args, kwargs, leaves, in_avals, in_tree, where)
         # A trace that closed over tracers of an enclosing transformation is only
         # valid inside that transformation, so it is not cached.
         if not any(isinstance(c, Tracer) for c in staged.closed.consts):
@@ -376,7 +375,7 @@ class JitFunction:
                 # values) must run now, not be staged into JAX's program.
                 with jax.ensure_compile_time_eval():
                     staged = traces[key] = _Staged.trace(rebuild, dyn_args, dyn_kwargs, leaves,
-                                                         in_tree, where, list(in_avals))
+                                                         list(in_avals), in_tree, where)
             if mentions_refs(staged.closed.jaxpr):
                 raise _UsesRefs()
             outs = xla.lower_jaxpr(staged.closed.jaxpr, staged.closed.consts, leaves)
@@ -551,9 +550,9 @@ def eval_shape(fun: Callable, *args, **kwargs):
     """The output of `fun(*args, **kwargs)` as a pytree of `jax.ShapeDtypeStruct`s,
     computed by tracing only (nothing runs), as `jax.eval_shape`. Arguments may be
     arrays, scalars or `ShapeDtypeStruct`s."""
-    leaves, in_tree = flatten_call_inputs(args, kwargs, f"eval_shape({fun_name(fun)})")
-    closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_tree,
-                                   f"eval_shape({fun_name(fun)})")
+    where = f"eval_shape({fun_name(fun)})"
+    leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
+    closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where)
     shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
               for a in closed.out_avals]
     return tree_util.tree_unflatten(out_tree, shapes)

@@ -8,6 +8,7 @@ here ends in `bind`, so it works eagerly and under every transformation.
 from __future__ import annotations
 
 import builtins
+import functools
 import threading
 from typing import Sequence
 
@@ -70,12 +71,28 @@ _PROMOTING_NAMES = {
 
 def _operand_dtype(x):
     scalar_dtype = _PY_SCALAR_DTYPES.get(type(x))
-    return scalar_dtype if scalar_dtype is not None else aval_of(x).dtype
+    if scalar_dtype is not None:
+        return scalar_dtype
+    # An array's or tracer's own dtype, canonicalized, without building its aval (this
+    # runs on every binary op); keys and anything unusual ask `aval_of`.
+    dtype = getattr(x, "dtype", None)
+    return canonical_dtype(dtype) if isinstance(dtype, np.dtype) else aval_of(x).dtype
 
 
 def check_same_dtypes(name: str, *args):
     """JAX's check that a lax function's operands share one dtype (weak types aside;
     a Python scalar counts as its own weak dtype)."""
+    # The usual case, operands holding the very same NumPy dtype, is settled by reading
+    # `.dtype` (equal dtypes canonicalize equally), without building avals.
+    # Anything else -- Python scalars, non-canonical or differing dtypes -- is decided
+    # on canonical dtypes below.
+    first = getattr(args[0], "dtype", None)
+    if isinstance(first, np.dtype):
+        for other in args[1:]:
+            if getattr(other, "dtype", None) is not first:
+                break
+        else:
+            return
     dtypes = [_operand_dtype(a) for a in args]
     if any(d != dtypes[0] for d in dtypes[1:]):
         promoting = _PROMOTING_NAMES.get(name)
@@ -89,7 +106,9 @@ def check_same_dtypes(name: str, *args):
 def _binary(prim):
     def op(x, y):
         check_same_dtypes(prim.name, x, y)
-        return bind(prim, *_match_scalars(x, y))
+        # Past the check a Python scalar already has the other operand's dtype (its
+        # own weak one), so there is nothing to convert.
+        return bind(prim, x, y)
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` of two operands of equal dtype."
     return op
@@ -385,10 +404,22 @@ def canonicalize_precision(precision):
                          f"of them; got {precision!r}") from None
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+def _dot_dimension_numbers(dimension_numbers):
+    """`((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))` as tuples of ints."""
     (lc, rc), (lb, rb) = dimension_numbers
-    dnums = ((tuple(int(a) for a in lc), tuple(int(a) for a in rc)),
-             (tuple(int(a) for a in lb), tuple(int(a) for a in rb)))
+    return ((tuple(map(int, lc)), tuple(map(int, rc))),
+            (tuple(map(int, lb)), tuple(map(int, rb))))
+
+
+# Tracing a network converts the same few dimension numbers at every layer.
+_dot_dimension_numbers_memo = functools.lru_cache(maxsize=256)(_dot_dimension_numbers)
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    try:
+        dnums = _dot_dimension_numbers_memo(dimension_numbers)
+    except TypeError:       # lists are not hashable (or it is malformed: raise from here)
+        dnums = _dot_dimension_numbers(dimension_numbers)
     pref = None if preferred_element_type is None else canonical_dtype(preferred_element_type)
     return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dnums,
                 precision=canonicalize_precision(precision), preferred_element_type=pref)

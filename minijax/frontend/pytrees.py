@@ -59,9 +59,21 @@ def flatten_checked(tree, leaf_name: str):
     """`tree`'s leaves and structure, each leaf checked to be a valid value; an invalid
     one is named `{leaf_name} {i}` in the error."""
     leaves, treedef = tree_util.tree_flatten(tree)
-    for i, leaf in enumerate(leaves):
-        check_valid_leaf(leaf, f"{leaf_name} {i}")
+    checked_avals(leaves, leaf_name)
     return leaves, treedef
+
+
+def checked_avals(leaves, leaf_name: str) -> list:
+    """The avals of `leaves`, each checked to be a valid value; an invalid one is named
+    `{leaf_name} {i}` in the error. (What checking a leaf computes is its aval, so a
+    trace takes its input avals from here rather than computing them again.)"""
+    try:
+        return [leaf.aval if isinstance(leaf, Tracer) else aval_of_value(leaf)
+                for leaf in leaves]
+    except TypeError:
+        for i, leaf in enumerate(leaves):   # the first invalid leaf, by its name
+            check_valid_leaf(leaf, f"{leaf_name} {i}")
+        raise
 
 
 def check_valid_leaf(leaf, where: str):

@@ -58,7 +58,7 @@ def check_ref_arguments(args, kwargs, leaves, where: str):
 
 def check_staged_refs(closed, leaves, where: str):
     """After tracing: no ref is both closed over and passed in, none is returned."""
-    passed = {id(leaf) for leaf in leaves if is_ref(leaf)}
+    passed = {id(leaf) for leaf in leaves if is_ref(leaf)} if closed.consts else ()
     for const in closed.consts:
         if (isinstance(const, Ref) or isinstance(const, Tracer)) and id(const) in passed:
             raise RefError(f"{where}: {describe_ref(const)} is both closed over by the "

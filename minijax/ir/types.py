@@ -112,14 +112,17 @@ def keys_as_jax(keys):
     return random.wrap_key_data(np.ascontiguousarray(keys["fry"]), impl="threefry2x32")
 
 
+_PYTHON_INT = frozenset((int,))
+
+
 class ShapedArray:
     """The type of an array: shape, dtype and whether the dtype is weak."""
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
         # Built for every traced value, so the common case (a tuple of Python ints
-        # and a NumPy dtype) skips the conversions.
-        if type(shape) is not tuple or not all(type(d) is int for d in shape):
+        # and a NumPy dtype) skips the conversions (and the test runs no Python loop).
+        if type(shape) is not tuple or not set(map(type, shape)) <= _PYTHON_INT:
             shape = tuple(map(int, shape))
         self.shape = shape
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
@@ -187,6 +190,11 @@ class RefType:
         return f"RefType({self.inner!r})"
 
 
+PYTHON_SCALAR_AVALS = {bool: ShapedArray((), np.bool_), int: ShapedArray((), np.int32, True),
+                    float: ShapedArray((), np.float32, True),
+                    complex: ShapedArray((), np.complex64, True)}
+
+
 def is_ref_type(aval) -> bool:
     return isinstance(aval, RefType)
 
@@ -203,26 +211,32 @@ def dtype_of_jax(dtype) -> np.dtype:
 
 
 def aval_of_value(value) -> ShapedArray:
-    """The aval of a concrete value: a Python scalar (weak), NumPy or jax array."""
+    """The aval of a concrete value: a Python scalar (weak), NumPy or jax array.
+
+    Every eager operand and every constant a trace meets comes here, so the cases are
+    ordered by frequency and Python scalars share their (immutable) avals."""
     if type(value) is np.ndarray:      # the common case first: every input leaf
         return ShapedArray(value.shape, canonical_dtype(value.dtype))
-    if isinstance(value, np.generic):  # np.float64 is a float subclass, but strong
-        return ShapedArray((), canonical_dtype(value.dtype))
-    if isinstance(value, bool):
-        return ShapedArray((), np.bool_)
-    if isinstance(value, int):
-        return ShapedArray((), np.int32, weak_type=True)
-    if isinstance(value, float):
-        return ShapedArray((), np.float32, weak_type=True)
-    if isinstance(value, complex):
-        return ShapedArray((), np.complex64, weak_type=True)
+    scalar = PYTHON_SCALAR_AVALS.get(type(value))
+    if scalar is not None:
+        return scalar
     aval = getattr(value, "aval", None)
     if isinstance(aval, (ShapedArray, RefType)):
         return aval
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
-    if isinstance(dtype, np.dtype):    # a jax.Array of numbers: no key check (str is slow)
+    if isinstance(dtype, np.dtype) and shape is not None:
+        # A jax.Array of numbers (no key check: formatting a dtype as text is slow) or a
+        # NumPy scalar, strongly typed even where it subclasses a Python scalar.
         return ShapedArray(shape, canonical_dtype(dtype), bool(getattr(value, "weak_type", False)))
+    if isinstance(value, bool):        # subclasses of Python scalars (an IntEnum)
+        return PYTHON_SCALAR_AVALS[bool]
+    if isinstance(value, int):
+        return PYTHON_SCALAR_AVALS[int]
+    if isinstance(value, float):
+        return PYTHON_SCALAR_AVALS[float]
+    if isinstance(value, complex):
+        return PYTHON_SCALAR_AVALS[complex]
     if str(dtype).startswith("key<"):  # a jax.Array of keys (minijax's runtime key value)
         return ShapedArray(shape, dtype_of_jax(dtype))
     if dtype is None or shape is None:

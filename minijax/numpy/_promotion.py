@@ -26,8 +26,8 @@ import jax
 
 from .. import lax
 from ..ir.trace import Tracer, aval_of
-from ..ir.types import (ShapedArray, canonical_dtype, is_complex, is_float, is_inexact,
-                        is_integer, is_bool, is_key)
+from ..ir.types import (PYTHON_SCALAR_AVALS, ShapedArray, canonical_dtype, is_complex,
+                        is_float, is_inexact, is_integer, is_bool, is_key)
 from ._dtypes import _ScalarType
 from ._dtypes import dtype as as_dtype
 
@@ -45,17 +45,13 @@ def is_python_scalar(x) -> bool:
     return isinstance(x, PY_SCALARS)
 
 
-_SCALAR_AVALS = {bool: ShapedArray((), np.bool_), int: ShapedArray((), np.int32, True),
-                 float: ShapedArray((), np.float32, True),
-                 complex: ShapedArray((), np.complex64, True)}
-
 
 def aval(x) -> ShapedArray:
     """The aval of an operand (tracing calls this a lot, so the cases are ordered by
     frequency and Python scalars' avals are shared constants)."""
     if isinstance(x, Tracer):
         return x.aval
-    scalar = _SCALAR_AVALS.get(type(x))
+    scalar = PYTHON_SCALAR_AVALS.get(type(x))
     return scalar if scalar is not None else aval_of(x)
 
 
@@ -64,7 +60,7 @@ def as_operand(fname: str, x):
     they are; anything else is a clear TypeError. Lists and tuples are refused, as
     JAX refuses them (a list of traced values would silently become a copy); only
     `jnp.array`/`jnp.asarray` and the few functions JAX documents take them."""
-    if isinstance(x, Tracer) or type(x) in _SCALAR_AVALS:
+    if isinstance(x, Tracer) or type(x) in PYTHON_SCALAR_AVALS:
         return x
     if isinstance(x, np.generic):
         # NumPy scalars are strongly typed (np.float64 subclasses float, yet is no
@@ -77,8 +73,10 @@ def as_operand(fname: str, x):
                         f"{type(x)}; convert it first with jnp.asarray")
     dtype = getattr(x, "dtype", None)
     if dtype is not None and hasattr(x, "shape") and not isinstance(x, type):
-        if str(dtype).startswith("key<"):   # a jax.Array of keys (minijax.random)
-            return x
+        # A key dtype is no NumPy dtype; testing that first spares formatting every
+        # array's dtype as text.
+        if not isinstance(dtype, np.dtype) and str(dtype).startswith("key<"):
+            return x                        # a jax.Array of keys (minijax.random)
         if np.dtype(dtype).kind not in _SUPPORTED_KINDS and not is_float(dtype):
             raise TypeError(f"{fname}: arrays of dtype {np.dtype(dtype)} are not "
                             f"supported (minijax handles bool, int, float and complex)")
@@ -225,8 +223,16 @@ def to_inexact(dtype, weak):
 
 
 def _promote(fname, args, adjust=None):
-    """Convert operands to their common (dtype, weak); `adjust` may change that target.
-    Operands that already agree (the usual case when tracing) skip the lattice."""
+    """Convert operands to their common (dtype, weak); `adjust` may change that target."""
+    return _promote_with_shapes(fname, args, adjust)[0]
+
+
+def _promote_with_shapes(fname, args, adjust=None):
+    """`_promote`, and the operands' shapes (which conversion keeps) for broadcasting,
+    so an elementwise op reads each operand's aval once. Operands that already agree
+    (the usual case when tracing) skip the lattice."""
+    if not args:
+        return [], []
     args = [as_operand(fname, a) for a in args]
     avals = [aval(a) for a in args]
     first = avals[0]
@@ -234,18 +240,18 @@ def _promote(fname, args, adjust=None):
         dtype, weak = first.dtype, first.weak_type
     else:
         dtype, weak = _result_of_representatives(tuple(
-            type(x)(0) if type(x) in _SCALAR_AVALS else _aval_representative(a)
+            type(x)(0) if type(x) in PYTHON_SCALAR_AVALS else _aval_representative(a)
             for x, a in zip(args, avals)))
     if adjust is not None:
         dtype, weak = adjust(dtype, weak)
-    return [x if a.dtype == dtype and (a.weak_type == weak or not a.weak_type)
-            and type(x) not in _SCALAR_AVALS else convert(fname, x, dtype, weak)
-            for x, a in zip(args, avals)]
+    return ([x if a.dtype == dtype and (a.weak_type == weak or not a.weak_type)
+             and type(x) not in PYTHON_SCALAR_AVALS else convert(fname, x, dtype, weak)
+             for x, a in zip(args, avals)], [a.shape for a in avals])
 
 
 def promote_dtypes(fname, *args):
     """The operands converted to their common dtype (no broadcasting)."""
-    return _promote(fname, args) if args else []
+    return _promote(fname, args)
 
 
 def promote_dtypes_inexact(fname, *args):
@@ -299,22 +305,20 @@ def broadcast_to_shape(fname, x, shape, keep_scalar=False):
 
 def promote_args(fname, *args, keep_scalars=True):
     """Operands of an elementwise op: common dtype, common shape (rank-0 kept)."""
-    args = promote_dtypes(fname, *args)
-    return _broadcast_all(fname, args, keep_scalars)
+    return _broadcast_all(fname, *_promote_with_shapes(fname, args), keep_scalars)
 
 
 def promote_args_inexact(fname, *args, keep_scalars=True):
-    args = promote_dtypes_inexact(fname, *args)
-    return _broadcast_all(fname, args, keep_scalars)
+    return _broadcast_all(fname, *_promote_with_shapes(fname, args, to_inexact),
+                          keep_scalars)
 
 
 def promote_args_numeric(fname, *args, keep_scalars=True):
-    args = promote_dtypes_numeric(fname, *args)
-    return _broadcast_all(fname, args, keep_scalars)
+    return _broadcast_all(fname, *_promote_with_shapes(fname, args, _numeric),
+                          keep_scalars)
 
 
-def _broadcast_all(fname, args, keep_scalars):
-    shapes = [aval(a).shape for a in args]
+def _broadcast_all(fname, args, shapes, keep_scalars):
     if keep_scalars and all(s == shapes[0] or not s for s in shapes):
         return args  # equal shapes, or rank-0 operands that the op splats
     shape = broadcast_shapes(fname, *shapes)
