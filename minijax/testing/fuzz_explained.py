@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, the linear-algebra rules' F20-F22, and F35-F37).
+F12, F13, the linear-algebra rules' F20-F22, F36 and F37).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -109,34 +109,6 @@ def _size_one_broadcast_residuals(transform, program, row) -> bool:
             return False
         jax_only.remove(pair)
     return True
-
-
-def _reduce_prod_residuals(transform, program, row) -> bool:
-    """F35: JAX differentiates `reduce_prod` through its own pairwise reduction tree
-    (the reduced axes moved to the front and flattened to one of length n, then halved
-    level by level), saving both halves at every level: arrays `(m, *kept)` of the
-    operand's dtype, m at most ceil(n / 2). minijax's rule saves one array, the
-    product of the other factors, `(*kept, n)` -- n elements per output against
-    JAX's about 2n."""
-    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
-    reductions = []
-    for eqn in _eqns(program, ("reduce_prod",)):
-        dtype, shape = _aval_key(eqn.inputs[0].aval)
-        axes = eqn.params["axes"]
-        kept = tuple(d for i, d in enumerate(shape) if i not in axes)
-        reductions.append((dtype, kept, int(np.prod([shape[i] for i in axes]))))
-    if not unmatched or not reductions or not any(unmatched):
-        return False
-    mini_only, jax_only = unmatched
-
-    def minijax_made(residual):
-        return any(residual == (dtype, kept + (n,)) for dtype, kept, n in reductions)
-
-    def jax_made(residual):
-        dtype, shape = residual
-        return any(dtype == d and len(shape) == len(kept) + 1 and shape[1:] == kept
-                   and 1 <= shape[0] <= (n + 1) // 2 for d, kept, n in reductions)
-    return all(map(minijax_made, mini_only)) and all(map(jax_made, jax_only))
 
 
 _WINDOW_CHOOSERS = ("reduce_window_max", "reduce_window_min")
@@ -264,7 +236,6 @@ def _linalg_residuals(*allowances):
 EXPLAINED = {
     "F12": _cumulative_residuals,
     "F13": _size_one_broadcast_residuals,
-    "F35": _reduce_prod_residuals,
     "F36": _window_chooser_residuals,
     "F37": _nested_checkpoint_residuals,
     "F20": _linalg_residuals(_qr_identity),

@@ -283,6 +283,10 @@ def _checkpoint_name(b):
 def _float_body(b, seed, operands):
     """A function of float operands to one float value: the primal of a custom rule."""
     def g(*xs):
+        # `custom_vjp` calls its fwd with the primal values as they are: a NumPy array
+        # for a NumPy argument (JAX hands fwd a NumPy subclass there too), which the
+        # builder's operations would meet as an operand without `.at` (finding F52).
+        xs = tuple(jnp.asarray(x) for x in xs)
         child = _body(b, seed, xs, closure=False, refs=[])
         floats = [v for v in child.pool if is_float(child.aval(v).dtype)
                   and child.aval(v).dtype == child.aval(xs[0]).dtype]

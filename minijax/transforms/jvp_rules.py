@@ -340,44 +340,56 @@ _reduce_chooser_rule(P.reduce_min_p)
 
 
 def _reduce_prod_rule(primals, tangents, *, axes):
-    # d(prod x) = sum_k t_k * prod_{j != k} x_j, with the "product of the others" built
-    # from exclusive prefix and suffix products, so zeros in x are handled exactly.
+    # JAX's formulation, for the same values and residuals: the reduced axes move to
+    # the front and flatten into one axis of n factors, which a pairwise tree halves
+    # level by level (an odd level pads its second half with a factor 1, whose tangent
+    # is 0), each level differentiated by the product rule. There is no division, so
+    # zeros are exact; an infinite factor times the padding's zero tangent is NaN, as
+    # in JAX (the exclusive prefix/suffix products this replaced gave inf there:
+    # fuzz findings F50, F51). The primal comes from the tree too, so derivatives of
+    # every order see JAX's operations.
     x, = primals
-    ans = bind(P.reduce_prod_p, x, axes=axes)
     t = tangents[0]
     if type(t) is Zero or not axes:
+        ans = bind(P.reduce_prod_p, x, axes=axes)
         return JvpResult([ans], [t if not axes else _zero_like_out(ans)])
     shape = aval_of(x).shape
     kept = [d for d in range(len(shape)) if d not in axes]
+    out_shape = tuple(shape[d] for d in kept)
     n = int(np.prod([shape[d] for d in axes]))
+    if n == 0:
+        # The empty product is the constant 1.
+        ans = bind(P.reduce_prod_p, x, axes=axes)
+        return JvpResult([ans], [_zero_like_out(ans)])
     if n == 1:
         # One factor per output: the product is a reshape, and so is its jvp, which
         # saves nothing (as JAX's; fuzz finding F32).
-        return JvpResult([ans], [reshape(t, aval_of(ans).shape)])
-    if n == 0 or aval_of(ans).size == 0:
-        # The empty product is the constant 1; an empty output has nothing to save.
-        return JvpResult([ans], [_zero_like_out(ans)])
-    moved_shape = tuple(shape[d] for d in kept) + (n,)
-    flat = reshape(transpose(x, kept + list(axes)), moved_shape)
-    last = len(moved_shape) - 1
-    ones = broadcast_to(const_like(x, 1), moved_shape[:-1] + (1,))
+        return JvpResult([reshape(x, out_shape)], [reshape(t, out_shape)])
+    order = list(axes) + kept
+    xs = reshape(transpose(x, order), (n,) + out_shape)
+    ts = reshape(transpose(t, order), (n,) + out_shape)
 
-    def exclusive_cumprod(v, reverse):
-        full = bind(P.cumprod_p, v, axis=last, reverse=reverse)
-        starts, limits = [0] * len(moved_shape), list(moved_shape)
-        if reverse:
-            starts[last] = 1
-            body = bind(P.slice_p, full, start_indices=tuple(starts),
-                        limit_indices=tuple(limits), strides=None)
-            return bind(P.concatenate_p, body, ones, dimension=last)
-        limits[last] = n - 1
-        body = bind(P.slice_p, full, start_indices=tuple(starts), limit_indices=tuple(limits),
-                    strides=None)
-        return bind(P.concatenate_p, ones, body, dimension=last)
+    def rows(v, start, stop):
+        # rows start:stop of the factor axis
+        limits = list(aval_of(v).shape)
+        limits[0] = stop
+        return bind(P.slice_p, v, start_indices=(start,) + (0,) * len(out_shape),
+                    limit_indices=tuple(limits), strides=None)
 
-    others = mul(exclusive_cumprod(flat, False), exclusive_cumprod(flat, True))
-    t_flat = reshape(transpose(t, kept + list(axes)), moved_shape)
-    return JvpResult([ans], [reduce_sum(mul(t_flat, others), (last,))])
+    def pad_one_row(v, fill):
+        config = ((0, 1, 0),) + ((0, 0, 0),) * len(out_shape)
+        return bind(P.pad_p, v, scalar(fill, aval_of(v).dtype), padding_config=config)
+
+    n_rows = n
+    while n_rows > 1:
+        half = (n_rows + 1) // 2
+        x1, t1 = rows(xs, 0, half), rows(ts, 0, half)
+        x2, t2 = rows(xs, half, n_rows), rows(ts, half, n_rows)
+        if n_rows - half != half:
+            x2, t2 = pad_one_row(x2, 1), pad_one_row(t2, 0)
+        xs, ts = mul(x1, x2), add(mul(t1, x2), mul(x1, t2))
+        n_rows = half
+    return JvpResult([reshape(xs, out_shape)], [reshape(ts, out_shape)])
 
 
 jvp_rules[P.reduce_prod_p] = _reduce_prod_rule
