@@ -63,7 +63,15 @@ class Case:
         return [bind(prim, *args, **self.params) for prim in self.prims]
 
     def jax_fn(self, *args):
-        return [lowering_rules[prim](*args, **self.params) for prim in self.prims]
+        # Shaped as `minijax_fn`'s results (a single result bare), so that where
+        # minijax's batching gives JAX's program exactly, the module texts are equal
+        # and the run's compilation cache compiles it once.
+        return [_bare(prim, lowering_rules[prim](*args, **self.params))
+                for prim in self.prims]
+
+
+def _bare(prim, outs):
+    return outs if prim.multiple_results else outs[0]
 
 
 def _cases():

@@ -361,8 +361,16 @@ def _compiled_primitive(prim, params_key, in_avals):
     out_avals = out_avals_of(prim, in_avals, params)
     rule = lowering_rules[prim]
 
-    def run(*args):
-        return weak_as_typed(out_avals, rule(*args, **params))
+    # Named and shaped as JAX's own eager program for the primitive (`jit_sin`, one
+    # result returned bare): the same operation on the same types lowers to the same
+    # module text, so a persistent compilation cache compiles it once for both.
+    if prim.multiple_results:
+        def run(*args):
+            return weak_as_typed(out_avals, rule(*args, **params))
+    else:
+        def run(*args):
+            return weak_as_typed(out_avals, rule(*args, **params))[0]
+    run.__name__ = run.__qualname__ = prim.name
     return jax.jit(run)
 
 
@@ -404,12 +412,13 @@ def apply_primitive(prim, *args, **params):
     key = (prim, tuple(params.items()), signature)
     fn = _fast_path.get(key)
     if fn is not None:
-        return fn(*args)
+        return fn(*args) if prim.multiple_results else [fn(*args)]
     in_avals = tuple(aval_of_value(a) for a in args)
     fn = _compiled_primitive(prim, tuple(sorted(params.items())), in_avals)
     if None not in signature:
         _fast_path[key] = fn
-    return fn(*(_as_jax_value(a, aval) for a, aval in zip(args, in_avals)))
+    outs = fn(*(_as_jax_value(a, aval) for a, aval in zip(args, in_avals)))
+    return outs if prim.multiple_results else [outs]
 
 
 def clear_caches():
