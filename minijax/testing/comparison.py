@@ -36,8 +36,12 @@ def assert_trees_match(actual, expected, *, rtol=None, atol=None, check_dtypes=T
         a_np, e_np = np.asarray(a), np.asarray(e)
         if a_np.shape != e_np.shape:
             raise AssertionError(f"{where}: shape {a_np.shape} != jax's {e_np.shape}")
-        if check_dtypes and a_np.dtype != e_np.dtype:
-            raise AssertionError(f"{where}: dtype {a_np.dtype} != jax's {e_np.dtype}")
+        # A leaf's dtype is the one it declares: JAX returns some scalars as float
+        # subclasses typed float32, which np.asarray makes float64.
+        a_dtype, e_dtype = (np.dtype(getattr(x, "dtype", x_np.dtype))
+                            for x, x_np in ((a, a_np), (e, e_np)))
+        if check_dtypes and a_dtype != e_dtype:
+            raise AssertionError(f"{where}: dtype {a_dtype} != jax's {e_dtype}")
         if check_weak_types and hasattr(a, "weak_type") and hasattr(e, "weak_type") \
                 and bool(a.weak_type) != bool(e.weak_type):
             raise AssertionError(f"{where}: weak_type {a.weak_type} != jax's {e.weak_type}")
