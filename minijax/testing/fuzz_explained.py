@@ -69,7 +69,7 @@ def _cumulative_residuals(transform, program, row) -> bool:
     """F12: JAX differentiates cummax/cummin/cumprod through its associative-scan
     implementation and saves slices of that scan's levels (the operand's dtype and
     rank, no dimension larger); minijax's rules save index arrays (cummax/cummin:
-    an i32 array of the operand's shape plus one dimension) or masks and partial
+    the i32 flat gather index, the operand's shape plus a trailing 1) or masks and partial
     products (cumprod: bool/i32/float arrays of the operand's shape)."""
     unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
     operands = _operands(program, _CUMULATIVE)
@@ -80,7 +80,7 @@ def _cumulative_residuals(transform, program, row) -> bool:
     def minijax_made(residual):
         dtype, shape = residual
         return any((dtype in ("i32", "bool", op_dtype) and shape == op_shape)
-                   or (dtype == "i32" and shape == op_shape + (len(op_shape),))
+                   or (dtype == "i32" and shape == op_shape + (1,))
                    for op_dtype, op_shape in operands)
 
     def jax_made(residual):

@@ -163,18 +163,29 @@ def iota(dtype, shape, dimension):
 
 def take_along_axis(x, indices, axis: int):
     """`x[..., indices, ...]` along `axis` (one gather); `indices` is shaped like `x`
-    but for its length along `axis`, which is the result's."""
+    but for its length along `axis`, which is the result's.
+
+    The gather reads `x` flattened with `axis` moved last, at the flat position of
+    each element: one int32 per result element, so a checkpoint that saves the gather
+    index saves an array of the result's shape (and a trailing 1), as JAX's jvps of
+    top_k and friends do, not one coordinate per dimension (finding F63). The moves
+    and the flattening are of `x`, the tangent: linear, on the backward side."""
     shape = aval_of(indices).shape
     rank = len(shape)
-    index_shape = shape + (1,)
-    columns = []
-    for a in range(rank):
-        column = indices if a == axis else iota(np.int32, shape, a)
-        columns.append(broadcast_in_dim(column, index_shape, tuple(range(rank))))
-    full_indices = bind(P.concatenate_p, *columns, dimension=rank)
-    return bind(P.gather_p, x, full_indices, offset_dims=(),
-                collapsed_slice_dims=tuple(range(rank)), start_index_map=tuple(range(rank)),
-                slice_sizes=(1,) * rank, mode="clip")
+    x_shape = aval_of(x).shape
+    others = [d for d in range(rank) if d != axis]
+    flat_x = reshape(transpose(x, others + [axis]), (int(np.prod(x_shape)),))
+    position = indices if np.dtype(aval_of(indices).dtype) == np.int32 \
+        else convert(indices, np.int32)
+    stride = x_shape[axis]
+    for d in reversed(others):
+        if shape[d] > 1:
+            position = add(position, mul(iota(np.int32, shape, d),
+                                         broadcast_to(np.int32(stride), shape)))
+        stride *= x_shape[d]
+    index = broadcast_in_dim(position, shape + (1,), tuple(range(rank)))
+    return bind(P.gather_p, flat_x, index, offset_dims=(), collapsed_slice_dims=(0,),
+                start_index_map=(0,), slice_sizes=(1,), mode="clip")
 
 
 def reverse_axes(x, axes):
