@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, the linear-algebra rules' F20-F22, and F35-F37).
+F12, F13, the linear-algebra rules' F20-F22, F35-F37 and F64).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -198,6 +198,22 @@ def _nested_checkpoint_residuals(transform, program, row) -> bool:
             and sum(map(_bytes, mini_only)) <= sum(map(_bytes, jax_only)))
 
 
+def _barrier_float0_residuals(transform, program, row) -> bool:
+    """F64: JAX's jvp of `optimization_barrier` instantiates every symbolic-zero
+    tangent -- the float0 tangent of an integer or boolean operand too -- and puts
+    all tangents behind one barrier in the backward pass, so a checkpoint saves that
+    float0 zero array as a residual. minijax's rule puts only the nonzero tangents
+    behind its barrier. A float0 array holds no data (zero bytes). The matcher
+    accepts a row where minijax saves nothing JAX does not, and every JAX-only
+    residual is a float0 array of the shape of an integer or boolean barrier operand."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    if not unmatched or unmatched[0] or not unmatched[1]:
+        return False
+    shapes = {tuple(atom.aval.shape) for eqn in _eqns(program, ("optimization_barrier",))
+              for atom in eqn.inputs if np.dtype(atom.aval.dtype).kind in "biu"}
+    return all(dtype == "float0" and shape in shapes for dtype, shape in unmatched[1])
+
+
 def _matrix_operands(program, name):
     """(short dtype, rows, columns) of the operand of every `name` equation."""
     return [(dtype, shape[-2], shape[-1]) for dtype, shape in _operands(program, (name,))]
@@ -267,6 +283,7 @@ EXPLAINED = {
     "F35": _reduce_prod_residuals,
     "F36": _window_chooser_residuals,
     "F37": _nested_checkpoint_residuals,
+    "F64": _barrier_float0_residuals,
     "F20": _linalg_residuals(_qr_identity),
     "F21": _linalg_residuals(_singular_value_broadcasts),
     "F22": _linalg_residuals(_cholesky_triangle_twice),
