@@ -203,3 +203,31 @@ def test_barrier_float0_residual_is_explained_exactly():
     # nor the same row in a program whose barrier has no integer operand
     floats = minijax.make_jaxpr(lambda a1: minijax.lax.optimization_barrier((a1, a1))[1])(a1)
     assert fuzz.known_divergence(transform, floats, _residual_row(*saved)) == ""
+
+
+# -- F65: the zeroth power's materialized zero tangent -------------------------------------
+
+@pytest.mark.parametrize("dtype, shape", [(np.float32, (3,)), (np.float16, (2, 0))])
+def test_zeroth_power_residuals_are_explained_exactly(dtype, shape):
+    # fuzz finding F65 (seed s6fz6b:2, integer_pow(f16[2,0], 0) under
+    # everything_saveable): JAX's jvp of x ** 0 is a zero array, whose consumers keep
+    # their operands; minijax's is a symbolic zero
+    x = np.ones(shape, dtype)
+    transform = "checkpoint[everything_saveable]"
+    for f in (lambda api: lambda x: api.numpy.sum(api.lax.integer_pow(x, 0) * x),
+              lambda api: lambda x: api.numpy.sum(x) + api.numpy.sum(api.lax.integer_pow(x, 0))):
+        saved = [_saved(api, f(api), "everything_saveable", x) for api in (minijax, jax)]
+        assert saved[0] != saved[1] and set(saved[0]) <= set(saved[1])
+        assert_trees_match(minijax.grad(f(minijax))(x), jax.grad(f(jax))(x))
+        program = minijax.make_jaxpr(f(minijax))(x)
+        assert fuzz.known_divergence(transform, program, _residual_row(*saved)) == "explained:F65"
+    short = {np.float32: "f32", np.float16: "f16"}[dtype]
+    program = minijax.make_jaxpr(lambda x: minijax.lax.integer_pow(x, 0))(x)
+    # not another type, nor a row where minijax saves something JAX does not
+    for mini_saved, jax_saved in (([], ["f32[7]"]), ([], [f"{short}[]", "i32[]"]),
+                                  ([f"{short}[9]"], [f"{short}[]"])):
+        row = _residual_row(mini_saved, jax_saved)
+        assert fuzz.known_divergence(transform, program, row) == ""
+    # a second power is differentiated as JAX does: nothing to explain
+    square = minijax.make_jaxpr(lambda x: minijax.lax.integer_pow(x, 2))(x)
+    assert fuzz.known_divergence(transform, square, _residual_row([], [f"{short}[]"])) == ""

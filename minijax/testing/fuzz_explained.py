@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, the linear-algebra rules' F20-F22, F35-F37 and F64).
+F12, F13, the linear-algebra rules' F20-F22, F35-F37, F64 and F65).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -214,6 +214,24 @@ def _barrier_float0_residuals(transform, program, row) -> bool:
     return all(dtype == "float0" and shape in shapes for dtype, shape in unmatched[1])
 
 
+def _zeroth_power_residuals(transform, program, row) -> bool:
+    """F65: JAX's jvp of `integer_pow(x, 0)` is `full_like(g, 0)`, a zero array, not
+    a symbolic zero, so a checkpoint keeps what that zero's consumers read: the
+    scalar it is broadcast from (rank 0, the operand's dtype) and the other operands
+    of elementwise operations the zero tangent flows through (`x ** 0 * x` saves `x`).
+    minijax's rule returns a symbolic zero, which those operations drop. The matcher
+    accepts a row where minijax saves nothing JAX does not and every JAX-only residual
+    is a rank-0 value of a zeroth power's dtype or has a zeroth power's type."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    if not unmatched or unmatched[0] or not unmatched[1]:
+        return False
+    powers = [_aval_key(eqn.inputs[0].aval) for eqn in _eqns(program, ("integer_pow",))
+              if eqn.params["y"] == 0]
+    return bool(powers) and all(any(residual in ((dtype, ()), (dtype, shape))
+                                    for dtype, shape in powers)
+                                for residual in unmatched[1])
+
+
 def _matrix_operands(program, name):
     """(short dtype, rows, columns) of the operand of every `name` equation."""
     return [(dtype, shape[-2], shape[-1]) for dtype, shape in _operands(program, (name,))]
@@ -284,6 +302,7 @@ EXPLAINED = {
     "F36": _window_chooser_residuals,
     "F37": _nested_checkpoint_residuals,
     "F64": _barrier_float0_residuals,
+    "F65": _zeroth_power_residuals,
     "F20": _linalg_residuals(_qr_identity),
     "F21": _linalg_residuals(_singular_value_broadcasts),
     "F22": _linalg_residuals(_cholesky_triangle_twice),
