@@ -92,6 +92,19 @@ def test_an_eager_weak_type_difference_is_still_a_difference():
     assert row.status == "differ" and "weak_type True != jax's False" in row.detail
 
 
+def test_an_input_passed_through_vmap_is_compared_with_eager_jax():
+    # F61 too (seed s6fz6b-w:10): vmap of a program returning its weak int argument;
+    # its batch is an int64 NumPy array, which eager JAX's vmap (and minijax's) hands
+    # back as it is, and JAX under jit as int32
+    def program(a1, a2):
+        return (minijax.lax.abs(a1), a2)
+    batch = [np.stack([np.ones(3, np.float32)] * 2), np.array([3, 3])]
+    assert jax.jit(lambda x, i: jax.vmap(lambda a, b: (jax.lax.abs(a), b))(x, i))(
+        *batch)[1].dtype == np.int32
+    assert jax.vmap(lambda a, b: (jax.lax.abs(a), b))(*batch)[1].dtype == np.int64
+    assert _row(program, [np.ones(3, np.float32), 3], "vmap").status == "agree"
+
+
 # -- F62: transposing a jit or remat body --------------------------------------------------
 
 _C = np.arange(6, dtype=np.float32) * 0.37
