@@ -380,6 +380,16 @@ def test_jax_jit_of_grad_changes_its_weak_type():
     assert jax.jit(jax.grad(f(jax)))(1.5).weak_type
     for d in (minijax.grad(f(minijax))(1.5), minijax.jit(minijax.grad(f(minijax)))(1.5)):
         assert float(d) == 3.0 and d.dtype == np.float32 and not d.weak_type
+    # the same through remat's transpose (F62, seed s5final:25 and a s5 leftover)
+    c = np.arange(3, dtype=np.float32)
+
+    def g(api):
+        return api.checkpoint(lambda a: api.numpy.sum(
+            api.lax.add(api.lax.broadcast_in_dim(a, (3,), ()), c)))
+    assert not jax.grad(g(jax))(-0.25).weak_type
+    assert jax.jit(jax.grad(g(jax)))(-0.25).weak_type
+    for d in (minijax.grad(g(minijax))(-0.25), minijax.jit(minijax.grad(g(minijax)))(-0.25)):
+        assert float(d) == 3.0 and d.dtype == np.float32 and not d.weak_type
 
 
 # -- F45: finite differences of a program with stop_gradient ---------------------------------

@@ -128,8 +128,14 @@ register(
     "f = lambda a: jnp.sum(lax.mul(a, np.float32(2))) + jnp.sum(a): the two cotangent "
     "contributions of `a` (a strong one through the mul, a weak one through jnp.sum's "
     "convert) are summed by add_any, whose staged type is its first operand's, while "
-    "eagerly the sum follows the ordinary rule (weak only if both are)",
-    "grad and jit(grad) are both strong (3.0, float32), as JAX's eager grad",
+    "eagerly the sum follows the ordinary rule (weak only if both are); likewise "
+    "jax.jit(jax.grad(jax.checkpoint(g)))(-0.25) for g = lambda a: "
+    "jnp.sum(broadcast(a) + c) (c a float32 array) is weak where jax.grad of it is "
+    "strong: remat's transpose stages its body for cotangents typed as the body's "
+    "tangent outputs (weak: the tangent of a weak input), not as the cotangent given "
+    "(the strong 1.0 seed), while eagerly remat evaluates the body on the given value",
+    "grad and jit(grad) are both strong (3.0, float32), as JAX's eager grad; the same "
+    "for the checkpointed function (F62)",
     "jit is documented as not changing what a function computes, and JAX's weak-type "
     "rule makes a sum of a weak and a strong value strong; found by the fuzzer "
     "(finding J34)",

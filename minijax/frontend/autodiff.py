@@ -257,7 +257,10 @@ def _vjp(fun, primals, has_aux, where):
         return linearized.pull_back(cts, _instantiate_result)
 
     vjp_fun = _Pullback(flat_cotangents, linearized.in_tree, linearized.in_avals)
-    out, aux = linearized.out, linearized.aux
+    # An output that is an input passed through (or a constant) is handed back as
+    # the array JAX's vjp gives: canonical (a NumPy float64 becomes float32 with x64
+    # off) and weak where it was a Python scalar (finding F60).
+    out, aux = as_results(linearized.out), linearized.aux
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 

@@ -23,6 +23,13 @@ def _tolerance(dtype, rtol, atol):
     return (default_rtol if rtol is None else rtol), (default_atol if atol is None else atol)
 
 
+def _declared_dtype(leaf, as_array):
+    # A leaf's dtype is the one it declares: JAX returns some scalars as float
+    # subclasses typed float32, which np.asarray makes float64.
+    dtype = getattr(leaf, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) else as_array.dtype
+
+
 def assert_trees_match(actual, expected, *, rtol=None, atol=None, check_dtypes=True,
                        check_weak_types=True, what="result"):
     """Assert two pytrees of arrays agree in structure, shape, dtype and value."""
@@ -36,8 +43,9 @@ def assert_trees_match(actual, expected, *, rtol=None, atol=None, check_dtypes=T
         a_np, e_np = np.asarray(a), np.asarray(e)
         if a_np.shape != e_np.shape:
             raise AssertionError(f"{where}: shape {a_np.shape} != jax's {e_np.shape}")
-        if check_dtypes and a_np.dtype != e_np.dtype:
-            raise AssertionError(f"{where}: dtype {a_np.dtype} != jax's {e_np.dtype}")
+        a_dtype, e_dtype = _declared_dtype(a, a_np), _declared_dtype(e, e_np)
+        if check_dtypes and a_dtype != e_dtype:
+            raise AssertionError(f"{where}: dtype {a_dtype} != jax's {e_dtype}")
         if check_weak_types and hasattr(a, "weak_type") and hasattr(e, "weak_type") \
                 and bool(a.weak_type) != bool(e.weak_type):
             raise AssertionError(f"{where}: weak_type {a.weak_type} != jax's {e.weak_type}")

@@ -258,14 +258,28 @@ def compare_row(name, program, leaves, recipe, rtol=None, atol=None, sides=None)
     results and printed output. `sides`: the program's `ProgramSides`, when the caller
     checks several rows of one program."""
     sides = sides or ProgramSides(program, leaves)
+
+    def against(oracle):
+        printed_mini, printed_jax = [], []
+        row = compare(name,
+                      _printing(lambda: recipes_module.run_recipe(sides.minijax, recipe,
+                                                                  leaves), printed_mini),
+                      _printing(lambda: recipes_module.run_recipe(sides.jax, oracle, leaves),
+                                printed_jax),
+                      rtol, atol)
+        return row, printed_mini, printed_jax
     oracle = sides.oracle_recipe(name, recipe)
-    printed_mini, printed_jax = [], []
-    row = compare(name,
-                  _printing(lambda: recipes_module.run_recipe(sides.minijax, recipe, leaves),
-                            printed_mini),
-                  _printing(lambda: recipes_module.run_recipe(sides.jax, oracle, leaves),
-                            printed_jax),
-                  rtol, atol)
+    row, printed_mini, printed_jax = against(oracle)
+    if oracle is not recipe and row.status == "differ":
+        # The compiled oracle is JAX's transform under one jax.jit, and jit can change
+        # what it returns: a gradient's weak type (J34: add_any and remat's transpose
+        # take their staged types from the primal's tangent type), an input passed
+        # straight through (eagerly handed back as given, an int64 NumPy array too;
+        # under jit canonical), and values by XLA's fusions (seed s6fz6b-w:1: float32
+        # gradients through tan, pow and cosh in a switch moved 5.7e-5). The row is
+        # about the transform, so eager JAX decides a difference (finding F61); the
+        # jit(grad) row still compares JAX's jit.
+        row, printed_mini, printed_jax = against(recipe)
     if row.status == "agree" and printed_mini != printed_jax:
         first = next((i for i, (a, b) in enumerate(zip(printed_mini[0].splitlines(),
                                                         printed_jax[0].splitlines()))

@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, the linear-algebra rules' F20-F22, F36 and F37).
+F12, F13, the linear-algebra rules' F20-F22, F36, F37, F64 and F65).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -69,7 +69,7 @@ def _cumulative_residuals(transform, program, row) -> bool:
     """F12: JAX differentiates cummax/cummin/cumprod through its associative-scan
     implementation and saves slices of that scan's levels (the operand's dtype and
     rank, no dimension larger); minijax's rules save index arrays (cummax/cummin:
-    an i32 array of the operand's shape plus one dimension) or masks and partial
+    the i32 flat gather index, the operand's shape plus a trailing 1) or masks and partial
     products (cumprod: bool/i32/float arrays of the operand's shape)."""
     unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
     operands = _operands(program, _CUMULATIVE)
@@ -80,7 +80,7 @@ def _cumulative_residuals(transform, program, row) -> bool:
     def minijax_made(residual):
         dtype, shape = residual
         return any((dtype in ("i32", "bool", op_dtype) and shape == op_shape)
-                   or (dtype == "i32" and shape == op_shape + (len(op_shape),))
+                   or (dtype == "i32" and shape == op_shape + (1,))
                    for op_dtype, op_shape in operands)
 
     def jax_made(residual):
@@ -170,6 +170,40 @@ def _nested_checkpoint_residuals(transform, program, row) -> bool:
             and sum(map(_bytes, mini_only)) <= sum(map(_bytes, jax_only)))
 
 
+def _barrier_float0_residuals(transform, program, row) -> bool:
+    """F64: JAX's jvp of `optimization_barrier` instantiates every symbolic-zero
+    tangent -- the float0 tangent of an integer or boolean operand too -- and puts
+    all tangents behind one barrier in the backward pass, so a checkpoint saves that
+    float0 zero array as a residual. minijax's rule puts only the nonzero tangents
+    behind its barrier. A float0 array holds no data (zero bytes). The matcher
+    accepts a row where minijax saves nothing JAX does not, and every JAX-only
+    residual is a float0 array of the shape of an integer or boolean barrier operand."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    if not unmatched or unmatched[0] or not unmatched[1]:
+        return False
+    shapes = {tuple(atom.aval.shape) for eqn in _eqns(program, ("optimization_barrier",))
+              for atom in eqn.inputs if np.dtype(atom.aval.dtype).kind in "biu"}
+    return all(dtype == "float0" and shape in shapes for dtype, shape in unmatched[1])
+
+
+def _zeroth_power_residuals(transform, program, row) -> bool:
+    """F65: JAX's jvp of `integer_pow(x, 0)` is `full_like(g, 0)`, a zero array, not
+    a symbolic zero, so a checkpoint keeps what that zero's consumers read: the
+    scalar it is broadcast from (rank 0, the operand's dtype) and the other operands
+    of elementwise operations the zero tangent flows through (`x ** 0 * x` saves `x`).
+    minijax's rule returns a symbolic zero, which those operations drop. The matcher
+    accepts a row where minijax saves nothing JAX does not and every JAX-only residual
+    is a rank-0 value of a zeroth power's dtype or has a zeroth power's type."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    if not unmatched or unmatched[0] or not unmatched[1]:
+        return False
+    powers = [_aval_key(eqn.inputs[0].aval) for eqn in _eqns(program, ("integer_pow",))
+              if eqn.params["y"] == 0]
+    return bool(powers) and all(any(residual in ((dtype, ()), (dtype, shape))
+                                    for dtype, shape in powers)
+                                for residual in unmatched[1])
+
+
 def _matrix_operands(program, name):
     """(short dtype, rows, columns) of the operand of every `name` equation."""
     return [(dtype, shape[-2], shape[-1]) for dtype, shape in _operands(program, (name,))]
@@ -238,6 +272,8 @@ EXPLAINED = {
     "F13": _size_one_broadcast_residuals,
     "F36": _window_chooser_residuals,
     "F37": _nested_checkpoint_residuals,
+    "F64": _barrier_float0_residuals,
+    "F65": _zeroth_power_residuals,
     "F20": _linalg_residuals(_qr_identity),
     "F21": _linalg_residuals(_singular_value_broadcasts),
     "F22": _linalg_residuals(_cholesky_triangle_twice),

@@ -103,7 +103,10 @@ def _diff_args(side, leaves):
 
 
 def _tangent_like(x):
-    x = np.asarray(x)
+    # At the value's declared dtype: JAX's vjp hands a weak scalar output back as a
+    # float subclass whose `dtype` is float32, which np.asarray would make float64.
+    declared = getattr(x, "dtype", None)
+    x = np.asarray(x, dtype=declared if isinstance(declared, np.dtype) else None)
     # (NumPy promotes a bfloat16 array plus a Python float to float32: cast back)
     return (np.linspace(-1.0, 1.0, x.size, dtype=x.dtype).reshape(x.shape) + 0.25
             ).astype(x.dtype)

@@ -44,7 +44,7 @@ import functools
 from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr
 from ..ir.primitives import effects_of
-from ..ir.trace import bind, set_current_trace
+from ..ir.trace import aval_of, bind, set_current_trace
 from ..ir.types import RefType
 from .ad_util import Zero, tangent_aval, is_differentiable, zeros
 from .dce import dce_rules, dce_jaxpr, DceEqn
@@ -79,11 +79,13 @@ def call_transpose(prim, cts, *args, transform_body=None, **params):
     """`transform_body`: what the primitive does to the transposed body before binding
     it (remat prunes it), with any params it changes."""
     linear = tuple(is_linear(x) for x in args)
-    body, consts = transpose_jaxpr_for_call(params["jaxpr"], linear)
+    cts = [zeros(ct.aval) if type(ct) is Zero else ct for ct in cts]
+    # The body is transposed for the cotangents' own weak types (F62).
+    cts_weak = tuple(bool(getattr(aval_of(ct), "weak_type", False)) for ct in cts)
+    body, consts = transpose_jaxpr_for_call(params["jaxpr"], linear, cts_weak)
     params = dict(params, jaxpr=body)
     if transform_body is not None:
         params = transform_body(params)
-    cts = [zeros(ct.aval) if type(ct) is Zero else ct for ct in cts]
     # A tangent ref passed in has its cotangent ref passed in too, written in place.
     ct_refs = [x.ct_ref for x in args if type(x) is UndefinedRef]
     outs = iter(bind(prim, *consts, *[x for x in args if not is_linear(x)], *ct_refs, *cts,

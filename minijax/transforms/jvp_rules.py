@@ -32,7 +32,8 @@ from ..ir.types import is_inexact, is_complex
 from ..ir import complex_primitives as C
 from .ad_util import (Zero, zeros, scalar, tangent_aval, instantiate, add_tangents, broadcast_to,
                       const_like, add, sub, mul, div, neg, eq, convert, reduce_sum,
-                      broadcast_in_dim, transpose, reshape, iota, take_along_axis)
+                      broadcast_in_dim, transpose, reshape, iota, take_along_axis,
+                      flat_index_along, gather_flat)
 from .jvp import jvp_rules, JvpResult
 
 
@@ -474,25 +475,10 @@ def _sort_rule(primals, tangents, *, dimension, is_stable=True, num_keys=1):
     shape = aval_of(primals[0]).shape
     outs = bind(P.sort_p, *primals, iota(np.uint32, shape, dimension), dimension=dimension,
                 is_stable=is_stable, num_keys=num_keys)
-    flat_index = None
-    stride = 1
-    for axis in reversed(range(len(shape))):
-        coordinate = outs[-1] if axis == dimension else iota(np.uint32, shape, axis)
-        term = coordinate if stride == 1 else mul(coordinate, scalar(stride, np.uint32))
-        flat_index = term if flat_index is None else add(flat_index, term)
-        stride *= shape[axis]
-    flat_index = broadcast_in_dim(flat_index, shape + (1,), tuple(range(len(shape))))
+    flat_index = flat_index_along(outs[-1], dimension, shape)
 
     def permuted(t):
-        flat = reshape(t, (stride,))
-        if stride == 0:
-            # Size 0: nothing to permute, but the gather of an empty index still needs
-            # a slice of size 1 to fit; one padded zero gives it (and the residual
-            # stays JAX's u32[*shape, 1]).
-            flat = bind(P.pad_p, flat, scalar(0, aval_of(t).dtype), padding_config=((0, 1, 0),))
-        return bind(P.gather_p, flat, flat_index, offset_dims=(),
-                    collapsed_slice_dims=(0,), start_index_map=(0,), slice_sizes=(1,),
-                    mode="clip")
+        return gather_flat(t, flat_index)
     return JvpResult(outs[:-1], [t if type(t) is Zero else permuted(t) for t in tangents])
 
 

@@ -41,7 +41,7 @@ from ..ir.source_info import source_info_from
 from ..ir.trace import MinijaxError, current_trace, set_current_trace
 from ..ir import primitives as P
 from ..ir.trace import bind
-from ..ir.types import RefType
+from ..ir.types import RefType, ShapedArray
 from ..ir.core import literal_value
 from .ad_util import Zero, add_tangents, instantiate, fresh_root, zeros
 
@@ -188,8 +188,17 @@ def transpose_jaxpr(jaxpr, linear=None):
     return convert_constvars_to_invars(out.jaxpr) if not out.consts else out
 
 
-def _transpose_closed(closed: ClosedJaxpr, linear: tuple) -> ClosedJaxpr:
+def _transpose_closed(closed: ClosedJaxpr, linear: tuple, cts_weak=None) -> ClosedJaxpr:
+    """`cts_weak`: the weak type of each output cotangent the transpose will be given
+    (default: the outputs' own). A cotangent's weak type is the caller's, not the
+    output's: the cotangent of a weak tangent output may be a strong array (the 1.0
+    seed of a strong loss), and the transposed body computes with what it is given,
+    as eager code would (finding F62)."""
     jaxpr = closed.jaxpr
+    ct_avals = list(jaxpr.out_avals)
+    if cts_weak is not None:
+        ct_avals = [a.update(weak_type=w) if isinstance(a, ShapedArray) else a
+                    for a, w in zip(ct_avals, cts_weak)]
     nonlinear_avals = [v.aval for v, lin in zip(jaxpr.invars, linear) if not lin]
     ct_ref_avals = [v.aval for v, lin in zip(jaxpr.invars, linear)
                     if lin and type(v.aval) is RefType]
@@ -203,13 +212,14 @@ def _transpose_closed(closed: ClosedJaxpr, linear: tuple) -> ClosedJaxpr:
         cts_in = backward_pass(jaxpr, closed.consts, inputs, args[n_inputs:])
         return [instantiate(ct) for ct, v, lin in zip(cts_in, jaxpr.invars, linear)
                 if lin and type(v.aval) is not RefType]
-    return trace_to_jaxpr(backward, nonlinear_avals + ct_ref_avals + jaxpr.out_avals)
+    return trace_to_jaxpr(backward, nonlinear_avals + ct_ref_avals + ct_avals)
 
 
 @functools.lru_cache(maxsize=1024)
-def transpose_jaxpr_for_call(jaxpr: Jaxpr, linear: tuple):
+def transpose_jaxpr_for_call(jaxpr: Jaxpr, linear: tuple, cts_weak=None):
     """Cached transpose of a call's body (no constvars), for the `jit` rule. Returns
-    `(jaxpr, consts)` with the consts to pass as leading inputs."""
+    `(jaxpr, consts)` with the consts to pass as leading inputs. `cts_weak`: the
+    cotangents' weak types, one per output (default: the outputs')."""
     with set_current_trace(fresh_root()):
-        out = _transpose_closed(ClosedJaxpr(jaxpr, []), linear)
+        out = _transpose_closed(ClosedJaxpr(jaxpr, []), linear, cts_weak)
     return convert_constvars_to_invars(out.jaxpr), list(out.consts)
