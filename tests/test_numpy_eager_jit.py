@@ -126,6 +126,10 @@ def test_errors_keep_their_types_and_messages_on_every_call():
             mnp.subtract(bools, bools)
         with pytest.raises(TypeError, match="expected an array, a Python scalar"):
             mnp.sin("a")
+        with pytest.raises(TypeError, match="expected an array, a Python scalar"):
+            mnp.sin(None)
+        with pytest.raises(TypeError, match="arrays of dtype <U1 are not supported"):
+            mnp.sin(np.array(["a"]))    # minijax's message, not JAX's argument check
         with pytest.raises(TypeError):        # lists are refused, as JAX does
             mnp.add([1.0], jnp.ones(1))
         with pytest.raises(ValueError):

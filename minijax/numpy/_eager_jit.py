@@ -16,10 +16,11 @@ shape:
 * under any other trace (jit, grad, vmap, make_jaxpr, ...) the body runs inline, so
   traced programs hold the body's equations and no nested call;
 * operands only the body handles keep the direct path: refs and tracers, lists and
-  other sequences, Python ints that the body would check against the promoted dtype
-  (only 0..127 fits every integer dtype, so only those are passed as traced weak
-  ints), unhashable static arguments. So do calls while `jax_debug_nans` /
-  `jax_debug_infs` is on, so that the error names the operation as it does today.
+  other sequences, NumPy values of a non-numeric dtype, Python ints that the body
+  would check against the promoted dtype (only 0..127 fits every integer dtype, so
+  only those are passed as traced weak ints), unhashable static arguments. So do
+  calls while `jax_debug_nans` / `jax_debug_infs` is on, so that the error names the
+  operation that made the value, as the op-by-op path does.
 
 The compiled programs live in `minijax.jit`'s cache of each function, so
 `minijax.clear_caches()` empties them with every other cache.
@@ -39,8 +40,9 @@ from ..ir.trace import EvalTrace, current_trace
 # The concrete type of a JAX array, read off one; an identity test on it is the
 # cheapest check of the common case. (Subclasses, e.g. JAX tracers, do not match.)
 _JAX_ARRAY_TYPE = type(jax.numpy.zeros(()))
-_PLAIN_TYPES = frozenset({_JAX_ARRAY_TYPE, np.ndarray, float, complex, bool})
+_PLAIN_TYPES = frozenset({_JAX_ARRAY_TYPE, float, complex, bool})
 _SAFE_INTS = range(0, 128)     # a Python int the body would accept for every int dtype
+_NUMERIC_KINDS = frozenset("biufc")   # NumPy dtypes JAX takes as arguments as they are
 
 
 def _plain(value) -> bool:
@@ -50,7 +52,10 @@ def _plain(value) -> bool:
         return True
     if kind is int:
         return value in _SAFE_INTS
-    return isinstance(value, np.generic) or value is None
+    if isinstance(value, (np.ndarray, np.generic)):
+        # Strings, objects and dates: the body's own error, not JAX's argument check.
+        return value.dtype.kind in _NUMERIC_KINDS
+    return value is None
 
 
 def _hashable(value) -> bool:
