@@ -586,6 +586,15 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     return as_array(arr)
 
 
+# The other functions JAX jits, made `jitted_eagerly` in one place (aliases bound anew).
+rint, reciprocal, deg2rad, rad2deg, positive, fabs, fmod, float_power = map(
+    jitted_eagerly(), (rint, reciprocal, deg2rad, rad2deg, positive, fabs, fmod, float_power))
+floor_divide, remainder, hypot, fmax, fmin, copysign, invert, logical_not = map(
+    jitted_eagerly(), (floor_divide, remainder, hypot, fmax, fmin, copysign, invert,
+                       logical_not))
+isfinite, isnan, isinf, signbit = map(jitted_eagerly(), (isfinite, isnan, isinf, signbit))
+radians, degrees, mod, bitwise_not, bitwise_invert = deg2rad, rad2deg, remainder, invert, invert
+
 __all__ = [
     "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
     "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
