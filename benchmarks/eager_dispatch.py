@@ -34,11 +34,11 @@ every call; now the jnp functions that JAX jits run an eager call as one cached
 `minijax.jit` program (`minijax/numpy/_eager_jit.py`), so a call is a few checks in
 Python (the root trace, plain operands, NaN checking off) and then JAX's C++
 dispatch of the executable. `jnp.add`, `multiply` and `sum` meet the target.
-`jnp.sin` misses it (and `jnp.dot` at times) by the checks, about 0.4 us: JAX's `jnp.sin` *is*
-its C++ `jax.jit` object, and the executable minijax calls costs what JAX's does
-(2.9 against 2.9 us for `sin`, 7.6 against 7.9 for `dot`, timed alone). The `jnp.dot`
-row swings with the machine's load (0.86-1.27 over four runs; 5.5 against
-6.4 us at load 3).
+`jnp.sin` misses it (and `jnp.dot` at times) by those checks, about 0.4 us: JAX's
+`jnp.sin` *is* its C++ `jax.jit` object, and the executable minijax calls costs what
+JAX's does (2.9 against 2.9 us for `sin`, 7.6 against 7.9 for `dot`, timed alone).
+The `jnp.dot` row swings with the machine's load (0.86-1.27 over four runs; 5.5
+against 6.4 us at load 3).
 """
 from __future__ import annotations
 
