@@ -12,29 +12,33 @@ CPU time, so both see the same machine load and a round the scheduler preempts d
 not count, and each keeps its minimum (the helper of `jit_dispatch.py`). Target
 (issue 18): every ratio <= 1.0.
 
-Measured on the shared 2-core development machine (CPU, jax 0.10.2, load about 11),
-`PYTHONPATH=. .venv/bin/python benchmarks/eager_dispatch.py`:
+Measured on the shared 2-core development machine (CPU, jax 0.10.2, load about 8),
+`PYTHONPATH=. .venv/bin/python benchmarks/eager_dispatch.py`, two runs a minute apart:
 
     op                        minijax us    jax us   ratio
-    sin                             4.80      6.90    0.70
-    add                             5.70      7.88    0.72
-    mul by python scalar            7.26      9.77    0.74
-    reduce_sum                      7.18      8.39    0.86
-    dot                            17.09     24.33    0.70
-    jnp.add                        13.49      4.38    3.08
-    jnp.multiply by scalar         17.01      5.52    3.08
-    jnp.sin                         8.76      3.06    2.86
-    jnp.sum                        16.46      4.24    3.89
-    jnp.dot                        31.17      8.21    3.80
+    sin                        4.74  4.47  6.89  7.07  0.69  0.63
+    add                        6.10  5.46  8.15  7.49  0.75  0.73
+    mul by python scalar       7.74  7.10 10.25  9.22  0.75  0.77
+    reduce_sum                 7.04  6.62  8.36  7.87  0.84  0.84
+    dot                       17.75 16.28 25.00 23.36  0.71  0.70
+    jnp.add                    3.93  3.67  4.37  4.13  0.90  0.89
+    jnp.multiply by scalar     4.84  4.85  5.40  5.36  0.90  0.90
+    jnp.sin                    3.64  3.44  3.22  3.05  1.13  1.13
+    jnp.sum                    3.99  3.98  4.26  4.25  0.94  0.94
+    jnp.dot                    9.98 25.82  7.84 27.72  1.27  0.93
 
 The `lax` rows meet the target: a binary op reads its operands' dtypes for JAX's
-dtype check without building their avals (`add` and `mul` were 1.24 and 1.21 of
-JAX's time). The `jnp` rows miss it by 3-4x: each `jax.numpy` function is itself a
-`jax.jit` function, so JAX dispatches it from C++, while `minijax.numpy` promotes and
-broadcasts in Python on every call (one aval per operand) and then dispatches each
-primitive. Wrapping a minijax jnp function in `minijax.jit` measures 3.9 us for
-`add` (JAX 4.3), 4.8 for `multiply` by a scalar (5.5), 3.8 for `sum` (4.1): the way
-to the target is to dispatch eager jnp calls the way JAX does.
+dtype check without building their avals. The `jnp` rows were 2.9-3.9x JAX's while
+`minijax.numpy` promoted and broadcast in Python and dispatched each primitive on
+every call; now the jnp functions that JAX jits run an eager call as one cached
+`minijax.jit` program (`minijax/numpy/_eager_jit.py`), so a call is a few checks in
+Python (the root trace, plain operands, NaN checking off) and then JAX's C++
+dispatch of the executable. `jnp.add`, `multiply` and `sum` meet the target.
+`jnp.sin` misses it (and `jnp.dot` at times) by those checks, about 0.4 us: JAX's
+`jnp.sin` *is* its C++ `jax.jit` object, and the executable minijax calls costs what
+JAX's does (2.9 against 2.9 us for `sin`, 7.6 against 7.9 for `dot`, timed alone).
+The `jnp.dot` row swings with the machine's load (0.86-1.27 over four runs; 5.5
+against 6.4 us at load 3).
 """
 from __future__ import annotations
 
@@ -58,8 +62,7 @@ def main():
         ("dot", lambda: mlax.dot(m, m), lambda: jax.lax.dot(m, m)),
     ]
     # jax.numpy's functions are themselves `jax.jit`-wrapped, so JAX dispatches each
-    # from C++; minijax.numpy promotes and broadcasts in Python on every call, then
-    # dispatches each primitive.
+    # from C++; minijax's run an eager call as one cached `minijax.jit` program.
     cases += [
         ("jnp.add", lambda: mnp.add(x, x), lambda: jnp.add(x, x)),
         ("jnp.multiply by scalar", lambda: mnp.multiply(x, 2.0), lambda: jnp.multiply(x, 2.0)),

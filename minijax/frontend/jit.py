@@ -405,6 +405,13 @@ class JitFunction:
             return self._after_fast_path_refused(refused, args, kwargs)
         return self._call_first_or_staged(args, kwargs)
 
+    def root_executable(self):
+        """The `jax.jit` function that serves this function's calls at the root, for a
+        caller that has itself made sure of what `__call__` checks first (the root
+        trace, no refs, no tracers, float checks off): calling it skips those checks.
+        None until a first call has made it, and while `disable_jit` is on."""
+        return self._jit_cache.fast if _jit_state.call_args is None else None
+
     def _check_float_outputs(self, out, args, kwargs):
         """`jax_debug_nans`/`jax_debug_infs` on a call that ran compiled: an invalid
         output makes the function run again op by op (as if not jitted), where the

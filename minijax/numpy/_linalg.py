@@ -20,6 +20,7 @@ import builtins
 import numpy as np
 
 from .. import lax
+from ._eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes, convert)
 from ._dtypes import canonicalize_dtype
 from ._creation import eye
@@ -39,6 +40,7 @@ def _promoted(fname, a, b, preferred):
     return a, b, (dtype_of(a) if preferred is None else canonicalize_dtype(preferred))
 
 
+@jitted_eagerly("precision", "preferred_element_type")
 def matmul(a, b, *, precision=None, preferred_element_type=None):
     """`a @ b` with NumPy's rules: 1-d operands are vectors, leading axes broadcast."""
     a, b, out_dtype = _promoted("matmul", a, b, preferred_element_type)
@@ -99,6 +101,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     return out
 
 
+@jitted_eagerly("precision", "preferred_element_type")
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's `dot`: scalars multiply; otherwise contract a's last axis with b's last
     (1-d b) or second-to-last axis, without batching."""

@@ -23,6 +23,7 @@ from ._promotion import (as_operand, shape_of, dtype_of, is_weak, convert,
 from ._dtypes import canonicalize_dtype
 from ._promotion import promote_dtypes_inexact
 from ._ufuncs import _as_bool
+from ._eager_jit import jitted_eagerly
 
 
 def strong(fname, x):
@@ -76,6 +77,7 @@ def _reduce(fname, reducer, a, axis, dtype, keepdims, initial, combine, widen=Tr
     return _keep_dims(out, axes, keepdims)
 
 
+@jitted_eagerly("axis", "dtype", "keepdims", "promote_integers")
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):
     _no_out("sum", out, where)
@@ -83,6 +85,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
                    widen=promote_integers)
 
 
+@jitted_eagerly("axis", "dtype", "keepdims", "promote_integers")
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
     _no_out("prod", out, where)
@@ -103,7 +106,7 @@ def _extremum(fname, reducer, combine):
                        widen=False)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}` along `axis` (None: all axes)."
-    return fn
+    return jitted_eagerly("axis", "keepdims")(fn)
 
 
 max = amax = _extremum("max", lax.reduce_max, lax.max)
@@ -124,7 +127,7 @@ def _boolean_reduction(fname, reducer):
         return _keep_dims(reducer(a, axes), axes, keepdims)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`: whether {fname} element is true along `axis`."
-    return fn
+    return jitted_eagerly("axis", "keepdims")(fn)
 
 
 all = _boolean_reduction("all", lax.reduce_and)
@@ -148,6 +151,7 @@ def _mean_dtypes(fname, a, dtype):
     return a, out_dtype, _compute_dtype(out_dtype)
 
 
+@jitted_eagerly("axis", "dtype", "keepdims")
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """`jnp.mean`: the sum divided by the count, in float32 for integer inputs."""
     _no_out("mean", out, where)
@@ -238,7 +242,7 @@ def _arg_extremum(fname, op):
         return lax.expand_dims(out, (axis,)) if keepdims else out
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`: int32 index of the first extremum along `axis`."
-    return fn
+    return jitted_eagerly("axis", "keepdims")(fn)
 
 
 argmax = _arg_extremum("argmax", lax.argmax)

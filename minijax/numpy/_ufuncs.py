@@ -21,6 +21,7 @@ from ._promotion import (PY_SCALARS, as_operand, as_array, shape_of, dtype_of, c
                          like, is_weak, promote_args, promote_args_inexact,
                          promote_dtypes, broadcast_shapes, broadcast_to_shape, is_bool,
                          is_integer, is_inexact, is_complex, is_float)
+from ._eager_jit import jitted_eagerly
 
 
 def _unsigned(dtype) -> bool:
@@ -43,7 +44,7 @@ def _float_unary(fname, op, real_only=False):
         return op(x)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`, elementwise (integer inputs compute in float32)."
-    return fn
+    return jitted_eagerly()(fn)
 
 
 sin, cos, tan = (_float_unary(n, f) for n, f in [("sin", lax.sin), ("cos", lax.cos),
@@ -83,7 +84,7 @@ def _log_base(fname, base, by_reciprocal=False):
         return lax.div(lax.log(x), like(x, log_of_base))
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`: the natural log divided by log({base})."
-    return fn
+    return jitted_eagerly()(fn)
 
 
 log2 = _log_base("log2", 2)
@@ -120,7 +121,7 @@ def _rounding(fname, op):
         return op(x)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`; integers and bools are returned unchanged."
-    return fn
+    return jitted_eagerly()(fn)
 
 
 floor = _rounding("floor", lax.floor)
@@ -157,6 +158,7 @@ around = round
 
 # -- sign, abs and friends ----------------------------------------------------------------
 
+@jitted_eagerly()
 def negative(x, /):
     x = as_operand("negative", x)
     if is_bool(dtype_of(x)):
@@ -169,6 +171,7 @@ def positive(x, /):
     return as_array(as_operand("positive", x))
 
 
+@jitted_eagerly()
 def absolute(x, /):
     """`jnp.abs`; bools and unsigned integers are returned unchanged."""
     x = as_operand("absolute", x)
@@ -186,12 +189,14 @@ def fabs(x, /):
     return lax.abs(x)
 
 
+@jitted_eagerly()
 def sign(x, /):
     x = as_operand("sign", x)
     _check("sign", x, lambda d: not is_bool(d), "numeric")
     return lax.sign(x)
 
 
+@jitted_eagerly()
 def square(x, /):
     x = as_operand("square", x)
     if is_bool(dtype_of(x)):
@@ -209,7 +214,7 @@ def _binary(fname, op, promote=promote_args, accepts=None, what=""):
         return op(x, y)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`, elementwise with NumPy broadcasting and JAX promotion."
-    return fn
+    return jitted_eagerly()(fn)
 
 
 def _bool_as(op_for_bool, op):
@@ -411,7 +416,7 @@ def _comparison(fname, op, ordered):
         return op(x, y)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`: a bool array, elementwise."
-    return fn
+    return jitted_eagerly()(fn)
 
 
 equal = _comparison("equal", lax.eq, False)
@@ -439,7 +444,7 @@ def _logical(fname, op):
         return op(x, y)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}` of the truthiness of each element (no short-circuit)."
-    return fn
+    return jitted_eagerly()(fn)
 
 
 logical_and = _logical("logical_and", lax.bitwise_and)
@@ -580,6 +585,15 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
         arr = minimum(max, arr)
     return as_array(arr)
 
+
+# The other functions JAX jits, made `jitted_eagerly` in one place (aliases bound anew).
+rint, reciprocal, deg2rad, rad2deg, positive, fabs, fmod, float_power = map(
+    jitted_eagerly(), (rint, reciprocal, deg2rad, rad2deg, positive, fabs, fmod, float_power))
+floor_divide, remainder, hypot, fmax, fmin, copysign, invert, logical_not = map(
+    jitted_eagerly(), (floor_divide, remainder, hypot, fmax, fmin, copysign, invert,
+                       logical_not))
+isfinite, isnan, isinf, signbit = map(jitted_eagerly(), (isfinite, isnan, isinf, signbit))
+radians, degrees, mod, bitwise_not, bitwise_invert = deg2rad, rad2deg, remainder, invert, invert
 
 __all__ = [
     "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",

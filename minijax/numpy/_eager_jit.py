@@ -1,0 +1,108 @@
+"""`jitted_eagerly`: an eager jnp call runs as one cached compiled program, as JAX's does.
+
+A `minijax.numpy` function is Python that promotes, broadcasts and binds `lax`
+operations. Called on concrete arrays, that Python would run on every call, and each
+`lax` operation would be dispatched on its own. JAX's own jnp functions are
+`jax.jit` functions (inlined when traced), so an eager `jnp.add(x, y)` goes straight
+from C++ dispatch to a cached executable. This decorator gives minijax's the same
+shape:
+
+* at the root (eager) trace, when every operand is a plain array-like value -- a JAX
+  array, a NumPy array or scalar, a Python scalar -- the call goes through one
+  `minijax.jit` of the function, with the same static arguments as JAX's `jax.jit`
+  of that function (`axis`, `dtype`, `keepdims`, ...). Its first call per (avals,
+  static arguments) traces the body, so the body's argument checks raise there,
+  before anything compiles, with the body's own messages;
+* under any other trace (jit, grad, vmap, make_jaxpr, ...) the body runs inline, so
+  traced programs hold the body's equations and no nested call;
+* operands only the body handles keep the direct path: refs and tracers, lists and
+  other sequences, NumPy values of a non-numeric dtype, Python ints that the body
+  would check against the promoted dtype (only 0..127 fits every integer dtype, so
+  only those are passed as traced weak ints), unhashable static arguments. So do
+  calls while `jax_debug_nans` / `jax_debug_infs` is on, so that the error names the
+  operation that made the value, as the op-by-op path does.
+
+The compiled programs live in `minijax.jit`'s cache of each function, so
+`minijax.clear_caches()` empties them with every other cache.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import jax
+import numpy as np
+
+from ..frontend.jit import jit
+from ..ir.float_checks import checks_on as float_checks_on
+from ..ir.trace import EvalTrace, current_trace
+
+# The concrete type of a JAX array, read off one; an identity test on it is the
+# cheapest check of the common case. (Subclasses, e.g. JAX tracers, do not match.)
+_JAX_ARRAY_TYPE = type(jax.numpy.zeros(()))
+_PLAIN_TYPES = frozenset({_JAX_ARRAY_TYPE, float, complex, bool})
+_SAFE_INTS = range(0, 128)     # a Python int the body would accept for every int dtype
+_NUMERIC_KINDS = frozenset("biufc")   # NumPy dtypes JAX takes as arguments as they are
+
+
+def _plain(value) -> bool:
+    """Whether `value` may be passed to the compiled program as an operand."""
+    kind = type(value)
+    if kind in _PLAIN_TYPES:
+        return True
+    if kind is int:
+        return value in _SAFE_INTS
+    if isinstance(value, (np.ndarray, np.generic)):
+        # Strings, objects and dates: the body's own error, not JAX's argument check.
+        return value.dtype.kind in _NUMERIC_KINDS
+    return value is None
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def jitted_eagerly(*static_argnames: str):
+    """Decorate a jnp function that JAX itself jits, naming JAX's static arguments."""
+    static = frozenset(static_argnames)
+
+    def decorate(fun):
+        positions = {p.name: i for i, p in enumerate(inspect.signature(fun).parameters.values())
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)}
+        static_positions = frozenset(positions[name] for name in static if name in positions)
+        compiled = jit(fun, static_argnames=tuple(static) or None)
+
+        def operands_plain(args, kwargs) -> bool:
+            for i, value in enumerate(args):
+                if not (_hashable(value) if i in static_positions else _plain(value)):
+                    return False
+            for name, value in kwargs.items():
+                if not (_hashable(value) if name in static else _plain(value)):
+                    return False
+            return True
+
+        @functools.wraps(fun)
+        def call(*args, **kwargs):
+            # Every step here is paid on each eager call, so the common case (array
+            # operands, no keywords) is spelled out as a plain loop.
+            if type(current_trace()) is not EvalTrace or float_checks_on():
+                return fun(*args, **kwargs)
+            if kwargs or static_positions:
+                if not operands_plain(args, kwargs):
+                    return fun(*args, **kwargs)
+            else:
+                for value in args:
+                    if type(value) not in _PLAIN_TYPES and not _plain(value):
+                        return fun(*args, **kwargs)
+            # After the first call, straight to JAX's dispatch of the executable.
+            executable = compiled.root_executable()
+            if executable is None:
+                return compiled(*args, **kwargs)
+            return executable(*args, **kwargs)
+        call.eager_jit = compiled      # the cached program, for tests and `clear_cache`
+        return call
+    return decorate

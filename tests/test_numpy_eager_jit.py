@@ -1,0 +1,186 @@
+"""Eager jnp calls through one cached compiled program (`minijax/numpy/_eager_jit.py`).
+
+The jnp functions that JAX itself jits run an eager call with plain operands as one
+`minijax.jit` program, with JAX's static arguments, and inline under every other
+trace. Each case runs twice (the second call is a cache hit) against JAX: values,
+dtypes and weak types; errors keep their types and messages; refs, large Python
+ints, unhashable static arguments and NaN checking keep the direct path.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mnp
+from minijax.testing import assert_trees_match
+
+_X = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+_I8 = np.arange(1, 7, dtype=np.int8).reshape(2, 3)   # no zero: no division by zero
+
+OPERANDS = {
+    "jax f32": lambda: jnp.asarray(_X),
+    "numpy f64": lambda: _X.astype(np.float64),
+    "numpy i8": lambda: _I8.copy(),
+    "jax bool": lambda: jnp.asarray(_X > 0),
+    "numpy f32 scalar": lambda: np.float32(0.5),
+    "python float": lambda: 0.5,
+    "python int": lambda: 3,
+    "python bool": lambda: True,
+}
+
+UNARY = ["sin", "exp", "sqrt", "floor", "negative", "absolute", "square", "sign",
+         "log1p", "cbrt", "rint", "reciprocal", "fabs", "isfinite",
+         "logical_not", "invert", "positive", "deg2rad"]
+BINARY = ["add", "multiply", "subtract", "true_divide", "maximum", "less",
+          "arctan2", "logical_and", "bitwise_and", "equal", "floor_divide", "remainder",
+          "fmod", "fmax", "fmin", "copysign", "float_power"]
+
+
+def _both(name, *args, **kwargs):
+    """(minijax's outcome, JAX's): a result, or the type of the exception raised."""
+    outcomes = []
+    for module in (mnp, jnp):
+        try:
+            outcomes.append(getattr(module, name)(*args, **kwargs))
+        except (TypeError, ValueError, OverflowError) as error:
+            outcomes.append(type(error))
+    return outcomes
+
+
+def _assert_same(name, mini, ref):
+    if isinstance(ref, type) or isinstance(mini, type):
+        # An error on one side must be one on the other (minijax's sign and
+        # negative refuse bools, as JAX does; its bitwise ops refuse floats).
+        assert isinstance(mini, type) and isinstance(ref, type), (name, mini, ref)
+        return
+    assert_trees_match(mini, ref, rtol=1e-6, what=name)
+
+
+@pytest.mark.parametrize("kind", OPERANDS)
+def test_unary_eager_matches_jax_on_each_operand_kind(kind):
+    for name in UNARY:
+        for _ in range(2):
+            _assert_same(name, *_both(name, OPERANDS[kind]()))
+
+
+@pytest.mark.parametrize("kind", ["jax f32", "numpy i8", "jax bool", "python float",
+                                  "python int", "numpy f32 scalar"])
+def test_binary_eager_matches_jax_with_an_array_and_each_operand_kind(kind):
+    for name in BINARY:
+        if kind == "jax bool" and name in ("floor_divide", "remainder", "fmod"):
+            continue    # minijax's float floor_divide by zero is nan, JAX's +-inf
+        for operands in [(jnp.asarray(_X), OPERANDS[kind]()),
+                         (OPERANDS[kind](), jnp.asarray(_I8))]:
+            for _ in range(2):
+                _assert_same(name, *_both(name, *operands))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.sum(x), lambda m, x: m.sum(x, axis=0), lambda m, x: m.sum(x, 1),
+    lambda m, x: m.sum(x, axis=(0, 1), keepdims=True), lambda m, x: m.sum(x, dtype=np.int32),
+    lambda m, x: m.prod(x, axis=-1), lambda m, x: m.max(x, axis=1, keepdims=True),
+    lambda m, x: m.min(x, initial=0.0), lambda m, x: m.mean(x, axis=0),
+    lambda m, x: m.mean(x, dtype=np.float32), lambda m, x: m.any(x, axis=0),
+    lambda m, x: m.all(x), lambda m, x: m.argmax(x, axis=1), lambda m, x: m.argmin(x),
+    lambda m, x: m.argmax(x, axis=0, keepdims=True),
+    lambda m, x: m.dot(x, m.transpose(x)), lambda m, x: m.matmul(m.transpose(x), x),
+    lambda m, x: m.dot(x, np.float32(2.0)), lambda m, x: m.matmul(x, np.ones(3, np.float32),
+                                                       precision="highest"),
+])
+@pytest.mark.parametrize("kind", ["jax f32", "numpy i8"])
+def test_reductions_and_products_with_static_arguments_match_jax(call, kind):
+    for _ in range(2):
+        assert_trees_match(call(mnp, OPERANDS[kind]()), call(jnp, OPERANDS[kind]()),
+                           rtol=1e-6)
+
+
+def test_traced_programs_hold_the_body_inline():
+    def f(x, y):
+        return mnp.sum(mnp.sin(x) * y, axis=0) + mnp.dot(x, y)
+    x = jnp.ones(3)
+    for _ in range(2):      # before and after the eager calls made their programs
+        f(x, x)
+        jaxpr = minijax.make_jaxpr(f)(x, x).jaxpr
+        names = [e.primitive.name for e in jaxpr.eqns]
+        assert "jit" not in names and "sin" in names and "reduce_sum" in names
+    assert_trees_match(minijax.grad(lambda x: mnp.sum(mnp.sin(x)))(x),
+                       jax.grad(lambda x: jnp.sum(jnp.sin(x)))(x))
+    assert_trees_match(minijax.vmap(lambda v: mnp.dot(v, v))(jnp.ones((2, 3))),
+                       jax.vmap(lambda v: jnp.dot(v, v))(jnp.ones((2, 3))))
+    assert_trees_match(minijax.jit(lambda x: mnp.add(x, 1))(x), jnp.add(x, 1))
+
+
+def test_plain_operands_run_the_cached_program_and_clear_caches_resets_it():
+    x = jnp.ones(3)
+    mnp.cos(x)
+    assert mnp.cos.eager_jit.root_executable() is not None
+    minijax.clear_caches()
+    assert mnp.cos.eager_jit.root_executable() is None
+    assert_trees_match(mnp.cos(x), jnp.cos(x))
+    with minijax.disable_jit():
+        assert mnp.cos.eager_jit.root_executable() is None
+        assert_trees_match(mnp.cos(x), jnp.cos(x))
+
+
+def test_errors_keep_their_types_and_messages_on_every_call():
+    bools = jnp.asarray([True, False])
+    for _ in range(2):
+        with pytest.raises(TypeError, match="subtract does not accept dtype bool"):
+            mnp.subtract(bools, bools)
+        with pytest.raises(TypeError, match="expected an array, a Python scalar"):
+            mnp.sin("a")
+        with pytest.raises(TypeError, match="expected an array, a Python scalar"):
+            mnp.sin(None)
+        with pytest.raises(TypeError, match="arrays of dtype <U1 are not supported"):
+            mnp.sin(np.array(["a"]))    # minijax's message, not JAX's argument check
+        with pytest.raises(TypeError):        # lists are refused, as JAX does
+            mnp.add([1.0], jnp.ones(1))
+        with pytest.raises(ValueError):
+            mnp.sum(jnp.ones(3), axis=1)
+        with pytest.raises(TypeError):
+            jnp.dot(jnp.ones(3), jnp.ones(4))
+        with pytest.raises(TypeError):
+            mnp.dot(jnp.ones(3), jnp.ones(4))
+
+
+def test_python_ints_the_body_checks_keep_the_direct_path():
+    # Outside 0..127 a Python int is checked against the promoted dtype, by the body.
+    for _ in range(2):
+        with pytest.raises(OverflowError, match="Python int 1000 is too large to convert "
+                                                "to int8"):
+            mnp.add(jnp.asarray(_I8), 1000)
+        with pytest.raises(OverflowError, match="too large to convert to int32"):
+            mnp.add(jnp.ones(2, jnp.int32), 2 ** 40)
+        assert_trees_match(mnp.add(jnp.ones(2, jnp.int32), -5),
+                           jnp.add(jnp.ones(2, jnp.int32), -5))
+        assert_trees_match(mnp.multiply(jnp.asarray(_X), 10 ** 6),
+                           jnp.multiply(jnp.asarray(_X), 10 ** 6))
+
+
+def test_unhashable_static_arguments_take_the_direct_path():
+    x = jnp.asarray(_X)
+    for _ in range(2):
+        assert_trees_match(mnp.sum(x, axis=[0, 1]), jnp.sum(x, axis=(0, 1)))
+
+
+def test_ref_operands_keep_the_direct_path_and_its_error():
+    ref = minijax.new_ref(jnp.arange(3.0))
+    for _ in range(2):
+        with pytest.raises(TypeError, match="a ref is not an array"):
+            mnp.sin(ref)
+        with pytest.raises(TypeError, match="a ref is not an array"):
+            mnp.add(ref, 1.0)
+
+
+def test_debug_nans_names_the_operation():
+    minijax.config.update("jax_debug_nans", True)
+    try:
+        for _ in range(2):
+            with pytest.raises(FloatingPointError, match="encountered in log"):
+                mnp.log(jnp.asarray([-1.0]))
+            with pytest.raises(FloatingPointError, match="encountered in div"):
+                mnp.true_divide(jnp.zeros(2), 0.0)
+            assert_trees_match(mnp.log(jnp.ones(2)), jnp.log(jnp.ones(2)))
+    finally:
+        minijax.config.update("jax_debug_nans", False)
