@@ -32,3 +32,56 @@ def test_vmap_of_checkpoint_name_over_a_float64_batch():
     assert_trees_match(got, want)
     assert_trees_match(minijax.jit(minijax.vmap(
         lambda x: minijax.ad_checkpoint.checkpoint_name(x, "b")))(batch), want)
+
+
+# -- F71: a weak scalar argument mapped by vmap, read inside a loop body ----------------------
+
+def _scan_of_weak_scalar(api):
+    def program(a, c):
+        def step(carry, x):
+            return carry, c * 2.0
+        return (a + 1.0, api.lax.scan(step, (), None, length=3)[1])
+    return program
+
+
+def test_evaluating_a_jaxpr_with_a_weak_body_input_keeps_the_weak_type_on_both_sides():
+    # seed 0:43: the program's scan body takes the weak argument `c`; evaluated under
+    # vmap with a strong batch, both APIs' jaxpr evaluators keep the body's weak result
+    # (JAX traced anew from Python gives a strong one: that is the fuzzer's oracle)
+    batch = np.array([-0.25, 0.125])
+    a = np.float32(1.5)
+    closed_jax = jax.make_jaxpr(_scan_of_weak_scalar(jax))(a, -0.25)
+    closed_mini = minijax.make_jaxpr(_scan_of_weak_scalar(minijax))(a, -0.25)
+    want = jax.vmap(lambda x: jax.core.eval_jaxpr(closed_jax.jaxpr, closed_jax.consts, a, x),
+                    )(batch)
+    from minijax.transforms.ad_util import eval_jaxpr
+    got = minijax.vmap(lambda x: eval_jaxpr(closed_mini.jaxpr, closed_mini.consts, [a, x]))(batch)
+    assert want[1].weak_type and got[1].weak_type
+    assert_trees_match(got, want)
+    retraced = jax.vmap(lambda x: _scan_of_weak_scalar(jax)(a, x))(batch)
+    assert not retraced[1].weak_type
+
+
+def test_weak_through_a_body_matcher_accepts_exactly_that_leaf():
+    from minijax.testing.fuzz_explained import explaining_finding
+    from minijax.testing.report import Row
+    program = minijax.make_jaxpr(_scan_of_weak_scalar(minijax))(np.float32(1.5), -0.25)
+
+    def row(leaf, detail="weak_type True != jax's False"):
+        return Row("vmap", "differ", detail=f"max error 0; vmap leaf {leaf}: {detail}")
+    assert explaining_finding("vmap", program, row(1)) == "explained:F71"
+    assert explaining_finding("vmap[axes]", program, row(1)) == "explained:F71"
+    # leaf 0 (a + 1.0, no body) and the other direction are not F71
+    assert explaining_finding("vmap", program, row(0)) == ""
+    assert explaining_finding("vmap", program, row(1, "weak_type False != jax's True")) == ""
+    assert explaining_finding("grad", program, row(1)) == ""
+
+
+def test_fuzz_seed_0_43_vmap_rows_are_explained():
+    from minijax.ir.checks import enable_checks
+    from minijax.testing import fuzz
+    enable_checks(True)
+    case = fuzz.generate("0:43")
+    rows = fuzz.check_case(case, ["vmap", "vmap[axes]"])
+    assert [r.status for r in rows] == ["divergence", "divergence"]
+    assert {r.divergence for r in rows} == {"explained:F71"}

@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, the linear-algebra rules' F20-F22, and F35-F37).
+F12, F13, the linear-algebra rules' F20-F22, F35-F37, and F71).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -20,7 +20,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..ir.core import eqns_nested, jaxprs_in_params
+from ..ir.core import Var, eqns_nested, jaxprs_in_params
 from ..ir.types import dtype_short_name
 
 # Each side's list is the repr of a list of strings (`['f32[2]', 'i32[]']`): matched
@@ -260,6 +260,38 @@ def _linalg_residuals(*allowances):
     return matches
 
 
+_WEAK_LEAF = re.compile(r"leaf (\d+): weak_type True != jax's False$")
+
+
+def _weak_through_a_body(transform, program, row) -> bool:
+    """F71: a `vmap` row maps a weakly typed scalar argument (a Python float) over a
+    batch, a NumPy array, so the batched value is strongly typed. minijax's side
+    evaluates the program's jaxpr: a loop or branch equation keeps its body as traced,
+    with that argument's body input weak, so the body's result -- and the output made
+    from it -- stays weak (JAX's own `eval_jaxpr` of the same jaxpr under `jax.vmap`
+    does the same). JAX's side runs `to_jax(program)`, which traces each body anew from
+    the values it is given, now strong. The matcher accepts a weak-versus-strong output
+    leaf that is weak only through an equation with a body that takes a weak argument of
+    the program: the output is that equation's result, or is computed from such results
+    by equations without bodies."""
+    found = _WEAK_LEAF.search(row.detail or "") if transform in ("vmap", "vmap[axes]") else None
+    outvars = program.jaxpr.outvars
+    if found is None or int(found.group(1)) >= len(outvars):
+        return False
+    weak_arguments = {v for v in program.jaxpr.invars
+                      if getattr(v.aval, "weak_type", False)}
+    producer = {out: eqn for eqn in program.jaxpr.eqns for out in eqn.outputs}
+
+    def weak_through_a_body(atom, depth=0) -> bool:
+        eqn = producer.get(atom) if isinstance(atom, Var) else None
+        if eqn is None or not getattr(atom.aval, "weak_type", False) or depth > 50:
+            return False
+        if any(True for _ in jaxprs_in_params(eqn.params)):
+            return any(isinstance(a, Var) and a in weak_arguments for a in eqn.inputs)
+        return any(weak_through_a_body(a, depth + 1) for a in eqn.inputs)
+    return weak_through_a_body(outvars[int(found.group(1))])
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
@@ -267,6 +299,7 @@ EXPLAINED = {
     "F35": _reduce_prod_residuals,
     "F36": _window_chooser_residuals,
     "F37": _nested_checkpoint_residuals,
+    "F71": _weak_through_a_body,
     "F20": _linalg_residuals(_qr_identity),
     "F21": _linalg_residuals(_singular_value_broadcasts),
     "F22": _linalg_residuals(_cholesky_triangle_twice),
