@@ -85,3 +85,46 @@ def test_fuzz_seed_0_43_vmap_rows_are_explained():
     rows = fuzz.check_case(case, ["vmap", "vmap[axes]"])
     assert [r.status for r in rows] == ["divergence", "divergence"]
     assert {r.divergence for r in rows} == {"explained:F71"}
+
+
+# -- F72: a cond output that every branch returns unchanged -----------------------------------
+
+def _switch_of_identities(api):
+    def f(x, i):
+        return api.numpy.sum(api.lax.switch(i, [lambda a: a, lambda a: a], x))
+    return f
+
+
+@pytest.mark.parametrize("policy", ["nothing_saveable", "everything_saveable"])
+def test_checkpointed_switch_of_passthrough_branches_saves_nothing(policy):
+    # seed 0:43 (finding 004): minijax saved the branch index (or the operand) for the
+    # tangent of a value no branch changes; JAX's cond takes such an output from outside
+    from minijax.testing.recipes import Side
+    x = np.array([-0.5, -0.5, -0.5], np.float32)
+    saved = [Side(api.__name__, api, None).saved_residuals(
+        api.checkpoint(_switch_of_identities(api),
+                       policy=getattr(api.checkpoint_policies, policy)), x, 0)
+        for api in (minijax, jax)]
+    assert saved[0] == saved[1] == ()
+    assert_trees_match(minijax.grad(_switch_of_identities(minijax))(x, 1),
+                       jax.grad(_switch_of_identities(jax))(x, 1))
+
+
+def test_cond_forwards_only_outputs_every_branch_passes_through():
+    def f(api):
+        def g(p, x, y):
+            return api.lax.cond(p, lambda a, b: (a, b, a), lambda a, b: (a, a, b), x, y)
+        return g
+    x, y = np.float32(1.5), np.float32(-2.0)
+    closed = minijax.make_jaxpr(f(minijax))(True, x, y)
+    cond_eqn = next(e for e in closed.jaxpr.eqns if e.primitive.name == "cond")
+    assert len(cond_eqn.outputs) == 2          # output 0 is x, taken from outside
+    assert closed.jaxpr.outvars[0] is closed.jaxpr.invars[1]
+    for p in (True, False):
+        assert_trees_match(minijax.jit(f(minijax))(p, x, y), jax.jit(f(jax))(p, x, y))
+        assert_trees_match(f(minijax)(p, x, y), f(jax)(p, x, y))
+    # eagerly, with concrete operands, the results are arrays the cond made
+    out = minijax.lax.cond(True, lambda a: a, lambda a: a, np.float64(2.0))
+    assert isinstance(out, jax.Array) and out.dtype == np.float32
+    assert_trees_match(minijax.vmap(f(minijax))(np.array([True, False]), np.ones(2, np.float32), np.zeros(2, np.float32)),
+                       jax.vmap(f(jax))(np.array([True, False]), np.ones(2, np.float32), np.zeros(2, np.float32)))
