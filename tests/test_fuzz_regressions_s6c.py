@@ -128,3 +128,53 @@ def test_cond_forwards_only_outputs_every_branch_passes_through():
     assert isinstance(out, jax.Array) and out.dtype == np.float32
     assert_trees_match(minijax.vmap(f(minijax))(np.array([True, False]), np.ones(2, np.float32), np.zeros(2, np.float32)),
                        jax.vmap(f(jax))(np.array([True, False]), np.ones(2, np.float32), np.zeros(2, np.float32)))
+
+
+# -- F73: the final carry of a scan, saved (minijax) or recomputed (JAX) -------------------
+
+def _scan_then(api, consumer):
+    lax = api.lax
+
+    def f(b):
+        def body(carry, _):
+            r = lax.asin(lax.tanh(carry))
+            return r, r
+        final, ys = lax.scan(body, b, None, length=2)
+        return api.numpy.sum(consumer(lax, final)) + api.numpy.sum(ys)
+    return f
+
+
+_SQUARE = lambda lax, c: c * c                                              # noqa: E731
+_WINDOW_MAX = lambda lax, c: lax.reduce_window(c, -np.inf, lax.max, (1,), (2,),  # noqa: E731
+                                               ((0, 0),))
+
+
+@pytest.mark.parametrize("consumer", [_SQUARE, _WINDOW_MAX], ids=["square", "window_max"])
+def test_scan_final_carry_residuals_are_explained(consumer):
+    # seed 0:35 (finding 002): a window max of a scan's final carry; JAX saves the
+    # initial carry and the stacked new carries, minijax the final carry
+    from minijax.testing.fuzz_explained import explaining_finding
+    from minijax.testing.recipes import Side
+    from minijax.testing.report import Row
+    b = np.array([-0.3], np.float32)
+    saved = [Side(api.__name__, api, None).saved_residuals(
+        api.checkpoint(_scan_then(api, consumer),
+                       policy=api.checkpoint_policies.everything_saveable), b)
+        for api in (minijax, jax)]
+    # JAX: one stacked array more (the new carries); both hold one f32[1] (minijax's
+    # final carry, JAX's initial one)
+    assert saved[1].count("f32[2,1]") == saved[0].count("f32[2,1]") + 1
+    assert saved[0].count("f32[1]") == saved[1].count("f32[1]") == 1
+    assert_trees_match(minijax.grad(_scan_then(minijax, consumer))(b),
+                       jax.grad(_scan_then(jax, consumer))(b), rtol=1e-5)
+    program = minijax.make_jaxpr(_scan_then(minijax, consumer))(b)
+    row = Row("checkpoint[everything_saveable]", "differ",
+              detail=f"saved residuals differ: minijax saves {list(saved[0])}, "
+                     f"jax saves {list(saved[1])}")
+    assert explaining_finding(row.transform, program, row) == "explained:F73"
+    # minijax saving an extra array of the carry's type is not F73
+    more = Row(row.transform, "differ",
+               detail=f"saved residuals differ: minijax saves {list(saved[0]) + ['f32[1]']}, "
+                      f"jax saves {list(saved[1])}")
+    if consumer is _SQUARE:
+        assert explaining_finding(row.transform, program, more) == ""

@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, the linear-algebra rules' F20-F22, F35-F37, and F71).
+F12, F13, the linear-algebra rules' F20-F22, F35-F37, F71 and F73).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -150,11 +150,17 @@ def _window_chooser_residuals(transform, program, row) -> bool:
     boolean masks of the output's shape and the zero tangent it starts from (the
     operand's dtype, the output's shape)."""
     unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    if not unmatched or not any(unmatched):
+        return False
+    return _window_choosers_account_for(program, *unmatched)
+
+
+def _window_choosers_account_for(program, mini_only, jax_only) -> bool:
+    """F36's residuals: minijax's masks and zero tangents against JAX's operands."""
     windows = [(_aval_key(eqn.inputs[0].aval), _aval_key(eqn.outputs[0].aval))
                for eqn in _eqns(program, _WINDOW_CHOOSERS)]
-    if not unmatched or not windows or not any(unmatched):
+    if not windows:
         return False
-    mini_only, jax_only = unmatched
 
     def minijax_made(residual):
         dtype, shape = residual
@@ -162,6 +168,30 @@ def _window_chooser_residuals(transform, program, row) -> bool:
                    for (op_dtype, _), (_, out_shape) in windows)
     return all(map(minijax_made, mini_only)) and all(
         any(residual == operand for operand, _ in windows) for residual in jax_only)
+
+
+def _recomputed_final_carry(transform, program, row) -> bool:
+    """F73: when the backward pass needs the final carry of a `scan` (a staged
+    operation reads it: `c * c`, a window max of it), minijax saves that carry. JAX's
+    rule for a scan under a checkpoint (`_scan_partial_eval_custom`) makes the
+    backward scan take every input and produce every output again, so it saves the
+    carry's *initial* value and, per iteration, the new carry the body computed
+    (`[length, *carry]`), and recomputes the final carry from them: the same type as
+    minijax's once, plus a stacked array only JAX has. The matcher accepts a row
+    whose JAX-only residuals are stacked carries of the program's scans, and whose
+    other residuals differ only as F36 allows (a window max/min of the carry)."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    stacked = {(dtype, (eqn.params["length"],) + shape)
+               for eqn in _eqns(program, ("scan",))
+               for dtype, shape in map(_aval_key, (v.aval for v in
+                                                   eqn.outputs[:eqn.params["num_carry"]]))}
+    if not unmatched or not stacked or not any(r in stacked for r in unmatched[1]):
+        return False
+    mini_only, jax_only = unmatched
+    jax_rest = [r for r in jax_only if r not in stacked]
+    if not mini_only and not jax_rest:
+        return True
+    return _window_choosers_account_for(program, mini_only, jax_rest)
 
 
 def _bytes(residual) -> int:
@@ -300,6 +330,7 @@ EXPLAINED = {
     "F36": _window_chooser_residuals,
     "F37": _nested_checkpoint_residuals,
     "F71": _weak_through_a_body,
+    "F73": _recomputed_final_carry,
     "F20": _linalg_residuals(_qr_identity),
     "F21": _linalg_residuals(_singular_value_broadcasts),
     "F22": _linalg_residuals(_cholesky_triangle_twice),
