@@ -178,3 +178,40 @@ def test_scan_final_carry_residuals_are_explained(consumer):
                       f"jax saves {list(saved[1])}")
     if consumer is _SQUARE:
         assert explaining_finding(row.transform, program, more) == ""
+
+
+# -- F74: to_jax of a custom_vjp whose bwd cannot be traced ----------------------------------
+
+def _custom_vjp_over_a_while_loop():
+    def loop(x):
+        return minijax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, minijax.numpy.sin(c[1])),
+                                      (0, x))[1]
+
+    @minijax.custom_vjp
+    def f(x):
+        return loop(x)
+
+    def fwd(x):
+        return loop(x), x
+
+    def bwd(x, ct):
+        # reverse mode through a while_loop: raises when traced
+        return minijax.vjp(loop, x)[1](ct)
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def test_to_jax_traces_a_custom_vjp_bwd_only_when_jax_differentiates():
+    # seed 0:91 (finding 006): the eager row raised on JAX's side because exporting
+    # the program traced the bwd rule, which differentiates a while_loop
+    from minijax.interop import to_jax
+    from minijax.transforms.loops import WhileLoopReverseModeError
+    x = np.array([0.5, -1.0], np.float32)
+    program = minijax.make_jaxpr(_custom_vjp_over_a_while_loop())(x)
+    exported = to_jax(program)
+    assert_trees_match(exported(x), [np.sin(np.sin(np.sin(x)))], rtol=1e-6)
+    assert_trees_match(jax.jit(exported)(x), [np.sin(np.sin(np.sin(x)))], rtol=1e-6)
+    with pytest.raises(WhileLoopReverseModeError):
+        jax.grad(lambda x: exported(x)[0].sum())(x)
+    with pytest.raises(WhileLoopReverseModeError):
+        minijax.grad(lambda x: _custom_vjp_over_a_while_loop()(x).sum())(x)
