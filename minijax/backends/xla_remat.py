@@ -43,6 +43,8 @@ def _remat_eager(*args, jaxpr, policy, prevent_cse, differentiated):
 
 
 eager_impls[remat_p] = _remat_eager
+
+
 def _name_eager(x, *, name):
     # `name` computes nothing, but an eager JAX primitive puts a NumPy operand in its
     # canonical dtype (64-bit mode off: float64 -> float32), so `checkpoint_name` of a

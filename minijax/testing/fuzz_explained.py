@@ -12,6 +12,10 @@ finding; the fuzzer files the row as known (its `divergence` field says
 
 A saved-residuals row means the gradients agreed: `cross_check.compare` checks the
 values before the residuals.
+
+One finding is not about residuals: F71, a weak type that a `vmap` row's jaxpr
+evaluation keeps and JAX's retraced oracle does not (the harness's two sides run the
+program differently there); its matcher names the output leaf.
 """
 from __future__ import annotations
 
