@@ -4,6 +4,7 @@ the finding's shrunk reproducer (or the smallest program showing the cause), run
 through both APIs."""
 import jax
 import jax.ad_checkpoint
+import jax.extend.core
 import numpy as np
 import pytest
 
@@ -52,8 +53,7 @@ def test_evaluating_a_jaxpr_with_a_weak_body_input_keeps_the_weak_type_on_both_s
     a = np.float32(1.5)
     closed_jax = jax.make_jaxpr(_scan_of_weak_scalar(jax))(a, -0.25)
     closed_mini = minijax.make_jaxpr(_scan_of_weak_scalar(minijax))(a, -0.25)
-    want = jax.vmap(lambda x: jax.core.eval_jaxpr(closed_jax.jaxpr, closed_jax.consts, a, x),
-                    )(batch)
+    want = jax.vmap(lambda x: jax.extend.core.jaxpr_as_fun(closed_jax)(a, x))(batch)
     from minijax.transforms.ad_util import eval_jaxpr
     got = minijax.vmap(lambda x: eval_jaxpr(closed_mini.jaxpr, closed_mini.consts, [a, x]))(batch)
     assert want[1].weak_type and got[1].weak_type

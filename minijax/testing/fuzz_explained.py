@@ -302,12 +302,13 @@ def _weak_through_a_body(transform, program, row) -> bool:
     batch, a NumPy array, so the batched value is strongly typed. minijax's side
     evaluates the program's jaxpr: a loop or branch equation keeps its body as traced,
     with that argument's body input weak, so the body's result -- and the output made
-    from it -- stays weak (JAX's own `eval_jaxpr` of the same jaxpr under `jax.vmap`
-    does the same). JAX's side runs `to_jax(program)`, which traces each body anew from
-    the values it is given, now strong. The matcher accepts a weak-versus-strong output
-    leaf that is weak only through an equation with a body that takes a weak argument of
-    the program: the output is that equation's result, or is computed from such results
-    by equations without bodies."""
+    from it -- stays weak (JAX's own evaluation of the same jaxpr under `jax.vmap`,
+    `jax.extend.core.jaxpr_as_fun`, does the same). JAX's side runs
+    `to_jax(program)`, which traces each body anew from the values it is given, now
+    strong. The matcher accepts a weak-versus-strong output leaf that is weak only
+    through an equation with a body that takes a weak argument of the program: the
+    output is that equation's result, or is computed from such results by equations
+    without bodies."""
     found = _WEAK_LEAF.search(row.detail or "") if transform in ("vmap", "vmap[axes]") else None
     outvars = program.jaxpr.outvars
     if found is None or int(found.group(1)) >= len(outvars):
