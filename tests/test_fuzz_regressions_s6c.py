@@ -215,3 +215,26 @@ def test_to_jax_traces_a_custom_vjp_bwd_only_when_jax_differentiates():
         jax.grad(lambda x: exported(x)[0].sum())(x)
     with pytest.raises(WhileLoopReverseModeError):
         minijax.grad(lambda x: _custom_vjp_over_a_while_loop()(x).sum())(x)
+
+
+# -- F75: the second derivative of pow in its exponent at a zero exponent ------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, jax.numpy.bfloat16])
+def test_hessian_of_pow_at_a_zero_exponent(dtype):
+    # seed s6fz6c:3: d/dy of d/dx x**y at y = 0 is x**-1 (2 at x = 0.5); minijax's jvp
+    # masked y * x**(y-1) to 0 where y == 0, so that derivative was 0
+    x = np.array([[[5.46875, 0.5, 3.84375]]], dtype)
+    y = np.array([[[-4.96875, 0.0, -3.34375]]], dtype)
+
+    def f(api):
+        return lambda x, y: api.lax.pow(x, y)
+    tolerance = 2e-2 if dtype != np.float32 else 1e-5
+    assert_trees_match(minijax.hessian(f(minijax), argnums=(0, 1))(x, y),
+                       jax.hessian(f(jax), argnums=(0, 1))(x, y), rtol=tolerance, atol=tolerance)
+    assert_trees_match(minijax.jacfwd(minijax.grad(lambda x, y: f(minijax)(x, y).sum()),
+                                      argnums=1)(x, y),
+                       jax.jacfwd(jax.grad(lambda x, y: f(jax)(x, y).sum()), argnums=1)(x, y),
+                       rtol=tolerance, atol=tolerance)
+    for point in [(0.5, 0.0), (0.0, 0.0), (0.0, 2.0), (2.0, -1.5)]:
+        assert_trees_match(minijax.grad(f(minijax), argnums=(0, 1))(*point),
+                           jax.grad(f(jax), argnums=(0, 1))(*point))
