@@ -238,3 +238,26 @@ def test_hessian_of_pow_at_a_zero_exponent(dtype):
     for point in [(0.5, 0.0), (0.0, 0.0), (0.0, 2.0), (2.0, -1.5)]:
         assert_trees_match(minijax.grad(f(minijax), argnums=(0, 1))(*point),
                            jax.grad(f(jax), argnums=(0, 1))(*point))
+
+
+# -- F76: vmap returns an argument's batch as it was given ----------------------------------
+
+def test_vmap_passing_a_float64_batch_through_matches_eager_jax_and_is_explained():
+    # seed s6fz6c:18: the output `c` is the program's argument; JAX's eager vmap and
+    # minijax's return the float64 batch as given, the fuzzer's jitted oracle float32
+    from minijax.testing.fuzz_explained import explaining_finding
+    from minijax.testing.report import Row
+    batch = np.array([-0.25, 0.125])
+    got = minijax.vmap(lambda a, c: (a * 2.0, c))(np.ones(2, np.float32), batch)
+    want = jax.vmap(lambda a, c: (a * 2.0, c))(np.ones(2, np.float32), batch)
+    assert np.asarray(got[1]).dtype == np.asarray(want[1]).dtype == np.float64
+    assert np.asarray(jax.jit(jax.vmap(lambda a, c: (a * 2.0, c)))(
+        np.ones(2, np.float32), batch)[1]).dtype == np.float32
+    program = minijax.make_jaxpr(lambda a, c: (a * 2.0, c))(np.float32(1.0), -0.25)
+
+    def row(leaf):
+        return Row("vmap", "differ",
+                   detail=f"max error 0; vmap leaf {leaf}: dtype float64 != jax's float32")
+    assert explaining_finding("vmap", program, row(1)) == "explained:F76"
+    assert explaining_finding("vmap", program, row(0)) == ""      # computed, not passed
+    assert explaining_finding("jit", program, row(1)) == ""

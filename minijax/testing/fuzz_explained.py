@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, the linear-algebra rules' F20-F22, F35-F37, F71 and F73).
+F12, F13, the linear-algebra rules' F20-F22, F35-F37, F71, F73 and F76).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -13,9 +13,10 @@ finding; the fuzzer files the row as known (its `divergence` field says
 A saved-residuals row means the gradients agreed: `cross_check.compare` checks the
 values before the residuals.
 
-One finding is not about residuals: F71, a weak type that a `vmap` row's jaxpr
-evaluation keeps and JAX's retraced oracle does not (the harness's two sides run the
-program differently there); its matcher names the output leaf.
+Two findings are not about residuals: F71, a weak type that a `vmap` row's jaxpr
+evaluation keeps and JAX's retraced oracle does not, and F76, a batch returned as
+given where the compiled oracle converts it (the harness's two sides run the program
+differently there); their matchers name the output leaf.
 """
 from __future__ import annotations
 
@@ -327,6 +328,25 @@ def _weak_through_a_body(transform, program, row) -> bool:
     return weak_through_a_body(outvars[int(found.group(1))])
 
 
+_WIDE_LEAF = re.compile(r"leaf (\d+): dtype (float64|int64|complex128) != "
+                        r"jax's (float32|int32|complex64)$")
+
+
+def _batch_passed_through(transform, program, row) -> bool:
+    """F76: a `vmap` row's output that is one of the program's arguments, unchanged. The
+    batch of a Python-scalar argument is a NumPy array of 64-bit type; `vmap` of a
+    function returning its argument returns that array as it was given -- JAX's eager
+    `vmap` too -- while the fuzzer's compiled oracle (the recipe under `jax.jit`)
+    returns it converted to the 32-bit type. The matcher accepts a 64-bit-versus-32-bit
+    leaf whose output is an argument of the program."""
+    found = _WIDE_LEAF.search(row.detail or "") if transform in ("vmap", "vmap[axes]") else None
+    outvars = program.jaxpr.outvars
+    if found is None or int(found.group(1)) >= len(outvars):
+        return False
+    out = outvars[int(found.group(1))]
+    return isinstance(out, Var) and any(out is v for v in program.jaxpr.invars)
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
@@ -336,6 +356,7 @@ EXPLAINED = {
     "F37": _nested_checkpoint_residuals,
     "F71": _weak_through_a_body,
     "F73": _recomputed_final_carry,
+    "F76": _batch_passed_through,
     "F20": _linalg_residuals(_qr_identity),
     "F21": _linalg_residuals(_singular_value_broadcasts),
     "F22": _linalg_residuals(_cholesky_triangle_twice),
