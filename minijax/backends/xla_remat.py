@@ -11,14 +11,17 @@ inputs through `lax.optimization_barrier`, which XLA may not look through: the
 values coming out are, as far as XLA knows, new, and the recomputation stays.
 
 The user's remat (`differentiated=False`) recomputes nothing, so it gets no barrier
-(a barrier there would only block fusion). `name` is the identity everywhere.
+(a barrier there would only block fusion). `name` is the identity everywhere (eagerly,
+after putting a NumPy operand in its canonical dtype, as any eager primitive does).
 """
 from __future__ import annotations
 
+import numpy as np
 from jax import lax
 
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import eager_impls
+from ..ir.types import canonical_dtype
 from . import xla
 from .reference import eval_jaxpr as reference_eval_jaxpr, reference_rules
 
@@ -40,7 +43,18 @@ def _remat_eager(*args, jaxpr, policy, prevent_cse, differentiated):
 
 
 eager_impls[remat_p] = _remat_eager
-eager_impls[name_p] = lambda x, *, name: [x]
+
+
+def _name_eager(x, *, name):
+    # `name` computes nothing, but an eager JAX primitive puts a NumPy operand in its
+    # canonical dtype (64-bit mode off: float64 -> float32), so `checkpoint_name` of a
+    # float64 array is a float32 array there (finding F70).
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype != canonical_dtype(x.dtype):
+        x = np.asarray(x, canonical_dtype(x.dtype))
+    return [x]
+
+
+eager_impls[name_p] = _name_eager
 
 
 def _remat_reference(*args, jaxpr, policy, prevent_cse, differentiated):

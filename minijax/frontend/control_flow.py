@@ -41,7 +41,7 @@ from jax import tree_util
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs
 from .pytrees import flatten_checked, fun_name
 from ..ir import control_flow_primitives as CF
-from ..ir.core import Jaxpr
+from ..ir.core import Jaxpr, Var
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import MinijaxError, Tracer, aval_of, bind
 from ..ir.types import ShapedArray, is_bool, is_integer
@@ -260,8 +260,30 @@ def _bind_cond(index, branches, operands, where):
     # Every branch takes every branch's closed-over values, so one equation can pass
     # the same inputs whichever branch runs.
     jaxprs, all_consts = merge_bodies([Body(b.jaxpr, b.consts) for b in bodies])
-    outs = bind(CF.cond_p, index, *all_consts, *leaves, branches=tuple(jaxprs))
+    inputs = [*all_consts, *leaves]
+    # (a concrete input is not forwarded: eagerly, a result is an array the cond made)
+    forwarded = [f if f is None or isinstance(inputs[f], Tracer) else None
+                 for f in _forwarded_inputs(jaxprs)]
+    jaxprs = [Jaxpr(j.constvars, j.invars, j.eqns,
+                    [v for v, f in zip(j.outvars, forwarded) if f is None]) for j in jaxprs]
+    outs = iter(bind(CF.cond_p, index, *inputs, branches=tuple(jaxprs)))
+    outs = [next(outs) if f is None else inputs[f] for f in forwarded]
     return tree_util.tree_unflatten(bodies[0].out_tree, outs)
+
+
+def _forwarded_inputs(jaxprs) -> list:
+    """Per output of the branches: the position of the input every branch returns
+    there unchanged, or None. Such an output is that input whichever branch runs, so
+    it is taken from outside the `cond`, as JAX's `cond` does: otherwise every pass
+    would treat it as chosen by the index (a checkpoint would save the index for the
+    tangent of a value no branch changes)."""
+    positions = [{v: i for i, v in enumerate(j.invars)} for j in jaxprs]
+    forwarded = []
+    for k in range(len(jaxprs[0].outvars)):
+        found = {where.get(j.outvars[k], -1) if isinstance(j.outvars[k], Var) else -1
+                 for j, where in zip(jaxprs, positions)}
+        forwarded.append(found.pop() if len(found) == 1 and -1 not in found else None)
+    return forwarded
 
 
 def _refs_as_closures(bodies, leaves):

@@ -288,7 +288,15 @@ def _custom_vjp(*args, call_jaxpr, num_consts, rule, name):
         cts_in = rule.bwd(*site.nondiff, residuals, ct_tree)
         return [instantiate(c) for c in _bwd_float_leaves(name, cts_in, site)]
     ct_avals = [tangent_aval(a) for a in call_jaxpr.out_avals]
-    bwd_program = _trace_rule(bwd_flat, list(res_avals) + ct_avals)
+    # Traced when JAX first calls `bwd`, not now: a bwd that cannot be traced (say,
+    # one differentiating a while_loop in reverse mode) must fail only where JAX's
+    # would, when something differentiates the call (finding F74).
+    bwd_programs = []
+
+    def bwd_program():
+        if not bwd_programs:
+            bwd_programs.append(_trace_rule(bwd_flat, list(res_avals) + ct_avals))
+        return bwd_programs[0]
 
     fn = jax.custom_vjp(_body_fn(call_jaxpr))
     # The weak types of this call's arguments, as JAX traces them (the program's
@@ -303,8 +311,8 @@ def _custom_vjp(*args, call_jaxpr, num_consts, rule, name):
         return outs[:n_out], tuple(outs[n_out:])
 
     def bwd(residuals, cts):
-        float_cts = iter(eval_exported(bwd_program.jaxpr, bwd_program.consts,
-                                       [*residuals, *cts]))
+        program = bwd_program()
+        float_cts = iter(eval_exported(program.jaxpr, program.consts, [*residuals, *cts]))
         weak = weak_args.get("flags") or [a.weak_type for a in in_avals]
         return tuple(_as_jax_array(next(float_cts), a.dtype, weak[i])
                      if i >= num_consts and is_differentiable(a) else None

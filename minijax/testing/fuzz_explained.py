@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, the linear-algebra rules' F20-F22, F36, F37, F64 and F65).
+F12, F13, the linear-algebra rules' F20-F22, F36, F37, F64, F65, F71, F73 and F76).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -12,6 +12,11 @@ finding; the fuzzer files the row as known (its `divergence` field says
 
 A saved-residuals row means the gradients agreed: `cross_check.compare` checks the
 values before the residuals.
+
+Two findings are not about residuals: F71, a weak type that a `vmap` row's jaxpr
+evaluation keeps and JAX's retraced oracle does not, and F76, a batch returned as
+given where the compiled oracle converts it (the harness's two sides run the program
+differently there); their matchers name the output leaf.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..ir.core import eqns_nested, jaxprs_in_params
+from ..ir.core import Var, eqns_nested, jaxprs_in_params
 from ..ir.types import dtype_short_name
 
 # Each side's list is the repr of a list of strings (`['f32[2]', 'i32[]']`): matched
@@ -122,11 +127,17 @@ def _window_chooser_residuals(transform, program, row) -> bool:
     boolean masks of the output's shape and the zero tangent it starts from (the
     operand's dtype, the output's shape)."""
     unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    if not unmatched or not any(unmatched):
+        return False
+    return _window_choosers_account_for(program, *unmatched)
+
+
+def _window_choosers_account_for(program, mini_only, jax_only) -> bool:
+    """F36's residuals: minijax's masks and zero tangents against JAX's operands."""
     windows = [(_aval_key(eqn.inputs[0].aval), _aval_key(eqn.outputs[0].aval))
                for eqn in _eqns(program, _WINDOW_CHOOSERS)]
-    if not unmatched or not windows or not any(unmatched):
+    if not windows:
         return False
-    mini_only, jax_only = unmatched
 
     def minijax_made(residual):
         dtype, shape = residual
@@ -134,6 +145,30 @@ def _window_chooser_residuals(transform, program, row) -> bool:
                    for (op_dtype, _), (_, out_shape) in windows)
     return all(map(minijax_made, mini_only)) and all(
         any(residual == operand for operand, _ in windows) for residual in jax_only)
+
+
+def _recomputed_final_carry(transform, program, row) -> bool:
+    """F73: when the backward pass needs the final carry of a `scan` (a staged
+    operation reads it: `c * c`, a window max of it), minijax saves that carry. JAX's
+    rule for a scan under a checkpoint (`_scan_partial_eval_custom`) makes the
+    backward scan take every input and produce every output again, so it saves the
+    carry's *initial* value and, per iteration, the new carry the body computed
+    (`[length, *carry]`), and recomputes the final carry from them: the same type as
+    minijax's once, plus a stacked array only JAX has. The matcher accepts a row
+    whose JAX-only residuals are stacked carries of the program's scans, and whose
+    other residuals differ only as F36 allows (a window max/min of the carry)."""
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    stacked = {(dtype, (eqn.params["length"],) + shape)
+               for eqn in _eqns(program, ("scan",))
+               for dtype, shape in map(_aval_key, (v.aval for v in
+                                                   eqn.outputs[:eqn.params["num_carry"]]))}
+    if not unmatched or not stacked or not any(r in stacked for r in unmatched[1]):
+        return False
+    mini_only, jax_only = unmatched
+    jax_rest = [r for r in jax_only if r not in stacked]
+    if not mini_only and not jax_rest:
+        return True
+    return _window_choosers_account_for(program, mini_only, jax_rest)
 
 
 def _bytes(residual) -> int:
@@ -266,6 +301,58 @@ def _linalg_residuals(*allowances):
     return matches
 
 
+_WEAK_LEAF = re.compile(r"leaf (\d+): weak_type True != jax's False$")
+
+
+def _weak_through_a_body(transform, program, row) -> bool:
+    """F71: a `vmap` row maps a weakly typed scalar argument (a Python float) over a
+    batch, a NumPy array, so the batched value is strongly typed. minijax's side
+    evaluates the program's jaxpr: a loop or branch equation keeps its body as traced,
+    with that argument's body input weak, so the body's result -- and the output made
+    from it -- stays weak (JAX's own evaluation of the same jaxpr under `jax.vmap`,
+    `jax.extend.core.jaxpr_as_fun`, does the same). JAX's side runs
+    `to_jax(program)`, which traces each body anew from the values it is given, now
+    strong. The matcher accepts a weak-versus-strong output leaf that is weak only
+    through an equation with a body that takes a weak argument of the program: the
+    output is that equation's result, or is computed from such results by equations
+    without bodies."""
+    found = _WEAK_LEAF.search(row.detail or "") if transform in ("vmap", "vmap[axes]") else None
+    outvars = program.jaxpr.outvars
+    if found is None or int(found.group(1)) >= len(outvars):
+        return False
+    weak_arguments = {v for v in program.jaxpr.invars
+                      if getattr(v.aval, "weak_type", False)}
+    producer = {out: eqn for eqn in program.jaxpr.eqns for out in eqn.outputs}
+
+    def weak_through_a_body(atom, depth=0) -> bool:
+        eqn = producer.get(atom) if isinstance(atom, Var) else None
+        if eqn is None or not getattr(atom.aval, "weak_type", False) or depth > 50:
+            return False
+        if any(True for _ in jaxprs_in_params(eqn.params)):
+            return any(isinstance(a, Var) and a in weak_arguments for a in eqn.inputs)
+        return any(weak_through_a_body(a, depth + 1) for a in eqn.inputs)
+    return weak_through_a_body(outvars[int(found.group(1))])
+
+
+_WIDE_LEAF = re.compile(r"leaf (\d+): dtype (float64|int64|complex128) != "
+                        r"jax's (float32|int32|complex64)$")
+
+
+def _batch_passed_through(transform, program, row) -> bool:
+    """F76: a `vmap` row's output that is one of the program's arguments, unchanged. The
+    batch of a Python-scalar argument is a NumPy array of 64-bit type; `vmap` of a
+    function returning its argument returns that array as it was given -- JAX's eager
+    `vmap` too -- while the fuzzer's compiled oracle (the recipe under `jax.jit`)
+    returns it converted to the 32-bit type. The matcher accepts a 64-bit-versus-32-bit
+    leaf whose output is an argument of the program."""
+    found = _WIDE_LEAF.search(row.detail or "") if transform in ("vmap", "vmap[axes]") else None
+    outvars = program.jaxpr.outvars
+    if found is None or int(found.group(1)) >= len(outvars):
+        return False
+    out = outvars[int(found.group(1))]
+    return isinstance(out, Var) and any(out is v for v in program.jaxpr.invars)
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
@@ -274,6 +361,9 @@ EXPLAINED = {
     "F37": _nested_checkpoint_residuals,
     "F64": _barrier_float0_residuals,
     "F65": _zeroth_power_residuals,
+    "F71": _weak_through_a_body,
+    "F73": _recomputed_final_carry,
+    "F76": _batch_passed_through,
     "F20": _linalg_residuals(_qr_identity),
     "F21": _linalg_residuals(_singular_value_broadcasts),
     "F22": _linalg_residuals(_cholesky_triangle_twice),

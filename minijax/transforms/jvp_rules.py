@@ -204,21 +204,27 @@ _defjvp(P.rem_p, lambda t, ans, x, y: t,
 
 
 def _replace_zero(x):
-    """x with zeros replaced by ones (so log(x) is finite where x == 0)."""
-    return add(x, convert(eq(x, const_like(x, 0)), aval_of(x).dtype))
+    """x with zeros replaced by ones (so log(x) is finite where x == 0): a select, as
+    JAX writes it, so a weak x stays weak (pow's cotangent in y is weak, F75)."""
+    ones = broadcast_to(const_like(x, 1), aval_of(x).shape)
+    return bind(P.select_n_p, eq(x, const_like(x, 0)), x, ones)
 
 
 def _pow_jvp_base(t, ans, x, y):
-    # y * x**(y-1), defined as 0 where y == 0 (even at x == 0).
+    # y * x**(y-1) from x and y converted to their (one) dtype, as JAX writes it for an
+    # inexact exponent: the converts make the product strong (so the cotangent of a
+    # weak x is strong, as JAX's). No mask where y == 0: the product is 0 there already
+    # (NaN at x == 0, as in JAX), and a mask would zero its derivative in y,
+    # x**(y-1) -- a second derivative of pow (finding F75).
     shape = aval_of(ans).shape
-    x, y = broadcast_to(x, shape), broadcast_to(y, shape)
-    power = bind(P.pow_p, x, sub(y, const_like(y, 1)))
-    nonzero = convert(bind(P.ne_p, y, const_like(y, 0)), aval_of(y).dtype)
-    return mul(t, mul(mul(y, power), nonzero))
+    dtype = aval_of(ans).dtype
+    x, y = broadcast_to(convert(x, dtype), shape), broadcast_to(convert(y, dtype), shape)
+    return mul(t, mul(y, bind(P.pow_p, x, sub(y, const_like(y, 1)))))
 
 
 _defjvp(P.pow_p, _pow_jvp_base,
-        lambda t, ans, x, y: mul(t, mul(log(_replace_zero(x)), ans)))
+        lambda t, ans, x, y: convert(mul(t, mul(log(_replace_zero(x)), ans)),
+                                     aval_of(y).dtype))
 
 
 def _chooser_share(x, y, ans):

@@ -1,0 +1,263 @@
+"""Regression tests for the fuzzer's findings F70-F79 (docs/fuzzing_findings.md), met
+by the default campaign (`python -m minijax fuzz`, seed 0) in session 6. Each test is
+the finding's shrunk reproducer (or the smallest program showing the cause), run
+through both APIs."""
+import jax
+import jax.ad_checkpoint
+import jax.extend.core
+import numpy as np
+import pytest
+
+import minijax
+import minijax.ad_checkpoint
+from minijax.testing import assert_trees_match
+
+
+# -- F70: eager checkpoint_name of a float64 NumPy array -----------------------------------
+
+@pytest.mark.parametrize("value", [np.array([1.5, 0.875]), np.float64(1.5),
+                                   np.array([1, 2], np.int64), np.float32(2.0), 1.5])
+def test_eager_checkpoint_name_gives_the_canonical_dtype(value):
+    # seed 0:34: vmap of `checkpoint_name(x)` over a float64 batch returned the float64
+    # NumPy array; JAX's eager primitives put NumPy operands in the x64-off dtype
+    got = minijax.ad_checkpoint.checkpoint_name(value, "b")
+    want = jax.ad_checkpoint.checkpoint_name(value, "b")
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_vmap_of_checkpoint_name_over_a_float64_batch():
+    batch = np.array([1.5, 0.875])
+    got = minijax.vmap(lambda x: minijax.ad_checkpoint.checkpoint_name(x, "b"))(batch)
+    want = jax.vmap(lambda x: jax.ad_checkpoint.checkpoint_name(x, "b"))(batch)
+    assert_trees_match(got, want)
+    assert_trees_match(minijax.jit(minijax.vmap(
+        lambda x: minijax.ad_checkpoint.checkpoint_name(x, "b")))(batch), want)
+
+
+# -- F71: a weak scalar argument mapped by vmap, read inside a loop body ----------------------
+
+def _scan_of_weak_scalar(api):
+    def program(a, c):
+        def step(carry, x):
+            return carry, c * 2.0
+        return (a + 1.0, api.lax.scan(step, (), None, length=3)[1])
+    return program
+
+
+def test_evaluating_a_jaxpr_with_a_weak_body_input_keeps_the_weak_type_on_both_sides():
+    # seed 0:43: the program's scan body takes the weak argument `c`; evaluated under
+    # vmap with a strong batch, both APIs' jaxpr evaluators keep the body's weak result
+    # (JAX traced anew from Python gives a strong one: that is the fuzzer's oracle)
+    batch = np.array([-0.25, 0.125])
+    a = np.float32(1.5)
+    closed_jax = jax.make_jaxpr(_scan_of_weak_scalar(jax))(a, -0.25)
+    closed_mini = minijax.make_jaxpr(_scan_of_weak_scalar(minijax))(a, -0.25)
+    want = jax.vmap(lambda x: jax.extend.core.jaxpr_as_fun(closed_jax)(a, x))(batch)
+    from minijax.transforms.ad_util import eval_jaxpr
+    got = minijax.vmap(lambda x: eval_jaxpr(closed_mini.jaxpr, closed_mini.consts, [a, x]))(batch)
+    assert want[1].weak_type and got[1].weak_type
+    assert_trees_match(got, want)
+    retraced = jax.vmap(lambda x: _scan_of_weak_scalar(jax)(a, x))(batch)
+    assert not retraced[1].weak_type
+
+
+def test_weak_through_a_body_matcher_accepts_exactly_that_leaf():
+    from minijax.testing.fuzz_explained import explaining_finding
+    from minijax.testing.report import Row
+    program = minijax.make_jaxpr(_scan_of_weak_scalar(minijax))(np.float32(1.5), -0.25)
+
+    def row(leaf, detail="weak_type True != jax's False"):
+        return Row("vmap", "differ", detail=f"max error 0; vmap leaf {leaf}: {detail}")
+    assert explaining_finding("vmap", program, row(1)) == "explained:F71"
+    assert explaining_finding("vmap[axes]", program, row(1)) == "explained:F71"
+    # leaf 0 (a + 1.0, no body) and the other direction are not F71
+    assert explaining_finding("vmap", program, row(0)) == ""
+    assert explaining_finding("vmap", program, row(1, "weak_type False != jax's True")) == ""
+    assert explaining_finding("grad", program, row(1)) == ""
+
+
+def test_fuzz_seed_0_43_vmap_rows_are_explained():
+    from minijax.ir.checks import enable_checks
+    from minijax.testing import fuzz
+    enable_checks(True)
+    case = fuzz.generate("0:43")
+    rows = fuzz.check_case(case, ["vmap", "vmap[axes]"])
+    assert [r.status for r in rows] == ["divergence", "divergence"]
+    assert {r.divergence for r in rows} == {"explained:F71"}
+
+
+# -- F72: a cond output that every branch returns unchanged -----------------------------------
+
+def _switch_of_identities(api):
+    def f(x, i):
+        return api.numpy.sum(api.lax.switch(i, [lambda a: a, lambda a: a], x))
+    return f
+
+
+@pytest.mark.parametrize("policy", ["nothing_saveable", "everything_saveable"])
+def test_checkpointed_switch_of_passthrough_branches_saves_nothing(policy):
+    # seed 0:43 (finding 004): minijax saved the branch index (or the operand) for the
+    # tangent of a value no branch changes; JAX's cond takes such an output from outside
+    from minijax.testing.recipes import Side
+    x = np.array([-0.5, -0.5, -0.5], np.float32)
+    saved = [Side(api.__name__, api, None).saved_residuals(
+        api.checkpoint(_switch_of_identities(api),
+                       policy=getattr(api.checkpoint_policies, policy)), x, 0)
+        for api in (minijax, jax)]
+    assert saved[0] == saved[1] == ()
+    assert_trees_match(minijax.grad(_switch_of_identities(minijax))(x, 1),
+                       jax.grad(_switch_of_identities(jax))(x, 1))
+
+
+def test_cond_forwards_only_outputs_every_branch_passes_through():
+    def f(api):
+        def g(p, x, y):
+            return api.lax.cond(p, lambda a, b: (a, b, a), lambda a, b: (a, a, b), x, y)
+        return g
+    x, y = np.float32(1.5), np.float32(-2.0)
+    closed = minijax.make_jaxpr(f(minijax))(True, x, y)
+    cond_eqn = next(e for e in closed.jaxpr.eqns if e.primitive.name == "cond")
+    assert len(cond_eqn.outputs) == 2          # output 0 is x, taken from outside
+    assert closed.jaxpr.outvars[0] is closed.jaxpr.invars[1]
+    for p in (True, False):
+        assert_trees_match(minijax.jit(f(minijax))(p, x, y), jax.jit(f(jax))(p, x, y))
+        assert_trees_match(f(minijax)(p, x, y), f(jax)(p, x, y))
+    # eagerly, with concrete operands, the results are arrays the cond made
+    out = minijax.lax.cond(True, lambda a: a, lambda a: a, np.float64(2.0))
+    assert isinstance(out, jax.Array) and out.dtype == np.float32
+    assert_trees_match(minijax.vmap(f(minijax))(np.array([True, False]), np.ones(2, np.float32), np.zeros(2, np.float32)),
+                       jax.vmap(f(jax))(np.array([True, False]), np.ones(2, np.float32), np.zeros(2, np.float32)))
+
+
+# -- F73: the final carry of a scan, saved (minijax) or recomputed (JAX) -------------------
+
+def _scan_then(api, consumer):
+    lax = api.lax
+
+    def f(b):
+        def body(carry, _):
+            r = lax.asin(lax.tanh(carry))
+            return r, r
+        final, ys = lax.scan(body, b, None, length=2)
+        return api.numpy.sum(consumer(lax, final)) + api.numpy.sum(ys)
+    return f
+
+
+_SQUARE = lambda lax, c: c * c                                              # noqa: E731
+_WINDOW_MAX = lambda lax, c: lax.reduce_window(c, -np.inf, lax.max, (1,), (2,),  # noqa: E731
+                                               ((0, 0),))
+
+
+@pytest.mark.parametrize("consumer", [_SQUARE, _WINDOW_MAX], ids=["square", "window_max"])
+def test_scan_final_carry_residuals_are_explained(consumer):
+    # seed 0:35 (finding 002): a window max of a scan's final carry; JAX saves the
+    # initial carry and the stacked new carries, minijax the final carry
+    from minijax.testing.fuzz_explained import explaining_finding
+    from minijax.testing.recipes import Side
+    from minijax.testing.report import Row
+    b = np.array([-0.3], np.float32)
+    saved = [Side(api.__name__, api, None).saved_residuals(
+        api.checkpoint(_scan_then(api, consumer),
+                       policy=api.checkpoint_policies.everything_saveable), b)
+        for api in (minijax, jax)]
+    # JAX: one stacked array more (the new carries); both hold one f32[1] (minijax's
+    # final carry, JAX's initial one)
+    assert saved[1].count("f32[2,1]") == saved[0].count("f32[2,1]") + 1
+    assert saved[0].count("f32[1]") == saved[1].count("f32[1]") == 1
+    assert_trees_match(minijax.grad(_scan_then(minijax, consumer))(b),
+                       jax.grad(_scan_then(jax, consumer))(b), rtol=1e-5)
+    program = minijax.make_jaxpr(_scan_then(minijax, consumer))(b)
+    row = Row("checkpoint[everything_saveable]", "differ",
+              detail=f"saved residuals differ: minijax saves {list(saved[0])}, "
+                     f"jax saves {list(saved[1])}")
+    assert explaining_finding(row.transform, program, row) == "explained:F73"
+    # minijax saving an extra array of the carry's type is not F73
+    more = Row(row.transform, "differ",
+               detail=f"saved residuals differ: minijax saves {list(saved[0]) + ['f32[1]']}, "
+                      f"jax saves {list(saved[1])}")
+    if consumer is _SQUARE:
+        assert explaining_finding(row.transform, program, more) == ""
+
+
+# -- F74: to_jax of a custom_vjp whose bwd cannot be traced ----------------------------------
+
+def _custom_vjp_over_a_while_loop():
+    def loop(x):
+        return minijax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, minijax.numpy.sin(c[1])),
+                                      (0, x))[1]
+
+    @minijax.custom_vjp
+    def f(x):
+        return loop(x)
+
+    def fwd(x):
+        return loop(x), x
+
+    def bwd(x, ct):
+        # reverse mode through a while_loop: raises when traced
+        return minijax.vjp(loop, x)[1](ct)
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def test_to_jax_traces_a_custom_vjp_bwd_only_when_jax_differentiates():
+    # seed 0:91 (finding 006): the eager row raised on JAX's side because exporting
+    # the program traced the bwd rule, which differentiates a while_loop
+    from minijax.interop import to_jax
+    from minijax.transforms.loops import WhileLoopReverseModeError
+    x = np.array([0.5, -1.0], np.float32)
+    program = minijax.make_jaxpr(_custom_vjp_over_a_while_loop())(x)
+    exported = to_jax(program)
+    assert_trees_match(exported(x), [np.sin(np.sin(np.sin(x)))], rtol=1e-6)
+    assert_trees_match(jax.jit(exported)(x), [np.sin(np.sin(np.sin(x)))], rtol=1e-6)
+    with pytest.raises(WhileLoopReverseModeError):
+        jax.grad(lambda x: exported(x)[0].sum())(x)
+    with pytest.raises(WhileLoopReverseModeError):
+        minijax.grad(lambda x: _custom_vjp_over_a_while_loop()(x).sum())(x)
+
+
+# -- F75: the second derivative of pow in its exponent at a zero exponent ------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, jax.numpy.bfloat16])
+def test_hessian_of_pow_at_a_zero_exponent(dtype):
+    # seed s6fz6c:3: d/dy of d/dx x**y at y = 0 is x**-1 (2 at x = 0.5); minijax's jvp
+    # masked y * x**(y-1) to 0 where y == 0, so that derivative was 0
+    x = np.array([[[5.46875, 0.5, 3.84375]]], dtype)
+    y = np.array([[[-4.96875, 0.0, -3.34375]]], dtype)
+
+    def f(api):
+        return lambda x, y: api.lax.pow(x, y)
+    tolerance = 2e-2 if dtype != np.float32 else 1e-5
+    assert_trees_match(minijax.hessian(f(minijax), argnums=(0, 1))(x, y),
+                       jax.hessian(f(jax), argnums=(0, 1))(x, y), rtol=tolerance, atol=tolerance)
+    assert_trees_match(minijax.jacfwd(minijax.grad(lambda x, y: f(minijax)(x, y).sum()),
+                                      argnums=1)(x, y),
+                       jax.jacfwd(jax.grad(lambda x, y: f(jax)(x, y).sum()), argnums=1)(x, y),
+                       rtol=tolerance, atol=tolerance)
+    for point in [(0.5, 0.0), (0.0, 0.0), (0.0, 2.0), (2.0, -1.5)]:
+        assert_trees_match(minijax.grad(f(minijax), argnums=(0, 1))(*point),
+                           jax.grad(f(jax), argnums=(0, 1))(*point))
+
+
+# -- F76: vmap returns an argument's batch as it was given ----------------------------------
+
+def test_vmap_passing_a_float64_batch_through_matches_eager_jax_and_is_explained():
+    # seed s6fz6c:18: the output `c` is the program's argument; JAX's eager vmap and
+    # minijax's return the float64 batch as given, the fuzzer's jitted oracle float32
+    from minijax.testing.fuzz_explained import explaining_finding
+    from minijax.testing.report import Row
+    batch = np.array([-0.25, 0.125])
+    got = minijax.vmap(lambda a, c: (a * 2.0, c))(np.ones(2, np.float32), batch)
+    want = jax.vmap(lambda a, c: (a * 2.0, c))(np.ones(2, np.float32), batch)
+    assert np.asarray(got[1]).dtype == np.asarray(want[1]).dtype == np.float64
+    assert np.asarray(jax.jit(jax.vmap(lambda a, c: (a * 2.0, c)))(
+        np.ones(2, np.float32), batch)[1]).dtype == np.float32
+    program = minijax.make_jaxpr(lambda a, c: (a * 2.0, c))(np.float32(1.0), -0.25)
+
+    def row(leaf):
+        return Row("vmap", "differ",
+                   detail=f"max error 0; vmap leaf {leaf}: dtype float64 != jax's float32")
+    assert explaining_finding("vmap", program, row(1)) == "explained:F76"
+    assert explaining_finding("vmap", program, row(0)) == ""      # computed, not passed
+    assert explaining_finding("jit", program, row(1)) == ""
