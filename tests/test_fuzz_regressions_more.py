@@ -131,6 +131,34 @@ def test_jax_jacfwd_of_an_unused_custom_vjp_result_fails():
     jax.jit(lambda x: jax.jvp(j_unused, (x,), (x,)))(x)
 
 
+def _outer_custom_vjp_over_an_unused_inner_one(api):
+    # seed s6fz6b-w:12, shrunk: the outer rule's bwd differentiates a body that calls an
+    # inner custom_vjp function and drops its result
+    def with_rules(body):
+        f = api.custom_vjp(body)
+        f.defvjp(lambda x: (body(x), x), lambda x, ct: api.vjp(body, x)[1](ct))
+        return f
+
+    inner = with_rules(lambda a: api.lax.logistic(a))
+
+    def outer_body(a):
+        inner(a)
+        return a * a
+    return with_rules(outer_body)
+
+
+@pins("jax_jacfwd_of_an_unused_custom_vjp_result_fails")
+def test_jax_hessian_through_a_rule_over_an_unused_custom_vjp_result_fails():
+    x = np.array([0.5], np.float32)
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        jax.hessian(_outer_custom_vjp_over_an_unused_inner_one(jax))(x)
+    # d^2/dx^2 of x * x is 2; grad(grad) of the scalar function agrees in JAX
+    np.testing.assert_allclose(
+        minijax.hessian(_outer_custom_vjp_over_an_unused_inner_one(minijax))(x), [[[2.0]]])
+    scalar = lambda api: lambda v: _outer_custom_vjp_over_an_unused_inner_one(api)(v)
+    assert float(jax.grad(jax.grad(scalar(jax)))(0.5)) == 2.0
+
+
 # -- J31: scatter_mul's derivative with indices that may repeat ----------------------------
 
 def _scatter_mul_loss(api, indices):

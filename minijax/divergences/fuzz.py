@@ -75,12 +75,14 @@ register(
     "function.\"), eagerly and of a jitted function: jacfwd vmaps the jvp, and the "
     "batching rule of the dead custom_lin raises before anything drops it; "
     "jax.jvp under jit, jax.jvp of a jitted function and jax.linearize of the same "
-    "function succeed",
-    "jacfwd succeeds, as linearize does (the dead tangent map is dropped); a used "
-    "custom_vjp result raises in jacfwd as in JAX",
+    "function succeed; jax.hessian (jacfwd of jacrev) raises alike where a custom_vjp "
+    "rule's bwd differentiates a body with an unused custom_vjp result",
+    "jacfwd and hessian succeed, as linearize does (the dead tangent map is dropped); "
+    "a used custom_vjp result raises in jacfwd as in JAX",
     "jacfwd is documented as the Jacobian by forward mode, which this function has: "
-    "JAX computes its jvp under jit; found by the fuzzer (finding J30)",
-    transforms=("jacfwd", "custom_vjp_call"))
+    "JAX computes its jvp under jit; found by the fuzzer (finding J30; the hessian "
+    "case at seed s6fz6b-w:12)",
+    transforms=("jacfwd", "hessian", "custom_vjp_call"))
 register(
     "jax_scatter_mul_grad_requires_unique_indices", "0.10.2",
     "every derivative of lax.scatter_mul (grad, vjp, jvp, linearize, jacfwd, jacrev, "
