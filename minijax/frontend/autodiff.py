@@ -9,9 +9,10 @@ Everything here is pytree handling and argument checking around three functions 
                       (transforms/linearize.py);
 * `vjp_backward`   -- that linear jaxpr transposed (transforms/transpose.py).
 
-`grad(f)(x)` is `vjp` with the cotangent 1.0. Every function works eagerly (op by
-op, Python control flow on values allowed) and under any other transformation,
-including itself: `grad(grad(f))`, `jvp(grad(f))`, `jit(grad(f))`, `grad(jit(f))`.
+`grad(f)(x)` is `vjp` with the cotangent 1.0. `jacfwd`/`jacrev` apply the linear
+jaxpr (or its transpose) once, batched by `vmap` over the stacked standard basis.
+Every function works eagerly (op by op, Python control flow on values allowed) and
+under any other transformation, including itself: `grad(grad(f))`, `jvp(grad(f))`, `jit(grad(f))`, `grad(jit(f))`.
 """
 from __future__ import annotations
 
@@ -475,7 +476,7 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
         _check_differentiable_inputs(dyn_args, where, False, holomorphic, not holomorphic)
         linearized = _Linearized(partial_fun, dyn_args, has_aux, where)
-        lin, n_out, in_avals = linearized.lin, linearized.n_out, linearized.in_avals
+        lin, in_avals = linearized.lin, linearized.in_avals
         n = sum(a.size for a in in_avals)
         # The linear jaxpr's outputs are the differentiable outputs' tangents only.
         columns = iter(_once_over_basis(lambda basis: apply_linear(lin, basis),
