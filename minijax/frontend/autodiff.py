@@ -9,9 +9,10 @@ Everything here is pytree handling and argument checking around three functions 
                       (transforms/linearize.py);
 * `vjp_backward`   -- that linear jaxpr transposed (transforms/transpose.py).
 
-`grad(f)(x)` is `vjp` with the cotangent 1.0. Every function works eagerly (op by
-op, Python control flow on values allowed) and under any other transformation,
-including itself: `grad(grad(f))`, `jvp(grad(f))`, `jit(grad(f))`, `grad(jit(f))`.
+`grad(f)(x)` is `vjp` with the cotangent 1.0. `jacfwd`/`jacrev` apply the linear
+jaxpr (or its transpose) once, batched by `vmap` over the stacked standard basis.
+Every function works eagerly (op by op, Python control flow on values allowed) and
+under any other transformation, including itself: `grad(grad(f))`, `jvp(grad(f))`, `jit(grad(f))`, `grad(jit(f))`.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from jax import tree_util
 from . import lax_ops as lax
 from . import refs as _refs
 from .pytrees import FlatFun, flatten_checked, fun_name
+from .vmap import vmap
 from ..backends.eager_ref_runtime import all_or_nothing
 from ..ir import primitives as P
 from ..ir.trace import MinijaxError, aval_of, bind, current_trace
@@ -410,17 +412,14 @@ def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 
 
 # -- Jacobians ------------------------------------------------------------------------------
-
-def _stack(arrays, shape, dtype):
-    """Stack same-shaped arrays of `dtype` along a new leading axis: (len(arrays),) +
-    shape. No arrays (a Jacobian with respect to, or of, a size-0 array) is a size-0
-    axis."""
-    if not arrays:
-        return lax.full((0,) + tuple(shape), 0, dtype)
-    rows = [lax.broadcast_in_dim(a, (1,) + tuple(shape), tuple(range(1, len(shape) + 1)))
-            for a in arrays]
-    return rows[0] if len(rows) == 1 else lax.concatenate(rows, 0)
-
+#
+# As in JAX, a Jacobian is ONE batched linear pass: the standard basis of the inputs
+# (jacfwd) or of the outputs (jacrev) is stacked along a new leading axis -- row k is
+# one-hot at flat position k across all leaves -- and the linear map (the linearized
+# jvp, or the pullback) runs once under `vmap` over that axis. A custom rule therefore
+# runs once per Jacobian, not once per basis vector, and a jitted Jacobian (a Hessian)
+# holds one copy of the linear program. The rows are then cut per leaf and reshaped to
+# the Jacobian's layout (output shape + input shape).
 
 def _typed_like(block, example_aval):
     """A Jacobian block with the weak type of its example, as JAX casts each block:
@@ -432,51 +431,34 @@ def _typed_like(block, example_aval):
                                     weak_type=bool(example_aval.weak_type))
 
 
-def _basis_value(aval, flat_values):
-    # A rank-0 weak leaf (a Python scalar's) gets a Python-scalar basis value, so the
-    # Jacobian's block for it stays weakly typed, as JAX's does.
-    if aval.shape == () and aval.weak_type:
-        return scalar(flat_values[0], aval.dtype, weak=True)
-    return flat_values.reshape(aval.shape)
+def _stacked_basis(avals, wanted):
+    """The standard basis of the flattened leaves `avals`, stacked: for each leaf i
+    with `wanted[i]` (an inexact one) an array (n,) + its shape, n the total size of
+    all the leaves, whose row k is one-hot at flat position k. A rank-0 weak leaf (a
+    Python scalar's) gets a weak basis, so its Jacobian block stays weak, as JAX's."""
+    n = sum(a.size for a in avals)
+    basis, start = [], 0
+    for aval, keep in zip(avals, wanted):
+        start += aval.size
+        if not keep:
+            continue
+        rows = np.eye(n, aval.size, -(start - aval.size), dtype=aval.dtype)
+        rows = rows.reshape((n,) + aval.shape)
+        weak = aval.shape == () and bool(aval.weak_type)
+        basis.append(lax.convert_element_type(rows, aval.dtype, weak_type=True)
+                     if weak else rows)
+    return basis
 
 
-def _one_hots(avals):
-    """For each position of the flattened leaves: a list of leaf values, one-hot there."""
-    for j, aval in enumerate(avals):
-        for k in range(aval.size):
-            basis = np.zeros(aval.size, aval.dtype)
-            basis[k] = 1
-            yield [_basis_value(a, basis if i == j else np.zeros(a.size, a.dtype))
-                   for i, a in enumerate(avals)]
+def _once_over_basis(linear_fun, basis, n):
+    """`linear_fun` (a list of arrays to a list of arrays) applied to each row of the
+    stacked `basis` in one batched pass: each result has the batch axis first."""
+    return vmap(lambda *rows: linear_fun(list(rows)), axis_size=n)(*basis)
 
 
-def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
-    """The Jacobian by forward mode: linearize once, apply to each input basis vector."""
-    where = f"jacfwd({fun_name(fun)})"
-
-    @_all_or_nothing
-    def jacfun(*args, **kwargs):
-        single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
-        _check_differentiable_inputs(dyn_args, where, False, holomorphic, not holomorphic)
-        linearized = _Linearized(partial_fun, dyn_args, has_aux, where)
-        lin, n_out, in_avals = linearized.lin, linearized.n_out, linearized.in_avals
-        columns = [apply_linear(lin, basis)[:n_out] for basis in _one_hots(in_avals)]
-        blocks = []
-        for i in range(n_out):
-            out_shape = aval_of(lin.primals_out[i]).shape
-            per_input, start = [], 0
-            for aval in in_avals:
-                cols = [c[i] for c in columns[start:start + aval.size]]
-                start += aval.size
-                stacked = _stack(cols, out_shape,          # (n_in,) + out_shape
-                                 tangent_aval(aval_of(lin.primals_out[i])).dtype)
-                moved = lax.transpose(stacked, tuple(range(1, len(out_shape) + 1)) + (0,))
-                per_input.append(_typed_like(lax.reshape(moved, out_shape + aval.shape),
-                                             aval_of(lin.primals_out[i])))
-            blocks.append(_by_input(per_input, linearized.in_tree, single))
-        jac = as_results(tree_util.tree_unflatten(linearized.flat_fun.out_tree, blocks))
-        return (jac, linearized.aux) if has_aux else jac
-    return jacfun
+def _rows(batched, start, size, n):
+    """Rows start:start+size of a batched result (all of it without a slice)."""
+    return batched if size == n else lax.slice_in_dim(batched, start, start + size, axis=0)
 
 
 def _by_input(per_input_leaves, in_tree, single):
@@ -484,9 +466,45 @@ def _by_input(per_input_leaves, in_tree, single):
     return tree[0] if single else tree
 
 
+def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """The Jacobian by forward mode: linearize once, apply to the stacked input basis
+    in one batched pass."""
+    where = f"jacfwd({fun_name(fun)})"
+
+    @_all_or_nothing
+    def jacfun(*args, **kwargs):
+        single, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, kwargs, where)
+        _check_differentiable_inputs(dyn_args, where, False, holomorphic, not holomorphic)
+        linearized = _Linearized(partial_fun, dyn_args, has_aux, where)
+        lin, in_avals = linearized.lin, linearized.in_avals
+        n = sum(a.size for a in in_avals)
+        # The linear jaxpr's outputs are the differentiable outputs' tangents only.
+        columns = iter(_once_over_basis(lambda basis: apply_linear(lin, basis),
+                                        _stacked_basis(in_avals, lin.differentiable), n))
+        blocks = []
+        for out_aval, differentiable in zip(linearized.out_avals, lin.out_differentiable):
+            batched = next(columns) if differentiable else None
+            per_input, start = [], 0
+            for aval in in_avals:
+                shape = out_aval.shape + aval.shape
+                if batched is None:      # an integer output: zeros of its dtype, as JAX
+                    per_input.append(_typed_like(lax.full(shape, 0, out_aval.dtype),
+                                                 out_aval))
+                    continue
+                cols = _rows(batched, start, aval.size, n)      # (size,) + out shape
+                moved = lax.transpose(cols, tuple(range(1, out_aval.ndim + 1)) + (0,))
+                per_input.append(_typed_like(lax.reshape(moved, shape), out_aval))
+                start += aval.size
+            blocks.append(_by_input(per_input, linearized.in_tree, single))
+        jac = as_results(tree_util.tree_unflatten(linearized.flat_fun.out_tree, blocks))
+        return (jac, linearized.aux) if has_aux else jac
+    return jacfun
+
+
 def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
            allow_int: bool = False):
-    """The Jacobian by reverse mode: one vjp, pulled back from each output basis vector."""
+    """The Jacobian by reverse mode: one vjp, pulled back from the stacked output
+    basis in one batched pass."""
     where = f"jacrev({fun_name(fun)})"
 
     @_all_or_nothing
@@ -495,18 +513,26 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic)
         linearized = _Linearized(partial_fun, dyn_args, has_aux, where)
         out_avals, in_avals = linearized.out_avals, linearized.in_avals
-        differentiable_outs = linearized.lin.out_differentiable
-        rows = [linearized.pull_back([b for b, d in zip(basis, differentiable_outs) if d],
-                                     instantiate)
-                for basis in _one_hots(out_avals)]
+        lin = linearized.lin
+        n = sum(a.size for a in out_avals)
+        # An integer output's rows of the basis pull back nothing: its block is zeros.
+        out_basis = _stacked_basis(out_avals, lin.out_differentiable)
+
+        def pull_back(cts):
+            return [ct for ct, d in zip(linearized.pull_back(cts, instantiate),
+                                        lin.differentiable) if d]
+        batched = iter(_once_over_basis(pull_back, out_basis, n))
+        by_input = [next(batched) if d else None for d in lin.differentiable]
         blocks, start = [], 0
         for aval in out_avals:
             per_input = []
-            for j, in_aval in enumerate(in_avals):
-                stacked = _stack([r[j] for r in rows[start:start + aval.size]], in_aval.shape,
-                                 tangent_aval(in_aval).dtype)
-                per_input.append(_typed_like(lax.reshape(stacked, aval.shape + in_aval.shape),
-                                             in_aval))
+            for in_aval, rows in zip(in_avals, by_input):
+                shape = aval.shape + in_aval.shape
+                if rows is None:         # an integer input (allow_int): float0 zeros
+                    per_input.append(np.zeros(shape, float0))
+                    continue
+                block = lax.reshape(_rows(rows, start, aval.size, n), shape)
+                per_input.append(_typed_like(block, in_aval))
             start += aval.size
             blocks.append(_by_input(per_input, linearized.in_tree, single))
         jac = as_results(tree_util.tree_unflatten(linearized.flat_fun.out_tree, blocks))
