@@ -150,10 +150,13 @@ def test_vmap_matches_jax(name):
     assert_same_results(minijax.vmap(lambda *a: fn(mnp, *a))(*args), expected)
 
 
-def test_preferred_element_type_makes_dot_strong():
+def test_preferred_element_type_makes_products_strong():
     def fn(np_, lax_):
-        w = lax_.broadcast(2.0, (2,))   # a weak vector
-        return np_.dot(w, w), np_.dot(w, w, preferred_element_type=np.float32)
+        w, m = lax_.broadcast(2.0, (2,)), lax_.broadcast(2.0, (2, 2))   # weak arrays
+        f32 = dict(preferred_element_type=np.float32)
+        return (np_.dot(w, w), np_.dot(w, w, **f32), np_.vdot(w, w, **f32),
+                np_.inner(m, w), np_.inner(m, w, **f32), np_.inner(2.0, w, **f32),
+                np_.matmul(m, m), np_.matmul(m, m, **f32), np_.tensordot(w, w, 1, **f32))
     expected = jax.jit(lambda: fn(jnp, jax.lax))()
     assert_same_results(minijax.jit(lambda: fn(mnp, minijax.lax))(), expected)
 

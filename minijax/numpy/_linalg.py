@@ -106,7 +106,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     wanted = list(range(n_batch)) + ([] if a_vec else ["m"]) + ([] if b_vec else ["n"])
     if order != wanted:
         out = lax.transpose(out, [order.index(w) for w in wanted])
-    return out
+    return _typed_result("matmul", out, out_dtype, a, preferred_element_type)
 
 
 @jitted_eagerly("precision", "preferred_element_type")
@@ -135,7 +135,8 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     if shape_of(a) != shape_of(b):
         raise TypeError(f"vdot: operands have different sizes {shape_of(a)[0]} and "
                          f"{shape_of(b)[0]}")
-    return _contract(a, b, ((0,), (0,)), ((), ()), out_dtype, precision)
+    out = _contract(a, b, ((0,), (0,)), ((), ()), out_dtype, precision)
+    return _typed_result("vdot", out, out_dtype, a, preferred_element_type)
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
@@ -146,8 +147,9 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
         return _typed_result("inner", multiply(a, b), out_dtype, a, preferred_element_type)
     if a_shape[-1] != b_shape[-1]:
         raise TypeError(f"inner: last dimensions differ: {a_shape} and {b_shape}")
-    return _contract(a, b, ((len(a_shape) - 1,), (len(b_shape) - 1,)), ((), ()),
-                     out_dtype, precision)
+    out = _contract(a, b, ((len(a_shape) - 1,), (len(b_shape) - 1,)), ((), ()),
+                    out_dtype, precision)
+    return _typed_result("inner", out, out_dtype, a, preferred_element_type)
 
 
 def outer(a, b, out=None):
@@ -186,7 +188,8 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         if a_shape[i] != b_shape[j]:
             raise TypeError(f"tensordot: axis {i} of {a_shape} and axis {j} of {b_shape} "
                              f"have different sizes")
-    return _contract(a, b, (a_axes, b_axes), ((), ()), out_dtype, precision)
+    out = _contract(a, b, (a_axes, b_axes), ((), ()), out_dtype, precision)
+    return _typed_result("tensordot", out, out_dtype, a, preferred_element_type)
 
 
 # -- einsum ---------------------------------------------------------------------------------
