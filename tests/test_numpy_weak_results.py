@@ -61,6 +61,8 @@ CASES = {
     "floor_divide_scalar_by_zeros": (lambda np_, x, y: np_.floor_divide(x, y),
                                      (1.5, np.zeros(2, np.float32))),
     "divmod_by_zero": (lambda np_, x, y: np_.divmod(x, y), (F32, 0.0)),
+    "bitwise_count_bools": (lambda np_, x: np_.bitwise_count(x), (BOOLS,)),
+    "bitwise_count_py_bool": (lambda np_, x: np_.bitwise_count(x), (True,)),
 }
 
 
@@ -174,3 +176,10 @@ def test_hypot_of_complex_is_an_error():
         jnp.hypot(C64, C64)
     with pytest.raises(ValueError, match="hypot.*complex"):
         mnp.hypot(C64, C64)
+
+
+def test_fabs_of_complex_is_an_error():
+    with pytest.raises(TypeError, match="complex"):
+        jnp.fabs(C64)
+    with pytest.raises(TypeError, match="fabs.*complex64"):
+        mnp.fabs(C64)

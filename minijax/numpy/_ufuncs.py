@@ -187,6 +187,7 @@ abs = absolute
 
 def fabs(x, /):
     x, = promote_args_inexact("fabs", x)
+    _check("fabs", x, lambda d: not is_complex(d), "real")
     return lax.abs(x)
 
 
@@ -500,6 +501,8 @@ def bitwise_count(x, /):
     _check("bitwise_count", x, lambda d: is_integer(d) or is_bool(d), "integer or bool")
     if np.dtype(dtype_of(x)).kind == "i":
         x = lax.abs(x)
+    if is_bool(dtype_of(x)):   # population_count takes integers; True has one bit
+        x = lax.convert_element_type(x, np.uint8)
     return lax.convert_element_type(lax.population_count(x), np.uint8)
 
 
