@@ -61,6 +61,9 @@ CASES = {
     "floor_divide_scalar_by_zeros": (lambda np_, x, y: np_.floor_divide(x, y),
                                      (1.5, np.zeros(2, np.float32))),
     "divmod_by_zero": (lambda np_, x, y: np_.divmod(x, y), (F32, 0.0)),
+    "rint_complex": (lambda np_, x: np_.rint(x), (np.array([1.5 - 2.5j, 0.4 + 3.6j],
+                                                           np.complex64),)),
+    "round_complex": (lambda np_, x: np_.round(x, 1), (np.array([1.25 - 2.56j], np.complex64),)),
     "bitwise_count_bools": (lambda np_, x: np_.bitwise_count(x), (BOOLS,)),
     "bitwise_count_py_bool": (lambda np_, x: np_.bitwise_count(x), (True,)),
 }

@@ -70,7 +70,8 @@ def rint(x, /):
     x = as_operand("rint", x)
     if not is_inexact(dtype_of(x)):
         return as_array(convert("rint", x, np.float32))
-    _check("rint", x, lambda d: not is_complex(d), "real")
+    if is_complex(dtype_of(x)):   # each part on its own, as JAX
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -132,7 +133,8 @@ trunc = _rounding("trunc", lambda x: lax.select(lax.lt(x, like(x, 0)),
 
 
 def round(a, decimals: int = 0, out=None):
-    """`jnp.round`: half to even, at `decimals` places (floats only; ints unchanged)."""
+    """`jnp.round`: half to even, at `decimals` places (ints unchanged; complex
+    numbers part by part)."""
     if out is not None:
         raise NotImplementedError("round: the out argument is not supported")
     a = as_operand("round", a)
@@ -143,7 +145,8 @@ def round(a, decimals: int = 0, out=None):
         if decimals < 0:
             raise NotImplementedError("round: negative decimals for integers")
         return as_array(a)
-    _check("round", a, lambda d: not is_complex(d), "real")
+    if is_complex(dtype):   # each part on its own, as JAX
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     even = lax.RoundingMethod.TO_NEAREST_EVEN
     if decimals == 0:
         return lax.round(a, even)
