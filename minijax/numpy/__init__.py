@@ -39,6 +39,7 @@ from ._dtypes import bool_ as bool  # noqa: A001  (jnp.bool is jnp.bool_, as in 
 from ._promotion import result_type, promote_types
 from ._creation import *  # noqa: F401,F403
 from ._ufuncs import *  # noqa: F401,F403
+from ._classify import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403

@@ -13,6 +13,7 @@ from ._promotion import (as_operand, shape_of, dtype_of, like, promote_args_inex
                          promote_args, canonicalize_axes, is_inexact, is_float)
 from . import _reductions as R
 from . import _ufuncs as U
+from ._classify import isinf, isnan
 from ._creation import asarray
 from ._dtypes import finfo
 from ._take import take
@@ -29,10 +30,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     close = lax.le(lax.abs(lax.sub(a, b)),
                    lax.add(like(a, atol), lax.mul(like(a, rtol), lax.abs(b))))
     # inf - inf is NaN, so infinities are compared for equality instead.
-    either_inf = lax.bitwise_or(U.isinf(a), U.isinf(b))
+    either_inf = lax.bitwise_or(isinf(a), isinf(b))
     close = lax.select(either_inf, lax.eq(a, b), close)
     if equal_nan:
-        close = lax.bitwise_or(close, lax.bitwise_and(U.isnan(a), U.isnan(b)))
+        close = lax.bitwise_or(close, lax.bitwise_and(isnan(a), isnan(b)))
     return close
 
 
@@ -48,7 +49,7 @@ def array_equal(a1, a2, equal_nan=False):
         return asarray(False)
     equal = U.equal(a1, a2)
     if equal_nan and is_inexact(dtype_of(a1)) and is_inexact(dtype_of(a2)):
-        equal = U.logical_or(equal, U.logical_and(U.isnan(a1), U.isnan(a2)))
+        equal = U.logical_or(equal, U.logical_and(isnan(a1), isnan(a2)))
     return R.all(equal)
 
 
@@ -92,7 +93,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     info = finfo(dtype_of(x))
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
-    x = U.where(U.isnan(x), like(x, nan), x)
+    x = U.where(isnan(x), like(x, nan), x)
     x = U.where(U.equal(x, np.inf), like(x, posinf), x)
     return U.where(U.equal(x, -np.inf), like(x, neginf), x)
 
@@ -116,7 +117,7 @@ def _nan_reduction(fname, reduce, identity):
     def fn(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         a = as_operand(fname, a)
         if is_inexact(dtype_of(a)):
-            a = U.where(U.isnan(a), like(a, identity(dtype_of(a))), a)
+            a = U.where(isnan(a), like(a, identity(dtype_of(a))), a)
         kw = {} if dtype is None else {"dtype": dtype}
         return reduce(a, axis=axis, out=out, keepdims=keepdims, **kw, **kwargs)
     fn.__name__ = fname
@@ -135,7 +136,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     a = as_operand("nanmean", a)
     if not is_inexact(dtype_of(a)):
         return R.mean(a, axis, dtype, out, keepdims)
-    count = R.sum(U.logical_not(U.isnan(a)), axis=axis, keepdims=keepdims)
+    count = R.sum(U.logical_not(isnan(a)), axis=axis, keepdims=keepdims)
     total = nansum(a, axis=axis, dtype=dtype, keepdims=keepdims)
     return U.true_divide(total, count)
 
@@ -168,7 +169,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
         frac = like(low, float(pos - lo))
         results.append(lax.add(low, lax.mul(lax.sub(high, low), frac)))
     out = stack(results) if qs.ndim else results[0]
-    has_nan = R.any(U.isnan(a), axis=axis_)
+    has_nan = R.any(isnan(a), axis=axis_)
     out = U.where(has_nan, like(out, np.nan), out)
     if keepdims:
         for ax in axes:

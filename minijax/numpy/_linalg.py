@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import lax
 from ._eager_jit import jitted_eagerly
-from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes, convert)
+from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes, convert, is_weak)
 from ._dtypes import canonicalize_dtype
 from ._creation import eye
 from ._promotion import canonicalize_axis
@@ -38,6 +38,14 @@ def _contract(lhs, rhs, contracting, batch, preferred=None, precision=None):
 def _promoted(fname, a, b, preferred):
     a, b = promote_dtypes(fname, a, b)
     return a, b, (dtype_of(a) if preferred is None else canonicalize_dtype(preferred))
+
+
+def _typed_result(fname, out, out_dtype, promoted_operand, preferred):
+    """`out` as JAX types a product: `out_dtype`, weak exactly when the promoted
+    operands are (a Python scalar factor included) and no preferred_element_type was
+    asked for."""
+    weak = preferred is None and is_weak(promoted_operand)
+    return convert(fname, out, out_dtype, weak)
 
 
 @jitted_eagerly("precision", "preferred_element_type")
@@ -98,7 +106,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     wanted = list(range(n_batch)) + ([] if a_vec else ["m"]) + ([] if b_vec else ["n"])
     if order != wanted:
         out = lax.transpose(out, [order.index(w) for w in wanted])
-    return out
+    return _typed_result("matmul", out, out_dtype, a, preferred_element_type)
 
 
 @jitted_eagerly("precision", "preferred_element_type")
@@ -108,13 +116,14 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     a, b, out_dtype = _promoted("dot", a, b, preferred_element_type)
     a_shape, b_shape = shape_of(a), shape_of(b)
     if not a_shape or not b_shape:
-        return convert("dot", multiply(a, b), out_dtype)
+        return _typed_result("dot", multiply(a, b), out_dtype, a, preferred_element_type)
     b_axis = 0 if len(b_shape) == 1 else len(b_shape) - 2
     if a_shape[-1] != b_shape[b_axis]:
         raise TypeError(f"dot: shapes {a_shape} and {b_shape} are not aligned: "
                          f"{a_shape[-1]} (axis {len(a_shape) - 1}) != {b_shape[b_axis]} "
                          f"(axis {b_axis})")
-    return _contract(a, b, ((len(a_shape) - 1,), (b_axis,)), ((), ()), out_dtype, precision)
+    out = _contract(a, b, ((len(a_shape) - 1,), (b_axis,)), ((), ()), out_dtype, precision)
+    return _typed_result("dot", out, out_dtype, a, preferred_element_type)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -126,7 +135,8 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     if shape_of(a) != shape_of(b):
         raise TypeError(f"vdot: operands have different sizes {shape_of(a)[0]} and "
                          f"{shape_of(b)[0]}")
-    return _contract(a, b, ((0,), (0,)), ((), ()), out_dtype, precision)
+    out = _contract(a, b, ((0,), (0,)), ((), ()), out_dtype, precision)
+    return _typed_result("vdot", out, out_dtype, a, preferred_element_type)
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
@@ -134,11 +144,12 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     a, b, out_dtype = _promoted("inner", a, b, preferred_element_type)
     a_shape, b_shape = shape_of(a), shape_of(b)
     if not a_shape or not b_shape:
-        return convert("inner", multiply(a, b), out_dtype)
+        return _typed_result("inner", multiply(a, b), out_dtype, a, preferred_element_type)
     if a_shape[-1] != b_shape[-1]:
         raise TypeError(f"inner: last dimensions differ: {a_shape} and {b_shape}")
-    return _contract(a, b, ((len(a_shape) - 1,), (len(b_shape) - 1,)), ((), ()),
-                     out_dtype, precision)
+    out = _contract(a, b, ((len(a_shape) - 1,), (len(b_shape) - 1,)), ((), ()),
+                    out_dtype, precision)
+    return _typed_result("inner", out, out_dtype, a, preferred_element_type)
 
 
 def outer(a, b, out=None):
@@ -177,7 +188,8 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         if a_shape[i] != b_shape[j]:
             raise TypeError(f"tensordot: axis {i} of {a_shape} and axis {j} of {b_shape} "
                              f"have different sizes")
-    return _contract(a, b, (a_axes, b_axes), ((), ()), out_dtype, precision)
+    out = _contract(a, b, (a_axes, b_axes), ((), ()), out_dtype, precision)
+    return _typed_result("tensordot", out, out_dtype, a, preferred_element_type)
 
 
 # -- einsum ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from ._promotion import (as_operand, shape_of, dtype_of, like, convert, promote_
 from ..ir.types import is_complex, is_integer
 from . import _reductions as R
 from . import _ufuncs as U
+from ._classify import isinf, isnan, signbit
 from ._shape import broadcast_arrays, concatenate
 from ._sorting import searchsorted, sort
 from ._take import take
@@ -140,7 +141,7 @@ def _frexp(x):
     cleared = lax.bitwise_and(bits, like(bits, ~(mask << info.nmant)))
     mantissa = lax.bitcast_convert_type(
         lax.bitwise_or(cleared, like(bits, (bias - 1) << info.nmant)), dtype)
-    special = lax.bitwise_or(lax.bitwise_or(U.isinf(x), U.isnan(x)),
+    special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)),
                              lax.eq(x, like(x, 0)))
     exponent = U.where(special, like(exponent, 0), exponent)
     return U.where(special, x, mantissa), convert("frexp", exponent, np.int32)
@@ -202,7 +203,7 @@ def spacing(x, /):
     if is_complex(dtype_of(x)):
         raise ValueError("spacing is not defined for complex inputs")
     x = R.strong("spacing", x)  # as JAX: a Python scalar's spacing is strongly typed
-    away = U.where(U.signbit(x), like(x, -np.inf), like(x, np.inf))
+    away = U.where(signbit(x), like(x, -np.inf), like(x, np.inf))
     return lax.sub(lax.nextafter(x, away), x)
 
 

@@ -19,6 +19,7 @@ from ._promotion import (as_operand, shape_of, dtype_of, like, canonicalize_axes
 from ._reductions import _mean_dtypes, strong
 from . import _reductions as R
 from . import _ufuncs as U
+from ._classify import isnan
 from ._extras import nanmean
 from ._shape import reshape, transpose
 from ._take import take_along_axis
@@ -36,7 +37,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     if is_complex(out_dtype) and dtype is None:
         out_dtype = np.dtype(np.float64 if out_dtype == np.complex128 else np.float32)
     x = strong("nanvar", convert("nanvar", a, compute))
-    missing = U.isnan(x)
+    missing = isnan(x)
     centre = nanmean(x, axis, keepdims=True)
     centred = U.where(missing, like(x, 0), U.subtract(x, centre))
     squares = (lax.real(lax.mul(centred, lax.conj(centred))) if is_complex(compute)
@@ -88,7 +89,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     in_shape = shape_of(a)
     flat, axes = _as_last_axis("nanquantile", a, axis)
     ordered = lax.sort(flat, dimension=len(shape_of(flat)) - 1)
-    count = R.sum(U.logical_not(U.isnan(ordered)), axis=-1, keepdims=True,
+    count = R.sum(U.logical_not(isnan(ordered)), axis=-1, keepdims=True,
                   dtype=dtype_of(q))
     batch = shape_of(count)  # the kept axes, then 1
     q_dims = shape_of(q)
@@ -143,7 +144,7 @@ def _nan_arg_extremum(fname, arg_extremum, fill):
         a = as_operand(fname, a)
         if not is_inexact(dtype_of(a)):
             return arg_extremum(a, axis, out, keepdims)
-        missing = U.isnan(a)
+        missing = isnan(a)
         index = arg_extremum(U.where(missing, like(a, fill), a), axis, out, keepdims)
         return U.where(R.all(missing, axis=axis, keepdims=keepdims), like(index, -1), index)
     fn.__name__ = fname
@@ -160,7 +161,7 @@ def _nan_cumulative(fname, scan, identity):
     def fn(a, axis=None, dtype=None, out=None):
         a = as_operand(fname, a)
         if is_inexact(dtype_of(a)):
-            a = U.where(U.isnan(a), like(a, identity), a)
+            a = U.where(isnan(a), like(a, identity), a)
         return scan(a, axis, dtype, out)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`: `{scan.__name__}` with NaNs counted as {identity}."

@@ -217,6 +217,13 @@ def like(x, value):
     return convert("constant", value, a.dtype, a.weak_type)
 
 
+def strong_like(x, value):
+    """A strongly typed constant of `x`'s dtype (JAX's `_constant_like`). jnp functions
+    that JAX writes with such constants give a strong result even for a weak `x` (an
+    op is weak only when all its operands are), so they use this instead of `like`."""
+    return convert("constant", value, aval(x).dtype)
+
+
 def to_inexact(dtype, weak):
     """The float dtype an integer or bool computation is carried out in (f32)."""
     return (dtype, weak) if is_inexact(dtype) else (np.dtype(np.float32), weak)

@@ -26,6 +26,7 @@ from ._promotion import (as_operand, shape_of, dtype_of, like, promote_dtypes, s
                          is_inexact, canonicalize_axis)
 from . import _reductions as R
 from . import _ufuncs as U
+from ._classify import isnan
 from ._shape import concatenate, moveaxis, ravel, reshape, stack
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
@@ -62,8 +63,8 @@ def _first_of_runs(ordered, equal_nan):
         return lax.broadcast_in_dim(asarray(True), (0,), ())
     new = lax.ne(lax.slice(ordered, (1,), (n,)), lax.slice(ordered, (0,), (n - 1,)))
     if equal_nan and is_inexact(dtype_of(ordered)):
-        both_nan = lax.bitwise_and(U.isnan(lax.slice(ordered, (1,), (n,))),
-                                   U.isnan(lax.slice(ordered, (0,), (n - 1,))))
+        both_nan = lax.bitwise_and(isnan(lax.slice(ordered, (1,), (n,))),
+                                   isnan(lax.slice(ordered, (0,), (n - 1,))))
         new = lax.bitwise_and(new, lax.bitwise_not(both_nan))
     return concatenate([asarray([True]), new])
 
@@ -177,8 +178,8 @@ def _rows_differ(ordered_rows, equal_nan):
     later, earlier = ordered_rows[1:], ordered_rows[:-1]
     new = lax.ne(later, earlier)
     if equal_nan and is_inexact(dtype_of(ordered_rows)):
-        new = lax.bitwise_and(new, lax.bitwise_not(lax.bitwise_and(U.isnan(later),
-                                                                    U.isnan(earlier))))
+        new = lax.bitwise_and(new, lax.bitwise_not(lax.bitwise_and(isnan(later),
+                                                                    isnan(earlier))))
     new = R.any(new, axis=1) if m else lax.broadcast_in_dim(asarray(False), (n - 1,), ())
     return concatenate([asarray([True]), new])
 
@@ -292,8 +293,8 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
         n = shape_of(ordered)[0]
         previous = concatenate([asarray([True]), lax.slice(from_a, (0,), (n - 1,))])
         previous_nan = concatenate([asarray([False]),
-                                    U.isnan(lax.slice(ordered, (0,), (n - 1,)))])
-        first_nan = lax.bitwise_and(U.isnan(ordered), lax.bitwise_or(
+                                    isnan(lax.slice(ordered, (0,), (n - 1,)))])
+        first_nan = lax.bitwise_and(isnan(ordered), lax.bitwise_or(
             lax.bitwise_not(previous_nan), lax.ne(previous, from_a)))
         keep = lax.bitwise_or(keep, first_nan)
     return _kept("setxor1d", ordered, keep, size, fill_value)[0]

@@ -18,7 +18,7 @@ import numpy as np
 from .. import lax
 from ..ir.trace import Tracer
 from ._promotion import (PY_SCALARS, as_operand, as_array, shape_of, dtype_of, convert,
-                         like, is_weak, promote_args, promote_args_inexact,
+                         like, strong_like, is_weak, promote_args, promote_args_inexact,
                          promote_dtypes, broadcast_shapes, broadcast_to_shape, is_bool,
                          is_integer, is_inexact, is_complex, is_float)
 from ._eager_jit import jitted_eagerly
@@ -70,7 +70,8 @@ def rint(x, /):
     x = as_operand("rint", x)
     if not is_inexact(dtype_of(x)):
         return as_array(convert("rint", x, np.float32))
-    _check("rint", x, lambda d: not is_complex(d), "real")
+    if is_complex(dtype_of(x)):   # each part on its own, as JAX
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -79,9 +80,10 @@ def _log_base(fname, base, by_reciprocal=False):
 
     def fn(x, /):
         x, = promote_args_inexact(fname, x)
+        # JAX's constant is strong, so even a Python scalar gives a strong result.
         if by_reciprocal:   # as JAX computes log10, which can differ in the last bit
-            return lax.mul(lax.log(x), like(x, 1 / log_of_base))
-        return lax.div(lax.log(x), like(x, log_of_base))
+            return lax.mul(lax.log(x), strong_like(x, 1 / log_of_base))
+        return lax.div(lax.log(x), strong_like(x, log_of_base))
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`: the natural log divided by log({base})."
     return jitted_eagerly()(fn)
@@ -131,7 +133,8 @@ trunc = _rounding("trunc", lambda x: lax.select(lax.lt(x, like(x, 0)),
 
 
 def round(a, decimals: int = 0, out=None):
-    """`jnp.round`: half to even, at `decimals` places (floats only; ints unchanged)."""
+    """`jnp.round`: half to even, at `decimals` places (ints unchanged; complex
+    numbers part by part)."""
     if out is not None:
         raise NotImplementedError("round: the out argument is not supported")
     a = as_operand("round", a)
@@ -142,7 +145,8 @@ def round(a, decimals: int = 0, out=None):
         if decimals < 0:
             raise NotImplementedError("round: negative decimals for integers")
         return as_array(a)
-    _check("round", a, lambda d: not is_complex(d), "real")
+    if is_complex(dtype):   # each part on its own, as JAX
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     even = lax.RoundingMethod.TO_NEAREST_EVEN
     if decimals == 0:
         return lax.round(a, even)
@@ -186,6 +190,7 @@ abs = absolute
 
 def fabs(x, /):
     x, = promote_args_inexact("fabs", x)
+    _check("fabs", x, lambda d: not is_complex(d), "real")
     return lax.abs(x)
 
 
@@ -244,7 +249,10 @@ def _floor_divmod(fname, x, y, want_div, want_mod):
     fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(y, zero), lax.lt(mod, zero)))
     results = []
     if want_div:
-        div = lax.div(lax.sub(x, mod), y)
+        # x - mod is NaN when y == 0 (mod is NaN); x / 0 gives NumPy's +-inf (or NaN).
+        x_minus_mod = lax.sub(x, mod)
+        x_full = broadcast_to_shape(fname, x, shape_of(x_minus_mod))
+        div = lax.div(lax.select(lax.eq(y, zero), x_full, x_minus_mod), y)
         div = lax.select(fix, lax.sub(div, like(x, 1)), div)
         results.append(lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN))
     if want_mod:
@@ -370,14 +378,24 @@ def float_power(x, y, /):
 def hypot(x, y, /):
     """`sqrt(x**2 + y**2)`, scaled by the larger magnitude so it does not overflow."""
     x, y = promote_args_inexact("hypot", x, y, keep_scalars=False)
+    if is_complex(dtype_of(x)):
+        raise ValueError("hypot is not well defined for complex operands; pass their "
+                         "magnitudes (abs) instead")
     x, y = lax.abs(x), lax.abs(y)
+    # An infinite operand wins over a NaN one (max would propagate the NaN).
+    either_infinite = lax.bitwise_or(lax.eq(x, strong_like(x, np.inf)),
+                                     lax.eq(y, strong_like(y, np.inf)))
     big, small = lax.max(x, y), lax.min(x, y)
     zero = like(big, 0)
     safe = lax.select(lax.eq(big, zero), lax.add(big, like(big, 1)), big)
     ratio = lax.div(small, safe)
-    return lax.select(lax.eq(big, zero), big,
-                      lax.mul(big, lax.sqrt(lax.add(like(big, 1),
-                                                    lax.mul(ratio, ratio)))))
+    finite = lax.select(lax.eq(big, zero), big,
+                        lax.mul(big, lax.sqrt(lax.add(like(big, 1), lax.mul(ratio, ratio)))))
+    # JAX's infinity here is weak only for a weak rank-0 operand (`lax._const`), so a
+    # Python scalar mixed with an array gives a strong result.
+    weak_scalar = is_weak(finite) and not shape_of(finite)
+    infinity = lax.full_like(finite, np.inf, None if weak_scalar else dtype_of(finite))
+    return lax.select(either_infinite, infinity, finite)
 
 
 def fmax(x, y, /):
@@ -486,6 +504,8 @@ def bitwise_count(x, /):
     _check("bitwise_count", x, lambda d: is_integer(d) or is_bool(d), "integer or bool")
     if np.dtype(dtype_of(x)).kind == "i":
         x = lax.abs(x)
+    if is_bool(dtype_of(x)):   # population_count takes integers; True has one bit
+        x = lax.convert_element_type(x, np.uint8)
     return lax.convert_element_type(lax.population_count(x), np.uint8)
 
 
@@ -496,55 +516,6 @@ def invert(x, /):
 
 
 bitwise_not = bitwise_invert = invert
-
-
-def isfinite(x, /):
-    x = as_operand("isfinite", x)
-    dtype = dtype_of(x)
-    if is_float(dtype):
-        return lax.is_finite(x)
-    if is_complex(dtype):
-        raise NotImplementedError("isfinite of complex arrays is not supported")
-    from ._creation import full  # not at the top: _creation imports this module (a cycle)
-    return full(shape_of(x), True)
-
-
-def isnan(x, /):
-    x = as_operand("isnan", x)
-    if is_inexact(dtype_of(x)):
-        return lax.ne(x, x)  # NaN is the one value unequal to itself
-    from ._creation import full  # not at the top: _creation imports this module (a cycle)
-    return full(shape_of(x), False)
-
-
-def isinf(x, /):
-    x = as_operand("isinf", x)
-    dtype = dtype_of(x)
-    if is_float(dtype):
-        return lax.eq(lax.abs(x), like(x, np.inf))
-    if is_complex(dtype):
-        raise NotImplementedError("isinf of complex arrays is not supported")
-    from ._creation import full  # not at the top: _creation imports this module (a cycle)
-    return full(shape_of(x), False)
-
-
-def isposinf(x, /):
-    x = as_operand("isposinf", x)
-    return equal(x, np.inf) if is_float(dtype_of(x)) else isinf(x)
-
-
-def isneginf(x, /):
-    x = as_operand("isneginf", x)
-    return equal(x, -np.inf) if is_float(dtype_of(x)) else isinf(x)
-
-
-def signbit(x, /):
-    """True where the sign is negative, -0.0 included (`copysign` tells it apart)."""
-    x = as_operand("signbit", x)
-    if not is_float(dtype_of(x)):
-        return less(x, 0)
-    one = like(x, 1)
-    return lax.lt(copysign(one, x), like(x, 0))
 
 
 # -- selection -----------------------------------------------------------------------------
@@ -592,7 +563,6 @@ rint, reciprocal, deg2rad, rad2deg, positive, fabs, fmod, float_power = map(
 floor_divide, remainder, hypot, fmax, fmin, copysign, invert, logical_not = map(
     jitted_eagerly(), (floor_divide, remainder, hypot, fmax, fmin, copysign, invert,
                        logical_not))
-isfinite, isnan, isinf, signbit = map(jitted_eagerly(), (isfinite, isnan, isinf, signbit))
 radians, degrees, mod, bitwise_not, bitwise_invert = deg2rad, rad2deg, remainder, invert, invert
 
 __all__ = [
@@ -607,6 +577,6 @@ __all__ = [
     "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
     "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
     "bitwise_xor", "left_shift", "bitwise_left_shift", "right_shift",
-    "bitwise_right_shift", "bitwise_count", "invert", "bitwise_not", "bitwise_invert", "isfinite", "isnan",
-    "isinf", "isposinf", "isneginf", "signbit", "where", "clip"
+    "bitwise_right_shift", "bitwise_count", "invert", "bitwise_not", "bitwise_invert",
+    "where", "clip"
 ]

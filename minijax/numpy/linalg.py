@@ -26,6 +26,7 @@ from .. import lax
 from ..frontend import linalg_ops as lax_linalg
 from . import _reductions as R
 from . import _ufuncs as U
+from ._classify import isnan
 from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes_inexact,
                          broadcast_shapes, canonicalize_axis)
 from ._creation import eye, zeros
@@ -524,8 +525,8 @@ def cond(x, p=None):
         if shape[-1] != shape[-2]:
             raise ValueError(f"cond: for p={p!r} the matrix must be square, got shape {shape}")
         ratio = U.multiply(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))
-    nan_free = U.logical_not(R.any(U.isnan(x), axis=(-2, -1)))
-    return where(U.logical_and(U.isnan(ratio), nan_free), np.asarray(np.inf, dtype_of(ratio)),
+    nan_free = U.logical_not(R.any(isnan(x), axis=(-2, -1)))
+    return where(U.logical_and(isnan(ratio), nan_free), np.asarray(np.inf, dtype_of(ratio)),
                  ratio)
 
 
