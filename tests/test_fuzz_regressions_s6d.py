@@ -34,3 +34,58 @@ def test_switch_vjp_cotangent_takes_the_output_cotangents_type(index, weak_cotan
                     for o in out)
         return out, pullback(cts)
     assert_trees_match(pulled_back(minijax), pulled_back(jax))
+
+
+# -- F81: pow with an integer exponent -----------------------------------------------------
+
+_BASES = [np.float32(0.0), np.float32(-1.5), np.array([0.0, -2.0, 0.5], np.float32), 0.0]
+_EXPONENTS = [np.int32(0), np.int32(3), np.int32(-1), np.array([0, 2, -2], np.int32),
+              np.uint8(0), np.int8(2)]
+
+
+@pytest.mark.parametrize("x", _BASES, ids=lambda x: repr(x))
+@pytest.mark.parametrize("y", _EXPONENTS, ids=lambda y: repr(y))
+def test_pow_with_an_integer_exponent_differentiates_as_jax(x, y):
+    # docs/fuzzing_findings.md F75's note: minijax converted an integer exponent to the
+    # base's dtype, so d/dx x**0 at x = 0 was 0 * 0**-1 = NaN; JAX keeps the exponent
+    # integer and its jvp selects 0 where y == 0
+    def transforms(api):
+        f = lambda x: api.lax.pow(x, y)
+        loss = lambda x: api.numpy.sum(f(x))
+        ones = api.numpy.ones_like(x)
+        batch_x = api.numpy.stack([api.numpy.asarray(x)] * 2)
+        batch_y = api.numpy.stack([api.numpy.asarray(y)] * 2)
+        return {"jit": api.jit(f)(x), "grad": api.grad(loss)(x),
+                "jvp": api.jvp(f, (x,), (ones,)), "hessian": api.hessian(loss)(x),
+                "vmap": api.vmap(api.lax.pow)(batch_x, batch_y)}
+    assert_trees_match(transforms(minijax), transforms(jax))
+
+
+def test_pow_at_zero_to_an_integer_zero_has_a_zero_gradient():
+    got = minijax.grad(lambda x: minijax.lax.pow(x, np.int32(0)))(np.float32(0.0))
+    assert np.asarray(got) == 0.0
+
+
+def test_pow_keeps_an_integer_exponent_in_the_jaxpr():
+    jaxpr = minijax.make_jaxpr(minijax.lax.pow)(np.float32(2.0), np.int32(3))
+    assert "i32" in str(jaxpr) and "convert" not in str(jaxpr)
+
+
+def test_pow_rejects_an_exponent_of_another_float_dtype():
+    with pytest.raises(TypeError) as minijax_error:
+        minijax.lax.pow(np.float32(2.0), np.float16(3.0))
+    with pytest.raises(TypeError):
+        jax.lax.pow(np.float32(2.0), np.float16(3.0))
+    assert "pow" in str(minijax_error.value)
+
+
+@pytest.mark.parametrize("y", [np.array(0, np.int32), np.array([0, 3, -2], np.int8)],
+                         ids=lambda y: repr(y))
+def test_numpy_power_with_an_integer_exponent_array_differentiates_as_jax(y):
+    # jnp.power hands a float base and an integer exponent array to lax.pow unconverted
+    def transforms(api):
+        loss = lambda x: api.numpy.sum(api.numpy.power(x, y))
+        x = np.array([0.0, -2.0, 0.5], np.float32)
+        return {"grad": api.grad(loss)(x), "hessian": api.hessian(loss)(x),
+                "jit": api.jit(api.numpy.power)(x, y)}
+    assert_trees_match(transforms(minijax), transforms(jax))
