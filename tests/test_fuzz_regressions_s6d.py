@@ -89,3 +89,57 @@ def test_numpy_power_with_an_integer_exponent_array_differentiates_as_jax(y):
         return {"grad": api.grad(loss)(x), "hessian": api.hessian(loss)(x),
                 "jit": api.jit(api.numpy.power)(x, y)}
     assert_trees_match(transforms(minijax), transforms(jax))
+
+
+# -- F82: the shrinker kept candidates showing another kind of difference -----------------
+
+def _names(program):
+    return {eqn.primitive.name for eqn in program.jaxpr.eqns}
+
+
+def _sin_cos_program():
+    from minijax.interop import import_jaxpr
+    x = np.array([0.5, -1.0], np.float32)
+    fn = lambda x: jax.numpy.sum(jax.numpy.sin(jax.numpy.cos(x) * 3.0))
+    return import_jaxpr(jax.make_jaxpr(fn)(x)), [x]
+
+
+
+
+@pytest.mark.parametrize("kinds", ["values vs weak type", "error types"])
+def test_shrinking_keeps_only_candidates_with_the_rows_kind_of_difference(kinds):
+    # fz6c's note: the shrinker kept any candidate of the same status, so a shrunk
+    # reproducer could show another difference than the row's (a weak type where the
+    # row was about values); now the kind (`report.difference_kind`) must match
+    from minijax.testing.recipes import TRANSFORMS
+    from minijax.testing.report import Row, difference_kind
+    from minijax.testing.shrink import shrink
+    if kinds == "values vs weak type":
+        original = Row("grad", "differ", max_error=0.5, detail="result leaf 0: values differ")
+        other = Row("grad", "differ", detail="result leaf 0: weak_type True != jax's False")
+    else:
+        original = Row("grad", "error", jax_error="TypeError: planted")
+        other = Row("grad", "error", jax_error="ValueError: planted")
+    assert difference_kind(original) != difference_kind(other)
+    program, leaves = _sin_cos_program()
+    judge = lambda p, l: original if "sin" in _names(p) else (other if p.jaxpr.eqns else None)
+    small, _ = shrink(program, leaves, "grad", TRANSFORMS["grad"], judge=judge, row=original)
+    assert "sin" in _names(small)
+    assert len(small.jaxpr.eqns) < len(program.jaxpr.eqns)
+    # a row the program no longer shows (the judge sees the other kind) is not shrunk
+    small, _ = shrink(program, leaves, "grad", TRANSFORMS["grad"], judge=judge, row=other)
+    assert small is program
+
+
+def test_the_fuzzers_shrink_judge_decides_as_the_battery_row_does():
+    # the fuzzer shrinks a row with `fuzz.shrink_judge`: `compare_row` (the compiled
+    # oracle, eager JAX where that decides a difference: F61) with the program's
+    # tolerance, so the shrunk program is judged on the JAX side the row was
+    from minijax.testing import fuzz
+    case = fuzz.generate(3)
+    recipes = fuzz.recipes_for(case, ["grad", "jit"])
+    for name in ("grad", "jit"):
+        judged = fuzz.shrink_judge(name, recipes[name])(case.program, case.leaves)
+        row = fuzz.compare_row(name, case.program, case.leaves, recipes[name])
+        assert (judged is None) == (row.ok or bool(fuzz.known_divergence(name, case.program,
+                                                                          row)))
