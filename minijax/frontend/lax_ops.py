@@ -122,9 +122,9 @@ def pow(x, y):
                         f"complex), and the second argument must have an inexact or integer "
                         f"dtype, and two inexact dtypes must match, but got {x_dtype} and "
                         f"{y_dtype} respectively.")
-    if not isinstance(y, _PY_SCALARS) and y_dtype != x_dtype:
-        # pow_p takes one dtype: an integer exponent is exact in x's dtype.
-        y = convert_element_type(y, x_dtype)
+    if isinstance(x, _PY_SCALARS) and not isinstance(y, _PY_SCALARS):
+        x = convert_element_type(x, x_dtype)
+    # An integer exponent stays integer (pow_p takes it, as JAX's does).
     return bind(P.pow_p, *_match_scalars(x, y))
 
 

@@ -153,7 +153,24 @@ sub_p = _nary("sub", _numeric)
 mul_p = _nary("mul", _numeric)
 div_p = _nary("div", _numeric)
 rem_p = _nary("rem", _numeric)
-pow_p = _nary("pow", is_inexact)
+pow_p = Primitive("pow")
+
+
+def _pow_rule(x, y):
+    # As JAX's pow: x inexact; y of x's dtype or an integer (kept integer, so the jvp
+    # can treat an integer exponent as exact: its derivative in x is 0 where y == 0).
+    for aval in (x, y):
+        _array("pow", aval)
+    _reject_keys("pow", [x.dtype, y.dtype])
+    if not is_inexact(x.dtype):
+        _fail("pow", f"does not accept dtype {x.dtype.name}")
+    if y.dtype != x.dtype and not is_integer(y.dtype):
+        _fail("pow", f"the exponent must be of the base's dtype or an integer, got {x} "
+              f"and {y}")
+    return [ShapedArray(_binary_shape("pow", [x, y]), x.dtype, x.weak_type and y.weak_type)]
+
+
+type_rules[pow_p] = _pow_rule
 max_p = _nary("max", _any)
 min_p = _nary("min", _any)
 atan2_p = _nary("atan2", is_float)

@@ -319,7 +319,8 @@ def power(x, y, /):
 
     * a concrete integer exponent is `integer_pow` (exact repeated multiplication);
     * integer (or bool) base and exponent: binary exponentiation;
-    * a float base with an integer exponent array keeps the base's dtype;
+    * a float base with an integer exponent array keeps the base's dtype (and `pow`
+      takes the exponent as an integer);
     * otherwise both operands are promoted and `pow` applies."""
     exponent = _concrete_int(y)
     if exponent is not None:
@@ -335,8 +336,8 @@ def power(x, y, /):
     if is_inexact(x_dtype) and is_integer(y_dtype):
         shape = broadcast_shapes("power", shape_of(x), shape_of(y))
         x = broadcast_to_shape("power", x, shape, keep_scalar=True)
-        y = broadcast_to_shape("power", convert("power", y, x_dtype, is_weak(y)), shape,
-                               keep_scalar=True)
+        # the exponent stays integer: `pow`'s jvp treats it as exact, as JAX's does
+        y = broadcast_to_shape("power", y, shape, keep_scalar=True)
         return lax.pow(x, y)
     x, y = promote_args("power", x, y)
     dtype = dtype_of(x)

@@ -43,7 +43,7 @@ from .cross_check import compare, select_recipes, _program_words, _TRANSFORM_WOR
 from .fuzz_builder import DTYPES, Builder, Shared, make_arguments, random_value
 from .fuzz_ops import OPS, feature_names
 from .fuzz_structured import POLICIES
-from .report import Row
+from .report import Row, difference_kind
 
 __all__ = ["FuzzCase", "generate", "check_case", "all_transforms", "signature",
            "list_primitives", "FEATURES", "INVARIANTS", "RECIPE_POLICIES"]
@@ -399,21 +399,22 @@ def check_case(case: FuzzCase, transforms=None, rtol=None, atol=None) -> list:
     return rows
 
 
+def shrink_judge(transform, recipe, rtol=None, atol=None):
+    """How the shrinker judges a smaller program for a battery row: as `check_case`
+    judges the row -- `compare_row`, so on the same JAX side (the compiled oracle, or
+    eager JAX where that decides a difference, F61) and with the program's tolerance --
+    and a difference that a divergence record or an explained finding accepts counts
+    as agreement (a reproducer must show the unexplained difference)."""
+    def judge(program, leaves):
+        row = compare_row(transform, program, leaves, recipe,
+                          *_program_tolerance(program, rtol, atol, transform))
+        if row.ok or known_divergence(transform, program, row):
+            return None
+        return row
+    return judge
+
+
 # -- findings ---------------------------------------------------------------------------------------
-
-def difference_kind(row: Row) -> str:
-    """What kind of difference a row is, for deduplication."""
-    if row.status == "error":
-        side = "minijax" if row.minijax_error else "jax"
-        message = row.minijax_error or row.jax_error
-        return f"{side} raises {message.split(':', 1)[0]}"
-    detail = row.detail
-    for kind in ("dtype", "weak_type", "shape", "saved residuals", "tree structures",
-                 "printed output"):
-        if kind in detail:
-            return kind
-    return "values"
-
 
 def transform_family(transform: str) -> str:
     return transform.split("[", 1)[0]

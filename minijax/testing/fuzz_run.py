@@ -193,8 +193,10 @@ def check_one(seed, features=None, transforms=None, shrink=True, shrink_seconds=
                 recipes = recipes or fuzz.recipes_for(case, [r.transform for r in rows])
                 recipe = recipes[row.transform]
                 try:
-                    program, leaves = shrink_program(program, leaves, row.transform, recipe,
-                                                     max_checks=60, time_limit=shrink_seconds)
+                    program, leaves = shrink_program(
+                        program, leaves, row.transform, recipe, max_checks=60,
+                        time_limit=shrink_seconds, row=row,
+                        judge=fuzz.shrink_judge(row.transform, recipe))
                     # the generator's custom rules are their bodies' derivatives
                     source = reproducer_source(program, leaves, row.transform, recipe,
                                                custom_rules="derivatives_of_body")

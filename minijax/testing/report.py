@@ -48,6 +48,23 @@ class Row:
         return self.detail
 
 
+def difference_kind(row: Row) -> str:
+    """What kind of difference a row is: which side raised what, or which part of the
+    results differs (dtype, weak_type, shape, saved residuals, tree structures, printed
+    output, else values). The fuzzer deduplicates findings by it, and the shrinker
+    keeps a smaller program only when it shows the same kind."""
+    if row.status == "error":
+        side = "minijax" if row.minijax_error else "jax"
+        message = row.minijax_error or row.jax_error
+        return f"{side} raises {message.split(':', 1)[0]}"
+    detail = row.detail
+    for kind in ("dtype", "weak_type", "shape", "saved residuals", "tree structures",
+                 "printed output"):
+        if kind in detail:
+            return kind
+    return "values"
+
+
 @dataclass
 class Report:
     function: str

@@ -21,8 +21,11 @@ shrink by tracing the user's function anew.
 
 Each candidate is rebuilt by re-tracing the program (so it verifies and prints like
 any minijax program) and pruned with dead-code elimination. "Still disagrees" is
-judged as `cross_check` judges: minijax's transform of the candidate against JAX's
-transform of the candidate exported with `to_jax`.
+judged as `cross_check` judges -- minijax's transform of the candidate against JAX's
+transform of the candidate exported with `to_jax` -- or by the caller's `judge` (the
+fuzzer judges as its battery did, `fuzz.shrink_judge`), and means the same KIND of
+difference as the original row (a weak type stays a weak type, a JAX `TypeError`
+stays one): a candidate that differs otherwise would be another finding.
 
 `write_reproducer` writes the result as one standalone Python file: the program from
 `to_python_source`, its arguments, the transform's recipe (`recipes.py`, verbatim),
@@ -49,6 +52,7 @@ from ..ir.types import RefType, ShapedArray, aval_of_value
 from ..transforms.ad_util import eval_jaxpr
 from ..transforms.dce import dce_jaxpr
 from . import recipes as recipes_module
+from .report import difference_kind
 
 __all__ = ["shrink", "write_reproducer", "shrink_and_write", "still_differs"]
 
@@ -247,14 +251,34 @@ def _size(program) -> int:
     return sum(1 for _ in eqns_nested(program))
 
 
+def _judge_or_default(judge, transform, recipe, rtol, atol):
+    if judge is not None:
+        return judge
+    return lambda program, leaves: still_differs(program, leaves, transform, recipe,
+                                                 rtol, atol)
+
+
+def _same_difference(row, first) -> bool:
+    """Whether a candidate's row shows the difference the shrinking started from: the
+    same kind (`report.difference_kind`: which side raised what, or weak type vs dtype
+    vs values ...). A smaller program that differs in another way is another finding,
+    and its reproducer would mislead."""
+    return row is not None and not row.ok and difference_kind(row) == difference_kind(first)
+
+
 def shrink(program, leaves, transform, recipe, rtol=None, atol=None, *, max_checks=150,
-           time_limit=60.0):
+           time_limit=60.0, judge=None, row=None):
     """The smallest program (and its arguments) found that still disagrees on
     `transform` as `program` does; `program` itself if it is already minimal, or if
-    the disagreement does not survive export."""
+    the disagreement does not survive export. `judge(program, leaves)` gives a
+    candidate's row, None where it agrees (default: `still_differs`, as `cross_check`
+    judges); `row`, the row being shrunk (default: the judge's row of `program`): a
+    candidate is kept only when it shows the same kind of difference."""
     start = time.monotonic()
-    first = still_differs(program, leaves, transform, recipe, rtol, atol)
-    if first is None:
+    judge = _judge_or_default(judge, transform, recipe, rtol, atol)
+    start_row = judge(program, leaves)
+    first = row if row is not None else start_row
+    if first is None or not _same_difference(start_row, first):
         return program, list(leaves)
     checks = 0
     current, current_leaves = program, list(leaves)
@@ -273,10 +297,10 @@ def shrink(program, leaves, transform, recipe, rtol=None, atol=None, *, max_chec
                 continue
             checks += 1
             try:
-                row = still_differs(candidate, candidate_leaves, transform, recipe, rtol, atol)
+                verdict = judge(candidate, candidate_leaves)
             except Exception:  # noqa: BLE001 -- export or evaluation failed: not kept
-                row = None
-            if row is not None and row.status == first.status:
+                verdict = None
+            if _same_difference(verdict, first):
                 current, current_leaves = candidate, candidate_leaves
                 improved = True
                 break
@@ -348,13 +372,15 @@ def write_reproducer(program, leaves, transform, recipe, folder=None) -> str:
 
 
 def shrink_arguments(retrace, program, leaves, transform, recipe, rtol=None, atol=None,
-                     *, max_checks=40):
-    """Smaller array arguments, while the disagreement persists: each axis of each
-    argument is cut to its first 1, 2 or half its elements, and the function is traced
-    again at the new shapes (`retrace(leaves) -> program`; a function that cannot take
-    the smaller shape is left as it is). Returns (program, leaves)."""
-    first = still_differs(program, leaves, transform, recipe, rtol, atol)
-    if first is None:
+                     *, max_checks=40, judge=None):
+    """Smaller array arguments, while the same kind of disagreement persists (`judge`
+    as in `shrink`): each axis of each argument is cut to its first 1, 2 or half its
+    elements, and the function is traced again at the new shapes (`retrace(leaves) ->
+    program`; a function that cannot take the smaller shape is left as it is).
+    Returns (program, leaves)."""
+    judge = _judge_or_default(judge, transform, recipe, rtol, atol)
+    first = judge(program, leaves)
+    if first is None or first.ok:
         return program, list(leaves)
     leaves, checks = list(leaves), 0
     for i in range(len(leaves)):
@@ -367,11 +393,10 @@ def shrink_arguments(retrace, program, leaves, transform, recipe, rtol=None, ato
                 checks += 1
                 try:
                     candidate = retrace(candidate_leaves)
-                    row = still_differs(candidate, candidate_leaves, transform, recipe,
-                                        rtol, atol)
+                    verdict = judge(candidate, candidate_leaves)
                 except Exception:  # noqa: BLE001 -- the function needs its shapes
                     continue
-                if row is not None and row.status == first.status:
+                if _same_difference(verdict, first):
                     program, leaves = candidate, candidate_leaves
                     break
     return program, leaves

@@ -200,12 +200,13 @@ def _cond_transpose(cts, index, *operands, branches):
     nonlinear = [x for x in operands if not is_linear(x)]
     # A linear (tangent) ref's cotangent is a ref, passed in and written in place.
     ct_refs = [x.ct_ref for x in operands if type(x) is UndefinedRef]
-    out_avals = branches[0].out_avals
-    in_avals = [aval_of(x) for x in nonlinear + ct_refs] + out_avals
+    cts = [instantiate(ct) for ct in cts]
+    # The branches are transposed at the cotangents' own types, as JAX does: a strong
+    # cotangent of a weak output makes the operands' cotangents strong.
+    in_avals = [aval_of(x) for x in nonlinear + ct_refs + cts]
     bodies = [trace_body(_transposed_branch(branch, linear, len(nonlinear), len(ct_refs)),
                          in_avals) for branch in branches]
     jaxprs, consts = merge_bodies(bodies)
-    cts = [instantiate(ct) for ct in cts]
     outs = iter(bind(cond_p, index, *consts, *nonlinear, *ct_refs, *cts,
                      branches=tuple(jaxprs)))
     return [None] + [next(outs) if lin and type(x) is not UndefinedRef else None

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
-from ..ir.types import is_inexact, is_complex
+from ..ir.types import is_inexact, is_integer, is_complex
 from ..ir import complex_primitives as C
 from .ad_util import (Zero, zeros, scalar, tangent_aval, instantiate, add_tangents, broadcast_to,
                       const_like, add, sub, mul, div, neg, eq, convert, reduce_sum,
@@ -216,15 +216,25 @@ def _pow_jvp_base(t, ans, x, y):
     # weak x is strong, as JAX's). No mask where y == 0: the product is 0 there already
     # (NaN at x == 0, as in JAX), and a mask would zero its derivative in y,
     # x**(y-1) -- a second derivative of pow (finding F75).
+    # An integer exponent is exact, as in JAX's rule: the derivative is 0 where y == 0
+    # (also at x == 0, where the product would be 0 * inf = NaN).
     shape = aval_of(ans).shape
     dtype = aval_of(ans).dtype
+    integer_exponent = is_integer(aval_of(y).dtype)
     x, y = broadcast_to(convert(x, dtype), shape), broadcast_to(convert(y, dtype), shape)
-    return mul(t, mul(y, bind(P.pow_p, x, sub(y, const_like(y, 1)))))
+    if not integer_exponent:
+        return mul(t, mul(y, bind(P.pow_p, x, sub(y, const_like(y, 1)))))
+    jacobian = bind(P.select_n_p, eq(y, const_like(y, 0)),
+                    mul(_replace_zero(y), bind(P.pow_p, x, sub(y, const_like(y, 1)))),
+                    zeros(aval_of(y)))
+    return mul(t, jacobian)
 
 
-_defjvp(P.pow_p, _pow_jvp_base,
-        lambda t, ans, x, y: convert(mul(t, mul(log(_replace_zero(x)), ans)),
-                                     aval_of(y).dtype))
+def _pow_jvp_exponent(t, ans, x, y):
+    return convert(mul(t, mul(log(_replace_zero(x)), ans)), aval_of(y).dtype)
+
+
+_defjvp(P.pow_p, _pow_jvp_base, _pow_jvp_exponent)
 
 
 def _chooser_share(x, y, ans):
