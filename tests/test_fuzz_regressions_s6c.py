@@ -20,10 +20,26 @@ from minijax.testing import assert_trees_match
 def test_eager_checkpoint_name_gives_the_canonical_dtype(value):
     # seed 0:34: vmap of `checkpoint_name(x)` over a float64 batch returned the float64
     # NumPy array; JAX's eager primitives put NumPy operands in the x64-off dtype
+    # (compared by declared dtype: JAX 0.10 hands a Python float back as a float32
+    # TypedFloat, which np.asarray would read as float64)
     got = minijax.ad_checkpoint.checkpoint_name(value, "b")
     want = jax.ad_checkpoint.checkpoint_name(value, "b")
-    assert np.asarray(got).dtype == np.asarray(want).dtype
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert_trees_match(got, want, rtol=0, atol=0)
+
+
+def test_eager_checkpoint_name_of_a_python_scalar_is_jax_weak_scalar():
+    # seed 0:34's eager row (the fresh-clone run of the issue's command): minijax
+    # handed the Python float back, which compares as float64; JAX gives a weak float32
+    # scalar. Checked as the fuzzer checks it, and directly.
+    from minijax.testing.fuzz import FuzzCase, check_case
+    closed = minijax.make_jaxpr(lambda a: minijax.ad_checkpoint.checkpoint_name(a, "b"))(1.5)
+    case = FuzzCase("0:34 shrunk", closed, [1.5], [1.5], frozenset(), frozenset(), True)
+    rows = check_case(case, ["eager", "jit", "vmap"])
+    assert [row.status for row in rows] == ["agree"] * 3, [row.summary() for row in rows]
+    for value in (1.5, 2, 1j):
+        assert_trees_match(minijax.ad_checkpoint.checkpoint_name(value, "b"),
+                           jax.ad_checkpoint.checkpoint_name(value, "b"))
+    assert minijax.ad_checkpoint.checkpoint_name(True, "b") is True
 
 
 def test_vmap_of_checkpoint_name_over_a_float64_batch():

@@ -48,9 +48,13 @@ eager_impls[remat_p] = _remat_eager
 def _name_eager(x, *, name):
     # `name` computes nothing, but an eager JAX primitive puts a NumPy operand in its
     # canonical dtype (64-bit mode off: float64 -> float32), so `checkpoint_name` of a
-    # float64 array is a float32 array there (finding F70).
+    # float64 array is a float32 array there (finding F70), and a Python scalar comes
+    # back as a weakly typed scalar of the canonical dtype, not as a Python number
+    # (read as float64; seed 0:34's eager row).
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype != canonical_dtype(x.dtype):
         x = np.asarray(x, canonical_dtype(x.dtype))
+    elif type(x) in (int, float, complex):   # (a bool comes back a bool in JAX too)
+        x = xla.weakened(x)
     return [x]
 
 
