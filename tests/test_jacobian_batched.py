@@ -12,13 +12,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax.testing.comparison import assert_trees_match
-
-
-def printed(capsys, run):
-    capsys.readouterr()
-    run()
-    jax.effects_barrier()
-    return capsys.readouterr().out.splitlines()
+from tests.test_debug_print import printed
 
 
 # -- side effects of custom rules: as often as in JAX --------------------------------------
