@@ -91,15 +91,27 @@ class StagingTrace(Trace):
         return var
 
     def process_primitive(self, prim, args, params):
-        # This trace's own tracers are most inputs: read their variables directly.
-        inputs = [x.ir_var if type(x) is StagingTracer and x._trace is self
-                  else self.to_atom(x) for x in args]
-        signature = signature_of(prim, [v.aval for v in inputs], params)
+        # Run once per traced operation, so written for speed: plain loops (in Python
+        # 3.11 each comprehension is a function call) and one-output operations, the
+        # common case, without a loop at all.
+        inputs, in_avals = [], []
+        for x in args:
+            # This trace's own tracers are most inputs: read their variables directly.
+            atom = x.ir_var if type(x) is StagingTracer and x._trace is self else self.to_atom(x)
+            inputs.append(atom)
+            in_avals.append(atom.aval)
+        signature = signature_of(prim, in_avals, params)
+        out_avals = signature.out_avals
         if prim is convert_element_type_p and _is_host_scalar(args[0]):
             # The tracer stands for a literal: its `ir_var` is that Literal, which every
             # reader (equation inputs, outvars, to_atom) takes as an atom.
-            return [StagingTracer(self, _converted_literal(inputs[0], signature.out_avals[0]))]
-        outputs = [Var(aval) for aval in signature.out_avals]
+            return [StagingTracer(self, _converted_literal(inputs[0], out_avals[0]))]
+        if len(out_avals) == 1:
+            var = Var(out_avals[0])
+            self.eqns.append(Eqn(prim, inputs, params, (var,), signature.effects,
+                                 current_source_info()))
+            return [StagingTracer(self, var)]
+        outputs = tuple([Var(aval) for aval in out_avals])
         self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects,
                              current_source_info()))
         return [StagingTracer(self, v) for v in outputs]
