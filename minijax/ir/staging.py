@@ -45,6 +45,9 @@ class StagingTracer(Tracer):
     def aval(self):
         return self.ir_var.aval
 
+    # Read by every lax operation's dtype check: one property call rather than two.
+    dtype = property(lambda self: self.ir_var.aval.dtype)
+
 
 class StagingTrace(Trace):
     expands_operations = False     # one application, one equation

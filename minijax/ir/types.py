@@ -218,13 +218,10 @@ _ndarray_avals: dict = {}
 _MAX_NDARRAY_AVALS = 4096
 
 
-def _ndarray_aval(shape, dtype) -> ShapedArray:
-    key = (shape, dtype)
-    aval = _ndarray_avals.get(key)
-    if aval is None:
-        if len(_ndarray_avals) >= _MAX_NDARRAY_AVALS:
-            _ndarray_avals.clear()
-        aval = _ndarray_avals[key] = ShapedArray(shape, canonical_dtype(dtype))
+def _new_ndarray_aval(shape, dtype) -> ShapedArray:
+    if len(_ndarray_avals) >= _MAX_NDARRAY_AVALS:
+        _ndarray_avals.clear()
+    aval = _ndarray_avals[(shape, dtype)] = ShapedArray(shape, canonical_dtype(dtype))
     return aval
 
 
@@ -239,7 +236,8 @@ def aval_of_value(value) -> ShapedArray:
     Every eager operand and every constant a trace meets comes here, so the cases are
     ordered by frequency and Python scalars share their (immutable) avals."""
     if type(value) is np.ndarray:      # the common case first: every input leaf
-        return _ndarray_aval(value.shape, value.dtype)
+        aval = _ndarray_avals.get((value.shape, value.dtype))
+        return aval if aval is not None else _new_ndarray_aval(value.shape, value.dtype)
     scalar = PYTHON_SCALAR_AVALS.get(type(value))
     if scalar is not None:
         return scalar
