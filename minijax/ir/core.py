@@ -37,7 +37,8 @@ class Var:
     __slots__ = ("aval", "suggested_name")
 
     def __init__(self, aval, suggested_name: str | None = None):
-        if not isinstance(aval, (ShapedArray, RefType)):
+        # `type(...) is` first: one check per traced value, nearly always an array type.
+        if type(aval) is not ShapedArray and not isinstance(aval, (ShapedArray, RefType)):
             raise TypeError(f"a Var needs an aval, got {aval!r}")
         self.aval = aval
         self.suggested_name = suggested_name

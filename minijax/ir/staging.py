@@ -145,10 +145,13 @@ def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:
     The closed jaxpr's consts may be tracers of the enclosing trace (closures over
     traced values); bind the jaxpr in that trace to use it."""
     trace = StagingTrace(parent=current_trace())
-    args = [trace.new_arg(aval) for aval in in_avals]
-    with _collector_paused(), set_current_trace(trace):
-        outs = fun(*args)
-    closed = trace.to_closed_jaxpr(outs)
+    with _collector_paused():
+        with set_current_trace(trace):
+            outs = fun(*[trace.new_arg(aval) for aval in in_avals])
+        closed = trace.to_closed_jaxpr(outs)
+        # The tracers go before the collector resumes (its first pass scans every
+        # object made while it was paused): only the jaxpr is left to scan.
+        del outs
     if checks_enabled():
         with no_source_info():      # what the check parses back is not the user's code
             check_traced(closed)
