@@ -65,6 +65,12 @@ class StagingTrace(Trace):
         self.invars.append(var)
         return StagingTracer(self, var)
 
+    def new_args(self, avals) -> list:
+        """`new_arg` of each aval, at once (a trace's inputs can be thousands)."""
+        invars = [Var(aval) for aval in avals]
+        self.invars.extend(invars)
+        return [StagingTracer(self, var) for var in invars]
+
     def to_atom(self, x):
         if isinstance(x, Tracer):
             if x._trace is self:
@@ -147,7 +153,7 @@ def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:
     trace = StagingTrace(parent=current_trace())
     with _collector_paused():
         with set_current_trace(trace):
-            outs = fun(*[trace.new_arg(aval) for aval in in_avals])
+            outs = fun(*trace.new_args(in_avals))
         closed = trace.to_closed_jaxpr(outs)
         # The tracers go before the collector resumes (its first pass scans every
         # object made while it was paused): only the jaxpr is left to scan.
