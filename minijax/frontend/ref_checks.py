@@ -38,10 +38,13 @@ _MAYBE_REF = (Ref, RefView, Tracer)
 
 def check_ref_arguments(args, kwargs, leaves, where: str):
     """Before tracing: refs among the arguments are live, not views, not aliased."""
-    # The common case, on every call: no refs, nothing to name. Decided on the leaves'
-    # few distinct types (a ref is a `Ref` box or a tracer of one), not leaf by leaf.
-    leaf_types = set(map(type, leaves))
-    if not any(issubclass(t, _MAYBE_REF) for t in leaf_types):
+    # The common case, on every call: no refs, nothing to name. Arrays and scalars
+    # are told apart by one `isinstance` each (a ref is a `Ref` box or a tracer of one);
+    # only tracers need a look at their avals.
+    for leaf in leaves:
+        if isinstance(leaf, _MAYBE_REF):
+            break
+    else:
         return
     if not any(is_ref(leaf) or isinstance(leaf, RefView) for leaf in leaves):
         return
