@@ -41,7 +41,7 @@ dict): 1.6-2.7 ms of a 1000-layer trace here, most of the gap between a standalo
 run (about 9 ms) and the interleaved one. What was removed this round: building an
 aval per input leaf (NumPy leaves of one type share one), a `(code, offset)` pair per
 equation (a call site's `SourceInfo` is shared), comprehensions in the staging loop,
-a per-leaf ref check (decided on the leaves' types), the generator-based
+the per-leaf ref check's call (one `isinstance` a leaf now), the generator-based
 `set_current_trace` (a class now), the partial-eval trace's unmemoized type rules
 and `np.argsort` in transpose rules (the last three mostly for grad).
 """
