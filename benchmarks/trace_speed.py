@@ -13,23 +13,37 @@ counts of both jaxprs.
 Targets (issue 18): at 1000 layers, grad ratio >= 10 and forward ratio >= 5; cost
 linear in depth; no more equations than JAX.
 
-Measured on the shared 2-core development machine (CPU, jax 0.10.2, load about 11),
-`PYTHONPATH=. .venv/bin/python benchmarks/trace_speed.py --layers 100 1000`:
+Measured on the shared 2-core development machine (CPU, jax 0.10.2, load 5-6 from
+other jobs), `PYTHONPATH=. .venv/bin/python benchmarks/trace_speed.py --layers 100 1000`:
 
     layers       what  minijax ms    jax ms  ratio mj us/layer  mj eqns jax eqns
-       100    forward        1.62      7.95   4.90        16.2      402      402
-       100       grad       20.66    213.07  10.31       206.6     1105     1205
-      1000    forward       16.79     71.34   4.25        16.8     4002     4002
-      1000       grad      217.03   2532.33  11.67       217.0    11005    12005
+       100    forward        1.34      7.04   5.25        13.4      402      402
+       100       grad       13.66    170.79  12.50       136.6     1105     1205
+      1000    forward       11.83     71.00   6.00        11.8     4002     4002
+      1000       grad      143.99   2301.27  15.98       144.0    11005    12005
 
-Gradient tracing meets its target and both are linear in depth (CPU time per layer
-at 100 / 300 / 1000 layers: 15.8 / 15.5 / 16.9 us forward). Forward tracing does not
-yet: 4.3-4.9x across runs (4.6 typical), against a target of 5. Earlier figures
-(forward 5.65x, grad 13.5x) were wall times: on the loaded machine a long run is
-paused while other jobs run, which inflated JAX's longer runs more than minijax's
-and made per-layer cost seem to grow with depth. Forward tracing costs about 4 us
-per equation (dot_general 2.9, add 2.7, broadcast_in_dim 2.5, tanh 2.1, plus 1.3 us
-per input leaf to flatten and check); no single step dominates what is left.
+Across five runs at 1000 layers: forward 5.7-6.3x, grad 16.0-17.6x (before this
+round of work 4.3-4.9x and 10.3-11.7x). Both are linear in depth: across the five
+runs the CPU time per layer is 11.6-13.5 us forward and 133-153 us under grad at
+100 layers, 11.4-12.3 and 140-156 us at 1000.
+
+What a forward trace still costs, per layer of four equations (micro-timings of one
+operation in a staging trace, collector paused): `dot_general` 2.1 us,
+`broadcast_in_dim` 1.7, `add` 1.75, `tanh` 1.5, plus about 0.4 us for each of the
+two input leaves (flattening and checking it 0.2, its input variable and tracer
+0.2). Of an operation, about 1.3 us is `bind` and the staging trace: the
+type-rule memo's lookup (0.2), the equation, its variable and its tracer (0.4),
+the walk to the user's frame for source info (0.15), the rest Python calls; the
+`lax` function adds 0.1-0.35 (its checks, its params). On top comes the garbage
+collector's first pass after the trace, which scans what the trace made (about
+five objects per equation: the equation, its output variable and tuples, a params
+dict): 1.6-2.7 ms of a 1000-layer trace here, most of the gap between a standalone
+run (about 9 ms) and the interleaved one. What was removed this round: building an
+aval per input leaf (NumPy leaves of one type share one), a `(code, offset)` pair per
+equation (a call site's `SourceInfo` is shared), comprehensions in the staging loop,
+the per-leaf ref check's call (one `isinstance` a leaf now), the generator-based
+`set_current_trace` (a class now), the partial-eval trace's unmemoized type rules
+and `np.argsort` in transpose rules (the last three mostly for grad).
 """
 from __future__ import annotations
 

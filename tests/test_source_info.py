@@ -226,6 +226,26 @@ def test_an_equation_has_only_the_source_info_its_maker_passes():
     assert str(sin.replace(params={}).source_info).startswith(A)
 
 
+def test_equations_made_at_one_call_site_share_its_source_info():
+    # A call site's SourceInfo is made once and shared (tracing allocates none per
+    # equation); forgetting the sites leaves equations their own and makes new ones.
+    from minijax.ir.source_info import forget_source_sites
+
+    def f(x):
+        for _ in range(3):
+            x = minijax.lax.sin(x)                  # one call site, three equations
+        return minijax.lax.cos(x)                   # another
+    sin1, sin2, sin3, cos = minijax.make_jaxpr(f)(np.float32(1.0)).eqns
+    assert sin1.source_info is sin2.source_info is sin3.source_info
+    assert str(sin1.source_info).startswith(_at("x = minijax.lax.sin(x)", "minijax.lax.sin"))
+    assert str(cos.source_info).startswith(_at("return minijax.lax.cos(x)", "minijax.lax.cos"))
+    kept = str(sin1.source_info)
+    forget_source_sites()
+    assert str(sin1.source_info) == kept
+    again = minijax.make_jaxpr(f)(np.float32(1.0)).eqns[0].source_info
+    assert again is not sin1.source_info and str(again) == kept
+
+
 def test_ref_writes_under_grad_keep_the_lines_of_their_control_flow():
     # jvp of a `cond` that writes a ref goes through a one-equation discharged
     # program, built for the operation being differentiated: its line carries over.

@@ -45,7 +45,7 @@ from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind,
                         current_trace, set_current_trace)
-from ..ir.types import RefType, ShapedArray, dtype_of_jax
+from ..ir.types import RefType, ShapedArray, dtype_of_jax, forget_shared_avals
 from ..ir.verify import verify_jaxpr
 from ..ir.source_info import forget_source_sites
 from .. import backends
@@ -215,6 +215,7 @@ def clear_caches():
             cache.clear()
     backends.clear_caches()
     forget_source_sites()
+    forget_shared_avals()
     forget_round_trips()
 
 

@@ -105,7 +105,11 @@ def check_same_dtypes(name: str, *args):
 
 def _binary(prim):
     def op(x, y):
-        check_same_dtypes(prim.name, x, y)
+        # `check_same_dtypes`'s usual case, two operands of the very same NumPy dtype,
+        # settled here without a call: binary ops are a good part of every trace.
+        dtype = getattr(x, "dtype", None)
+        if getattr(y, "dtype", None) is not dtype or not isinstance(dtype, np.dtype):
+            check_same_dtypes(prim.name, x, y)
         # Past the check a Python scalar already has the other operand's dtype (its
         # own weak one), so there is nothing to convert.
         return bind(prim, x, y)

@@ -33,10 +33,21 @@ def _path_text(path) -> str:
     return root + tree_util.keystr(tuple(rest))
 
 
+_MAYBE_REF = (Ref, RefView, Tracer)
+
+
 def check_ref_arguments(args, kwargs, leaves, where: str):
     """Before tracing: refs among the arguments are live, not views, not aliased."""
+    # The common case, on every call: no refs, nothing to name. Arrays and scalars
+    # are told apart by one `isinstance` each (a ref is a `Ref` box or a tracer of one);
+    # only tracers need a look at their avals.
+    for leaf in leaves:
+        if isinstance(leaf, _MAYBE_REF):
+            break
+    else:
+        return
     if not any(is_ref(leaf) or isinstance(leaf, RefView) for leaf in leaves):
-        return      # the common case, on every call: no refs, nothing to name
+        return
     paths_and_leaves, _ = tree_util.tree_flatten_with_path((tuple(args), kwargs))
     seen: dict[int, str] = {}
     for path, leaf in paths_and_leaves:

@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from .source_info import as_source_info
 from .types import ShapedArray, RefType, aval_of_value
 
 
@@ -37,7 +36,8 @@ class Var:
     __slots__ = ("aval", "suggested_name")
 
     def __init__(self, aval, suggested_name: str | None = None):
-        if not isinstance(aval, (ShapedArray, RefType)):
+        # `type(...) is` first: one check per traced value, nearly always an array type.
+        if type(aval) is not ShapedArray and not isinstance(aval, (ShapedArray, RefType)):
             raise TypeError(f"a Var needs an aval, got {aval!r}")
         self.aval = aval
         self.suggested_name = suggested_name
@@ -111,9 +111,9 @@ no_effects: frozenset = frozenset()
 
 
 class Eqn:
-    """One equation. `source_info` is the user's line that made it (as a trace
-    stores it, or a `SourceInfo`), or None; it is only ever what the maker passes."""
-    __slots__ = ("primitive", "inputs", "params", "outputs", "effects", "_source")
+    """One equation. `source_info` is the `SourceInfo` of the user's line that made
+    it, or None; it is only ever what the maker passes."""
+    __slots__ = ("primitive", "inputs", "params", "outputs", "effects", "source_info")
 
     def __init__(self, primitive, inputs, params, outputs, effects=no_effects,
                  source_info=None):
@@ -124,18 +124,12 @@ class Eqn:
         self.params = params
         self.outputs = outputs if type(outputs) is tuple else tuple(outputs)
         self.effects = effects if type(effects) is frozenset else frozenset(effects)
-        # Kept as traced (a bare `(code, offset)` pair is the cheapest), shown on access.
-        self._source = source_info
-
-    @property
-    def source_info(self):
-        """The `SourceInfo` of the user's line that made this equation, or None."""
-        return as_source_info(self._source)
+        self.source_info = source_info
 
     def replace(self, **changes) -> "Eqn":
         fields = {"primitive": self.primitive, "inputs": self.inputs,
                   "params": dict(self.params), "outputs": self.outputs,
-                  "effects": self.effects, "source_info": self._source}
+                  "effects": self.effects, "source_info": self.source_info}
         fields.update(changes)
         return Eqn(**fields)
 

@@ -12,14 +12,17 @@ kinds of makers:
 * **traced from Python** (`StagingTrace`, and the partial-eval trace under
   `linearize`): `current_source_info()` walks the call stack with `sys._getframe`.
   Whether a file is the user's is decided once per file name, so the walk costs a
-  few dictionary lookups per equation; it keeps only the frame's code object and
-  instruction offset, a bare pair (`Eqn.source_info` turns it into the call site's
-  `SourceInfo` when read). The file, line, column and function name are worked out
-  only when shown. When a transformation's rule turns one operation into several
-  equations (jvp: the primal and the tangent), `bind` looks the frame up once for
-  all of them (`begin_operation`). The walk is what tracing pays for source info,
-  about 5-9% of `make_jaxpr`'s time (CPython builds a frame object for each frame
-  of minijax's it passes), 3-5% under `grad`.
+  few dictionary lookups per equation. What it finds, a code object and an
+  instruction offset, names a call site, and every equation made at one call site
+  shares that site's one `SourceInfo` (`_sites`, looked up by the code object's
+  id and the offset): recording it allocates nothing, so a deep trace leaves no
+  extra object per equation for the garbage collector to scan. The file, line,
+  column and function name are worked out only when shown. When a transformation's
+  rule turns one operation into several equations (jvp: the primal and the
+  tangent), `bind` looks the frame up once for all of them (`begin_operation`).
+  The walk is what tracing pays for source info, about 5-9% of `make_jaxpr`'s time
+  (CPython builds a frame object for each frame of minijax's it passes), 3-5%
+  under `grad`.
 * **made by a pass** from an equation of an existing jaxpr (jvp, partial eval,
   transpose, vmap, remat, discharge, DCE): an equation the pass builds itself
   copies the source info of the one it rewrites (`eqn.replace(...)`, or
@@ -33,7 +36,9 @@ kinds of makers:
 Which of the two applies is the one piece of state here: `source_context`, the
 thread's `SourceContext`, changed only by `begin_operation`/`end_operation` and the
 context managers below, and reset with the rest of the tracing state by
-`reset_trace_state` (trace.py).
+`reset_trace_state` (trace.py). The call sites met so far (`_sites`) are a cache:
+`forget_source_sites` (run by `clear_caches`) empties it, and equations keep the
+`SourceInfo`s they hold.
 
 Source info is a comment, never part of the program: the printer does not show it,
 parsed equations have none, and equations are compared by identity, never by it.
@@ -45,7 +50,7 @@ import sysconfig
 import threading
 from sys import _getframe
 
-__all__ = ["SourceInfo", "SourceContext", "source_context", "as_source_info",
+__all__ = ["SourceInfo", "SourceContext", "source_context",
            "forget_source_sites", "current_source_info", "user_source_info", "user_location",
            "source_info_from", "no_source_info", "user_code"]
 
@@ -93,16 +98,9 @@ class SourceInfo:
         return f"SourceInfo({self})"
 
 
-class _Sites(dict):
-    """code object -> {offset -> SourceInfo}: one SourceInfo per call site, made the
-    first time one of its equations is asked where it came from."""
-
-    def __missing__(self, code):
-        per_code = self[code] = _OffsetsOf(code)
-        return per_code
-
-
 class _OffsetsOf(dict):
+    """offset -> SourceInfo, for the call sites in one code object (which it keeps
+    alive, so that the code object's id, its key in `_sites`, stays its own)."""
     __slots__ = ("code",)
 
     def __init__(self, code):
@@ -113,7 +111,11 @@ class _OffsetsOf(dict):
         return info
 
 
-_sites = _Sites()
+# id(code object) -> _OffsetsOf: one SourceInfo per call site, made the first time an
+# equation is traced there. Keyed by id because hashing a code object hashes its
+# contents, which would cost more than the rest of the lookup.
+_sites: dict = {}
+_MAX_SITE_CODES = 4096
 
 
 def forget_source_sites():
@@ -151,22 +153,18 @@ class _InternalFiles(dict):
 internal_files = _InternalFiles()
 
 
-def as_source_info(stored) -> SourceInfo | None:
-    """What an equation stores -- a `(code, offset)` pair, a SourceInfo or None -- as
-    a SourceInfo (or None)."""
-    if stored is None or type(stored) is SourceInfo:
-        return stored
-    return _sites[stored[0]][stored[1]]
-
-
-def walk_frames(frame):
-    """The first user frame from `frame` outwards, as a `(code, offset)` pair (what
-    equations store: a tuple is the cheapest thing to make)."""
+def walk_frames(frame) -> SourceInfo | None:
+    """The call site (`_sites`) of the first user frame from `frame` outwards."""
     internal = internal_files
     while frame is not None:
         code = frame.f_code
         if not internal[code.co_filename]:
-            return (code, frame.f_lasti)
+            per_code = _sites.get(id(code))
+            if per_code is None:
+                if len(_sites) >= _MAX_SITE_CODES:
+                    _sites.clear()
+                per_code = _sites[id(code)] = _OffsetsOf(code)
+            return per_code[frame.f_lasti]
         frame = frame.f_back
     return None
 
@@ -174,7 +172,7 @@ def walk_frames(frame):
 def user_source_info(depth: int = 1) -> SourceInfo | None:
     """The innermost frame outside minijax, JAX and the standard library, starting
     `depth` frames above the caller; None if every frame is internal."""
-    return as_source_info(walk_frames(_getframe(depth + 1)))
+    return walk_frames(_getframe(depth + 1))
 
 
 def user_location() -> str:
@@ -230,7 +228,7 @@ def pass_source_info():
 
 
 def current_source_info():
-    """What a newly traced equation records (as stored). Only a trace's `process_primitive`, or
+    """What a newly traced equation records. Only a trace's `process_primitive`, or
     a helper it calls, calls this, and only minijax calls those: the walk starts
     above them, three frames up."""
     context = source_context
@@ -259,7 +257,7 @@ class source_info_from:
     __slots__ = ("info", "saved")
 
     def __init__(self, eqn):
-        self.info = eqn._source if eqn is not None else None
+        self.info = eqn.source_info if eqn is not None else None
 
     def __enter__(self):
         self.saved = source_context.enter(self.info, _EQUATION)

@@ -45,6 +45,9 @@ class StagingTracer(Tracer):
     def aval(self):
         return self.ir_var.aval
 
+    # Read by every lax operation's dtype check: one property call rather than two.
+    dtype = property(lambda self: self.ir_var.aval.dtype)
+
 
 class StagingTrace(Trace):
     expands_operations = False     # one application, one equation
@@ -61,6 +64,12 @@ class StagingTrace(Trace):
         var = Var(aval)
         self.invars.append(var)
         return StagingTracer(self, var)
+
+    def new_args(self, avals) -> list:
+        """`new_arg` of each aval, at once (a trace's inputs can be thousands)."""
+        invars = [Var(aval) for aval in avals]
+        self.invars.extend(invars)
+        return [StagingTracer(self, var) for var in invars]
 
     def to_atom(self, x):
         if isinstance(x, Tracer):
@@ -91,15 +100,27 @@ class StagingTrace(Trace):
         return var
 
     def process_primitive(self, prim, args, params):
-        # This trace's own tracers are most inputs: read their variables directly.
-        inputs = [x.ir_var if type(x) is StagingTracer and x._trace is self
-                  else self.to_atom(x) for x in args]
-        signature = signature_of(prim, [v.aval for v in inputs], params)
+        # Run once per traced operation, so written for speed: plain loops (in Python
+        # 3.11 each comprehension is a function call) and one-output operations, the
+        # common case, without a loop at all.
+        inputs, in_avals = [], []
+        for x in args:
+            # This trace's own tracers are most inputs: read their variables directly.
+            atom = x.ir_var if type(x) is StagingTracer and x._trace is self else self.to_atom(x)
+            inputs.append(atom)
+            in_avals.append(atom.aval)
+        signature = signature_of(prim, in_avals, params)
+        out_avals = signature.out_avals
         if prim is convert_element_type_p and _is_host_scalar(args[0]):
             # The tracer stands for a literal: its `ir_var` is that Literal, which every
             # reader (equation inputs, outvars, to_atom) takes as an atom.
-            return [StagingTracer(self, _converted_literal(inputs[0], signature.out_avals[0]))]
-        outputs = [Var(aval) for aval in signature.out_avals]
+            return [StagingTracer(self, _converted_literal(inputs[0], out_avals[0]))]
+        if len(out_avals) == 1:
+            var = Var(out_avals[0])
+            self.eqns.append(Eqn(prim, inputs, params, (var,), signature.effects,
+                                 current_source_info()))
+            return [StagingTracer(self, var)]
+        outputs = tuple([Var(aval) for aval in out_avals])
         self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects,
                              current_source_info()))
         return [StagingTracer(self, v) for v in outputs]
@@ -130,10 +151,13 @@ def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:
     The closed jaxpr's consts may be tracers of the enclosing trace (closures over
     traced values); bind the jaxpr in that trace to use it."""
     trace = StagingTrace(parent=current_trace())
-    args = [trace.new_arg(aval) for aval in in_avals]
-    with _collector_paused(), set_current_trace(trace):
-        outs = fun(*args)
-    closed = trace.to_closed_jaxpr(outs)
+    with _collector_paused():
+        with set_current_trace(trace):
+            outs = fun(*trace.new_args(in_avals))
+        closed = trace.to_closed_jaxpr(outs)
+        # The tracers go before the collector resumes (its first pass scans every
+        # object made while it was paused): only the jaxpr is left to scan.
+        del outs
     if checks_enabled():
         with no_source_info():      # what the check parses back is not the user's code
             check_traced(closed)

@@ -19,7 +19,6 @@ The root is `EvalTrace`, which runs each primitive on concrete values through
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
 
 from . import float_checks as _float_checks
 from .ref_ledger import RefLedger
@@ -197,19 +196,36 @@ def root_trace() -> "EvalTrace":
     return trace
 
 
-@contextmanager
-def set_current_trace(trace: Trace):
-    previous, _state.trace = _state.trace, trace
-    # Leaving the root: a transformation starts (see `TransformationScope`).
-    starts = type(previous) is EvalTrace and type(trace) is not EvalTrace
-    if starts:
-        transformation_scope.enter()
-    try:
-        yield trace
-    finally:
-        _state.trace = previous
-        if starts:
+class set_current_trace:
+    """`with set_current_trace(trace): ...` -- `trace` is current inside the block.
+
+    Every rule a transformation runs is inside one (the parent is current while the
+    rule binds), so it is a small class rather than a generator-based context
+    manager, which costs several times as much to enter and leave."""
+    __slots__ = ("trace", "previous", "starts")
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def __enter__(self) -> Trace:
+        trace = self.trace
+        previous = self.previous = _state.trace
+        _state.trace = trace
+        # Leaving the root: a transformation starts (see `TransformationScope`).
+        self.starts = type(previous) is EvalTrace and type(trace) is not EvalTrace
+        if self.starts:
+            try:
+                transformation_scope.enter()
+            except BaseException:
+                _state.trace = previous
+                raise
+        return trace
+
+    def __exit__(self, *exc):
+        _state.trace = self.previous
+        if self.starts:
             transformation_scope.exit()
+        return False
 
 
 class TransformationScope:

@@ -210,13 +210,34 @@ def dtype_of_jax(dtype) -> np.dtype:
     return np.dtype(dtype)
 
 
+# The avals of NumPy arrays by (shape, dtype), shared: every input leaf of a trace asks
+# for one and a network's leaves have few distinct types, so one lookup replaces
+# building an aval, and the signature memo (`registry.signature_of`) then compares its
+# keys' avals by identity. Avals are immutable, so sharing one changes nothing else.
+_ndarray_avals: dict = {}
+_MAX_NDARRAY_AVALS = 4096
+
+
+def _new_ndarray_aval(shape, dtype) -> ShapedArray:
+    if len(_ndarray_avals) >= _MAX_NDARRAY_AVALS:
+        _ndarray_avals.clear()
+    aval = _ndarray_avals[(shape, dtype)] = ShapedArray(shape, canonical_dtype(dtype))
+    return aval
+
+
+def forget_shared_avals():
+    """Drop the shared avals of NumPy arrays (new ones are made on demand)."""
+    _ndarray_avals.clear()
+
+
 def aval_of_value(value) -> ShapedArray:
     """The aval of a concrete value: a Python scalar (weak), NumPy or jax array.
 
     Every eager operand and every constant a trace meets comes here, so the cases are
     ordered by frequency and Python scalars share their (immutable) avals."""
     if type(value) is np.ndarray:      # the common case first: every input leaf
-        return ShapedArray(value.shape, canonical_dtype(value.dtype))
+        aval = _ndarray_avals.get((value.shape, value.dtype))
+        return aval if aval is not None else _new_ndarray_aval(value.shape, value.dtype)
     scalar = PYTHON_SCALAR_AVALS.get(type(value))
     if scalar is not None:
         return scalar

@@ -41,7 +41,8 @@ import numpy as np
 
 from ..ir.control_flow_primitives import scan_p
 from ..ir.core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
-from ..ir.primitives import effects_of, out_avals_of, register_rule_table, GenericPath
+from ..ir.primitives import (effects_of, out_avals_of, register_rule_table, GenericPath,
+                             signature_of)
 from ..ir.source_info import current_source_info
 from ..ir.staging import StagingTrace, StagingTracer, convert_constvars_to_invars
 from ..ir.trace import Trace, Tracer, aval_of, current_trace, set_current_trace
@@ -170,10 +171,12 @@ class PartialEvalTrace(Trace):
     def stage(self, prim, args, params) -> list:
         """Record `prim(*args)` as an equation of the staged jaxpr."""
         inputs = [self.to_atom(x) for x in args]
-        in_avals = [a.aval for a in inputs]
-        outputs = [Var(aval) for aval in out_avals_of(prim, in_avals, params)]
-        self.eqns.append(Eqn(prim, inputs, params, outputs,
-                             effects_of(prim, in_avals, params), current_source_info()))
+        # The memoized rules, as the staging trace asks them: a deep network stages
+        # the same few signatures at every layer.
+        signature = signature_of(prim, [a.aval for a in inputs], params)
+        outputs = [Var(aval) for aval in signature.out_avals]
+        self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects,
+                             current_source_info()))
         return [PartialEvalTracer(self, v) for v in outputs]
 
     def to_atom(self, x):

@@ -97,7 +97,7 @@ def _broadcast_in_dim_transpose(cts, x, *, shape, broadcast_dimensions):
 transpose_rules[P.broadcast_in_dim_p] = _broadcast_in_dim_transpose
 transpose_rules[P.reshape_p] = lambda cts, x, **params: [reshape(cts[0], x.aval.shape)]
 transpose_rules[P.transpose_p] = lambda cts, x, *, permutation: [
-    transpose(cts[0], np.argsort(permutation).tolist())]
+    transpose(cts[0], _argsort(permutation))]
 transpose_rules[P.squeeze_p] = lambda cts, x, *, dimensions: [
     bind(P.expand_dims_p, cts[0], dimensions=tuple(dimensions))]
 transpose_rules[P.expand_dims_p] = lambda cts, x, *, dimensions: [
@@ -274,6 +274,13 @@ transpose_rules[P.scatter_add_p] = _scatter_transpose_rule(overwrites=False)
 transpose_rules[P.scatter_p] = _scatter_transpose_rule(overwrites=True)
 
 
+def _argsort(axes) -> list:
+    """The positions of distinct axis numbers in increasing order (the inverse of a
+    permutation): NumPy's argsort without converting a short list to an array, which
+    costs more than sorting it, once per transposed equation."""
+    return sorted(range(len(axes)), key=axes.__getitem__)
+
+
 # -- contraction --------------------------------------------------------------------------------
 
 def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_contract,
@@ -297,7 +304,7 @@ def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_c
         ct_other_free = list(range(n_batch, n_batch + len(other_free)))
     if aval_of(ct).dtype != aval_of(other).dtype:
         ct = convert(ct, aval_of(other).dtype)
-    order = np.argsort(other_contract)
+    order = _argsort(other_contract)
     this_contract_in_other_order = [this_contract[j] for j in order]
     if this_free_first:
         dims = ((tuple(ct_other_free), tuple(other_free)),
@@ -311,7 +318,7 @@ def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_c
         result = bind(P.dot_general_p, other, ct, dimension_numbers=dims, precision=None,
                       preferred_element_type=None)
         source_axes = list(this_batch) + this_contract_in_other_order + this_free
-    result = transpose(result, np.argsort(source_axes).tolist())
+    result = transpose(result, _argsort(source_axes))
     if aval_of(result).dtype != this_aval.dtype:
         result = convert(result, this_aval.dtype)
     return result
