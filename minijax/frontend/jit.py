@@ -41,6 +41,8 @@ from .pytrees import (FlatFun, checked_avals, split_static_args,
 from ..ir import primitives as P
 from ..ir.checks import forget_round_trips
 from ..ir.float_checks import checks_on as float_checks_on, invalid_value_in
+from ..ir import root_modes
+from ..ir.root_modes import modes as _root_modes
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind,
@@ -170,6 +172,13 @@ class _UsesRefs(Exception):
     which only minijax's own call path (discharge, run, write back) can run."""
 
 
+class UncheckedCall(Exception):
+    """Raised inside JAX's trace of the fast path when a call went straight to the
+    executable and missed JAX's cache: JAX sees a minijax ref (which has a shape and
+    a dtype) as an array, so before tracing, minijax must look at the arguments
+    really passed. `JitFunction.__call__` catches it, looks, and calls again."""
+
+
 class _JitCache:
     """Everything cached for one (function, jit options): minijax's traces (for
     `trace`, `lower`, calls under transformations and calls with refs) and the
@@ -218,38 +227,29 @@ def clear_caches():
     forget_round_trips()
 
 
-# What `config.update("jax_disable_jit", ...)` set: the state each thread starts from.
-_disabled_by_config = False
-
-
-class _JitState(threading.local):
+class _CheckedCall(threading.local):
     def __init__(self):
-        self.disabled = _disabled_by_config
-        # The arguments of the fast-path call in progress: JAX sees a minijax ref
-        # (which has a shape and a dtype) as an array, so on a cache miss `run`
-        # looks at what was really passed before tracing anything. Not None also
-        # while `disable_jit` is on (`_DISABLED`): one check on the cached call.
-        self.call_args = None
+        # True while a fast-path call whose arguments were looked at (no ref, view
+        # or tracer among them) is on its way into JAX: on a miss of JAX's cache,
+        # `run` takes the mark (sets it back to False, so a call nested in the
+        # trace is looked at on its own) and traces. A miss without the mark
+        # raises `UncheckedCall`.
+        self.checked = False
 
 
-_DISABLED = ((), {})
-
-
-_jit_state = _JitState()
+_checked_call = _CheckedCall()
 
 
 @contextlib.contextmanager
 def disable_jit(disable: bool = True):
     """Inside `with disable_jit():`, a jitted function runs its Python op by op (each
     operation eagerly), as `jax.disable_jit`: print values, set breakpoints."""
-    state = _jit_state
-    previous = state.disabled, state.call_args
-    state.disabled = disable
-    state.call_args = _DISABLED if disable else None
+    previous = _root_modes.jit_disabled
+    root_modes.set_here("jit_disabled", disable)
     try:
         yield
     finally:
-        state.disabled, state.call_args = previous
+        root_modes.set_here("jit_disabled", previous)
 
 
 @contextlib.contextmanager
@@ -268,16 +268,13 @@ def ensure_compile_time_eval():
 
 def jit_disabled() -> bool:
     """Whether jitted functions run op by op in this thread now."""
-    return _jit_state.disabled
+    return _root_modes.jit_disabled
 
 
 def set_jit_disabled_by_config(disable: bool):
     """`config.update("jax_disable_jit", disable)`: the default of threads started
     from now on, and this thread's state outside its `disable_jit` contexts."""
-    global _disabled_by_config
-    _disabled_by_config = bool(disable)
-    _jit_state.disabled = _disabled_by_config
-    _jit_state.call_args = _DISABLED if _disabled_by_config else None
+    root_modes.set_default("jit_disabled", disable)
 
 
 def _normalize_names(names) -> tuple:
@@ -358,8 +355,9 @@ class JitFunction:
             fun_ref = functools.partial(lambda fun: fun, self._fun)
 
         def run(*args, **kwargs):
-            if _has_minijax_leaves(_jit_state.call_args):
-                raise _UsesRefs()
+            if not _checked_call.checked:
+                raise UncheckedCall()
+            _checked_call.checked = False
             dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
                 fun_ref(), args, kwargs, static_argnums, static_argnames)
             leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
@@ -388,29 +386,27 @@ class JitFunction:
         return jax.jit(run, **self._jax_options)
 
     def __call__(self, *args, **kwargs):
-        # The cached call: as few steps as possible before JAX's C++ dispatch.
-        fast, state = self._jit_cache.fast, _jit_state
-        if fast is not None and state.call_args is None and type(current_trace()) is EvalTrace:
-            state.call_args = (args, kwargs)
+        # The cached call: one test (`ir/root_modes.py`: at the root trace, jit on,
+        # no NaN/inf checks) before JAX's C++ dispatch. The rest -- a ref among the
+        # arguments, a miss of JAX's cache -- surfaces as an exception from JAX.
+        fast = self._jit_cache.fast
+        if fast is not None and _root_modes.direct:
             try:
-                out = fast(*args, **kwargs)
+                return fast(*args, **kwargs)
+            except UncheckedCall:
+                return self._call_fast_checked(fast, args, kwargs)
             except (_UsesRefs, TypeError) as error:
-                refused = error
-            else:
-                if float_checks_on():
-                    self._check_float_outputs(out, args, kwargs)
-                return out
-            finally:
-                state.call_args = None
-            return self._after_fast_path_refused(refused, args, kwargs)
-        return self._call_first_or_staged(args, kwargs)
+                return self._after_fast_path_refused(error, args, kwargs)
+        return self._call_checked(args, kwargs)
 
     def root_executable(self):
         """The `jax.jit` function that serves this function's calls at the root, for a
-        caller that has itself made sure of what `__call__` checks first (the root
-        trace, no refs, no tracers, float checks off): calling it skips those checks.
-        None until a first call has made it, and while `disable_jit` is on."""
-        return self._jit_cache.fast if _jit_state.call_args is None else None
+        caller that has itself made sure that no argument is a ref, a ref view or a
+        tracer: calling it skips `__call__`'s Python. On a miss of JAX's cache it
+        raises `UncheckedCall`; the caller then calls this JitFunction. None until a
+        first call has made it, and while this thread's calls cannot go straight to
+        it (`ir/root_modes.py`: under a transformation, `disable_jit`, NaN checks)."""
+        return self._jit_cache.fast if _root_modes.direct else None
 
     def _check_float_outputs(self, out, args, kwargs):
         """`jax_debug_nans`/`jax_debug_infs` on a call that ran compiled: an invalid
@@ -433,15 +429,38 @@ class JitFunction:
             f"to find the operation, but that run made no invalid value: the compiled "
             f"program computes differently (an XLA optimization, say).")
 
-    def _call_first_or_staged(self, args, kwargs):
-        cache = self._jit_cache
-        if _jit_state.disabled:
+    def _call_checked(self, args, kwargs):
+        """A call `__call__` could not send straight to the fast path: the first one,
+        or one under a transformation, `disable_jit` or the NaN/inf checks."""
+        if _root_modes.jit_disabled:
             return self._fun(*args, **kwargs)
-        if (type(current_trace()) is EvalTrace and cache.fast is None
-                and not cache.refs_seen and _jit_state.call_args is None):
-            cache.fast = self._fast_function()      # the first call at the root
-            return self(*args, **kwargs)
-        return self._call_staged(args, kwargs)
+        cache = self._jit_cache
+        if type(current_trace()) is not EvalTrace or cache.refs_seen:
+            return self._call_staged(args, kwargs)
+        fast = cache.fast
+        if fast is None:
+            cache.fast = fast = self._fast_function()      # the first call at the root
+        return self._call_fast_checked(fast, args, kwargs)
+
+    def _call_fast_checked(self, fast, args, kwargs):
+        """The fast path, with the arguments looked at first (so that a miss of JAX's
+        cache may trace) and the outputs checked if `jax_debug_nans`/`infs` is on."""
+        if _has_minijax_leaves((args, kwargs)):
+            return self._after_fast_path_refused(_UsesRefs(), args, kwargs)
+        _checked_call.checked = True
+        try:
+            out = fast(*args, **kwargs)
+        except (_UsesRefs, TypeError) as error:
+            refused = error
+        else:
+            refused = None
+        finally:
+            _checked_call.checked = False     # (a hit of JAX's cache leaves it set)
+        if refused is not None:
+            return self._after_fast_path_refused(refused, args, kwargs)
+        if float_checks_on():
+            self._check_float_outputs(out, args, kwargs)
+        return out
 
     def _after_fast_path_refused(self, error, args, kwargs):
         """The fast path met a ref: this call, and from now on every call of this

@@ -22,6 +22,7 @@ import threading
 from contextlib import contextmanager
 
 from . import float_checks as _float_checks
+from . import root_modes
 from .ref_ledger import RefLedger
 from .source_info import begin_operation, end_operation, source_context
 from .types import aval_of_value
@@ -201,15 +202,20 @@ def root_trace() -> "EvalTrace":
 def set_current_trace(trace: Trace):
     previous, _state.trace = _state.trace, trace
     # Leaving the root: a transformation starts (see `TransformationScope`).
-    starts = type(previous) is EvalTrace and type(trace) is not EvalTrace
+    was_root, is_root = type(previous) is EvalTrace, type(trace) is EvalTrace
+    starts = was_root and not is_root
     if starts:
         transformation_scope.enter()
+    if was_root is not is_root:     # what cached jitted calls test (`root_modes`)
+        root_modes.set_here("at_root", is_root)
     try:
         yield trace
     finally:
         _state.trace = previous
         if starts:
             transformation_scope.exit()
+        if was_root is not is_root:
+            root_modes.set_here("at_root", was_root)
 
 
 class TransformationScope:
@@ -255,6 +261,7 @@ transformation_scope = TransformationScope()
 def reset_trace_state():
     """Back to a fresh root trace (for tests and for the REPL after an interrupt)."""
     _state.trace = EvalTrace()
+    root_modes.set_here("at_root", True)
     transformation_scope.reset()
     source_context.reset()
 
