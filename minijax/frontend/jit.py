@@ -408,6 +408,17 @@ class JitFunction:
         it (`ir/root_modes.py`: under a transformation, `disable_jit`, NaN checks)."""
         return self._jit_cache.fast if _root_modes.direct else None
 
+    def call_cache(self) -> _JitCache:
+        """This function's cache (shared by every `jit` of it with the same options).
+        Its `fast` is the `jax.jit` function that serves calls at the root -- None
+        until a first call makes it, after `clear_cache` and once a ref was met --
+        for a caller that has itself made sure of what `__call__` checks: this
+        thread at the root with no `disable_jit` or NaN checks (`root_modes.modes.
+        direct`), and no ref, ref view or tracer among the arguments. Calling it
+        skips `__call__`'s Python; on a miss of JAX's cache it raises
+        `UncheckedCall`, and the caller then calls this JitFunction."""
+        return self._jit_cache
+
     def _check_float_outputs(self, out, args, kwargs):
         """`jax_debug_nans`/`jax_debug_infs` on a call that ran compiled: an invalid
         output makes the function run again op by op (as if not jitted), where the

@@ -9,13 +9,13 @@ thread is
 * not inside `disable_jit` (`jax_disable_jit`), and
 * checking no values for NaN or infinity (`jax_debug_nans` / `jax_debug_infs`).
 
-Testing those three one by one costs more on every call than the rest of minijax's
-Python in front of JAX's C++ dispatch. So the modes live together here, each change
-goes through `set_here` (or `set_default`), and that recomputes `modes.direct`: the
-one attribute the hot paths read. When it is False, the caller makes the exact checks
-itself, so `direct` only has to be False whenever one of the modes is on; it never
-needs to be right the other way round for correctness (see `ir/trace.py`'s
-`set_current_trace`, which keeps `at_root`).
+Testing those three one by one (`current_trace()`, `float_checks.checks_on()`, ...)
+cost about half of minijax's Python in front of JAX's C++ dispatch. So the modes live
+together here, each change goes through `set_here` (or `set_default`), and that
+recomputes `modes.direct`: the one attribute the hot paths read. `at_root` is kept by
+`ir/trace.py`'s `set_current_trace` (and `reset_trace_state`), the only code that
+changes the current trace. When `direct` is False, a caller that can still run
+compiled (at the root under NaN checks, say) makes the exact checks itself.
 
 The modes are per thread, as JAX's are: `set_default` (what `config.update` calls)
 sets the value every thread starts from and this thread's value; `set_here` (the

@@ -86,14 +86,18 @@ def jitted_eagerly(*static_argnames: str):
                     return False
             return True
 
+        cache = compiled.call_cache()
+
         @functools.wraps(fun)
         def call(*args, **kwargs):
             # Every step here is paid on each eager call, so the common case (the
-            # root trace with no NaN checks -- one test, `ir/root_modes.py` -- and
-            # array operands, no keywords) is spelled out as a plain loop.
-            if not _root_modes.direct and (type(current_trace()) is not EvalTrace
-                                           or float_checks_on()):
-                return fun(*args, **kwargs)
+            # root trace with no NaN checks, one test: `ir/root_modes.py`; array
+            # operands, no keywords) is spelled out as a plain loop.
+            if not _root_modes.direct:
+                if type(current_trace()) is not EvalTrace or float_checks_on():
+                    return fun(*args, **kwargs)
+                # (`disable_jit`: `compiled` runs `fun` op by op.)
+                return compiled(*args, **kwargs) if operands_plain(args, kwargs) else fun(*args, **kwargs)
             if kwargs or static_positions:
                 if not operands_plain(args, kwargs):
                     return fun(*args, **kwargs)
@@ -102,7 +106,7 @@ def jitted_eagerly(*static_argnames: str):
                     if type(value) not in _PLAIN_TYPES and not _plain(value):
                         return fun(*args, **kwargs)
             # After the first call, straight to JAX's dispatch of the executable.
-            executable = compiled.root_executable()
+            executable = cache.fast
             if executable is not None:
                 try:
                     return executable(*args, **kwargs)
