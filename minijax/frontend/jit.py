@@ -9,7 +9,11 @@ loop traces once. A `jit` call then goes one of two ways:
 * at the root (eager) trace, with arrays: the fast path. One `jax.jit` function per
   cache runs the call; its Python body, which JAX runs only on a cache miss, looks up
   (or makes) minijax's trace for the avals JAX saw and lowers it. Flattening, the
-  cache key, static arguments, donation and dispatch are all JAX's C++ path.
+  cache key, static arguments, donation and dispatch are all JAX's C++ path. In
+  front of it `__call__` tests one per-thread flag (`ir/root_modes.py`: at the root,
+  jit on, no NaN/inf checks) and nothing else; a miss of JAX's cache raises
+  `UncheckedCall` from that body, and `__call__` then looks at the arguments (a ref
+  would pass for an array) and calls again.
 * under another transformation (grad, vmap, an outer jit), or with refs among the
   arguments or closed over: `jit` binds its jaxpr as one `jit` equation in the
   current trace. Under a transformation its rule applies, so the staged call stays
