@@ -397,10 +397,13 @@ class JitFunction:
         if fast is not None and _root_modes.direct:
             try:
                 return fast(*args, **kwargs)
-            except UncheckedCall:
+            except (UncheckedCall, _UsesRefs, TypeError) as error:
+                refused = error
+            # (Handled here, not in the except clause, so that an error of the call
+            # that follows is not shown as raised while handling this one.)
+            if isinstance(refused, UncheckedCall):
                 return self._call_fast_checked(fast, args, kwargs)
-            except (_UsesRefs, TypeError) as error:
-                return self._after_fast_path_refused(error, args, kwargs)
+            return self._after_fast_path_refused(refused, args, kwargs)
         return self._call_checked(args, kwargs)
 
     def root_executable(self):
