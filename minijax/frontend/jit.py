@@ -176,11 +176,13 @@ class _UsesRefs(Exception):
     which only minijax's own call path (discharge, run, write back) can run."""
 
 
-class UncheckedCall(Exception):
+class UncheckedCall(BaseException):
     """Raised inside JAX's trace of the fast path when a call went straight to the
-    executable and missed JAX's cache: JAX sees a minijax ref (which has a shape and
-    a dtype) as an array, so before tracing, minijax must look at the arguments
-    really passed. `JitFunction.__call__` catches it, looks, and calls again."""
+    executable and missed JAX's cache: a minijax ref, view or tracer has a shape and
+    a dtype, so a JAX version may take it for an array; before tracing, minijax must
+    look at the arguments really passed. `JitFunction.__call__` catches it, looks,
+    and calls again. A BaseException (control flow, not an error), so that JAX passes
+    it on without filtering its traceback, 3/4 of what a refused call cost."""
 
 
 class _JitCache:
@@ -233,12 +235,11 @@ def clear_caches():
 
 class _CheckedCall(threading.local):
     def __init__(self):
-        # True while a fast-path call whose arguments were looked at (no ref, view
-        # or tracer among them) is on its way into JAX: on a miss of JAX's cache,
-        # `run` takes the mark (sets it back to False, so a call nested in the
-        # trace is looked at on its own) and traces. A miss without the mark
-        # raises `UncheckedCall`.
-        self.checked = False
+        # While a fast-path call whose arguments were looked at (no ref, view or
+        # tracer among them) is in JAX, its cache's traces dict: `run` traces on a
+        # miss only if it finds its own (a direct call, or another function's call
+        # nested in this one, raises `UncheckedCall`). None otherwise.
+        self.checked = None
 
 
 _checked_call = _CheckedCall()
@@ -359,9 +360,8 @@ class JitFunction:
             fun_ref = functools.partial(lambda fun: fun, self._fun)
 
         def run(*args, **kwargs):
-            if not _checked_call.checked:
+            if _checked_call.checked is not traces:
                 raise UncheckedCall()
-            _checked_call.checked = False
             dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
                 fun_ref(), args, kwargs, static_argnums, static_argnames)
             leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
@@ -404,15 +404,11 @@ class JitFunction:
             if isinstance(refused, UncheckedCall):
                 return self._call_fast_checked(fast, args, kwargs)
             return self._after_fast_path_refused(refused, args, kwargs)
-        return self._call_checked(args, kwargs)
+        return self.call_checked(args, kwargs)
 
     def root_executable(self):
-        """The `jax.jit` function that serves this function's calls at the root, for a
-        caller that has itself made sure that no argument is a ref, a ref view or a
-        tracer: calling it skips `__call__`'s Python. On a miss of JAX's cache it
-        raises `UncheckedCall`; the caller then calls this JitFunction. None until a
-        first call has made it, and while this thread's calls cannot go straight to
-        it (`ir/root_modes.py`: under a transformation, `disable_jit`, NaN checks)."""
+        """`call_cache().fast` when this thread's calls may go straight to it
+        (`ir/root_modes.py`), else None."""
         return self._jit_cache.fast if _root_modes.direct else None
 
     def call_cache(self) -> _JitCache:
@@ -423,7 +419,7 @@ class JitFunction:
         thread at the root with no `disable_jit` or NaN checks (`root_modes.modes.
         direct`), and no ref, ref view or tracer among the arguments. Calling it
         skips `__call__`'s Python; on a miss of JAX's cache it raises
-        `UncheckedCall`, and the caller then calls this JitFunction."""
+        `UncheckedCall`, and the caller then uses `call_checked`."""
         return self._jit_cache
 
     def _check_float_outputs(self, out, args, kwargs):
@@ -447,9 +443,11 @@ class JitFunction:
             f"to find the operation, but that run made no invalid value: the compiled "
             f"program computes differently (an XLA optimization, say).")
 
-    def _call_checked(self, args, kwargs):
-        """A call `__call__` could not send straight to the fast path: the first one,
-        or one under a transformation, `disable_jit` or the NaN/inf checks."""
+    def call_checked(self, args, kwargs):
+        """The call `__call__` makes when it cannot go straight to the fast path (the
+        first call, or one under a transformation, `disable_jit` or the NaN/inf
+        checks), with every check made; also for a caller of `call_cache().fast`
+        that met `UncheckedCall`."""
         if _root_modes.jit_disabled:
             return self._fun(*args, **kwargs)
         cache = self._jit_cache
@@ -465,7 +463,7 @@ class JitFunction:
         cache may trace) and the outputs checked if `jax_debug_nans`/`infs` is on."""
         if _has_minijax_leaves((args, kwargs)):
             return self._after_fast_path_refused(_UsesRefs(), args, kwargs)
-        _checked_call.checked = True
+        _checked_call.checked = self._jit_cache.traces
         try:
             out = fast(*args, **kwargs)
         except (_UsesRefs, TypeError) as error:
@@ -473,7 +471,7 @@ class JitFunction:
         else:
             refused = None
         finally:
-            _checked_call.checked = False     # (a hit of JAX's cache leaves it set)
+            _checked_call.checked = None
         if refused is not None:
             return self._after_fast_path_refused(refused, args, kwargs)
         if float_checks_on():

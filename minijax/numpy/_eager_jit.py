@@ -110,9 +110,9 @@ def jitted_eagerly(*static_argnames: str):
             if executable is not None:
                 try:
                     return executable(*args, **kwargs)
-                except UncheckedCall:     # new avals: let `compiled` look and trace
+                except UncheckedCall:     # new avals: `compiled` looks, then traces
                     pass
-            return compiled(*args, **kwargs)
+            return compiled.call_checked(args, kwargs)
         call.eager_jit = compiled      # the cached program, for tests and `clear_cache`
         return call
     return decorate
