@@ -36,7 +36,7 @@ every call; now the jnp functions that JAX jits run an eager call as one cached
 with two checks -- one per-thread flag for the root trace, `disable_jit` and the
 NaN/inf checks (`minijax/ir/root_modes.py`), and a loop over the operands' types --
 and then JAX's C++ dispatch of the executable (a miss of JAX's cache surfaces as an
-exception and goes through `minijax.jit`). `jnp.add`, `multiply` and `sum` meet the
+exception, 0.4 ms before the trace and compile, and goes through `minijax.jit`). `jnp.add`, `multiply` and `sum` meet the
 target. `jnp.sin` misses it by that frame, about 0.2 us (0.4 us with the checks
 made one by one, ratio 1.13): JAX's `jnp.sin` *is* its C++ `jax.jit` object, the
 executable minijax calls costs what JAX's does (0.98-0.99 of it timed alone), and a

@@ -176,3 +176,17 @@ def test_a_jitted_call_inside_a_running_one():
         return minijax.pure_callback(host, jax.ShapeDtypeStruct((), jnp.float32), x)
     for n in (2, 3, 5):
         assert float(outer(np.full(1, n, np.float32))) == n
+
+
+def test_a_refused_miss_passes_cleanly_through_jax_transformations():
+    # JAX's own transformations of a minijax.jit function: each new shape misses
+    # inside JAX's trace, is refused (UncheckedCall) and called again there.
+    f = minijax.jit(lambda x: mnp.sin(x) * 2)
+    g = lambda x: jnp.sin(x) * 2
+    f(np.ones(3, np.float32))
+    for n in (4, 5):
+        x = np.linspace(0, 1, n, dtype=np.float32)
+        assert_trees_match(jax.jit(f)(x), jax.jit(g)(x))
+        assert_trees_match(jax.grad(lambda v: f(v).sum())(x),
+                           jax.grad(lambda v: g(v).sum())(x))
+    assert_trees_match(f(np.ones(3, np.float32)), g(np.ones(3, np.float32)))
