@@ -14,7 +14,8 @@ not count, and each keeps its minimum (the helper of `jit_dispatch.py`). Target
 
 Measured on the shared 2-core development machine (CPU, jax 0.10.2, load about 6),
 `PYTHONPATH=. .venv/bin/python benchmarks/eager_dispatch.py`, two runs a minute apart
-(the `jnp` rows of two more runs: `jnp.sin` 1.07 and 1.05, `jnp.dot` 0.99 and 1.12):
+(`jnp` rows of three more runs: `jnp.sin` 1.07, 1.05 and 1.09 at load 13, `jnp.dot`
+0.99, 1.12 and 1.06):
 
     op                        minijax us    jax us   ratio
     sin                        4.54  4.62  6.85  6.86  0.66  0.67
@@ -37,7 +38,7 @@ with two checks -- one per-thread flag for the root trace, `disable_jit` and the
 NaN/inf checks (`minijax/ir/root_modes.py`), and a loop over the operands' types --
 and then JAX's C++ dispatch of the executable (a miss of JAX's cache surfaces as an
 exception, 0.4 ms before the trace and compile, and goes through `minijax.jit`). `jnp.add`, `multiply` and `sum` meet the
-target. `jnp.sin` misses it by that frame, about 0.2 us (0.4 us with the checks
+target. `jnp.sin` misses it by that frame, 1.05-1.09, about 0.2 us (0.4 us with the checks
 made one by one, ratio 1.13): JAX's `jnp.sin` *is* its C++ `jax.jit` object, the
 executable minijax calls costs what JAX's does (0.98-0.99 of it timed alone), and a
 bare Python wrapper around that executable, with no check at all, already gives

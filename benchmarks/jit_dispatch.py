@@ -29,7 +29,8 @@ arguments in a thread-local on every call (for a cache miss), the gap was 0.6 us
 
 Measured on the shared 2-core development machine (CPU, jax 0.10.2, load about 6;
 before this path, a cached call cost about 15 us against JAX's 5); three runs of the
-same tree put each of the first four rows between 1.05 and 1.11:
+same tree (and two more at load 13) put each of the first four rows between 1.05
+and 1.11:
 
     case                     minijax us    jax us   ratio
     one op (sin)                   3.34      3.09    1.08
