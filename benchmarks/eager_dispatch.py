@@ -12,33 +12,41 @@ CPU time, so both see the same machine load and a round the scheduler preempts d
 not count, and each keeps its minimum (the helper of `jit_dispatch.py`). Target
 (issue 18): every ratio <= 1.0.
 
-Measured on the shared 2-core development machine (CPU, jax 0.10.2, load about 8),
-`PYTHONPATH=. .venv/bin/python benchmarks/eager_dispatch.py`, two runs a minute apart:
+Measured on the shared 2-core development machine (CPU, jax 0.10.2, load about 6),
+`PYTHONPATH=. .venv/bin/python benchmarks/eager_dispatch.py`, two runs a minute apart
+(`jnp` rows of three more runs: `jnp.sin` 1.07, 1.05 and 1.09 at load 13, `jnp.dot`
+0.99, 1.12 and 1.06):
 
     op                        minijax us    jax us   ratio
-    sin                        4.74  4.47  6.89  7.07  0.69  0.63
-    add                        6.10  5.46  8.15  7.49  0.75  0.73
-    mul by python scalar       7.74  7.10 10.25  9.22  0.75  0.77
-    reduce_sum                 7.04  6.62  8.36  7.87  0.84  0.84
-    dot                       17.75 16.28 25.00 23.36  0.71  0.70
-    jnp.add                    3.93  3.67  4.37  4.13  0.90  0.89
-    jnp.multiply by scalar     4.84  4.85  5.40  5.36  0.90  0.90
-    jnp.sin                    3.64  3.44  3.22  3.05  1.13  1.13
-    jnp.sum                    3.99  3.98  4.26  4.25  0.94  0.94
-    jnp.dot                    9.98 25.82  7.84 27.72  1.27  0.93
+    sin                        4.54  4.62  6.85  6.86  0.66  0.67
+    add                        5.53  5.54  7.68  7.56  0.72  0.73
+    mul by python scalar       7.22  7.26  9.23  9.43  0.78  0.77
+    reduce_sum                 6.68  6.71  7.93  7.94  0.84  0.85
+    dot                       16.84 13.65 23.83 23.64  0.71  0.58
+    jnp.add                    3.50  3.56  4.10  4.08  0.85  0.87
+    jnp.multiply by scalar     4.53  4.48  5.27  5.19  0.86  0.86
+    jnp.sin                    3.25  3.29  3.05  3.06  1.07  1.07
+    jnp.sum                    3.68  3.63  4.00  4.04  0.92  0.90
+    jnp.dot                    7.89  6.00  7.44  3.92  1.06  1.53
 
 The `lax` rows meet the target: a binary op reads its operands' dtypes for JAX's
 dtype check without building their avals. The `jnp` rows were 2.9-3.9x JAX's while
 `minijax.numpy` promoted and broadcast in Python and dispatched each primitive on
 every call; now the jnp functions that JAX jits run an eager call as one cached
-`minijax.jit` program (`minijax/numpy/_eager_jit.py`), so a call is a few checks in
-Python (the root trace, plain operands, NaN checking off) and then JAX's C++
-dispatch of the executable. `jnp.add`, `multiply` and `sum` meet the target.
-`jnp.sin` misses it (and `jnp.dot` at times) by those checks, about 0.4 us: JAX's
-`jnp.sin` *is* its C++ `jax.jit` object, and the executable minijax calls costs what
-JAX's does (2.9 against 2.9 us for `sin`, 7.6 against 7.9 for `dot`, timed alone).
-The `jnp.dot` row swings with the machine's load (0.86-1.27 over four runs; 5.5
-against 6.4 us at load 3).
+`minijax.jit` program (`minijax/numpy/_eager_jit.py`), so a call is a Python frame
+with two checks -- one per-thread flag for the root trace, `disable_jit` and the
+NaN/inf checks (`minijax/ir/root_modes.py`), and a loop over the operands' types --
+and then JAX's C++ dispatch of the executable (a miss of JAX's cache surfaces as an
+exception, 0.4 ms before the trace and compile, and goes through `minijax.jit`). `jnp.add`, `multiply` and `sum` meet the
+target. `jnp.sin` misses it by that frame, 1.05-1.09, about 0.2 us (0.4 us with the checks
+made one by one, ratio 1.13): JAX's `jnp.sin` *is* its C++ `jax.jit` object, the
+executable minijax calls costs what JAX's does (0.98-0.99 of it timed alone), and a
+bare Python wrapper around that executable, with no check at all, already gives
+1.01-1.03; so 1.0 needs no Python in front of the executable, which the inline
+behaviour under minijax's traces rules out. The `jnp.dot` row is the machine's noise:
+the two sides run the same StableHLO, yet JAX's own `jax.jit(jnp.dot)` against
+`jnp.dot` swings 0.96-1.04, and JAX's minimum jumps between 3.9 and 7.8 us from run
+to run (0.86-1.53 over the runs above and earlier ones).
 """
 from __future__ import annotations
 

@@ -12,21 +12,32 @@ minijax's own path (check, discharge, run, write back).
 Each case times minijax and JAX in interleaved rounds (so both see the same machine
 load) of CPU time (a round the scheduler preempts on a shared machine does not count)
 and keeps the minimum per side. Target: every ratio (minijax / jax) <= 1.2.
-What remains above 1.0 is the Python frame of `JitFunction.__call__` in front of
-JAX's C++ call, about 0.6 us: a bare Python wrapper around the same call costs 0.2 us,
-the rest is the checks of the trace, of `disable_jit` and of the NaN/inf flags, and
-noting the arguments for a cache miss. JAX's own ref path is slower than minijax's.
+What remains above 1.0 is the Python of `JitFunction.__call__` in front of JAX's C++
+call, about 0.3 us: calling an instance of a Python class (0.1 us more than a bare
+Python wrapper around the same call, which costs 0.1-0.2 us), reading the function's
+cache, and one test of a per-thread flag (`minijax/ir/root_modes.py`: the root
+trace, `disable_jit` and the NaN/inf checks, kept together and recomputed where they
+change; a thread-local read, 0.03 us more than a module global would be). Refs and
+misses of JAX's cache cost nothing here: they surface as exceptions from JAX
+(`UncheckedCall`), and the arguments are looked at only then. A miss pays for that
+with a refused first attempt, 0.4 ms against the 27 ms of trace and compile that
+follow for a one-op function (a BaseException, so JAX does not filter its
+traceback, which took another 0.9 ms). When `__call__`
+tested the trace, `disable_jit` and the NaN/inf flags one by one and noted the
+arguments in a thread-local on every call (for a cache miss), the gap was 0.6 us
+(ratios 1.13-1.23). JAX's own ref path is slower than minijax's.
 
-Measured on the shared 2-core development machine (CPU, jax 0.10.2, load about 11;
-before this path, a cached call cost about 15 us against JAX's 5); runs of the
-same tree put each of the first four rows between 1.13 and 1.23:
+Measured on the shared 2-core development machine (CPU, jax 0.10.2, load about 6;
+before this path, a cached call cost about 15 us against JAX's 5); three runs of the
+same tree (and two more at load 13) put each of the first four rows between 1.05
+and 1.11:
 
     case                     minijax us    jax us   ratio
-    one op (sin)                   3.73      3.07    1.21
-    jit(grad(f))                   3.69      3.12    1.18
-    dict of four arrays            4.87      4.18    1.16
-    static argument                3.64      3.03    1.20
-    ref argument                  20.15     52.74    0.38
+    one op (sin)                   3.34      3.09    1.08
+    jit(grad(f))                   3.35      3.05    1.10
+    dict of four arrays            4.45      4.13    1.08
+    static argument                3.45      3.12    1.10
+    ref argument                  17.55     47.99    0.37
 """
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ def _set_precision_default(value):
 
 def _set_check_here(which):
     def set_here(value):
-        setattr(float_checks.float_checks, which, value)
+        float_checks.set_here(which, value)
     return set_here
 
 

@@ -9,7 +9,11 @@ loop traces once. A `jit` call then goes one of two ways:
 * at the root (eager) trace, with arrays: the fast path. One `jax.jit` function per
   cache runs the call; its Python body, which JAX runs only on a cache miss, looks up
   (or makes) minijax's trace for the avals JAX saw and lowers it. Flattening, the
-  cache key, static arguments, donation and dispatch are all JAX's C++ path.
+  cache key, static arguments, donation and dispatch are all JAX's C++ path. In
+  front of it `__call__` tests one per-thread flag (`ir/root_modes.py`: at the root,
+  jit on, no NaN/inf checks) and nothing else; a miss of JAX's cache raises
+  `UncheckedCall` from that body, and `__call__` then looks at the arguments (a ref
+  would pass for an array) and calls again.
 * under another transformation (grad, vmap, an outer jit), or with refs among the
   arguments or closed over: `jit` binds its jaxpr as one `jit` equation in the
   current trace. Under a transformation its rule applies, so the staged call stays
@@ -41,6 +45,8 @@ from .pytrees import (FlatFun, checked_avals, split_static_args,
 from ..ir import primitives as P
 from ..ir.checks import forget_round_trips
 from ..ir.float_checks import checks_on as float_checks_on, invalid_value_in
+from ..ir import root_modes
+from ..ir.root_modes import modes as _root_modes
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind,
@@ -170,6 +176,15 @@ class _UsesRefs(Exception):
     which only minijax's own call path (discharge, run, write back) can run."""
 
 
+class UncheckedCall(BaseException):
+    """Raised inside JAX's trace of the fast path when a call went straight to the
+    executable and missed JAX's cache: a minijax ref, view or tracer has a shape and
+    a dtype, so a JAX version may take it for an array; before tracing, minijax must
+    look at the arguments really passed. `JitFunction.__call__` catches it, looks,
+    and calls again. A BaseException (control flow, not an error), so that JAX passes
+    it on without filtering its traceback, 3/4 of what a refused call cost."""
+
+
 class _JitCache:
     """Everything cached for one (function, jit options): minijax's traces (for
     `trace`, `lower`, calls under transformations and calls with refs) and the
@@ -219,38 +234,28 @@ def clear_caches():
     forget_round_trips()
 
 
-# What `config.update("jax_disable_jit", ...)` set: the state each thread starts from.
-_disabled_by_config = False
-
-
-class _JitState(threading.local):
+class _CheckedCall(threading.local):
     def __init__(self):
-        self.disabled = _disabled_by_config
-        # The arguments of the fast-path call in progress: JAX sees a minijax ref
-        # (which has a shape and a dtype) as an array, so on a cache miss `run`
-        # looks at what was really passed before tracing anything. Not None also
-        # while `disable_jit` is on (`_DISABLED`): one check on the cached call.
-        self.call_args = None
+        # While a fast-path call whose arguments were looked at (no ref, view or
+        # tracer among them) is in JAX, its cache's traces dict: `run` traces on a
+        # miss only if it finds its own (a direct call, or another function's call
+        # nested in this one, raises `UncheckedCall`). None otherwise.
+        self.checked = None
 
 
-_DISABLED = ((), {})
-
-
-_jit_state = _JitState()
+_checked_call = _CheckedCall()
 
 
 @contextlib.contextmanager
 def disable_jit(disable: bool = True):
     """Inside `with disable_jit():`, a jitted function runs its Python op by op (each
     operation eagerly), as `jax.disable_jit`: print values, set breakpoints."""
-    state = _jit_state
-    previous = state.disabled, state.call_args
-    state.disabled = disable
-    state.call_args = _DISABLED if disable else None
+    previous = _root_modes.jit_disabled
+    root_modes.set_here("jit_disabled", disable)
     try:
         yield
     finally:
-        state.disabled, state.call_args = previous
+        root_modes.set_here("jit_disabled", previous)
 
 
 @contextlib.contextmanager
@@ -269,16 +274,13 @@ def ensure_compile_time_eval():
 
 def jit_disabled() -> bool:
     """Whether jitted functions run op by op in this thread now."""
-    return _jit_state.disabled
+    return _root_modes.jit_disabled
 
 
 def set_jit_disabled_by_config(disable: bool):
     """`config.update("jax_disable_jit", disable)`: the default of threads started
     from now on, and this thread's state outside its `disable_jit` contexts."""
-    global _disabled_by_config
-    _disabled_by_config = bool(disable)
-    _jit_state.disabled = _disabled_by_config
-    _jit_state.call_args = _DISABLED if _disabled_by_config else None
+    root_modes.set_default("jit_disabled", disable)
 
 
 def _normalize_names(names) -> tuple:
@@ -359,8 +361,8 @@ class JitFunction:
             fun_ref = functools.partial(lambda fun: fun, self._fun)
 
         def run(*args, **kwargs):
-            if _has_minijax_leaves(_jit_state.call_args):
-                raise _UsesRefs()
+            if _checked_call.checked is not traces:
+                raise UncheckedCall()
             dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
                 fun_ref(), args, kwargs, static_argnums, static_argnames)
             leaves, in_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
@@ -389,29 +391,37 @@ class JitFunction:
         return jax.jit(run, **self._jax_options)
 
     def __call__(self, *args, **kwargs):
-        # The cached call: as few steps as possible before JAX's C++ dispatch.
-        fast, state = self._jit_cache.fast, _jit_state
-        if fast is not None and state.call_args is None and type(current_trace()) is EvalTrace:
-            state.call_args = (args, kwargs)
+        # The cached call: one test (`ir/root_modes.py`: at the root trace, jit on,
+        # no NaN/inf checks) before JAX's C++ dispatch. The rest -- a ref among the
+        # arguments, a miss of JAX's cache -- surfaces as an exception from JAX.
+        fast = self._jit_cache.fast
+        if fast is not None and _root_modes.direct:
             try:
-                out = fast(*args, **kwargs)
-            except (_UsesRefs, TypeError) as error:
+                return fast(*args, **kwargs)
+            except (UncheckedCall, _UsesRefs, TypeError) as error:
                 refused = error
-            else:
-                if float_checks_on():
-                    self._check_float_outputs(out, args, kwargs)
-                return out
-            finally:
-                state.call_args = None
+            # (Handled here, not in the except clause, so that an error of the call
+            # that follows is not shown as raised while handling this one.)
+            if isinstance(refused, UncheckedCall):
+                return self._call_fast_checked(fast, args, kwargs)
             return self._after_fast_path_refused(refused, args, kwargs)
-        return self._call_first_or_staged(args, kwargs)
+        return self.call_checked(args, kwargs)
 
     def root_executable(self):
-        """The `jax.jit` function that serves this function's calls at the root, for a
-        caller that has itself made sure of what `__call__` checks first (the root
-        trace, no refs, no tracers, float checks off): calling it skips those checks.
-        None until a first call has made it, and while `disable_jit` is on."""
-        return self._jit_cache.fast if _jit_state.call_args is None else None
+        """`call_cache().fast` when this thread's calls may go straight to it
+        (`ir/root_modes.py`), else None."""
+        return self._jit_cache.fast if _root_modes.direct else None
+
+    def call_cache(self) -> _JitCache:
+        """This function's cache (shared by every `jit` of it with the same options).
+        Its `fast` is the `jax.jit` function that serves calls at the root -- None
+        until a first call makes it, after `clear_cache` and once a ref was met --
+        for a caller that has itself made sure of what `__call__` checks: this
+        thread at the root with no `disable_jit` or NaN checks (`root_modes.modes.
+        direct`), and no ref, ref view or tracer among the arguments. Calling it
+        skips `__call__`'s Python; on a miss of JAX's cache it raises
+        `UncheckedCall`, and the caller then uses `call_checked`."""
+        return self._jit_cache
 
     def _check_float_outputs(self, out, args, kwargs):
         """`jax_debug_nans`/`jax_debug_infs` on a call that ran compiled: an invalid
@@ -434,15 +444,40 @@ class JitFunction:
             f"to find the operation, but that run made no invalid value: the compiled "
             f"program computes differently (an XLA optimization, say).")
 
-    def _call_first_or_staged(self, args, kwargs):
-        cache = self._jit_cache
-        if _jit_state.disabled:
+    def call_checked(self, args, kwargs):
+        """The call `__call__` makes when it cannot go straight to the fast path (the
+        first call, or one under a transformation, `disable_jit` or the NaN/inf
+        checks), with every check made; also for a caller of `call_cache().fast`
+        that met `UncheckedCall`."""
+        if _root_modes.jit_disabled:
             return self._fun(*args, **kwargs)
-        if (type(current_trace()) is EvalTrace and cache.fast is None
-                and not cache.refs_seen and _jit_state.call_args is None):
-            cache.fast = self._fast_function()      # the first call at the root
-            return self(*args, **kwargs)
-        return self._call_staged(args, kwargs)
+        cache = self._jit_cache
+        if type(current_trace()) is not EvalTrace or cache.refs_seen:
+            return self._call_staged(args, kwargs)
+        fast = cache.fast
+        if fast is None:
+            cache.fast = fast = self._fast_function()      # the first call at the root
+        return self._call_fast_checked(fast, args, kwargs)
+
+    def _call_fast_checked(self, fast, args, kwargs):
+        """The fast path, with the arguments looked at first (so that a miss of JAX's
+        cache may trace) and the outputs checked if `jax_debug_nans`/`infs` is on."""
+        if _has_minijax_leaves((args, kwargs)):
+            return self._after_fast_path_refused(_UsesRefs(), args, kwargs)
+        _checked_call.checked = self._jit_cache.traces
+        try:
+            out = fast(*args, **kwargs)
+        except (_UsesRefs, TypeError) as error:
+            refused = error
+        else:
+            refused = None
+        finally:
+            _checked_call.checked = None
+        if refused is not None:
+            return self._after_fast_path_refused(refused, args, kwargs)
+        if float_checks_on():
+            self._check_float_outputs(out, args, kwargs)
+        return out
 
     def _after_fast_path_refused(self, error, args, kwargs):
         """The fast path met a ref: this call, and from now on every call of this

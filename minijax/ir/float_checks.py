@@ -6,46 +6,42 @@ outputs looked at, and the first one holding a NaN (or an infinity) raises
 A jitted call is checked on its outputs; `frontend/jit.py` then runs the function
 again op by op to name the primitive that made the value.
 
-The flags live here, in the IR layer, because the root trace reads them on every
-eager operation; `minijax.config` (frontend/config.py) sets them. Like
-`disable_jit`'s state they are per thread: `config.update` sets the default every
-thread starts from and this thread's value; the context managers change this thread's
-value for their block.
+The flags are two of this thread's root modes (`ir/root_modes.py`, kept together
+with the root trace and `disable_jit` so that a cached jitted call tests all of them
+at once); `minijax.config` (frontend/config.py) sets them through `set_here` and
+`set_default` below. Like `disable_jit`'s state they are per thread:
+`config.update` sets the default every thread starts from and this thread's value;
+the context managers change this thread's value for their block.
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
+from . import root_modes
 from .types import is_inexact
 
-# What `config.update` set: the values each thread starts from.
-_defaults = {"nans": False, "infs": False}
-
-
-class _FloatChecks(threading.local):
-    def __init__(self):
-        self.nans = _defaults["nans"]
-        self.infs = _defaults["infs"]
-
-
-float_checks = _FloatChecks()
+# This thread's flags, read as `float_checks.nans` / `float_checks.infs`.
+float_checks = root_modes.modes
 
 
 def checks_on() -> bool:
     return float_checks.nans or float_checks.infs
 
 
+def set_here(which: str, flag: bool):
+    """The `jax_debug_<which>` check (`which` is "nans" or "infs") is `flag` in this
+    thread."""
+    root_modes.set_here(which, flag)
+
+
 def set_default(which: str, flag: bool):
     """`config.update("jax_debug_<which>", flag)`."""
-    _defaults[which] = bool(flag)
-    setattr(float_checks, which, bool(flag))
+    root_modes.set_default(which, flag)
 
 
 def reset():
     """Both checks off, by default and in this thread."""
-    for which in _defaults:
+    for which in ("nans", "infs"):
         set_default(which, False)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 
 from . import float_checks as _float_checks
+from . import root_modes
 from .ref_ledger import RefLedger
 from .source_info import begin_operation, end_operation, source_context
 from .types import aval_of_value
@@ -201,8 +202,9 @@ class set_current_trace:
 
     Every rule a transformation runs is inside one (the parent is current while the
     rule binds), so it is a small class rather than a generator-based context
-    manager, which costs several times as much to enter and leave."""
-    __slots__ = ("trace", "previous", "starts")
+    manager, which costs several times as much to enter and leave. Entering or
+    leaving the root trace also updates `root_modes` (what cached jitted calls test)."""
+    __slots__ = ("trace", "previous", "starts", "crosses_root")
 
     def __init__(self, trace: Trace):
         self.trace = trace
@@ -211,20 +213,26 @@ class set_current_trace:
         trace = self.trace
         previous = self.previous = _state.trace
         _state.trace = trace
+        was_root, is_root = type(previous) is EvalTrace, type(trace) is EvalTrace
         # Leaving the root: a transformation starts (see `TransformationScope`).
-        self.starts = type(previous) is EvalTrace and type(trace) is not EvalTrace
+        self.starts = was_root and not is_root
+        self.crosses_root = was_root is not is_root
         if self.starts:
             try:
                 transformation_scope.enter()
             except BaseException:
                 _state.trace = previous
                 raise
+        if self.crosses_root:
+            root_modes.set_here("at_root", is_root)
         return trace
 
     def __exit__(self, *exc):
         _state.trace = self.previous
         if self.starts:
             transformation_scope.exit()
+        if self.crosses_root:
+            root_modes.set_here("at_root", type(self.previous) is EvalTrace)
         return False
 
 
@@ -271,6 +279,7 @@ transformation_scope = TransformationScope()
 def reset_trace_state():
     """Back to a fresh root trace (for tests and for the REPL after an interrupt)."""
     _state.trace = EvalTrace()
+    root_modes.set_here("at_root", True)
     transformation_scope.reset()
     source_context.reset()
 

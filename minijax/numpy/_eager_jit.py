@@ -33,8 +33,9 @@ import inspect
 import jax
 import numpy as np
 
-from ..frontend.jit import jit
+from ..frontend.jit import UncheckedCall, jit
 from ..ir.float_checks import checks_on as float_checks_on
+from ..ir.root_modes import modes as _root_modes
 from ..ir.trace import EvalTrace, current_trace
 
 # The concrete type of a JAX array, read off one; an identity test on it is the
@@ -85,12 +86,18 @@ def jitted_eagerly(*static_argnames: str):
                     return False
             return True
 
+        cache = compiled.call_cache()
+
         @functools.wraps(fun)
         def call(*args, **kwargs):
-            # Every step here is paid on each eager call, so the common case (array
+            # Every step here is paid on each eager call, so the common case (the
+            # root trace with no NaN checks, one test: `ir/root_modes.py`; array
             # operands, no keywords) is spelled out as a plain loop.
-            if type(current_trace()) is not EvalTrace or float_checks_on():
-                return fun(*args, **kwargs)
+            if not _root_modes.direct:
+                if type(current_trace()) is not EvalTrace or float_checks_on():
+                    return fun(*args, **kwargs)
+                # (`disable_jit`: `compiled` runs `fun` op by op.)
+                return compiled(*args, **kwargs) if operands_plain(args, kwargs) else fun(*args, **kwargs)
             if kwargs or static_positions:
                 if not operands_plain(args, kwargs):
                     return fun(*args, **kwargs)
@@ -99,10 +106,13 @@ def jitted_eagerly(*static_argnames: str):
                     if type(value) not in _PLAIN_TYPES and not _plain(value):
                         return fun(*args, **kwargs)
             # After the first call, straight to JAX's dispatch of the executable.
-            executable = compiled.root_executable()
-            if executable is None:
-                return compiled(*args, **kwargs)
-            return executable(*args, **kwargs)
+            executable = cache.fast
+            if executable is not None:
+                try:
+                    return executable(*args, **kwargs)
+                except UncheckedCall:     # new avals: `compiled` looks, then traces
+                    pass
+            return compiled.call_checked(args, kwargs)
         call.eager_jit = compiled      # the cached program, for tests and `clear_cache`
         return call
     return decorate

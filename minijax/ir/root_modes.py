@@ -1,0 +1,64 @@
+"""This thread's modes of eager evaluation, and the one flag a cached call reads.
+
+A cached call of a jitted function (`frontend/jit.py`) or an eager `jnp` call
+(`numpy/_eager_jit.py`) may go straight to JAX's compiled executable only when this
+thread is
+
+* at the root trace (not inside a minijax transformation, nor in an
+  `ensure_compile_time_eval` block),
+* not inside `disable_jit` (`jax_disable_jit`), and
+* checking no values for NaN or infinity (`jax_debug_nans` / `jax_debug_infs`).
+
+Testing those three one by one (`current_trace()`, `float_checks.checks_on()`, ...)
+cost about half of minijax's Python in front of JAX's C++ dispatch. So the modes live
+together here, each change goes through `set_here` (or `set_default`), and that
+recomputes `modes.direct`: the one attribute the hot paths read. `at_root` is kept by
+`ir/trace.py`'s `set_current_trace` (and `reset_trace_state`), the only code that
+changes the current trace. When `direct` is False, a caller that can still run
+compiled (at the root under NaN checks, say) makes the exact checks itself.
+
+The modes are per thread, as JAX's are: `set_default` (what `config.update` calls)
+sets the value every thread starts from and this thread's value; `set_here` (the
+context managers) changes this thread's value only. The owners reset them:
+`float_checks.reset`, `frontend/jit.py`'s `set_jit_disabled_by_config(False)` (both
+run by `config.reset()`) and `reset_trace_state` (`at_root`).
+"""
+from __future__ import annotations
+
+import threading
+
+# The values each thread starts from (set by `config.update`).
+_defaults = {"nans": False, "infs": False, "jit_disabled": False}
+
+
+class _RootModes(threading.local):
+    def __init__(self):
+        self.at_root = True      # a thread starts at its root trace
+        self.nans = _defaults["nans"]
+        self.infs = _defaults["infs"]
+        self.jit_disabled = _defaults["jit_disabled"]
+        self.direct = _direct(self)
+
+
+def _direct(state) -> bool:
+    return state.at_root and not (state.nans or state.infs or state.jit_disabled)
+
+
+modes = _RootModes()
+
+
+def set_here(mode: str, flag: bool):
+    """This thread's `mode` ("at_root", "nans", "infs" or "jit_disabled") is `flag`."""
+    if mode != "at_root" and mode not in _defaults:
+        raise ValueError(f"unknown root mode {mode!r}")
+    setattr(modes, mode, bool(flag))
+    modes.direct = _direct(modes)
+
+
+def set_default(mode: str, flag: bool):
+    """`mode` is `flag` in every thread started from now on, and in this one."""
+    if mode not in _defaults:
+        raise ValueError(f"unknown configurable root mode {mode!r}")
+    _defaults[mode] = bool(flag)
+    set_here(mode, flag)
+
