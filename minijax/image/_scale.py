@@ -15,6 +15,8 @@ Output pixels whose sample falls outside the input get zero, except for the
 
 Everything is written with `minijax.numpy`, so it traces, jits, differentiates (also
 with respect to `scale` and `translation`) and batches like any other minijax code.
+Both public functions run under `jit` (shapes, dimensions, method and flags static),
+so an eager call compiles one program instead of one per operation.
 """
 from __future__ import annotations
 
@@ -172,6 +174,22 @@ def _as_inexact(x):
     return x if jnp.issubdtype(x.dtype, jnp.inexact) else x.astype(jnp.result_type(float))
 
 
+def _scale_and_translate(image, shape, dims, scale, translation, method, antialias,
+                         precision):
+    image = _as_inexact(image)
+    scale, translation = _as_inexact(scale), _as_inexact(translation)
+    dtype = jnp.result_type(scale, translation)
+    scale, translation = scale.astype(dtype), translation.astype(dtype)
+    return _resample(image, shape, dims, [scale[k] for k in range(len(dims))],
+                     [translation[k] for k in range(len(dims))], method, antialias,
+                     precision)
+
+
+# One compiled program per call signature: op by op, an eager call would compile
+# every one of the few dozen operations that build the weight matrices.
+_scale_and_translate_jit = jit(_scale_and_translate, static_argnums=(1, 2, 5, 6, 7))
+
+
 def scale_and_translate(image, shape: Sequence[int], spatial_dims: Sequence[int], scale,
                         translation, method, antialias: bool = True,
                         precision=Precision.HIGHEST):
@@ -186,18 +204,13 @@ def scale_and_translate(image, shape: Sequence[int], spatial_dims: Sequence[int]
                          "scale_and_translate.")
     if method is ResizeMethod.CUBIC_PYTORCH and antialias:
         method = ResizeMethod.CUBIC
-    image = _as_inexact(image)
-    scale, translation = _as_inexact(scale), _as_inexact(translation)
-    dtype = jnp.result_type(scale, translation)
-    scale, translation = scale.astype(dtype), translation.astype(dtype)
-    dims = [d % image.ndim for d in spatial_dims]
-    if len(dims) != scale.shape[0] or len(dims) != translation.shape[0]:
+    dims = tuple(int(d) % len(shape) for d in spatial_dims)
+    if jnp.shape(scale) != (len(dims),) or jnp.shape(translation) != (len(dims),):
         raise ValueError(f"scale and translation need one entry per spatial dimension "
-                         f"({len(dims)}), got shapes {scale.shape} and "
-                         f"{translation.shape}")
-    return _resample(image, shape, dims, [scale[k] for k in range(len(dims))],
-                     [translation[k] for k in range(len(dims))], method, antialias,
-                     precision)
+                         f"({len(dims)}), got shapes {jnp.shape(scale)} and "
+                         f"{jnp.shape(translation)}")
+    return _scale_and_translate_jit(image, shape, dims, scale, translation, method,
+                                    antialias, precision)
 
 
 def _resize_nearest(image, shape):
