@@ -155,6 +155,29 @@ def test_collective_over_the_vmap_axis_inside_shard_map():
                                rtol=1e-5)
 
 
+def test_an_eager_shard_map_compiles_once_per_body():
+    # Each eager call traces the body anew; the program compiled for the first trace
+    # serves the later ones, as for an eager cond (JAX's eager shard_map compiles
+    # each primitive of the body anew on every call)
+    f = minijax.shard_map(lambda a: mlax.psum(a, "x") * a, mesh=mesh(), in_specs=P("x"),
+                          out_specs=P("x"))
+    loss = lambda a: (f(a) ** 2).sum()
+    f(X), minijax.grad(loss)(X)
+    compiles = []
+
+    def count(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+        values, grads = f(X), minijax.grad(loss)(X)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(count)
+    assert compiles == []
+    np.testing.assert_allclose(values, X * X)
+    np.testing.assert_allclose(grads, 4 * X ** 3, rtol=1e-6)
+
+
 def _with_refs(a, b):
     """A shard_map that updates one ref in place and reads another."""
     r, s = minijax.new_ref(a), minijax.new_ref(b)
