@@ -116,15 +116,17 @@ def _both(form, smooth=True):
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_values_eager_jit_and_vmap_on_top(form):
     ours, theirs = _both(form, smooth=False)
-    want = jax.vmap(theirs, axis_name="i")(X)
+    # JAX's side under jax.jit (the comparisons have a tolerance): eagerly each of its
+    # operations around the loop or branch is a compile of its own
+    want = jax.jit(jax.vmap(theirs, axis_name="i"))(X)
     assert_close(minijax.vmap(ours, axis_name="i")(X), want)
     assert_close(minijax.jit(minijax.vmap(ours, axis_name="i"))(X), want)
     stacked = np.stack([X, -X])
     assert_close(minijax.vmap(minijax.vmap(ours, axis_name="i"))(stacked),
-                 jax.vmap(jax.vmap(theirs, axis_name="i"))(stacked))
+                 jax.jit(jax.vmap(jax.vmap(theirs, axis_name="i")))(stacked))
     # the inner vmap names no axis, so the bodies' collectives are the outer one's
     assert_close(minijax.vmap(minijax.vmap(ours), axis_name="i", in_axes=1)(stacked),
-                 jax.vmap(jax.vmap(theirs), axis_name="i", in_axes=1)(stacked))
+                 jax.jit(jax.vmap(jax.vmap(theirs), axis_name="i", in_axes=1))(stacked))
 
 
 def _loss(f):
@@ -132,16 +134,19 @@ def _loss(f):
 
 
 def _jvp_inside(f, x, t):
-    return jax.vmap(lambda x, t: jax.jvp(f, (x,), (t,))[1], axis_name="i")(x, t)
+    return jax.jit(jax.vmap(lambda x, t: jax.jvp(f, (x,), (t,))[1], axis_name="i"))(x, t)
 
 
 def _grad_from_jvps(f, x):
     """grad of `_loss(vmap(f))` assembled from JAX's jvp inside the vmap, one basis
     tangent at a time (for forms where JAX's own grad differs)."""
     basis = np.eye(x.size, dtype=x.dtype).reshape(x.size, *x.shape)
-    columns = jax.vmap(lambda t: _jvp_inside(f, x, t))(basis)
-    out = jax.vmap(f, axis_name="i")(x)
-    return (2 * out * columns).reshape(x.size, -1).sum(1).reshape(x.shape)
+
+    def grad(x):
+        columns = jax.vmap(lambda t: _jvp_inside(f, x, t))(basis)
+        out = jax.vmap(f, axis_name="i")(x)
+        return (2 * out * columns).reshape(x.size, -1).sum(1).reshape(x.shape)
+    return jax.jit(grad)(x)
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))
@@ -149,8 +154,10 @@ def test_derivatives(form):
     ours, theirs = _both(form)
     t = np.cos(X)
     per_member = form in PER_MEMBER_BRANCHES
-    want = (jax.vmap(theirs, axis_name="i")(X), _jvp_inside(theirs, X, t)) if per_member \
-        else jax.jvp(jax.vmap(theirs, axis_name="i"), (X,), (t,))
+    # JAX's side under jax.jit, as in test_values_eager_jit_and_vmap_on_top
+    want = (jax.jit(jax.vmap(theirs, axis_name="i"))(X), _jvp_inside(theirs, X, t)) \
+        if per_member else jax.jit(lambda x, t: jax.jvp(
+            jax.vmap(theirs, axis_name="i"), (x,), (t,)))(X, t)
     assert_close(minijax.jvp(minijax.vmap(ours, axis_name="i"), (X,), (t,)), want, tol=1e-4)
     # jvp inside: the jvp of the loop or branch is batched, tangents in its collectives
     assert_close(
@@ -159,18 +166,18 @@ def test_derivatives(form):
     # the linear loop or branch that linearize stages holds the collectives
     got = minijax.vmap(lambda x: minijax.linearize(ours, x)[1](2 * x), axis_name="i")(X)
     want = _jvp_inside(theirs, X, 2 * X) if per_member else \
-        jax.vmap(lambda x: jax.linearize(theirs, x)[1](2 * x), axis_name="i")(X)
+        jax.jit(jax.vmap(lambda x: jax.linearize(theirs, x)[1](2 * x), axis_name="i"))(X)
     assert_close(got, want, tol=1e-4)
     if form in NO_REVERSE_MODE:
         return
     outside = minijax.grad(_loss(minijax.vmap(ours, axis_name="i")))
     want = _grad_from_jvps(theirs, X) if per_member else \
-        jax.grad(_loss(jax.vmap(theirs, axis_name="i")))(X)
+        jax.jit(jax.grad(_loss(jax.vmap(theirs, axis_name="i"))))(X)
     assert_close(outside(X), want, tol=1e-4)
     # psum's transpose (a psum) etc. now sit inside the transposed loop or branch
     inside = minijax.vmap(minijax.grad(_loss(ours)), axis_name="i")
     if not per_member:
-        want = jax.vmap(jax.grad(_loss(theirs)), axis_name="i")(X)
+        want = jax.jit(jax.vmap(jax.grad(_loss(theirs)), axis_name="i"))(X)
     assert_close(inside(X), want, tol=1e-4)
 
 

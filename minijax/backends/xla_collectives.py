@@ -9,6 +9,8 @@ user's mistake, reported as JAX reports it: a `NameError` naming the unbound axi
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import numpy as np
 from jax import lax
@@ -18,6 +20,7 @@ from ..ir import collective_primitives as C
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
 from ..ir.trace import eager_impls
 from .xla import lowering_rules, lower_jaxpr
+from .xla_control_flow import apply_with_bodies
 
 
 def _groups(groups):
@@ -126,6 +129,8 @@ def _shard_map(*args, jaxpr, mesh_axes, device_ids, in_specs, out_specs, auto_ax
 
 
 lowering_rules[shard_map_p] = _shard_map
+# An eager shard_map traces its body on every call: one compile per body text.
+eager_impls[shard_map_p] = functools.partial(apply_with_bodies, shard_map_p)
 
 
 def _sharding_constraint(x, *, mesh_axes, device_ids, spec, explicit_axes=()):

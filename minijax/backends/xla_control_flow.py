@@ -98,11 +98,12 @@ lowering_rules[CF.pure_callback_p] = _pure_callback
 #
 # Each eager `lax.cond(...)` call traces its branches afresh, so its params hold new
 # jaxpr objects every time, and `apply_primitive` (which caches by params) would
-# compile a new XLA program per call. Bodies take their closed-over values as
-# inputs, so two bodies with the same *text* compute the same function: the first
-# params seen with a given exact text stand in for all later ones, and the compiled
-# program is reused. Bodies holding objects the text form cannot write exactly (a
-# `debug.callback` function) fall back to identity.
+# compile a new XLA program per call. The same holds for every primitive with a body
+# traced per call (an eager `shard_map`, registered in xla_collectives.py). Bodies take
+# their closed-over values as inputs, so two bodies with the same *text* compute the
+# same function: the first params seen with a given exact text stand in for all later
+# ones, and the compiled program is reused. Bodies holding objects the text form
+# cannot write exactly (a `debug.callback` function) fall back to identity.
 
 _params_by_text: dict = {}
 _MAX_CACHED = 2048
@@ -116,7 +117,10 @@ def _exact_text(value):
     return value
 
 
-def _apply_control_flow(prim, *args, **params):
+def apply_with_bodies(prim, *args, **params):
+    """Eager execution of a primitive whose params hold body jaxprs: `apply_primitive`
+    with the params first seen with the same exact text, so a body traced anew on
+    each call reuses the program compiled for its first trace."""
     try:
         key = (prim, tuple(sorted((k, _exact_text(v)) for k, v in params.items())))
         hash(key)
@@ -135,6 +139,6 @@ def clear_caches():
 
 
 for _prim in (CF.cond_p, CF.while_p, CF.scan_p):
-    eager_impls[_prim] = functools.partial(_apply_control_flow, _prim)
+    eager_impls[_prim] = functools.partial(apply_with_bodies, _prim)
 for _prim in (CF.debug_print_p, CF.debug_callback_p):
     eager_impls[_prim] = functools.partial(apply_primitive, _prim)
