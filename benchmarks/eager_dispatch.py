@@ -47,6 +47,21 @@ behaviour under minijax's traces rules out. The `jnp.dot` row is the machine's n
 the two sides run the same StableHLO, yet JAX's own `jax.jit(jnp.dot)` against
 `jnp.dot` swings 0.96-1.04, and JAX's minimum jumps between 3.9 and 7.8 us from run
 to run (0.86-1.53 over the runs above and earlier ones).
+
+`jnp.nanvar` and `jnp.polyfit` (rows added with issue 18's suite work) ran op by op,
+one eager dispatch per primitive, until they too became `jitted_eagerly` (with the
+other jnp functions JAX jits, listed in docs/numpy.md): two runs each, load about 7,
+the same command (before: the tree without that change):
+
+    op                        minijax us         jax us     ratio
+    jnp.nanvar  before       564.07  646.29    9.23  9.08   61.12 71.18
+    jnp.nanvar  after          5.16    5.28    8.21  8.91    0.63  0.59
+    jnp.polyfit before      1755.69 1710.10    6.70  6.78  261.93 252.21
+    jnp.polyfit after          7.28    7.74    6.49  6.94    1.12  1.11
+
+`jnp.polyfit` misses the target by the same Python frame as `jnp.sin` (its
+static `deg` is read by position). A first call compiles one program (polyfit
+compiled about a hundred before), which is what shortens the test suite.
 """
 from __future__ import annotations
 
@@ -77,6 +92,8 @@ def main():
         ("jnp.sin", lambda: mnp.sin(x), lambda: jnp.sin(x)),
         ("jnp.sum", lambda: mnp.sum(x), lambda: jnp.sum(x)),
         ("jnp.dot", lambda: mnp.dot(m, m), lambda: jnp.dot(m, m)),
+        ("jnp.nanvar", lambda: mnp.nanvar(m, axis=0), lambda: jnp.nanvar(m, axis=0)),
+        ("jnp.polyfit", lambda: mnp.polyfit(x, x, 2), lambda: jnp.polyfit(x, x, 2)),
     ]
     print(f"{'op':24s} {'minijax us':>11s} {'jax us':>9s} {'ratio':>7s}")
     for name, mini, ref in cases:

@@ -95,6 +95,66 @@ def test_reductions_and_products_with_static_arguments_match_jax(call, kind):
                            rtol=1e-6)
 
 
+_XS = np.linspace(-1, 1, 5, dtype=np.float32)
+_NAN_X = np.where(_X > 0.5, np.nan, _X).astype(np.float32)
+_INTS = np.array([12, -18, 0, 7], np.int32)
+
+# The other jnp functions JAX jits, each with its static arguments and an operand the
+# body takes traced (q, ddof, period, a weight, a spacing, a Python float).
+WHOLE_PROGRAM_CALLS = {
+    "nanvar": lambda m: m.nanvar(_NAN_X, axis=1, ddof=1),
+    "nanstd": lambda m: m.nanstd(_NAN_X, keepdims=True),
+    "nanquantile": lambda m: m.nanquantile(_NAN_X, jnp.asarray([0.25, 0.5]), axis=0,
+                                           method="midpoint"),
+    "nanpercentile": lambda m: m.nanpercentile(_NAN_X, 40.0, axis=1),
+    "nanmedian": lambda m: m.nanmedian(_NAN_X, axis=0, keepdims=True),
+    "cov": lambda m: m.cov(_X, rowvar=False, ddof=0, aweights=_XS[:2] + 2),
+    "corrcoef": lambda m: m.corrcoef(_X),
+    "digitize": lambda m: m.digitize(_XS, np.array([-0.5, 0., 0.5], np.float32), right=True),
+    "searchsorted": lambda m: m.searchsorted(_XS, 0.1, side="right"),
+    "polyfit": lambda m: m.polyfit(_XS, _XS ** 2, 2, w=_XS + 2, cov=True),
+    "polyadd": lambda m: m.polyadd(_XS, _XS[:2]),
+    "polysub": lambda m: m.polysub(_XS[:2], _XS),
+    "polyder": lambda m: m.polyder(_XS, 2),
+    "polyint": lambda m: m.polyint(_XS, 2, k=0.5),
+    "poly": lambda m: m.poly(_XS[:3]),
+    "gradient": lambda m: (m.gradient(_X, 0.5, axis=1), m.gradient(_X, _XS[:2], _XS[2:])),
+    "vander": lambda m: m.vander(_XS, 3, increasing=True),
+    "packbits": lambda m: m.packbits(_I8 % 2, axis=1, bitorder="little"),
+    "unpackbits": lambda m: m.unpackbits(_I8.astype(np.uint8), axis=0, count=5),
+    "i0": lambda m: m.i0(_X),
+    "ldexp": lambda m: m.ldexp(_X, _I8.astype(np.int32)),
+    "frexp": lambda m: m.frexp(_X),
+    "modf": lambda m: m.modf(_X),
+    "gcd": lambda m: m.gcd(_INTS, 6),
+    "lcm": lambda m: m.lcm(_INTS, _INTS[::-1]),
+    "nextafter": lambda m: m.nextafter(_X, 0.0),
+    "spacing": lambda m: m.spacing(_X),
+    "sort_complex": lambda m: m.sort_complex(_XS[::-1]),
+    "unwrap": lambda m: m.unwrap(_XS * 4, period=3.0, axis=0),
+}
+
+
+def test_more_functions_run_eagerly_as_one_cached_program():
+    for name, call in WHOLE_PROGRAM_CALLS.items():
+        for _ in range(2):
+            assert_trees_match(call(mnp), call(jnp), rtol=2e-5, atol=1e-6, what=name)
+        assert getattr(mnp, name).eager_jit.root_executable() is not None, name
+
+
+def test_static_argnames_after_star_args_name_no_position():
+    # gradient(f, *varargs, axis=None): `axis` has no position, so a second spacing
+    # array is an operand, not a static argument (as in JAX's jit).
+    def scaled(x, *weights, axis=None, power=2):
+        return sum(w * mnp.sum(x ** power, axis=axis) for w in weights)
+    args = (_XS, jnp.asarray(2.0), jnp.asarray(3.0))   # unhashable: never static
+    for static in (("axis", "power"), ("axis",)):
+        assert_trees_match(minijax.jit(scaled, static_argnames=static)(*args, axis=0, power=3),
+                           jax.jit(lambda x, *w, axis=None, power=2: sum(
+                               v * jnp.sum(x ** power, axis=axis) for v in w),
+                               static_argnames=static)(*args, axis=0, power=3), rtol=1e-6)
+
+
 def test_traced_programs_hold_the_body_inline():
     def f(x, y):
         return mnp.sum(mnp.sin(x) * y, axis=0) + mnp.dot(x, y)

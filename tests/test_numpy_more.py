@@ -21,11 +21,11 @@ def grad_and_vmap_match(fn, *args, argnums=0):
     def scalar(lib):
         return lambda *a: lib.sum(fn(lib, *a))
     assert_values_close(minijax.grad(scalar(mnp), argnums)(*args),
-                        jax.grad(scalar(jnp), argnums)(*args))
+                        jax.jit(jax.grad(scalar(jnp), argnums))(*args))
     batch = np.stack([args[0], args[0] * 2])
     rest = args[1:]
     assert_values_close(minijax.vmap(lambda a: fn(mnp, a, *rest))(batch),
-                        jax.vmap(lambda a: fn(jnp, a, *rest))(batch))
+                        jax.jit(jax.vmap(lambda a: fn(jnp, a, *rest)))(batch))
 
 
 # -- NaN statistics -------------------------------------------------------------------------

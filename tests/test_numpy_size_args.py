@@ -53,18 +53,18 @@ def test_method_and_concrete_forms():
 def test_vmap_and_grad():
     batch = np.stack([GRID, GRID[::-1], np.zeros_like(GRID)])
     assert_values_close(minijax.vmap(lambda x: mnp.nonzero(x, size=4, fill_value=-1))(batch),
-                        jax.vmap(lambda x: jnp.nonzero(x, size=4, fill_value=-1))(batch))
+                        jax.jit(jax.vmap(lambda x: jnp.nonzero(x, size=4, fill_value=-1)))(batch))
     assert_values_close(minijax.vmap(lambda x: mnp.argwhere(x, size=3))(batch),
-                        jax.vmap(lambda x: jnp.argwhere(x, size=3))(batch))
+                        jax.jit(jax.vmap(lambda x: jnp.argwhere(x, size=3)))(batch))
     assert_values_close(minijax.vmap(lambda x: mnp.flatnonzero(x, size=2))(batch),
-                        jax.vmap(lambda x: jnp.flatnonzero(x, size=2))(batch))
+                        jax.jit(jax.vmap(lambda x: jnp.flatnonzero(x, size=2)))(batch))
 
     def picked_sum(np_module, x):  # gradient flows through the gathered values
         rows, cols = np_module.nonzero(x > 0.5, size=3)
         return (x[rows, cols] ** 2).sum()
     x = rand((2, 3))
     assert_values_close(minijax.grad(lambda x: picked_sum(mnp, x))(x),
-                        jax.grad(lambda x: picked_sum(jnp, x))(x))
+                        jax.jit(jax.grad(lambda x: picked_sum(jnp, x)))(x))
 
 
 def test_errors():
@@ -114,10 +114,10 @@ def test_unique_along_axis_grad_vmap_and_concrete():
         values = np_module.unique(x, axis=0, size=3, fill_value=0.0)
         return (values ** 2).sum()
     assert_values_close(minijax.grad(lambda x: loss(mnp, x))(ROWS),
-                        jax.grad(lambda x: loss(jnp, x))(ROWS))
+                        jax.jit(jax.grad(lambda x: loss(jnp, x)))(ROWS))
     batch = np.stack([ROWS, ROWS[::-1] * 2])
     assert_values_close(minijax.vmap(lambda x: mnp.unique(x, axis=0, size=4))(batch),
-                        jax.vmap(lambda x: jnp.unique(x, axis=0, size=4))(batch))
+                        jax.jit(jax.vmap(lambda x: jnp.unique(x, axis=0, size=4)))(batch))
     # Without size, concrete input is counted eagerly (NumPy), as before.
     assert_values_close(mnp.unique(ROWS, axis=0), jnp.unique(ROWS, axis=0))
     with pytest.raises(minijax.TracerError, match="size="):

@@ -122,12 +122,15 @@ def split_static_args(fun: Callable, args: Sequence, kwargs: dict,
 
 
 def static_argnums_from_names(fun: Callable, static_argnames: tuple) -> tuple[int, ...]:
-    """Positions of named static parameters, so they are static however they are passed."""
+    """Positions of named static parameters, so they are static however they are passed.
+    Only a positional-or-keyword parameter has one (as JAX infers them): a keyword-only
+    parameter after `*args` has none, and its index would name one of the `*args`."""
     try:
-        params = list(inspect.signature(fun).parameters)
+        params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
         return ()
-    return tuple(params.index(name) for name in static_argnames if name in params)
+    return tuple(i for i, p in enumerate(params)
+                 if p.name in static_argnames and p.kind is p.POSITIONAL_OR_KEYWORD)
 
 
 def static_argnames_from_nums(fun: Callable, static_argnums: tuple) -> tuple[str, ...]:

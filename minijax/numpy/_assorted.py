@@ -17,6 +17,7 @@ from .. import lax
 from ..ir.trace import Tracer
 from ._creation import arange, asarray, ones, zeros
 from ._complex import conjugate, imag, iscomplexobj
+from ._eager_jit import jitted_eagerly
 from ._extras import array_equal
 from ._setops import true_positions
 from ._functional import vectorize
@@ -163,6 +164,7 @@ iterable = np.iterable
 
 # -- numerical helpers ----------------------------------------------------------------------
 
+@jitted_eagerly("axis", "edge_order")
 def gradient(f, *varargs, axis=None, edge_order=None):
     """Central differences inside, one-sided at the two ends, along each axis; the
     spacing is a scalar or the coordinates (1-d) per axis."""
@@ -226,6 +228,7 @@ def _gradient_along(f, h, axis):
     return concatenate([first, inner, last], axis=axis)
 
 
+@jitted_eagerly("N", "increasing")
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of 1-d x: columns x**(N-1), ..., x**0 (or increasing)."""
     x = as_operand("vander", x)
@@ -312,6 +315,7 @@ def _bit_shifts(bitorder):
     return asarray(shifts[::-1] if bitorder == "big" else shifts)
 
 
+@jitted_eagerly("axis", "bitorder")
 def packbits(a, axis=None, bitorder="big"):
     """Each run of 8 truth values along `axis` (zero-padded) packed into a uint8."""
     a = as_operand("packbits", a)
@@ -333,6 +337,7 @@ def packbits(a, axis=None, bitorder="big"):
     return moveaxis(packed, -1, axis)
 
 
+@jitted_eagerly("axis", "count", "bitorder")
 def unpackbits(a, axis=None, count=None, bitorder="big"):
     """Each uint8 along `axis` unpacked into its 8 bits (uint8 0/1); `count` keeps
     that many (or pads with zeros)."""

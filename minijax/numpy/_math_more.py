@@ -17,6 +17,7 @@ import numpy as np
 from .. import lax
 from ..ir.trace import Tracer
 from ._dtypes import finfo
+from ._eager_jit import jitted_eagerly
 from ._extras import logaddexp
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, convert, promote_args,
@@ -48,6 +49,7 @@ def _bessel_i0_jvp(primals, tangents):
     return _bessel_i0(x), U.multiply(x_dot, lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x)))
 
 
+@jitted_eagerly()
 def i0(x):
     """The modified Bessel function of the first kind of order 0 (real input)."""
     x, = promote_args_inexact("i0", x)
@@ -56,6 +58,7 @@ def i0(x):
     return _bessel_i0(x)
 
 
+@jitted_eagerly()
 def ldexp(x1, x2, /):
     """`x1 * 2**x2` for an integer `x2`."""
     x1 = as_operand("ldexp", x1)
@@ -103,6 +106,7 @@ def _power_of_two(k, dtype):
 _INT_OF_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
+@jitted_eagerly()
 def frexp(x, /):
     """(mantissa, exponent) with `x == mantissa * 2**exponent` and 0.5 <= |mantissa| < 1;
     exponent is int32."""
@@ -147,6 +151,7 @@ def _frexp(x):
     return U.where(special, x, mantissa), convert("frexp", exponent, np.int32)
 
 
+@jitted_eagerly()
 def modf(x, /, out=None):
     """(fractional part, integral part), both with x's sign."""
     if out is not None:
@@ -165,6 +170,7 @@ def _integer_pair(fname, x1, x2):
     return x1, x2
 
 
+@jitted_eagerly()
 def gcd(x1, x2, /):
     """The greatest common divisor of |x1| and |x2| (0 for two zeros)."""
     x1, x2 = _integer_pair("gcd", x1, x2)
@@ -181,6 +187,7 @@ def gcd(x1, x2, /):
     return lax.while_loop(not_done, euclid_step, (x1, x2))[0]
 
 
+@jitted_eagerly()
 def lcm(x1, x2, /):
     """The least common multiple of |x1| and |x2| (0 if either is 0)."""
     x1, x2 = _integer_pair("lcm", x1, x2)
@@ -190,6 +197,7 @@ def lcm(x1, x2, /):
     return U.where(is_zero, like(divisor, 0), U.absolute(U.multiply(quotient, x2)))
 
 
+@jitted_eagerly()
 def nextafter(x1, x2, /):
     """The next representable float after x1 in the direction of x2."""
     x1, x2 = promote_args_inexact("nextafter", as_operand("nextafter", x1),
@@ -197,6 +205,7 @@ def nextafter(x1, x2, /):
     return lax.nextafter(x1, x2)
 
 
+@jitted_eagerly()
 def spacing(x, /):
     """The distance from x to the next float away from zero (negative for x < 0)."""
     x, = promote_args_inexact("spacing", as_operand("spacing", x), keep_scalars=False)
@@ -215,6 +224,7 @@ def logaddexp2(x1, x2, /):
     return U.true_divide(logaddexp(U.multiply(x1, ln2), U.multiply(x2, ln2)), ln2)
 
 
+@jitted_eagerly()
 def sort_complex(a):
     """`a` sorted along its last axis (by real part, then imaginary), as complex."""
     a = as_operand("sort_complex", a)
@@ -230,6 +240,7 @@ def sort_complex(a):
     return convert("sort_complex", sort(a), complex_dtype)
 
 
+@jitted_eagerly("axis")
 def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
     """`p` with each jump bigger than `discont` between neighbours along `axis` undone
     by adding a multiple of `period`."""

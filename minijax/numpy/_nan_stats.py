@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
+from ._eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, like, canonicalize_axes,
                          convert, is_inexact, promote_dtypes_inexact)
 from ._reductions import _mean_dtypes, strong
@@ -29,6 +30,7 @@ __all__ = ["nanvar", "nanstd", "nanquantile", "nanpercentile", "nanmedian", "nan
            "nanargmin", "nancumsum", "nancumprod"]
 
 
+@jitted_eagerly("axis", "dtype", "keepdims")
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
     """The variance of the non-NaN elements, divided by `count - ddof` (NaN where that
     is not positive). Complex inputs give a real variance."""
@@ -50,6 +52,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     return convert("nanvar", result, out_dtype)
 
 
+@jitted_eagerly("axis", "dtype", "keepdims")
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
     """The square root of `nanvar`."""
     return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where))
@@ -67,6 +70,7 @@ def _as_last_axis(fname, a, axis):
     return a, axes
 
 
+@jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False):
     """Quantiles of the non-NaN elements at probabilities `q` (a scalar or 1-d array,
@@ -126,6 +130,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     return result
 
 
+@jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False):
     """`nanquantile` at `q / 100`."""
@@ -134,6 +139,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     return nanquantile(a, q, axis, out, overwrite_input, method, keepdims)
 
 
+@jitted_eagerly("axis", "overwrite_input", "keepdims")
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The median of the non-NaN elements."""
     return nanquantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)

@@ -15,6 +15,7 @@ from ..ir.trace import Tracer
 from ._creation import asarray, eye, ones, zeros
 from ._convolve import convolve
 from ._dtypes import finfo
+from ._eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, convert, promote_dtypes,
                          promote_dtypes_inexact, static_int)
 from . import _reductions as R
@@ -37,6 +38,7 @@ def _coefficients(fname, *ps):
     return ps
 
 
+@jitted_eagerly()
 def polyadd(a1, a2):
     """The sum of two polynomials (the shorter is aligned to the end)."""
     a1, a2 = promote_dtypes("polyadd", *_coefficients("polyadd", a1, a2))
@@ -45,6 +47,7 @@ def polyadd(a1, a2):
     return asarray(a1).at[shape_of(a1)[0] - shape_of(a2)[0]:].add(a2)
 
 
+@jitted_eagerly()
 def polysub(a1, a2):
     """The difference of two polynomials."""
     a1, a2 = promote_dtypes("polysub", *_coefficients("polysub", a1, a2))
@@ -91,6 +94,7 @@ def polydiv(u, v, *, trim_leading_zeros=False):
     return quotient, remainder
 
 
+@jitted_eagerly("m")
 def polyder(p, m=1):
     """The m-th derivative of the polynomial."""
     p, = promote_dtypes_inexact("polyder", *_coefficients("polyder", p))
@@ -105,6 +109,7 @@ def polyder(p, m=1):
     return U.multiply(p[:n - m], asarray(factor.astype(dtype_of(p))))
 
 
+@jitted_eagerly("m")
 def polyint(p, m=1, k=None):
     """The m-th antiderivative, with integration constants `k` (scalar or length m)."""
     m = static_int("polyint", m, "m")
@@ -142,6 +147,7 @@ def _characteristic_polynomial(a):
     return stack(coefficients)
 
 
+@jitted_eagerly()
 def poly(seq_of_zeros):
     """The monic polynomial with the given roots (a 1-d array), or the characteristic
     polynomial of a square matrix; a matrix's is complex, as JAX's (from eigvals) is."""
@@ -161,6 +167,7 @@ def poly(seq_of_zeros):
     return out
 
 
+@jitted_eagerly("deg", "rcond", "full", "cov")
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """The least-squares polynomial of degree `deg` through the points (x, y) (y may
     hold several data sets as columns); with `full`, also the residuals, rank,

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
+from ._eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis,
                          promote_dtypes, is_complex, convert)
 from ._creation import asarray, concrete_array
@@ -67,6 +68,7 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     return indices
 
 
+@jitted_eagerly("side", "method")
 def searchsorted(a, v, side: str = "left", sorter=None, *, method=None):
     """Indices at which `v` would be inserted into the sorted 1-d `a`.
 

@@ -21,6 +21,7 @@ from .. import lax
 from ..ir.trace import Tracer
 from ..ir.types import is_complex, is_integer
 from ._creation import asarray, linspace, ones_like, zeros
+from ._eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, convert, promote_dtypes_inexact,
                          static_int)
 from . import _reductions as R
@@ -66,6 +67,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     return zeros((length,), dtype_of(weights)).at[index].add(weights, mode="drop")
 
 
+@jitted_eagerly("right", "method")
 def digitize(x, bins, right=False, *, method=None):
     """The index of the bin each x falls in: i with bins[i-1] <= x < bins[i] for
     increasing bins (`right`: bins[i-1] < x <= bins[i]); decreasing bins work too."""
@@ -229,6 +231,7 @@ def _variables_as_rows(name, a, rowvar):
     return a
 
 
+@jitted_eagerly("rowvar", "bias", "ddof")
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
     """The covariance matrix of the variables in m's rows (columns if not `rowvar`),
     with y's as more variables; `fweights` repeat observations, `aweights` weigh them."""
@@ -282,6 +285,7 @@ def _squeeze(c):
     return reshape(c, ()) if shape_of(c) == (1, 1) else c
 
 
+@jitted_eagerly("rowvar")
 def corrcoef(x, y=None, rowvar=True):
     """The correlation coefficients: cov normalised by the standard deviations, clipped
     to [-1, 1] (the real and imaginary parts, for complex input)."""
