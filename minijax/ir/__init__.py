@@ -13,7 +13,7 @@ read IR text, and importing it cost every `import minijax` ~15 ms.
 The modules that declare primitives are imported below, in one place: a new family
 of primitives adds its module to that list (docs/design.md, "Adding a primitive").
 """
-import importlib
+import importlib as _importlib
 
 from .types import (ShapedArray, RefType, float0, bfloat16, dtype_short_name,
                     dtype_from_short_name, canonical_dtype, aval_of_value)
@@ -49,6 +49,6 @@ def __getattr__(name):
     # The text parser loads on first use (see the module docstring).
     if name in _PARSER_NAMES or name == "parser":
         # (`from . import parser` here would ask this very hook for `parser`.)
-        parser = importlib.import_module(".parser", __name__)
+        parser = _importlib.import_module(".parser", __name__)
         return parser if name == "parser" else getattr(parser, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
