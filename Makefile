@@ -43,7 +43,11 @@ $(STAMP): pyproject.toml Makefile
 	@$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $@
 
+# compileall first: the suite starts many Python subprocesses, each importing minijax,
+# and where PYTHONDONTWRITEBYTECODE is set each would compile all of minijax's
+# sources again (about 0.5 s of CPU; benchmarks/import_time.py).
 test: $(STAMP)
+	@$(VPY) -m compileall -q minijax
 	$(VPY) -m pytest -q -p no:cacheprovider -n $(WORKERS) $(if $(filter 0,$(WORKERS)),,--dist worksteal) $(ARGS)
 
 repl: $(STAMP)

@@ -5,6 +5,8 @@ reading at docs/design.md (how the layers fit), then `minijax/ir/__init__.py` (t
 IR), `minijax/transforms` (the passes), `minijax/backends` (XLA lowering and the
 NumPy reference evaluator) and `minijax/frontend` (the code behind the public API).
 """
+import importlib as _importlib
+
 from jax import Array, ShapeDtypeStruct, Device
 
 from . import ir
@@ -65,10 +67,21 @@ from .memory_report import memory_report  # noqa: E402
 # tables too, so they are registered whenever minijax is).
 from . import interop  # noqa: E402
 
-# random numbers
-from . import random  # noqa: E402
-
-# libraries on top: jax.nn, jax.scipy, jax.image, jax.test_util. Like JAX's,
+# Libraries on top, loaded on first use: jax.random, jax.nn, jax.scipy, jax.image,
+# jax.test_util. `minijax.scipy` (or `import minijax.scipy`) imports the module then;
+# they register no rules, so nothing depends on whether they were loaded, and a
+# program that never reads them does not pay for them. Like JAX's,
 # minijax.example_libraries is imported explicitly (it registers its OptimizerState as
 # a pytree when it is).
-from . import scipy, nn, image, test_util  # noqa: E402
+_LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "test_util"})
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        # (`from . import scipy` here would ask this very hook for `scipy`.)
+        return _importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY_SUBMODULES)

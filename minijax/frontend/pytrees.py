@@ -125,6 +125,8 @@ def static_argnums_from_names(fun: Callable, static_argnames: tuple) -> tuple[in
     """Positions of named static parameters, so they are static however they are passed.
     Only a positional-or-keyword parameter has one (as JAX infers them): a keyword-only
     parameter after `*args` has none, and its index would name one of the `*args`."""
+    if not static_argnames:      # (reading a signature is slow: every jit pays for it)
+        return ()
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -136,6 +138,8 @@ def static_argnums_from_names(fun: Callable, static_argnames: tuple) -> tuple[in
 def static_argnames_from_nums(fun: Callable, static_argnums: tuple) -> tuple[str, ...]:
     """Names of the parameters at static positions, so that an argument made static by
     position is static when passed by keyword too (as JAX infers them)."""
+    if not static_argnums:
+        return ()
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):

@@ -18,7 +18,9 @@ refuses a hint it cannot honour instead of dropping it). Higher-order equations
 (`jit`, `cond`, `while`, `scan`, `remat2`, custom derivatives) import their bodies
 with the same walk (`import_body`). The table is read only through JAX's public
 surface: `jax.extend.core`'s `Literal`, the jaxpr's own fields, and the params'
-own attributes.
+own attributes. `jax.extend` is imported on first use (`_jax_core`), not with
+minijax: importing it loads JAX's Pallas, which would cost every `import minijax`
+tens of milliseconds.
 
 A program using a primitive minijax lacks is refused before anything is traced,
 with *every* missing primitive named at once (`MissingPrimitivesError`).
@@ -29,7 +31,6 @@ from typing import Callable
 
 import jax
 import numpy as np
-from jax.extend import core as jax_core
 
 from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
@@ -105,7 +106,14 @@ def _literal_value(literal):
 
 # -- walking a JAX jaxpr -------------------------------------------------------------------
 
+def _jax_core():
+    """`jax.extend.core`, imported on first use (see the module docstring)."""
+    from jax.extend import core
+    return core
+
+
 def _subjaxprs(params):
+    jax_core = _jax_core()
     for value in params.values():
         for item in (value if isinstance(value, (tuple, list)) else (value,)):
             if isinstance(item, jax_core.ClosedJaxpr):
@@ -129,6 +137,7 @@ def missing_primitives(jaxpr) -> set:
 def eval_jax_jaxpr(jaxpr, consts, args) -> list:
     """Run the JAX jaxpr `jaxpr` on minijax values (tracers or arrays) by binding the
     minijax primitive of each equation."""
+    jax_core = _jax_core()
     env = {}
 
     def read(atom):
@@ -156,7 +165,7 @@ def eval_jax_jaxpr(jaxpr, consts, args) -> list:
 
 def open_jaxpr(jaxpr_like):
     """(open jaxpr, consts) of a JAX `ClosedJaxpr` or `Jaxpr`."""
-    if isinstance(jaxpr_like, jax_core.ClosedJaxpr):
+    if isinstance(jaxpr_like, _jax_core().ClosedJaxpr):
         return jaxpr_like.jaxpr, list(jaxpr_like.consts)
     return jaxpr_like, []
 
@@ -204,7 +213,7 @@ def import_jaxpr(closed_jaxpr):
 
     Its inputs have the JAX program's types (weak types and refs included); JAX's
     constants become the minijax program's constants (rank-0 ones inline literals)."""
-    if not isinstance(closed_jaxpr, jax_core.ClosedJaxpr):
+    if not isinstance(closed_jaxpr, _jax_core().ClosedJaxpr):
         raise TypeError(f"import_jaxpr expects a JAX ClosedJaxpr (from jax.make_jaxpr), "
                         f"got {type(closed_jaxpr).__name__}")
     missing = missing_primitives(closed_jaxpr.jaxpr)

@@ -4,12 +4,17 @@ Start with `types.py` (avals), then `core.py` (Var, Eqn, Jaxpr), `registry.py`
 (`Primitive` and the rule tables), `primitives.py` (the op catalogue), `trace.py`
 (stackless tracing) and `staging.py` (Python function -> Jaxpr). `printer.py`/
 `parser.py` give the text form and `verify.py` checks a jaxpr is well typed and well
-scoped. `ref_box.py` is the `Ref` box, the concrete value of a ref;
+scoped. The parser (and lark, which it is built on) loads on first use of
+`parse_jaxpr`, `loads` or `ParseError` (`__getattr__` below): most programs never
+read IR text, and importing it cost every `import minijax` ~15 ms.
+`ref_box.py` is the `Ref` box, the concrete value of a ref;
 `ref_ledger.py` holds what a trace learns about refs while it runs.
 
 The modules that declare primitives are imported below, in one place: a new family
 of primitives adds its module to that list (docs/design.md, "Adding a primitive").
 """
+import importlib as _importlib
+
 from .types import (ShapedArray, RefType, float0, bfloat16, dtype_short_name,
                     dtype_from_short_name, canonical_dtype, aval_of_value)
 from .core import (Var, Literal, Eqn, Jaxpr, ClosedJaxpr, ReadEffect, WriteEffect,
@@ -20,7 +25,6 @@ from .trace import (Trace, Tracer, EvalTrace, MinijaxError, TracerError, bind,
                     current_trace, set_current_trace, reset_trace_state)
 from .staging import trace_to_jaxpr, convert_constvars_to_invars
 from .printer import pp_jaxpr, dumps
-from .parser import parse_jaxpr, loads, ParseError
 from .verify import verify_jaxpr, VerifierError
 
 # -- the modules that declare primitives (the catalogue is `primitives`, above) --------
@@ -36,3 +40,15 @@ from . import (control_flow_primitives,  # noqa: F401  cond, while, scan, debug_
                random_primitives,        # noqa: F401  bit ops, erf_inv, keys, threefry2x32
                collective_primitives,    # noqa: F401  psum, all_gather, ppermute, axis_index, ...
                shard_map_primitive)      # noqa: F401  shard_map
+
+
+_PARSER_NAMES = frozenset({"parse_jaxpr", "loads", "ParseError"})
+
+
+def __getattr__(name):
+    # The text parser loads on first use (see the module docstring).
+    if name in _PARSER_NAMES or name == "parser":
+        # (`from . import parser` here would ask this very hook for `parser`.)
+        parser = _importlib.import_module(".parser", __name__)
+        return parser if name == "parser" else getattr(parser, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,6 +17,8 @@ nothing.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import ml_dtypes
 
@@ -265,3 +267,18 @@ def aval_of_value(value) -> ShapedArray:
                         f"array, a NumPy value or a Python scalar, got {value!r}")
     weak = bool(getattr(value, "weak_type", False))
     return ShapedArray(shape, canonical_dtype(dtype), weak)
+
+
+@functools.cache
+def jax_array_type() -> type:
+    """The concrete type of a JAX array, read off a fresh one on first use.
+
+    Not at import: making an array starts JAX's backend, and computing one (as
+    `jnp.zeros` does) also lowers and compiles a program, which cost every
+    `import minijax` about a quarter of a second. The type is the same in every
+    process state, so the cache needs no reset. `ensure_compile_time_eval` keeps the
+    array concrete under an enclosing JAX trace.
+    """
+    import jax
+    with jax.ensure_compile_time_eval():
+        return type(jax.device_put(np.zeros((), np.float32)))

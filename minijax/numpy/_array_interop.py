@@ -22,12 +22,10 @@ a gather or scatter.
 """
 from __future__ import annotations
 
-import jax.numpy as jnp
-
 from ..ir.trace import Tracer, transformation_scope
+from ..ir.types import jax_array_type
 from . import _indexing
 
-_ArrayImpl = type(jnp.zeros(()))
 _jax_methods: dict = {}      # JAX's own methods, while ours are installed
 
 
@@ -81,16 +79,18 @@ class _At:
 
 def install():
     if not _jax_methods:
-        _jax_methods.update(__getitem__=_ArrayImpl.__getitem__, at=_ArrayImpl.at)
-        _ArrayImpl.__getitem__ = _getitem
-        _ArrayImpl.at = property(_At)
+        array_type = jax_array_type()
+        _jax_methods.update(__getitem__=array_type.__getitem__, at=array_type.at)
+        array_type.__getitem__ = _getitem
+        array_type.at = property(_At)
 
 
 def uninstall():
     """Give `jax.Array` its own `__getitem__` and `at` back."""
     if _jax_methods:
-        _ArrayImpl.__getitem__ = _jax_methods.pop("__getitem__")
-        _ArrayImpl.at = _jax_methods.pop("at")
+        array_type = jax_array_type()
+        array_type.__getitem__ = _jax_methods.pop("__getitem__")
+        array_type.at = _jax_methods.pop("at")
 
 
 transformation_scope.register(install, uninstall)

@@ -37,20 +37,27 @@ from ..frontend.jit import UncheckedCall, jit
 from ..ir.float_checks import checks_on as float_checks_on
 from ..ir.root_modes import modes as _root_modes
 from ..ir.trace import EvalTrace, current_trace
+from ..ir.types import jax_array_type
 
-# The concrete type of a JAX array, read off one; an identity test on it is the
-# cheapest check of the common case. (Subclasses, e.g. JAX tracers, do not match.)
-_JAX_ARRAY_TYPE = type(jax.numpy.zeros(()))
-_PLAIN_TYPES = frozenset({_JAX_ARRAY_TYPE, float, complex, bool})
+# Operand types that are plain by their type alone; an identity test on them is the
+# cheapest check of the common case. The concrete type of a JAX array joins them the
+# first time `_plain` meets a JAX array (`jax_array_type` says why not at import).
+# (Subclasses, e.g. JAX tracers, do not match.)
+_PLAIN_TYPES = frozenset({float, complex, bool})
 _SAFE_INTS = range(0, 128)     # a Python int the body would accept for every int dtype
 _NUMERIC_KINDS = frozenset("biufc")   # NumPy dtypes JAX takes as arguments as they are
 
 
 def _plain(value) -> bool:
     """Whether `value` may be passed to the compiled program as an operand."""
+    global _PLAIN_TYPES
     kind = type(value)
     if kind in _PLAIN_TYPES:
         return True
+    if isinstance(value, jax.Array) and jax_array_type() not in _PLAIN_TYPES:
+        # The first JAX array seen (a constant once learned, so no reset is needed).
+        _PLAIN_TYPES = _PLAIN_TYPES | {jax_array_type()}
+        return kind is jax_array_type()
     if kind is int:
         return value in _SAFE_INTS
     if isinstance(value, (np.ndarray, np.generic)):
