@@ -31,7 +31,7 @@ The `lax` rows meet the target: a binary op reads its operands' dtypes for JAX's
 dtype check without building their avals. The `jnp` rows were 2.9-3.9x JAX's while
 `minijax.numpy` promoted and broadcast in Python and dispatched each primitive on
 every call; now the jnp functions that JAX jits run an eager call as one cached
-`minijax.jit` program (`minijax/numpy/_eager_jit.py`), so a call is a few checks in
+`minijax.jit` program (`minijax/frontend/eager_jit.py`), so a call is a few checks in
 Python (the root trace, plain operands, NaN checking off) and then JAX's C++
 dispatch of the executable. `jnp.add`, `multiply` and `sum` meet the target.
 `jnp.sin` misses it (and `jnp.dot` at times) by those checks, about 0.4 us: JAX's
