@@ -33,7 +33,7 @@ The `lax` rows meet the target: a binary op reads its operands' dtypes for JAX's
 dtype check without building their avals. The `jnp` rows were 2.9-3.9x JAX's while
 `minijax.numpy` promoted and broadcast in Python and dispatched each primitive on
 every call; now the jnp functions that JAX jits run an eager call as one cached
-`minijax.jit` program (`minijax/numpy/_eager_jit.py`), so a call is a Python frame
+`minijax.jit` program (`minijax/frontend/eager_jit.py`), so a call is a Python frame
 with two checks -- one per-thread flag for the root trace, `disable_jit` and the
 NaN/inf checks (`minijax/ir/root_modes.py`), and a loop over the operands' types --
 and then JAX's C++ dispatch of the executable (a miss of JAX's cache surfaces as an

@@ -283,3 +283,19 @@ def test_associative_scan_reverse_with_negative_axis():
         jax.lax.associative_scan(jax.lax.add, X, reverse=True, axis=-1)
     assert_values_close(mlax.associative_scan(mlax.add, X, reverse=True, axis=-1),
                         jax.lax.associative_scan(jax.lax.add, X, reverse=True, axis=1))
+
+
+@pytest.mark.parametrize("fn, args, kwargs", [
+    (mlax.cumlogsumexp, (X,), {"axis": 1, "reverse": True}),
+    (mlax.reduce_xor, (INTS,), {"axes": (0,)}), (mlax.clz, (INTS,), {}),
+    (mlax.mulhi, (INTS, INTS), {})], ids=["cumlogsumexp", "reduce_xor", "clz", "mulhi"])
+def test_one_primitive_in_jax_runs_eagerly_as_one_program(fn, args, kwargs):
+    # JAX's eager call compiles its one primitive; minijax's composition runs as one
+    # cached program too, not an eager dispatch per operation. Traced, it is inline.
+    expected = getattr(jax.lax, fn.__name__)(*args, **kwargs)
+    assert_values_close(fn(*args, **kwargs), expected, 1e-5, 1e-6)
+    assert fn.eager_jit.root_executable() is not None
+    assert_values_close(fn(*args, **kwargs), expected, 1e-5, 1e-6)
+    names = [e.primitive.name for e in minijax.make_jaxpr(
+        lambda *a: fn(*a, **kwargs))(*args).jaxpr.eqns]
+    assert "jit" not in names

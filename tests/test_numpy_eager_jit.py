@@ -1,4 +1,4 @@
-"""Eager jnp calls through one cached compiled program (`minijax/numpy/_eager_jit.py`).
+"""Eager jnp calls through one cached compiled program (`minijax/frontend/eager_jit.py`).
 
 The jnp functions that JAX itself jits run an eager call with plain operands as one
 `minijax.jit` program, with JAX's static arguments, and inline under every other

@@ -19,6 +19,10 @@ written with minijax's primitives, so every transformation applies:
   `batch_matmul`, `index_take`, `scatter_sub`, `scatter_apply`, `empty`, `clz`,
   `mulhi`: slices, broadcasts, reshapes, a dot_general, a gather, a scatter, zeros
   and bit operations (mulhi multiplies half-width pieces), as JAX's docs define each.
+
+Those that are one primitive in JAX (`cumlogsumexp`, `reduce_xor`, `clz`, `mulhi`)
+run an eager call as one cached compiled program (`jitted_eagerly`), as JAX's eager
+primitive does, instead of dispatching each operation of the composition on its own.
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ from ..ir.trace import bind, aval_of, Tracer
 from ..ir.types import canonical_dtype, is_complex, is_float, is_inexact, is_integer
 from ..transforms.custom_derivatives import custom_jvp
 from . import lax_ops as lax
+from .eager_jit import jitted_eagerly
 
 # JAX's own names for these, as `Precision` is (lax_ops.py): values from either library
 # mean the same thing to both.
@@ -179,6 +184,7 @@ def _logaddexp_jvp(primals, tangents):
     return out, lax.add(lax.mul(t1, share(x1)), lax.mul(t2, share(x2)))
 
 
+@jitted_eagerly("axis", "reverse")
 def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
     """log(cumsum(exp(operand))) along `axis`, computed without overflow."""
     dtype = aval_of(operand).dtype
@@ -300,6 +306,7 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     return tree_util.tree_unflatten(tree, outs)
 
 
+@jitted_eagerly("axes")
 def reduce_xor(operand, axes: Sequence[int]):
     """The bitwise xor of the entries along `axes` (booleans: odd parity)."""
     dtype = aval_of(operand).dtype
@@ -460,6 +467,7 @@ def empty(shape, dtype, *, out_sharding=None):
     return lax.full(tuple(shape), 0, dtype)
 
 
+@jitted_eagerly()
 def clz(x):
     """The number of leading zero bits of each integer in `x`."""
     dtype = aval_of(x).dtype
@@ -491,6 +499,7 @@ def _unsigned_mulhi(x, y, bits):
     return lax.add(lax.add(lax.mul(a, c), lax.add(shift(ad), shift(bc))), shift(middle))
 
 
+@jitted_eagerly()
 def mulhi(x, y, /):
     """The high half of the full-width product of integers x and y: floor(x·y / 2^bits)."""
     x_dtype, y_dtype = aval_of(x).dtype, aval_of(y).dtype

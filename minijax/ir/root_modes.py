@@ -1,7 +1,7 @@
 """This thread's modes of eager evaluation, and the one flag a cached call reads.
 
 A cached call of a jitted function (`frontend/jit.py`) or an eager `jnp` call
-(`numpy/_eager_jit.py`) may go straight to JAX's compiled executable only when this
+(`frontend/eager_jit.py`) may go straight to JAX's compiled executable only when this
 thread is
 
 * at the root trace (not inside a minijax transformation, nor in an

@@ -17,7 +17,7 @@ from .. import lax
 from ..ir.trace import Tracer
 from ._creation import arange, asarray, ones, zeros
 from ._complex import conjugate, imag, iscomplexobj
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 from ._extras import array_equal
 from ._setops import true_positions
 from ._functional import vectorize

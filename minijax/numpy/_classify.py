@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import lax
 from ._creation import full
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, dtype_of, shape_of, strong_like, is_bool,
                          is_complex, is_float, is_integer)
 from ._ufuncs import copysign

@@ -20,7 +20,7 @@ import builtins
 import numpy as np
 
 from .. import lax
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes, convert, is_weak)
 from ._dtypes import canonicalize_dtype
 from ._creation import eye

@@ -17,7 +17,7 @@ import numpy as np
 from .. import lax
 from ..ir.trace import Tracer
 from ._dtypes import finfo
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 from ._extras import logaddexp
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, convert, promote_args,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, like, canonicalize_axes,
                          convert, is_inexact, promote_dtypes_inexact)
 from ._reductions import _mean_dtypes, strong

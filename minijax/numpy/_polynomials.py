@@ -15,7 +15,7 @@ from ..ir.trace import Tracer
 from ._creation import asarray, eye, ones, zeros
 from ._convolve import convolve
 from ._dtypes import finfo
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, convert, promote_dtypes,
                          promote_dtypes_inexact, static_int)
 from . import _reductions as R

@@ -23,7 +23,7 @@ from ._promotion import (as_operand, shape_of, dtype_of, is_weak, convert,
 from ._dtypes import canonicalize_dtype
 from ._promotion import promote_dtypes_inexact
 from ._ufuncs import _as_bool
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 
 
 def strong(fname, x):

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import lax
 from ..ir.trace import Tracer
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis,
                          promote_dtypes, is_complex, convert)
 from ._creation import asarray, concrete_array

@@ -21,7 +21,7 @@ from .. import lax
 from ..ir.trace import Tracer
 from ..ir.types import is_complex, is_integer
 from ._creation import asarray, linspace, ones_like, zeros
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, convert, promote_dtypes_inexact,
                          static_int)
 from . import _reductions as R

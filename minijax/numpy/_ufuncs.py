@@ -21,7 +21,7 @@ from ._promotion import (PY_SCALARS, as_operand, as_array, shape_of, dtype_of, c
                          like, strong_like, is_weak, promote_args, promote_args_inexact,
                          promote_dtypes, broadcast_shapes, broadcast_to_shape, is_bool,
                          is_integer, is_inexact, is_complex, is_float)
-from ._eager_jit import jitted_eagerly
+from ..frontend.eager_jit import jitted_eagerly
 
 
 def _unsigned(dtype) -> bool:

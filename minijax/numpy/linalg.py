@@ -11,7 +11,9 @@ derivatives come from those primitives' rules (see docs/linalg.md):
 * `pinv`, `lstsq`, `matrix_rank` and the spectral norms use the thin `svd`.
 
 Leading axes are batch axes throughout. Inputs are promoted to floating point first
-(integers to float32), as `jax.numpy.linalg` does.
+(integers to float32), as `jax.numpy.linalg` does. The functions that JAX jits
+(`solve`, `inv`, `det`, `slogdet`, `norm`, `lstsq`, the decompositions, ...) run an
+eager call as one cached program (`jitted_eagerly`), not an operation at a time.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from ._linalg import matmul, tensordot, outer as _outer
 from ._dtypes import finfo
 from ._take import take_along_axis
 from ._shape import ravel, reshape, stack
+from ..frontend.eager_jit import jitted_eagerly
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",
            "slogdet", "pinv", "matrix_power", "lstsq", "matrix_rank", "norm", "vector_norm",
@@ -83,6 +86,7 @@ def _check_matrix(fname, a, square=False, error=ValueError):
 
 # -- decompositions ---------------------------------------------------------------------------
 
+@jitted_eagerly("upper", "symmetrize_input")
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """The lower (or, with upper=True, upper) Cholesky factor of a positive definite
     matrix; NaNs where `a` is not positive definite."""
@@ -100,6 +104,7 @@ def _lower_from_uplo(fname, UPLO):
     raise ValueError(f"{fname}: UPLO must be one of None, 'L', or 'U', got {UPLO!r}")
 
 
+@jitted_eagerly("UPLO", "symmetrize_input")
 def eigh(a, UPLO=None, symmetrize_input: bool = True):
     """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix."""
     lower = _lower_from_uplo("eigh", UPLO)
@@ -109,10 +114,12 @@ def eigh(a, UPLO=None, symmetrize_input: bool = True):
     return EighResult(w, v)
 
 
+@jitted_eagerly("UPLO", "symmetrize_input")
 def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
+@jitted_eagerly("full_matrices", "compute_uv", "hermitian")
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
     """`u, s, vh` with a = u @ diag(s) @ vh and s descending (or only s)."""
     a, = _inexact("svd", a)
@@ -145,6 +152,7 @@ def svdvals(x, /):
     return svd(x, compute_uv=False)
 
 
+@jitted_eagerly("mode")
 def qr(a, mode: str = "reduced"):
     """`Q, R` with a = Q @ R ('reduced': k = min(m, n) columns of Q, 'complete': m),
     or only R for mode='r'."""
@@ -185,6 +193,7 @@ def _lu_solve_packed(lu, permutation, b, trans=0):
     return _permute_rows(y, inverse)
 
 
+@jitted_eagerly()
 def solve(a, b):
     """x with a @ x = b: b of shape (n,) (a vector) or (..., n, k); batch axes broadcast."""
     a, b = _inexact("solve", a, b)
@@ -211,6 +220,7 @@ def solve(a, b):
     return squeeze(x, -1) if vector else x
 
 
+@jitted_eagerly()
 def inv(a):
     a, = _inexact("inv", a)
     _check_matrix("inv", a, square=True)
@@ -238,6 +248,7 @@ def _slogdet_lu(a):
     return sign, logdet
 
 
+@jitted_eagerly("method")
 def slogdet(a, *, method=None):
     """(sign, log|det a|), from LU (method None or 'lu') or QR (method='qr')."""
     a, = _inexact("slogdet", a)
@@ -258,6 +269,7 @@ def slogdet(a, *, method=None):
     raise ValueError(f"slogdet: unknown method {method!r}; use 'lu' (None) or 'qr'")
 
 
+@jitted_eagerly()
 def det(a):
     """The determinant: closed formulas for 1x1, 2x2 and 3x3, else from LU."""
     a, = _inexact("det", a)
@@ -303,6 +315,7 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
     return matmul(matrix_transpose(vh), U.divide(matrix_transpose(u), expand_dims(s, -1)))
 
 
+@jitted_eagerly("n")
 def matrix_power(a, n):
     """a @ a @ ... (n times) by repeated squaring; n < 0 inverts first, n = 0 is I."""
     a = as_operand("matrix_power", a)
@@ -349,6 +362,18 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
 
 def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     """Least squares: (x, residuals, rank, s) minimising |a x - b|, through the SVD."""
+    if numpy_resid:     # reads the rank's value: op by op, as JAX's
+        return _lstsq(a, b, rcond, numpy_resid=True)
+    return _jitted_lstsq(a, b, rcond)
+
+
+# `rcond` is static here (JAX traces it): the body reads it with NumPy.
+@jitted_eagerly("rcond")
+def _jitted_lstsq(a, b, rcond=None):
+    return _lstsq(a, b, rcond, numpy_resid=False)
+
+
+def _lstsq(a, b, rcond, *, numpy_resid):
     a, b = _inexact("lstsq", a, b)
     a_shape, b_shape = shape_of(a), shape_of(b)
     if a_shape[0] != b_shape[0]:
@@ -434,6 +459,7 @@ def _matrix_norm_axes(x, ord, row_axis, col_axis, keepdims):
     raise ValueError(f"norm: invalid order {ord!r} for a matrix norm")
 
 
+@jitted_eagerly("ord", "axis", "keepdims")
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """A vector norm over one axis or a matrix norm over two (see `vector_norm` and
     `matrix_norm`); with axis=None and ord=None, the 2-norm of all elements."""

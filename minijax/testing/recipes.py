@@ -105,11 +105,14 @@ def _diff_args(side, leaves):
 def _tangent_like(x):
     # At the value's declared dtype: JAX's vjp hands a weak scalar output back as a
     # float subclass whose `dtype` is float32, which np.asarray would make float64.
+    # Only the type is read, never the value: under `run_recipe_under_jit` (JAX's side
+    # as one traced program) `x` is a tracer.
     declared = getattr(x, "dtype", None)
-    x = np.asarray(x, dtype=declared if isinstance(declared, np.dtype) else None)
+    dtype = declared if isinstance(declared, np.dtype) else np.asarray(x).dtype
+    shape = np.shape(x)
     # (NumPy promotes a bfloat16 array plus a Python float to float32: cast back)
-    return (np.linspace(-1.0, 1.0, x.size, dtype=x.dtype).reshape(x.shape) + 0.25
-            ).astype(x.dtype)
+    return (np.linspace(-1.0, 1.0, int(np.prod(shape)), dtype=dtype).reshape(shape) + 0.25
+            ).astype(dtype)
 
 
 def _batched(side, leaves):

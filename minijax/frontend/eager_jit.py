@@ -5,7 +5,8 @@ operations. Called on concrete arrays, that Python would run on every call, and 
 `lax` operation would be dispatched on its own. JAX's own jnp functions are
 `jax.jit` functions (inlined when traced), so an eager `jnp.add(x, y)` goes straight
 from C++ dispatch to a cached executable. This decorator gives minijax's the same
-shape:
+shape (and the `lax` functions that minijax composes where JAX has one primitive,
+`frontend/lax_extras.py`):
 
 * at the root (eager) trace, when every operand is a plain array-like value -- a JAX
   array, a NumPy array or scalar, a Python scalar -- the call goes through one
@@ -33,7 +34,7 @@ import inspect
 import jax
 import numpy as np
 
-from ..frontend.jit import UncheckedCall, jit
+from .jit import UncheckedCall, jit
 from ..ir.float_checks import checks_on as float_checks_on
 from ..ir.root_modes import modes as _root_modes
 from ..ir.trace import EvalTrace, current_trace
