@@ -125,6 +125,20 @@ def test_vmap_of_grad_matches_jax_scipy(name):
     assert_values_close(ours, theirs, 2e-3, 2e-3)
 
 
+def test_eager_expm_is_one_cached_program_as_in_jax():
+    """JAX jits expm; an eager call here runs one compiled program too, with the static
+    arguments as JAX's, and the traced program holds the body inline (no nested jit)."""
+    msl.expm.eager_jit.clear_cache()
+    assert msl.expm.eager_jit.root_executable() is None
+    for upper, a in ((False, A), (True, np.triu(A))):
+        assert_values_close(msl.expm(a, upper_triangular=upper),
+                            jax.jit(lambda a: jsl.expm(a, upper_triangular=upper))(a),
+                            2e-4, 2e-4)
+    assert msl.expm.eager_jit.root_executable() is not None
+    names = [e.primitive.name for e in minijax.make_jaxpr(msl.expm)(A).jaxpr.eqns]
+    assert "jit" not in names and "scan" in names
+
+
 @pytest.mark.parametrize("make,error", [
     (lambda s: s.solve(A, B, assume_a="triangular"), ValueError),
     (lambda s: s.solve_triangular(A, B, trans=3), ValueError),
