@@ -207,6 +207,28 @@ def test_vmap_and_grad_of_vmap_match_jax(name):
     assert_values_close(ours, theirs, 2e-3, 2e-3)
 
 
+EAGER_JITTED = {"cholesky": (S,), "eigh": (S,), "eigvalsh": (S,), "svd": (A,), "solve": (A, B),
+                "inv": (A,), "slogdet": (A,), "det": (A4,), "matrix_power": (A, 3),
+                "norm": (A, 2)}
+
+
+@pytest.mark.parametrize("name", sorted(EAGER_JITTED))
+def test_functions_jax_jits_run_one_cached_program_eagerly(name):
+    """An eager call on plain arrays goes through the function's one cached program
+    (static arguments as JAX's), the result (named tuples included) is JAX's, and a
+    traced call still holds the body inline."""
+    ours, theirs = getattr(mnp.linalg, name), getattr(jnp.linalg, name)
+    args = EAGER_JITTED[name]
+    ours.eager_jit.clear_cache()
+    got = ours(*args)
+    assert ours.eager_jit.root_executable() is not None
+    expected = theirs(*args)
+    assert type(got).__name__ == type(expected).__name__
+    assert_values_close(got, expected, 2e-4, 2e-4)
+    closed = minijax.make_jaxpr(lambda a: ours(a, *args[1:]))(args[0])
+    assert "jit" not in [e.primitive.name for e in closed.jaxpr.eqns]
+
+
 def test_vmap_over_a_middle_axis_and_unbatched_operands():
     mats = np.stack([A, A.T.copy(), A + 1], axis=1)          # batch axis 1
     ours = minijax.vmap(mnp.linalg.solve, in_axes=(1, None))(mats, B)

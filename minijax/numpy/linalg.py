@@ -26,6 +26,7 @@ from .. import lax
 from ..frontend import linalg_ops as lax_linalg
 from . import _reductions as R
 from . import _ufuncs as U
+from ._eager_jit import jitted_eagerly
 from ._classify import isnan
 from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes_inexact,
                          broadcast_shapes, canonicalize_axis)
@@ -83,6 +84,7 @@ def _check_matrix(fname, a, square=False, error=ValueError):
 
 # -- decompositions ---------------------------------------------------------------------------
 
+@jitted_eagerly("upper", "symmetrize_input")
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """The lower (or, with upper=True, upper) Cholesky factor of a positive definite
     matrix; NaNs where `a` is not positive definite."""
@@ -100,6 +102,7 @@ def _lower_from_uplo(fname, UPLO):
     raise ValueError(f"{fname}: UPLO must be one of None, 'L', or 'U', got {UPLO!r}")
 
 
+@jitted_eagerly("UPLO", "symmetrize_input")
 def eigh(a, UPLO=None, symmetrize_input: bool = True):
     """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix."""
     lower = _lower_from_uplo("eigh", UPLO)
@@ -109,10 +112,12 @@ def eigh(a, UPLO=None, symmetrize_input: bool = True):
     return EighResult(w, v)
 
 
+@jitted_eagerly("UPLO", "symmetrize_input")
 def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
+@jitted_eagerly("full_matrices", "compute_uv", "hermitian")
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
     """`u, s, vh` with a = u @ diag(s) @ vh and s descending (or only s)."""
     a, = _inexact("svd", a)
@@ -185,6 +190,7 @@ def _lu_solve_packed(lu, permutation, b, trans=0):
     return _permute_rows(y, inverse)
 
 
+@jitted_eagerly()
 def solve(a, b):
     """x with a @ x = b: b of shape (n,) (a vector) or (..., n, k); batch axes broadcast."""
     a, b = _inexact("solve", a, b)
@@ -211,6 +217,7 @@ def solve(a, b):
     return squeeze(x, -1) if vector else x
 
 
+@jitted_eagerly()
 def inv(a):
     a, = _inexact("inv", a)
     _check_matrix("inv", a, square=True)
@@ -238,6 +245,7 @@ def _slogdet_lu(a):
     return sign, logdet
 
 
+@jitted_eagerly("method")
 def slogdet(a, *, method=None):
     """(sign, log|det a|), from LU (method None or 'lu') or QR (method='qr')."""
     a, = _inexact("slogdet", a)
@@ -258,6 +266,7 @@ def slogdet(a, *, method=None):
     raise ValueError(f"slogdet: unknown method {method!r}; use 'lu' (None) or 'qr'")
 
 
+@jitted_eagerly()
 def det(a):
     """The determinant: closed formulas for 1x1, 2x2 and 3x3, else from LU."""
     a, = _inexact("det", a)
@@ -303,6 +312,7 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
     return matmul(matrix_transpose(vh), U.divide(matrix_transpose(u), expand_dims(s, -1)))
 
 
+@jitted_eagerly("n")
 def matrix_power(a, n):
     """a @ a @ ... (n times) by repeated squaring; n < 0 inverts first, n = 0 is I."""
     a = as_operand("matrix_power", a)
@@ -434,6 +444,7 @@ def _matrix_norm_axes(x, ord, row_axis, col_axis, keepdims):
     raise ValueError(f"norm: invalid order {ord!r} for a matrix norm")
 
 
+@jitted_eagerly("ord", "axis", "keepdims")
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """A vector norm over one axis or a matrix norm over two (see `vector_norm` and
     `matrix_norm`); with axis=None and ord=None, the 2-norm of all elements."""
