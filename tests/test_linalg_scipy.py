@@ -109,7 +109,8 @@ LOSSES = {
 @pytest.mark.parametrize("name", sorted(LOSSES))
 def test_grad_matches_jax_scipy(name):
     loss, x = LOSSES[name]
-    expected = jax.grad(lambda a: loss(jnp, a))(x)
+    # JAX's side as one jitted program (the comparison has a tolerance), not op by op
+    expected = jax.jit(jax.grad(lambda a: loss(jnp, a)))(x)
     assert_values_close(minijax.grad(lambda a: loss(mnp, a))(x), expected, 2e-3, 2e-3)
     assert_values_close(minijax.jit(minijax.grad(lambda a: loss(mnp, a)))(x), expected,
                         2e-3, 2e-3)
@@ -120,8 +121,22 @@ def test_vmap_of_grad_matches_jax_scipy(name):
     loss, x = LOSSES[name]
     xs = np.stack([x, x * 1.1])
     ours = minijax.vmap(minijax.grad(lambda a: loss(mnp, a)))(xs)
-    theirs = jax.vmap(jax.grad(lambda a: loss(jnp, a)))(xs)
+    theirs = jax.jit(jax.vmap(jax.grad(lambda a: loss(jnp, a))))(xs)
     assert_values_close(ours, theirs, 2e-3, 2e-3)
+
+
+def test_eager_expm_is_one_cached_program_as_in_jax():
+    """JAX jits expm; an eager call here runs one compiled program too, with the static
+    arguments as JAX's, and the traced program holds the body inline (no nested jit)."""
+    msl.expm.eager_jit.clear_cache()
+    assert msl.expm.eager_jit.root_executable() is None
+    for upper, a in ((False, A), (True, np.triu(A))):
+        assert_values_close(msl.expm(a, upper_triangular=upper),
+                            jax.jit(lambda a: jsl.expm(a, upper_triangular=upper))(a),
+                            2e-4, 2e-4)
+    assert msl.expm.eager_jit.root_executable() is not None
+    names = [e.primitive.name for e in minijax.make_jaxpr(msl.expm)(A).jaxpr.eqns]
+    assert "jit" not in names and "scan" in names
 
 
 @pytest.mark.parametrize("make,error", [
@@ -161,11 +176,11 @@ def test_multivariate_normal_gradients_and_vmap_match_jax():
     def loss(np_, cov, mean):
         return _mvn(np_).logpdf(X, mean, cov).sum()
     ours = minijax.grad(lambda c, m: loss(mnp, c, m), argnums=(0, 1))(S, MEAN)
-    theirs = jax.grad(lambda c, m: loss(jnp, c, m), argnums=(0, 1))(S, MEAN)
+    theirs = jax.jit(jax.grad(lambda c, m: loss(jnp, c, m), argnums=(0, 1)))(S, MEAN)
     assert_values_close(ours, theirs, 1e-4, 1e-4)
     covs = np.stack([S, 2 * S])
     assert_values_close(minijax.vmap(lambda c: loss(mnp, c, MEAN))(covs),
-                        jax.vmap(lambda c: loss(jnp, c, MEAN))(covs), 1e-5, 1e-5)
+                        jax.jit(jax.vmap(lambda c: loss(jnp, c, MEAN)))(covs), 1e-5, 1e-5)
 
 
 def test_multivariate_normal_rejects_mismatched_shapes():

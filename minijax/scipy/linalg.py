@@ -21,6 +21,7 @@ from .. import numpy as jnp
 from ..numpy import linalg as np_linalg
 from ..numpy._promotion import promote_dtypes_inexact, promote_dtypes, shape_of, dtype_of
 from ..numpy._creation import tril, triu  # noqa: F401  (re-exported, as in JAX)
+from ..frontend.eager_jit import jitted_eagerly
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
            "lu", "lu_factor", "lu_solve", "eigh", "svd", "qr", "expm", "block_diag", "tril",
@@ -280,6 +281,9 @@ def _pade(degree):
     return terms
 
 
+# JAX jits expm: an eager call is one cached program here too, not one per operation
+# of the switch, solve and squaring loop
+@jitted_eagerly("upper_triangular", "max_squarings")
 def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     """exp(A) by scaling and squaring with a Padé approximant (Higham 2005): scale A
     by 2^-s so its 1-norm is small, pick the lowest Padé degree accurate there, solve
