@@ -276,3 +276,24 @@ def test_vmap_over_given_batch_arguments():
     with pytest.raises(ValueError, match="structure of the arguments"):
         cross_check(lambda x: x, X, vmap_args=(batch, batch), transforms=["vmap"],
                     policies=())
+
+
+def test_jit_oracle_rows_agree_and_refs_stay_eager():
+    # JAX's side under one jax.jit per row; a ref argument's row still runs eagerly,
+    # so the ref's contents after the call are compared.
+    report = cross_check(ref_argument, jax.new_ref(X.copy()), X,
+                         transforms=["eager", "jit", "grad", "vmap"], policies=(),
+                         shrink=False, jit_oracle=True)
+    assert report.ok, str(report)
+    assert [row.status for row in report.rows[:3]] == ["agree"] * 3
+    report = cross_check(_bigger_program, X, X + 1.0, transforms=["eager", "vjp", "jvp"],
+                         policies=("dots_saveable",), shrink=False, jit_oracle=True)
+    assert report.ok and all(row.status == "agree" for row in report.rows), str(report)
+
+
+def test_jit_oracle_still_finds_the_planted_bug(wrong_sin_jvp):
+    report = cross_check(_bigger_program, X, X + 1.0, transforms=["eager", "grad"],
+                         policies=(), shrink=False, jit_oracle=True)
+    assert report.row("eager").status == "agree"
+    assert report.row("grad").status == "differ" and report.row("grad").max_error > 0.1
+    assert not report.ok
