@@ -132,6 +132,17 @@ WHOLE_PROGRAM_CALLS = {
     "spacing": lambda m: m.spacing(_X),
     "sort_complex": lambda m: m.sort_complex(_XS[::-1]),
     "unwrap": lambda m: m.unwrap(_XS * 4, period=3.0, axis=0),
+    "isclose": lambda m: m.isclose(_NAN_X, _X, rtol=0.1, equal_nan=True),
+    "allclose": lambda m: m.allclose(_X, _X + 1e-3, atol=1e-2),
+    "tril": lambda m: m.tril(_X, k=1),
+    "triu": lambda m: m.triu(_I8, -1),
+    "kron": lambda m: m.kron(_X, _I8),
+    "clip": lambda m: (m.clip(_X, -0.5, 0.5), m.clip(_I8, max=3)),
+    "round": lambda m: (m.round(_X * 7, decimals=1), m.round(_I8)),
+    "diff": lambda m: m.diff(_X, n=2, axis=1, prepend=0.5),
+    "cross": lambda m: m.cross(_X, _X[::-1], axis=1),
+    "convolve": lambda m: m.convolve(_XS, _XS[:3], mode="same"),
+    "correlate": lambda m: m.correlate(_XS, _XS[:2] + 1, "full"),
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, promote_args_inexact,
                          promote_args, canonicalize_axes, is_inexact, is_float)
@@ -22,6 +23,7 @@ from ._shape import concatenate, ravel, reshape, stack, transpose
 from ._sorting import sort
 
 
+@jitted_eagerly("equal_nan")
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """`|a - b| <= atol + rtol * |b|` elementwise; equal infinities are close."""
     a, b = promote_args("isclose", a, b, keep_scalars=False)
@@ -37,6 +39,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close
 
 
+@jitted_eagerly("equal_nan")
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return R.all(isclose(a, b, rtol, atol, equal_nan))
 
