@@ -143,6 +143,14 @@ WHOLE_PROGRAM_CALLS = {
     "cross": lambda m: m.cross(_X, _X[::-1], axis=1),
     "convolve": lambda m: m.convolve(_XS, _XS[:3], mode="same"),
     "correlate": lambda m: m.correlate(_XS, _XS[:2] + 1, "full"),
+    "sort": lambda m: (m.sort(_X, axis=0, descending=True), m.sort(_I8, axis=None)),
+    "argsort": lambda m: m.argsort(_X[::-1], axis=1, stable=True, descending=True),
+    "take": lambda m: (m.take(_X, np.array([2, -1, 5]), axis=1),
+                       m.take(_I8, np.array([0, 7]), mode="clip"),
+                       m.take(_X, np.array([[0, 9]]), axis=1, fill_value=-2.0)),
+    "take_along_axis": lambda m: (m.take_along_axis(_X, np.array([[2], [0]]), axis=1),
+                                  m.take_along_axis(_X, np.array([[1, 5, -1]]), 0,
+                                                    fill_value=3.0)),
 }
 
 
