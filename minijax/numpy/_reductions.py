@@ -274,7 +274,7 @@ def _cumulative(fname, scan):
         return scan(x, axis)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}` along `axis` (None: over the flattened array)."
-    return fn
+    return jitted_eagerly("axis", "dtype")(fn)
 
 
 cumsum = _cumulative("cumsum", lax.cumsum)
