@@ -153,6 +153,8 @@ WHOLE_PROGRAM_CALLS = {
     "cumprod": lambda m: m.cumprod(_X[0] > 0),
     "nancumsum": lambda m: m.nancumsum(_NAN_X, axis=0, dtype=np.float32),
     "nancumprod": lambda m: m.nancumprod(_NAN_X),
+    "median": lambda m: (m.median(_X, axis=1, keepdims=True), m.median(_I8)),
+    "roll": lambda m: (m.roll(_X, 2), m.roll(_X, (1, -4), axis=(0, 1)), m.roll(_I8, -1, 1)),
     "sort": lambda m: (m.sort(_X, axis=0, descending=True), m.sort(_I8, axis=None)),
     "argsort": lambda m: m.argsort(_X[::-1], axis=1, stable=True, descending=True),
     "take": lambda m: (m.take(_X, np.array([2, -1, 5]), axis=1),

@@ -144,6 +144,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     return U.true_divide(total, count)
 
 
+# Not `jitted_eagerly` (JAX jits it): the body reads q's value, which JAX traces.
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False):
     """Quantiles at the static probabilities `q` (scalar or 1-d), interpolating
@@ -185,6 +186,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return quantile(a, np.asarray(q) / 100, axis, out, overwrite_input, method, keepdims)
 
 
+@jitted_eagerly("axis", "overwrite_input", "keepdims")
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
 
