@@ -275,3 +275,24 @@ def test_debug_nans_names_the_operation():
             assert_trees_match(mnp.log(jnp.ones(2)), jnp.log(jnp.ones(2)))
     finally:
         minijax.config.update("jax_debug_nans", False)
+
+
+def test_newly_compiled_functions_keep_their_errors_and_direct_paths():
+    for _ in range(2):    # the checks run while tracing, on every new signature
+        with pytest.raises(ValueError, match="order must be non-negative"):
+            mnp.diff(_X, n=-1)
+        with pytest.raises(ValueError, match="Dimension must be either 2 or 3"):
+            mnp.cross(_X, _X[:, :1], axis=1)
+        with pytest.raises(ValueError, match="mode must be one of"):
+            mnp.convolve(_XS, _XS, mode="bad")
+        with pytest.raises(ValueError, match="must have the same number of dimensions"):
+            mnp.take_along_axis(_X, np.array([0]), axis=0)
+        with pytest.raises(TypeError, match="indices must be integers"):
+            mnp.take(_X, np.array([0.5]))
+        with pytest.raises(ValueError, match="bool inputs are not supported"):
+            mnp.round(np.array([True]))
+    # An array shift and a traced ddof are operands, as in JAX.
+    assert_trees_match(mnp.roll(_X, jnp.asarray(2), axis=1),
+                       jnp.roll(_X, jnp.asarray(2), axis=1))
+    assert_trees_match(minijax.jit(lambda d: mnp.var(_X, ddof=d))(1),
+                       jax.jit(lambda d: jnp.var(_X, ddof=d))(1), rtol=1e-6)
