@@ -132,6 +132,37 @@ WHOLE_PROGRAM_CALLS = {
     "spacing": lambda m: m.spacing(_X),
     "sort_complex": lambda m: m.sort_complex(_XS[::-1]),
     "unwrap": lambda m: m.unwrap(_XS * 4, period=3.0, axis=0),
+    "isclose": lambda m: m.isclose(_NAN_X, _X, rtol=0.1, equal_nan=True),
+    "allclose": lambda m: m.allclose(_X, _X + 1e-3, atol=1e-2),
+    "tril": lambda m: m.tril(_X, k=1),
+    "triu": lambda m: m.triu(_I8, -1),
+    "kron": lambda m: m.kron(_X, _I8),
+    "clip": lambda m: (m.clip(_X, -0.5, 0.5), m.clip(_I8, max=3)),
+    "round": lambda m: (m.round(_X * 7, decimals=1), m.round(_I8)),
+    "diff": lambda m: m.diff(_X, n=2, axis=1, prepend=0.5),
+    "cross": lambda m: m.cross(_X, _X[::-1], axis=1),
+    "convolve": lambda m: m.convolve(_XS, _XS[:3], mode="same"),
+    "correlate": lambda m: m.correlate(_XS, _XS[:2] + 1, "full"),
+    "ptp": lambda m: m.ptp(_X, axis=1, keepdims=True),
+    "count_nonzero": lambda m: m.count_nonzero(_I8 % 2, axis=0),
+    "var": lambda m: (m.var(_X, axis=1, ddof=1), m.var(_I8, ddof=5), m.var(_X, correction=0.5)),
+    "std": lambda m: (m.std(_X, keepdims=True, ddof=2), m.std(_I8, axis=0, dtype=np.float32)),
+    "average": lambda m: (m.average(_X, axis=1, weights=_XS[:3] + 2, returned=True),
+                          m.average(_I8, keepdims=True)),
+    "cumsum": lambda m: (m.cumsum(_X, axis=1), m.cumsum(_I8, dtype=np.int16)),
+    "cumprod": lambda m: m.cumprod(_X[0] > 0),
+    "nancumsum": lambda m: m.nancumsum(_NAN_X, axis=0, dtype=np.float32),
+    "nancumprod": lambda m: m.nancumprod(_NAN_X),
+    "median": lambda m: (m.median(_X, axis=1, keepdims=True), m.median(_I8)),
+    "roll": lambda m: (m.roll(_X, 2), m.roll(_X, (1, -4), axis=(0, 1)), m.roll(_I8, -1, 1)),
+    "sort": lambda m: (m.sort(_X, axis=0, descending=True), m.sort(_I8, axis=None)),
+    "argsort": lambda m: m.argsort(_X[::-1], axis=1, stable=True, descending=True),
+    "take": lambda m: (m.take(_X, np.array([2, -1, 5]), axis=1),
+                       m.take(_I8, np.array([0, 7]), mode="clip"),
+                       m.take(_X, np.array([[0, 9]]), axis=1, fill_value=-2.0)),
+    "take_along_axis": lambda m: (m.take_along_axis(_X, np.array([[2], [0]]), axis=1),
+                                  m.take_along_axis(_X, np.array([[1, 5, -1]]), 0,
+                                                    fill_value=3.0)),
 }
 
 
@@ -244,3 +275,24 @@ def test_debug_nans_names_the_operation():
             assert_trees_match(mnp.log(jnp.ones(2)), jnp.log(jnp.ones(2)))
     finally:
         minijax.config.update("jax_debug_nans", False)
+
+
+def test_newly_compiled_functions_keep_their_errors_and_direct_paths():
+    for _ in range(2):    # the checks run while tracing, on every new signature
+        with pytest.raises(ValueError, match="order must be non-negative"):
+            mnp.diff(_X, n=-1)
+        with pytest.raises(ValueError, match="Dimension must be either 2 or 3"):
+            mnp.cross(_X, _X[:, :1], axis=1)
+        with pytest.raises(ValueError, match="mode must be one of"):
+            mnp.convolve(_XS, _XS, mode="bad")
+        with pytest.raises(ValueError, match="must have the same number of dimensions"):
+            mnp.take_along_axis(_X, np.array([0]), axis=0)
+        with pytest.raises(TypeError, match="indices must be integers"):
+            mnp.take(_X, np.array([0.5]))
+        with pytest.raises(ValueError, match="bool inputs are not supported"):
+            mnp.round(np.array([True]))
+    # An array shift and a traced ddof are operands, as in JAX.
+    assert_trees_match(mnp.roll(_X, jnp.asarray(2), axis=1),
+                       jnp.roll(_X, jnp.asarray(2), axis=1))
+    assert_trees_match(minijax.jit(lambda d: mnp.var(_X, ddof=d))(1),
+                       jax.jit(lambda d: jnp.var(_X, ddof=d))(1), rtol=1e-6)

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ._creation import asarray, zeros_like
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, canonicalize_axis,
                          promote_dtypes, promote_dtypes_inexact)
@@ -30,6 +31,7 @@ def _shifted(arr, axis, start, stop):
     return arr[tuple(index)]
 
 
+@jitted_eagerly("n", "axis")
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """The n-th discrete difference along `axis`: out[i] = a[i + 1] - a[i], n times."""
     arr = as_operand("diff", a)
@@ -95,6 +97,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return 0.5 * array_sum(spacing * (y[..., 1:] + y[..., :-1]), -1)
 
 
+@jitted_eagerly("axisa", "axisb", "axisc", "axis")
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The cross product of (arrays of) 2- or 3-vectors; two 2-vectors give the
     z component only."""

@@ -9,6 +9,7 @@ not at all, 'same' so that the output has the input's length, centred as NumPy d
 from __future__ import annotations
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import as_operand, as_array, shape_of, dtype_of, promote_dtypes_inexact
 from ._shape import flip
 
@@ -58,12 +59,14 @@ def _conv_1d(fname, a, v, mode, precision, preferred_element_type, flip_kernel):
     return as_array(flip(out) if reverse_output else out)
 
 
+@jitted_eagerly("mode", "precision", "preferred_element_type")
 def convolve(a, v, mode: str = "full", *, precision=None, preferred_element_type=None):
     """The discrete linear convolution of two 1-d arrays, `(a * v)[n] = sum_m a[m]
     v[n - m]`."""
     return _conv_1d("convolve", a, v, mode, precision, preferred_element_type, True)
 
 
+@jitted_eagerly("mode", "precision", "preferred_element_type")
 def correlate(a, v, mode: str = "valid", *, precision=None, preferred_element_type=None):
     """The cross-correlation of two 1-d arrays, `c[k] = sum_n a[n + k] v[n]`."""
     return _conv_1d("correlate", a, v, mode, precision, preferred_element_type, False)

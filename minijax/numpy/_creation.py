@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ..ir import primitives as P
 from ..ir.trace import EvalTrace, Tracer, bind, set_current_trace
 from ..ir.types import canonical_dtype, bfloat16
@@ -339,10 +340,12 @@ def _triangle(fname, m, k, lower):
     return where(mask, m, 0)
 
 
+@jitted_eagerly("k")
 def tril(m, k: int = 0):
     return _triangle("tril", m, k, True)
 
 
+@jitted_eagerly("k")
 def triu(m, k: int = 0):
     return _triangle("triu", m, k, False)
 

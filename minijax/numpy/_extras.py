@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, promote_args_inexact,
                          promote_args, canonicalize_axes, is_inexact, is_float)
@@ -22,6 +23,7 @@ from ._shape import concatenate, ravel, reshape, stack, transpose
 from ._sorting import sort
 
 
+@jitted_eagerly("equal_nan")
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """`|a - b| <= atol + rtol * |b|` elementwise; equal infinities are close."""
     a, b = promote_args("isclose", a, b, keep_scalars=False)
@@ -37,6 +39,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close
 
 
+@jitted_eagerly("equal_nan")
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return R.all(isclose(a, b, rtol, atol, equal_nan))
 
@@ -141,6 +144,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     return U.true_divide(total, count)
 
 
+# Not `jitted_eagerly` (JAX jits it): the body reads q's value, which JAX traces.
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False):
     """Quantiles at the static probabilities `q` (scalar or 1-d), interpolating
@@ -182,6 +186,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return quantile(a, np.asarray(q) / 100, axis, out, overwrite_input, method, keepdims)
 
 
+@jitted_eagerly("axis", "overwrite_input", "keepdims")
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
 

@@ -345,6 +345,7 @@ def _broadcast_size_one(x, labels, y, y_labels):
     return x, labels, y, y_labels
 
 
+@jitted_eagerly()
 def kron(a, b):
     """The Kronecker product: blocks `a[i, j] * b`."""
     a, b = as_operand("kron", a), as_operand("kron", b)

@@ -171,7 +171,7 @@ def _nan_cumulative(fname, scan, identity):
         return scan(a, axis, dtype, out)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}`: `{scan.__name__}` with NaNs counted as {identity}."
-    return fn
+    return jitted_eagerly("axis", "dtype")(fn)
 
 
 nancumsum = _nan_cumulative("nancumsum", R.cumsum, 0)

@@ -113,6 +113,7 @@ max = amax = _extremum("max", lax.reduce_max, lax.max)
 min = amin = _extremum("min", lax.reduce_min, lax.min)
 
 
+@jitted_eagerly("axis", "keepdims")
 def ptp(a, axis=None, out=None, keepdims=False):
     """Peak to peak: `max - min` along `axis`."""
     _no_out("ptp", out)
@@ -134,6 +135,7 @@ all = _boolean_reduction("all", lax.reduce_and)
 any = _boolean_reduction("any", lax.reduce_or)
 
 
+@jitted_eagerly("axis", "keepdims")
 def count_nonzero(a, axis=None, keepdims=False):
     return sum(_as_bool("count_nonzero", a), axis=axis, keepdims=keepdims)
 
@@ -163,6 +165,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return _keep_dims(convert("mean", out, out_dtype), axes, keepdims)
 
 
+@jitted_eagerly("axis", "dtype", "keepdims")
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):
     """`jnp.var`: the mean squared deviation, divided by `count - ddof`."""
@@ -182,10 +185,14 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         centre = lax.broadcast_in_dim(centre, shape, kept)
     squares = lax.square(lax.sub(x, centre))
     total = lax.reduce_sum(squares, axes)
-    out = lax.div(total, convert("var", builtins.max(n - ddof, 0), compute))
+    # `ddof` is an operand, as in JAX (traced in an eager call), so the count is
+    # clamped at zero by `lax.max`, not by Python.
+    divisor = convert("var", n - ddof, compute)
+    out = lax.div(total, lax.max(divisor, lax.full_like(divisor, 0)))
     return _keep_dims(convert("var", out, out_dtype), axes, keepdims)
 
 
+@jitted_eagerly("axis", "dtype", "keepdims")
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):
     """`jnp.std`: the square root of `var`."""
@@ -195,6 +202,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return _keep_dims(v, axes, keepdims)
 
 
+@jitted_eagerly("axis", "returned", "keepdims")
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """`jnp.average`: the mean, or `sum(a * w) / sum(w)`; 1-d weights apply along a
     single `axis`. With `returned`, also the sum of the weights."""
@@ -266,7 +274,7 @@ def _cumulative(fname, scan):
         return scan(x, axis)
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}` along `axis` (None: over the flattened array)."
-    return fn
+    return jitted_eagerly("axis", "dtype")(fn)
 
 
 cumsum = _cumulative("cumsum", lax.cumsum)

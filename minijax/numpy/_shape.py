@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, promote_dtypes,
                          broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
@@ -336,6 +337,9 @@ def flipud(m):
     return flip(m, 0)
 
 
+# JAX's roll jits its body with a static (Python int) shift and axis; an array
+# shift is unhashable, so it keeps the direct path (JAX's dynamic roll).
+@jitted_eagerly("shift", "axis")
 def roll(a, shift, axis=None):
     """Shift elements along `axis` (None: the flattened array), wrapping around.
 

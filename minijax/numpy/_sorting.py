@@ -38,6 +38,7 @@ def _sort_input(fname, a, axis):
     return a, canonicalize_axis(fname, axis, len(shape))
 
 
+@jitted_eagerly("axis", "kind", "order", "stable", "descending")
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """`jnp.sort` along `axis` (None: the flattened array); NaNs sort last."""
     if order is not None:
@@ -49,6 +50,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return out
 
 
+@jitted_eagerly("axis", "kind", "order", "stable", "descending")
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """`jnp.argsort`: int32 indices that sort `a` along `axis`.
 

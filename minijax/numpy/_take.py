@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, shape_of, dtype_of, convert, broadcast_shapes,
                          broadcast_to_shape, is_integer, canonicalize_axis)
@@ -35,6 +36,7 @@ def _fill_outside(out, index, n, fill_value, out_dims_of_index):
     return where(ok, out, fill_value)
 
 
+@jitted_eagerly("axis", "mode", "unique_indices", "indices_are_sorted", "fill_value")
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
     """Elements of `a` at `indices` along `axis` (None: of the flattened `a`).
@@ -84,6 +86,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     return result
 
 
+@jitted_eagerly("axis", "mode", "fill_value")
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     """`arr[..., indices, ...]` elementwise along `axis`, the other axes broadcast."""
     arr, indices = as_operand("take_along_axis", arr), as_operand("take_along_axis", indices)

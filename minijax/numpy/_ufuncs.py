@@ -132,6 +132,7 @@ trunc = _rounding("trunc", lambda x: lax.select(lax.lt(x, like(x, 0)),
                                                 lax.ceil(x), lax.floor(x)))
 
 
+@jitted_eagerly("decimals")
 def round(a, decimals: int = 0, out=None):
     """`jnp.round`: half to even, at `decimals` places (ints unchanged; complex
     numbers part by part)."""
@@ -545,6 +546,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     return lax.select(condition, x, y)
 
 
+@jitted_eagerly()
 def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     """`jnp.clip`: `minimum(maximum(arr, min), max)`, either bound optional."""
     arr = a if arr is None else arr
