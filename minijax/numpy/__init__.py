@@ -19,8 +19,8 @@ Read in this order:
   _take.py            take, take_along_axis
   _index_tricks.py    tril_indices, diag_indices, indices, unravel_index, ix_, s_
   _calculus.py        diff, ediff1d, trapezoid, cross, polyval
-  _extras.py          isclose, nan-reductions, quantile/median, logaddexp, ...
-  _nan_stats.py       nanvar/nanstd, nanquantile/nanmedian, nanargmax, nancumsum
+  _extras.py          isclose, nan-reductions, logaddexp, ...
+  _nan_stats.py       quantile/median and their nan forms, nanvar, nanargmax, ...
   _functional.py      vectorize, apply_along_axis, apply_over_axes, fromfunction
   _setops.py          isin, unique_all/..., intersect1d/union1d/... with size=
   _math_more.py       ldexp/frexp/modf, gcd/lcm, nextafter, spacing, interp, unwrap

@@ -144,53 +144,6 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     return U.true_divide(total, count)
 
 
-# Not `jitted_eagerly` (JAX jits it): the body reads q's value, which JAX traces.
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False):
-    """Quantiles at the static probabilities `q` (scalar or 1-d), interpolating
-    linearly between the sorted neighbours. A NaN anywhere gives NaN, as in JAX."""
-    if method != "linear" or out is not None:
-        raise NotImplementedError("quantile: only method='linear' (and no out=) is supported")
-    a, = promote_args_inexact("quantile", a, keep_scalars=False)
-    qs = np.asarray(q, dtype=np.float64)
-    if qs.ndim > 1 or np.any((qs < 0) | (qs > 1)):
-        raise ValueError(f"quantile: q must be a scalar or 1-d, within [0, 1], got {q!r}")
-    dims = shape_of(a)
-    axes = canonicalize_axes("quantile", axis, len(dims))
-    if axis is None or len(axes) > 1:
-        rest = [i for i in range(len(dims)) if i not in axes]
-        a = reshape(transpose(a, rest + list(axes)), [dims[i] for i in rest] + [-1])
-        axis_ = len(rest)
-    else:
-        axis_ = axes[0]
-    n = shape_of(a)[axis_]
-    ordered = sort(a, axis=axis_)
-    results = []
-    for p in np.atleast_1d(qs):
-        pos = p * (n - 1)
-        lo, hi = int(np.floor(pos)), int(np.ceil(pos))
-        low, high = take(ordered, lo, axis=axis_), take(ordered, hi, axis=axis_)
-        frac = like(low, float(pos - lo))
-        results.append(lax.add(low, lax.mul(lax.sub(high, low), frac)))
-    out = stack(results) if qs.ndim else results[0]
-    has_nan = R.any(isnan(a), axis=axis_)
-    out = U.where(has_nan, like(out, np.nan), out)
-    if keepdims:
-        for ax in axes:
-            out = lax.expand_dims(out, (ax + (1 if qs.ndim else 0),))
-    return out
-
-
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False):
-    return quantile(a, np.asarray(q) / 100, axis, out, overwrite_input, method, keepdims)
-
-
-@jitted_eagerly("axis", "overwrite_input", "keepdims")
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    return quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
-
-
 def append(arr, values, axis=None):
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], 0)
@@ -198,5 +151,4 @@ def append(arr, values, axis=None):
 
 
 __all__ = ["isclose", "allclose", "array_equal", "logaddexp", "nan_to_num", "heaviside",
-           "sinc", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "quantile",
-           "percentile", "median", "append"]
+           "sinc", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "append"]

@@ -1,5 +1,6 @@
 """NaN-aware statistics: `nanvar`/`nanstd`, `nanquantile`/`nanpercentile`/`nanmedian`,
-`nanargmax`/`nanargmin`, `nancumsum`/`nancumprod`.
+`nanargmax`/`nanargmin`, `nancumsum`/`nancumprod`; and `quantile`/`percentile`/
+`median`, which share the quantiles' one implementation (a NaN makes the result NaN).
 
 Each treats a NaN as a missing value. The reductions count only the present values
 (a slice with nothing left, or with `count - ddof <= 0`, gives NaN, as in JAX); the
@@ -26,7 +27,7 @@ from ._shape import reshape, transpose
 from ._take import take_along_axis
 from ..ir.types import is_complex
 
-__all__ = ["nanvar", "nanstd", "nanquantile", "nanpercentile", "nanmedian", "nanargmax",
+__all__ = ["quantile", "percentile", "median", "nanvar", "nanstd", "nanquantile", "nanpercentile", "nanmedian", "nanargmax",
            "nanargmin", "nancumsum", "nancumprod"]
 
 
@@ -70,31 +71,31 @@ def _as_last_axis(fname, a, axis):
     return a, axes
 
 
-@jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
-def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=False):
-    """Quantiles of the non-NaN elements at probabilities `q` (a scalar or 1-d array,
-    possibly traced); the result's leading axis is q's."""
-    if out is not None:
-        raise NotImplementedError("nanquantile: the out= argument is not supported "
-                                  "(JAX's arrays are immutable)")
-    if overwrite_input:
-        raise ValueError("nanquantile does not support overwrite_input=True")
+def _quantile(fname, a, q, axis, out, overwrite_input, method, keepdims, squash_nans):
+    """Quantiles at probabilities `q` (a scalar or 1-d array, possibly traced); the
+    result's leading axis is q's. With `squash_nans` only the non-NaN elements count;
+    without, a NaN anywhere in a slice makes that slice's quantiles NaN."""
+    if out is not None or overwrite_input:
+        raise ValueError(f"{fname} does not support overwrite_input=True or out= "
+                         f"(JAX's arrays are immutable)")
     if method not in _METHODS:
-        raise ValueError(f"nanquantile: method must be one of {_METHODS}, got {method!r}")
-    a = as_operand("nanquantile", a)
-    q = as_operand("nanquantile", q)
+        raise ValueError(f"{fname}: method must be one of {_METHODS}, got {method!r}")
+    a = as_operand(fname, a)
+    q = as_operand(fname, q)
     if is_complex(dtype_of(a)) or is_complex(dtype_of(q)):
-        raise ValueError("nanquantile does not support complex input")
-    a, q = promote_dtypes_inexact("nanquantile", a, q)
-    q = strong("nanquantile", q)
+        raise ValueError(f"{fname} does not support complex input")
+    a, q = promote_dtypes_inexact(fname, a, q)
+    q = strong(fname, q)
     if len(shape_of(q)) > 1:
-        raise ValueError(f"nanquantile: q must be a scalar or 1-d, got shape {shape_of(q)}")
+        raise ValueError(f"{fname}: q must be a scalar or 1-d, got shape {shape_of(q)}")
     in_shape = shape_of(a)
-    flat, axes = _as_last_axis("nanquantile", a, axis)
+    flat, axes = _as_last_axis(fname, a, axis)
     ordered = lax.sort(flat, dimension=len(shape_of(flat)) - 1)
-    count = R.sum(U.logical_not(isnan(ordered)), axis=-1, keepdims=True,
-                  dtype=dtype_of(q))
+    present = U.logical_not(isnan(ordered))
+    if squash_nans:     # NaNs sort last: the present values are the first `count`
+        count = R.sum(present, axis=-1, keepdims=True, dtype=dtype_of(q))
+    else:
+        count = lax.full(shape_of(ordered)[:-1] + (1,), shape_of(ordered)[-1], dtype_of(q))
     batch = shape_of(count)  # the kept axes, then 1
     q_dims = shape_of(q)
     q_b = lax.broadcast_in_dim(q, q_dims + batch, tuple(range(len(q_dims))))
@@ -105,8 +106,8 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     low, high = lax.floor(pos), lax.ceil(pos)
     high_weight = lax.sub(pos, low)
     zero = like(low, 0)
-    low_i = convert("nanquantile", lax.max(zero, lax.min(low, last)), np.int32)
-    high_i = convert("nanquantile", lax.max(zero, lax.min(high, last)), np.int32)
+    low_i = convert(fname, lax.max(zero, lax.min(low, last)), np.int32)
+    high_i = convert(fname, lax.max(zero, lax.min(high, last)), np.int32)
     table = lax.broadcast_in_dim(ordered, q_dims + shape_of(ordered),
                                  tuple(range(len(q_dims), len(q_dims) + len(batch))))
     low_value = take_along_axis(table, low_i, axis=-1)
@@ -123,11 +124,47 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     else:
         result = lax.select(lax.le(high_weight, like(high_weight, 0.5)), low_value,
                             high_value)
+    if not squash_nans:
+        any_nan = lax.broadcast_in_dim(R.any(U.logical_not(present), axis=-1, keepdims=True),
+                                       shape_of(result),
+                                       tuple(range(len(q_dims), len(q_dims) + len(batch))))
+        result = U.where(any_nan, like(result, np.nan), result)
     result = lax.reshape(result, shape_of(result)[:-1])
     if keepdims:
         kept = [1 if i in axes else n for i, n in enumerate(in_shape)]
         result = lax.reshape(result, q_dims + tuple(kept))
     return result
+
+
+@jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False):
+    """Quantiles at probabilities `q` (a scalar or 1-d array, possibly traced); a NaN
+    anywhere in a slice gives NaN, as in JAX."""
+    return _quantile("quantile", a, q, axis, out, overwrite_input, method, keepdims,
+                     squash_nans=False)
+
+
+@jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False):
+    """`quantile` at `q / 100`."""
+    q = U.true_divide(as_operand("percentile", q), 100.0)
+    return _quantile("percentile", a, q, axis, out, overwrite_input, method, keepdims,
+                     squash_nans=False)
+
+
+@jitted_eagerly("axis", "overwrite_input", "keepdims")
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
+
+
+@jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False):
+    """Quantiles of the non-NaN elements at probabilities `q`."""
+    return _quantile("nanquantile", a, q, axis, out, overwrite_input, method, keepdims,
+                     squash_nans=True)
 
 
 @jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
