@@ -154,6 +154,8 @@ WHOLE_PROGRAM_CALLS = {
     "nancumsum": lambda m: m.nancumsum(_NAN_X, axis=0, dtype=np.float32),
     "nancumprod": lambda m: m.nancumprod(_NAN_X),
     "median": lambda m: (m.median(_X, axis=1, keepdims=True), m.median(_I8)),
+    "linspace": lambda m: (m.linspace(-1.0, 1.0, 8), m.linspace(_XS[:2], 2.0, 4, axis=1),
+                           m.linspace(0.0, 9.0, 4, endpoint=False, retstep=True)),
     "quantile": lambda m: (m.quantile(_X, np.array([0.25, 0.5], np.float32), axis=1),
                            m.quantile(_NAN_X, 0.3, method="nearest")),
     "percentile": lambda m: m.percentile(_X, 40.0, axis=0, method="midpoint", keepdims=True),
@@ -299,3 +301,11 @@ def test_newly_compiled_functions_keep_their_errors_and_direct_paths():
                        jnp.roll(_X, jnp.asarray(2), axis=1))
     assert_trees_match(minijax.jit(lambda d: mnp.var(_X, ddof=d))(1),
                        jax.jit(lambda d: jnp.var(_X, ddof=d))(1), rtol=1e-6)
+
+
+def test_eager_linspace_rounds_as_jax_does():
+    # JAX's linspace is one jitted program, whose fused interpolation rounds one point
+    # of these 1 ulp away from the op-by-op result minijax gave before it ran whole.
+    got, want = mnp.linspace(-1.0, 1.0, 8), jnp.linspace(-1.0, 1.0, 8)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert got.dtype == want.dtype

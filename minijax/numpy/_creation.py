@@ -221,6 +221,7 @@ def _const(value, dtype):
     return np.array(value, dtype=wide).astype(dtype)[()]
 
 
+@jitted_eagerly("num", "endpoint", "retstep", "dtype", "axis")
 def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype=None, axis: int = 0):
     """`jnp.linspace`: `num` points from `start` to `stop` (arrays allowed, which adds
