@@ -1,0 +1,100 @@
+"""The text form's tokens: IR text -> a list of `(kind, text, position)` tuples.
+
+`parser.py` reads the tokens this module makes. One compiled regular expression
+(`_TOKEN`) finds them, left to right; a token is a plain tuple (cheap to make, and a
+printed 1000-equation program has tens of thousands):
+
+    kind      "NAME", "NUMBER", "TYPE", "STRING", "OPAQUE", "NL", "EOF", "BAD", or for
+              punctuation the text itself: "{", "<-", "...", ".at", ...
+    text      the characters; for a TYPE only the type (`f32[3]~`, `Ref{f32[]}`)
+    position  the offset of its first character in the text (`line_and_column`
+              turns it into what an error message shows)
+
+Three places where a character alone does not say what the token is:
+
+* A type is a token only right after a `:` (`a:f32[3]`, `1.0:f32[]`, `2:i32[]` in an
+  index): elsewhere `c[0]` is a name and an index. The `:` is part of the match and
+  a TYPE token stands for both; between them only spaces and tabs may come.
+* `<` starts `<-` after a place or a binder, and an opaque param (`<jvp=<lambda>>`)
+  where a value may start, after `=`, `(`, `[` or `,`.
+* Line breaks end equations, so they count directly inside `{ ... }`; inside ( ) and
+  [ ] they are dropped, as in Python, which lets long params spread over lines; a
+  nested `{ lambda ... }` inside them counts them again. A break right after `{` or
+  after another kept break is dropped too (blank lines cost nothing), as are
+  comments (`# ...`) and the break at the end of the text.
+
+A character no token can start is a BAD token, so the parser reports it with what it
+expected there.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["scan", "line_and_column"]
+
+_ARRAY_TYPE = r"[a-z][a-z0-9]*(?:<[a-z0-9]+>)?\[[0-9, ]*\]~?"
+_TOKEN = re.compile(rf"""
+    (?P<SKIP>[ \t\f\r]+|\#[^\n]*)
+  | (?P<NL>\n)
+  | (?P<NAME>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<NUMBER>-?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?))
+  | :[ \t]*(?P<TYPE>Ref\{{{_ARRAY_TYPE}\}}|{_ARRAY_TYPE})
+  | (?P<VIEW>\.(?:at|T|reshape|transpose)(?![A-Za-z0-9_]))
+  | (?P<PUNCTUATION>\.\.\.|<-|\+=|[{{}}()\[\]:;.=,-])
+  | (?P<STRING>'(?:[^'\\\n]|\\.)*')
+  | (?P<OPAQUE><(?:[^<>\n]|<[^<>\n]*>)*>)
+  | (?P<BAD>.)
+""", re.X)
+_OPAQUE = re.compile(r"<(?:[^<>\n]|<[^<>\n]*>)*>")
+_VALUE_STARTS = frozenset("=([,")        # where `<` opens an opaque param, not `<-`
+_OPENERS = frozenset("{([")
+_CLOSERS = frozenset("})]")
+
+
+def scan(text: str) -> list[tuple[str, str, int]]:
+    """The tokens of `text`, ending with an EOF token."""
+    tokens = []
+    append = tokens.append
+    brackets = []            # the open ( [ { around the current token
+    previous = "{"           # kind of the last token kept; no break counts after one
+    resume_at = 0
+    while resume_at is not None:
+        matches, resume_at = _TOKEN.finditer(text, resume_at), None
+        for match in matches:
+            kind = match.lastgroup
+            if kind == "SKIP":
+                continue
+            if kind == "NL":
+                if brackets and brackets[-1] == "{" and previous != "NL" \
+                        and previous != "{":
+                    append(("NL", "\n", match.start()))
+                    previous = "NL"
+                continue
+            if kind == "TYPE":
+                append(("TYPE", match.group("TYPE"), match.start("TYPE")))
+                previous = "TYPE"
+                continue
+            token_text = match.group()
+            if kind == "PUNCTUATION" or kind == "VIEW":
+                kind = token_text
+                if kind in _OPENERS:
+                    brackets.append(kind)
+                elif kind in _CLOSERS:
+                    if brackets:
+                        brackets.pop()    # a mismatch is the parser's to report
+                elif kind == "<-" and previous in _VALUE_STARTS:
+                    opaque = _OPAQUE.match(text, match.start())
+                    if opaque is not None:   # rare: an opaque param reading `<-...>`
+                        append(("OPAQUE", opaque.group(), opaque.start()))
+                        previous, resume_at = "OPAQUE", opaque.end()
+                        break
+            append((kind, token_text, match.start()))
+            previous = kind
+    append(("EOF", "", len(text)))
+    return tokens
+
+
+def line_and_column(text: str, position: int) -> tuple[int, int]:
+    """The 1-based line and column of the character at `position` in `text`."""
+    line_start = text.rfind("\n", 0, position) + 1
+    return text.count("\n", 0, position) + 1, position - line_start + 1
