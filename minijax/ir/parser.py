@@ -74,9 +74,8 @@ from .primitives import primitives_by_name, effects_of, get_p, swap_p, addupdate
 from .printer import DTYPES_BY_NAME, OpaqueParam, param_constructors
 from .ref_indexing import RefIndexer, Transpose, Reshape, build_index, step_shape, \
     indexer_shape
-from .text_scanner import scan, line_and_column
+from .text_scanner import ParseError, scan, line_and_column
 from .text_values import Call, number, read_elements, read_integer
-from .trace import MinijaxError
 from .types import ShapedArray, RefType, dtype_from_short_name
 
 __all__ = ["parse_jaxpr", "loads", "ParseError", "param_constructors"]
@@ -90,18 +89,6 @@ _TYPE_EXPECTED = "a type such as f32[3] or Ref{f32[3]}"
 # types many times). Bounded: cleared when it grows past _MAX_TYPES.
 _avals_by_text: dict[str, object] = {}
 _MAX_TYPES = 4096
-
-
-class ParseError(MinijaxError, ValueError):
-    """Malformed IR text. `line` and `column` are 1-based."""
-
-    def __init__(self, message: str, line: int, column: int, text: str | None = None):
-        self.message, self.line, self.column = message, line, column
-        where = f"line {line}, column {column}: {message}"
-        lines = text.splitlines() if text is not None else []
-        if 1 <= line <= len(lines):
-            where += f"\n    {lines[line - 1]}\n    {' ' * (column - 1)}^"
-        super().__init__(where)
 
 
 class _Parser:
@@ -118,8 +105,7 @@ class _Parser:
     # -- errors -------------------------------------------------------------------
 
     def error(self, message: str, position: int) -> ParseError:
-        line, column = line_and_column(self.text, position)
-        return ParseError(message, line, column, self.text)
+        return ParseError(message, *line_and_column(self.text, position), self.text)
 
     def unexpected(self, *expected: str) -> ParseError:
         """The error for the next token, which is none of `expected`."""

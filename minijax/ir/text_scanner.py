@@ -24,27 +24,30 @@ Three places where a character alone does not say what the token is:
   comments (`# ...`) and the break at the end of the text.
 
 A character no token can start is a BAD token, so the parser reports it with what it
-expected there.
+expected there. Errors in the text are `ParseError`s, defined here for both modules.
 """
 from __future__ import annotations
 
 import re
 
-__all__ = ["scan", "line_and_column"]
+from .trace import MinijaxError
+
+__all__ = ["scan", "line_and_column", "ParseError"]
 
 _ARRAY_TYPE = r"[a-z][a-z0-9]*(?:<[a-z0-9]+>)?\[[0-9, ]*\]~?"
-_TOKEN = re.compile(rf"""
-    (?P<SKIP>[ \t\f\r]+|\#[^\n]*)
-  | (?P<NL>\n)
-  | (?P<NAME>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<NUMBER>-?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?))
+# Blanks before a token are part of its match (fewer matches to loop over); the
+# token itself is the named group that matched, `lastgroup`.
+_TOKEN = re.compile(rf"""[ \t\f\r]*(?:
+    (?P<NAME>[A-Za-z_][A-Za-z0-9_]*)
   | :[ \t]*(?P<TYPE>Ref\{{{_ARRAY_TYPE}\}}|{_ARRAY_TYPE})
-  | (?P<VIEW>\.(?:at|T|reshape|transpose)(?![A-Za-z0-9_]))
-  | (?P<PUNCTUATION>\.\.\.|<-|\+=|[{{}}()\[\]:;.=,-])
+  | (?P<NUMBER>-?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?))
+  | (?P<PUNCTUATION>\.\.\.|\.(?:at|T|reshape|transpose)(?![A-Za-z0-9_])|<-|\+=
+                   |[{{}}()\[\]:;.=,-])
+  | (?P<NL>\n)
+  | (?P<COMMENT>\#[^\n]*)
   | (?P<STRING>'(?:[^'\\\n]|\\.)*')
   | (?P<OPAQUE><(?:[^<>\n]|<[^<>\n]*>)*>)
-  | (?P<BAD>.)
-""", re.X)
+  | (?P<BAD>[^ \t\f\r]))""", re.X)
 _OPAQUE = re.compile(r"<(?:[^<>\n]|<[^<>\n]*>)*>")
 _VALUE_STARTS = frozenset("=([,")        # where `<` opens an opaque param, not `<-`
 _OPENERS = frozenset("{([")
@@ -62,33 +65,30 @@ def scan(text: str) -> list[tuple[str, str, int]]:
         matches, resume_at = _TOKEN.finditer(text, resume_at), None
         for match in matches:
             kind = match.lastgroup
-            if kind == "SKIP":
-                continue
-            if kind == "NL":
-                if brackets and brackets[-1] == "{" and previous != "NL" \
-                        and previous != "{":
-                    append(("NL", "\n", match.start()))
-                    previous = "NL"
-                continue
-            if kind == "TYPE":
-                append(("TYPE", match.group("TYPE"), match.start("TYPE")))
-                previous = "TYPE"
-                continue
-            token_text = match.group()
-            if kind == "PUNCTUATION" or kind == "VIEW":
-                kind = token_text
+            if kind == "PUNCTUATION":
+                kind = match.group(kind)
                 if kind in _OPENERS:
                     brackets.append(kind)
                 elif kind in _CLOSERS:
                     if brackets:
                         brackets.pop()    # a mismatch is the parser's to report
                 elif kind == "<-" and previous in _VALUE_STARTS:
-                    opaque = _OPAQUE.match(text, match.start())
+                    opaque = _OPAQUE.match(text, match.start("PUNCTUATION"))
                     if opaque is not None:   # rare: an opaque param reading `<-...>`
                         append(("OPAQUE", opaque.group(), opaque.start()))
                         previous, resume_at = "OPAQUE", opaque.end()
                         break
-            append((kind, token_text, match.start()))
+                append((kind, kind, match.start("PUNCTUATION")))
+            elif kind == "NL":
+                if brackets and brackets[-1] == "{" and previous != "NL" \
+                        and previous != "{":
+                    append(("NL", "\n", match.start(kind)))
+                    previous = "NL"
+                continue
+            elif kind == "COMMENT":
+                continue
+            else:
+                append((kind, match.group(kind), match.start(kind)))
             previous = kind
     append(("EOF", "", len(text)))
     return tokens
@@ -98,3 +98,15 @@ def line_and_column(text: str, position: int) -> tuple[int, int]:
     """The 1-based line and column of the character at `position` in `text`."""
     line_start = text.rfind("\n", 0, position) + 1
     return text.count("\n", 0, position) + 1, position - line_start + 1
+
+
+class ParseError(MinijaxError, ValueError):
+    """Malformed IR text. `line` and `column` are 1-based."""
+
+    def __init__(self, message: str, line: int, column: int, text: str | None = None):
+        self.message, self.line, self.column = message, line, column
+        where = f"line {line}, column {column}: {message}"
+        lines = text.splitlines() if text is not None else []
+        if 1 <= line <= len(lines):
+            where += f"\n    {lines[line - 1]}\n    {' ' * (column - 1)}^"
+        super().__init__(where)
