@@ -316,10 +316,10 @@ class _Parser:
         params = self.params() if tokens[self.at][0] == "[" else {}
         inputs = []
         while True:
-            kind = tokens[self.at][0]
-            if kind == "NAME" or kind == "NUMBER" or kind == "-":
+            kind, token_text, _ = tokens[self.at]
+            if kind == "NAME" and token_text != "in" or kind == "NUMBER" or kind == "-":
                 inputs.append(self.atom())
-            else:
+            else:      # `in` here: a line break is missing
                 return prim, params, inputs, name
 
     def params(self) -> dict:
@@ -531,7 +531,7 @@ class _Parser:
 
     def tuple_rest(self, raw: bool):
         tokens = self.tokens
-        items = []
+        opening, items = tokens[self.at - 1], []
         while tokens[self.at][0] != ")":
             items.append(self.value(raw))
             if tokens[self.at][0] != ",":
@@ -542,7 +542,7 @@ class _Parser:
         self.expect(")", "')'" if not items else "')' or ','")
         if raw:
             raise self.error("expected an array element or a [..] list, got a tuple",
-                             self.tokens[self.at - 1][2])
+                             opening[2])
         return tuple(items)
 
     def call_args(self, raw: bool) -> list:
