@@ -66,6 +66,7 @@ constant values; `parse_jaxpr` accepts and drops them.
 from __future__ import annotations
 
 import ast
+import functools
 
 import numpy as np
 
@@ -74,7 +75,7 @@ from .primitives import primitives_by_name, effects_of, get_p, swap_p, addupdate
 from .printer import DTYPES_BY_NAME, OpaqueParam, param_constructors
 from .ref_indexing import RefIndexer, Transpose, Reshape, build_index, step_shape, \
     indexer_shape
-from .text_scanner import ParseError, scan, line_and_column
+from .text_scanner import ParseError, TokenReader
 from .text_values import Call, number, read_elements, read_integer
 from .types import ShapedArray, RefType, dtype_from_short_name
 
@@ -85,55 +86,29 @@ _NAMED_PARAM_VALUES = {"True": True, "False": False, "None": None, "inf": float(
 _VIEWS = frozenset({".at", ".T", ".reshape", ".transpose"})
 _TYPE_EXPECTED = "a type such as f32[3] or Ref{f32[3]}"
 
-# Type text -> aval, shared by all parses (avals are immutable; a program names few
-# types many times). Bounded: cleared when it grows past _MAX_TYPES.
-_avals_by_text: dict[str, object] = {}
-_MAX_TYPES = 4096
+
+@functools.lru_cache(maxsize=4096)     # a program names few types, many times each
+def _aval_of_type(text: str):
+    """The aval a TYPE token spells: `f32[2,3]`, `f32[]~` (weak), `Ref{i32[4]}`."""
+    is_ref = text.startswith("Ref{")
+    if is_ref:
+        text = text[4:-1]
+    dtype_name, rest = text.split("[", 1)
+    dtype = dtype_from_short_name(dtype_name)
+    dims = rest[:rest.index("]")].replace(" ", "")
+    shape = tuple(int(d) for d in dims.split(",")) if dims else ()
+    inner = ShapedArray(shape, dtype, weak_type=text.endswith("~"))
+    return RefType(inner) if is_ref else inner
 
 
-class _Parser:
-    """One parse: the tokens, the position in them, and the open scopes."""
+class _Parser(TokenReader):
+    """One parse: the tokens, the position in them (see TokenReader), the open scopes."""
 
     def __init__(self, text: str, require_values: bool):
-        self.text = text
-        self.tokens = scan(text)
-        self.at = 0                      # index of the next token
+        super().__init__(text)
         self.require_values = require_values
         self.scopes: list[dict[str, Var]] = []
         self.scope: dict[str, Var] = {}   # the innermost one
-
-    # -- errors -------------------------------------------------------------------
-
-    def error(self, message: str, position: int) -> ParseError:
-        return ParseError(message, *line_and_column(self.text, position), self.text)
-
-    def unexpected(self, *expected: str) -> ParseError:
-        """The error for the next token, which is none of `expected`."""
-        kind, token_text, position = self.tokens[self.at]
-        if kind == "EOF":
-            found = "end of text"
-            lines = self.text.splitlines() or [""]
-            line, column = len(lines), len(lines[-1]) + 1
-        else:
-            found = "line break" if kind == "NL" else repr(token_text)
-            line, column = line_and_column(self.text, position)
-        message = f"unexpected {found}"
-        if expected:
-            message += f"; expected {' or '.join(sorted(expected))}"
-        return ParseError(message, line, column, self.text)
-
-    def expect(self, kind: str, description: str):
-        token = self.tokens[self.at]
-        if token[0] != kind:
-            raise self.unexpected(description)
-        self.at += 1
-        return token
-
-    def keyword(self, word: str):
-        kind, token_text, _ = self.tokens[self.at]
-        if kind != "NAME" or token_text != word:
-            raise self.unexpected(f"'{word}'")
-        self.at += 1
 
     # -- variables and types --------------------------------------------------------
 
@@ -161,28 +136,11 @@ class _Parser:
         raise self.unexpected("':'")
 
     def aval(self, type_token):
-        aval = _avals_by_text.get(type_token[1])
-        if aval is None:
-            aval = self._parse_type(type_token)
-            if len(_avals_by_text) >= _MAX_TYPES:
-                _avals_by_text.clear()
-            _avals_by_text[type_token[1]] = aval
-        return aval
-
-    def _parse_type(self, type_token):
-        _, text, position = type_token
-        is_ref = text.startswith("Ref{")
-        if is_ref:
-            text, position = text[4:-1], position + 4
-        dtype_name, rest = text.split("[", 1)
         try:
-            dtype = dtype_from_short_name(dtype_name)
-        except ValueError as e:
+            return _aval_of_type(type_token[1])
+        except ValueError as e:     # an unknown dtype name, which follows `Ref{` if any
+            position = type_token[2] + 4 * type_token[1].startswith("Ref{")
             raise self.error(str(e), position) from None
-        dims = rest[:rest.index("]")].replace(" ", "")
-        shape = tuple(int(d) for d in dims.split(",")) if dims else ()
-        inner = ShapedArray(shape, dtype, weak_type=text.endswith("~"))
-        return RefType(inner) if is_ref else inner
 
     def binder(self):
         name = self.tokens[self.at]

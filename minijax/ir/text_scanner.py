@@ -24,7 +24,8 @@ Three places where a character alone does not say what the token is:
   comments (`# ...`) and the break at the end of the text.
 
 A character no token can start is a BAD token, so the parser reports it with what it
-expected there. Errors in the text are `ParseError`s, defined here for both modules.
+expected there. Errors in the text are `ParseError`s, defined here with `TokenReader`,
+which walks the tokens for the parser and makes its errors.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ import re
 
 from .trace import MinijaxError
 
-__all__ = ["scan", "line_and_column", "ParseError"]
+__all__ = ["scan", "line_and_column", "ParseError", "TokenReader"]
 
 _ARRAY_TYPE = r"[a-z][a-z0-9]*(?:<[a-z0-9]+>)?\[[0-9, ]*\]~?"
 # Blanks before a token are part of its match (fewer matches to loop over); the
@@ -110,3 +111,46 @@ class ParseError(MinijaxError, ValueError):
         if 1 <= line <= len(lines):
             where += f"\n    {lines[line - 1]}\n    {' ' * (column - 1)}^"
         super().__init__(where)
+
+
+class TokenReader:
+    """The tokens of one text and the position in them, for a recursive-descent
+    parser: look at `tokens[at]`, step past what fits, and make errors that point at
+    a token or a position and say what was expected."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = scan(text)
+        self.at = 0                      # index of the next token
+
+    def error(self, message: str, position: int) -> ParseError:
+        return ParseError(message, *line_and_column(self.text, position), self.text)
+
+    def unexpected(self, *expected: str) -> ParseError:
+        """The error for the next token, which is none of `expected`."""
+        kind, token_text, position = self.tokens[self.at]
+        if kind == "EOF":
+            found = "end of text"
+            lines = self.text.splitlines() or [""]
+            line, column = len(lines), len(lines[-1]) + 1
+        else:
+            found = "line break" if kind == "NL" else repr(token_text)
+            line, column = line_and_column(self.text, position)
+        message = f"unexpected {found}"
+        if expected:
+            message += f"; expected {' or '.join(sorted(expected))}"
+        return ParseError(message, line, column, self.text)
+
+    def expect(self, kind: str, description: str):
+        """The next token, which must be of `kind` (else an error: `description`)."""
+        token = self.tokens[self.at]
+        if token[0] != kind:
+            raise self.unexpected(description)
+        self.at += 1
+        return token
+
+    def keyword(self, word: str):
+        kind, token_text, _ = self.tokens[self.at]
+        if kind != "NAME" or token_text != word:
+            raise self.unexpected(f"'{word}'")
+        self.at += 1
