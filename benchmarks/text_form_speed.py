@@ -13,20 +13,41 @@ counted) and per token (counted by `_TOKEN` below, the same way for any parser),
 parse time over print time.
 
 Every traced jaxpr goes through print -> parse -> print when checks are on (the
-test suite: `MINIJAX_ENABLE_CHECKS=1`), so the parse column is most of a check's cost.
+test suite: `MINIJAX_ENABLE_CHECKS=1`; a text already read back is not read again).
 
-Measured on the shared 2-core development machine (CPU, jax 0.10.2, load 4-6 from
-other jobs), `PYTHONPATH=. .venv/bin/python benchmarks/text_form_speed.py`:
+Measured on the shared 2-core development machine (CPU, jax 0.10.2, load 3-6 from
+other jobs), `PYTHONPATH=. .venv/bin/python benchmarks/text_form_speed.py`, two runs
+each (one shown, the range of both in the text below).
 
-Before (lark's LALR parser, contextual lexer, transformer called while parsing):
+Before: lark's LALR parser (contextual lexer, a postlexer for line breaks, the
+builder called as each rule reduced):
 
     program           form    eqns  tokens  print ms  parse ms  us/eqn  us/token  parse/print
-    mlp grad 100      human   1105   20932      7.3     281.9   255.1     13.47        38.6
-    mlp grad 100      exact   1105   20932      7.9     287.1   259.8     13.72        36.3
-    refs and loops    human     40     716      0.4      10.6   265.0     14.80        26.5
-    refs and loops    exact     40     716      0.4      10.8   270.0     15.08        27.0
+    mlp grad 100      human   1105   22542       6.4      76.4    69.2      3.39         11.9
+    mlp grad 100      exact   1105   22542       6.6      74.3    67.2      3.29         11.2
+    refs and loops    human     54     860       0.4       3.3    61.0      3.83          8.3
+    refs and loops    exact     54     860       0.4       3.7    68.8      4.32          9.0
 
-(filled in below once the hand-written parser lands.)
+After: the hand-written scanner (ir/text_scanner.py) and recursive-descent parser
+(ir/parser.py):
+
+    program           form    eqns  tokens  print ms  parse ms  us/eqn  us/token  parse/print
+    mlp grad 100      human   1105   22542       6.9      14.8    13.4      0.66          2.1
+    mlp grad 100      exact   1105   22542       6.7      15.3    13.9      0.68          2.3
+    refs and loops    human     54     860       0.4       0.7    13.1      0.82          1.7
+    refs and loops    exact     54     860       0.4       0.7    13.5      0.85          1.7
+
+Across the runs: parsing the MLP took 74-77 ms before and 14.8-16.6 ms after (4.5-5.2x
+less; 3.3-3.4 against 0.66-0.74 us per token), and 11-12x the time of printing it
+before, 2.1-2.3x after; the smaller program with refs, loops and nested jaxprs 3.3-3.7
+ms before and 0.7 ms after. About half of what is left is the scanner (the regular
+expression itself about 3 ms of the MLP's 15, the loop over its matches about 4.5).
+
+In the test suite, the text-form check was a small share of the CPU time by then
+(each distinct text is parsed once per process): over tests/test_vmap_rules.py and
+tests/test_refs_jit.py, 813 checks, 1,113 parses, parsing took 1.19-1.32 s before and
+0.27-0.28 s after, the whole check (verifier, printing, digests, parsing) 1.70-1.86 s
+and 0.72-0.75 s, of 62-68 s of CPU for the two files.
 """
 from __future__ import annotations
 
