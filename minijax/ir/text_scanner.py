@@ -36,6 +36,7 @@ from .trace import MinijaxError
 __all__ = ["scan", "line_and_column", "ParseError", "TokenReader"]
 
 _ARRAY_TYPE = r"[a-z][a-z0-9]*(?:<[a-z0-9]+>)?\[[0-9, ]*\]~?"
+_OPAQUE_PARAM = r"<(?:[^<>\n]|<[^<>\n]*>)*>"       # a repr in <..>, nested once at most
 # Blanks before a token are part of its match (fewer matches to loop over); the
 # token itself is the named group that matched, `lastgroup`.
 _TOKEN = re.compile(rf"""[ \t\f\r]*(?:
@@ -47,9 +48,9 @@ _TOKEN = re.compile(rf"""[ \t\f\r]*(?:
   | (?P<NL>\n)
   | (?P<COMMENT>\#[^\n]*)
   | (?P<STRING>'(?:[^'\\\n]|\\.)*')
-  | (?P<OPAQUE><(?:[^<>\n]|<[^<>\n]*>)*>)
+  | (?P<OPAQUE>{_OPAQUE_PARAM})
   | (?P<BAD>[^ \t\f\r]))""", re.X)
-_OPAQUE = re.compile(r"<(?:[^<>\n]|<[^<>\n]*>)*>")
+_OPAQUE = re.compile(_OPAQUE_PARAM)
 _VALUE_STARTS = frozenset("=([,")        # where `<` opens an opaque param, not `<-`
 _OPENERS = frozenset("{([")
 _CLOSERS = frozenset("})]")
