@@ -37,8 +37,8 @@ import numpy as np
 from .jit import UncheckedCall, jit
 from ..ir.float_checks import checks_on as float_checks_on
 from ..ir.root_modes import modes as _root_modes
-from ..ir.trace import EvalTrace, current_trace
-from ..ir.types import jax_array_type
+from ..ir.trace import EvalTrace, Tracer, current_trace, evaluates_eagerly
+from ..ir.types import RefType, jax_array_type
 
 # Operand types that are plain by their type alone; an identity test on them is the
 # cheapest check of the common case. The concrete type of a JAX array joins them the
@@ -67,6 +67,14 @@ def _plain(value) -> bool:
     return value is None
 
 
+def _plain_or_traced(value) -> bool:
+    """`_plain`, or a tracer of a value (not of a ref): an operand of a call under an
+    eager transformation, whose traces take it into the `jit` call."""
+    if isinstance(value, Tracer):
+        return not isinstance(value.aval, RefType)
+    return _plain(value)
+
+
 def _hashable(value) -> bool:
     try:
         hash(value)
@@ -85,12 +93,12 @@ def jitted_eagerly(*static_argnames: str):
         static_positions = frozenset(positions[name] for name in static if name in positions)
         compiled = jit(fun, static_argnames=tuple(static) or None)
 
-        def operands_plain(args, kwargs) -> bool:
+        def operands_plain(args, kwargs, plain=_plain) -> bool:
             for i, value in enumerate(args):
-                if not (_hashable(value) if i in static_positions else _plain(value)):
+                if not (_hashable(value) if i in static_positions else plain(value)):
                     return False
             for name, value in kwargs.items():
-                if not (_hashable(value) if name in static else _plain(value)):
+                if not (_hashable(value) if name in static else plain(value)):
                     return False
             return True
 
@@ -102,10 +110,19 @@ def jitted_eagerly(*static_argnames: str):
             # root trace with no NaN checks, one test: `ir/root_modes.py`; array
             # operands, no keywords) is spelled out as a plain loop.
             if not _root_modes.direct:
-                if type(current_trace()) is not EvalTrace or float_checks_on():
+                trace = current_trace()
+                if float_checks_on() or not evaluates_eagerly(trace):
                     return fun(*args, **kwargs)
-                # (`disable_jit`: `compiled` runs `fun` op by op.)
-                return compiled(*args, **kwargs) if operands_plain(args, kwargs) else fun(*args, **kwargs)
+                if type(trace) is EvalTrace:
+                    # (`disable_jit`: `compiled` runs `fun` op by op.)
+                    return (compiled(*args, **kwargs) if operands_plain(args, kwargs)
+                            else fun(*args, **kwargs))
+                # An eager transformation: one `jit` call, which its rules transform
+                # whole (`transforms/calls.py`) and the root compiles once.
+                if _root_modes.jit_disabled or not operands_plain(args, kwargs,
+                                                                  _plain_or_traced):
+                    return fun(*args, **kwargs)
+                return compiled.call_checked(args, kwargs)
             if kwargs or static_positions:
                 if not operands_plain(args, kwargs):
                     return fun(*args, **kwargs)
