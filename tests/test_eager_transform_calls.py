@@ -253,3 +253,37 @@ def test_disable_jit_runs_the_body_op_by_op_under_transformations():
     assert "jit" not in names and "cumsum" in names, names
     assert_trees_match(ours, jax.grad(lambda v: jnp.sum(jnp.cumsum(v) ** 2))(_V),
                        rtol=2e-5)
+
+
+# `pinv` and `interp` are jitted in JAX too (JAX's `interp` jits its body with
+# `period` static); composed of jitted jnp calls but run inline, each of those calls
+# was its own transformed program under `grad` (pinv's eager grad: 51 programs).
+WHOLE = {
+    "pinv": (lambda np_, a: np_.sum(np_.sin(np_.linalg.pinv(a))), _A),
+    "pinv rtol": (lambda np_, a: np_.sum(np_.linalg.pinv(a, rtol=0.1)), _A),
+    "interp": (lambda np_, v: np_.sum(np_.interp(v, np.array([-2., 0., 1.5], np.float32),
+                                                 v[2::-1] * 2)), _V),
+    "interp period": (lambda np_, v: np_.sum(np_.interp(
+        v, np.array([-2., 0., 1.5], np.float32), np.array([1., 3., 0.], np.float32),
+        period=2.5)), _V),
+}
+
+
+@pytest.mark.parametrize("name", WHOLE)
+def test_jitted_composites_match_jax_eagerly_and_under_grad(name):
+    loss, x = WHOLE[name]
+    for _ in range(2):
+        assert_trees_match(loss(mnp, x), loss(jnp, x), rtol=2e-5, atol=1e-5, what=name)
+        assert_trees_match(minijax.grad(lambda x: loss(mnp, x))(x),
+                           jax.grad(lambda x: loss(jnp, x))(x), rtol=2e-4, atol=1e-5,
+                           what=name)
+    whole = {"pinv": mnp.linalg.pinv, "interp": mnp.interp}[name.split()[0]]
+    assert whole.eager_jit.root_executable() is not None     # ran as one program
+    minijax.clear_caches()
+    jax.clear_caches()
+    made = {}
+    for side, (t, np_) in {"minijax": (minijax, mnp), "jax": (jax, jnp)}.items():
+        with _programs_made() as programs:
+            jax.block_until_ready(t.grad(lambda x: loss(np_, x))(x))
+        made[side] = len(programs)
+    assert made["minijax"] <= made["jax"], made
