@@ -103,6 +103,26 @@ def test_eager_jacobians_match_jax(transform, name):
     assert_trees_match(ours, theirs, rtol=1e-4, atol=1e-4, what=f"{transform} {name}")
 
 
+WEAK_AND_DTYPES = {
+    "grad at a Python float": lambda t, np_: t.grad(lambda x: np_.sin(x) * 2)(0.5),
+    "grad through cumsum": lambda t, np_: t.grad(
+        lambda x: np_.sum(np_.cumsum(np_.stack([x, x * 2]))))(0.5),
+    "jvp of logaddexp": lambda t, np_: t.jvp(lambda x: np_.logaddexp(x, 1.0), (0.5,), (1.0,)),
+    "jvp by a Python int": lambda t, np_: t.jvp(lambda x: np_.multiply(x, 3), (2.0,), (1.0,)),
+    "vmap of int add": lambda t, np_: t.vmap(lambda x: np_.add(x, 1))(np.arange(3)),
+    "vmap, unbatched weak": lambda t, np_: t.vmap(lambda x: np_.multiply(x, 2.5),
+                                                  in_axes=None, axis_size=2)(1.0),
+    "vmap of sum with dtype": lambda t, np_: t.vmap(lambda x: np_.sum(x, dtype=np.int16))(
+        np.ones((2, 3), np.int8)),
+}
+
+
+@pytest.mark.parametrize("name", WEAK_AND_DTYPES)
+def test_dtypes_and_weak_types_match_jax_under_transformations(name):
+    ours, theirs = _both(lambda t, np_: lambda: WEAK_AND_DTYPES[name](t, np_))
+    assert_trees_match(ours, theirs, rtol=1e-6, what=name)
+
+
 # -- programs made -----------------------------------------------------------------------
 
 @contextlib.contextmanager
