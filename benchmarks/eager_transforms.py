@@ -32,6 +32,15 @@ A first call now costs what JAX's does (the same number of programs, of the same
 size); a repeat call is a fraction of JAX's, which re-runs its Python transformation
 machinery on every eager call where minijax's call rules find the transformed bodies
 in their caches.
+
+On the test suite the effect is mixed (profiling plugin of session 8, CPU seconds and
+XLA compiles, two interleaved runs of each tree, load 6-10): `test_linalg.py`
+676 -> 423 compiles, 41.4/44.7 -> 40.9/42.7 s; `test_grad.py` 1031 -> 1045,
+23.5/24.6 -> 23.9/24.7 s; `test_jacobian_batched.py` 391 -> 447, 13.2/13.9 ->
+15.2/15.9 s. Whole programs are fewer but each is larger, and a one-primitive jnp call
+(`jnp.sin`, `jnp.sum`) under nested transformations now compiles its own transformed
+program per (function, transformation), as JAX's does, where op by op it reused the
+programs compiled per primitive by earlier tests of the same process.
 """
 from __future__ import annotations
 

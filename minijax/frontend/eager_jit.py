@@ -24,7 +24,7 @@ shape (and the `lax` functions that minijax composes where JAX has one primitive
   tangents / are unknown / are batched) and cache it, and the root compiles each
   transformed body once (`backends/xla.py`'s `compile_jaxpr`). So an eager `grad` of
   an SVD loss makes JAX's 17 programs, not one per primitive of each rule's result
-  (49), and a repeat call compiles nothing (`benchmarks/eager_transforms.py`). The
+  (50), and a repeat call compiles nothing (`benchmarks/eager_transforms.py`). The
   body's custom derivative rules (`jnp.i0`, `ldexp`, ...) are in the body, and are
   used by those passes as they would be inline;
 * under any trace that records a program (`jit`, `make_jaxpr`, remat, loop and
