@@ -36,9 +36,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     """The variance of the non-NaN elements, divided by `count - ddof` (NaN where that
     is not positive). Complex inputs give a real variance."""
     R._no_out("nanvar", out, where)
-    a, out_dtype, compute = _mean_dtypes("nanvar", a, dtype)
-    if is_complex(out_dtype) and dtype is None:
-        out_dtype = np.dtype(np.float64 if out_dtype == np.complex128 else np.float32)
+    a, out_dtype, compute = R.var_dtypes("nanvar", a, dtype)
     x = strong("nanvar", convert("nanvar", a, compute))
     missing = isnan(x)
     centre = nanmean(x, axis, keepdims=True)

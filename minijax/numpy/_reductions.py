@@ -168,13 +168,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 @jitted_eagerly("axis", "dtype", "keepdims")
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):
-    """`jnp.var`: the mean squared deviation, divided by `count - ddof`."""
+    """`jnp.var`: the mean squared deviation (`|x - mean|**2` for complex `x`, a real
+    result unless `dtype` is complex), divided by `count - ddof`; NaN where that
+    divisor is not positive."""
     _no_out("var", out, where)
     if correction is not None:
         ddof = correction
-    a, out_dtype, compute = _mean_dtypes("var", a, dtype)
-    if is_complex(compute):
-        raise NotImplementedError("var of complex arrays is not supported")
+    a, out_dtype, compute = var_dtypes("var", a, dtype)
     shape = shape_of(a)
     axes = canonicalize_axes("var", axis, len(shape))
     n = _count(shape, axes)
@@ -183,13 +183,30 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     if axes and shape:
         kept = tuple(i for i in range(len(shape)) if i not in axes)
         centre = lax.broadcast_in_dim(centre, shape, kept)
-    squares = lax.square(lax.sub(x, centre))
+    deviation = lax.sub(x, centre)
+    squares = (lax.real(lax.mul(deviation, lax.conj(deviation))) if is_complex(compute)
+               else lax.square(deviation))
     total = lax.reduce_sum(squares, axes)
-    # `ddof` is an operand, as in JAX (traced in an eager call), so the count is
-    # clamped at zero by `lax.max`, not by Python.
-    divisor = convert("var", n - ddof, compute)
-    out = lax.div(total, lax.max(divisor, lax.full_like(divisor, 0)))
+    # `ddof` is an operand, as in JAX (traced in an eager call), so a divisor that is
+    # not positive becomes NaN by `select`, not by Python.
+    divisor = convert("var", n - ddof, dtype_of(total))
+    positive = lax.gt(divisor, lax.full_like(divisor, 0))
+    divisor = lax.select(positive, divisor, lax.full_like(divisor, np.nan))
+    out = lax.div(total, divisor)
     return _keep_dims(convert("var", out, out_dtype), axes, keepdims)
+
+
+def var_dtypes(fname, a, dtype):
+    """`a` as an operand, the variance's dtype and the dtype to compute in: a complex
+    `a` is computed complex and gives a real variance, unless `dtype` is complex."""
+    a, out_dtype, compute = _mean_dtypes(fname, a, dtype)
+    if is_complex(dtype_of(a)):
+        if dtype is None:
+            out_dtype = np.dtype(np.float64 if compute == np.complex128 else np.float32)
+        elif not is_complex(out_dtype):
+            raise ValueError(f"{fname}: a real dtype for the variance of complex values "
+                             f"is not supported (as in JAX: NumPy's meaning is unclear)")
+    return a, out_dtype, compute
 
 
 @jitted_eagerly("axis", "dtype", "keepdims")

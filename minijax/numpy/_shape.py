@@ -348,10 +348,7 @@ def roll(a, shift, axis=None):
     a = as_operand("roll", a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), shape_of(a))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    shifts = (shift,) * len(axes) if not isinstance(shift, (list, tuple)) else tuple(shift)
-    if len(shifts) != len(axes):
-        raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
+    shifts, axes = _roll_pairs(shift, axis)
     for s, ax in zip(shifts, axes):
         ax = canonicalize_axis("roll", ax, len(shape_of(a)))
         n = shape_of(a)[ax]
@@ -367,6 +364,26 @@ def roll(a, shift, axis=None):
             a = lax.concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
                                  lax.slice_in_dim(a, 0, n - s, 1, ax)], ax)
     return as_array(a)
+
+
+def _roll_pairs(shift, axis):
+    """`shift` and `axis` broadcast against each other, as JAX does: one shift per
+    listed axis, or one axis rolled by each listed shift (so by their total); an
+    axis may repeat."""
+    shift_shape = (shape_of(shift) if isinstance(shift, Tracer)
+                   else (len(shift),) if isinstance(shift, (list, tuple)) else np.shape(shift))
+    try:
+        (count,) = np.broadcast_shapes(shift_shape, np.shape(axis), (1,))
+    except ValueError:
+        raise ValueError(f"roll: 'shift' and 'axis' must be scalars or 1-d sequences of "
+                         f"the same length (or one of them of length 1), got "
+                         f"shift={shift!r} and axis={axis!r}") from None
+    shifts = [shift] * count if not shift_shape else [shift[i] for i in range(shift_shape[0])]
+    if any(shape_of(s) if isinstance(s, Tracer) else np.ndim(s) for s in shifts):
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D "
+                         "arrays")
+    axes = np.broadcast_to(np.asarray(axis), (count,)).tolist()
+    return shifts * (count // len(shifts)), axes
 
 
 def rot90(m, k: int = 1, axes=(0, 1)):
