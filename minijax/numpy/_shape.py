@@ -79,18 +79,32 @@ def _resolve_shape(fname, old_shape, new_shape) -> tuple:
 
 
 def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
-    """`jnp.reshape` in C order; one size may be -1."""
+    """`jnp.reshape`; one size may be -1. `order='F'` reads and writes the elements
+    with the first index changing fastest: the C-order reshape of the transposes."""
     if shape is None:
         shape = newshape
-    if order != "C":
-        raise NotImplementedError(f"reshape: only order='C' is supported, got {order!r}")
+    if order == "A":
+        raise NotImplementedError("reshape: order='A' is not implemented (as in JAX)")
+    if order not in ("C", "F"):
+        raise ValueError(f"Unexpected value for 'order' argument: {order}.")
     a = as_operand("reshape", a)
-    new = _resolve_shape("reshape", shape_of(a), shape)
-    return as_array(a) if new == shape_of(a) else lax.reshape(a, new)
+    old = shape_of(a)
+    new = _resolve_shape("reshape", old, shape)
+    if new == old:
+        return as_array(a)
+    if order == "F" and (len([d for d in old if d != 1]) > 1
+                         or len([d for d in new if d != 1]) > 1):
+        reversed_old = tuple(range(len(old)))[::-1]
+        reversed_new = tuple(range(len(new)))[::-1]
+        flipped = lax.reshape(lax.transpose(a, reversed_old), new[::-1])
+        return lax.transpose(flipped, reversed_new)
+    return lax.reshape(a, new)  # a C-order reshape when neither order matters
 
 
 def ravel(a, order: str = "C"):
     a = as_operand("ravel", a)
+    if order == "K":
+        raise NotImplementedError("ravel: order='K' is not implemented (as in JAX)")
     return reshape(a, (-1,), order)
 
 
