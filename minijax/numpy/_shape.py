@@ -1,5 +1,5 @@
 """Shape functions: reshape, transpose, squeeze, broadcast, concatenate/stack/split,
-flip, tile, repeat, pad, roll, diagonal, and the `shape`/`ndim`/`size` queries.
+flip, tile, repeat, roll, diagonal, and the `shape`/`ndim`/`size` queries.
 
 Each is a handful of shape primitives (`reshape`, `transpose`, `broadcast_in_dim`,
 `slice`, `concatenate`, `pad`, `gather`) and does nothing at all when the answer is
@@ -413,7 +413,7 @@ def rot90(m, k: int = 1, axes=(0, 1)):
     return flip(swapaxes(m, ax0, ax1), ax1)
 
 
-# -- tiling and padding -----------------------------------------------------------------------
+# -- tiling ------------------------------------------------------------------------------------
 
 def tile(A, reps):
     """Repeat the whole of `A` `reps` times along each axis: one broadcast to an
@@ -456,84 +456,6 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
                          f"{dims[axis]} (shape {dims})")
     from ._take import take  # not at the top: _take imports this module (a cycle)
     return take(a, np.repeat(np.arange(dims[axis], dtype=np.int32), counts), axis=axis)
-
-
-def _pad_widths(fname, pad_width, n):
-    widths = np.asarray(pad_width, dtype=object)
-    if widths.ndim == 0:
-        widths = np.array([[pad_width, pad_width]] * n, dtype=object)
-    elif widths.ndim == 1 and widths.shape[0] in (1, 2):
-        widths = np.array([list(widths) * (3 - widths.shape[0])] * n, dtype=object)
-    elif widths.shape == (1, 2):
-        widths = np.repeat(widths, n, axis=0)
-    if widths.shape != (n, 2):
-        raise ValueError(f"{fname}: pad_width {pad_width} does not fit an array with {n} "
-                         f"axes; give (before, after) pairs")
-    out = [(static_int(fname, lo, "pad_width"), static_int(fname, hi, "pad_width"))
-           for lo, hi in widths]
-    if builtins.any(lo < 0 or hi < 0 for lo, hi in out):
-        raise ValueError(f"{fname}: pad widths must be non-negative, got {out}")
-    return out
-
-
-def pad(array, pad_width, mode: str = "constant", **kwargs):
-    """`jnp.pad` in modes 'constant' (one `pad`), 'edge', 'wrap', 'reflect' and
-    'symmetric' (slices, flips and a concatenate per axis)."""
-    array = as_operand("pad", array)
-    dims = shape_of(array)
-    widths = _pad_widths("pad", pad_width, len(dims))
-    if mode == "constant":
-        value = kwargs.pop("constant_values", 0)
-        if kwargs:
-            raise TypeError(f"pad: unexpected arguments {sorted(kwargs)}")
-        values = np.asarray(value, dtype=object) if not isinstance(value, Tracer) else None
-        if values is not None and values.ndim > 0:
-            if len(set(values.ravel().tolist())) != 1:
-                raise NotImplementedError("pad: per-axis constant_values are not supported")
-            value = values.ravel()[0]
-        value = convert("pad", as_operand("pad", value), dtype_of(array))
-        if shape_of(value):
-            raise ValueError(f"pad: constant_values must be a scalar, got {shape_of(value)}")
-        return lax.pad(array, value, [(lo, hi, 0) for lo, hi in widths])
-    if kwargs:
-        raise TypeError(f"pad: unexpected arguments {sorted(kwargs)} for mode {mode!r}")
-    if mode not in ("edge", "wrap", "reflect", "symmetric"):
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported (use 'constant', "
-                                  f"'edge', 'wrap', 'reflect' or 'symmetric')")
-    for axis, (lo, hi) in enumerate(widths):
-        if lo or hi:
-            array = _pad_axis(array, axis, lo, hi, mode)
-    return array
-
-
-def _pad_axis(x, axis, lo, hi, mode):
-    n = shape_of(x)[axis]
-    limit = {"edge": None, "wrap": n, "reflect": n - 1, "symmetric": n}[mode]
-    if n == 0 or (limit is not None and builtins.max(lo, hi) > limit):
-        raise NotImplementedError(f"pad: mode {mode!r} with widths ({lo}, {hi}) larger "
-                                  f"than axis {axis} of size {n}")
-
-    def part(start, stop, reverse=False):
-        piece = lax.slice_in_dim(x, start, stop, 1, axis)
-        return lax.rev(piece, (axis,)) if reverse else piece
-
-    def edge(start, count):
-        piece = lax.slice_in_dim(x, start, start + 1, 1, axis)
-        dims = list(shape_of(x))
-        dims[axis] = count
-        return lax.broadcast_in_dim(piece, dims, tuple(range(len(dims))))
-
-    pieces = []
-    if lo:
-        pieces.append({"edge": lambda: edge(0, lo), "wrap": lambda: part(n - lo, n),
-                       "reflect": lambda: part(1, lo + 1, True),
-                       "symmetric": lambda: part(0, lo, True)}[mode]())
-    pieces.append(x)
-    if hi:
-        pieces.append({"edge": lambda: edge(n - 1, hi), "wrap": lambda: part(0, hi),
-                       "reflect": lambda: part(n - 1 - hi, n - 1, True),
-                       "symmetric": lambda: part(n - hi, n, True)}[mode]())
-    return lax.concatenate(pieces, axis)
 
 
 # -- diagonals --------------------------------------------------------------------------------
@@ -581,5 +503,5 @@ __all__ = ["shape", "ndim", "size", "broadcast_shapes", "reshape", "ravel", "tra
            "expand_dims", "broadcast_to", "broadcast_arrays", "atleast_1d", "atleast_2d",
            "atleast_3d", "concatenate", "stack", "vstack", "hstack",
            "dstack", "column_stack", "split", "array_split", "hsplit", "vsplit", "flip",
-           "fliplr", "flipud", "roll", "rot90", "tile", "repeat", "pad", "diagonal",
+           "fliplr", "flipud", "roll", "rot90", "tile", "repeat", "diagonal",
            "trace", "diag"]
