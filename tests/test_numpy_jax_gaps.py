@@ -332,3 +332,42 @@ def test_roll_broadcasts_shift_against_axis():
 def test_roll_shape_errors_as_jax():
     assert _same_error(lambda m: m.roll(X23, (1, 2, 3), axis=(1, 0))) is ValueError
     assert _same_error(lambda m: m.roll(X23, [[1]], axis=0)) is ValueError
+
+
+# -- where= in reductions (was NotImplementedError) ------------------------------------------
+
+def test_reductions_with_where():
+    mask = np.array([[True, False, True], [False, False, False]])
+    row = np.array([True, False, True])
+
+    def fn(m, x, i, n):
+        out = []
+        for a in (x, i, n):
+            for w in (mask, row):
+                for axis in (None, 0, 1):
+                    out += [m.sum(a, axis, where=w), m.prod(a, axis, where=w),
+                            m.max(a, axis, where=w, initial=0),
+                            m.min(a, axis, where=w, initial=0), m.mean(a, axis, where=w),
+                            m.var(a, axis, where=w), m.std(a, axis, where=w, ddof=1),
+                            m.all(a, axis, where=w), m.any(a, axis, where=w, keepdims=True),
+                            m.nanmean(a, axis, where=w), m.nanvar(a, axis, where=w),
+                            m.nansum(a, axis, where=w), m.nanmax(a, axis, where=w, initial=-1)]
+        return tuple(out)
+    check(fn, X23, I23, np.array([[1., np.nan, 3.], [4., 5., -6.]], np.float32))
+
+
+def test_reductions_with_where_grad_and_vmap():
+    mask = np.array([[True, False, True], [False, False, False]])
+
+    def fn(m, x):
+        t = _lib(m)
+        return (t.grad(lambda x: m.mean(x, where=mask))(x),
+                t.grad(lambda x: m.var(x, axis=0, where=mask).sum())(x),  # NaN where empty
+                t.vmap(lambda r: m.std(r, where=mask[0]))(x),
+                t.vmap(lambda r, w: m.sum(r, where=w))(x, mask))
+    check(fn, X23)
+
+
+def test_reduction_where_errors_as_jax():
+    assert _same_error(lambda m: m.max(X23, where=X23 > 2)) is ValueError
+    assert _same_error(lambda m: m.sum(X23, where=np.array([1, 0, 1]))) is ValueError
