@@ -371,3 +371,8 @@ def test_reductions_with_where_grad_and_vmap():
 def test_reduction_where_errors_as_jax():
     assert _same_error(lambda m: m.max(X23, where=X23 > 2)) is ValueError
     assert _same_error(lambda m: m.sum(X23, where=np.array([1, 0, 1]))) is ValueError
+
+
+def test_take_modes_refused_as_jax():
+    assert _same_error(lambda m: m.take(X23, np.array([0]), mode="raise")) is NotImplementedError
+    assert _same_error(lambda m: m.take(X23, np.array([0]), mode="foo")) is ValueError
