@@ -21,7 +21,10 @@ Reading (`getitem`) then takes one of two routes:
 Writing (`x.at[idx].set(v)` / `.add(v)`) builds the same description as a scatter:
 integer and array indices are scatter indices, unit-step slices are update windows
 (with a constant start), and strided slices become extra scatter index dimensions.
-Out-of-range writes are dropped, as in JAX.
+Out-of-range writes are dropped, as in JAX. `x.at[idx].get(mode=...)` with an explicit
+mode is always one gather in that mode ('fill': out-of-range reads give the fill
+value); `x.at[idx].apply(f)` counts the updates per element with a scatter-add and
+applies `f` that many times.
 """
 from __future__ import annotations
 

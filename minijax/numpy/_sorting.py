@@ -1,7 +1,9 @@
 """Sorting and searching: `sort`, `argsort`, `searchsorted`, `nonzero`, `argwhere`.
 
-`argsort` is a two-operand `sort` keyed on the data and carrying an `iota` of
-positions along, so it is stable exactly when the sort is. Functions whose *shape*
+`argsort` is a multi-operand `sort` keyed on the data and carrying an `iota` of
+positions along, so it is stable exactly when the sort is. A complex array is keyed on
+its real and then its imaginary part (`sort_keys`), as JAX's comparator orders it;
+`searchsorted` compares in that same order. Functions whose *shape*
 depends on the data (`nonzero`, `flatnonzero`, `argwhere`, `unique`) need concrete
 inputs, as in JAX, or a static `size=`: the first `size` results, padded.
 """
