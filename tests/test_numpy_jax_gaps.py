@@ -176,6 +176,15 @@ def test_pad_callable_mode_and_transforms():
     check(fn, X23, np.float32(-4))
 
 
+def test_pad_keeps_a_weak_type():
+    def fn(m, s):
+        weak = (jax.lax if m is jnp else minijax.lax).broadcast(s, (3,))
+        return tuple(m.pad(weak, 2, mode) for mode in (
+            "constant", "edge", "wrap", "reflect", "linear_ramp", "mean", "median",
+            "maximum", "empty", _fill_ends))
+    check(fn, 2.0)
+
+
 def test_pad_errors_as_jax():
     empty = np.zeros((0, 2), np.float32)
     cases = [(lambda m: m.pad(X23, 1, "foo"), NotImplementedError),

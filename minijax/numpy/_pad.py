@@ -144,8 +144,12 @@ def _pairs(values, ndim, name):
 # -- the modes ---------------------------------------------------------------------------
 
 def _like_array(array, value):
-    """`value` in `array`'s dtype, weakly typed when `array` is (as JAX converts)."""
-    return convert("pad", value, dtype_of(array), weak=is_weak(array))
+    """`value` in `array`'s dtype, weakly typed exactly when `array` is (as JAX
+    converts the pieces it pads with)."""
+    value = convert("pad", value, dtype_of(array), weak=is_weak(array))
+    if is_weak(array) and not is_weak(value):  # convert keeps a strong value strong
+        value = lax.convert_element_type(value, dtype_of(array), weak_type=True)
+    return value
 
 
 def _pad_constant(array, pad_width, constant_values):
@@ -226,16 +230,17 @@ def _side_pieces(array, axis, before, after, mode, end_values, stat_length):
     if mode == "edge":
         return widened(first, before), widened(last, after)
     if mode == "empty":
-        return tuple(zeros(dims[:axis] + (w,) + dims[axis + 1:], dtype_of(array))
-                     for w in (before, after))
+        return tuple(_like_array(array, zeros(dims[:axis] + (w,) + dims[axis + 1:],
+                                              dtype_of(array))) for w in (before, after))
     if mode == "linear_ramp":
         ramps = []
         for edge, end, width in ((first, end_values[axis][0], before),
                                  (last, end_values[axis][1], after)):
-            ramp = linspace(end, lax.squeeze(edge, (axis,)), width, endpoint=False,
-                            dtype=dtype_of(array), axis=axis)
-            ramps.append(_like_array(array, ramp))
-        return ramps[0], flip(ramps[1], axis)
+            ramps.append(linspace(end, lax.squeeze(edge, (axis,)), width, endpoint=False,
+                                  dtype=dtype_of(array), axis=axis))
+        # Flipped before it is made weak: XLA's CPU compiler crashes on the reverse
+        # of the scatter that makes an array weak (jax 0.10.2).
+        return _like_array(array, ramps[0]), _like_array(array, flip(ramps[1], axis))
     statistic = _STATISTICS[mode]
     if stat_length is None:
         stats = [statistic(array, axis=axis, keepdims=True)] * 2
