@@ -227,12 +227,16 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     squares = (lax.real(lax.mul(deviation, lax.conj(deviation))) if is_complex(compute)
                else lax.square(deviation))
     total = lax.reduce_sum(_masked("var", squares, where, 0), axes)
-    # `ddof` is an operand, as in JAX (traced in an eager call), so a divisor that is
-    # not positive becomes NaN by `select`, not by Python.
-    count = _mask_count("var", shape, axes, where, dtype_of(total))
-    divisor = lax.sub(count, convert("var", ddof, dtype_of(total)))
-    positive = lax.gt(divisor, lax.full_like(divisor, 0))
-    divisor = lax.select(positive, divisor, lax.full_like(divisor, np.nan))
+    # `ddof` is an operand, as in JAX (traced in an eager call): a traced one (or a
+    # mask's count) makes a divisor that is not positive NaN by `select`.
+    if where is None and isinstance(ddof, (int, float, np.number)):
+        divisor = _count(shape, axes) - ddof  # static: decided here
+        divisor = convert("var", divisor if divisor > 0 else np.nan, dtype_of(total))
+    else:
+        count = _mask_count("var", shape, axes, where, dtype_of(total))
+        divisor = lax.sub(count, convert("var", ddof, dtype_of(total)))
+        positive = lax.gt(divisor, lax.full_like(divisor, 0))
+        divisor = lax.select(positive, divisor, lax.full_like(divisor, np.nan))
     out = lax.div(total, divisor)
     return _keep_dims(convert("var", out, out_dtype), axes, keepdims)
 

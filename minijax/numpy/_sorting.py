@@ -59,7 +59,8 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     _check_no_order("sort", order)
     a, axis = _sort_input("sort", a, axis)
     keys = sort_keys(a)
-    out = lax.sort((*keys, a), dimension=axis, is_stable=bool(stable),
+    operands = keys + [a] if len(keys) > 1 else keys  # a real array is its own key
+    out = lax.sort(tuple(operands), dimension=axis, is_stable=bool(stable),
                    num_keys=len(keys))[-1]
     if descending:
         out = flip(out, axis)
