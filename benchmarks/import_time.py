@@ -9,7 +9,7 @@ trace. What is not needed for that loads on first use:
 
 * `minijax.random`, `scipy`, `nn`, `image`, `test_util` (a module `__getattr__`
   in `minijax/__init__.py`; they register no rules);
-* the IR text parser and lark (`minijax.ir.parse_jaxpr`, `loads`, `ParseError`);
+* the IR text parser (`minijax.ir.parse_jaxpr`, `loads`, `ParseError`);
 * `jax.extend` (the interop bridge reads JAX jaxprs with it; importing it loads
   JAX's Pallas);
 * the concrete type of a JAX array (`ir/types.py`'s `jax_array_type`): reading it

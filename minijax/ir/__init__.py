@@ -3,10 +3,10 @@
 Start with `types.py` (avals), then `core.py` (Var, Eqn, Jaxpr), `registry.py`
 (`Primitive` and the rule tables), `primitives.py` (the op catalogue), `trace.py`
 (stackless tracing) and `staging.py` (Python function -> Jaxpr). `printer.py`/
-`parser.py` give the text form and `verify.py` checks a jaxpr is well typed and well
-scoped. The parser (and lark, which it is built on) loads on first use of
-`parse_jaxpr`, `loads` or `ParseError` (`__getattr__` below): most programs never
-read IR text, and importing it cost every `import minijax` ~15 ms.
+`parser.py` give the text form (the parser reads the tokens of `text_scanner.py` and
+reads array elements with `text_values.py`) and `verify.py` checks a jaxpr is well
+typed and well scoped. The parser loads on first use of `parse_jaxpr`, `loads` or
+`ParseError` (`__getattr__` below): most programs never read IR text.
 `ref_box.py` is the `Ref` box, the concrete value of a ref;
 `ref_ledger.py` holds what a trace learns about refs while it runs.
 

@@ -65,7 +65,7 @@ def check_traced(closed_jaxpr):
     closed jaxpr with concrete consts, also check the exact form `dumps -> loads ->
     dumps`."""
     # Imported here, not at the top: staging imports this module, and the parser
-    # (lark, a grammar compiled on import) is only needed when checks are on.
+    # is only needed when checks are on.
     from .verify import verify_jaxpr
     from .printer import pp_jaxpr, dumps, NotSerializableError
     from .parser import parse_jaxpr, loads

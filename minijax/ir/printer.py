@@ -2,7 +2,7 @@
 exact form (`dumps`), which `parser.loads` reads back without losing a bit.
 
 Read `core.py` first. The layout follows `jax.make_jaxpr` so the two can be read side
-by side; `grammar.lark` is the contract both this module and `parser.py` keep:
+by side; the grammar in `parser.py`'s docstring is the contract both modules keep:
 
     { lambda a:f32[3]; b:f32[3] c:Ref{f32[]}. let
         d:f32[3] = add b a

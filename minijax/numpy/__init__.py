@@ -12,7 +12,8 @@ Read in this order:
   _creation.py        asarray, zeros/ones/full, arange, linspace, eye
   _ufuncs.py          elementwise arithmetic, comparisons, logic, math
   _reductions.py      sum, mean, max, argmax, cumsum, ...
-  _shape.py           reshape, transpose, concatenate, split, flip, pad, ...
+  _shape.py           reshape, transpose, concatenate, split, flip, roll, ...
+  _pad.py             pad, in every mode
   _linalg.py          matmul, dot, tensordot, einsum
   _sorting.py         sort, argsort, searchsorted, nonzero
   _indexing.py        x[idx], x.at[idx].set/add
@@ -42,6 +43,7 @@ from ._ufuncs import *  # noqa: F401,F403
 from ._classify import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
+from ._pad import pad
 from ._linalg import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._extras import *  # noqa: F401,F403

@@ -27,9 +27,6 @@ def _inexact_operands(fname, a, v, preferred_element_type):
     a, v = as_operand(fname, a), as_operand(fname, v)
     if preferred_element_type is None:
         a, v = promote_dtypes_inexact(fname, a, v)
-    if dtype_of(a).kind == "c" or dtype_of(v).kind == "c":
-        raise NotImplementedError(f"{fname} of complex arrays (needs conj) is not "
-                                  f"supported")
     return a, v
 
 
@@ -41,10 +38,13 @@ def _conv_1d(fname, a, v, mode, precision, preferred_element_type, flip_kernel):
     if shape_of(a)[0] == 0 or shape_of(v)[0] == 0:
         raise ValueError(f"{fname}: inputs cannot be empty, got shapes {shape_of(a)} and "
                          f"{shape_of(v)}.")
+    if not flip_kernel and dtype_of(v).kind == "c":
+        v = lax.conj(v)  # a correlation pairs a[n + k] with conj(v[n])
     reverse_output = False
     if shape_of(a)[0] < shape_of(v)[0]:
         # Slide the shorter one. A convolution is symmetric; a correlation with the
-        # roles swapped is the original one reversed.
+        # roles swapped is the original one reversed (the conjugate stays on the
+        # caller's v, as JAX keeps it).
         a, v = v, a
         reverse_output = not flip_kernel
     if flip_kernel:

@@ -134,13 +134,13 @@ nanmax = _nan_reduction("nanmax", R.max, lambda d: -np.inf)
 nanmin = _nan_reduction("nanmin", R.min, lambda d: np.inf)
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
-    """The mean of the non-NaN elements."""
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """The mean of the non-NaN elements (of those `where` selects)."""
     a = as_operand("nanmean", a)
     if not is_inexact(dtype_of(a)):
-        return R.mean(a, axis, dtype, out, keepdims)
-    count = R.sum(U.logical_not(isnan(a)), axis=axis, keepdims=keepdims)
-    total = nansum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+        return R.mean(a, axis, dtype, out, keepdims, where=where)
+    count = R.sum(U.logical_not(isnan(a)), axis=axis, keepdims=keepdims, where=where)
+    total = nansum(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     return U.true_divide(total, count)
 
 

@@ -21,16 +21,22 @@ Reading (`getitem`) then takes one of two routes:
 Writing (`x.at[idx].set(v)` / `.add(v)`) builds the same description as a scatter:
 integer and array indices are scatter indices, unit-step slices are update windows
 (with a constant start), and strided slices become extra scatter index dimensions.
-Out-of-range writes are dropped, as in JAX.
+Out-of-range writes are dropped, as in JAX. `x.at[idx].get(mode=...)` with an explicit
+mode is always one gather in that mode ('fill': out-of-range reads give the fill
+value); `x.at[idx].apply(f)` counts the updates per element with a scatter-add and
+applies `f` that many times.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import lax
+from ..frontend.control_flow import while_loop
+from ..frontend.vmap import vmap
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
@@ -442,19 +448,72 @@ class _IndexUpdateRef:
 
     def get(self, *, mode=None, fill_value=None, indices_are_sorted=False,
             unique_indices=False):
-        if mode not in (None, "clip", "promise_in_bounds") or fill_value is not None:
-            raise NotImplementedError("at[...].get: only the default (clamping) mode is "
-                                      "supported")
-        return getitem(self.array, self.index)
+        """`x[idx]`; with mode 'fill' (or 'drop'), out-of-range indices read
+        `fill_value` (default: NaN, the most negative integer, the largest unsigned
+        integer or True) instead of being clamped."""
+        if mode is None:
+            return getitem(self.array, self.index)
+        promised = "promise" in str(getattr(mode, "name", mode)).lower()
+        return _getitem_in_mode(self.array, self.index, "clip" if promised else _mode(mode),
+                                fill_value)
 
     def subtract(self, values, *, mode=None, indices_are_sorted=False,
                  unique_indices=False):
         return _scatter(self.array, self.index, negative(values), "add", _mode(mode))
 
-    def apply(self, *args, **kwargs):
-        raise NotImplementedError("at[...].apply needs a scatter that applies a function, "
-                                  "which minijax does not have; use set with the "
-                                  "function of x[idx]")
+    def apply(self, func, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """`x` with the scalar function `func` applied at `idx`, once per time an
+        element is indexed (as JAX's scatter applies it once per update)."""
+        return _apply_at(self.array, self.index, func, _mode(mode))
+
+
+def _getitem_in_mode(x, idx, mode, fill_value):
+    """`x[idx]` as one gather in an explicit mode, where every index (static ints
+    too) is counted from the end once if negative, then clamped ('clip') or read as
+    the fill value when out of range ('fill'). A chosen `fill_value` replaces the
+    gather's default fill where a gather of ones says the read was out of range."""
+    fname = "at[...].get"
+    x = as_operand(fname, x)
+    # for_update: out-of-range static ints are kept (clamped or filled), not refused
+    entries = _expand(fname, shape_of(x), idx, for_update=True)
+    plan = _plan(shape_of(x), entries)
+    if not plan.components and not plan.window_starts:
+        return getitem(x, idx)  # whole axes only: nothing can be out of range
+    out = _finish(_gather(x, plan, mode), plan)
+    if mode == "clip" or fill_value is None:
+        return out
+    fill = convert(fname, as_operand(fname, fill_value), dtype_of(x), weak=is_weak(x))
+    if shape_of(fill):
+        raise ValueError(f"{fname}: fill_value must be a scalar, got shape {shape_of(fill)}")
+    ones = lax.full(shape_of(x), 1, np.int8)
+    read = lax.eq(_finish(_gather(ones, plan, "fill"), plan), np.int8(1))
+    return where(read, out, fill)
+
+
+def _apply_at(x, idx, func, mode):
+    """Apply `func` (scalar to scalar, mapped over the array) to the elements at
+    `idx`, each as often as `idx` names it: a count of updates per element (a
+    scatter-add of ones) decides, round by round, which elements `func` updates."""
+    fname = "at[...].apply"
+    x = as_operand(fname, x)
+    shape, dtype = shape_of(x), dtype_of(x)
+    counts = _scatter(lax.full(shape, 0, np.int32), idx, np.int32(1), "add", mode)
+    on_every_element = vmap(func)
+
+    def applied(r):
+        out = on_every_element(lax.reshape(r, (math.prod(shape),)))
+        return convert(fname, lax.reshape(as_operand(fname, out), shape), dtype,
+                       weak=is_weak(x))
+
+    def round_(carry):
+        done, r = carry
+        return lax.add(done, np.int32(1)), where(_ufuncs.greater(counts, done),
+                                                 applied(r), r)
+
+    rounds = lax.reduce_max(counts, tuple(range(len(shape))))
+    _, out = while_loop(lambda carry: lax.lt(carry[0], rounds), round_,
+                        (np.int32(0), x))
+    return out
 
 
 def _update_method(kind):
@@ -490,7 +549,7 @@ def _mode(mode):
         return "fill"
     if mode == "clip":
         return "clip"
-    raise NotImplementedError(f"indexing mode {mode!r} is not supported")
+    raise ValueError(f'Unknown gather mode "{mode}"')
 
 
 class _IndexUpdateHelper:

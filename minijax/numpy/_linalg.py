@@ -127,10 +127,10 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
-    """The dot product of the flattened arrays (complex conjugation unsupported)."""
+    """The dot product of the flattened arrays, the first one conjugated."""
     a, b, out_dtype = _promoted("vdot", a, b, preferred_element_type)
     if dtype_of(a).kind == "c":
-        raise NotImplementedError("vdot of complex arrays (needs conj) is not supported")
+        a = lax.conj(a)
     a, b = ravel(a), ravel(b)
     if shape_of(a) != shape_of(b):
         raise TypeError(f"vdot: operands have different sizes {shape_of(a)[0]} and "
@@ -267,11 +267,12 @@ def _sum_labels(x, labels, needed):
 
 def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
            preferred_element_type=None, _dot_general=None):
-    """`jnp.einsum` with string subscripts (explicit `->` or implicit output, `...`)."""
+    """`jnp.einsum` with string subscripts (explicit `->` or implicit output, `...`),
+    or in the interleaved form `einsum(x, [0, 1], y, [1, 2], [0, 2])`."""
     if out is not None:
         raise NotImplementedError("einsum: the out argument is not supported")
     if not isinstance(subscripts, str):
-        raise NotImplementedError("einsum: only the string form of subscripts is supported")
+        subscripts, operands = _interleaved_subscripts((subscripts,) + operands)
     if not operands:
         raise ValueError("einsum: at least one operand is required")
     operands = promote_dtypes("einsum", *operands)
@@ -326,6 +327,41 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
     if len(operands) == 1:
         x = convert("einsum", x, out_dtype)
     return x
+
+
+def _einsum_letter(index):
+    """The `index`-th label letter, as opt_einsum (and so JAX) numbers them: the 52
+    ASCII letters, then letters from chr(192) on."""
+    if index < 52:
+        return "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[index]
+    return chr(index + 140)
+
+
+def _interleaved_subscripts(args):
+    """`(x, [0, 1], y, [1, 2], [0, 2])` as `('ab,bc->ac', (x, y))`: operands alternate
+    with lists of axis labels (any sortable hashables, or Ellipsis), an optional
+    output list last. The labels are renamed to letters in their sorted order."""
+    operands = args[0:len(args) // 2 * 2:2]
+    sublists = [list(s) for s in args[1:len(args) // 2 * 2:2]]
+    output = list(args[-1]) if len(args) % 2 else None
+    try:
+        labels = sorted({label for s in sublists for label in s} - {Ellipsis})
+    except TypeError:  # unhashable, or not comparable with the others
+        raise TypeError("For this input type lists must contain either Ellipsis or "
+                        "hashable and comparable object (e.g. int, str).") from None
+    letters = {label: _einsum_letter(i) for i, label in enumerate(labels)}
+
+    def subscript(sublist):
+        unknown = [label for label in sublist if label is not Ellipsis
+                   and label not in letters]
+        if unknown:
+            raise ValueError(f"einsum: output label {unknown[0]!r} is not an input label")
+        return "".join("..." if label is Ellipsis else letters[label] for label in sublist)
+
+    inputs = ",".join(subscript(s) for s in sublists)
+    if output is None:
+        return inputs, operands
+    return f"{inputs}->{subscript(output)}", operands
 
 
 def _broadcast_size_one(x, labels, y, y_labels):

@@ -278,6 +278,7 @@ def trim_zeros(filt, trim: str = "fb"):
     return filt[start:stop]
 
 
+@jitted_eagerly("period")
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation of the points (xp, fp), xp increasing, at x;
     `left`/`right` (default fp[0]/fp[-1]) outside, or periodic with `period`."""

@@ -35,12 +35,13 @@ __all__ = ["quantile", "percentile", "median", "nanvar", "nanstd", "nanquantile"
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
     """The variance of the non-NaN elements, divided by `count - ddof` (NaN where that
     is not positive). Complex inputs give a real variance."""
-    R._no_out("nanvar", out, where)
-    a, out_dtype, compute = _mean_dtypes("nanvar", a, dtype)
-    if is_complex(out_dtype) and dtype is None:
-        out_dtype = np.dtype(np.float64 if out_dtype == np.complex128 else np.float32)
+    R._no_out("nanvar", out)
+    a, out_dtype, compute = R.var_dtypes("nanvar", a, dtype)
     x = strong("nanvar", convert("nanvar", a, compute))
     missing = isnan(x)
+    if where is not None:  # what the mask leaves out counts as missing
+        missing = U.logical_or(missing, U.logical_not(where))
+        x = U.where(missing, like(x, np.nan), x)
     centre = nanmean(x, axis, keepdims=True)
     centred = U.where(missing, like(x, 0), U.subtract(x, centre))
     squares = (lax.real(lax.mul(centred, lax.conj(centred))) if is_complex(compute)

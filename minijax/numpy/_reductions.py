@@ -19,7 +19,7 @@ import numpy as np
 from .. import lax
 from ._promotion import (as_operand, shape_of, dtype_of, is_weak, convert,
                          canonicalize_axes, canonicalize_axis, is_bool, is_integer,
-                         is_inexact, is_complex, is_half_float)
+                         is_inexact, is_complex, is_half_float, broadcast_to_shape)
 from ._dtypes import canonicalize_dtype
 from ._promotion import promote_dtypes_inexact
 from ._ufuncs import _as_bool
@@ -33,12 +33,36 @@ def strong(fname, x):
     return x
 
 
-def _no_out(fname, out, where=None):
+def _no_out(fname, out):
     if out is not None:
         raise NotImplementedError(f"{fname}: the out argument is not supported (JAX "
                                   f"arrays are immutable)")
-    if where is not None:
-        raise NotImplementedError(f"{fname}: the where argument is not supported")
+
+
+def _masked(fname, x, where, identity):
+    """`x` with the elements that `where` leaves out replaced by the reduction's
+    `identity`, so that they do not count (`where` broadcasts to x's shape)."""
+    if where is None:
+        return x
+    mask = broadcast_to_shape(fname, _where_mask(fname, where), shape_of(x))
+    return lax.select(mask, x, lax.full(shape_of(x), identity, dtype_of(x)))
+
+
+def _where_mask(fname, where):
+    where = as_operand(fname, where)
+    if not is_bool(dtype_of(where)):
+        raise ValueError(f"jnp.{fname}: where must be None or a boolean array; got "
+                         f"where.dtype={dtype_of(where)!r}.")
+    return where
+
+
+def _mask_count(fname, shape, axes, where, dtype):
+    """How many elements each reduction covers: the static count, or with `where`
+    the number of True mask entries (a traced array)."""
+    if where is None:
+        return convert(fname, _count(shape, axes), dtype)
+    mask = broadcast_to_shape(fname, _where_mask(fname, where), shape)
+    return lax.reduce_sum(convert(fname, mask, dtype), axes)
 
 
 def _keep_dims(x, axes, keepdims):
@@ -59,7 +83,8 @@ def _compute_dtype(dtype):
     return np.dtype(np.float32) if is_half_float(dtype) else dtype
 
 
-def _reduce(fname, reducer, a, axis, dtype, keepdims, initial, combine, widen=True):
+def _reduce(fname, reducer, a, axis, dtype, keepdims, initial, combine, widen=True,
+            where=None, identity=None):
     a = as_operand(fname, a)
     ndim = len(shape_of(a))
     axes = canonicalize_axes(fname, axis, ndim)
@@ -69,7 +94,7 @@ def _reduce(fname, reducer, a, axis, dtype, keepdims, initial, combine, widen=Tr
     else:
         out_dtype = _accumulation_dtype(in_dtype) if widen else in_dtype
     compute = _compute_dtype(out_dtype)
-    x = strong(fname, convert(fname, a, compute))
+    x = _masked(fname, strong(fname, convert(fname, a, compute)), where, identity)
     out = reducer(x, axes)
     if initial is not None:
         out = combine(out, convert(fname, initial, compute))
@@ -80,37 +105,52 @@ def _reduce(fname, reducer, a, axis, dtype, keepdims, initial, combine, widen=Tr
 @jitted_eagerly("axis", "dtype", "keepdims", "promote_integers")
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):
-    _no_out("sum", out, where)
+    _no_out("sum", out)
     return _reduce("sum", lax.reduce_sum, a, axis, dtype, keepdims, initial, lax.add,
-                   widen=promote_integers)
+                   widen=promote_integers, where=where, identity=0)
 
 
 @jitted_eagerly("axis", "dtype", "keepdims", "promote_integers")
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
-    _no_out("prod", out, where)
+    _no_out("prod", out)
     return _reduce("prod", lax.reduce_prod, a, axis, dtype, keepdims, initial, lax.mul,
-                   widen=promote_integers)
+                   widen=promote_integers, where=where, identity=1)
 
 
-def _extremum(fname, reducer, combine):
+def _extremum(fname, reducer, combine, lowest):
     def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-        _no_out(fname, out, where)
+        _no_out(fname, out)
         a = as_operand(fname, a)
         shape = shape_of(a)
         axes = canonicalize_axes(fname, axis, len(shape))
         if initial is None and builtins.any(shape[i] == 0 for i in axes):
             raise ValueError(f"{fname}: zero-size array (shape {shape}) to a reduction "
                              f"over axes {axes}, which has no identity; pass initial=")
+        if initial is None and where is not None:
+            raise ValueError(f"reduction operation {fname} does not have an identity, so "
+                             f"to use a where mask one has to specify 'initial'")
         return _reduce(fname, reducer, a, axis, None, keepdims, initial, combine,
-                       widen=False)
+                       widen=False, where=where, identity=_extreme_value(a, lowest))
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}` along `axis` (None: all axes)."
     return jitted_eagerly("axis", "keepdims")(fn)
 
 
-max = amax = _extremum("max", lax.reduce_max, lax.max)
-min = amin = _extremum("min", lax.reduce_min, lax.min)
+def _extreme_value(a, lowest):
+    """The value below (`lowest`) or above every other of a's dtype: a max's or a
+    min's identity."""
+    dtype = dtype_of(a)
+    if is_bool(dtype):
+        return not lowest
+    if is_integer(dtype):
+        info = np.iinfo(dtype)
+        return info.min if lowest else info.max
+    return -np.inf if lowest else np.inf
+
+
+max = amax = _extremum("max", lax.reduce_max, lax.max, lowest=True)
+min = amin = _extremum("min", lax.reduce_min, lax.min, lowest=False)
 
 
 @jitted_eagerly("axis", "keepdims")
@@ -120,10 +160,10 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
-def _boolean_reduction(fname, reducer):
+def _boolean_reduction(fname, reducer, identity):
     def fn(a, axis=None, out=None, keepdims=False, where=None):
-        _no_out(fname, out, where)
-        a = _as_bool(fname, as_operand(fname, a))
+        _no_out(fname, out)
+        a = _masked(fname, _as_bool(fname, as_operand(fname, a)), where, identity)
         axes = canonicalize_axes(fname, axis, len(shape_of(a)))
         return _keep_dims(reducer(a, axes), axes, keepdims)
     fn.__name__ = fname
@@ -131,8 +171,8 @@ def _boolean_reduction(fname, reducer):
     return jitted_eagerly("axis", "keepdims")(fn)
 
 
-all = _boolean_reduction("all", lax.reduce_and)
-any = _boolean_reduction("any", lax.reduce_or)
+all = _boolean_reduction("all", lax.reduce_and, True)
+any = _boolean_reduction("any", lax.reduce_or, False)
 
 
 @jitted_eagerly("axis", "keepdims")
@@ -156,40 +196,62 @@ def _mean_dtypes(fname, a, dtype):
 @jitted_eagerly("axis", "dtype", "keepdims")
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """`jnp.mean`: the sum divided by the count, in float32 for integer inputs."""
-    _no_out("mean", out, where)
+    _no_out("mean", out)
     a, out_dtype, compute = _mean_dtypes("mean", a, dtype)
     axes = canonicalize_axes("mean", axis, len(shape_of(a)))
-    x = strong("mean", convert("mean", a, compute))
+    x = _masked("mean", strong("mean", convert("mean", a, compute)), where, 0)
     total = lax.reduce_sum(x, axes)
-    out = lax.div(total, convert("mean", _count(shape_of(a), axes), compute))
+    out = lax.div(total, _mask_count("mean", shape_of(a), axes, where, compute))
     return _keep_dims(convert("mean", out, out_dtype), axes, keepdims)
 
 
 @jitted_eagerly("axis", "dtype", "keepdims")
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):
-    """`jnp.var`: the mean squared deviation, divided by `count - ddof`."""
-    _no_out("var", out, where)
+    """`jnp.var`: the mean squared deviation (`|x - mean|**2` for complex `x`, a real
+    result unless `dtype` is complex), divided by `count - ddof`; NaN where that
+    divisor is not positive."""
+    _no_out("var", out)
     if correction is not None:
         ddof = correction
-    a, out_dtype, compute = _mean_dtypes("var", a, dtype)
-    if is_complex(compute):
-        raise NotImplementedError("var of complex arrays is not supported")
+    a, out_dtype, compute = var_dtypes("var", a, dtype)
     shape = shape_of(a)
     axes = canonicalize_axes("var", axis, len(shape))
-    n = _count(shape, axes)
     x = strong("var", convert("var", a, compute))
-    centre = lax.div(lax.reduce_sum(x, axes), convert("var", n, compute))
+    centre = lax.div(lax.reduce_sum(_masked("var", x, where, 0), axes),
+                     _mask_count("var", shape, axes, where, compute))
     if axes and shape:
         kept = tuple(i for i in range(len(shape)) if i not in axes)
         centre = lax.broadcast_in_dim(centre, shape, kept)
-    squares = lax.square(lax.sub(x, centre))
-    total = lax.reduce_sum(squares, axes)
-    # `ddof` is an operand, as in JAX (traced in an eager call), so the count is
-    # clamped at zero by `lax.max`, not by Python.
-    divisor = convert("var", n - ddof, compute)
-    out = lax.div(total, lax.max(divisor, lax.full_like(divisor, 0)))
+    deviation = lax.sub(x, centre)
+    squares = (lax.real(lax.mul(deviation, lax.conj(deviation))) if is_complex(compute)
+               else lax.square(deviation))
+    total = lax.reduce_sum(_masked("var", squares, where, 0), axes)
+    # `ddof` is an operand, as in JAX (traced in an eager call): a traced one (or a
+    # mask's count) makes a divisor that is not positive NaN by `select`.
+    if where is None and isinstance(ddof, (int, float, np.number)):
+        divisor = _count(shape, axes) - ddof  # static: decided here
+        divisor = convert("var", divisor if divisor > 0 else np.nan, dtype_of(total))
+    else:
+        count = _mask_count("var", shape, axes, where, dtype_of(total))
+        divisor = lax.sub(count, convert("var", ddof, dtype_of(total)))
+        positive = lax.gt(divisor, lax.full_like(divisor, 0))
+        divisor = lax.select(positive, divisor, lax.full_like(divisor, np.nan))
+    out = lax.div(total, divisor)
     return _keep_dims(convert("var", out, out_dtype), axes, keepdims)
+
+
+def var_dtypes(fname, a, dtype):
+    """`a` as an operand, the variance's dtype and the dtype to compute in: a complex
+    `a` is computed complex and gives a real variance, unless `dtype` is complex."""
+    a, out_dtype, compute = _mean_dtypes(fname, a, dtype)
+    if is_complex(dtype_of(a)):
+        if dtype is None:
+            out_dtype = np.dtype(np.float64 if compute == np.complex128 else np.float32)
+        elif not is_complex(out_dtype):
+            raise ValueError(f"{fname}: a real dtype for the variance of complex values "
+                             f"is not supported (as in JAX: NumPy's meaning is unclear)")
+    return a, out_dtype, compute
 
 
 @jitted_eagerly("axis", "dtype", "keepdims")

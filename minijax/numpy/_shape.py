@@ -1,5 +1,5 @@
 """Shape functions: reshape, transpose, squeeze, broadcast, concatenate/stack/split,
-flip, tile, repeat, pad, roll, diagonal, and the `shape`/`ndim`/`size` queries.
+flip, tile, repeat, roll, diagonal, and the `shape`/`ndim`/`size` queries.
 
 Each is a handful of shape primitives (`reshape`, `transpose`, `broadcast_in_dim`,
 `slice`, `concatenate`, `pad`, `gather`) and does nothing at all when the answer is
@@ -79,18 +79,32 @@ def _resolve_shape(fname, old_shape, new_shape) -> tuple:
 
 
 def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
-    """`jnp.reshape` in C order; one size may be -1."""
+    """`jnp.reshape`; one size may be -1. `order='F'` reads and writes the elements
+    with the first index changing fastest: the C-order reshape of the transposes."""
     if shape is None:
         shape = newshape
-    if order != "C":
-        raise NotImplementedError(f"reshape: only order='C' is supported, got {order!r}")
+    if order == "A":
+        raise NotImplementedError("reshape: order='A' is not implemented (as in JAX)")
+    if order not in ("C", "F"):
+        raise ValueError(f"Unexpected value for 'order' argument: {order}.")
     a = as_operand("reshape", a)
-    new = _resolve_shape("reshape", shape_of(a), shape)
-    return as_array(a) if new == shape_of(a) else lax.reshape(a, new)
+    old = shape_of(a)
+    new = _resolve_shape("reshape", old, shape)
+    if new == old:
+        return as_array(a)
+    if order == "F" and (len([d for d in old if d != 1]) > 1
+                         or len([d for d in new if d != 1]) > 1):
+        reversed_old = tuple(range(len(old)))[::-1]
+        reversed_new = tuple(range(len(new)))[::-1]
+        flipped = lax.reshape(lax.transpose(a, reversed_old), new[::-1])
+        return lax.transpose(flipped, reversed_new)
+    return lax.reshape(a, new)  # a C-order reshape when neither order matters
 
 
 def ravel(a, order: str = "C"):
     a = as_operand("ravel", a)
+    if order == "K":
+        raise NotImplementedError("ravel: order='K' is not implemented (as in JAX)")
     return reshape(a, (-1,), order)
 
 
@@ -348,10 +362,7 @@ def roll(a, shift, axis=None):
     a = as_operand("roll", a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), shape_of(a))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    shifts = (shift,) * len(axes) if not isinstance(shift, (list, tuple)) else tuple(shift)
-    if len(shifts) != len(axes):
-        raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
+    shifts, axes = _roll_pairs(shift, axis)
     for s, ax in zip(shifts, axes):
         ax = canonicalize_axis("roll", ax, len(shape_of(a)))
         n = shape_of(a)[ax]
@@ -369,6 +380,26 @@ def roll(a, shift, axis=None):
     return as_array(a)
 
 
+def _roll_pairs(shift, axis):
+    """`shift` and `axis` broadcast against each other, as JAX does: one shift per
+    listed axis, or one axis rolled by each listed shift (so by their total); an
+    axis may repeat."""
+    shift_shape = (shape_of(shift) if isinstance(shift, Tracer)
+                   else (len(shift),) if isinstance(shift, (list, tuple)) else np.shape(shift))
+    try:
+        (count,) = np.broadcast_shapes(shift_shape, np.shape(axis), (1,))
+    except ValueError:
+        raise ValueError(f"roll: 'shift' and 'axis' must be scalars or 1-d sequences of "
+                         f"the same length (or one of them of length 1), got "
+                         f"shift={shift!r} and axis={axis!r}") from None
+    shifts = [shift] * count if not shift_shape else [shift[i] for i in range(shift_shape[0])]
+    if any(shape_of(s) if isinstance(s, Tracer) else np.ndim(s) for s in shifts):
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D "
+                         "arrays")
+    axes = np.broadcast_to(np.asarray(axis), (count,)).tolist()
+    return shifts * (count // len(shifts)), axes
+
+
 def rot90(m, k: int = 1, axes=(0, 1)):
     m = as_operand("rot90", m)
     ax0, ax1 = (canonicalize_axis("rot90", ax, len(shape_of(m))) for ax in axes)
@@ -382,7 +413,7 @@ def rot90(m, k: int = 1, axes=(0, 1)):
     return flip(swapaxes(m, ax0, ax1), ax1)
 
 
-# -- tiling and padding -----------------------------------------------------------------------
+# -- tiling ------------------------------------------------------------------------------------
 
 def tile(A, reps):
     """Repeat the whole of `A` `reps` times along each axis: one broadcast to an
@@ -425,84 +456,6 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
                          f"{dims[axis]} (shape {dims})")
     from ._take import take  # not at the top: _take imports this module (a cycle)
     return take(a, np.repeat(np.arange(dims[axis], dtype=np.int32), counts), axis=axis)
-
-
-def _pad_widths(fname, pad_width, n):
-    widths = np.asarray(pad_width, dtype=object)
-    if widths.ndim == 0:
-        widths = np.array([[pad_width, pad_width]] * n, dtype=object)
-    elif widths.ndim == 1 and widths.shape[0] in (1, 2):
-        widths = np.array([list(widths) * (3 - widths.shape[0])] * n, dtype=object)
-    elif widths.shape == (1, 2):
-        widths = np.repeat(widths, n, axis=0)
-    if widths.shape != (n, 2):
-        raise ValueError(f"{fname}: pad_width {pad_width} does not fit an array with {n} "
-                         f"axes; give (before, after) pairs")
-    out = [(static_int(fname, lo, "pad_width"), static_int(fname, hi, "pad_width"))
-           for lo, hi in widths]
-    if builtins.any(lo < 0 or hi < 0 for lo, hi in out):
-        raise ValueError(f"{fname}: pad widths must be non-negative, got {out}")
-    return out
-
-
-def pad(array, pad_width, mode: str = "constant", **kwargs):
-    """`jnp.pad` in modes 'constant' (one `pad`), 'edge', 'wrap', 'reflect' and
-    'symmetric' (slices, flips and a concatenate per axis)."""
-    array = as_operand("pad", array)
-    dims = shape_of(array)
-    widths = _pad_widths("pad", pad_width, len(dims))
-    if mode == "constant":
-        value = kwargs.pop("constant_values", 0)
-        if kwargs:
-            raise TypeError(f"pad: unexpected arguments {sorted(kwargs)}")
-        values = np.asarray(value, dtype=object) if not isinstance(value, Tracer) else None
-        if values is not None and values.ndim > 0:
-            if len(set(values.ravel().tolist())) != 1:
-                raise NotImplementedError("pad: per-axis constant_values are not supported")
-            value = values.ravel()[0]
-        value = convert("pad", as_operand("pad", value), dtype_of(array))
-        if shape_of(value):
-            raise ValueError(f"pad: constant_values must be a scalar, got {shape_of(value)}")
-        return lax.pad(array, value, [(lo, hi, 0) for lo, hi in widths])
-    if kwargs:
-        raise TypeError(f"pad: unexpected arguments {sorted(kwargs)} for mode {mode!r}")
-    if mode not in ("edge", "wrap", "reflect", "symmetric"):
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported (use 'constant', "
-                                  f"'edge', 'wrap', 'reflect' or 'symmetric')")
-    for axis, (lo, hi) in enumerate(widths):
-        if lo or hi:
-            array = _pad_axis(array, axis, lo, hi, mode)
-    return array
-
-
-def _pad_axis(x, axis, lo, hi, mode):
-    n = shape_of(x)[axis]
-    limit = {"edge": None, "wrap": n, "reflect": n - 1, "symmetric": n}[mode]
-    if n == 0 or (limit is not None and builtins.max(lo, hi) > limit):
-        raise NotImplementedError(f"pad: mode {mode!r} with widths ({lo}, {hi}) larger "
-                                  f"than axis {axis} of size {n}")
-
-    def part(start, stop, reverse=False):
-        piece = lax.slice_in_dim(x, start, stop, 1, axis)
-        return lax.rev(piece, (axis,)) if reverse else piece
-
-    def edge(start, count):
-        piece = lax.slice_in_dim(x, start, start + 1, 1, axis)
-        dims = list(shape_of(x))
-        dims[axis] = count
-        return lax.broadcast_in_dim(piece, dims, tuple(range(len(dims))))
-
-    pieces = []
-    if lo:
-        pieces.append({"edge": lambda: edge(0, lo), "wrap": lambda: part(n - lo, n),
-                       "reflect": lambda: part(1, lo + 1, True),
-                       "symmetric": lambda: part(0, lo, True)}[mode]())
-    pieces.append(x)
-    if hi:
-        pieces.append({"edge": lambda: edge(n - 1, hi), "wrap": lambda: part(0, hi),
-                       "reflect": lambda: part(n - 1 - hi, n - 1, True),
-                       "symmetric": lambda: part(n - hi, n, True)}[mode]())
-    return lax.concatenate(pieces, axis)
 
 
 # -- diagonals --------------------------------------------------------------------------------
@@ -550,5 +503,5 @@ __all__ = ["shape", "ndim", "size", "broadcast_shapes", "reshape", "ravel", "tra
            "expand_dims", "broadcast_to", "broadcast_arrays", "atleast_1d", "atleast_2d",
            "atleast_3d", "concatenate", "stack", "vstack", "hstack",
            "dstack", "column_stack", "split", "array_split", "hsplit", "vsplit", "flip",
-           "fliplr", "flipud", "roll", "rot90", "tile", "repeat", "pad", "diagonal",
+           "fliplr", "flipud", "roll", "rot90", "tile", "repeat", "diagonal",
            "trace", "diag"]

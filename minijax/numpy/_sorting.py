@@ -1,7 +1,9 @@
 """Sorting and searching: `sort`, `argsort`, `searchsorted`, `nonzero`, `argwhere`.
 
-`argsort` is a two-operand `sort` keyed on the data and carrying an `iota` of
-positions along, so it is stable exactly when the sort is. Functions whose *shape*
+`argsort` is a multi-operand `sort` keyed on the data and carrying an `iota` of
+positions along, so it is stable exactly when the sort is. A complex array is keyed on
+its real and then its imaginary part (`sort_keys`), as JAX's comparator orders it;
+`searchsorted` compares in that same order. Functions whose *shape*
 depends on the data (`nonzero`, `flatnonzero`, `argwhere`, `unique`) need concrete
 inputs, as in JAX, or a static `size=`: the first `size` results, padded.
 """
@@ -15,7 +17,7 @@ from .. import lax
 from ..ir.trace import Tracer
 from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis,
-                         promote_dtypes, is_complex, convert)
+                         promote_dtypes, is_complex, is_inexact, convert)
 from ._creation import asarray, concrete_array
 from ._take import take
 from ._reductions import sum as array_sum
@@ -33,18 +35,33 @@ def _sort_input(fname, a, axis):
         return a, 0
     if not shape:
         raise np.exceptions.AxisError(axis, 0, fname)
-    if is_complex(dtype_of(a)):
-        raise NotImplementedError(f"{fname}: sorting complex arrays is not supported")
     return a, canonicalize_axis(fname, axis, len(shape))
+
+
+def _check_no_order(fname, order):
+    # Structured arrays do not exist in JAX, so neither does a field order.
+    if order is not None:
+        raise TypeError(f"'order' argument to {fname} is not supported.")
+
+
+def sort_keys(a):
+    """The keys that order `a` as JAX's sort does: a complex array by its real part,
+    then its imaginary part (each with NaNs last); any other array by itself."""
+    if is_complex(dtype_of(a)):
+        return [lax.real(a), lax.imag(a)]
+    return [a]
 
 
 @jitted_eagerly("axis", "kind", "order", "stable", "descending")
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """`jnp.sort` along `axis` (None: the flattened array); NaNs sort last."""
-    if order is not None:
-        raise NotImplementedError("sort: order= (structured arrays) is not supported")
+    """`jnp.sort` along `axis` (None: the flattened array); NaNs sort last, complex
+    numbers lexicographically (real part, then imaginary)."""
+    _check_no_order("sort", order)
     a, axis = _sort_input("sort", a, axis)
-    out = lax.sort(a, dimension=axis, is_stable=bool(stable))
+    keys = sort_keys(a)
+    operands = keys + [a] if len(keys) > 1 else keys  # a real array is its own key
+    out = lax.sort(tuple(operands), dimension=axis, is_stable=bool(stable),
+                   num_keys=len(keys))[-1]
     if descending:
         out = flip(out, axis)
     return out
@@ -56,15 +73,15 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
 
     Descending order keeps equal elements in their original order: sort the reversed
     array ascending, reverse the result and map reversed positions back."""
-    if order is not None:
-        raise NotImplementedError("argsort: order= is not supported")
+    _check_no_order("argsort", order)
     a, axis = _sort_input("argsort", a, axis)
     shape = shape_of(a)
     if descending:
         a = flip(a, axis)
     positions = lax.broadcasted_iota(np.int32, shape, axis)
-    _, indices = lax.sort((a, positions), dimension=axis, is_stable=bool(stable),
-                          num_keys=1)
+    keys = sort_keys(a)
+    indices = lax.sort((*keys, positions), dimension=axis, is_stable=bool(stable),
+                       num_keys=len(keys))[-1]
     if descending:
         indices = lax.sub(np.int32(shape[axis] - 1), flip(indices, axis))
     return indices
@@ -88,8 +105,27 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method=None):
     queries = lax.broadcast_in_dim(queries, v_shape + shape_of(a),
                                    tuple(range(len(v_shape))) + (len(v_shape),))
     table = lax.broadcast_in_dim(a, v_shape + shape_of(a), (len(v_shape),))
-    before = lax.lt(table, queries) if side == "left" else lax.le(table, queries)
+    before = _ordered_before(table, queries, or_equal=(side == "right"))
     return array_sum(before, axis=-1, dtype=np.int32)
+
+
+def _ordered_before(x, y, or_equal):
+    """`x < y` (or `x <= y`) in the order `sort` uses: lexicographic over the sort
+    keys, -0.0 equal to 0.0, NaN after every number and equal to any NaN."""
+    result = None
+    for xk, yk in reversed(list(zip(sort_keys(x), sort_keys(y)))):
+        if is_inexact(dtype_of(xk)):
+            x_nan, y_nan = lax.ne(xk, xk), lax.ne(yk, yk)
+            less = lax.bitwise_or(lax.lt(xk, yk),
+                                  lax.bitwise_and(lax.bitwise_not(x_nan), y_nan))
+            equal = lax.bitwise_or(lax.eq(xk, yk), lax.bitwise_and(x_nan, y_nan))
+        else:
+            less, equal = lax.lt(xk, yk), lax.eq(xk, yk)
+        if result is None:  # the last key decides ties of all the others
+            result = lax.bitwise_or(less, equal) if or_equal else less
+        else:
+            result = lax.bitwise_or(less, lax.bitwise_and(equal, result))
+    return result
 
 
 def _concrete(fname, x):

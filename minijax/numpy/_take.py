@@ -26,7 +26,9 @@ def _gather_mode(fname, mode):
         return "fill"
     if mode in ("clip", "promise_in_bounds", "wrap"):
         return "clip" if mode == "promise_in_bounds" else mode
-    raise NotImplementedError(f"{fname}: mode {mode!r} is not supported")
+    if mode == "raise":  # an error on a bad index would need a host check, as in JAX
+        raise NotImplementedError(f"The 'raise' mode to jnp.{fname} is not supported.")
+    raise ValueError(f"Invalid mode {mode!r} for np.{fname}")
 
 
 def _fill_outside(out, index, n, fill_value, out_dims_of_index):

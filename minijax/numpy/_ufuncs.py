@@ -13,6 +13,8 @@ difference is spelled out here as further `lax` operations, as jnp does:
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import lax
@@ -139,6 +141,10 @@ def round(a, decimals: int = 0, out=None):
     if out is not None:
         raise NotImplementedError("round: the out argument is not supported")
     a = as_operand("round", a)
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"round: decimals must be an integer, got {decimals!r}") from None
     dtype = dtype_of(a)
     if is_bool(dtype):
         raise ValueError("round: bool inputs are not supported, as in JAX")

@@ -27,7 +27,8 @@ import numpy as np
 from ..frontend.fft_ops import fft as _lax_fft
 from ._promotion import as_operand, shape_of, ndim_of, dtype_of
 from ._creation import asarray, arange, array
-from ._shape import moveaxis, pad, roll
+from ._shape import moveaxis, roll
+from ._pad import pad
 from ._complex import conj
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",

@@ -294,6 +294,7 @@ def det(a):
 
 # -- pseudo-inverse, least squares, rank, powers ---------------------------------------------------
 
+@jitted_eagerly("hermitian")
 def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
     """The Moore-Penrose pseudo-inverse from the thin SVD, dropping singular values
     below rtol * s_max (default rtol: 10 * max(m, n) * eps)."""

@@ -7,9 +7,10 @@ gives the same values up to rounding.
 """
 from __future__ import annotations
 
+from .. import lax
 from ..numpy._convolve import convolve_nd
 from ..numpy._shape import flip
-from ..numpy._promotion import as_operand
+from ..numpy._promotion import as_operand, dtype_of, is_complex
 
 __all__ = ["convolve", "correlate"]
 
@@ -28,7 +29,10 @@ def convolve(in1, in2, mode: str = "full", method: str = "auto", precision=None)
 
 
 def correlate(in1, in2, mode: str = "full", method: str = "auto", precision=None):
-    """The n-d cross-correlation: the convolution with `in2` flipped on every axis."""
+    """The n-d cross-correlation: the convolution with `in2` conjugated (if complex)
+    and flipped on every axis."""
     _check_method(method)
-    return convolve_nd("correlate", in1, flip(as_operand("correlate", in2)), mode,
-                       precision)
+    in2 = as_operand("correlate", in2)
+    if is_complex(dtype_of(in2)):
+        in2 = lax.conj(in2)
+    return convolve_nd("correlate", in1, flip(in2), mode, precision)
