@@ -294,7 +294,7 @@ def test_one_primitive_in_jax_runs_eagerly_as_one_program(fn, args, kwargs):
     # cached program too, not an eager dispatch per operation. Traced, it is inline.
     expected = getattr(jax.lax, fn.__name__)(*args, **kwargs)
     assert_values_close(fn(*args, **kwargs), expected, 1e-5, 1e-6)
-    assert fn.eager_jit.root_executable() is not None
+    assert fn.eager_jit.call_cache().fast is not None
     assert_values_close(fn(*args, **kwargs), expected, 1e-5, 1e-6)
     names = [e.primitive.name for e in minijax.make_jaxpr(
         lambda *a: fn(*a, **kwargs))(*args).jaxpr.eqns]

@@ -129,12 +129,12 @@ def test_eager_expm_is_one_cached_program_as_in_jax():
     """JAX jits expm; an eager call here runs one compiled program too, with the static
     arguments as JAX's, and the traced program holds the body inline (no nested jit)."""
     msl.expm.eager_jit.clear_cache()
-    assert msl.expm.eager_jit.root_executable() is None
+    assert msl.expm.eager_jit.call_cache().fast is None
     for upper, a in ((False, A), (True, np.triu(A))):
         assert_values_close(msl.expm(a, upper_triangular=upper),
                             jax.jit(lambda a: jsl.expm(a, upper_triangular=upper))(a),
                             2e-4, 2e-4)
-    assert msl.expm.eager_jit.root_executable() is not None
+    assert msl.expm.eager_jit.call_cache().fast is not None
     names = [e.primitive.name for e in minijax.make_jaxpr(msl.expm)(A).jaxpr.eqns]
     assert "jit" not in names and "scan" in names
 

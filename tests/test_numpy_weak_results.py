@@ -186,3 +186,15 @@ def test_fabs_of_complex_is_an_error():
         jnp.fabs(C64)
     with pytest.raises(TypeError, match="fabs.*complex64"):
         mnp.fabs(C64)
+
+
+def test_reversing_a_value_made_weak_compiles():
+    """minijax makes a non-scalar weak on the JAX side with a scatter that overwrites
+    its whole operand (`backends/xla.py`'s `weakened`); XLA's simplifier (jaxlib 0.10)
+    aborted the whole process on a `rev` of one, so `flip(x * 1.0)` of a weak int
+    vector killed the interpreter under jit."""
+    weak_ints = jnp.full((2,), 1)
+    ours = minijax.jit(lambda x: mnp.flip(x * 1.0))(weak_ints)
+    theirs = jax.jit(lambda x: jnp.flip(x * 1.0))(weak_ints)
+    assert_same_results(ours, theirs)
+    assert ours.weak_type and theirs.weak_type

@@ -157,7 +157,21 @@ _register_single(P.reshape_p, lambda x, *, new_sizes, dimensions=None:
 _register_single(P.transpose_p, lambda x, *, permutation: lax.transpose(x, permutation))
 _register_single(P.squeeze_p, lambda x, *, dimensions: lax.squeeze(x, dimensions))
 _register_single(P.expand_dims_p, lambda x, *, dimensions: lax.expand_dims(x, dimensions))
-_register_single(P.rev_p, lambda x, *, dimensions: lax.rev(x, dimensions))
+
+
+def _rev(x, *, dimensions):
+    # XLA's simplifier (jaxlib 0.10, CPU) aborts the process on a reverse of a scatter
+    # that overwrites its whole operand ("Invalid binary instruction opcode map"),
+    # which is how `weakened` makes a non-scalar value weak: so a weak operand goes
+    # through a barrier that keeps the two apart. (`jnp.flip(jnp.zeros(2).at[:].set(x))`
+    # under `jax.jit` aborts the same way; a program of minijax's that the user wrote
+    # that way does too, as JAX's.)
+    if getattr(x, "weak_type", False) and x.ndim:
+        x = lax.optimization_barrier(x)
+    return lax.rev(x, dimensions)
+
+
+_register_single(P.rev_p, _rev)
 _register_single(P.concatenate_p, lambda *xs, dimension: lax.concatenate(xs, dimension))
 _register_single(P.pad_p, lambda x, padding_value, *, padding_config:
                  lax.pad(x, padding_value, padding_config))

@@ -407,11 +407,6 @@ class JitFunction:
             return self._after_fast_path_refused(refused, args, kwargs)
         return self.call_checked(args, kwargs)
 
-    def root_executable(self):
-        """`call_cache().fast` when this thread's calls may go straight to it
-        (`ir/root_modes.py`), else None."""
-        return self._jit_cache.fast if _root_modes.direct else None
-
     def call_cache(self) -> _JitCache:
         """This function's cache (shared by every `jit` of it with the same options).
         Its `fast` is the `jax.jit` function that serves calls at the root -- None
@@ -464,7 +459,9 @@ class JitFunction:
         cache may trace) and the outputs checked if `jax_debug_nans`/`infs` is on."""
         if _has_minijax_leaves((args, kwargs)):
             return self._after_fast_path_refused(_UsesRefs(), args, kwargs)
-        _checked_call.checked = self._jit_cache.traces
+        # (The previous mark is restored, not cleared: a checked call may run inside
+        # another one, from a host callback during the outer call's trace.)
+        outer, _checked_call.checked = _checked_call.checked, self._jit_cache.traces
         try:
             out = fast(*args, **kwargs)
         except (_UsesRefs, TypeError) as error:
@@ -472,7 +469,7 @@ class JitFunction:
         else:
             refused = None
         finally:
-            _checked_call.checked = None
+            _checked_call.checked = outer
         if refused is not None:
             return self._after_fast_path_refused(refused, args, kwargs)
         if float_checks_on():

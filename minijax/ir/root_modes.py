@@ -48,9 +48,9 @@ modes = _RootModes()
 
 
 def set_here(mode: str, flag: bool):
-    """This thread's `mode` ("at_root", "nans", "infs" or "jit_disabled") is `flag`."""
-    if mode != "at_root" and mode not in _defaults:
-        raise ValueError(f"unknown root mode {mode!r}")
+    """This thread's `mode` ("at_root", "nans", "infs" or "jit_disabled") is `flag`.
+    (Called whenever a transformation enters or leaves the root, so the name is not
+    checked here: the callers are minijax's own, and `set_default` checks.)"""
     setattr(modes, mode, bool(flag))
     modes.direct = _direct(modes)
 

@@ -150,9 +150,8 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False):
     """`quantile` at `q / 100`."""
-    q = U.true_divide(as_operand("percentile", q), 100.0)
-    return _quantile("percentile", a, q, axis, out, overwrite_input, method, keepdims,
-                     squash_nans=False)
+    return _percentile("percentile", a, q, axis, out, overwrite_input, method, keepdims,
+                       squash_nans=False)
 
 
 @jitted_eagerly("axis", "overwrite_input", "keepdims")
@@ -172,9 +171,13 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False):
     """`nanquantile` at `q / 100`."""
-    q = as_operand("nanpercentile", q)
-    q = U.true_divide(q, 100.0)
-    return nanquantile(a, q, axis, out, overwrite_input, method, keepdims)
+    return _percentile("nanpercentile", a, q, axis, out, overwrite_input, method, keepdims,
+                       squash_nans=True)
+
+
+def _percentile(name, a, q, *rest, squash_nans: bool):
+    return _quantile(name, a, U.true_divide(as_operand(name, q), 100.0), *rest,
+                     squash_nans=squash_nans)
 
 
 @jitted_eagerly("axis", "overwrite_input", "keepdims")
