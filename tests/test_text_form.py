@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
-from minijax.ir import (ClosedJaxpr, Eqn, Jaxpr, Literal, MinijaxError, ParseError,
+from minijax.ir import (ClosedJaxpr, Eqn, Jaxpr, MinijaxError, ParseError,
                         RefType, ShapedArray, Var, bfloat16, bind, dumps, float0, loads,
                         parse_jaxpr, pp_jaxpr, trace_to_jaxpr)
 from minijax.ir import primitives as P
 from minijax.ir import printer
+from tests.text_form_helpers import assert_same_program, same_bits
 
 F32, I32, BOOL = np.dtype("float32"), np.dtype("int32"), np.dtype("bool")
 
@@ -32,53 +33,6 @@ def jaxpr_of(fn, *in_avals) -> Jaxpr:
 
 
 # -- structural comparison ------------------------------------------------------------
-
-def same_bits(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    return (a.dtype == b.dtype and a.shape == b.shape
-            and a.tobytes() == b.tobytes())
-
-
-def assert_same_program(a: Jaxpr, b: Jaxpr, exact: bool):
-    """`b` is `a` up to variable identity; without `exact`, up to weak types too."""
-    def same_aval(x, y):
-        if not exact:
-            x = RefType(x.inner.strip_weak_type()) if isinstance(x, RefType) else x.strip_weak_type()
-        assert x == y, (x, y)
-
-    env = {}
-
-    def bind_vars(xs, ys):
-        assert len(xs) == len(ys)
-        for x, y in zip(xs, ys):
-            same_aval(x.aval, y.aval)
-            env[id(x)] = y
-
-    def same_atom(x, y):
-        if isinstance(x, Literal):
-            assert isinstance(y, Literal)
-            same_aval(x.aval, y.aval)
-            assert same_bits(x.value, y.value)
-        else:
-            assert env[id(x)] is y
-
-    bind_vars(a.constvars, b.constvars)
-    bind_vars(a.invars, b.invars)
-    for ea, eb in zip(a.eqns, b.eqns, strict=True):
-        assert ea.primitive is eb.primitive
-        for xa, xb in zip(ea.inputs, eb.inputs, strict=True):
-            same_atom(xa, xb)
-        assert ea.params.keys() == eb.params.keys()
-        for key, value in ea.params.items():
-            if isinstance(value, Jaxpr):
-                assert_same_program(value, eb.params[key], exact)
-            else:
-                assert value == eb.params[key] or value != value, (key, value)
-        assert ea.effects == eb.effects
-        bind_vars([v for v in ea.outputs], eb.outputs)
-    for xa, xb in zip(a.outvars, b.outvars, strict=True):
-        same_atom(xa, xb)
-
 
 def assert_round_trips(closed: ClosedJaxpr):
     text = pp_jaxpr(closed.jaxpr)
