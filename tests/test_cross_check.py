@@ -103,8 +103,12 @@ CORPUS = {
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_corpus_agrees(name):
     fun, args, transforms, policies = CORPUS[name]
+    # JAX's side of each row as one jax.jit program (the rows compare up to tolerance):
+    # eagerly JAX compiles a program per distinct operation of each transform. Not for
+    # custom_derivatives: JAX 0.10's jit of a vmap of a custom_vjp function fails an
+    # internal assertion ("non-canonical constant") on the NumPy batch closed over.
     report = assert_cross_check(fun, *args, transforms=transforms, policies=policies,
-                                shrink=False)
+                                shrink=False, jit_oracle=name != "custom_derivatives")
     assert isinstance(report, Report) and report.rows
 
 
