@@ -53,20 +53,25 @@ def test_at_methods(method):
     check_values(fn, x, v)
     ours, theirs = both(fn)
     tx, tv = randn(5, 3), randn(2, 3)
-    assert_trees_match(minijax.jit(lambda *a: minijax.jvp(ours, a[:2], a[2:]))(x, v, tx, tv),
-                       jax.jit(lambda *a: jax.jvp(theirs, a[:2], a[2:]))(x, v, tx, tv), **TOL)
-
-    def loss(api, f):
-        return lambda *a: (f(*a) ** 2).sum()
-    assert_trees_match(minijax.jit(minijax.grad(loss(minijax, ours), (0, 1)))(x, v),
-                       jax.jit(jax.grad(loss(jax, theirs), (0, 1)))(x, v), **TOL)
     xs, vs = np.stack([x, 2 * x, x - 1]), np.stack([v, -v, 0.5 * v])
-    for in_axes, args in (((0, None), (xs, v)), ((None, 0), (x, vs)), ((0, 0), (xs, vs))):
-        assert_trees_match(minijax.jit(minijax.vmap(ours, in_axes))(*args),
-                           jax.jit(jax.vmap(theirs, in_axes))(*args), **TOL)
-        vmapped_loss = lambda api, f: lambda *a: (api.vmap(f, in_axes)(*a) ** 2).sum()  # noqa
-        assert_trees_match(minijax.jit(minijax.grad(vmapped_loss(minijax, ours), (0, 1)))(*args),
-                           jax.jit(jax.grad(vmapped_loss(jax, theirs), (0, 1)))(*args), **TOL)
+
+    def every_transform(api, f):
+        """jvp, grad, and vmap and grad-of-vmap over each operand, as one program per
+        library (a compile per transform costs more than the transforms)."""
+        def run(x, v, tx, tv, xs, vs):
+            results = {"jvp": api.jvp(f, (x, v), (tx, tv)),
+                       "grad": api.grad(lambda *a: (f(*a) ** 2).sum(), (0, 1))(x, v)}
+            for in_axes, args in (((0, None), (xs, v)), ((None, 0), (x, vs)),
+                                  ((0, 0), (xs, vs))):
+                mapped = api.vmap(f, in_axes)
+                results[f"vmap{in_axes}"] = mapped(*args)
+                results[f"grad(vmap{in_axes})"] = api.grad(
+                    lambda *a: (mapped(*a) ** 2).sum(), (0, 1))(*args)
+            return results
+        return run
+    args = (x, v, tx, tv, xs, vs)
+    assert_trees_match(minijax.jit(every_transform(minijax, ours))(*args),
+                       jax.jit(every_transform(jax, theirs))(*args), **TOL)
 
 
 @pytest.mark.parametrize("method", ["multiply", "min", "max"])
