@@ -62,6 +62,16 @@ the same command (before: the tree without that change):
 `jnp.polyfit` misses the target by the same Python frame as `jnp.sin` (its
 static `deg` is read by position). A first call compiles one program (polyfit
 compiled about a hundred before), which is what shortens the test suite.
+
+`jnp.stack` (row added by suite8b, issue 18) dispatched an `expand_dims` per array and
+a `concatenate` until its arrays became the operands of one `jitted_eagerly` program
+(JAX jits `stack` too; its Python wrapper in front of the program costs most of its
+37 us). Two runs each, load about 4-5, the same command (before: the tree without that
+change):
+
+    op                        minijax us         jax us     ratio
+    jnp.stack of 8  before   133.17  134.15   37.59 38.27   3.54  3.51
+    jnp.stack of 8  after      6.67    6.72   36.80 37.38   0.18  0.18
 """
 from __future__ import annotations
 
@@ -77,6 +87,7 @@ from jit_dispatch import _interleaved_min_us   # this folder is on sys.path when
 def main():
     x = jnp.asarray(np.linspace(-1, 1, 16, dtype=np.float32))
     m = jnp.asarray(np.ones((8, 8), np.float32))
+    parts = [x * k for k in range(8)]
     cases = [
         ("sin", lambda: mlax.sin(x), lambda: jax.lax.sin(x)),
         ("add", lambda: mlax.add(x, x), lambda: jax.lax.add(x, x)),
@@ -94,6 +105,7 @@ def main():
         ("jnp.dot", lambda: mnp.dot(m, m), lambda: jnp.dot(m, m)),
         ("jnp.nanvar", lambda: mnp.nanvar(m, axis=0), lambda: jnp.nanvar(m, axis=0)),
         ("jnp.polyfit", lambda: mnp.polyfit(x, x, 2), lambda: jnp.polyfit(x, x, 2)),
+        ("jnp.stack of 8", lambda: mnp.stack(parts), lambda: jnp.stack(parts)),
     ]
     print(f"{'op':24s} {'minijax us':>11s} {'jax us':>9s} {'ratio':>7s}")
     for name, mini, ref in cases:

@@ -2,6 +2,8 @@
 equal `lax.scan`'s / the unrolled loop's, for every schedule and several lengths, under
 jit and vmap; prints happen once per step in the forward pass; the backward pass runs
 the body exactly as often as the schedule says."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -40,6 +42,14 @@ def inputs(n, width=3, seed=0):
     return w, h, xs
 
 
+@functools.lru_cache(maxsize=None)
+def rnn_reference(n, reverse=False):
+    """JAX's `rnn_loss` and its gradient (every argument) at `inputs(n)`: one `jax.jit`
+    program (eagerly, a compile per distinct operation), shared by every schedule."""
+    loss = rnn_loss(jax, jnp, theirs(reverse))
+    return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))(*inputs(n))
+
+
 def ours(schedule, reverse=False, checkpoints=None):
     return lambda f, init, xs: checkpointed_scan(f, init, xs, reverse=reverse,
                                                  schedule=schedule, checkpoints=checkpoints)
@@ -54,10 +64,9 @@ def theirs(reverse=False):
 def test_scan_values_and_gradients_match_lax_scan(schedule, n):
     args = inputs(n)
     mine = rnn_loss(minijax, mnp, ours(schedule))
-    ref = rnn_loss(jax, jnp, theirs())
-    assert_trees_match(mine(*args), ref(*args), **TOL)
-    assert_trees_match(minijax.grad(mine, argnums=(0, 1, 2))(*args),
-                       jax.grad(ref, argnums=(0, 1, 2))(*args), **TOL)
+    value, grads = rnn_reference(n)
+    assert_trees_match(mine(*args), value, **TOL)
+    assert_trees_match(minijax.grad(mine, argnums=(0, 1, 2))(*args), grads, **TOL)
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
@@ -66,16 +75,17 @@ def test_scan_reverse(schedule, jit):
     args = inputs(11)
     mine = minijax.grad(rnn_loss(minijax, mnp, ours(schedule, reverse=True)),
                         argnums=(0, 1, 2))
-    ref = jax.grad(rnn_loss(jax, jnp, theirs(reverse=True)), argnums=(0, 1, 2))
-    assert_trees_match((minijax.jit(mine) if jit else mine)(*args), ref(*args), **TOL)
+    value, grads = rnn_reference(11, reverse=True)
+    assert_trees_match((minijax.jit(mine) if jit else mine)(*args), grads, **TOL)
     assert_trees_match(rnn_loss(minijax, mnp, ours(schedule, reverse=True))(*args),
-                       rnn_loss(jax, jnp, theirs(reverse=True))(*args), **TOL)
+                       value, **TOL)
 
 
 @pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
 def test_scan_with_checkpoints_given(schedule):
     args = inputs(17)
-    ref = jax.grad(rnn_loss(jax, jnp, theirs()), argnums=(0, 2))(*args)
+    grads = rnn_reference(17)[1]
+    ref = (grads[0], grads[2])
     for c in (9, 12):
         mine = minijax.grad(rnn_loss(minijax, mnp, ours(schedule, checkpoints=c)),
                             argnums=(0, 2))(*args)
@@ -96,7 +106,7 @@ def test_scan_without_xs_and_integer_carry(schedule):
     mine = loss(minijax, mnp, lambda f, c, xs: checkpointed_scan(f, c, xs, length=9,
                                                                  schedule=schedule))
     ref = loss(jax, jnp, lambda f, c, xs: jax.lax.scan(f, c, xs, length=9))
-    assert_trees_match(minijax.grad(mine)(w), jax.grad(ref)(w), **TOL)
+    assert_trees_match(minijax.grad(mine)(w), jax.jit(jax.grad(ref))(w), **TOL)
 
 
 @pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
@@ -107,13 +117,13 @@ def test_scan_under_vmap(schedule):
                         in_axes=(None, 0, None))
     ref = jax.vmap(jax.grad(rnn_loss(jax, jnp, theirs()), argnums=(0, 1)),
                    in_axes=(None, 0, None))
-    assert_trees_match(mine(w, hs, xs), ref(w, hs, xs), **TOL)
+    assert_trees_match(mine(w, hs, xs), jax.jit(ref)(w, hs, xs), **TOL)
     # and grad of a vmapped loop (the custom_vjp call batched, then differentiated)
     def batched(lib, np_, scan):
         inner = rnn_loss(lib, np_, scan)
         return lambda w, hs, xs: np_.sum(lib.vmap(inner, in_axes=(None, 0, None))(w, hs, xs))
     assert_trees_match(minijax.grad(batched(minijax, mnp, ours(schedule)))(w, hs, xs),
-                       jax.grad(batched(jax, jnp, theirs()))(w, hs, xs), **TOL)
+                       jax.jit(jax.grad(batched(jax, jnp, theirs())))(w, hs, xs), **TOL)
 
 
 @pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
@@ -132,7 +142,7 @@ def test_scan_batched_xs_with_integer_xs_under_vmap(schedule):
     mine = loss(mnp, lambda f, c, x: checkpointed_scan(f, c, x, schedule=schedule))
     ref = loss(jnp, jax.lax.scan)
     axes = (None, None, 0, None)
-    expected = jax.vmap(jax.grad(ref, argnums=(0, 2)), in_axes=axes)(w, h, xs, ks)
+    expected = jax.jit(jax.vmap(jax.grad(ref, argnums=(0, 2)), in_axes=axes))(w, h, xs, ks)
     batched = minijax.vmap(minijax.grad(mine, argnums=(0, 2)), in_axes=axes)
     assert_trees_match(batched(w, h, xs, ks), expected, **TOL)
     assert_trees_match(minijax.jit(batched)(w, h, xs, ks), expected, **TOL)
@@ -153,11 +163,12 @@ def test_scan_under_nested_checkpoint_and_policy():
                 lambda b: minijax.checkpoint(b, policy=policy))
     ref = loss(jax, jnp, theirs(), lambda b: jax.checkpoint(
         b, policy=jax.checkpoint_policies.dots_saveable))
-    assert_trees_match(minijax.grad(mine)(*args), jax.grad(ref)(*args), **TOL)
+    assert_trees_match(minijax.grad(mine)(*args), jax.jit(jax.grad(ref))(*args), **TOL)
     # and the checkpointed scan itself inside a checkpoint
     outer = minijax.checkpoint(loss(minijax, mnp, ours("sqrt"), lambda b: b))
     assert_trees_match(minijax.grad(outer)(*args),
-                       jax.grad(loss(jax, jnp, theirs(), lambda b: b))(*args), **TOL)
+                       jax.jit(jax.grad(loss(jax, jnp, theirs(), lambda b: b)))(*args),
+                       **TOL)
 
 
 # -- the schedule: stored carries, recomputation count, prints --------------------------------
@@ -268,19 +279,31 @@ def while_program(lib, np_, loop, limit=3.0):
 
 
 def unrolled_reference(w, x, steps):
+    return _unrolled_value_and_grad(steps)(w, x)
+
+
+@functools.lru_cache(maxsize=None)
+def _unrolled_value_and_grad(steps):
+    """JAX's value and gradient of the loop unrolled `steps` times: one `jax.jit`
+    program per step count (eagerly, a compile per distinct operation)."""
     def f(w, x):
         v = x
         for _ in range(steps):
             v = jnp.sin(v * w) + v * 1.1 + 0.05
         return jnp.sum(v ** 2) + steps
-    return jax.value_and_grad(f, argnums=(0, 1))(w, x)
+    return jax.jit(jax.value_and_grad(f, argnums=(0, 1)))
 
 
 def jax_steps(w, x, limit=3.0):
+    return int(_jax_steps(w, x, limit))
+
+
+@functools.partial(jax.jit, static_argnames="limit")
+def _jax_steps(w, x, limit):
     k, _ = jax.lax.while_loop(lambda s: jnp.sum(s[1] ** 2) < limit,
                               lambda s: (s[0] + 1, jnp.sin(s[1] * w) + s[1] * 1.1 + 0.05),
                               (0, x))
-    return int(k)
+    return k
 
 
 @pytest.mark.parametrize("checkpoints", [None, 1, 3, 20])
@@ -351,12 +374,13 @@ def test_scan_linearize_matches_jax(schedule):
     ref = rnn_loss(jax, jnp, theirs())
     tangents = inputs(9, seed=1)
     _, lin = minijax.linearize(mine, *args)
-    _, expected = jax.jvp(ref, args, tangents)
+    jvp = jax.jit(lambda args, tangents: jax.jvp(ref, args, tangents))
+    expected_pair = jvp(args, tangents)
+    expected = expected_pair[1]
     assert_trees_match(lin(*tangents), expected, **TOL)
     assert_trees_match(minijax.jit(lin)(*tangents), expected, **TOL)
     # pure forward mode runs the same tangent map
-    assert_trees_match(minijax.jvp(mine, args, tangents), jax.jvp(ref, args, tangents),
-                       **TOL)
+    assert_trees_match(minijax.jvp(mine, args, tangents), expected_pair, **TOL)
 
 
 def test_while_early_exit_differs_per_vmap_lane():
@@ -437,7 +461,7 @@ def test_scan_with_refs_runs_effects_once_per_step(schedule, jit):
         c = np.sin(c * w) + x
     np.testing.assert_allclose(total[...], np.sum(carries, axis=0), rtol=1e-5)
     # JAX's side: the same program with a plain box for the inside ref, no effects
-    theirs = jax.grad(loss(jnp, jax.lax.scan, _Box, False), argnums=(0, 1))(w, xs)
+    theirs = jax.jit(jax.grad(loss(jnp, jax.lax.scan, _Box, False), argnums=(0, 1)))(w, xs)
     assert_trees_match(ours, theirs, **TOL)
 
 

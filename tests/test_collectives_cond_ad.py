@@ -15,6 +15,8 @@ of a `shard_map` whose devices take different branches.
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -118,6 +120,31 @@ def _oracle_loss(oracle):
     return lambda x: (oracle(x) ** 2).sum()
 
 
+# The oracle's values and derivatives: one jax.jit program each, computed once per case
+# and shared by the tests below (eagerly, JAX compiles a program per distinct operation
+# of the unrolled oracle).
+@functools.lru_cache(maxsize=None)
+def _oracle_values(case):
+    _, oracle, x = CASES[case]
+    return jax.jit(oracle)(x)
+
+
+@functools.lru_cache(maxsize=None)
+def _oracle_grad(case):
+    _, oracle, x = CASES[case]
+    return jax.jit(jax.grad(_oracle_loss(oracle)))(x)
+
+
+def _tangent(x):
+    return np.cos(3 * x).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=None)
+def _oracle_jvp(case):
+    _, oracle, x = CASES[case]
+    return jax.jit(lambda x, t: jax.jvp(oracle, (x,), (t,)))(x, _tangent(x))
+
+
 # -- the oracle is right: central differences in float64 ---------------------------------
 
 def _numeric_grad(fun, x, eps=1e-6):
@@ -134,7 +161,7 @@ def _numeric_grad(fun, x, eps=1e-6):
 def test_oracle_matches_finite_differences(case):
     _, oracle, x = CASES[case]
     numeric = _numeric_grad(lambda v: float((oracle(v, np) ** 2).sum()), x)
-    analytic = jax.grad(_oracle_loss(oracle))(x)
+    analytic = _oracle_grad(case)
     np.testing.assert_allclose(analytic, numeric, rtol=1e-4, atol=1e-4)
 
 
@@ -143,11 +170,11 @@ def test_oracle_matches_finite_differences(case):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_values(case):
     make, oracle, x = CASES[case]
-    want = oracle(x)
+    want = _oracle_values(case)
     assert_close(minijax.vmap(_ours(case), axis_name="i")(x), want, tol=TOL)
     assert_close(minijax.jit(minijax.vmap(_ours(case), axis_name="i"))(x), want, tol=TOL)
     # JAX agrees on the values
-    assert_close(jax.vmap(make(jax.lax, jnp), axis_name="i")(x), want, tol=TOL)
+    assert_close(jax.jit(jax.vmap(make(jax.lax, jnp), axis_name="i"))(x), want, tol=TOL)
 
 
 # -- derivatives inside the vmap ----------------------------------------------------------------
@@ -158,8 +185,8 @@ def _inside(transform, case):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_grad_inside(case):
-    _, oracle, x = CASES[case]
-    want = jax.grad(_oracle_loss(oracle))(x)
+    x = CASES[case][2]
+    want = _oracle_grad(case)
     got = _inside(lambda f: minijax.grad(_loss_of(f)), case)(x)
     assert np.isfinite(np.asarray(got)).all()
     assert_close(got, want, tol=TOL)
@@ -167,22 +194,22 @@ def test_grad_inside(case):
 
 @pytest.mark.parametrize("case", ["log_psum", "switch"])
 def test_jit_grad_and_value_and_grad_inside(case):
-    _, oracle, x = CASES[case]
-    want = jax.grad(_oracle_loss(oracle))(x)
+    x = CASES[case][2]
+    want = _oracle_grad(case)
     got = _inside(lambda f: minijax.jit(minijax.grad(_loss_of(f))), case)(x)
     assert_close(got, want, tol=TOL)
     got = minijax.jit(_inside(lambda f: minijax.grad(_loss_of(f)), case))(x)
     assert_close(got, want, tol=TOL)
     values, grads = _inside(lambda f: minijax.value_and_grad(_loss_of(f)), case)(x)
-    assert_close(values, (oracle(x) ** 2).reshape(N, -1).sum(1), tol=TOL)
+    assert_close(values, (_oracle_values(case) ** 2).reshape(N, -1).sum(1), tol=TOL)
     assert_close(grads, want, tol=TOL)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_jvp_and_linearize_inside(case):
-    _, oracle, x = CASES[case]
-    t = np.cos(3 * x).astype(np.float32)
-    want_out, want_tangent = jax.jvp(oracle, (x,), (t,))
+    x = CASES[case][2]
+    t = _tangent(x)
+    want_out, want_tangent = _oracle_jvp(case)
     out, tangent = minijax.vmap(lambda x, t: minijax.jvp(_ours(case), (x,), (t,)),
                                 axis_name="i")(x, t)
     assert_close(out, want_out, tol=TOL)
@@ -196,7 +223,7 @@ def test_jvp_and_linearize_inside(case):
 def test_vjp_inside(case):
     _, oracle, x = CASES[case]
     ct = np.sin(2 * x + 1).astype(np.float32)
-    want = jax.vjp(oracle, x)[1](ct)[0]
+    want = jax.jit(lambda x, ct: jax.vjp(oracle, x)[1](ct)[0])(x, ct)
     got = minijax.vmap(lambda x, c: minijax.vjp(_ours(case), x)[1](c)[0], axis_name="i")(x, ct)
     assert_close(got, want, tol=TOL)
 
@@ -205,13 +232,13 @@ def test_vjp_inside(case):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_grad_and_jvp_outside(case):
-    _, oracle, x = CASES[case]
+    x = CASES[case][2]
     mapped = minijax.vmap(_ours(case), axis_name="i")
     got = minijax.grad(lambda x: (mapped(x) ** 2).sum())(x)
     assert np.isfinite(np.asarray(got)).all()
-    assert_close(got, jax.grad(_oracle_loss(oracle))(x), tol=TOL)
-    t = np.cos(3 * x).astype(np.float32)
-    assert_close(minijax.jvp(mapped, (x,), (t,)), jax.jvp(oracle, (x,), (t,)), tol=TOL)
+    assert_close(got, _oracle_grad(case), tol=TOL)
+    t = _tangent(x)
+    assert_close(minijax.jvp(mapped, (x,), (t,)), _oracle_jvp(case), tol=TOL)
 
 
 def test_vmap_of_grad_inside_a_named_vmap():
@@ -219,7 +246,8 @@ def test_vmap_of_grad_inside_a_named_vmap():
     _, oracle, x = CASES["log_psum"]
     xs = np.stack([x, x[::-1] * 0.5])
     grad_inside = minijax.vmap(minijax.grad(_loss_of(_ours("log_psum"))), axis_name="i")
-    want = np.stack([jax.grad(_oracle_loss(oracle))(row) for row in xs])
+    oracle_grad = jax.jit(jax.grad(_oracle_loss(oracle)))
+    want = np.stack([oracle_grad(row) for row in xs])
     assert_close(minijax.vmap(grad_inside)(xs), want, tol=TOL)
 
 

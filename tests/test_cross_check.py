@@ -103,8 +103,12 @@ CORPUS = {
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_corpus_agrees(name):
     fun, args, transforms, policies = CORPUS[name]
+    # JAX's side of each row as one jax.jit program (the rows compare up to tolerance):
+    # eagerly JAX compiles a program per distinct operation of each transform. Not for
+    # custom_derivatives: JAX 0.10's jit of a vmap of a custom_vjp function fails an
+    # internal assertion ("non-canonical constant") on the NumPy batch closed over.
     report = assert_cross_check(fun, *args, transforms=transforms, policies=policies,
-                                shrink=False)
+                                shrink=False, jit_oracle=name != "custom_derivatives")
     assert isinstance(report, Report) and report.rows
 
 
@@ -112,7 +116,7 @@ def test_remat_of_jit_calls_saves_what_jax_saves():
     # The policy reaches into the known part of a partly-known jit call (jnp.sort,
     # jnp.where, ... are jit calls): its outputs are recomputed, as JAX does.
     assert_cross_check(numpy_mix, X, transforms=[], policies=("nothing_saveable",),
-                       shrink=False)
+                       shrink=False, jit_oracle=True)
 
 
 def test_refs_passed_in_are_compared_after_each_transform():
@@ -125,7 +129,7 @@ def test_refs_passed_in_are_compared_after_each_transform():
 
 def test_report_table_names_every_row():
     report = cross_check(mlp, W, np.ones((2, 3), np.float32), transforms=["eager", "hessian"],
-                         policies=("dots_saveable",), shrink=False)
+                         policies=("dots_saveable",), shrink=False, jit_oracle=True)
     text = str(report)
     for name in ("eager", "hessian", "checkpoint[dots_saveable]", "all agree"):
         assert name in text

@@ -4,7 +4,9 @@ Each program is executed twice from the same source file: once as written, and o
 with every `jax` import in it resolved to `minijax` (the file is not edited; only the
 names its `import` statements bind change). Their `main()` results must agree:
 random numbers bit for bit (they decide everything downstream), floats within a
-tolerance that allows for a few training steps of rounding differences.
+tolerance that allows for a few training steps of rounding differences. Where a
+program showed minijax compiling more than JAX for the same eager call, a test below
+pins the fix (an eager `jnp.stack` is one cached program, as JAX's).
 """
 from __future__ import annotations
 
@@ -12,9 +14,13 @@ import builtins
 import importlib
 import pathlib
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import minijax
+import minijax.numpy as mnp
 from minijax.testing import assert_trees_match
 
 PROGRAMS = sorted((pathlib.Path(__file__).parent / "programs").glob("p*.py"))
@@ -64,3 +70,28 @@ def test_the_loader_really_swaps_the_library(tmp_path):
                        "def main():\n    return jax.__name__, jnp.__name__\n")
     assert run_program(program, "jax") == ("jax", "jax.numpy")
     assert run_program(program, "minijax") == ("minijax", "minijax.numpy")
+
+
+def test_eager_stack_is_one_cached_program_as_in_jax():
+    # p04 and p05 stack a list of results eagerly; JAX jits `stack`, so each call is one
+    # program (minijax's was an expand_dims per array and a concatenate).
+    x = jnp.arange(6.0).reshape(2, 3)
+    calls = [lambda m: m.stack([x, x + 1]),
+             lambda m: m.stack((x, x), axis=-1, dtype=np.float16),
+             lambda m: m.stack([1.0, 2.0]), lambda m: m.stack([np.int8(3), np.int8(4)]),
+             lambda m: m.stack([1, 2, 3]), lambda m: m.stack([1000, 2]),
+             lambda m: m.stack(x), lambda m: m.stack([np.float32(1), 2.0])]
+    for call in calls:
+        for _ in range(2):       # the second call runs the cached program
+            assert_trees_match(call(mnp), call(jnp))
+    assert mnp.stack.eager_jit.root_executable() is not None
+    for bad, error in (([], ValueError), ([x, x[0]], ValueError), ([[1, 2], [3]], TypeError)):
+        for module in (mnp, jnp):
+            with pytest.raises(error):
+                module.stack(bad)
+    # traced, the body is inline: no nested call in the program
+    traced = minijax.make_jaxpr(lambda a: mnp.stack([a, a]))(x)
+    names = [e.primitive.name for e in traced.jaxpr.eqns]
+    assert names == ["expand_dims", "expand_dims", "concatenate"]
+    assert_trees_match(minijax.grad(lambda a: mnp.stack([a, 2 * a]).sum())(x),
+                       jax.grad(lambda a: jnp.stack([a, 2 * a]).sum())(x))

@@ -4,6 +4,7 @@ linearize, against JAX (values and final ref contents); the discharged programs
 verify and round-trip; the reference evaluator agrees with XLA; a ref threaded
 through a loop or returned from a body, and ref misuse under make_jaxpr, are clear
 RefErrors. The differentiated programs are in tests/refs_control_flow_cases.py."""
+import functools
 import re
 
 import jax
@@ -118,6 +119,14 @@ def _both(case):
     return (lambda x: case(C.MJ, x)), (lambda x: case(C.JX, x, views=False))
 
 
+# JAX's side of the comparisons below runs under jax.jit, one program per check (they
+# compare with a tolerance; eagerly, JAX compiles a program per distinct operation).
+@functools.lru_cache(maxsize=None)
+def _jax_values(case):
+    """JAX's outputs of `case` at V, computed once for the eager and the jit rows."""
+    return jax.jit(_both(case)[1])(V)
+
+
 def _match(a, b):
     assert_trees_match(a, b, check_weak_types=False, rtol=1e-5, atol=1e-5)
 
@@ -142,16 +151,17 @@ _ids = lambda case: case.__name__  # noqa: E731
 @pytest.mark.parametrize("case", C.ALL, ids=_ids)
 @pytest.mark.parametrize("use_jit", [False, True], ids=["eager", "jit"])
 def test_values_and_final_contents(case, use_jit):
-    mine, theirs = _both(case)
+    mine, _ = _both(case)
     if use_jit:
-        mine, theirs = minijax.jit(mine), jax.jit(theirs)
-    _match(mine(V), theirs(V))
+        mine = minijax.jit(mine)
+    _match(mine(V), _jax_values(case))
 
 
 @pytest.mark.parametrize("case", C.ALL, ids=_ids)
 def test_jvp(case):
     mine, theirs = _both(case)
-    _match(minijax.jvp(mine, (V,), (T,)), jax.jvp(theirs, (V,), (T,)))
+    _match(minijax.jvp(mine, (V,), (T,)),
+           jax.jit(lambda v, t: jax.jvp(theirs, (v,), (t,)))(V, T))
 
 
 # Reverse mode of the other programs: test_vjp and test_grad_of_jit_and_jit_of_grad.
@@ -164,7 +174,7 @@ def test_grad(case):
     if case in C.COND_IN_LOOP:
         _match(got, _jacobian_by_jvp(_weighted_sum(jax, theirs), V))
     else:
-        _match(got, jax.grad(_weighted_sum(jax, theirs))(V))
+        _match(got, jax.jit(jax.grad(_weighted_sum(jax, theirs)))(V))
 
 
 @pytest.mark.parametrize("case", [C.cond_accumulate, C.scan_accumulate, C.fori_dynamic_index,
@@ -172,9 +182,10 @@ def test_grad(case):
 def test_linearize(case):
     mine, theirs = _both(case)
     out_m, lin_m = minijax.linearize(mine, V)
-    out_j, lin_j = jax.linearize(theirs, V)
+    out_j, lin_j_of_t = jax.jit(lambda v, t: (lambda out, lin: (out, lin(t)))(
+        *jax.linearize(theirs, v)))(V, T)
     _match(out_m, out_j)
-    _match(lin_m(T), lin_j(T))
+    _match(lin_m(T), lin_j_of_t)
 
 
 @pytest.mark.parametrize("case", [C.scan_accumulate, C.nested_fori_fori, C.scan_in_cond],
@@ -182,10 +193,11 @@ def test_linearize(case):
 def test_vjp(case):
     mine, theirs = _both(case)
     out_m, back_m = minijax.vjp(mine, V)
-    out_j, back_j = jax.vjp(theirs, V)
-    _match(out_m, out_j)
+    out_j = _jax_values(case)
     cotangent = jax.tree_util.tree_map(lambda o: np.full(np.shape(o), 0.5, np.float32), out_j)
-    _match(back_m(cotangent), back_j(cotangent))
+    back_j = jax.jit(lambda v, ct: jax.vjp(theirs, v)[1](ct))(V, cotangent)
+    _match(out_m, out_j)
+    _match(back_m(cotangent), back_j)
 
 
 @pytest.mark.parametrize("case", [C.cond_read, C.scan_views, C.nested_scan_cond], ids=_ids)
@@ -285,7 +297,7 @@ def test_partial_eval_of_bodies_writing_a_ref(unknown):
 def test_vmap_of_loops(case):
     mine, theirs = _both(case)
     xs = np.stack([V, V * 2.0 - 1.0, -V])     # the while loop's trip count differs per example
-    _match(minijax.vmap(mine)(xs), jax.vmap(theirs)(xs))
+    _match(minijax.vmap(mine)(xs), jax.jit(jax.vmap(theirs))(xs))
 
 
 def test_writing_a_differentiated_value_into_a_closed_over_ref_in_a_body_is_an_error():

@@ -258,6 +258,14 @@ def stack(arrays, axis=0, dtype=None):
     """Join arrays of equal shape along a new axis."""
     if isinstance(arrays, Tracer) or hasattr(arrays, "dtype"):
         arrays = [arrays[i] for i in range(shape_of(arrays)[0])]
+    return _stack_operands(*arrays, axis=axis, dtype=dtype)
+
+
+# JAX jits `stack` (the sequence is one pytree argument); spread as operands here, the
+# arrays make an eager call one cached program too, not an expand_dims per array and
+# a concatenate.
+@jitted_eagerly("axis", "dtype")
+def _stack_operands(*arrays, axis, dtype):
     arrays = [as_operand("stack", a) for a in arrays]
     if not arrays:
         raise ValueError("stack: need at least one array to stack")
@@ -270,6 +278,9 @@ def stack(arrays, axis=0, dtype=None):
     if dtype is not None:
         arrays = [convert("stack", a, canonicalize_dtype(dtype)) for a in arrays]
     return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis)
+
+
+stack.eager_jit = _stack_operands.eager_jit     # the cached program, as on the others
 
 
 def vstack(tup, dtype=None):
