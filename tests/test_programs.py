@@ -84,7 +84,7 @@ def test_eager_stack_is_one_cached_program_as_in_jax():
     for call in calls:
         for _ in range(2):       # the second call runs the cached program
             assert_trees_match(call(mnp), call(jnp))
-    assert mnp.stack.eager_jit.root_executable() is not None
+    assert mnp.stack.eager_jit.call_cache().fast is not None
     for bad, error in (([], ValueError), ([x, x[0]], ValueError), ([[1, 2], [3]], TypeError)):
         for module in (mnp, jnp):
             with pytest.raises(error):
