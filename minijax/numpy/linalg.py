@@ -2,15 +2,13 @@
 
 Everything here is built from the decomposition primitives of `minijax.lax.linalg`
 (cholesky, triangular_solve, lu, eigh, svd, qr) plus ordinary array operations, so
-derivatives come from those primitives' rules (see docs/linalg.md), except `pinv`'s:
+derivatives come from those primitives' rules (but `pinv`'s: a custom_jvp, as JAX's):
 
 * `solve` factors `a` once with `lu` and does two triangular solves on the permuted
   right-hand side; `inv` solves against the identity.
 * `slogdet`/`det` read the determinant off the LU diagonal and the pivot parity
   (2x2 and 3x3 determinants use the closed formulas, as JAX does).
-* `pinv`, `lstsq`, `matrix_rank` and the spectral norms use the thin `svd`; `pinv`
-  has its own derivative rule (a `custom_jvp`, as JAX's), the others differentiate
-  through the SVD.
+* `pinv`, `lstsq`, `matrix_rank` and the spectral norms use the thin `svd`.
 
 Leading axes are batch axes throughout. Inputs are promoted to floating point first
 (integers to float32), as `jax.numpy.linalg` does. The functions that JAX jits
