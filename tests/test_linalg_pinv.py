@@ -19,6 +19,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from tests.numpy_helpers import check, assert_values_close
+from tests.test_divergences import pins
 
 rng = np.random.default_rng(31)
 
@@ -178,3 +179,16 @@ def test_matrix_rank_has_no_tangent_as_in_jax():
     rank, rank_dot = minijax.jvp(mnp.linalg.matrix_rank, (a,), (a,))
     assert int(rank) == int(theirs[1][0]) == 2
     assert np.asarray(rank_dot).dtype == np.asarray(theirs[1][1]).dtype
+
+
+@pins("pinv_grad_under_jit_with_traced_rtol")
+def test_pinv_grad_with_a_traced_rtol_divergence():
+    """Registered: "pinv_grad_under_jit_with_traced_rtol"."""
+    a, rtol, _ = CASES["square_cut_by_rtol"]
+
+    def loss(np_, jit):
+        return lambda x: jit(lambda x, r: np_.sum(np_.linalg.pinv(x, rtol=r) ** 2))(x, rtol)
+    with pytest.raises(TypeError, match="constant handler"):
+        jax.grad(loss(jnp, jax.jit))(a)
+    expected = jax.jit(jax.grad(lambda x: jnp.sum(jnp.linalg.pinv(x, rtol=rtol) ** 2)))(a)
+    assert_values_close(minijax.grad(loss(mnp, minijax.jit))(a), expected, 2e-3, 2e-3)
