@@ -2,7 +2,7 @@
 
 Everything here is built from the decomposition primitives of `minijax.lax.linalg`
 (cholesky, triangular_solve, lu, eigh, svd, qr) plus ordinary array operations, so
-derivatives come from those primitives' rules (see docs/linalg.md):
+derivatives come from those primitives' rules (but `pinv`'s: a custom_jvp, as JAX's):
 
 * `solve` factors `a` once with `lu` and does two triangular solves on the permuted
   right-hand side; `inv` solves against the identity.
@@ -40,6 +40,8 @@ from ._dtypes import finfo
 from ._take import take_along_axis
 from ._shape import ravel, reshape, stack
 from ..frontend.eager_jit import jitted_eagerly
+from ..transforms.custom_derivatives import custom_jvp
+from ._pinv_tangent import pseudo_inverse_tangent
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",
            "slogdet", "pinv", "matrix_power", "lstsq", "matrix_rank", "norm", "vector_norm",
@@ -297,7 +299,8 @@ def det(a):
 @jitted_eagerly("hermitian")
 def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
     """The Moore-Penrose pseudo-inverse from the thin SVD, dropping singular values
-    below rtol * s_max (default rtol: 10 * max(m, n) * eps)."""
+    below rtol * s_max (default rtol: 10 * max(m, n) * eps). Differentiated by its own
+    rule (`_pinv_jvp`), not through the SVD, as in JAX."""
     if rcond is not None:
         if rtol is not None:
             raise ValueError("pinv: only one of rtol and rcond may be specified")
@@ -305,15 +308,31 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
     a, = _inexact("pinv", a)
     _check_matrix("pinv", a)
     m, n = shape_of(a)[-2:]
-    dtype = dtype_of(a)
     if m == 0 or n == 0:
-        return zeros(shape_of(a)[:-2] + (n, m), dtype)
+        return zeros(shape_of(a)[:-2] + (n, m), dtype_of(a))
     if rtol is None:
-        rtol = np.asarray(10.0 * builtins.max(m, n) * finfo(dtype).eps, dtype)
+        rtol = np.asarray(10.0 * builtins.max(m, n) * finfo(dtype_of(a)).eps, dtype_of(a))
+    return _pinv(a, as_operand("pinv", rtol), hermitian)
+
+
+def _pinv_from_svd(a, rtol, hermitian):
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    cutoff = U.multiply(expand_dims(as_operand("pinv", rtol), -1), s[..., 0:1])
-    s = where(U.greater(s, cutoff), s, np.asarray(np.inf, dtype))
+    cutoff = U.multiply(expand_dims(rtol, -1), s[..., 0:1])
+    s = where(U.greater(s, cutoff), s, np.asarray(np.inf, dtype_of(a)))
     return matmul(matrix_transpose(vh), U.divide(matrix_transpose(u), expand_dims(s, -1)))
+
+
+# JAX makes rtol a nondiff argument; here it stays an operand whose tangent the rule
+# ignores (the same derivatives), because a traced nondiff argument -- rtol inside
+# pinv's eager program -- would be captured by the staged rule and escape.
+_pinv = custom_jvp(_pinv_from_svd, nondiff_argnums=(2,))
+
+
+@_pinv.defjvp
+def _pinv_jvp(hermitian, primals, tangents):
+    (a, rtol), (a_dot, _) = primals, tangents
+    p = _pinv(a, rtol, hermitian)
+    return p, pseudo_inverse_tangent(a, a_dot, p, hermitian)
 
 
 @jitted_eagerly("n")

@@ -1,0 +1,194 @@
+"""Derivatives of `linalg.pinv` (its own rule, as JAX's) and of the other functions
+with singular-value cutoffs (`lstsq`, `matrix_rank`) against JAX's, on full-rank and
+rank-deficient matrices, square, tall, wide and batched, with cutoffs that drop
+singular values and with the default cutoff.
+
+JAX's `pinv` is a `custom_jvp` with the closed-form derivative of the pseudo-inverse;
+differentiating through the SVD instead gives other values as soon as the cutoff
+drops a singular value, so each case first asserts that its cutoff does drop one
+where it claims to. JAX's side runs under one `jax.jit` (the comparisons have
+tolerances anyway).
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mnp
+from tests.numpy_helpers import check, assert_values_close
+from tests.test_divergences import pins
+
+rng = np.random.default_rng(31)
+
+
+def with_singular_values(m, n, values, batch=()):
+    """A random m x n matrix with the given singular values (the rest zero)."""
+    k = min(m, n)
+    u, _ = np.linalg.qr(rng.normal(size=batch + (m, k)))
+    v, _ = np.linalg.qr(rng.normal(size=batch + (n, k)))
+    s = np.zeros(k)
+    s[:len(values)] = values
+    return ((u * s[..., None, :]) @ np.swapaxes(v, -1, -2)).astype(np.float32)
+
+
+# (matrix, rtol, how many singular values the cutoff keeps in each matrix)
+CASES = {
+    "square_full_rank_default": (with_singular_values(3, 3, [3.0, 1.5, 0.7]), None, 3),
+    "square_cut_by_rtol": (with_singular_values(3, 3, [3.0, 1.5, 0.2]), 0.3, 2),
+    "tall_rank_deficient_default": (with_singular_values(4, 3, [2.5, 1.0]), None, 2),
+    "tall_cut_by_rtol": (with_singular_values(4, 3, [2.5, 1.0, 0.4]), 0.25, 2),
+    "wide_rank_deficient_default": (with_singular_values(2, 4, [1.8]), None, 1),
+    "wide_cut_by_rtol": (with_singular_values(3, 4, [2.0, 1.2, 0.1]), 0.5, 2),
+    "batched_mixed": (np.stack([with_singular_values(3, 3, [3.0, 1.5, 0.7]),
+                                with_singular_values(3, 3, [2.0, 0.9])]), None, (3, 2)),
+    "batched_rtol_per_matrix": (np.stack([with_singular_values(3, 2, [2.0, 1.0]),
+                                          with_singular_values(3, 2, [2.0, 1.0])]),
+                                np.array([0.1, 0.6], np.float32), (2, 1)),
+}
+WEIGHTS = {name: rng.normal(size=a.shape[:-2] + a.shape[:-3:-1]).astype(np.float32)
+           for name, (a, _, _) in CASES.items()}
+
+
+def pinv_loss(np_, name):
+    a, rtol, _ = CASES[name]
+    weights = WEIGHTS[name]
+    return lambda x: np_.sum(np_.sin(np_.linalg.pinv(x, rtol=rtol)) * weights)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_cutoff_keeps_the_stated_rank(name):
+    """Guards the other tests: the cases cut what they say they cut."""
+    a, rtol, rank = CASES[name]
+    s = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    cut = 10 * max(a.shape[-2:]) * np.finfo(np.float32).eps if rtol is None else rtol
+    kept = (s > np.expand_dims(cut, -1) * s[..., :1]).sum(-1)
+    assert np.array_equal(kept, rank)
+    check(lambda np_, x: np_.linalg.pinv(x, rtol=rtol), a, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_grad_matches_jax_eagerly_and_under_jit(name):
+    a = CASES[name][0]
+    expected = jax.jit(jax.grad(pinv_loss(jnp, name)))(a)
+    assert_values_close(minijax.grad(pinv_loss(mnp, name))(a), expected, 2e-3, 2e-3)
+    assert_values_close(minijax.jit(minijax.grad(pinv_loss(mnp, name)))(a), expected,
+                        2e-3, 2e-3)
+
+
+@pytest.mark.parametrize("name", ["square_cut_by_rtol", "tall_rank_deficient_default",
+                                  "wide_cut_by_rtol", "batched_rtol_per_matrix"])
+def test_jvp_of_pinv_matches_jax(name):
+    a, rtol, _ = CASES[name]
+    t = rng.normal(size=a.shape).astype(np.float32)
+    ours = minijax.jvp(lambda x: mnp.linalg.pinv(x, rtol=rtol), (a,), (t,))
+    theirs = jax.jit(lambda p, d: jax.jvp(lambda x: jnp.linalg.pinv(x, rtol=rtol),
+                                          (p,), (d,)))(a, t)
+    assert_values_close(ours, theirs, 2e-3, 2e-3)
+    ours_jit = minijax.jit(lambda p, d: minijax.jvp(
+        lambda x: mnp.linalg.pinv(x, rtol=rtol), (p,), (d,)))(a, t)
+    assert_values_close(ours_jit, theirs, 2e-3, 2e-3)
+
+
+@pytest.mark.parametrize("name", ["tall_cut_by_rtol", "wide_rank_deficient_default"])
+def test_jacfwd_and_jacrev_of_pinv_match_jax(name):
+    a, rtol, _ = CASES[name]
+    f = lambda np_: (lambda x: np_.linalg.pinv(x, rtol=rtol))      # noqa: E731
+    theirs = jax.jit(lambda x: (jax.jacfwd(f(jnp))(x), jax.jacrev(f(jnp))(x)))(a)
+    assert_values_close(minijax.jacfwd(f(mnp))(a), theirs[0], 2e-3, 2e-3)
+    assert_values_close(minijax.jit(minijax.jacrev(f(mnp)))(a), theirs[1], 2e-3, 2e-3)
+
+
+def test_vmap_of_pinv_and_its_grad_match_jax():
+    """vmap over a batch holding a full-rank and a rank-deficient matrix, with rtol
+    mapped too, and the gradient of the vmapped loss."""
+    a, rtol, _ = CASES["batched_rtol_per_matrix"]
+    w = WEIGHTS["batched_rtol_per_matrix"]
+
+    def loss(np_, vmap):
+        def per_matrix(x, r, wx):
+            return np_.sum(np_.sin(np_.linalg.pinv(x, rtol=r)) * wx)
+        return lambda x: vmap(per_matrix)(x, rtol, w).sum()
+    theirs = jax.jit(lambda x: (jax.vmap(lambda x, r: jnp.linalg.pinv(x, rtol=r))(x, rtol),
+                                jax.grad(loss(jnp, jax.vmap))(x)))(a)
+    assert_values_close(minijax.vmap(lambda x, r: mnp.linalg.pinv(x, rtol=r))(a, rtol),
+                        theirs[0], 2e-4, 2e-4)
+    assert_values_close(minijax.grad(loss(mnp, minijax.vmap))(a), theirs[1], 2e-3, 2e-3)
+
+
+def test_hermitian_pinv_derivative_matches_jax():
+    """The hermitian SVD reads only the symmetric part, and so does the rule: the
+    tangent of a non-symmetric direction is that of its symmetric part, as in JAX."""
+    a = with_singular_values(3, 3, [2.0, 1.0, 0.05])
+    a = (a + a.T) / 2
+    t = rng.normal(size=a.shape).astype(np.float32)
+    f = lambda np_: (lambda x: np_.linalg.pinv(x, rtol=0.1, hermitian=True))  # noqa: E731
+    theirs = jax.jit(lambda p, d: jax.jvp(f(jnp), (p,), (d,)))(a, t)
+    assert_values_close(minijax.jvp(f(mnp), (a,), (t,)), theirs, 2e-3, 2e-3)
+
+
+def test_rtol_and_rcond_get_no_gradient_as_in_jax():
+    a = CASES["square_cut_by_rtol"][0]
+
+    def loss(np_):
+        return lambda x, r: np_.sum(np_.linalg.pinv(x, rcond=r) ** 2)
+    theirs = jax.jit(jax.grad(loss(jnp), argnums=(0, 1)))(a, 0.3)
+    ours = minijax.grad(loss(mnp), argnums=(0, 1))(a, 0.3)
+    assert_values_close(ours, theirs, 2e-3, 2e-3)
+    assert float(ours[1]) == 0.0
+
+
+def test_empty_pinv_derivative_is_empty_as_in_jax():
+    a = np.zeros((2, 0, 3), np.float32)
+    t = np.ones_like(a)
+    ours = minijax.jvp(mnp.linalg.pinv, (a,), (t,))
+    theirs = jax.jvp(jnp.linalg.pinv, (a,), (t,))
+    assert_values_close(ours, theirs)
+
+
+# -- the other cutoffs: lstsq and matrix_rank differentiate through the SVD, as JAX's ------
+
+B = rng.normal(size=(4, 2)).astype(np.float32)
+
+
+@pytest.mark.parametrize("rcond", [None, 0.3])
+def test_lstsq_grad_on_rank_deficient_matrices_matches_jax(rcond):
+    a = with_singular_values(4, 3, [2.5, 1.0, 0.4 if rcond else 0.0])
+
+    def loss(np_):
+        def f(x, b):
+            solution, residuals, _, s = np_.linalg.lstsq(x, b, rcond=rcond)
+            return np_.sum(np_.sin(solution)) + np_.sum(residuals) + np_.sum(s)
+        return f
+    theirs = jax.jit(jax.grad(loss(jnp), argnums=(0, 1)))(a, B)
+    assert_values_close(minijax.grad(loss(mnp), argnums=(0, 1))(a, B), theirs, 2e-3, 2e-3)
+    assert_values_close(minijax.jit(minijax.grad(loss(mnp), argnums=(0, 1)))(a, B), theirs,
+                        2e-3, 2e-3)
+
+
+def test_matrix_rank_has_no_tangent_as_in_jax():
+    a = with_singular_values(3, 3, [2.0, 1.0])
+
+    def f(np_):
+        return lambda x: np_.linalg.matrix_rank(x) * np_.sum(x ** 2)
+    theirs = jax.jit(lambda x: (jax.grad(f(jnp))(x),
+                                jax.jvp(jnp.linalg.matrix_rank, (x,), (x,))))(a)
+    assert_values_close(minijax.grad(f(mnp))(a), theirs[0], 2e-4, 2e-4)
+    rank, rank_dot = minijax.jvp(mnp.linalg.matrix_rank, (a,), (a,))
+    assert int(rank) == int(theirs[1][0]) == 2
+    assert np.asarray(rank_dot).dtype == np.asarray(theirs[1][1]).dtype
+
+
+@pins("pinv_grad_under_jit_with_traced_rtol")
+def test_pinv_grad_with_a_traced_rtol_divergence():
+    """Registered: "pinv_grad_under_jit_with_traced_rtol"."""
+    a, rtol, _ = CASES["square_cut_by_rtol"]
+
+    def loss(np_, jit):
+        return lambda x: jit(lambda x, r: np_.sum(np_.linalg.pinv(x, rtol=r) ** 2))(x, rtol)
+    with pytest.raises(TypeError, match="constant handler"):
+        jax.grad(loss(jnp, jax.jit))(a)
+    expected = jax.jit(jax.grad(lambda x: jnp.sum(jnp.linalg.pinv(x, rtol=rtol) ** 2)))(a)
+    assert_values_close(minijax.grad(loss(mnp, minijax.jit))(a), expected, 2e-3, 2e-3)
