@@ -329,7 +329,7 @@ _SCATTERS = frozenset({P.scatter_p, P.scatter_add_p, P.scatter_mul_p, P.scatter_
 
 def barrier_between_scatter_and_rev(jaxpr):
     """`jaxpr` with an `optimization_barrier` put between each scatter and a `rev` of
-    its result: the only rewrite lowering makes.
+    its result (lowering makes it after dropping dead code).
 
     XLA's algebraic simplifier (jaxlib 0.10, CPU) aborts the whole process on a reverse
     of a scatter that overwrites all of its operand (`jnp.flip(z.at[:].set(x))` under
