@@ -30,7 +30,8 @@ from jax import lax
 import numpy as np
 
 from ..ir import primitives as P
-from ..ir.core import Literal, literal_value
+from ..ir.core import Eqn, Jaxpr, Literal, Var, literal_value
+from ..ir.selection_primitives import optimization_barrier_p
 from ..ir.printer import dumps, NotSerializableError
 from ..ir.primitives import out_avals_of, register_rule_table, GenericPath
 from ..ir.trace import eager_impls
@@ -163,9 +164,8 @@ def _rev(x, *, dimensions):
     # XLA's simplifier (jaxlib 0.10, CPU) aborts the process on a reverse of a scatter
     # that overwrites its whole operand ("Invalid binary instruction opcode map"),
     # which is how `weakened` makes a non-scalar value weak: so a weak operand goes
-    # through a barrier that keeps the two apart. (`jnp.flip(jnp.zeros(2).at[:].set(x))`
-    # under `jax.jit` aborts the same way; a program of minijax's that the user wrote
-    # that way does too, as JAX's.)
+    # through a barrier that keeps the two apart. A scatter of the user's own program
+    # is kept apart from a rev before lowering (`barrier_between_scatter_and_rev`).
     if getattr(x, "weak_type", False) and x.ndim:
         x = lax.optimization_barrier(x)
     return lax.rev(x, dimensions)
@@ -318,9 +318,58 @@ def lower_jaxpr(jaxpr, consts, args) -> list:
     Dead code is dropped first, as JAX does before lowering: what no output needs is
     never lowered, so a dead `custom_lin` (the forward mode of a custom_vjp function
     whose result is unused) does not raise under jit or in a loop body, as in JAX."""
-    jaxpr = dce_jaxpr(jaxpr).jaxpr
+    jaxpr = barrier_between_scatter_and_rev(dce_jaxpr(jaxpr).jaxpr)
     outs = interpret_with_table(jaxpr, consts, args, lowering_rules, _no_lowering)
     return weak_as_typed([var.aval for var in jaxpr.outvars], outs)
+
+
+_SCATTERS = frozenset({P.scatter_p, P.scatter_add_p, P.scatter_mul_p, P.scatter_min_p,
+                       P.scatter_max_p})
+
+
+def barrier_between_scatter_and_rev(jaxpr):
+    """`jaxpr` with an `optimization_barrier` put between each scatter and a `rev` of
+    its result (lowering makes it after dropping dead code).
+
+    XLA's algebraic simplifier (jaxlib 0.10, CPU) aborts the whole process on a reverse
+    of a scatter that overwrites all of its operand (`jnp.flip(z.at[:].set(x))` under
+    `jax.jit`: registry entry `xla_aborts_on_rev_of_a_whole_operand_scatter`). The
+    barrier keeps XLA from looking through to the scatter. The rev may sit in a `jit`
+    call (`jnp.flip` is one in an imported JAX program): calls are inlined into one
+    XLA program, so the barrier goes on the call's input. A program without a scatter
+    is returned as it is, after one look at each equation."""
+    scattered = {eqn.outputs[0] for eqn in jaxpr.eqns if eqn.primitive in _SCATTERS}
+    if not scattered:
+        return jaxpr
+    eqns, apart = [], {}                      # a scattered var -> its barrier's output
+    for eqn in jaxpr.eqns:
+        at = [i for i in _reversed_positions(eqn) if eqn.inputs[i] in scattered]
+        if at:
+            inputs = list(eqn.inputs)
+            for i in at:
+                var = inputs[i]
+                if var not in apart:
+                    apart[var] = Var(var.aval)
+                    eqns.append(Eqn(optimization_barrier_p, (var,), {}, (apart[var],)))
+                inputs[i] = apart[var]
+            eqn = eqn.replace(inputs=tuple(inputs))
+        eqns.append(eqn)
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars)
+
+
+def _reversed_positions(eqn) -> list:
+    """The positions of `eqn`'s inputs that a `rev` takes as they are: its operand, or
+    an input a `jit` call passes to one."""
+    if eqn.primitive is P.rev_p:
+        return [0] if isinstance(eqn.inputs[0], Var) else []
+    if eqn.primitive is not P.jit_p:
+        return []
+    inner = eqn.params["jaxpr"]
+    position = {var: i for i, var in enumerate(inner.invars)}
+    return sorted({position[operand] for inner_eqn in inner.eqns
+                   for operand in (inner_eqn.inputs[i]
+                                   for i in _reversed_positions(inner_eqn))
+                   if operand in position})
 
 
 @functools.lru_cache(maxsize=4096)

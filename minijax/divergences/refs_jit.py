@@ -62,3 +62,16 @@ register(
     "issue 6: writing a differentiated value into a ref whose tangent is not tracked is "
     "a clear error that says what to do",
     transforms=("grad", "jit", "new_ref"))
+
+
+register(
+    "jax_jit_of_vjp_of_indexed_ref_set_with_numpy_cotangent_fails", "0.10.2",
+    "jax.jit of a function that takes the vjp of a function setting a ref at an "
+    "integer-array index (`r = new_ref(zeros(3)); r[np.array([0, 1, 2])] = x * x`) and "
+    "pulls back a NumPy cotangent it closes over raises an internal AttributeError "
+    "(\"'TypedNdArray' object has no attribute 'at'\"); with the cotangent passed as an "
+    "argument, or with `r[...] = ...`, or without jit, it runs",
+    "the cotangent, under minijax.jit as eagerly",
+    "issue 6: a jitted function may close over NumPy arrays and use them as "
+    "cotangents; vjp of ref programs works under jit",
+    transforms=("jit", "vjp", "new_ref"))

@@ -1,0 +1,29 @@
+"""Valid programs that JAX fails on only under `jax.jit`: in tracing or in XLA.
+
+Pinned in tests/test_divergences_jit.py."""
+from minijax.divergences.registry import register
+
+register(
+    "xla_aborts_on_rev_of_a_whole_operand_scatter", "0.10.2",
+    "jax.jit of `jnp.flip(jnp.zeros(2).at[:].set(x))` kills the whole Python process "
+    "(SIGABRT, a CHECK failure in XLA's algebraic simplifier: 'Invalid binary "
+    "instruction opcode map'); `.at[:].add` / `.multiply` / `.max` do the same, on any "
+    "axis; a scatter that leaves part of its operand (`.at[1:]`), one with an index "
+    "array, or any operation between the two runs; eagerly it runs",
+    "the reversed array, eagerly and under minijax.jit: the XLA lowering puts an "
+    "optimization_barrier between a scatter and a rev of its result, also where the "
+    "rev is inside a jit call (`backends/xla.py` `barrier_between_scatter_and_rev`)",
+    "reversing the result of an indexed update is a valid program; jit means to run "
+    "what runs eagerly, and no input should crash the interpreter",
+    transforms=("jit", "flip"))
+
+register(
+    "jax_jit_of_vmap_of_custom_vjp_over_a_numpy_constant_fails", "0.10.2",
+    "jax.jit of a function that maps a jax.custom_vjp function over a NumPy array it "
+    "closes over (`jax.jit(lambda: jax.vmap(f)(X))()`, X a np.ndarray) raises an "
+    "internal AssertionError('non-canonical constant of type ndarray'); the same with X "
+    "passed as an argument, or without jit, or with a plain function, runs",
+    "the mapped values, under minijax.jit as eagerly",
+    "a jitted function may close over NumPy arrays, whatever transform it applies to "
+    "them; an internal assertion is never the intended answer",
+    transforms=("jit", "vmap", "custom_vjp"))
