@@ -192,3 +192,20 @@ def test_pinv_grad_with_a_traced_rtol_divergence():
         jax.grad(loss(jnp, jax.jit))(a)
     expected = jax.jit(jax.grad(lambda x: jnp.sum(jnp.linalg.pinv(x, rtol=rtol) ** 2)))(a)
     assert_values_close(minijax.grad(loss(mnp, minijax.jit))(a), expected, 2e-3, 2e-3)
+
+
+@pins("matrix_rank_rtol_taken_as_absolute")
+def test_matrix_rank_rtol_is_relative_divergence():
+    """Registered: "matrix_rank_rtol_taken_as_absolute"."""
+    a = np.diag([10.0, 1.0, 0.05]).astype(np.float32)
+    assert int(jnp.linalg.matrix_rank(a, rtol=0.2)) == 2          # JAX: 1 > 0.2, absolute
+    assert int(np.linalg.matrix_rank(a, rtol=0.2)) == 1           # NumPy: 1 < 0.2 * 10
+    assert int(mnp.linalg.matrix_rank(a, rtol=0.2)) == 1
+    assert int(minijax.jit(lambda m, r: mnp.linalg.matrix_rank(m, rtol=r))(a, 0.2)) == 1
+    batch = np.stack([a, 3 * a])      # a per-matrix rtol, relative to each matrix
+    assert mnp.linalg.matrix_rank(batch, rtol=np.array([0.2, 0.001])).tolist() == [1, 3]
+    # tol is absolute in both, and the default tolerance is JAX's
+    for kwargs in ({"tol": 0.2}, {"tol": 0.01}, {}):
+        assert int(mnp.linalg.matrix_rank(a, **kwargs)) == int(jnp.linalg.matrix_rank(a, **kwargs))
+    with pytest.raises(ValueError):
+        mnp.linalg.matrix_rank(a, rtol=0.1, tol=0.1)

@@ -41,3 +41,14 @@ register(
     "pinv documents rtol as an array_like of shape a.shape[:-2], and jit may trace any "
     "array argument; the same call with a concrete rtol is differentiated fine",
     transforms=("linalg.pinv", "jit"))
+
+register(
+    "matrix_rank_rtol_taken_as_absolute", "0.10.2",
+    "jnp.linalg.matrix_rank(M, rtol=r) counts the singular values above r itself: "
+    "diag(10, 1, 0.05) with rtol=0.2 has rank 2",
+    "counts those above r * (largest singular value), as numpy.linalg.matrix_rank's "
+    "rtol: rank 1 there; tol= stays the absolute threshold of JAX and NumPy",
+    "JAX's docstring says singular values smaller than rtol * largest_singular_value "
+    "are taken as zero, as NumPy's and the array API's rtol; only the default "
+    "tolerance is scaled by the largest singular value in JAX's code",
+    transforms=("linalg.matrix_rank",))

@@ -363,21 +363,27 @@ def matrix_power(a, n):
 
 
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
-    """The number of singular values above rtol * s_max (default max(m, n) * eps)."""
-    if tol is not None:
-        if rtol is not None:
-            raise ValueError("matrix_rank: only one of tol or rtol may be specified")
-        rtol = tol
+    """The number of singular values above rtol * s_max (default rtol: max(m, n) *
+    eps), or above `tol` itself.
+
+    `rtol` is relative, as JAX documents it and NumPy computes it; JAX 0.10 compares
+    with `rtol` itself (the divergence `matrix_rank_rtol_taken_as_absolute`). `tol`,
+    which JAX calls an alias of `rtol`, is the absolute threshold JAX and NumPy's
+    `tol` both compare with."""
+    if tol is not None and rtol is not None:
+        raise ValueError("matrix_rank: only one of tol or rtol may be specified")
     M, = _inexact("matrix_rank", M)
     if len(shape_of(M)) < 2:
         return R.any(U.not_equal(M, 0)).astype(np.int32)
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
-    if rtol is None:
-        eps = finfo(dtype_of(s)).eps
-        rtol = U.multiply(R.max(s, axis=-1), np.asarray(builtins.max(shape_of(M)[-2:]) * eps,
-                                                        dtype_of(s)))
-    rtol = expand_dims(as_operand("matrix_rank", rtol), -1)
-    return R.sum(U.greater(s, rtol), axis=-1)
+    if tol is not None:
+        threshold = as_operand("matrix_rank", tol)
+    else:
+        if rtol is None:
+            rtol = np.asarray(builtins.max(shape_of(M)[-2:]) * finfo(dtype_of(s)).eps,
+                              dtype_of(s))
+        threshold = U.multiply(R.max(s, axis=-1), as_operand("matrix_rank", rtol))
+    return R.sum(U.greater(s, expand_dims(threshold, -1)), axis=-1)
 
 
 def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
