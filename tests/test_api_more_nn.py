@@ -113,3 +113,41 @@ def test_logmeanexp_matches_jax(kw):
 @pytest.mark.parametrize("x", [1.0, np.float16(0.5), np.arange(3, dtype=np.int32)], ids=str)
 def test_logmeanexp_dtypes_and_weak_types_as_jax(x):
     assert_trees_match(mnn.logmeanexp(x), jax.nn.logmeanexp(x), **TOL)
+
+
+# -- eager calls compile whole, as JAX's jitted nn functions -------------------------------
+
+EAGER_WHOLE = {
+    "logmeanexp": (lambda nn, x: nn.logmeanexp(x, axis=1, keepdims=True), "logmeanexp"),
+    "log_softmax": (lambda nn, x: nn.log_softmax(x, axis=0, where=x > -1), "log_softmax"),
+    "standardize": (lambda nn, x: nn.standardize(x, algorithm="stable"), "standardize"),
+    "one_hot": (lambda nn, x: nn.one_hot(np.int32([0, 2, 5]), 4, axis=0), "_one_hot"),
+    "silu": (lambda nn, x: nn.silu(x), "silu"),
+    "elu": (lambda nn, x: nn.elu(x, 0.5), "elu"),
+}
+
+
+@pytest.mark.parametrize("name", list(EAGER_WHOLE))
+def test_eager_nn_functions_run_as_one_cached_program_as_in_jax(name):
+    """JAX jits these; an eager call runs one cached compiled program too (JAX's static
+    arguments), and a traced program holds the body inline (no nested jit)."""
+    call, function_name = EAGER_WHOLE[name]
+    wrapped = getattr(mnn.functions, function_name).eager_jit
+    wrapped.clear_cache()
+    assert wrapped.root_executable() is None
+    compiles = []
+
+    def count(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+        ours, again = call(mnn, X), call(mnn, X)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(count)
+    assert len(compiles) == 1 and wrapped.root_executable() is not None
+    expected = call(jax.nn, X)       # one jitted program in JAX too
+    assert_trees_match(ours, expected, **TOL)
+    assert_trees_match(again, expected, **TOL)
+    names = [e.primitive.name for e in minijax.make_jaxpr(lambda x: call(mnn, x))(X).jaxpr.eqns]
+    assert "jit" not in names

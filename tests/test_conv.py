@@ -40,22 +40,26 @@ def check_everywhere(fn, x, w, *, transforms=True):
     if not transforms:
         return
     tx, tw = randn(*x.shape), randn(*w.shape)
-    # Transformed programs run under jit on both sides: one compile each, rather than
-    # one per operation.
-    assert_trees_match(minijax.jit(lambda *a: minijax.jvp(ours, a[:2], a[2:]))(x, w, tx, tw),
-                       jax.jit(lambda *a: jax.jvp(theirs, a[:2], a[2:]))(x, w, tx, tw), **TOL)
     ct = randn(*np.shape(expected))
-    assert_trees_match(minijax.jit(lambda x, w, ct: minijax.vjp(ours, x, w)[1](ct))(x, w, ct),
-                       jax.jit(lambda x, w, ct: jax.vjp(theirs, x, w)[1](ct))(x, w, ct), **TOL)
     xs, ws = np.stack([x, 2 * x, x - 1]), np.stack([w, -w, 0.5 * w])
-    for in_axes, args in (((0, None), (xs, w)), ((None, 0), (x, ws)), ((0, 0), (xs, ws))):
-        assert_trees_match(minijax.jit(minijax.vmap(ours, in_axes))(*args),
-                           jax.jit(jax.vmap(theirs, in_axes))(*args), **TOL)
 
-        def loss(api, f):
-            return lambda *a: (api.vmap(f, in_axes)(*a) ** 2).sum()
-        assert_trees_match(minijax.jit(minijax.grad(loss(minijax, ours), (0, 1)))(*args),
-                           jax.jit(jax.grad(loss(jax, theirs), (0, 1)))(*args), **TOL)
+    def transformed(api, f):
+        """jvp, vjp, vmap over x, over w and over both, and the gradient of each
+        vmapped program, all under one jit on each side (one compile, not eight);
+        the results are compared one by one."""
+        def every_transform(x, w, tx, tw, ct, xs, ws):
+            results = [api.jvp(f, (x, w), (tx, tw)), api.vjp(f, x, w)[1](ct)]
+            for in_axes, args in (((0, None), (xs, w)), ((None, 0), (x, ws)),
+                                  ((0, 0), (xs, ws))):
+                batched = api.vmap(f, in_axes)
+                results.append(batched(*args))
+                results.append(api.grad(lambda *a: (batched(*a) ** 2).sum(), (0, 1))(*args))
+            return results
+        return every_transform
+    inputs = (x, w, tx, tw, ct, xs, ws)
+    for got, want in zip(minijax.jit(transformed(minijax, ours))(*inputs),
+                         jax.jit(transformed(jax, theirs))(*inputs), strict=True):
+        assert_trees_match(got, want, **TOL)
 
 
 CASES = {

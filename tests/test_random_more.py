@@ -9,16 +9,19 @@ import minijax
 import minijax.random as mr
 from minijax.testing import assert_trees_match
 
+# The cases share shapes and dtypes where that does not matter to them (the scalar
+# cases draw (6,), the per-element and invalid ones (2, 3)), so that they share their
+# compiled programs (the binomial sampler's rejection loop is slow to compile).
 BINOMIAL = {
     "small n (inversion)": (5.0, 0.3, (6,)),
     "large n (rejection)": (100.0, 0.4, (6,)),
-    "p above one half": (7.0, 0.99, (5,)),
+    "p above one half": (7.0, 0.99, (6,)),
     "per-element parameters": (np.array([3.0, 50.0, 1000.0], np.float32),
                                 np.array([0.9, 0.2, 0.05], np.float32), (2, 3)),
     "shape from the parameters": (np.array([4.0, 40.0], np.float32), 0.5, None),
     "integer n": (np.array([2, 30], np.int32), np.float32(0.25), None),
     "invalid p and n": (np.array([10.0, -1.0, np.inf], np.float32),
-                        np.array([-0.1, 0.5, 0.3], np.float32), None),
+                        np.array([-0.1, 0.5, 0.3], np.float32), (2, 3)),
 }
 
 
@@ -55,8 +58,10 @@ def test_binomial_refuses_what_jax_refuses():
             random.binomial(random.key(0), np.ones(3), 0.5, shape=(2,))
 
 
+# "one row" has as many outcomes as "unnormalised with a zero": the two share their
+# compiled programs (a scan over a binomial's rejection loop, slow to compile).
 MULTINOMIAL = {
-    "one row": (20.0, np.array([0.2, 0.5, 0.3], np.float32), None),
+    "one row": (20.0, np.array([0.2, 0.4, 0.3, 0.1], np.float32), None),
     "two rows": (np.array([5.0, 9.0], np.float32),
                  np.array([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]], np.float32), None),
     "batch shape": (np.array([5.0, 9.0], np.float32),
@@ -70,8 +75,8 @@ def test_multinomial_gives_jax_values_bit_for_bit(case):
     n, p, shape = MULTINOMIAL[case]
     theirs = jax.random.multinomial(jax.random.key(1), n, p, shape=shape)
     _same(mr.multinomial(mr.key(1), n, p, shape=shape), theirs)
-    _same(minijax.jit(lambda k: mr.multinomial(k, n, p, shape=shape, unroll=2))(mr.key(1)),
-          theirs)
+    _same(minijax.jit(lambda k, n, p: mr.multinomial(k, n, p, shape=shape, unroll=2))(
+        mr.key(1), n, p), theirs)
     keys = mr.split(mr.key(4), 2)
     _same(minijax.vmap(lambda k: mr.multinomial(k, n, p, shape=shape))(keys),
           jax.vmap(lambda k: jax.random.multinomial(k, n, p, shape=shape))(

@@ -10,6 +10,10 @@ computes what `jax.nn`'s function of the same name computes, derivatives include
   `log_softmax` subtracts the (constant) maximum first;
 * `where=` masks in `softmax`, `log_softmax` and `standardize` leave out elements:
   masked elements of `softmax` are 0, of `log_softmax` -inf.
+
+The functions JAX jits (all but `gelu`, `softmax` and the custom_jvp ones) are
+`jitted_eagerly` with JAX's static arguments: an eager call runs as one cached
+compiled program, as JAX's does, instead of dispatching each operation.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ..numpy._promotion import (promote_args_inexact, as_operand, dtype_of, shape_of,
                                 canonicalize_axis, canonicalize_axes)
@@ -35,6 +40,7 @@ __all__ = ["identity", "relu", "relu6", "sigmoid", "log_sigmoid", "softplus", "s
 tanh = jnp.tanh
 
 
+@jitted_eagerly()
 def identity(x):
     return jnp.asarray(x)
 
@@ -57,25 +63,30 @@ def relu6(x):
 relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, jnp.zeros_like(g)))
 
 
+@jitted_eagerly()
 def sigmoid(x):
     """1 / (1 + exp(-x)); like JAX's, it accepts only inexact dtypes."""
     return lax.logistic(jnp.asarray(x))
 
 
+@jitted_eagerly()
 def softplus(x):
     """log(1 + exp(x)), computed as logaddexp(x, 0) so that it does not overflow."""
     return jnp.logaddexp(x, 0)
 
 
+@jitted_eagerly()
 def log_sigmoid(x):
     return -softplus(-jnp.asarray(x))
 
 
+@jitted_eagerly()
 def soft_sign(x):
     x = jnp.asarray(x)
     return x / (jnp.abs(x) + 1)
 
 
+@jitted_eagerly()
 def silu(x):
     """x * sigmoid(x) (also called swish)."""
     x = jnp.asarray(x)
@@ -98,12 +109,14 @@ def gelu(x, approximate: bool = True):
     return jnp.asarray(0.5 * x * lax.erfc(-x * sqrt_half), dtype=dtype)
 
 
+@jitted_eagerly()
 def elu(x, alpha=1.0):
     x = jnp.asarray(x)
     # expm1 only sees the non-positive part, so the unused branch cannot overflow.
     return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0.0, x)))
 
 
+@jitted_eagerly()
 def celu(x, alpha=1.0):
     return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
 
@@ -112,24 +125,29 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@jitted_eagerly()
 def selu(x):
     return _SELU_SCALE * elu(x, _SELU_ALPHA)
 
 
+@jitted_eagerly()
 def leaky_relu(x, negative_slope=1e-2):
     x = jnp.asarray(x)
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
+@jitted_eagerly()
 def hard_tanh(x):
     x = jnp.asarray(x)
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
+@jitted_eagerly()
 def hard_sigmoid(x):
     return relu6(x + 3.0) / 6.0
 
 
+@jitted_eagerly()
 def hard_silu(x):
     x = jnp.asarray(x)
     return x * hard_sigmoid(x)
@@ -138,24 +156,28 @@ def hard_silu(x):
 hard_swish = hard_silu
 
 
+@jitted_eagerly()
 def mish(x):
     """x * tanh(softplus(x))."""
     x = jnp.asarray(x)
     return x * jnp.tanh(softplus(x))
 
 
+@jitted_eagerly()
 def squareplus(x, b=4):
     """(x + sqrt(x^2 + b)) / 2, a smooth relu."""
     x = jnp.asarray(x)
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
 
+@jitted_eagerly()
 def sparse_plus(x):
     """0 below -1, x above 1, (x + 1)^2 / 4 between: a piecewise-quadratic softplus."""
     x = jnp.asarray(x)
     return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
+@jitted_eagerly()
 def sparse_sigmoid(x):
     """The derivative of sparse_plus: (x + 1) / 2 clipped to [0, 1]."""
     return 0.5 * jnp.clip(jnp.asarray(x) + 1.0, 0.0, 2.0)
@@ -172,6 +194,7 @@ def log1mexp(x):
 log1mexp.defjvps(lambda g, ans, x: g / jnp.expm1(x))
 
 
+@jitted_eagerly("axis")
 def glu(x, axis: int = -1):
     """The gated linear unit: the first half of `axis` times sigmoid of the second."""
     x = as_operand("glu", x)
@@ -182,6 +205,7 @@ def glu(x, axis: int = -1):
     return x1 * sigmoid(x2)
 
 
+@jitted_eagerly("axis")
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x) along `axis`; masked-out elements (where=False) are -inf."""
     x = as_operand("log_softmax", x)
@@ -219,6 +243,7 @@ def softmax(x, axis=-1, where=None):
     return _softmax(x, axis, where)
 
 
+@jitted_eagerly("axis", "keepdims")
 def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
     """log(mean(exp(x))) over `axis` (all axes when None) and the elements `where`
     selects: `logsumexp` less the log of how many elements were summed."""
@@ -229,6 +254,7 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
     return total - jnp.log(count)
 
 
+@jitted_eagerly("axis", "algorithm")
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *,
                 algorithm: str = "fast"):
     """(x - mean) / sqrt(variance + epsilon), with the mean and variance along `axis`
@@ -262,8 +288,13 @@ def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1):
     except TypeError:
         raise TypeError(f"one_hot: num_classes must be a concrete int, got "
                         f"{num_classes!r}") from None
+    return _one_hot(x, num_classes, dtype=canonicalize_dtype(np.float32 if dtype is None
+                                                            else dtype), axis=axis)
+
+
+@jitted_eagerly("num_classes", "dtype", "axis")
+def _one_hot(x, num_classes, *, dtype, axis):
     x = jnp.asarray(x)
-    dtype = canonicalize_dtype(np.float32 if dtype is None else dtype)
     ndim = len(shape_of(x))
     out_axis = canonicalize_axis("one_hot", axis, ndim + 1)
     lhs = lax.expand_dims(x, (out_axis,))
