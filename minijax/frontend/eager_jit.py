@@ -91,14 +91,6 @@ def _plain_or_traced(value) -> bool:
     return _plain(value)
 
 
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
 def jitted_eagerly(*static_argnames: str):
     """Decorate a jnp function that JAX itself jits, naming JAX's static arguments."""
     static = frozenset(static_argnames)
@@ -110,11 +102,23 @@ def jitted_eagerly(*static_argnames: str):
         compiled = jit(fun, static_argnames=tuple(static) or None)
 
         def operands_plain(args, kwargs, plain=_plain) -> bool:
+            # (Paid on every eager call with static arguments or keywords: the type
+            # test before `plain` and the inline `hash` save most of the calls.)
             for i, value in enumerate(args):
-                if not (_hashable(value) if i in static_positions else plain(value)):
+                if i in static_positions:
+                    try:
+                        hash(value)
+                    except TypeError:
+                        return False
+                elif type(value) not in _PLAIN_TYPES and not plain(value):
                     return False
             for name, value in kwargs.items():
-                if not (_hashable(value) if name in static else plain(value)):
+                if name in static:
+                    try:
+                        hash(value)
+                    except TypeError:
+                        return False
+                elif type(value) not in _PLAIN_TYPES and not plain(value):
                     return False
             return True
 
