@@ -458,7 +458,8 @@ def _as_bool(fname, x):
     x = as_operand(fname, x)
     if is_bool(dtype_of(x)):
         return x
-    return lax.ne(x, like(x, 0))
+    # JAX's zero here is weak only for a weak scalar, so a weak array's truth is strong.
+    return lax.ne(x, like(x, 0) if not shape_of(x) else strong_like(x, 0))
 
 
 def _logical(fname, op):
