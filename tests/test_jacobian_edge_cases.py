@@ -19,6 +19,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax.testing.comparison import assert_trees_match
+from tests.test_divergences import pins
 
 X3 = np.array([0.5, -1.0, 2.0], np.float32)
 I2 = np.array([1, 2], np.int32)
@@ -76,6 +77,21 @@ def test_integer_input_without_allow_int_is_a_type_error(transform):
     for lib in (minijax, jax):
         with pytest.raises(TypeError, match="int32"):
             getattr(lib, transform)(lambda i: i * 2.0)(I2)
+
+
+@pins("jacobian_block_of_a_bool_leaf_crashes")
+def test_bool_leaf_jacobian_block_is_false_where_jax_crashes():
+    flags = np.array([True, False])
+    with pytest.raises(TypeError, match="bytes-like"):
+        jax.jacrev(lambda x, b: x * b, argnums=(0, 1), allow_int=True)(X3[:2], flags)
+    with pytest.raises(TypeError, match="bytes-like"):
+        jax.jacfwd(lambda x: x > 0)(X3)
+    ours = minijax.jacrev(lambda x, b: x * b, argnums=(0, 1), allow_int=True)(
+        X3[:2], flags)
+    assert ours[1].dtype == np.bool_ and ours[1].shape == (2, 2) and not ours[1].any()
+    assert_trees_match(ours[0], jax.jacrev(lambda x: x * flags)(X3[:2]))
+    jac = minijax.jacfwd(lambda x: x > 0)(X3)
+    assert jac.dtype == np.bool_ and jac.shape == (3, 3) and not np.asarray(jac).any()
 
 
 # -- outputs a transform cannot pull back from -------------------------------------------
