@@ -351,11 +351,14 @@ def _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic, real_o
                 f"{where} with holomorphic=True requires complex inputs, got {dtype.name}")
         ok = is_float(dtype) if real_only else is_inexact(dtype)
         if not ok and not (allow_int and not real_only):
+            advice = ("For holomorphic differentiation pass holomorphic=True; for a "
+                      "non-holomorphic function of complex inputs use jacrev or vjp."
+                      if is_complex(dtype) else
+                      "To differentiate with respect to integer or boolean inputs use "
+                      "vjp" + ("" if real_only else " or pass allow_int=True") + ".")
             raise NonDifferentiableInputError(
                 f"{where} requires {'real' if real_only else 'real- or complex'}-valued "
-                f"(floating point) inputs, but got {dtype.name}. To differentiate with "
-                f"respect to integer or boolean inputs use vjp"
-                + ("" if real_only else " or pass allow_int=True") + ".")
+                f"(floating point) inputs, but got {dtype.name}. {advice}")
 
 
 def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False,
@@ -389,14 +392,26 @@ def _check_scalar_output(out, where, holomorphic):
     if aval.shape != ():
         raise NonScalarOutputError(f"{where}: gradient is only defined for scalar-output "
                                    f"functions. Output had shape: {aval.shape}.")
-    if holomorphic and not is_complex(aval.dtype):
-        raise NonScalarOutputError(f"{where} with holomorphic=True needs a complex output, "
-                                   f"got {aval.dtype.name}")
-    if not holomorphic and not is_float(aval.dtype):
-        raise NonScalarOutputError(
-            f"{where}: gradient requires a real floating-point output, got "
-            f"{aval.dtype.name}. For complex outputs pass holomorphic=True or use vjp.")
+    _check_output_dtype(aval, where, holomorphic, NonScalarOutputError)
     return aval
+
+
+def _check_output_dtype(aval, where, holomorphic, error=TypeError, real_only=True):
+    """grad and jacrev (`real_only`) pull back only from real floating outputs, or
+    complex ones with holomorphic=True, as JAX's; jacfwd checks only that a
+    holomorphic function's outputs are complex."""
+    dtype = aval.dtype
+    if holomorphic:
+        if not is_complex(dtype):
+            raise error(f"{where} with holomorphic=True requires outputs with complex "
+                        f"dtype, but got {dtype.name}.")
+    elif real_only and not is_float(dtype):
+        advice = ("For holomorphic differentiation pass holomorphic=True; for a "
+                  "non-holomorphic function with complex outputs use vjp directly."
+                  if is_complex(dtype) else
+                  "For a function with integer or boolean outputs use vjp directly.")
+        raise error(f"{where} requires real-valued (floating point) outputs, but got "
+                    f"{dtype.name}. {advice}")
 
 
 def grad(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False,
@@ -477,6 +492,8 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         _check_differentiable_inputs(dyn_args, where, False, holomorphic, not holomorphic)
         linearized = _Linearized(partial_fun, dyn_args, has_aux, where)
         lin, in_avals = linearized.lin, linearized.in_avals
+        for aval in linearized.out_avals:
+            _check_output_dtype(aval, where, holomorphic, real_only=False)
         n = sum(a.size for a in in_avals)
         # The linear jaxpr's outputs are the differentiable outputs' tangents only.
         columns = iter(_once_over_basis(lambda basis: apply_linear(lin, basis),
@@ -513,9 +530,10 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         _check_differentiable_inputs(dyn_args, where, allow_int, holomorphic)
         linearized = _Linearized(partial_fun, dyn_args, has_aux, where)
         out_avals, in_avals = linearized.out_avals, linearized.in_avals
+        for aval in out_avals:
+            _check_output_dtype(aval, where, holomorphic)
         lin = linearized.lin
         n = sum(a.size for a in out_avals)
-        # An integer output's rows of the basis pull back nothing: its block is zeros.
         out_basis = _stacked_basis(out_avals, lin.out_differentiable)
 
         def pull_back(cts):
@@ -528,8 +546,11 @@ def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
             per_input = []
             for in_aval, rows in zip(in_avals, by_input):
                 shape = aval.shape + in_aval.shape
-                if rows is None:         # an integer input (allow_int): float0 zeros
-                    per_input.append(np.zeros(shape, float0))
+                if rows is None:
+                    # An integer or boolean input (allow_int): JAX casts every block to
+                    # its input's dtype, so this one is zeros of that dtype, not float0.
+                    per_input.append(_typed_like(lax.full(shape, 0, in_aval.dtype),
+                                                 in_aval))
                     continue
                 block = lax.reshape(_rows(rows, start, aval.size, n), shape)
                 per_input.append(_typed_like(block, in_aval))

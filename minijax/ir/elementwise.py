@@ -32,7 +32,7 @@ def _unary(name, accepts, out_dtype=None, accepts_keys=False):
             _fail(name, f"does not accept dtype {x.dtype.name}")
         if out_dtype is None:
             return [x]
-        return [ShapedArray(x.shape, out_dtype)]
+        return [ShapedArray(x.shape, out_dtype, x.weak_type)]   # weak as its operand
     type_rules[prim] = rule
     return prim
 
@@ -62,9 +62,9 @@ def _nary(name, accepts, out_dtype=None, arity=2):
         if not accepts(dtype):
             _fail(name, f"does not accept dtype {dtype.name}")
         shape = _binary_shape(name, avals)
-        if out_dtype is None:
-            return [ShapedArray(shape, dtype, all(a.weak_type for a in avals))]
-        return [ShapedArray(shape, out_dtype)]
+        # A comparison of weak operands is weak too (a weak bool), as JAX types it.
+        return [ShapedArray(shape, dtype if out_dtype is None else out_dtype,
+                            all(a.weak_type for a in avals))]
     type_rules[prim] = rule
     return prim
 

@@ -5,7 +5,8 @@ Each returns a bool array of the operand's shape. Whether that result is weakly 
 follows from how JAX writes the function, and users can see it (a weak bool mixes
 differently with later operands), so each body is built the same way:
 
-* `isnan` is `x != x` for every dtype, so a Python scalar gives a weak bool;
+* `isnan` is `x != x` for every dtype, and `isfinite` of a float is `lax.is_finite`
+  (weak as its operand), so a Python scalar gives a weak bool;
 * the others compare with a strongly typed constant (`strong_like`, JAX's
   `_constant_like`) or are constant, so their result is strong even for a Python
   scalar operand.

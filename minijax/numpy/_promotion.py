@@ -244,7 +244,10 @@ def _promote_with_shapes(fname, args, adjust=None):
     avals = [aval(a) for a in args]
     first = avals[0]
     if all(a.dtype == first.dtype and a.weak_type == first.weak_type for a in avals):
-        dtype, weak = first.dtype, first.weak_type
+        # JAX's lattice has no weak bool: weak bools promoted together become strong
+        # (one operand alone keeps its type).
+        dtype = first.dtype
+        weak = first.weak_type and (len(avals) == 1 or not is_bool(dtype))
     else:
         dtype, weak = _result_of_representatives(tuple(
             type(x)(0) if type(x) in PYTHON_SCALAR_AVALS else _aval_representative(a)

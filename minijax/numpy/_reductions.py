@@ -163,7 +163,10 @@ def ptp(a, axis=None, out=None, keepdims=False):
 def _boolean_reduction(fname, reducer, identity):
     def fn(a, axis=None, out=None, keepdims=False, where=None):
         _no_out(fname, out)
-        a = _masked(fname, _as_bool(fname, as_operand(fname, a)), where, identity)
+        # JAX casts the operand to a strong bool, so the result is strong even for a
+        # weak operand.
+        a = convert(fname, _as_bool(fname, as_operand(fname, a)), np.bool_)
+        a = _masked(fname, a, where, identity)
         axes = canonicalize_axes(fname, axis, len(shape_of(a)))
         return _keep_dims(reducer(a, axes), axes, keepdims)
     fn.__name__ = fname

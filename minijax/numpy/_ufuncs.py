@@ -458,16 +458,15 @@ def _as_bool(fname, x):
     x = as_operand(fname, x)
     if is_bool(dtype_of(x)):
         return x
-    if isinstance(x, PY_SCALARS):
-        return np.bool_(bool(x))
-    return lax.ne(x, like(x, 0))
+    # JAX's zero here is weak only for a weak scalar, so a weak array's truth is strong.
+    return lax.ne(x, like(x, 0) if not shape_of(x) else strong_like(x, 0))
 
 
 def _logical(fname, op):
     def fn(x, y, /):
-        x, y = _as_bool(fname, x), _as_bool(fname, y)
+        # Promoted first, as JAX: a weak number and a Python bool give a weak bool.
         x, y = promote_args(fname, x, y)
-        return op(x, y)
+        return op(_as_bool(fname, x), _as_bool(fname, y))
     fn.__name__ = fname
     fn.__doc__ = f"`jnp.{fname}` of the truthiness of each element (no short-circuit)."
     return jitted_eagerly()(fn)
