@@ -8,6 +8,7 @@ import pytest
 import minijax
 import minijax.nn as mnn
 from minijax.testing import assert_trees_match
+from tests.program_counting import programs
 
 TOL = dict(rtol=1e-5, atol=1e-6)
 _rng = np.random.default_rng(0)
@@ -134,18 +135,10 @@ def test_eager_nn_functions_run_as_one_cached_program_as_in_jax(name):
     call, function_name = EAGER_WHOLE[name]
     wrapped = getattr(mnn.functions, function_name).eager_jit
     wrapped.clear_cache()
-    assert wrapped.root_executable() is None
-    compiles = []
-
-    def count(event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(event)
-    jax.monitoring.register_event_duration_secs_listener(count)
-    try:
+    assert wrapped.call_cache().fast is None
+    with programs("compiled") as compiles:
         ours, again = call(mnn, X), call(mnn, X)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(count)
-    assert len(compiles) == 1 and wrapped.root_executable() is not None
+    assert len(compiles) == 1 and wrapped.call_cache().fast is not None
     expected = call(jax.nn, X)       # one jitted program in JAX too
     assert_trees_match(ours, expected, **TOL)
     assert_trees_match(again, expected, **TOL)

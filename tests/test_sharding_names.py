@@ -14,6 +14,7 @@ from minijax import lax as mlax
 from minijax.backends.reference import eval_closed_jaxpr
 from minijax.interop import trace_with_jax
 from minijax.transforms import eval_jaxpr
+from tests.program_counting import programs
 
 X = np.arange(8, dtype=np.float32).reshape(4, 2) / 8
 
@@ -165,16 +166,8 @@ def test_an_eager_shard_map_compiles_once_per_body():
                           out_specs=P("x"))
     loss = lambda a: (f(a) ** 2).sum()
     f(X), minijax.grad(loss)(X)
-    compiles = []
-
-    def count(event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(event)
-    jax.monitoring.register_event_duration_secs_listener(count)
-    try:
+    with programs("compiled") as compiles:
         values, grads = f(X), minijax.grad(loss)(X)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(count)
     assert compiles == []
     np.testing.assert_allclose(values, X * X)
     np.testing.assert_allclose(grads, 4 * X ** 3, rtol=1e-6)
