@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 
 import jax
 import numpy as np
@@ -101,19 +102,13 @@ def jitted_eagerly(*static_argnames: str):
         static_positions = frozenset(positions[name] for name in static if name in positions)
         compiled = jit(fun, static_argnames=tuple(static) or None)
 
+        static_keys = static_positions | static     # positions and names
+
         def operands_plain(args, kwargs, plain=_plain) -> bool:
             # (Paid on every eager call with static arguments or keywords: the type
             # test before `plain` and the inline `hash` save most of the calls.)
-            for i, value in enumerate(args):
-                if i in static_positions:
-                    try:
-                        hash(value)
-                    except TypeError:
-                        return False
-                elif type(value) not in _PLAIN_TYPES and not plain(value):
-                    return False
-            for name, value in kwargs.items():
-                if name in static:
+            for key, value in itertools.chain(enumerate(args), kwargs.items()):
+                if key in static_keys:
                     try:
                         hash(value)
                     except TypeError:
