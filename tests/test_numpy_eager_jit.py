@@ -1,9 +1,8 @@
 """Eager jnp calls through one cached compiled program (`minijax/frontend/eager_jit.py`).
 
 The jnp functions that JAX itself jits run an eager call with plain operands as one
-`minijax.jit` program, with JAX's static arguments, and inline under every trace
-that records a program (under eager transformations they stay one `jit` call:
-`test_eager_transform_calls.py`). Each case runs twice (the second call is a cache hit) against JAX: values,
+`minijax.jit` program, with JAX's static arguments, and inline under every other
+trace. Each case runs twice (the second call is a cache hit) against JAX: values,
 dtypes and weak types; errors keep their types and messages; refs, large Python
 ints, unhashable static arguments and NaN checking keep the direct path.
 """

@@ -14,30 +14,14 @@ shape (and the `lax` functions that minijax composes where JAX has one primitive
   of that function (`axis`, `dtype`, `keepdims`, ...). Its first call per (avals,
   static arguments) traces the body, so the body's argument checks raise there,
   before anything compiles, with the body's own messages;
-* under an *eager transformation* -- `grad`, `vjp`, `jvp`, `vmap`, `jacfwd`,
-  `jacrev`, `hessian`, ... run on concrete values, i.e. every trace from the current
-  one down to the root computes values as it goes (`Trace.computes_now`,
-  `ir/trace.py`'s `evaluates_eagerly`) -- the call is that same `minijax.jit`, bound
-  as one `jit` equation with the transformation's tracers as operands. JAX's jnp
-  functions stay one `pjit` there, and so does this: the call rules
-  (`transforms/calls.py`) transform the body once per (body, which inputs carry
-  tangents / are unknown / are batched) and cache it, and the root compiles each
-  transformed body once (`backends/xla.py`'s `compile_jaxpr`). So an eager `grad` of
-  an SVD loss makes JAX's 17 programs, not one per primitive of each rule's result
-  (50), and a repeat call compiles nothing (`benchmarks/eager_transforms.py`). The
-  body's custom derivative rules (`jnp.i0`, `ldexp`, ...) are in the body, and are
-  used by those passes as they would be inline;
-* under any trace that records a program (`jit`, `make_jaxpr`, remat, loop and
-  `shard_map` bodies, an `ensure_compile_time_eval` block, anywhere in the chain) the
-  body runs inline, so traced programs hold the body's equations and no nested call;
-* operands only the body handles keep the direct path: refs and ref views (tracers
-  of a ref too), tracers at the root (escaped ones), lists and other sequences, NumPy
-  values of a non-numeric dtype, Python ints that the body would check against the
-  promoted dtype (only 0..127 fits every integer dtype, so only those are passed as
-  traced weak ints), unhashable static arguments. So do calls under `disable_jit`
-  and while `jax_debug_nans` / `jax_debug_infs` is on (at the root or under a
-  transformation), so that the error names the operation that made the value, as
-  the op-by-op path does.
+* under any other trace (jit, grad, vmap, make_jaxpr, ...) the body runs inline, so
+  traced programs hold the body's equations and no nested call;
+* operands only the body handles keep the direct path: refs and tracers, lists and
+  other sequences, NumPy values of a non-numeric dtype, Python ints that the body
+  would check against the promoted dtype (only 0..127 fits every integer dtype, so
+  only those are passed as traced weak ints), unhashable static arguments. So do
+  calls while `jax_debug_nans` / `jax_debug_infs` is on, so that the error names the
+  operation that made the value, as the op-by-op path does.
 
 The compiled programs live in `minijax.jit`'s cache of each function, so
 `minijax.clear_caches()` empties them with every other cache.
@@ -54,8 +38,8 @@ import numpy as np
 from .jit import UncheckedCall, jit
 from ..ir.float_checks import checks_on as float_checks_on
 from ..ir.root_modes import modes as _root_modes
-from ..ir.trace import EvalTrace, Tracer, current_trace, evaluates_eagerly
-from ..ir.types import RefType, jax_array_type
+from ..ir.trace import EvalTrace, current_trace
+from ..ir.types import jax_array_type
 
 # Operand types that are plain by their type alone; an identity test on them is the
 # cheapest check of the common case. The concrete type of a JAX array joins them the
@@ -84,14 +68,6 @@ def _plain(value) -> bool:
     return value is None
 
 
-def _plain_or_traced(value) -> bool:
-    """`_plain`, or a tracer of a value (not of a ref): an operand of a call under an
-    eager transformation, whose traces take it into the `jit` call."""
-    if isinstance(value, Tracer):
-        return not isinstance(value.aval, RefType)
-    return _plain(value)
-
-
 def jitted_eagerly(*static_argnames: str):
     """Decorate a jnp function that JAX itself jits, naming JAX's static arguments."""
     static = frozenset(static_argnames)
@@ -104,7 +80,7 @@ def jitted_eagerly(*static_argnames: str):
 
         static_keys = static_positions | static     # positions and names
 
-        def operands_plain(args, kwargs, plain=_plain) -> bool:
+        def operands_plain(args, kwargs) -> bool:
             # (Paid on every eager call with static arguments or keywords: the type
             # test before `plain` and the inline `hash` save most of the calls.)
             for key, value in itertools.chain(enumerate(args), kwargs.items()):
@@ -113,7 +89,7 @@ def jitted_eagerly(*static_argnames: str):
                         hash(value)
                     except TypeError:
                         return False
-                elif type(value) not in _PLAIN_TYPES and not plain(value):
+                elif type(value) not in _PLAIN_TYPES and not _plain(value):
                     return False
             return True
 
@@ -125,19 +101,10 @@ def jitted_eagerly(*static_argnames: str):
             # root trace with no NaN checks, one test: `ir/root_modes.py`; array
             # operands, no keywords) is spelled out as a plain loop.
             if not _root_modes.direct:
-                trace = current_trace()
-                if float_checks_on() or not evaluates_eagerly(trace):
+                if type(current_trace()) is not EvalTrace or float_checks_on():
                     return fun(*args, **kwargs)
-                if type(trace) is EvalTrace:
-                    # (`disable_jit`: `compiled` runs `fun` op by op.)
-                    return (compiled(*args, **kwargs) if operands_plain(args, kwargs)
-                            else fun(*args, **kwargs))
-                # An eager transformation: one `jit` call, which its rules transform
-                # whole (`transforms/calls.py`) and the root compiles once.
-                if _root_modes.jit_disabled or not operands_plain(args, kwargs,
-                                                                  _plain_or_traced):
-                    return fun(*args, **kwargs)
-                return compiled.call_checked(args, kwargs)
+                # (`disable_jit`: `compiled` runs `fun` op by op.)
+                return compiled(*args, **kwargs) if operands_plain(args, kwargs) else fun(*args, **kwargs)
             if kwargs or static_positions:
                 if not operands_plain(args, kwargs):
                     return fun(*args, **kwargs)

@@ -41,13 +41,6 @@ class Trace:
     # stages the primal and the tangent): `bind` then looks up the user's source line
     # once for all of them (`source_info.py`). Staging and evaluation make one.
     expands_operations = True
-    # Whether this trace computes values as it goes, given a parent that does, rather
-    # than recording a program: the root does, and so do the transformations that run
-    # over it (jvp, vmap, linearize's split of known from unknown). A staging trace,
-    # an `ensure_compile_time_eval` block and a mesh's axis frame do not. Where every
-    # trace of the chain does (`evaluates_eagerly`), a jnp call stays one `jit` call
-    # (`frontend/eager_jit.py`), as under JAX's eager transformations.
-    computes_now = False
 
     def __init__(self, parent: "Trace | None"):
         self.parent = parent
@@ -146,7 +139,6 @@ class _TraceState(threading.local):
 class EvalTrace(Trace):
     """The root trace: apply primitives to concrete values right away."""
     expands_operations = False
-    computes_now = True
 
     def __init__(self):
         super().__init__(parent=None)
@@ -176,7 +168,6 @@ class CompileTimeEvalTrace(EvalTrace):
     operation on concrete values runs now (its result is a value, not a staged
     equation); one that meets a tracer goes to `outer`, the trace that was current
     when the block began, as in JAX."""
-    computes_now = False      # its operations on tracers are staged by `outer`
 
     def __init__(self, outer: Trace):
         super().__init__()
@@ -196,17 +187,6 @@ eager_impls: dict = {}
 
 def current_trace() -> Trace:
     return _state.trace
-
-
-def evaluates_eagerly(trace: Trace) -> bool:
-    """Whether `trace` and every trace it runs over compute values now, down to the
-    plain root: an eager transformation (or the root itself), where nothing records
-    a program that a nested `jit` call would show up in."""
-    while trace is not None:
-        if not trace.computes_now:
-            return False
-        trace = trace.parent
-    return True
 
 
 def root_trace() -> "EvalTrace":

@@ -55,7 +55,6 @@ from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
 from .ref_rules import stage_known_ref
 from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear, UndefinedRef
 from .vmap import vmap_rules, vmap_jaxpr, Batched
-from .batching import named_axes_around
 
 
 # -- the rules every call primitive shares ----------------------------------------------
@@ -96,18 +95,9 @@ def call_transpose(prim, cts, *args, transform_body=None, **params):
 
 
 def call_vmap(prim, axis_size, values, dims, *, axis_name=None, **params):
-    batched = _batched_call_body(params["jaxpr"], tuple(dims), axis_size, axis_name,
-                                 named_axes_around())
+    batched = vmap_jaxpr(params["jaxpr"], dims, axis_size, axis_name=axis_name)
     outs = bind(prim, *values, **dict(params, jaxpr=batched.jaxpr))
     return Batched(list(outs), list(batched.out_axes))
-
-
-@functools.lru_cache(maxsize=1024)
-def _batched_call_body(jaxpr: Jaxpr, dims: tuple, axis_size, axis_name, named_axes):
-    """The batched body, the same object for the same call (so that an eager call
-    compiles it once). `named_axes`: the sizes of the named axes around the call,
-    which the body's collectives see while it is batched."""
-    return vmap_jaxpr(jaxpr, dims, axis_size, axis_name=axis_name)
 
 
 def call_dce(prim, eqn: Eqn, used_outputs) -> DceEqn:

@@ -69,7 +69,6 @@ class JVPTracer(Tracer):
 class JVPTrace(Trace):
     """Differentiates every primitive applied to its tracers. `tag` names the
     transformation (for messages); ownership of tracers is by trace identity."""
-    computes_now = True       # over an eager parent, primals and tangents are values
 
     def __init__(self, parent: Trace, tag: str = "jvp"):
         super().__init__(parent)

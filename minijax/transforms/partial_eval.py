@@ -71,9 +71,6 @@ class _Recipe(NamedTuple):
 
 
 class PartialEvalTrace(Trace):
-    # Over an eager parent the known values are computed now; the unknown side is
-    # the linear program that linearize/vjp evaluate later, equation by equation.
-    computes_now = True
     def __init__(self, parent: Trace, policy=everything_saveable):
         super().__init__(parent)
         self.policy = None if policy is everything_saveable else policy

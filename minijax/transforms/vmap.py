@@ -65,7 +65,6 @@ from .batching import (not_mapped, Batched, BatchedJaxpr, BatchingError,  # noqa
 # -- the trace ---------------------------------------------------------------------
 
 class BatchTrace(Trace):
-    computes_now = True       # over an eager parent, the batched values are values
     def __init__(self, parent: Trace, axis_size: int, axis_name=None):
         super().__init__(parent)
         self.axis_size = axis_size
