@@ -11,4 +11,5 @@ register(
     "allow_int=True is documented to accept Boolean- or integer-valued inputs, and JAX "
     "gives an integer leaf's block as zeros of its dtype; the crash comes from the "
     "float0 cotangent meeting the bool cast, not from a decision",
-    transforms=("jacrev", "jacfwd"))
+    # "bool": the record is about bool leaves, not every jacrev/jacfwd row
+    transforms=("jacrev", "jacfwd", "bool"))
