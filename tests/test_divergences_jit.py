@@ -10,6 +10,7 @@ import textwrap
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import minijax
 import minijax.numpy as mjnp
@@ -133,3 +134,17 @@ def test_jit_of_vjp_of_indexed_ref_set_with_numpy_cotangent():
     g = _indexed_set(minijax)
     assert_trees_match(minijax.jit(lambda x: minijax.vjp(g, x)[1](ct))(V), expected)
     assert_trees_match(minijax.vjp(g, V)[1](ct), expected)
+
+
+@pins("jax_jit_of_float16_dot_product_attention_fails_on_cpu")
+def test_jit_of_float16_dot_product_attention():
+    import minijax.nn as mnn
+    q = np.random.default_rng(0).normal(size=(1, 3, 2, 4)).astype(np.float16)
+    expected = jax.nn.dot_product_attention(q, q, q)            # JAX, eagerly: runs
+    if jax.default_backend() == "cpu":
+        with pytest.raises(ValueError, match="F16_F16_F32"):
+            jax.jit(jax.nn.dot_product_attention)(q, q, q)
+    for ours in (mnn.dot_product_attention(q, q, q),
+                 minijax.jit(mnn.dot_product_attention)(q, q, q)):
+        assert ours.dtype == np.float16
+        assert_trees_match(ours, expected)

@@ -27,3 +27,13 @@ register(
     "a jitted function may close over NumPy arrays, whatever transform it applies to "
     "them; an internal assertion is never the intended answer",
     transforms=("jit", "vmap", "custom_vjp"))
+
+register(
+    "jax_jit_of_float16_dot_product_attention_fails_on_cpu", "0.10.2",
+    "jax.jit(jax.nn.dot_product_attention) of float16 query/key/value raises "
+    "ValueError(\"The precision 'F16_F16_F32' is not supported by dot_general on "
+    "CPU\"); the same call without jit runs and gives float16 results",
+    "the float16 attention, under minijax.jit as eagerly (equal to JAX's eager values)",
+    "jit means to run what runs eagerly; the float16 inputs are valid and JAX's own "
+    "eager call accepts them on the same CPU",
+    transforms=("jit", "dot_product_attention", "float16"))
