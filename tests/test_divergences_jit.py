@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import minijax
+import minijax.nn as mnn
 import minijax.numpy as mjnp
 from minijax import lax as mlax
 from minijax.backends.xla import barrier_between_scatter_and_rev
@@ -138,7 +139,6 @@ def test_jit_of_vjp_of_indexed_ref_set_with_numpy_cotangent():
 
 @pins("jax_jit_of_float16_dot_product_attention_fails_on_cpu")
 def test_jit_of_float16_dot_product_attention():
-    import minijax.nn as mnn
     q = np.random.default_rng(0).normal(size=(1, 3, 2, 4)).astype(np.float16)
     expected = jax.nn.dot_product_attention(q, q, q)            # JAX, eagerly: runs
     if jax.default_backend() == "cpu":

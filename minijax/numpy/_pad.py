@@ -238,8 +238,6 @@ def _side_pieces(array, axis, before, after, mode, end_values, stat_length):
                                  (last, end_values[axis][1], after)):
             ramps.append(linspace(end, lax.squeeze(edge, (axis,)), width, endpoint=False,
                                   dtype=dtype_of(array), axis=axis))
-        # Flipped before it is made weak: XLA's CPU compiler crashes on the reverse
-        # of the scatter that makes an array weak (jax 0.10.2).
         return _like_array(array, ramps[0]), _like_array(array, flip(ramps[1], axis))
     statistic = _STATISTICS[mode]
     if stat_length is None:
