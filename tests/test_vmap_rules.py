@@ -59,8 +59,7 @@ def _draw(rng, shape, kind):
 class Case:
     """Primitives sharing one operand signature and params, tested in one program."""
 
-    def __init__(self, prims, operands, id=None, take_turns=0, every_combination=False,
-                 **params):
+    def __init__(self, prims, operands, id=None, take_turns=0, **params):
         names = [prims] if isinstance(prims, str) else list(prims)
         self.prims = [primitives_by_name[name] for name in names]
         self.operands = operands            # [(per-example shape, kind)]
@@ -72,10 +71,6 @@ class Case:
         # every combination still meets the rule and every primitive meets at least
         # two combinations (asserted). XLA's compile time grows with the operations.
         self.take_turns = take_turns
-        # All in_axes combinations, not a sample: for a case whose primitives take
-        # turns, more combinations each running one primitive cost less than a few
-        # separate cases each running all of their sample.
-        self.every_combination = every_combination
 
     def prims_at(self, combination_index):
         """The primitives the `combination_index`-th in_axes combination runs."""
@@ -115,12 +110,12 @@ def _cases():
     c.append(Case("sin", [((), "f")], id="sin-rank0"))
     c.append(Case(["lgamma", "digamma", "erfc"], [((2, 4), "f")], id="unary-special"))
     # The binary special functions, each lowered to a long XLA loop, take turns over
-    # every in_axes combination; the first operand is a whole number (polygamma's
+    # the in_axes combinations; the first operand is a whole number (polygamma's
     # order, where a fraction gives NaN), the second above 1 (zeta's and
     # random_gamma_grad's domain).
     c.append(Case(["igamma", "igammac", "igamma_grad_a", "polygamma", "zeta",
                    "random_gamma_grad"], [((2, 4), "w"), ((2, 4), "f>1")],
-                  id="binary-special", take_turns=1, every_combination=True))
+                  id="binary-special", take_turns=1))
     c.append(Case("igamma", [((), "f>1"), ((2, 4), "f")], id="igamma-splat-lhs"))
     c.append(Case(["bessel_i0e", "bessel_i1e"], [((2, 4), "f")], id="unary-bessel"))
     c.append(Case("reduce_precision", [((2, 4), "f")], exponent_bits=5, mantissa_bits=10))
@@ -262,10 +257,12 @@ _TESTED_ELSEWHERE = {"iota", "jit", "custom_jvp_call", "custom_vjp_call"}
 
 def _axis_combinations(case, rng):
     """in_axes combinations: all of them when few; else a sample in which every
-    operand is batched at every position and is unbatched at least once."""
+    operand is batched at every position and is unbatched at least once, and which
+    is large enough for each primitive taking turns to meet two combinations."""
     options = [[None] + list(range(len(shape) + 1)) for shape, _ in case.operands]
     every = [c for c in itertools.product(*options) if any(a is not None for a in c)]
-    if len(every) <= MAX_COMBINATIONS or case.every_combination:
+    needed = -(-2 * len(case.prims) // case.take_turns) if case.take_turns else 0
+    if len(every) <= max(MAX_COMBINATIONS, needed):
         return every
     chosen = {tuple(0 for _ in options)}
     for i, opts in enumerate(options):
@@ -275,6 +272,9 @@ def _axis_combinations(case, rng):
             if all(a is None for a in combo):
                 combo[(i + 1) % len(options)] = 0
             chosen.add(tuple(combo))
+    rest = [c for c in every if c not in chosen]
+    while len(chosen) < needed:
+        chosen.add(rest.pop(rng.integers(len(rest))))
     return sorted(chosen, key=str)
 
 
