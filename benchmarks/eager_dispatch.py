@@ -121,6 +121,10 @@ def main():
         ("jnp.stack of 8", lambda: mnp.stack(parts), lambda: jnp.stack(parts)),
         ("nn.logmeanexp", lambda: mnn.logmeanexp(m, axis=0),
          lambda: jax.nn.logmeanexp(m, axis=0)),
+        ("jnp.nanmean", lambda: mnp.nanmean(m, axis=0), lambda: jnp.nanmean(m, axis=0)),
+        ("jnp.polyval", lambda: mnp.polyval(x, m), lambda: jnp.polyval(x, m)),
+        ("jnp.block 2x2", lambda: mnp.block([[m, m], [m, m]]),
+         lambda: jnp.block([[m, m], [m, m]])),
     ]
     print(f"{'op':24s} {'minijax us':>11s} {'jax us':>9s} {'ratio':>7s}")
     for name, mini, ref in cases:
