@@ -133,10 +133,10 @@ def _block_depth(arrays, path=()):
 def block(arrays):
     """One array assembled from nested lists of blocks: the innermost lists are joined
     along the last axis, the next along the second-to-last, and so on."""
-    _block_depth(arrays)    # the nesting's own errors come first
     # JAX jits `block` over the lists' pytree. Lists are no operand `jitted_eagerly`
     # passes on (such a call runs this body directly), but the blocks are: spread,
-    # with the nesting as a static layout, they run as one program of `_block_of`.
+    # with the nesting as a static layout, they run as one program of `_block_of`,
+    # whose trace checks the nesting (on every call that fails: nothing is cached).
     blocks = []
 
     def layout_of(x):
