@@ -10,6 +10,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from tests.numpy_helpers import assert_values_close, check
+from tests.program_counting import programs
 from tests.test_divergences import pins
 
 NAN_DATA = np.array([[1., np.nan, 3., 4.], [np.nan] * 4, [2., 5., 1., 0.]], np.float32)
@@ -114,6 +115,21 @@ def test_quantiles_of_every_method_match_jax(name):
             jnp.quantile(finite, 0.5, **bad)
         with pytest.raises(ValueError, match="overwrite_input"):
             getattr(mnp, name)(finite, 0.5, **bad)
+
+
+def test_eager_nanargmax_is_one_program_as_in_jax():
+    # JAX jits nanargmax's body (axis and keepdims static): one program on the first
+    # eager call, none on a repeat; under a trace it stays inline.
+    data = NAN_DATA[:2]
+    for name in ("nanargmax", "nanargmin"):
+        with programs("compiled") as made:
+            first = getattr(mnp, name)(data, axis=1, keepdims=True)
+        with programs("compiled") as again:
+            getattr(mnp, name)(data, axis=1, keepdims=True)
+        assert (len(made), len(again)) == (1, 0)
+        assert_values_close(first, getattr(jnp, name)(data, axis=1, keepdims=True))
+        eqns = minijax.make_jaxpr(lambda a: getattr(mnp, name)(a, axis=0))(data).jaxpr.eqns
+        assert all(e.primitive.name != "jit" for e in eqns)
 
 
 def test_nan_statistics_errors():
