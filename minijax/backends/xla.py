@@ -250,7 +250,7 @@ _register_single(P.scatter_max_p, _scatter_rule(lax.scatter_max))
 
 # -- calls ------------------------------------------------------------------------------
 
-def _jit_call(*args, jaxpr, name):
+def _jit_call(*args, jaxpr, name, inline=False):
     # Inlined: the whole program is one XLA computation, which XLA optimises as a unit.
     return lower_jaxpr(jaxpr, (), args)
 

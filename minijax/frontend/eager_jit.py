@@ -38,8 +38,8 @@ import numpy as np
 from .jit import UncheckedCall, jit
 from ..ir.float_checks import checks_on as float_checks_on
 from ..ir.root_modes import modes as _root_modes
-from ..ir.trace import EvalTrace, current_trace
-from ..ir.types import jax_array_type
+from ..ir.trace import EvalTrace, Tracer, current_trace, stages_a_program
+from ..ir.types import RefType, jax_array_type
 
 # Operand types that are plain by their type alone; an identity test on them is the
 # cheapest check of the common case. The concrete type of a JAX array joins them the
@@ -68,6 +68,14 @@ def _plain(value) -> bool:
     return value is None
 
 
+def _plain_or_traced(value) -> bool:
+    """`_plain`, or a tracer of a value (not of a ref): an operand of a call under an
+    eager transformation, which the transformation's call rule takes in."""
+    if isinstance(value, Tracer):
+        return not isinstance(value.aval, RefType)
+    return _plain(value)
+
+
 def jitted_eagerly(*static_argnames: str):
     """Decorate a jnp function that JAX itself jits, naming JAX's static arguments."""
     static = frozenset(static_argnames)
@@ -76,11 +84,11 @@ def jitted_eagerly(*static_argnames: str):
         positions = {p.name: i for i, p in enumerate(inspect.signature(fun).parameters.values())
                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)}
         static_positions = frozenset(positions[name] for name in static if name in positions)
-        compiled = jit(fun, static_argnames=tuple(static) or None)
+        compiled = jit(fun, static_argnames=tuple(static) or None, inline=True)
 
         static_keys = static_positions | static     # positions and names
 
-        def operands_plain(args, kwargs) -> bool:
+        def operands_plain(args, kwargs, plain=_plain) -> bool:
             # (Paid on every eager call with static arguments or keywords: the type
             # test before `plain` and the inline `hash` save most of the calls.)
             for key, value in itertools.chain(enumerate(args), kwargs.items()):
@@ -89,7 +97,7 @@ def jitted_eagerly(*static_argnames: str):
                         hash(value)
                     except TypeError:
                         return False
-                elif type(value) not in _PLAIN_TYPES and not _plain(value):
+                elif type(value) not in _PLAIN_TYPES and not plain(value):
                     return False
             return True
 
@@ -101,10 +109,19 @@ def jitted_eagerly(*static_argnames: str):
             # root trace with no NaN checks, one test: `ir/root_modes.py`; array
             # operands, no keywords) is spelled out as a plain loop.
             if not _root_modes.direct:
-                if type(current_trace()) is not EvalTrace or float_checks_on():
+                trace = current_trace()
+                if float_checks_on() or stages_a_program(trace):
                     return fun(*args, **kwargs)
-                # (`disable_jit`: `compiled` runs `fun` op by op.)
-                return compiled(*args, **kwargs) if operands_plain(args, kwargs) else fun(*args, **kwargs)
+                if type(trace) is EvalTrace:
+                    # (`disable_jit`: `compiled` runs `fun` op by op.)
+                    return (compiled(*args, **kwargs) if operands_plain(args, kwargs)
+                            else fun(*args, **kwargs))
+                # An eager transformation: one inline `jit` call, which its rules
+                # transform whole (`transforms/calls.py`) and the root compiles once.
+                if _root_modes.jit_disabled or not operands_plain(args, kwargs,
+                                                                  _plain_or_traced):
+                    return fun(*args, **kwargs)
+                return compiled.call_checked(args, kwargs)
             if kwargs or static_positions:
                 if not operands_plain(args, kwargs):
                     return fun(*args, **kwargs)
