@@ -10,18 +10,35 @@ shape (and the `lax` functions that minijax composes where JAX has one primitive
 
 * at the root (eager) trace, when every operand is a plain array-like value -- a JAX
   array, a NumPy array or scalar, a Python scalar -- the call goes through one
-  `minijax.jit` of the function, with the same static arguments as JAX's `jax.jit`
-  of that function (`axis`, `dtype`, `keepdims`, ...). Its first call per (avals,
-  static arguments) traces the body, so the body's argument checks raise there,
-  before anything compiles, with the body's own messages;
-* under any other trace (jit, grad, vmap, make_jaxpr, ...) the body runs inline, so
-  traced programs hold the body's equations and no nested call;
-* operands only the body handles keep the direct path: refs and tracers, lists and
-  other sequences, NumPy values of a non-numeric dtype, Python ints that the body
-  would check against the promoted dtype (only 0..127 fits every integer dtype, so
-  only those are passed as traced weak ints), unhashable static arguments. So do
-  calls while `jax_debug_nans` / `jax_debug_infs` is on, so that the error names the
-  operation that made the value, as the op-by-op path does.
+  `minijax.jit(..., inline=True)` of the function, with the same static arguments as
+  JAX's `jax.jit` of that function (`axis`, `dtype`, `keepdims`, ...). Its first
+  call per (avals, static arguments) traces the body, so the body's argument checks
+  raise there, before anything compiles, with the body's own messages;
+* under an *eager transformation* -- `grad`, `vjp`, `jvp`, `vmap`, `jacfwd`,
+  `jacrev`, `hessian`, ... on concrete values: no trace of the chain stages a
+  program (`Trace.stages_program`, `ir/trace.py`) -- the call is that same
+  `minijax.jit`, bound as one `jit` equation marked `inline`, with the
+  transformation's tracers as operands. JAX's jnp functions stay one `pjit` there,
+  and so does this: the call rules (`transforms/calls.py`) transform the body once
+  per (body, which inputs carry tangents / are unknown / are batched) and cache it,
+  and the root compiles each transformed body once. So an eager `grad` of an SVD
+  loss makes JAX's 17 programs, not one per primitive of each rule's result (50),
+  and a repeat call compiles nothing (`benchmarks/eager_transforms.py`). A pullback
+  or linearized function keeps the inline calls; traced later (`make_jaxpr`, `jit`)
+  they become their bodies' equations at the caller's lines (`ir/staging.py`);
+* under a chain that stages a program (`jit`, `make_jaxpr`, remat, loop and
+  `shard_map` bodies, an `ensure_compile_time_eval` block) the body runs inline
+  directly -- what the staging trace would record for the inline call, without
+  tracing the call first -- so traced programs hold the body's equations and no
+  nested call;
+* operands only the body handles keep the direct path: refs and ref views (tracers
+  of a ref too), tracers at the root (escaped ones), lists and other sequences,
+  NumPy values of a non-numeric dtype, Python ints that the body would check
+  against the promoted dtype (only 0..127 fits every integer dtype, so only those
+  are passed as traced weak ints), unhashable static arguments. So do calls under
+  `disable_jit` and while `jax_debug_nans` / `jax_debug_infs` is on (at the root or
+  under a transformation), so that the error names the operation that made the
+  value, as the op-by-op path does.
 
 The compiled programs live in `minijax.jit`'s cache of each function, so
 `minijax.clear_caches()` empties them with every other cache.
