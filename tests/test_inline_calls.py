@@ -17,6 +17,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
+from minijax.interop import to_jax, to_python_source
 from minijax.ir import parse_jaxpr, pp_jaxpr
 from minijax.ir.verify import VerifierError, verify_jaxpr
 from minijax.testing import assert_trees_match
@@ -185,3 +186,15 @@ def test_a_bad_inline_param_is_refused_by_the_verifier():
     text = pp_jaxpr(_linear_program()).replace("inline=True", "inline=1", 1)
     with pytest.raises(VerifierError, match="the inline param must be True or False"):
         verify_jaxpr(parse_jaxpr(text))
+
+
+def test_inline_calls_go_to_jax_as_inline_jits():
+    # `to_jax` and `to_python_source` give JAX `jax.jit(..., inline=True)` calls.
+    closed = _linear_program()
+    expected = eval_jaxpr(closed.jaxpr, closed.consts, [_V])
+    source = to_python_source(closed)
+    assert source.count("inline=True") == 2, source
+    namespace = {}
+    exec(source, namespace)
+    assert_trees_match(list(namespace["program"](_V)), expected)   # (consts inside)
+    assert_trees_match(list(to_jax(closed)(_V)), expected)
