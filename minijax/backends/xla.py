@@ -471,10 +471,9 @@ def apply_primitive(prim, *args, **params):
     """Eager execution of one primitive on concrete values."""
     if prim is P.jit_p:
         jaxpr = params["jaxpr"]
-        if not jaxpr.eqns and params.get("inline"):
-            forwarded = _forwarded_inputs(jaxpr, args)
-            if forwarded is not None:
-                return forwarded
+        if params.get("inline") and len(jaxpr.eqns) <= 1 and not any(
+                type(v) is Literal for v in jaxpr.outvars):
+            return _small_inline_call(jaxpr, args)
         return compile_jaxpr(jaxpr)(*args)
     signature = tuple(map(_signature, args))
     key = (prim, tuple(params.items()), signature)
@@ -489,16 +488,21 @@ def apply_primitive(prim, *args, **params):
     return outs if prim.multiple_results else [outs]
 
 
-def _forwarded_inputs(jaxpr: Jaxpr, args):
-    """The outputs of an inline call whose body computes nothing -- each output one
-    of its inputs -- as those inputs are, with no program compiled, as JAX forwards
-    them for its inline jnp calls (an eager vjp's transposed `jnp.add` hands back a
-    NumPy or Python cotangent as it was given); None if an output is computed."""
-    position = {id(var): i for i, var in enumerate(jaxpr.invars)}
-    positions = [position.get(id(var)) for var in jaxpr.outvars]
-    if None in positions:
-        return None
-    return [args[i] for i in positions]
+def _small_inline_call(jaxpr: Jaxpr, args) -> list:
+    """An eager inline call whose body is at most one equation (a one-primitive jnp
+    function, or a transformed body that came down to one primitive: `vmap(jnp.sin)`,
+    the transpose of `jnp.multiply`). One equation runs through its primitive's
+    eager dispatch, whose programs every call of that primitive shares, rather than
+    compiling a program per function and transformation; an output that is an input
+    comes back as it was given (an eager vjp's transposed `jnp.add` hands back a
+    NumPy or Python cotangent as it was given, as JAX's does). (A literal output
+    goes to the compiled path, which gives it its aval's weak type.)"""
+    env = dict(zip(map(id, jaxpr.invars), args))
+    for eqn in jaxpr.eqns:
+        inputs = [literal_value(a) if type(a) is Literal else env[id(a)] for a in eqn.inputs]
+        outs = eager_impls[eqn.primitive](*inputs, **eqn.params)
+        env.update(zip(map(id, eqn.outputs), outs))
+    return [env[id(a)] for a in jaxpr.outvars]
 
 
 def clear_caches():
