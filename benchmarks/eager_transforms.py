@@ -1,11 +1,14 @@
 """Eager transformations of jitted jnp functions: first and repeat call, minijax vs JAX.
 
-JAX's jnp functions are `jax.jit` functions; under an eager `grad` or `vmap` each
-stays one `pjit` equation, which the transformation turns into one transformed
-program, compiled once and cached. minijax's `jitted_eagerly` functions do the same
-(`minijax/frontend/eager_jit.py`): under an eager transformation each is one `jit`
-call, whose body the call rules transform once (`transforms/calls.py`) and the root
-compiles once (`backends/xla.py`).
+JAX's jnp functions are `jax.jit(..., inline=True)` functions; under an eager `grad`
+or `vmap` each stays one `pjit` equation, which the transformation turns into one
+transformed program, compiled once and cached. minijax's `jitted_eagerly` functions
+do the same (`minijax/frontend/eager_jit.py`): under an eager transformation each is
+one `jit` call marked `inline`, whose body the call rules transform once
+(`transforms/calls.py`) and the root compiles once (`backends/xla.py`; a body that
+came down to one primitive goes through that primitive's eager dispatch, one that
+only forwards its inputs returns them). Traced later, the inline calls become their
+bodies' equations (`ir/staging.py`).
 
     PYTHONPATH=. .venv/bin/python benchmarks/eager_transforms.py
 
@@ -16,31 +19,35 @@ call, and the CPU microseconds of a repeat call, with the ratios (minijax / jax;
 cleared before each), repeat calls with `jit_dispatch.py`'s interleaved helper; each
 side keeps its minimum.
 
-Measured on the shared 2-core development machine (CPU, jax 0.10.2, load 9-11), two
-interleaved runs of each tree with the command above; "before" is the tree without
-eager transformations keeping jnp calls whole (the body ran inline under the
+Measured on the shared 2-core development machine (CPU, jax 0.10.2, load 7-9), the
+command above; "before" is main at ae2deaf (the body ran inline under the
 transformation, so each primitive of each transformed piece was its own eager
-program). Programs made are exact; times are the two runs' minima:
+program), run with this script; "after" two runs, the second with one-equation bodies
+through the eager dispatch (the grad's 16 -> 15 programs). Programs made are exact:
 
-    case       tree     programs mj/jax  first ms mj      jax  ratio  repeat us mj      jax  ratio
-    grad svd   before        50 / 17     1315-1390  728-748  1.81-1.86   2487-2531  4777-5750  0.44-0.52
-    grad svd   after         17 / 17       760-795  765-785  0.99-1.01   1254-1288  4806-5143  0.24-0.27
-    vmap inv   before        18 / 1        873-926  294-311  2.97-2.98     480-512    205-215  2.35-2.38
-    vmap inv   after          1 / 1        330-334  331-337  0.99-1.00     105-106    185-186  0.57
+    case       tree     programs mj/jax  first ms mj    jax  ratio      repeat us mj    jax  ratio
+    grad svd   before        50 / 17          1362    730  1.87              2280   4863  0.47
+    grad svd   after     16-15 / 17        657-706 653-739 0.96-1.01    1012-1166 3470-4986 0.23-0.29
+    vmap inv   before        18 / 1            899    320  2.81               473    203  2.33
+    vmap inv   after          1 / 1        315-336 322-340 0.98-0.99      102-124 178-252 0.49-0.57
 
-A first call now costs what JAX's does (the same number of programs, of the same
-size); a repeat call is a fraction of JAX's, which re-runs its Python transformation
-machinery on every eager call where minijax's call rules find the transformed bodies
-in their caches.
+A first call now costs what JAX's does (no more programs, of the same size); a repeat
+call is a fraction of JAX's, which re-runs its Python transformation machinery on
+every eager call where minijax's call rules find the transformed bodies in their
+caches. (Last round's version, a plain nested `jit` call, measured the same: 17 / 17
+programs, 0.99-1.01 first; it was reverted because traced pullbacks showed the nested
+call with the first caller's source lines.)
 
-On the test suite the effect is mixed (profiling plugin of session 8, CPU seconds and
-XLA compiles, two interleaved runs of each tree, load 6-10): `test_linalg.py`
-676 -> 423 compiles, 41.4/44.7 -> 40.9/42.7 s; `test_grad.py` 1031 -> 1045,
-23.5/24.6 -> 23.9/24.7 s; `test_jacobian_batched.py` 391 -> 447, 13.2/13.9 ->
-15.2/15.9 s. Whole programs are fewer but each is larger, and a one-primitive jnp call
-(`jnp.sin`, `jnp.sum`) under nested transformations now compiles its own transformed
-program per (function, transformation), as JAX's does, where op by op it reused the
-programs compiled per primitive by earlier tests of the same process.
+On the test suite (profiling plugin of session 8, `tests/test_linalg.py
+tests/test_grad.py tests/test_jacobian_batched.py` in one process, load 7-10; two
+runs of main, then this tree without and with the one-equation dispatch): XLA
+compiles 2,091 / 2,091 -> 1,906 -> 1,845 (linalg 753 -> 440 -> 423, grad 968 ->
+1,034 -> 1,020, jacobian_batched 370 -> 432 -> 402); the plugin's CPU seconds
+82.2 / 85.3 -> 82.4 -> 81.6 (linalg 44.1 / 44.6 -> 40.6 -> 40.3, grad 25.4 / 26.7 ->
+26.6 -> 26.3, jacobian_batched 12.8 / 14.0 -> 15.2 -> 15.0). Whole programs are
+fewer but each is larger, and a jnp call under nested transformations compiles its
+own transformed program per (function, transformation), as JAX's does, where op by
+op it reused the programs compiled per primitive by earlier tests of the process.
 """
 from __future__ import annotations
 
