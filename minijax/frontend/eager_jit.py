@@ -22,7 +22,7 @@ shape (and the `lax` functions that minijax composes where JAX has one primitive
   and so does this: the call rules (`transforms/calls.py`) transform the body once
   per (body, which inputs carry tangents / are unknown / are batched) and cache it,
   and the root compiles each transformed body once. So an eager `grad` of an SVD
-  loss makes JAX's 17 programs, not one per primitive of each rule's result (50),
+  loss makes 15 programs (JAX: 17), not one per primitive of each rule's result (50),
   and a repeat call compiles nothing (`benchmarks/eager_transforms.py`). A pullback
   or linearized function keeps the inline calls; traced later (`make_jaxpr`, `jit`)
   they become their bodies' equations at the caller's lines (`ir/staging.py`);
