@@ -198,3 +198,16 @@ def test_inline_calls_go_to_jax_as_inline_jits():
     exec(source, namespace)
     assert_trees_match(list(namespace["program"](_V)), expected)   # (consts inside)
     assert_trees_match(list(to_jax(closed)(_V)), expected)
+
+
+def test_an_inline_call_batched_under_named_axes_of_other_sizes():
+    # Batched bodies are cached (with the named axes around the call in the key):
+    # collectives over the outer axis, and over both, stay JAX's for outer axes of
+    # other sizes, call after call.
+    def run(t, sizes):
+        body = t.jit(lambda x: t.lax.psum(x * 2.0, "i") + x * t.lax.axis_index(("i", "j")),
+                     inline=True)
+        return [t.vmap(t.vmap(body, axis_name="j"), axis_name="i")(
+            np.arange(n * 2, dtype=np.float32).reshape(n, 2)) for n in sizes]
+    for _ in range(2):
+        assert_trees_match(run(minijax, (2, 3, 2)), run(jax, (2, 3, 2)))
