@@ -497,12 +497,7 @@ def _small_inline_call(jaxpr: Jaxpr, args) -> list:
     comes back as it was given (an eager vjp's transposed `jnp.add` hands back a
     NumPy or Python cotangent as it was given, as JAX's does). (A literal output
     goes to the compiled path, which gives it its aval's weak type.)"""
-    env = dict(zip(map(id, jaxpr.invars), args))
-    for eqn in jaxpr.eqns:
-        inputs = [literal_value(a) if type(a) is Literal else env[id(a)] for a in eqn.inputs]
-        outs = eager_impls[eqn.primitive](*inputs, **eqn.params)
-        env.update(zip(map(id, eqn.outputs), outs))
-    return [env[id(a)] for a in jaxpr.outvars]
+    return interpret_with_table(jaxpr, (), args, eager_impls, _no_lowering)
 
 
 def clear_caches():
