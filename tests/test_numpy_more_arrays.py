@@ -10,7 +10,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
-from tests.numpy_helpers import assert_values_close, check
+from tests.numpy_helpers import assert_values_close, check, together
 from tests.test_divergences import pins
 
 A = np.arange(12, dtype=np.float32).reshape(3, 4) / 3
@@ -116,10 +116,29 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_matches_jax(name):
-    fn, args = CASES[name]
-    tolerance = 2e-4 if "poly" in name else 1e-5
+# The cases in groups, each checked as one case: one program per library for the group
+# (every result still compared on its own); the polynomial fits, with their looser
+# tolerance, form a group of their own
+GROUPS = {
+    "edits": ["delete", "insert", "block", "shapes", "compress, extract", "choose"],
+    "writes, orderings": ["place, put", "put_along_axis, fill_diagonal", "orderings"],
+    "products, calculus": ["products", "cumulative", "tests", "gradient", "vander"],
+    "windows, bits, grids": ["windows", "mask_indices", "packbits", "unpackbits",
+                             "mgrid, ogrid", "r_", "c_"],
+    "polynomials": ["polynomial arithmetic", "polynomial calculus", "integer polynomials",
+                    "polyfit"],
+}
+
+
+def test_groups_hold_every_case_once():
+    grouped = [name for names in GROUPS.values() for name in names]
+    assert sorted(grouped) == sorted(CASES)
+
+
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_matches_jax(group):
+    fn, args = together([CASES[name] for name in GROUPS[group]])
+    tolerance = 2e-4 if group == "polynomials" else 1e-5
     check(fn, *args, eager=True, rtol=tolerance, atol=tolerance)
 
 
