@@ -41,13 +41,15 @@ def test_jacobians_with_size_zero_inputs_or_outputs():
     for f, args in cases:
         argnums = tuple(range(len(args)))
         for name in ("jacfwd", "jacrev"):
+            # (JAX's side under jax.jit: one program, not one per operation; the
+            # arguments are arrays, so no weak type changes)
             assert_trees_match(getattr(minijax, name)(f, argnums=argnums)(*args),
-                               getattr(jax, name)(f, argnums=argnums)(*args))
+                               jax.jit(getattr(jax, name)(f, argnums=argnums))(*args))
 
     def loss(e, x):
         return e.sum() * x.sum()
     assert_trees_match(minijax.hessian(loss, argnums=(0, 1))(empty, x),
-                       jax.hessian(loss, argnums=(0, 1))(empty, x))
+                       jax.jit(jax.hessian(loss, argnums=(0, 1)))(empty, x))
 
 
 def test_checkpointed_abs_saves_the_boolean_mask_as_jax_does():
@@ -216,10 +218,11 @@ def test_checkpointed_sort_saves_what_jax_saves(shape, dimension):
     for policy in ("everything_saveable", "nothing_saveable"):
         saved = [_saved(api, f(api), policy, a, b) for api in (minijax, jax)]
         assert saved[0] == saved[1]
-    assert_trees_match(minijax.grad(f(minijax), argnums=(0, 1))(a, b),
-                       jax.grad(f(jax), argnums=(0, 1))(a, b))
-    assert_trees_match(minijax.jvp(f(minijax), (a, b), (b, a)),
-                       jax.jvp(f(jax), (a, b), (b, a)), rtol=1e-6)
+    # JAX's side in one jitted program (array arguments: no weak type changes)
+    grads, jvp = jax.jit(lambda a, b: (jax.grad(f(jax), argnums=(0, 1))(a, b),
+                                       jax.jvp(f(jax), (a, b), (b, a))))(a, b)
+    assert_trees_match(minijax.grad(f(minijax), argnums=(0, 1))(a, b), grads)
+    assert_trees_match(minijax.jvp(f(minijax), (a, b), (b, a)), jvp, rtol=1e-6)
 
 
 @pytest.mark.parametrize("f", [
@@ -248,8 +251,8 @@ def test_checkpointed_clamp_saves_the_boolean_mask_as_jax_does():
     assert saved[0] == saved[1] and "bool[3]" in saved[0]
     for f in (lambda m: lambda x: m.numpy.sum(m.lax.clamp(-0.5, x, 0.75)),
               lambda m: lambda x: m.numpy.sum(m.numpy.clip(x, -1.0, x * 0.5))):
-        assert_trees_match(minijax.grad(f(minijax))(x), jax.grad(f(jax))(x))
-        assert_trees_match(minijax.jacfwd(f(minijax))(x), jax.jacfwd(f(jax))(x))
+        assert_trees_match(minijax.grad(f(minijax))(x), jax.jit(jax.grad(f(jax)))(x))
+        assert_trees_match(minijax.jacfwd(f(minijax))(x), jax.jit(jax.jacfwd(f(jax)))(x))
 
 
 @pins("jax_clamp_jvp_with_scalar_bound_fails")
@@ -332,7 +335,7 @@ def test_cumulative_residuals_are_explained_residual_for_residual(op):
         return lambda x: api.numpy.sum(getattr(api.lax, op)(x, 1) * x)
     saved = [_saved(api, f(api), "everything_saveable", x) for api in (minijax, jax)]
     assert saved[0] != saved[1]
-    assert_trees_match(minijax.grad(f(minijax))(x), jax.grad(f(jax))(x), rtol=1e-6)
+    assert_trees_match(minijax.grad(f(minijax))(x), jax.jit(jax.grad(f(jax)))(x), rtol=1e-6)
     program = minijax.make_jaxpr(f(minijax))(x)
     transform = "checkpoint[everything_saveable]"
     assert fuzz.known_divergence(transform, program, _residual_row(*saved)) == "explained:F12"
@@ -374,7 +377,7 @@ def test_float16_second_derivatives_match_jax_and_the_exact_value():
 
     def f(api):
         return lambda x, y: api.numpy.sum(api.lax.sinh(api.lax.tanh(x) * y))
-    mini, theirs = minijax.hessian(f(minijax))(x, y), jax.hessian(f(jax))(x, y)
+    mini, theirs = minijax.hessian(f(minijax))(x, y), jax.jit(jax.hessian(f(jax)))(x, y)
     assert_trees_match(mini, theirs)
     t = np.tanh(x.astype(np.float64))
     u, s, y64 = t * y, 1 - t ** 2, y.astype(np.float64)
@@ -437,7 +440,7 @@ def test_scatter_with_repeated_indices_sends_the_cotangent_to_the_written_update
     updates = np.arange(9, dtype=np.float32).reshape(3, 3) * 0.25
     for name in ("grad", "jacrev"):
         assert_trees_match(getattr(minijax, name)(f(minijax), argnums=(0, 1))(operand, updates),
-                           getattr(jax, name)(f(jax), argnums=(0, 1))(operand, updates))
+                           jax.jit(getattr(jax, name)(f(jax), argnums=(0, 1)))(operand, updates))
     # scatter's jvp is JAX's (ids, masks, scatter_add), so checkpoints save the same
     saved = [_saved(api, f(api), "everything_saveable", operand, updates)
              for api in (minijax, jax)]

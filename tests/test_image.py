@@ -38,10 +38,12 @@ def test_resize(method, antialias):
     def theirs(x):
         return jax.image.resize(x, shape, method, antialias=antialias)
     close(minijax.jit(ours)(X), wants[0])
-    close(minijax.vmap(ours)(np.stack([X, -X])), jax.vmap(theirs)(np.stack([X, -X])))
-    # one program for JAX's gradient instead of its loss's operations one by one
-    close(minijax.grad(lambda x: (ours(x) ** 2).sum())(X),
-          jax.jit(jax.grad(lambda x: (theirs(x) ** 2).sum()))(X), tol=1e-4)
+    # one program for JAX's vmap and gradient instead of its loss's operations one by one
+    pair = np.stack([X, -X])
+    want_vmap, want_grad = jax.jit(lambda xs, x: (
+        jax.vmap(theirs)(xs), jax.grad(lambda x: (theirs(x) ** 2).sum())(x)))(pair, X)
+    close(minijax.vmap(ours)(pair), want_vmap)
+    close(minijax.grad(lambda x: (ours(x) ** 2).sum())(X), want_grad, tol=1e-4)
 
 
 @pytest.mark.parametrize("method", ["linear", "cubic", "lanczos3", "lanczos5", "area",
@@ -58,18 +60,22 @@ def test_scale_and_translate(method, antialias):
     def theirs(x, scale, shift):
         return jax.image.scale_and_translate(x, (2, 8, 5, 1), (1, 2), scale, shift,
                                              jax_method, antialias=antialias)
-    # JAX's side under jax.jit: jax.image.scale_and_translate is not jitted, so eagerly
-    # it would compile each of its few dozen operations (and again for vmap and grad)
-    want = jax.jit(theirs)(X, SCALE, SHIFT)
+    # JAX's side (its value, vmap and grad) as one jax.jit program:
+    # jax.image.scale_and_translate is not jitted, so eagerly it would compile each of
+    # its few dozen operations (and again for vmap and grad)
+    scales = np.stack([SCALE, SCALE * 0.5])
+
+    def oracle(x, scale, shift, scales):
+        return (theirs(x, scale, shift), jax.vmap(theirs, (None, 0, None))(x, scales, shift),
+                jax.grad(lambda *a: (theirs(*a) ** 2).sum(), argnums=(0, 1, 2))(
+                    x, scale, shift))
+    want, want_vmap, want_grads = jax.jit(oracle)(X, SCALE, SHIFT, scales)
     close(ours(X, SCALE, SHIFT), want)
     close(minijax.jit(ours)(X, SCALE, SHIFT), want)
-    scales = np.stack([SCALE, SCALE * 0.5])
-    close(minijax.vmap(ours, (None, 0, None))(X, scales, SHIFT),
-          jax.jit(jax.vmap(theirs, (None, 0, None)))(X, scales, SHIFT))
+    close(minijax.vmap(ours, (None, 0, None))(X, scales, SHIFT), want_vmap)
     for got, want in zip(
             minijax.grad(lambda *a: (ours(*a) ** 2).sum(), argnums=(0, 1, 2))(X, SCALE, SHIFT),
-            jax.jit(jax.grad(lambda *a: (theirs(*a) ** 2).sum(), argnums=(0, 1, 2)))(
-                X, SCALE, SHIFT)):
+            want_grads):
         close(got, want, tol=5e-4)
 
 

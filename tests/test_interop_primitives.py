@@ -168,6 +168,10 @@ def test_minijax_random_programs_export_with_jax_bits():
 # -- cross_check: minijax's transforms of imported programs against JAX's -------------------
 
 _ROWS = ["eager", "jit", "grad", "jvp", "vmap"]
+# JAX's side of these runs eagerly: it is mostly one big operation (igamma's series
+# loop, the uniform sampler) whose eager program every row shares, where a program per
+# row would compile it again.
+_SHARED_EAGER_ORACLE = {"igamma", "uniform"}
 
 
 @pytest.mark.parametrize("f, args", [
@@ -189,8 +193,12 @@ _ROWS = ["eager", "jit", "grad", "jvp", "vmap"]
     (lambda a: jnp.sum(jax.random.gamma(KEY, a)), (F,)),
 ], ids=["special", "igamma", "betainc", "cholesky", "qr", "triangular_solve", "complex",
         "conv", "reduce_window", "scatter_mul", "uniform", "gamma"])
-def test_cross_check_of_each_family(f, args):
-    assert_cross_check(f, *args, transforms=_ROWS, policies=(), shrink=False)
+def test_cross_check_of_each_family(f, args, request):
+    # JAX's side of each row as one jitted program (the comparison has a tolerance),
+    # not its operations compiled one by one, but for _SHARED_EAGER_ORACLE.
+    eager_oracle = request.node.callspec.id in _SHARED_EAGER_ORACLE
+    assert_cross_check(f, *args, transforms=_ROWS, policies=(), shrink=False,
+                       jit_oracle=not eager_oracle)
 
 
 # -- what the bridge refuses ------------------------------------------------------------------

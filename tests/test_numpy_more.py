@@ -10,6 +10,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from tests.numpy_helpers import assert_values_close, check
+from tests.program_counting import programs
 from tests.test_divergences import pins
 
 NAN_DATA = np.array([[1., np.nan, 3., 4.], [np.nan] * 4, [2., 5., 1., 0.]], np.float32)
@@ -92,21 +93,43 @@ def test_quantiles_of_every_method_match_jax(name):
     # NaN and is skipped by nanquantile's. Eager, with a traced q under vmap, and grad.
     data = np.array([[0.3, -1.2, 2.5, 0.7, 1.1], [4.0, np.nan, -0.5, 0.2, 3.3]], np.float32)
     qs = np.array([0.1, 0.5, 0.95], np.float32)
-    for method in ["linear", "lower", "higher", "midpoint", "nearest"]:
-        for axis, keepdims in [(None, False), (1, True), ((0, 1), False)]:
-            got = getattr(mnp, name)(data, qs, axis=axis, method=method, keepdims=keepdims)
-            want = getattr(jnp, name)(data, qs, axis=axis, method=method, keepdims=keepdims)
-            assert_values_close(got, want)
+    variants = [(method, axis, keepdims)
+                for method in ["linear", "lower", "higher", "midpoint", "nearest"]
+                for axis, keepdims in [(None, False), (1, True), ((0, 1), False)]]
+    # JAX's side (the oracle, compared to a tolerance) of all fifteen in one program.
+    wants = jax.jit(lambda d, q: [getattr(jnp, name)(d, q, axis=axis, method=method,
+                                                     keepdims=keepdims)
+                                  for method, axis, keepdims in variants])(data, qs)
+    for (method, axis, keepdims), want in zip(variants, wants):
+        got = getattr(mnp, name)(data, qs, axis=axis, method=method, keepdims=keepdims)
+        assert_values_close(got, want)
     finite = np.nan_to_num(data)
     got = minijax.vmap(lambda q: getattr(mnp, name)(finite, q, axis=1))(qs)
-    assert_values_close(got, jax.vmap(lambda q: getattr(jnp, name)(finite, q, axis=1))(qs))
+    assert_values_close(got, jax.jit(jax.vmap(lambda q: getattr(jnp, name)(finite, q,
+                                                                            axis=1)))(qs))
     got = minijax.grad(lambda d: getattr(mnp, name)(d, 0.3, axis=1).sum())(finite)
-    assert_values_close(got, jax.grad(lambda d: getattr(jnp, name)(d, 0.3, axis=1).sum())(finite))
+    assert_values_close(got, jax.jit(jax.grad(lambda d: getattr(jnp, name)(d, 0.3,
+                                                                          axis=1).sum()))(finite))
     for bad in ({"out": finite}, {"overwrite_input": True}):
         with pytest.raises(ValueError):
             jnp.quantile(finite, 0.5, **bad)
         with pytest.raises(ValueError, match="overwrite_input"):
             getattr(mnp, name)(finite, 0.5, **bad)
+
+
+def test_eager_nanargmax_is_one_program_as_in_jax():
+    # JAX jits nanargmax's body (axis and keepdims static): one program on the first
+    # eager call, none on a repeat; under a trace it stays inline.
+    data = NAN_DATA[:2]
+    for name in ("nanargmax", "nanargmin"):
+        with programs("compiled") as made:
+            first = getattr(mnp, name)(data, axis=1, keepdims=True)
+        with programs("compiled") as again:
+            getattr(mnp, name)(data, axis=1, keepdims=True)
+        assert (len(made), len(again)) == (1, 0)
+        assert_values_close(first, getattr(jnp, name)(data, axis=1, keepdims=True))
+        eqns = minijax.make_jaxpr(lambda a: getattr(mnp, name)(a, axis=0))(data).jaxpr.eqns
+        assert all(e.primitive.name != "jit" for e in eqns)
 
 
 def test_nan_statistics_errors():

@@ -49,8 +49,9 @@ def test_grad_through_complex_parts():
     def f(x):
         z = x * (1 + 2j)
         return (z.real * z.imag + z.conj().real).sum()
-    assert_values_close(minijax.grad(f)(REAL), jax.grad(f)(REAL))
-    assert_values_close(minijax.jit(minijax.grad(f))(REAL), jax.grad(f)(REAL))
+    expected = jax.jit(jax.grad(f))(REAL)    # JAX's side in one program (to a tolerance)
+    assert_values_close(minijax.grad(f)(REAL), expected)
+    assert_values_close(minijax.jit(minijax.grad(f))(REAL), expected)
 
 
 def test_searchsorted_argpartition_choose_compress():

@@ -99,7 +99,7 @@ reference_rules[P.free_ref_p] = _free_ref
 
 # -- calls ------------------------------------------------------------------------------
 
-def _jit(*args, jaxpr, name):
+def _jit(*args, jaxpr, name, inline=False):
     return eval_jaxpr(jaxpr, (), *args)
 
 

@@ -250,7 +250,7 @@ _register_single(P.scatter_max_p, _scatter_rule(lax.scatter_max))
 
 # -- calls ------------------------------------------------------------------------------
 
-def _jit_call(*args, jaxpr, name):
+def _jit_call(*args, jaxpr, name, inline=False):
     # Inlined: the whole program is one XLA computation, which XLA optimises as a unit.
     return lower_jaxpr(jaxpr, (), args)
 
@@ -470,7 +470,11 @@ _fast_path: dict = {}
 def apply_primitive(prim, *args, **params):
     """Eager execution of one primitive on concrete values."""
     if prim is P.jit_p:
-        return compile_jaxpr(params["jaxpr"])(*args)
+        jaxpr = params["jaxpr"]
+        if params.get("inline") and len(jaxpr.eqns) <= 1 and not any(
+                type(v) is Literal for v in jaxpr.outvars):
+            return _small_inline_call(jaxpr, args)
+        return compile_jaxpr(jaxpr)(*args)
     signature = tuple(map(_signature, args))
     key = (prim, tuple(params.items()), signature)
     fn = _fast_path.get(key)
@@ -482,6 +486,23 @@ def apply_primitive(prim, *args, **params):
         _fast_path[key] = fn
     outs = fn(*(_as_jax_value(a, aval) for a, aval in zip(args, in_avals)))
     return outs if prim.multiple_results else [outs]
+
+
+def _small_inline_call(jaxpr: Jaxpr, args) -> list:
+    """An eager inline call whose body is at most one equation (a one-primitive jnp
+    function, or a transformed body that came down to one primitive: `vmap(jnp.sin)`,
+    the transpose of `jnp.multiply`). One equation runs through its primitive's
+    eager dispatch, whose programs every call of that primitive shares, rather than
+    compiling a program per function and transformation; an output that is an input
+    comes back as it was given (an eager vjp's transposed `jnp.add` hands back a
+    NumPy or Python cotangent as it was given, as JAX's does). (A literal output
+    goes to the compiled path, which gives it its aval's weak type.)"""
+    env = dict(zip(map(id, jaxpr.invars), args))
+    for eqn in jaxpr.eqns:
+        inputs = [literal_value(a) if type(a) is Literal else env[id(a)] for a in eqn.inputs]
+        outs = eager_impls[eqn.primitive](*inputs, **eqn.params)
+        env.update(zip(map(id, eqn.outputs), outs))
+    return [env[id(a)] for a in jaxpr.outvars]
 
 
 def clear_caches():

@@ -15,6 +15,7 @@ from jax import lax as _jax_lax
 from ..ir import fft_primitives as F
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_complex, is_inexact
+from .eager_jit import jitted_eagerly
 from .lax_ops import convert_element_type
 
 # JAX's enum itself, so `minijax.lax.FftType.RFFT` and `jax.lax.FftType.RFFT` agree.
@@ -54,6 +55,7 @@ def _check_shape(kind, aval, lengths):
                          f"to fft_lengths {lengths}")
 
 
+@jitted_eagerly("fft_type", "fft_lengths")
 def fft(x, fft_type, fft_lengths: Sequence[int]):
     """The discrete Fourier transform over the trailing `len(fft_lengths)` axes of `x`."""
     kind = fft_type_name(fft_type)

@@ -311,7 +311,8 @@ class JitFunction:
     function that closes over a ref binds the `jit` primitive instead (`_stage`)."""
 
     def __init__(self, fun: Callable, static_argnums=None, static_argnames=None,
-                 donate_argnums=None, donate_argnames=None, keep_unused: bool = False):
+                 donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
+                 inline: bool = False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self._fun = fun
@@ -337,6 +338,10 @@ class JitFunction:
             static_argnums_from_names(fun, donate_argnames))
         self._donate_argnames = frozenset(donate_argnames) | frozenset(
             static_argnames_from_nums(fun, tuple(self._donate_argnums)))
+        # `inline`: the `jit` equations this function binds carry `inline=True`, which
+        # a staging trace honours by recording the body in place of the call
+        # (`ir/staging.py`). The body is the same either way, so the cache is shared.
+        self._call_params = {"inline": True} if inline else {}
         options = tuple(self._jax_options.items())
         self._jit_cache = _cache_for(fun, options)
         # updated=(): copying fun.__dict__ would let jit(jit(f)) take over the inner
@@ -509,12 +514,14 @@ class JitFunction:
                                  tuple(n_consts + k for k in donated), f"jit({name})")
         elif type(current_trace()) is EvalTrace and float_checks_on():
             try:
-                outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=name)
+                outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=name,
+                            **self._call_params)
             except FloatingPointError as error:     # the root trace checked the call
                 found = "nan" if "(nan)" in str(error) else "inf"
                 self._locate_invalid_value(found, args, kwargs)
         else:
-            outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=name)
+            outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=name,
+                        **self._call_params)
         return tree_util.tree_unflatten(staged.out_tree, outs)
 
     def _donated_leaves(self, args, kwargs) -> tuple:
@@ -570,8 +577,11 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
 
     `donate_argnums`/`donate_argnames` hand those arguments' buffers to XLA for reuse
     (a donated array is deleted by the call, as in JAX; a donated ref's new contents
-    are written into its old buffer, and the ref goes on working). `inline` is accepted for
-    JAX's signature: minijax always inlines a nested jit into its caller's program."""
+    are written into its old buffer, and the ref goes on working). `inline=True`, as in
+    JAX: traced by a staging trace (`make_jaxpr`, an outer `jit`, ...), a call records
+    the function's equations in the caller's program rather than one nested `jit`
+    equation; called eagerly, or under an eager transformation, it is one compiled
+    call like any other."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames,
@@ -583,7 +593,7 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
         static = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
         fun = constrain_jit_shardings(fun, in_shardings, out_shardings, static)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums,
-                       donate_argnames, keep_unused)
+                       donate_argnames, keep_unused, inline)
 
 
 def eval_shape(fun: Callable, *args, **kwargs):

@@ -15,14 +15,16 @@ written with minijax's primitives, so every transformation applies:
   as a balanced tree over the reduced axes, then once with the init value. JAX hands
   such a computation to XLA, whose order is unspecified: it must be associative and
   commutative either way. `reduce_xor` is the tree with `bitwise_xor`.
-* `split`, `tile`, `stack`, `unstack`, `collapse`, `broadcast_to_rank`,
-  `batch_matmul`, `index_take`, `scatter_sub`, `scatter_apply`, `empty`, `clz`,
-  `mulhi`: slices, broadcasts, reshapes, a dot_general, a gather, a scatter, zeros
-  and bit operations (mulhi multiplies half-width pieces), as JAX's docs define each.
+* `split`, `tile`, `stack`, `unstack`, `dynamic_index_in_dim`,
+  `dynamic_update_index_in_dim`, `collapse`, `broadcast_to_rank`, `batch_matmul`,
+  `index_take`, `scatter_sub`, `scatter_apply`, `empty`, `clz`, `mulhi`: slices,
+  broadcasts, reshapes, a dot_general, a gather, a scatter, zeros and bit operations
+  (mulhi multiplies half-width pieces), as JAX's docs define each.
 
 Those that are one primitive in JAX (`cumlogsumexp`, `reduce_xor`, `clz`, `mulhi`)
 run an eager call as one cached compiled program (`jitted_eagerly`), as JAX's eager
-primitive does, instead of dispatching each operation of the composition on its own.
+primitive does, instead of dispatching each operation of the composition on its own;
+so do the two that JAX jits (`dynamic_index_in_dim`, `dynamic_update_index_in_dim`).
 """
 from __future__ import annotations
 
@@ -364,6 +366,21 @@ def unstack(x, axis: int = 0):
     shape = aval_of(x).shape
     axis = _canonical_axis(axis, len(shape))
     return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(shape[axis]))
+
+
+# JAX jits these two compositions of a dynamic slice (its other `*_in_dim` helpers
+# are plain Python), so they live here, with the other jitted compositions.
+@jitted_eagerly("axis", "keepdims")
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    out = lax.dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else lax.squeeze(out, (axis,))
+
+
+@jitted_eagerly("axis")
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    if aval_of(update).ndim == aval_of(operand).ndim - 1:
+        update = lax.expand_dims(update, (axis,))
+    return lax.dynamic_update_slice_in_dim(operand, update, index, axis)
 
 
 def collapse(operand, start_dimension: int, stop_dimension: int | None = None):

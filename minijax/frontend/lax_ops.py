@@ -313,21 +313,10 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
     return dynamic_slice(operand, starts, sizes)
 
 
-def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
-    out = dynamic_slice_in_dim(operand, index, 1, axis)
-    return out if keepdims else squeeze(out, (axis,))
-
-
 def dynamic_update_slice_in_dim(operand, update, start_index, axis):
     starts = [np.int32(0)] * aval_of(operand).ndim
     starts[axis] = start_index
     return dynamic_update_slice(operand, update, starts)
-
-
-def dynamic_update_index_in_dim(operand, update, index, axis):
-    if aval_of(update).ndim == aval_of(operand).ndim - 1:
-        update = expand_dims(update, (axis,))
-    return dynamic_update_slice_in_dim(operand, update, index, axis)
 
 
 # -- reductions, contractions, scans, creation -----------------------------------------

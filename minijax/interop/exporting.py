@@ -123,11 +123,11 @@ def _expanded(fn, where):
 
 # -- calls and control flow -----------------------------------------------------------------
 
-def _jit(*args, jaxpr, name):
+def _jit(*args, jaxpr, name, inline=False):
     unique, where = _distinct_refs(args)
     fn = _expanded(_body_fn(jaxpr), where)
     fn.__name__ = name
-    return list(jax.jit(fn)(*unique))
+    return list(jax.jit(fn, inline=inline)(*unique))
 
 
 def _cond(index, *operands, branches):

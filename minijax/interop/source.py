@@ -352,7 +352,8 @@ class _Writer:
 
     def _jit(self, eqn, ins, indent):
         body = self._body(eqn.params["jaxpr"], indent)
-        return f"jax.jit({body})({', '.join(ins)})"
+        inline = ", inline=True" if eqn.params.get("inline") else ""
+        return f"jax.jit({body}{inline})({', '.join(ins)})"
 
     def _remat(self, eqn, ins, indent):
         export_policy(eqn.params["policy"])

@@ -333,13 +333,20 @@ effect_rules[free_ref_p] = lambda ref: frozenset({WriteEffect(0)})
 
 # -- calls ----------------------------------------------------------------------------
 
+# Params: `jaxpr` (the body, its constants passed as leading inputs), `name` (the
+# function's), and optionally `inline=True` -- JAX's `jit(..., inline=True)`, which
+# `minijax.numpy`'s jitted functions use: a staging trace that meets such a call
+# records the body's equations in place of the call (`ir/staging.py`), while eager
+# evaluation and the transformations treat it as any call. Absent means False.
 jit_p = Primitive("jit", multiple_results=True, has_ref_effects_of_body=True,
                   dce_keeps_effects=True)
 
 
-def _jit_rule(*in_avals, jaxpr: Jaxpr, name: str):
+def _jit_rule(*in_avals, jaxpr: Jaxpr, name: str, inline: bool = False):
     if not isinstance(jaxpr, Jaxpr) or jaxpr.constvars:
         _fail("jit", "the jaxpr param must be a Jaxpr with its constants passed as inputs")
+    if type(inline) is not bool:
+        _fail("jit", f"the inline param must be True or False, got {inline!r}")
     expected = jaxpr.in_avals
     if len(in_avals) != len(expected) or any(
             a.strip_weak_type() != b.strip_weak_type() if isinstance(a, ShapedArray)

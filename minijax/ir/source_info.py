@@ -52,7 +52,7 @@ from sys import _getframe
 
 __all__ = ["SourceInfo", "SourceContext", "source_context",
            "forget_source_sites", "current_source_info", "user_source_info", "user_location",
-           "source_info_from", "no_source_info", "user_code"]
+           "source_info_from", "caller_source_info", "no_source_info", "user_code"]
 
 
 class SourceInfo:
@@ -261,6 +261,23 @@ class source_info_from:
 
     def __enter__(self):
         self.saved = source_context.enter(self.info, _EQUATION)
+
+    def __exit__(self, *exc):
+        source_context.restore(self.saved)
+        return False
+
+
+class caller_source_info:
+    """`with caller_source_info(): ...` -- equations made inside all take the source
+    info an equation made here would: the user's line (or the operation's, or the
+    equation's a pass is processing). For a call whose body's equations are recorded
+    in place of the call (`ir/staging.py`): they are the caller's."""
+    __slots__ = ("saved",)
+
+    def __enter__(self):
+        context = source_context
+        info = context.info if context.mode else walk_frames(_getframe(1))
+        self.saved = context.enter(info, _EQUATION)
 
     def __exit__(self, *exc):
         source_context.restore(self.saved)

@@ -24,10 +24,10 @@ from contextlib import contextmanager
 import numpy as np
 
 from .checks import checks_enabled, check_traced
-from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
+from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr, literal_value
 from .elementwise import convert_element_type_p
-from .primitives import signature_of
-from .source_info import current_source_info, no_source_info
+from .primitives import jit_p, signature_of
+from .source_info import caller_source_info, current_source_info, no_source_info
 from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
 from .types import ShapedArray, is_key
 
@@ -51,6 +51,7 @@ class StagingTracer(Tracer):
 
 class StagingTrace(Trace):
     expands_operations = False     # one application, one equation
+    stages_program = True
 
     def __init__(self, parent: Trace):
         super().__init__(parent)
@@ -103,6 +104,8 @@ class StagingTrace(Trace):
         # Run once per traced operation, so written for speed: plain loops (in Python
         # 3.11 each comprehension is a function call) and one-output operations, the
         # common case, without a loop at all.
+        if prim is jit_p and params.get("inline"):
+            return self._inline_call(params["jaxpr"], args)
         inputs, in_avals = [], []
         for x in args:
             # This trace's own tracers are most inputs: read their variables directly.
@@ -124,6 +127,33 @@ class StagingTrace(Trace):
         self.eqns.append(Eqn(prim, inputs, params, outputs, signature.effects,
                              current_source_info()))
         return [StagingTracer(self, v) for v in outputs]
+
+    def _inline_call(self, body: Jaxpr, args) -> list:
+        """A `jit` call marked `inline` (JAX's `jit(..., inline=True)`; the jnp
+        functions' calls, `frontend/eager_jit.py`): its body's equations are recorded
+        here in place of the call, as JAX's staging does. This is the one place the
+        flag is honoured; evaluating such a call, or transforming it, treats it as any
+        call. The equations take the *caller's* source info -- the user's line that
+        made the call, or the call equation's when a pass re-traces a program -- not
+        the lines recorded in the body, which was traced (and cached) wherever the
+        function was first called."""
+        with caller_source_info():
+            env = dict(zip(body.invars, args))
+            for eqn in body.eqns:
+                inputs = [literal_value(a) if type(a) is Literal else env[a]
+                          for a in eqn.inputs]
+                # (A nested inline call is met here again, and inlined in turn.)
+                outs = self.process_primitive(eqn.primitive, inputs, eqn.params)
+                env.update(zip(eqn.outputs, outs))
+        # Each output is this trace's tracer, as a recorded call's would be: a literal
+        # output keeps its aval (a weak type), a forwarded input is taken in.
+        return [StagingTracer(self, a) if type(a) is Literal else self._own(env[a])
+                for a in body.outvars]
+
+    def _own(self, x) -> StagingTracer:
+        if type(x) is StagingTracer and x._trace is self:
+            return x
+        return StagingTracer(self, self.to_atom(x))
 
     def to_closed_jaxpr(self, outs) -> ClosedJaxpr:
         outvars = [self.to_atom(x) for x in outs]

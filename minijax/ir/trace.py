@@ -41,6 +41,12 @@ class Trace:
     # stages the primal and the tangent): `bind` then looks up the user's source line
     # once for all of them (`source_info.py`). Staging and evaluation make one.
     expands_operations = True
+    # Whether this trace records a program -- its results are variables of a program
+    # that runs later -- rather than computing values now or handing operations to its
+    # parent. The staging trace does. Where any trace of the chain does
+    # (`stages_a_program`), a jnp function's body runs inline rather than as one call
+    # (`frontend/eager_jit.py`): the program shows its equations, as JAX's does.
+    stages_program = False
 
     def __init__(self, parent: "Trace | None"):
         self.parent = parent
@@ -168,6 +174,9 @@ class CompileTimeEvalTrace(EvalTrace):
     operation on concrete values runs now (its result is a value, not a staged
     equation); one that meets a tracer goes to `outer`, the trace that was current
     when the block began, as in JAX."""
+    # Its chain stops here (no parent), and what it does not run now, `outer` stages:
+    # so calls met here are taken as met by a staging trace.
+    stages_program = True
 
     def __init__(self, outer: Trace):
         super().__init__()
@@ -187,6 +196,16 @@ eager_impls: dict = {}
 
 def current_trace() -> Trace:
     return _state.trace
+
+
+def stages_a_program(trace: Trace) -> bool:
+    """Whether `trace` or any trace it runs over records a program (`stages_program`),
+    so that a call made now would show up in a program rather than only run."""
+    while trace is not None:
+        if trace.stages_program:
+            return True
+        trace = trace.parent
+    return False
 
 
 def root_trace() -> "EvalTrace":

@@ -24,5 +24,6 @@ from ..frontend.lax_extras import (top_k, approx_max_k, approx_min_k,  # noqa: F
                                    reduce, reduce_xor, split, tile, stack, unstack, collapse,
                                    broadcast_to_rank, broadcast_shapes, batch_matmul,
                                    index_take, scatter_sub, scatter_apply, empty, clz, mulhi,
+                                   dynamic_index_in_dim, dynamic_update_index_in_dim,
                                    GatherScatterMode, DotDimensionNumbers)
 from ..frontend.implicit_solves import custom_root  # noqa: F401

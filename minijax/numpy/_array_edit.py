@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ..ir.trace import Tracer
 from ._creation import asarray, zeros
 from ._promotion import (as_operand, shape_of, dtype_of, convert, canonicalize_axis,
@@ -128,9 +129,32 @@ def _block_depth(arrays, path=()):
     return 0
 
 
+@jitted_eagerly()
 def block(arrays):
     """One array assembled from nested lists of blocks: the innermost lists are joined
     along the last axis, the next along the second-to-last, and so on."""
+    # JAX jits `block` over the lists' pytree. Lists are no operand `jitted_eagerly`
+    # passes on (such a call runs this body directly), but the blocks are: spread,
+    # with the nesting as a static layout, they run as one program of `_block_of`,
+    # whose trace checks the nesting (on every call that fails: nothing is cached).
+    blocks = []
+
+    def layout_of(x):
+        if isinstance(x, list):
+            return tuple(layout_of(item) for item in x)
+        blocks.append(x)
+        return None
+    return _block_of(layout_of(arrays), *blocks)
+
+
+@jitted_eagerly("layout")
+def _block_of(layout, *blocks):
+    """`block` of the nested lists that `layout` (tuples, None for a block) describes."""
+    blocks = iter(blocks)
+
+    def rebuilt(x):
+        return [rebuilt(item) for item in x] if isinstance(x, tuple) else next(blocks)
+    arrays = rebuilt(layout)
     depth = _block_depth(arrays)
     leaves = []
 
@@ -153,6 +177,7 @@ def block(arrays):
     return assemble(arrays, 0)
 
 
+@jitted_eagerly("axis")
 def unstack(x, /, *, axis: int = 0):
     """The slices of `x` along `axis`, as a tuple."""
     x = as_operand("unstack", x)
@@ -168,6 +193,7 @@ def concat(arrays, /, *, axis=0):
     return concatenate(arrays, axis=axis)
 
 
+@jitted_eagerly("axis", "start")
 def rollaxis(a, axis: int, start=0):
     """`a` with `axis` moved to lie before position `start` (NumPy's older moveaxis)."""
     a = as_operand("rollaxis", a)
@@ -196,6 +222,7 @@ def diagflat(v, k: int = 0):
     return diag(ravel(as_operand("diagflat", v)), k)
 
 
+@jitted_eagerly("new_shape")
 def resize(a, new_shape):
     """`a`'s elements repeated cyclically to fill `new_shape`."""
     a = ravel(as_operand("resize", a))
@@ -327,6 +354,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
     return a.at[index].set(_tiled_to(v, shape_of(ind)[0]), mode=scatter_mode)
 
 
+@jitted_eagerly("axis", "inplace", "mode")
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     """`arr` with `values` written at `indices` along `axis` (the inverse of
     take_along_axis)."""
@@ -378,8 +406,16 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
 
 # -- orderings ------------------------------------------------------------------------------
 
+@jitted_eagerly("axis")
 def lexsort(keys, axis=-1):
     """The indices that sort by the last key, then the one before it, and so on."""
+    # A sequence of keys is no operand `jitted_eagerly` passes on (such a call runs
+    # this body directly); the keys are, so spread they run as one program.
+    return _lexsort_keys(*keys, axis=axis)
+
+
+@jitted_eagerly("axis")
+def _lexsort_keys(*keys, axis):
     keys = [as_operand("lexsort", k) for k in keys]
     if not keys:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
@@ -406,6 +442,7 @@ def _last_axis(fname, a, kth, axis):
     return swapaxes(a, axis, -1), kth, axis
 
 
+@jitted_eagerly("kth", "axis")
 def partition(a, kth, axis: int = -1):
     """The kth-smallest element at position kth, the smaller ones before it (ascending)
     and the larger after (descending), as JAX orders them."""
@@ -418,6 +455,7 @@ def partition(a, kth, axis: int = -1):
     return swapaxes(concatenate([bottom, top], axis=-1), -1, axis)
 
 
+@jitted_eagerly("kth", "axis")
 def argpartition(a, kth, axis: int = -1):
     """Indices that partition `a`: those of the kth+1 smallest (ascending, ties by
     index), then the others in index order, as JAX gives them."""

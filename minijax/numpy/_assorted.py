@@ -24,7 +24,7 @@ from ._functional import vectorize
 from ._linalg import dot, matmul
 from ._math_more import i0
 from ._promotion import (as_operand, shape_of, dtype_of, convert, canonicalize_axes,
-                         promote_dtypes_inexact, static_int)
+                         promote_dtypes_inexact, static_int, like)
 from . import _reductions as R
 from . import _ufuncs as U
 from ._shape import broadcast_arrays, concatenate, moveaxis, reshape
@@ -73,11 +73,13 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
                                                        moveaxis(x2, axis, -1))
 
 
+@jitted_eagerly()
 def matvec(x1, x2, /):
     """Matrix times vector, broadcast over the leading axes."""
     return vectorize(matmul, signature="(n,m),(m)->(n)")(x1, x2)
 
 
+@jitted_eagerly()
 def vecmat(x1, x2, /):
     """Conjugated vector times matrix, broadcast over the leading axes."""
     return vectorize(lambda v, m: matmul(conjugate(v), m), signature="(n),(n,m)->(m)")(x1, x2)
@@ -134,16 +136,18 @@ def array_equiv(a1, a2):
     return array_equal(a1, a2)
 
 
+@jitted_eagerly()
 def iscomplex(x):
     """Elementwise: whether the imaginary part is nonzero."""
     i = imag(as_operand("iscomplex", x))
-    return U.not_equal(i, convert("iscomplex", asarray(0), dtype_of(i)))
+    return lax.ne(i, like(i, 0))     # weak when `x` is, as JAX's
 
 
+@jitted_eagerly()
 def isreal(x):
     """Elementwise: whether the imaginary part is zero."""
     i = imag(as_operand("isreal", x))
-    return U.equal(i, convert("isreal", asarray(0), dtype_of(i)))
+    return lax.eq(i, like(i, 0))
 
 
 def isrealobj(x) -> bool:

@@ -60,6 +60,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     return arr
 
 
+@jitted_eagerly()
 def ediff1d(ary, to_end=None, to_begin=None):
     """Differences of consecutive elements of the flattened array, with `to_begin`
     and `to_end` (cast to its dtype) put before and after."""
@@ -75,6 +76,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
     return result
 
 
+@jitted_eagerly("axis")
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """The integral of `y` along `axis` by the trapezoid rule, with sample points `x`
     or a constant spacing `dx`."""
@@ -117,13 +119,14 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     return moveaxis(c, 0, axisc)
 
 
+@jitted_eagerly("unroll")
 def polyval(p, x, *, unroll=16):
     """The polynomial with coefficients `p` (highest degree first) at `x`, by Horner's
     rule. `unroll` is accepted for JAX's signature; the loop is unrolled here."""
     p, x = as_operand("polyval", p), as_operand("polyval", x)
     p, x = (as_array(v) for v in promote_dtypes("polyval", p, x))
     shape = tuple(np.broadcast_shapes(shape_of(p)[1:], shape_of(x)))
-    y = broadcast_to(asarray(0, dtype_of(x)), shape)
+    y = lax.full(shape, 0, dtype_of(x))     # strong zeros, as JAX's `full_like`
     for i in range(shape_of(p)[0]):
         y = y * x + p[i]
     return y

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, as_array, dtype_of, convert,
                          promote_dtypes_inexact)
 from ._creation import zeros_like
@@ -25,11 +26,13 @@ def iscomplexobj(x) -> bool:
         return np.iscomplexobj(x)
 
 
+@jitted_eagerly()
 def real(val):
     val = as_operand("real", val)
     return lax.real(val) if iscomplexobj(val) else as_array(val)
 
 
+@jitted_eagerly()
 def imag(val):
     val = as_operand("imag", val)
     if iscomplexobj(val):
@@ -37,6 +40,7 @@ def imag(val):
     return zeros_like(val)
 
 
+@jitted_eagerly()
 def conjugate(x):
     x = as_operand("conjugate", x)
     return lax.conj(x) if iscomplexobj(x) else as_array(x)
@@ -45,6 +49,7 @@ def conjugate(x):
 conj = conjugate
 
 
+@jitted_eagerly("deg")
 def angle(z, deg: bool = False):
     """The argument of z in radians (degrees with deg=True): atan2(imag z, real z)."""
     z = as_operand("angle", z)

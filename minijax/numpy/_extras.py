@@ -11,7 +11,8 @@ from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, promote_args_inexact,
-                         promote_args, canonicalize_axes, is_inexact, is_float)
+                         promote_args, canonicalize_axes, is_inexact,
+                         strong_like)
 from . import _reductions as R
 from . import _ufuncs as U
 from ._classify import isinf, isnan
@@ -88,25 +89,32 @@ def _logaddexp_jvp(primals, tangents):
     return out, lax.add(lax.mul(t1, w1), lax.mul(t2, w2))
 
 
+@jitted_eagerly()
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """NaN to `nan`, +-inf to the largest finite values (or `posinf`/`neginf`)."""
     x = as_operand("nan_to_num", x)
-    if not is_float(dtype_of(x)):
+    if not is_inexact(dtype_of(x)):
         return as_array(x)
+    if dtype_of(x).kind == "c":     # the real and imaginary parts each on their own
+        return lax.complex(nan_to_num(lax.real(x), copy, nan, posinf, neginf),
+                           nan_to_num(lax.imag(x), copy, nan, posinf, neginf))
     info = finfo(dtype_of(x))
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
-    x = U.where(isnan(x), like(x, nan), x)
-    x = U.where(U.equal(x, np.inf), like(x, posinf), x)
-    return U.where(U.equal(x, -np.inf), like(x, neginf), x)
+    # Strong constants: the result is strongly typed even for a weak `x`, as JAX's.
+    x = U.where(isnan(x), strong_like(x, nan), x)
+    x = U.where(U.equal(x, np.inf), strong_like(x, posinf), x)
+    return U.where(U.equal(x, -np.inf), strong_like(x, neginf), x)
 
 
+@jitted_eagerly()
 def heaviside(x1, x2, /):
     x1, x2 = promote_args_inexact("heaviside", x1, x2, keep_scalars=False)
     zero = like(x1, 0)
     return U.where(lax.lt(x1, zero), zero, U.where(lax.gt(x1, zero), like(x1, 1), x2))
 
 
+@jitted_eagerly()
 def sinc(x, /):
     """`sin(pi x) / (pi x)`, and 1 at 0."""
     x, = promote_args_inexact("sinc", x, keep_scalars=False)
@@ -116,24 +124,41 @@ def sinc(x, /):
     return U.where(zero, like(x, 1), lax.div(lax.sin(safe), safe))
 
 
-def _nan_reduction(fname, reduce, identity):
-    def fn(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        a = as_operand(fname, a)
-        if is_inexact(dtype_of(a)):
-            a = U.where(isnan(a), like(a, identity(dtype_of(a))), a)
-        kw = {} if dtype is None else {"dtype": dtype}
-        return reduce(a, axis=axis, out=out, keepdims=keepdims, **kw, **kwargs)
-    fn.__name__ = fname
-    fn.__doc__ = f"`jnp.{fname}`: `{reduce.__name__}` ignoring NaNs."
-    return fn
+def _nan_to_identity(fname, a, identity):
+    a = as_operand(fname, a)
+    return U.where(isnan(a), like(a, identity), a) if is_inexact(dtype_of(a)) else a
 
 
-nansum = _nan_reduction("nansum", R.sum, lambda d: 0)
-nanprod = _nan_reduction("nanprod", R.prod, lambda d: 1)
-nanmax = _nan_reduction("nanmax", R.max, lambda d: -np.inf)
-nanmin = _nan_reduction("nanmin", R.min, lambda d: np.inf)
+# JAX's signatures: `nansum`/`nanprod` take a dtype, `nanmax`/`nanmin` do not.
+@jitted_eagerly("axis", "dtype", "keepdims")
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """`sum` ignoring NaNs."""
+    return R.sum(_nan_to_identity("nansum", a, 0), axis, dtype, out, keepdims, initial,
+                 where)
 
 
+@jitted_eagerly("axis", "dtype", "keepdims")
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """`prod` ignoring NaNs."""
+    return R.prod(_nan_to_identity("nanprod", a, 1), axis, dtype, out, keepdims, initial,
+                  where)
+
+
+@jitted_eagerly("axis", "keepdims")
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """`max` ignoring NaNs."""
+    return R.max(_nan_to_identity("nanmax", a, -np.inf), axis, out, keepdims, initial,
+                 where)
+
+
+@jitted_eagerly("axis", "keepdims")
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """`min` ignoring NaNs."""
+    return R.min(_nan_to_identity("nanmin", a, np.inf), axis, out, keepdims, initial,
+                 where)
+
+
+@jitted_eagerly("axis", "dtype", "keepdims")
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """The mean of the non-NaN elements (of those `where` selects)."""
     a = as_operand("nanmean", a)
@@ -144,6 +169,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return U.true_divide(total, count)
 
 
+@jitted_eagerly("axis")
 def append(arr, values, axis=None):
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], 0)

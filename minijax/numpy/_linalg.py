@@ -126,6 +126,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     return _typed_result("dot", out, out_dtype, a, preferred_element_type)
 
 
+@jitted_eagerly("precision", "preferred_element_type")
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     """The dot product of the flattened arrays, the first one conjugated."""
     a, b, out_dtype = _promoted("vdot", a, b, preferred_element_type)
@@ -139,6 +140,7 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     return _typed_result("vdot", out, out_dtype, a, preferred_element_type)
 
 
+@jitted_eagerly("precision", "preferred_element_type")
 def inner(a, b, *, precision=None, preferred_element_type=None):
     """Contract the last axes of `a` and `b`."""
     a, b, out_dtype = _promoted("inner", a, b, preferred_element_type)
@@ -152,6 +154,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     return _typed_result("inner", out, out_dtype, a, preferred_element_type)
 
 
+@jitted_eagerly()
 def outer(a, b, out=None):
     """Every product `a[i] * b[j]` of the flattened arrays."""
     if out is not None:

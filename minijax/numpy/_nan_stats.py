@@ -197,7 +197,8 @@ def _nan_arg_extremum(fname, arg_extremum, fill):
     fn.__name__ = fname
     fn.__doc__ = (f"`jnp.{fname}`: `{arg_extremum.__name__}` ignoring NaNs; -1 where a "
                   f"slice is all NaN.")
-    return fn
+    # JAX jits its body (static axis and keepdims): an eager call is one program.
+    return jitted_eagerly("axis", "keepdims")(fn)
 
 
 nanargmax = _nan_arg_extremum("nanargmax", R.argmax, -np.inf)

@@ -101,6 +101,7 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
     return lax.reshape(a, new)  # a C-order reshape when neither order matters
 
 
+@jitted_eagerly("order")
 def ravel(a, order: str = "C"):
     a = as_operand("ravel", a)
     if order == "K":
@@ -134,6 +135,7 @@ def matrix_transpose(x):
     return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
+@jitted_eagerly("axis1", "axis2")
 def swapaxes(a, axis1, axis2):
     a = as_operand("swapaxes", a)
     n = len(shape_of(a))
@@ -210,14 +212,17 @@ def _atleast(fname, arys, ndim_min, new_shape):
     return out[0] if len(out) == 1 else out
 
 
+@jitted_eagerly()
 def atleast_1d(*arys):
     return _atleast("atleast_1d", arys, 1, lambda s: (1,))
 
 
+@jitted_eagerly()
 def atleast_2d(*arys):
     return _atleast("atleast_2d", arys, 2, lambda s: (1,) + s if s else (1, 1))
 
 
+@jitted_eagerly()
 def atleast_3d(*arys):
     return _atleast("atleast_3d", arys, 3,
                     lambda s: (1, 1, 1) if not s else (1,) + s + (1,) if len(s) == 1 else s + (1,))
@@ -411,6 +416,7 @@ def _roll_pairs(shift, axis):
     return shifts * (count // len(shifts)), axes
 
 
+@jitted_eagerly("k", "axes")
 def rot90(m, k: int = 1, axes=(0, 1)):
     m = as_operand("rot90", m)
     ax0, ax1 = (canonicalize_axis("rot90", ax, len(shape_of(m))) for ax in axes)
@@ -471,6 +477,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
 
 # -- diagonals --------------------------------------------------------------------------------
 
+@jitted_eagerly("offset", "axis1", "axis2")
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
     """The `offset` diagonal of the (axis1, axis2) planes, as a last axis."""
     from ._indexing import getitem  # not at the top: _indexing imports this module (a cycle)
@@ -489,6 +496,10 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1):
                        start + builtins.max(offset, 0)))
 
 
+# JAX traces `offset` (it masks with `eye(k=offset)`); here it picks the diagonal's
+# static positions, so it is static too: an int offset is one program per value, an
+# array offset (unhashable) keeps the direct path that needs it concrete, as before.
+@jitted_eagerly("offset", "axis1", "axis2", "dtype")
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
     return array_sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 

@@ -306,6 +306,7 @@ def fmod(x, y, /):
     return lax.rem(x, y)
 
 
+@jitted_eagerly()
 def divmod(x, y, /):
     return floor_divide(x, y), remainder(x, y)
 
@@ -505,6 +506,7 @@ right_shift = bitwise_right_shift = _binary("right_shift", _right_shift, accepts
                                             what="integer")
 
 
+@jitted_eagerly()
 def bitwise_count(x, /):
     """`jnp.bitwise_count`: set bits of each element of |x|, as uint8 (NumPy's rule)."""
     x = as_operand("bitwise_count", x)

@@ -362,6 +362,7 @@ def matrix_power(a, n):
     return result
 
 
+@jitted_eagerly("hermitian")
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     """The number of singular values above rtol * s_max (default rtol: max(m, n) *
     eps), or above `tol` itself.
@@ -558,6 +559,7 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
     return R.sum(product, axis=axis, dtype=preferred_element_type)
 
 
+@jitted_eagerly("p")
 def cond(x, p=None):
     """The condition number in norm p: s_max / s_min for p in (None, 2), its inverse for
     -2, else norm(x, p) * norm(inv(x), p); inf where that is NaN but x is not."""

@@ -146,6 +146,7 @@ def det(a, overwrite_a: bool = False, check_finite: bool = True):
 
 # -- LU -----------------------------------------------------------------------------------------
 
+@jitted_eagerly("permute_l", "overwrite_a", "check_finite")
 def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """(p, l, u) with a = p @ l @ u (or (p @ l, u) with permute_l): p a permutation
     matrix, l unit lower [m, k], u upper [k, n], k = min(m, n)."""
@@ -165,6 +166,7 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
     return p, l_factor, u_factor
 
 
+@jitted_eagerly("overwrite_a", "check_finite")
 def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     """(lu, piv): the packed factors and LAPACK's pivots (row i swapped with piv[i])."""
     a, = _inexact("lu_factor", a)
@@ -174,10 +176,18 @@ def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     return packed, pivots
 
 
+@jitted_eagerly("trans", "overwrite_b", "check_finite")
 def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
              check_finite: bool = True):
     """x with a x = b (trans=0) or aᵀ x = b (trans=1, 2), given lu_factor(a)."""
+    # The (lu, piv) pair is no operand `jitted_eagerly` passes on (such a call runs
+    # this body directly); its arrays are, so unpacked they run as one program.
     packed, pivots = lu_and_piv
+    return _lu_solve(packed, pivots, b, trans)
+
+
+@jitted_eagerly("trans")
+def _lu_solve(packed, pivots, b, trans):
     packed, b = _inexact("lu_solve", packed, b)
     _square("lu_solve", packed)
     if trans not in (0, 1, 2):
@@ -314,6 +324,7 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
 
 # -- block_diag -------------------------------------------------------------------------------------
 
+@jitted_eagerly()
 def block_diag(*arrs):
     """The arrays (scalars, vectors as rows, matrices) along the diagonal of a zero matrix."""
     if not arrs:

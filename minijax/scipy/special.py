@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ..numpy._promotion import (promote_args_inexact, dtype_of, shape_of,
                                 canonicalize_axes, like)
@@ -211,6 +212,7 @@ def _real_only(name, x):
         raise ValueError(f"{name} does not support complex-valued inputs.")
 
 
+@jitted_eagerly()
 def gammasgn(x):
     """The sign of the gamma function: -1 on (-2k-1, -2k), NaN at the poles (0 and
     the negative integers keep the sign of zero: gammasgn(-0.0) is -1) and NaN."""

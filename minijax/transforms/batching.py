@@ -168,6 +168,19 @@ def axis_binder(name):
     return None
 
 
+def named_axes_around() -> tuple:
+    """The named axes bound around the current trace, innermost first, as (name,
+    size) pairs: what a cached transformation of a body depends on."""
+    axes, trace = [], current_trace()
+    while trace is not None:
+        name = getattr(trace, "axis_name", None)
+        if name is not None:
+            axes.append((name, trace.axis_size))
+        axes.extend(getattr(trace, "mesh_axis_sizes", {}).items())
+        trace = trace.parent
+    return tuple(axes)
+
+
 def bound_axis_size(name):
     """The size of the axis `name` around the current trace, or None if unbound."""
     trace = axis_binder(name)

@@ -55,6 +55,7 @@ from .partial_eval import partial_eval_rules, partial_eval_jaxpr_for_call
 from .ref_rules import stage_known_ref
 from .transpose import transpose_rules, transpose_jaxpr_for_call, is_linear, UndefinedRef
 from .vmap import vmap_rules, vmap_jaxpr, Batched
+from .batching import named_axes_around
 
 
 # -- the rules every call primitive shares ----------------------------------------------
@@ -95,9 +96,19 @@ def call_transpose(prim, cts, *args, transform_body=None, **params):
 
 
 def call_vmap(prim, axis_size, values, dims, *, axis_name=None, **params):
-    batched = vmap_jaxpr(params["jaxpr"], dims, axis_size, axis_name=axis_name)
+    batched = _batched_call_body(params["jaxpr"], tuple(dims), axis_size, axis_name,
+                                 named_axes_around())
     outs = bind(prim, *values, **dict(params, jaxpr=batched.jaxpr))
     return Batched(list(outs), list(batched.out_axes))
+
+
+@functools.lru_cache(maxsize=1024)
+def _batched_call_body(jaxpr: Jaxpr, dims: tuple, axis_size, axis_name, named_axes):
+    """The batched body, the same object for the same call, so that an eager call
+    compiles it once (`compile_jaxpr` is cached by the body). `named_axes`: the
+    named axes bound around the call (name, size), which the body's collectives see
+    while it is batched: a body batched under other axes is another body."""
+    return vmap_jaxpr(jaxpr, list(dims), axis_size, axis_name=axis_name)
 
 
 def call_dce(prim, eqn: Eqn, used_outputs) -> DceEqn:
@@ -151,7 +162,8 @@ def register_call_rules(prim, *, partial_eval, jvp=None, transpose=None):
 
 
 def _jit_partial_eval(trace, args, params):
-    jaxpr, name = params["jaxpr"], params["name"]
+    # (Both calls keep the other params: an `inline` call splits into two inline calls.)
+    jaxpr = params["jaxpr"]
     unknowns = tuple(trace.is_unknown(x) for x in args)
     split = partial_eval_jaxpr_for_call(jaxpr, unknowns, trace.policy)
     while any(split.known_refs_written):
@@ -168,14 +180,14 @@ def _jit_partial_eval(trace, args, params):
     known_inputs = [*known_body.consts, *[x for x, u in zip(args, unknowns) if not u]]
     n_known = len(split.out_unknowns) - sum(split.out_unknowns)
     body, forwarded = _forwarding_inputs(_without_consts(known_body.jaxpr), n_known)
+    known_params = dict(params, jaxpr=body)
     with set_current_trace(trace.parent):
-        known_outs = bind(P.jit_p, *known_inputs, jaxpr=body, name=name)
-    trace.known_results(P.jit_p, known_inputs, dict(jaxpr=body, name=name), known_outs,
-                        [body])
+        known_outs = bind(P.jit_p, *known_inputs, **known_params)
+    trace.known_results(P.jit_p, known_inputs, known_params, known_outs, [body])
     computed = iter(known_outs[n_known:])
     residuals = [known_inputs[k] if k is not None else next(computed) for k in forwarded]
     staged_outs = trace.stage(P.jit_p, residuals + [x for x, u in zip(args, unknowns) if u],
-                              dict(jaxpr=split.staged_jaxpr.jaxpr, name=name))
+                              dict(params, jaxpr=split.staged_jaxpr.jaxpr))
     known_iter, staged_iter = iter(known_outs[:n_known]), iter(staged_outs)
     return [next(staged_iter) if u else next(known_iter) for u in split.out_unknowns]
 
