@@ -15,7 +15,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
-from tests.numpy_helpers import check, assert_values_close
+from tests.numpy_helpers import check, assert_values_close, together
 
 rng = np.random.default_rng(12)
 
@@ -96,9 +96,31 @@ VALUE_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(VALUE_CASES))
-def test_values_match_jax(name):
-    fn, args = VALUE_CASES[name]
+# The value cases in groups, each checked as one case: one program per library for the
+# group (every result still compared on its own)
+VALUE_GROUPS = {
+    "cholesky, eigh": ["cholesky", "cholesky_upper", "eigh", "eigh_upper", "eigvalsh"],
+    "svd, qr": ["svd", "svd_thin_wide", "svdvals", "svd_hermitian", "qr_reduced",
+                "qr_complete", "qr_r"],
+    "inv, solve": ["inv", "solve_matrix", "solve_vector", "solve_broadcast", "solve_int"],
+    "det, slogdet": ["det_2x2", "det_3x3", "det_lu", "det_singular", "slogdet",
+                     "slogdet_small", "slogdet_qr"],
+    "pinv, lstsq, rank": ["pinv", "pinv_rank_deficient", "lstsq", "lstsq_vector",
+                          "matrix_rank"],
+    "cond, power": ["cond", "cond_singular", "matrix_power"],
+    "products, tensors": ["trace_diagonal", "cross_outer", "multi_dot", "vecdot",
+                          "tensorinv_tensorsolve"],
+}
+
+
+def test_value_groups_hold_every_case_once():
+    grouped = [name for names in VALUE_GROUPS.values() for name in names]
+    assert sorted(grouped) == sorted(VALUE_CASES)
+
+
+@pytest.mark.parametrize("group", VALUE_GROUPS)
+def test_values_match_jax(group):
+    fn, args = together([VALUE_CASES[name] for name in VALUE_GROUPS[group]])
     check(fn, *args, rtol=2e-4, atol=2e-4, eager=True)
 
 
@@ -174,9 +196,36 @@ LOSSES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(LOSSES))
-def test_grad_and_jit_grad_match_jax(name):
-    loss, x = LOSSES[name]
+# The losses in groups: each group's gradient is that of the sum of its losses, each of
+# its own matrix, so every loss's gradient is still compared, and JAX and minijax.jit
+# compile one gradient program per group instead of one per loss
+GRAD_GROUPS = {
+    "cholesky, eigh": ["cholesky", "eigvalsh", "eigh_projector"],
+    "svd, norms": ["svdvals", "svd_reconstruct_tall", "svd_reconstruct_wide", "svd_projector",
+                   "norm_2", "norm_nuc"],
+    "qr, inv, solve": ["qr", "inv", "solve", "matrix_power"],
+    "det, slogdet": ["det", "det_3x3", "slogdet"],
+    "pinv, lstsq": ["pinv", "lstsq"],
+}
+
+
+def test_grad_groups_hold_every_loss_once():
+    grouped = [name for names in GRAD_GROUPS.values() for name in names]
+    assert sorted(grouped) == sorted(LOSSES)
+
+
+def _summed(names):
+    """(the sum of the named losses, as a function of a tuple of their inputs; the tuple)"""
+    cases = [LOSSES[name] for name in names]
+
+    def loss(np_, inputs):
+        return sum(case_loss(np_, a) for (case_loss, _), a in zip(cases, inputs))
+    return loss, tuple(x for _, x in cases)
+
+
+@pytest.mark.parametrize("group", GRAD_GROUPS)
+def test_grad_and_jit_grad_match_jax(group):
+    loss, x = _summed(GRAD_GROUPS[group])
     # JAX's side as one jitted program (the comparison has a tolerance): run eagerly it
     # would compile one program per op, which only the oracle would pay for
     expected = jax.jit(jax.grad(lambda a: loss(jnp, a)))(x)

@@ -14,7 +14,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from tests.numpy_helpers import (check, check_types, count_eqns, jax_traced, rand, traced,
-                                 assert_values_close)
+                                 assert_values_close, together)
 
 X = rand((2, 3))
 POS = rand((2, 3), low=0.1, high=3)
@@ -39,13 +39,28 @@ UNARY = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(UNARY))
-def test_unary(name):
+def _in_groups(names, size=10):
+    """The names in groups of `size`: a test checks a group in one program per library."""
+    names = sorted(names)
+    return [names[i:i + size] for i in range(0, len(names), size)]
+
+
+def _group_id(names):
+    return f"{names[0]}..{names[-1]}"
+
+
+def _unary_case(name):
     x, other_kinds = UNARY[name]
     inputs = (x,)
     if other_kinds:
         inputs += (I, 2.0, 3) + (() if name in ("negative", "sign", "round") else (B,))
-    check(lambda m, *xs: [getattr(m, name)(v) for v in xs], *inputs, rtol=2e-6)
+    return (lambda m, *xs: [getattr(m, name)(v) for v in xs]), inputs
+
+
+@pytest.mark.parametrize("names", _in_groups(UNARY), ids=_group_id)
+def test_unary(names):
+    fn, args = together([_unary_case(name) for name in names])
+    check(fn, *args, rtol=2e-6)
 
 
 def test_unary_special_values():
@@ -62,12 +77,17 @@ BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide"
           "float_power"]
 
 
-@pytest.mark.parametrize("name", BINARY)
-def test_binary_float(name):
+def _binary_float_case(name):
     y = rand((3,), low=0.5, high=2.5)  # broadcasts against (2, 3)
     x = POS if name in ("power", "float_power") else X
-    check(lambda m, x, y, s: [getattr(m, name)(x, y), getattr(m, name)(x, 1.5),
-                              getattr(m, name)(s, y)], x, y, 2.0, rtol=3e-6)
+    return (lambda m, x, y, s: [getattr(m, name)(x, y), getattr(m, name)(x, 1.5),
+                                getattr(m, name)(s, y)]), (x, y, 2.0)
+
+
+@pytest.mark.parametrize("names", _in_groups(BINARY), ids=_group_id)
+def test_binary_float(names):
+    fn, args = together([_binary_float_case(name) for name in names])
+    check(fn, *args, rtol=3e-6)
 
 
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "floor_divide",

@@ -37,15 +37,36 @@ BINARY = ["add", "multiply", "subtract", "true_divide", "maximum", "less",
           "fmod", "fmax", "fmin", "copysign", "float_power"]
 
 
-def _both(name, *args, **kwargs):
-    """(minijax's outcome, JAX's): a result, or the type of the exception raised."""
-    outcomes = []
-    for module in (mnp, jnp):
-        try:
-            outcomes.append(getattr(module, name)(*args, **kwargs))
-        except (TypeError, ValueError, OverflowError) as error:
-            outcomes.append(type(error))
-    return outcomes
+_ERRORS = (TypeError, ValueError, OverflowError)
+
+
+def _minijax_outcome(name, *operands):
+    """minijax's eager result of `mnp.<name>(*operands)`, or the type of its error."""
+    try:
+        return getattr(mnp, name)(*operands)
+    except _ERRORS as error:
+        return type(error)
+
+
+def _jax_outcomes(calls, *operands):
+    """JAX's outcome of every call in `calls` (a key -> function of `operands`): a
+    result, or the type of the exception the call raised. The calls are traced into
+    one `jax.jit` program: these jnp functions are jitted by JAX, so an eager call is
+    already the same trace as a jit argument of each operand (a Python scalar weak, a
+    NumPy array strong), and the outputs' dtypes and weak types are the same; only the
+    number of programs JAX compiles for the oracle changes (one, not one per call).
+    Their errors come from the same checks, made while tracing."""
+    errors = {}
+
+    def every_call(*traced):
+        results = {}
+        for key, call in calls.items():
+            try:
+                results[key] = call(*traced)
+            except _ERRORS as error:
+                errors[key] = type(error)
+        return results
+    return {**jax.jit(every_call)(*operands), **errors}
 
 
 def _assert_same(name, mini, ref):
@@ -59,21 +80,28 @@ def _assert_same(name, mini, ref):
 
 @pytest.mark.parametrize("kind", OPERANDS)
 def test_unary_eager_matches_jax_on_each_operand_kind(kind):
+    expected = _jax_outcomes({name: getattr(jnp, name) for name in UNARY}, OPERANDS[kind]())
     for name in UNARY:
         for _ in range(2):
-            _assert_same(name, *_both(name, OPERANDS[kind]()))
+            _assert_same(name, _minijax_outcome(name, OPERANDS[kind]()), expected[name])
 
 
 @pytest.mark.parametrize("kind", ["jax f32", "numpy i8", "jax bool", "python float",
                                   "python int", "numpy f32 scalar"])
 def test_binary_eager_matches_jax_with_an_array_and_each_operand_kind(kind):
-    for name in BINARY:
-        if kind == "jax bool" and name in ("floor_divide", "remainder", "fmod"):
-            continue    # minijax's float floor_divide by zero is nan, JAX's +-inf
-        for operands in [(jnp.asarray(_X), OPERANDS[kind]()),
-                         (OPERANDS[kind](), jnp.asarray(_I8))]:
+    # minijax's float floor_divide by zero is nan, JAX's +-inf
+    names = [name for name in BINARY if not (
+        kind == "jax bool" and name in ("floor_divide", "remainder", "fmod"))]
+    # (the operand first, then second: against a float array, then an int8 one)
+    calls = {(name, first): (lambda x, other, i8, f=getattr(jnp, name), first=first:
+                             f(other, i8) if first else f(x, other))
+             for name in names for first in (False, True)}
+    expected = _jax_outcomes(calls, jnp.asarray(_X), OPERANDS[kind](), jnp.asarray(_I8))
+    for name in names:
+        for first, operands in [(False, (jnp.asarray(_X), OPERANDS[kind]())),
+                                (True, (OPERANDS[kind](), jnp.asarray(_I8)))]:
             for _ in range(2):
-                _assert_same(name, *_both(name, *operands))
+                _assert_same(name, _minijax_outcome(name, *operands), expected[name, first])
 
 
 @pytest.mark.parametrize("call", [
@@ -172,9 +200,12 @@ WHOLE_PROGRAM_CALLS = {
 
 
 def test_more_functions_run_eagerly_as_one_cached_program():
+    # JAX's side: every call in one jax.jit program (see _jax_outcomes)
+    expected = _jax_outcomes({name: lambda call=call: call(jnp)
+                              for name, call in WHOLE_PROGRAM_CALLS.items()})
     for name, call in WHOLE_PROGRAM_CALLS.items():
         for _ in range(2):
-            assert_trees_match(call(mnp), call(jnp), rtol=2e-5, atol=1e-6, what=name)
+            assert_trees_match(call(mnp), expected[name], rtol=2e-5, atol=1e-6, what=name)
         assert getattr(mnp, name).eager_jit.call_cache().fast is not None, name
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
-from tests.numpy_helpers import assert_values_close, check
+from tests.numpy_helpers import assert_values_close, check, together
 from tests.test_divergences import pins
 
 A = np.arange(12, dtype=np.float32).reshape(3, 4) / 3
@@ -116,10 +116,29 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_matches_jax(name):
-    fn, args = CASES[name]
-    tolerance = 2e-4 if "poly" in name else 1e-5
+# The cases in groups, each checked as one case: one program per library for the group
+# (every result still compared on its own); the polynomial fits, with their looser
+# tolerance, form a group of their own
+GROUPS = {
+    "edits": ["delete", "insert", "block", "shapes", "compress, extract", "choose"],
+    "writes, orderings": ["place, put", "put_along_axis, fill_diagonal", "orderings"],
+    "products, calculus": ["products", "cumulative", "tests", "gradient", "vander"],
+    "windows, bits, grids": ["windows", "mask_indices", "packbits", "unpackbits",
+                             "mgrid, ogrid", "r_", "c_"],
+    "polynomials": ["polynomial arithmetic", "polynomial calculus", "integer polynomials",
+                    "polyfit"],
+}
+
+
+def test_groups_hold_every_case_once():
+    grouped = [name for names in GROUPS.values() for name in names]
+    assert sorted(grouped) == sorted(CASES)
+
+
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_matches_jax(group):
+    fn, args = together([CASES[name] for name in GROUPS[group]])
+    tolerance = 2e-4 if group == "polynomials" else 1e-5
     check(fn, *args, eager=True, rtol=tolerance, atol=tolerance)
 
 
@@ -174,15 +193,29 @@ GRAD_CASES = {
 }
 
 
+GRAD_BATCH = np.stack([A, A * 2 + 1])
+
+
+@pytest.fixture(scope="module")
+def jax_grads_and_vmaps():
+    """JAX's gradient and vmap of every GRAD_CASES function, all in one jax.jit program
+    (the comparisons have a tolerance): one compile for the file's oracle, not two per
+    case."""
+    def every_case(a, batch):
+        return {name: (jax.grad(lambda x: jnp.sum(fn(jnp, x) ** 2))(a),
+                       jax.vmap(lambda x: fn(jnp, x))(batch))
+                for name, fn in GRAD_CASES.items()}
+    return jax.jit(every_case)(A, GRAD_BATCH)
+
+
 @pytest.mark.parametrize("name", list(GRAD_CASES))
-def test_grad_and_vmap(name):
+def test_grad_and_vmap(name, jax_grads_and_vmaps):
     fn = GRAD_CASES[name]
-    assert_values_close(minijax.grad(lambda a: mnp.sum(fn(mnp, a) ** 2))(A),
-                        jax.jit(jax.grad(lambda a: jnp.sum(fn(jnp, a) ** 2)))(A),
+    grad, batched = jax_grads_and_vmaps[name]
+    assert_values_close(minijax.grad(lambda a: mnp.sum(fn(mnp, a) ** 2))(A), grad,
                         rtol=1e-4, atol=1e-4)
-    batch = np.stack([A, A * 2 + 1])
-    assert_values_close(minijax.vmap(lambda a: fn(mnp, a))(batch),
-                        jax.jit(jax.vmap(lambda a: fn(jnp, a)))(batch), rtol=1e-4, atol=1e-4)
+    assert_values_close(minijax.vmap(lambda a: fn(mnp, a))(GRAD_BATCH), batched,
+                        rtol=1e-4, atol=1e-4)
 
 
 @pins("array_equiv_raises_for_unbroadcastable_shapes")
