@@ -10,7 +10,6 @@ Traced programs (`make_jaxpr`, `jit`, and a pullback or linearized function trac
 later) hold the body inline with the caller's lines (`test_inline_calls.py`); refs,
 errors, custom derivative rules and `jax_debug_nans` behave as op by op.
 """
-import contextlib
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +19,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax.testing import assert_trees_match
+from tests.program_counting import programs
 
 _rng = np.random.RandomState(18)
 _A = _rng.randn(4, 3).astype(np.float32)
@@ -129,22 +129,6 @@ def test_dtypes_and_weak_types_match_jax_under_transformations(name):
 
 # -- programs made -----------------------------------------------------------------------
 
-@contextlib.contextmanager
-def _programs_made():
-    """Counts the XLA programs made while it is open: each is lowered once (a compile,
-    or a hit of the run's persistent compilation cache, `tests/conftest.py`)."""
-    made = []
-
-    def listen(event, duration, **kwargs):
-        if event == "/jax/core/compile/jaxpr_to_mlir_module_duration":
-            made.append(event)
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        yield made
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
-
-
 COUNTED = {
     "grad svd": lambda t, np_: t.grad(lambda a: _svd_loss(np_, a)),
     "vmap inv": lambda t, np_: t.vmap(np_.linalg.inv),
@@ -167,15 +151,15 @@ def test_an_eager_transformation_makes_no_more_programs_than_jax_and_none_again(
     counts = {}
     for side, (t, np_) in {"minijax": (minijax, mnp), "jax": (jax, jnp)}.items():
         f = COUNTED[name](t, np_)
-        with _programs_made() as first:
+        with programs("lowered") as first:
             jax.block_until_ready(f(x))
-        with _programs_made() as repeat:
+        with programs("lowered") as repeat:
             jax.block_until_ready(f(x))
         counts[side] = (len(first), len(repeat))
     assert counts["minijax"][0] <= counts["jax"][0], counts
     assert counts["minijax"][1] == 0, counts
     # A new function of the same jnp calls reuses the transformed bodies' programs.
-    with _programs_made() as again:
+    with programs("lowered") as again:
         jax.block_until_ready(COUNTED[name](minijax, mnp)(x))
     assert again == [], counts
 
@@ -183,7 +167,7 @@ def test_an_eager_transformation_makes_no_more_programs_than_jax_and_none_again(
 def test_svd_grad_runs_as_few_whole_programs():
     # Op by op it made 50 programs (JAX: 17); whole, about JAX's number.
     minijax.clear_caches()
-    with _programs_made() as made:
+    with programs("lowered") as made:
         minijax.grad(lambda a: _svd_loss(mnp, a))(_A * 1.5)
     assert len(made) <= 20, len(made)
 
@@ -225,9 +209,9 @@ def test_an_eager_linearization_holds_one_call_per_jnp_function():
     # traced, it shows their equations and no call.
     _, f_jvp = minijax.linearize(lambda v: mnp.cumsum(mnp.sort(v)), _V)
     minijax.clear_caches()
-    with _programs_made() as first:
+    with programs("lowered") as first:
         jax.block_until_ready(f_jvp(_V))
-    with _programs_made() as repeat:
+    with programs("lowered") as repeat:
         jax.block_until_ready(f_jvp(_V * 2))
     assert len(first) <= 2 and repeat == [], (first, repeat)
     names = [e.primitive.name for e in minijax.make_jaxpr(f_jvp)(_V).jaxpr.eqns]
@@ -320,7 +304,7 @@ def test_jitted_composites_match_jax_eagerly_and_under_grad(name):
     jax.clear_caches()
     made = {}
     for side, (t, np_) in {"minijax": (minijax, mnp), "jax": (jax, jnp)}.items():
-        with _programs_made() as programs:
+        with programs("lowered") as made_here:
             jax.block_until_ready(t.grad(lambda x: loss(np_, x))(x))
-        made[side] = len(programs)
+        made[side] = len(made_here)
     assert made["minijax"] <= made["jax"], made
