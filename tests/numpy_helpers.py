@@ -131,6 +131,12 @@ def together(cases):
     return fn, tuple(arg for _, case_args in cases for arg in case_args)
 
 
+def assert_groups_cover(groups: dict, cases: dict):
+    """The groups `together` is used with name every case exactly once."""
+    grouped = [name for names in groups.values() for name in names]
+    assert sorted(grouped) == sorted(cases)
+
+
 def count_eqns(jaxpr) -> int:
     """Equations of a (closed) jaxpr, JAX's or minijax's, counting the bodies of
     nested `jit`/`pjit` equations instead of the call itself."""

@@ -15,7 +15,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
-from tests.numpy_helpers import check, assert_values_close, together
+from tests.numpy_helpers import check, assert_values_close, together, assert_groups_cover
 
 rng = np.random.default_rng(12)
 
@@ -114,8 +114,7 @@ VALUE_GROUPS = {
 
 
 def test_value_groups_hold_every_case_once():
-    grouped = [name for names in VALUE_GROUPS.values() for name in names]
-    assert sorted(grouped) == sorted(VALUE_CASES)
+    assert_groups_cover(VALUE_GROUPS, VALUE_CASES)
 
 
 @pytest.mark.parametrize("group", VALUE_GROUPS)
