@@ -118,7 +118,8 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                               else (_plain, _plain_or_traced))
 
     def decorate(fun):
-        positions = {p.name: i for i, p in enumerate(inspect.signature(fun).parameters.values())
+        parameters = list(inspect.signature(fun).parameters.values())
+        positions = {p.name: i for i, p in enumerate(parameters)
                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)}
         static_positions = frozenset(positions[name] for name in static if name in positions)
         compiled = jit(fun, static_argnames=tuple(static) or None, inline=True)
@@ -145,12 +146,13 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                 if not operands_plain(args, kwargs):
                     return fun(*args, **kwargs)
                 executable = cache.fast
-                if executable is not None:
-                    try:
-                        return executable(*args, **kwargs)
-                    except UncheckedCall:     # new avals: `compiled` looks, then traces
-                        pass
-                return compiled.call_checked(args, kwargs)
+                if executable is None:
+                    return compiled.call_checked(args, kwargs)
+                try:
+                    return executable(*args, **kwargs)
+                except UncheckedCall:     # new avals: `compiled` looks, then traces
+                    pass
+                return compiled.call_after_miss(args, kwargs)
             trace = current_trace()
             if float_checks_on() or stages_a_program(trace):
                 return fun(*args, **kwargs)
@@ -163,6 +165,26 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
             if modes.jit_disabled or not operands_plain(args, kwargs, plain_or_traced):
                 return fun(*args, **kwargs)
             return compiled.call_checked(args, kwargs)
+
+        if not static and [p.kind for p in parameters] == [inspect.Parameter.POSITIONAL_ONLY] \
+                and parameters[0].default is inspect.Parameter.empty:
+            # `fun(x, /)` (`sin`, `exp`, ...): the same steps as `call`'s below, with
+            # `fun`'s own signature, which spares building the arguments' tuple and
+            # dict (a wrong call raises Python's TypeError naming `fun`, as `fun` would).
+            @functools.wraps(fun)
+            def call_one(x, /):
+                if modes.direct and (type(x) in plain_types or plain(x)):
+                    executable = cache.fast
+                    if executable is None:
+                        return compiled.call_checked((x,), {})
+                    try:
+                        return executable(x)
+                    except UncheckedCall:     # new avals: `compiled` looks, then traces
+                        pass
+                    return compiled.call_after_miss((x,), {})
+                return off_the_fast_path((x,), {})
+            call_one.eager_jit = compiled
+            return call_one
 
         @functools.wraps(fun)
         def call(*args, **kwargs):
@@ -188,7 +210,7 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                     # (Handled outside the except clause, so that an error of the call
                     # that follows is not shown as raised while handling JAX's.)
                     if new_avals:
-                        return compiled.call_checked(args, kwargs)
+                        return compiled.call_after_miss(args, kwargs)
             return off_the_fast_path(args, kwargs)
         call.eager_jit = compiled      # the cached program, for tests and `clear_cache`
         return call

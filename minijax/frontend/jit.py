@@ -203,6 +203,19 @@ class _JitCache:
             self.fast.clear_cache()
         self.fast, self.refs_seen = None, False
 
+    def forget_refused_entry(self):
+        """After `UncheckedCall`: JAX's C++ cache keeps an entry for a signature whose
+        miss raised, marked to go through JAX's Python on every later call (about 35
+        us, ten times the executable's dispatch). Its C++ entries are dropped, so that
+        the checked call that follows makes one that dispatches in C++; the other
+        signatures' come back on their next call from JAX's Python caches, without
+        a trace. (`_clear_cache` is that C++ half of JAX's `clear_cache`, which also
+        empties JAX's trace caches of every function; a JAX without it keeps the
+        Python dispatch, as before.)"""
+        clear_entries = getattr(self.fast, "_clear_cache", None)
+        if clear_entries is not None:
+            clear_entries()
+
 
 # function -> {jit options: _JitCache}. Keyed weakly on the function, as JAX's own
 # cache is: `jit(f)(x)` written inside a loop reuses the trace of the first call, and
@@ -408,7 +421,7 @@ class JitFunction:
             # (Handled here, not in the except clause, so that an error of the call
             # that follows is not shown as raised while handling this one.)
             if isinstance(refused, UncheckedCall):
-                return self._call_fast_checked(fast, args, kwargs)
+                return self.call_after_miss(args, kwargs)
             return self._after_fast_path_refused(refused, args, kwargs)
         return self.call_checked(args, kwargs)
 
@@ -420,8 +433,15 @@ class JitFunction:
         thread at the root with no `disable_jit` or NaN checks (`root_modes.modes.
         direct`), and no ref, ref view or tracer among the arguments. Calling it
         skips `__call__`'s Python; on a miss of JAX's cache it raises
-        `UncheckedCall`, and the caller then uses `call_checked`."""
+        `UncheckedCall`, and the caller then uses `call_after_miss`."""
         return self._jit_cache
+
+    def call_after_miss(self, args, kwargs):
+        """The call to make when the fast path raised `UncheckedCall` (new avals or
+        static arguments): every check made, and the cache entry of JAX's that the
+        miss left forgotten (`_JitCache.forget_refused_entry`)."""
+        self._jit_cache.forget_refused_entry()
+        return self.call_checked(args, kwargs)
 
     def _check_float_outputs(self, out, args, kwargs):
         """`jax_debug_nans`/`jax_debug_infs` on a call that ran compiled: an invalid
@@ -447,8 +467,7 @@ class JitFunction:
     def call_checked(self, args, kwargs):
         """The call `__call__` makes when it cannot go straight to the fast path (the
         first call, or one under a transformation, `disable_jit` or the NaN/inf
-        checks), with every check made; also for a caller of `call_cache().fast`
-        that met `UncheckedCall`."""
+        checks), with every check made."""
         if _root_modes.jit_disabled:
             return self._fun(*args, **kwargs)
         cache = self._jit_cache
