@@ -119,6 +119,7 @@ from jit_dispatch import _interleaved_min_us   # this folder is on sys.path when
 
 def main():
     x = jnp.asarray(np.linspace(-1, 1, 16, dtype=np.float32))
+    y = jnp.asarray(np.linspace(-1, 1, 32, dtype=np.float32))
     m = jnp.asarray(np.ones((8, 8), np.float32))
     parts = [x * k for k in range(8)]
     cases = [
@@ -134,6 +135,8 @@ def main():
         ("jnp.add", lambda: mnp.add(x, x), lambda: jnp.add(x, x)),
         ("jnp.multiply by scalar", lambda: mnp.multiply(x, 2.0), lambda: jnp.multiply(x, 2.0)),
         ("jnp.sin", lambda: mnp.sin(x), lambda: jnp.sin(x)),
+        # (After the row above: this shape is the function's second signature.)
+        ("jnp.sin, second shape", lambda: mnp.sin(y), lambda: jnp.sin(y)),
         ("jnp.sum", lambda: mnp.sum(x), lambda: jnp.sum(x)),
         ("jnp.dot", lambda: mnp.dot(m, m), lambda: jnp.dot(m, m)),
         ("jnp.nanvar", lambda: mnp.nanvar(m, axis=0), lambda: jnp.nanvar(m, axis=0)),
@@ -142,6 +145,7 @@ def main():
         ("nn.logmeanexp", lambda: mnn.logmeanexp(m, axis=0),
          lambda: jax.nn.logmeanexp(m, axis=0)),
         ("jnp.nanmean", lambda: mnp.nanmean(m, axis=0), lambda: jnp.nanmean(m, axis=0)),
+        ("jnp.nanmean, axis by pos", lambda: mnp.nanmean(m, 0), lambda: jnp.nanmean(m, 0)),
         ("jnp.polyval", lambda: mnp.polyval(x, m), lambda: jnp.polyval(x, m)),
         ("jnp.block 2x2", lambda: mnp.block([[m, m], [m, m]]),
          lambda: jnp.block([[m, m], [m, m]])),

@@ -64,6 +64,7 @@ def _interleaved_min_us(mini, ref, rounds=30, number=500):
 
 def _cases():
     x = jnp.asarray(np.linspace(-1, 1, 16, dtype=np.float32))
+    y = jnp.asarray(np.linspace(-1, 1, 32, dtype=np.float32))
 
     one_op_mini = minijax.jit(mnp.sin)
     one_op_jax = jax.jit(jnp.sin)
@@ -94,6 +95,8 @@ def _cases():
 
     return [
         ("one op (sin)", lambda: one_op_mini(x), lambda: one_op_jax(x)),
+        # (After the row above: this shape is the function's second signature.)
+        ("one op, second shape", lambda: one_op_mini(y), lambda: one_op_jax(y)),
         ("jit(grad(f))", lambda: grad_mini(x), lambda: grad_jax(x)),
         ("dict of four arrays", lambda: dict_mini(tree), lambda: dict_jax(tree)),
         ("static argument", lambda: static_mini(x, 3), lambda: static_jax(x, 3)),

@@ -32,13 +32,24 @@ shape (and the `lax` functions that minijax composes where JAX has one primitive
   tracing the call first -- so traced programs hold the body's equations and no
   nested call;
 * operands only the body handles keep the direct path: refs and ref views (tracers
-  of a ref too), tracers at the root (escaped ones), lists and other sequences,
+  of a ref too), tracers at the root (escaped ones), lists and other sequences (but
+  the nested lists of a function declared `nested_lists`, `block`, which its
+  program takes whole when their leaves are plain, as JAX's jit does),
   NumPy values of a non-numeric dtype, Python ints that the body would check
   against the promoted dtype (only 0..127 fits every integer dtype, so only those
   are passed as traced weak ints), unhashable static arguments. So do calls under
   `disable_jit` and while `jax_debug_nans` / `jax_debug_infs` is on (at the root or
   under a transformation), so that the error names the operation that made the
   value, as the op-by-op path does.
+
+At the root, a repeated call is one Python frame in front of JAX's C++ dispatch of
+the executable (`jit`'s `call_cache().fast`): one per-thread flag, the positional
+operands' types, keywords all static (those go to JAX's cache as they are), and
+for `fun(x, /)` a frame with `fun`'s own signature (no tuple and dict of
+arguments). That frame is all minijax adds: 0.1-0.2 us, 3-5% of a one-op call
+(`benchmarks/eager_dispatch.py`). A miss of JAX's cache (new avals or static
+values) raises `UncheckedCall` and goes through `call_after_miss`, which also keeps
+that signature's later calls off JAX's Python dispatch.
 
 The compiled programs live in `minijax.jit`'s cache of each function, so
 `minijax.clear_caches()` empties them with every other cache.
@@ -192,8 +203,9 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
             # root trace with no NaN checks (one test: `ir/root_modes.py`), plain
             # operands by position, static arguments (if any) by keyword -- is
             # spelled out with locals only. A static argument by position is tested
-            # as an operand (a plain value is hashable); an unhashable one by keyword
-            # is JAX's ValueError, before anything runs.
+            # as an operand; one by keyword goes to JAX's cache as it is. An
+            # unhashable one (a list, or an array by position) is JAX's ValueError,
+            # raised before anything runs, and the call then takes the slow path.
             if modes.direct and (not kwargs or static.issuperset(kwargs)):
                 for value in args:
                     if type(value) not in plain_types and not plain(value):
@@ -201,8 +213,8 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                 # After the first call, straight to JAX's dispatch of the executable.
                 executable = cache.fast
                 if executable is not None:
-                    try:
-                        return executable(*args, **kwargs)
+                    try:     # (an empty dict passed on costs JAX's call a little)
+                        return executable(*args, **kwargs) if kwargs else executable(*args)
                     except UncheckedCall:     # new avals: `compiled` looks, then traces
                         new_avals = True
                     except ValueError:        # an unhashable static argument

@@ -13,7 +13,9 @@ loop traces once. A `jit` call then goes one of two ways:
   front of it `__call__` tests one per-thread flag (`ir/root_modes.py`: at the root,
   jit on, no NaN/inf checks) and nothing else; a miss of JAX's cache raises
   `UncheckedCall` from that body, and `__call__` then looks at the arguments (a ref
-  would pass for an array) and calls again.
+  would pass for an array) and calls again (dropping the entry JAX's C++ cache
+  keeps for a miss that raised, which would send every later call through JAX's
+  Python: `_JitCache.forget_refused_entry`).
 * under another transformation (grad, vmap, an outer jit), or with refs among the
   arguments or closed over: `jit` binds its jaxpr as one `jit` equation in the
   current trace. Under a transformation its rule applies, so the staged call stays
@@ -204,14 +206,11 @@ class _JitCache:
         self.fast, self.refs_seen = None, False
 
     def forget_refused_entry(self):
-        """After `UncheckedCall`: JAX's C++ cache keeps an entry for a signature whose
-        miss raised, marked to go through JAX's Python on every later call (about 35
-        us, ten times the executable's dispatch). Its C++ entries are dropped, so that
-        the checked call that follows makes one that dispatches in C++; the other
-        signatures' come back on their next call from JAX's Python caches, without
-        a trace. (`_clear_cache` is that C++ half of JAX's `clear_cache`, which also
-        empties JAX's trace caches of every function; a JAX without it keeps the
-        Python dispatch, as before.)"""
+        """After `UncheckedCall`: JAX's C++ cache marks the entry of a miss that raised
+        as served by JAX's Python from then on (35 us a call, 10x the dispatch). So
+        its C++ entries go (the others come back on their next call from JAX's Python
+        caches, untraced). `_clear_cache` is the C++ half of `clear_cache`, which also
+        empties JAX's trace caches of every function; without it, calls stay slow."""
         clear_entries = getattr(self.fast, "_clear_cache", None)
         if clear_entries is not None:
             clear_entries()
@@ -437,9 +436,8 @@ class JitFunction:
         return self._jit_cache
 
     def call_after_miss(self, args, kwargs):
-        """The call to make when the fast path raised `UncheckedCall` (new avals or
-        static arguments): every check made, and the cache entry of JAX's that the
-        miss left forgotten (`_JitCache.forget_refused_entry`)."""
+        """`call_checked`, after the fast path raised `UncheckedCall` (new avals or
+        static arguments): `_JitCache.forget_refused_entry` first."""
         self._jit_cache.forget_refused_entry()
         return self.call_checked(args, kwargs)
 
