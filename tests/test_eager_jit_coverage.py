@@ -211,9 +211,9 @@ CASES = {
 }
 
 # Functions whose usual operand is a sequence (which `jitted_eagerly` does not pass
-# on): the blocks, keys or the (lu, piv) pair, spread, run through this helper.
-SPREAD_INTO = {"numpy.block": "numpy._array_edit._block_of",
-               "numpy.lexsort": "numpy._array_edit._lexsort_keys",
+# on): the keys or the (lu, piv) pair, spread, run through this helper. (`block`'s
+# nested lists are its compiled program's operands: `nested_lists`.)
+SPREAD_INTO = {"numpy.lexsort": "numpy._array_edit._lexsort_keys",
                "scipy.linalg.lu_solve": "scipy.linalg._lu_solve"}
 
 

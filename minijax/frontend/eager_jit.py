@@ -32,13 +32,24 @@ shape (and the `lax` functions that minijax composes where JAX has one primitive
   tracing the call first -- so traced programs hold the body's equations and no
   nested call;
 * operands only the body handles keep the direct path: refs and ref views (tracers
-  of a ref too), tracers at the root (escaped ones), lists and other sequences,
+  of a ref too), tracers at the root (escaped ones), lists and other sequences (but
+  the nested lists of a function declared `nested_lists`, `block`, which its
+  program takes whole when their leaves are plain, as JAX's jit does),
   NumPy values of a non-numeric dtype, Python ints that the body would check
   against the promoted dtype (only 0..127 fits every integer dtype, so only those
   are passed as traced weak ints), unhashable static arguments. So do calls under
   `disable_jit` and while `jax_debug_nans` / `jax_debug_infs` is on (at the root or
   under a transformation), so that the error names the operation that made the
   value, as the op-by-op path does.
+
+At the root, a repeated call is one Python frame in front of JAX's C++ dispatch of
+the executable (`jit`'s `call_cache().fast`): one per-thread flag, the positional
+operands' types, keywords all static (those go to JAX's cache as they are), and
+for `fun(x, /)` a frame with `fun`'s own signature (no tuple and dict of
+arguments). That frame is all minijax adds: 0.1-0.2 us, 3-5% of a one-op call
+(`benchmarks/eager_dispatch.py`). A miss of JAX's cache (new avals or static
+values) raises `UncheckedCall` and goes through `call_after_miss`, which also keeps
+that signature's later calls off JAX's Python dispatch.
 
 The compiled programs live in `minijax.jit`'s cache of each function, so
 `minijax.clear_caches()` empties them with every other cache.
@@ -60,22 +71,22 @@ from ..ir.types import RefType, jax_array_type
 
 # Operand types that are plain by their type alone; an identity test on them is the
 # cheapest check of the common case. The concrete type of a JAX array joins them the
-# first time `_plain` meets a JAX array (`jax_array_type` says why not at import).
-# (Subclasses, e.g. JAX tracers, do not match.)
-_PLAIN_TYPES = frozenset({float, complex, bool})
+# first time `_plain` meets a JAX array (`jax_array_type` says why not at import; a
+# constant once learned, so no reset is needed). A set, added to in place, so that each
+# decorated function's call holds it in a local. (Subclasses, e.g. JAX tracers, do not
+# match.)
+_PLAIN_TYPES = {float, complex, bool}
 _SAFE_INTS = range(0, 128)     # a Python int the body would accept for every int dtype
 _NUMERIC_KINDS = frozenset("biufc")   # NumPy dtypes JAX takes as arguments as they are
 
 
 def _plain(value) -> bool:
     """Whether `value` may be passed to the compiled program as an operand."""
-    global _PLAIN_TYPES
     kind = type(value)
     if kind in _PLAIN_TYPES:
         return True
     if isinstance(value, jax.Array) and jax_array_type() not in _PLAIN_TYPES:
-        # The first JAX array seen (a constant once learned, so no reset is needed).
-        _PLAIN_TYPES = _PLAIN_TYPES | {jax_array_type()}
+        _PLAIN_TYPES.add(jax_array_type())      # the first JAX array seen
         return kind is jax_array_type()
     if kind is int:
         return value in _SAFE_INTS
@@ -93,67 +104,126 @@ def _plain_or_traced(value) -> bool:
     return _plain(value)
 
 
-def jitted_eagerly(*static_argnames: str):
-    """Decorate a jnp function that JAX itself jits, naming JAX's static arguments."""
+def _nested(leaf_plain):
+    """`leaf_plain`, extended to (nested, non-empty) lists of such values: the operands
+    of a function whose lists JAX's jit takes as pytrees (`block`)."""
+    plain_types = _PLAIN_TYPES
+
+    def plain(value) -> bool:
+        if type(value) is not list:
+            return type(value) in plain_types or leaf_plain(value)
+        for item in value:
+            if type(item) not in plain_types and not plain(item):
+                return False
+        return bool(value)     # an empty list: the body's error
+    return plain
+
+
+def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
+    """Decorate a jnp function that JAX itself jits, naming JAX's static arguments.
+    `nested_lists`: the function's operands may be nested lists (of plain values),
+    which the compiled program takes whole, as JAX's jit of it does; otherwise a list
+    operand makes the call run the body directly (the body raises or reads it)."""
     static = frozenset(static_argnames)
+    plain, plain_or_traced = ((_nested(_plain), _nested(_plain_or_traced)) if nested_lists
+                              else (_plain, _plain_or_traced))
 
     def decorate(fun):
-        positions = {p.name: i for i, p in enumerate(inspect.signature(fun).parameters.values())
+        parameters = list(inspect.signature(fun).parameters.values())
+        positions = {p.name: i for i, p in enumerate(parameters)
                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)}
         static_positions = frozenset(positions[name] for name in static if name in positions)
         compiled = jit(fun, static_argnames=tuple(static) or None, inline=True)
-
         static_keys = static_positions | static     # positions and names
+        cache = compiled.call_cache()
+        modes, plain_types = _root_modes, _PLAIN_TYPES
 
-        def operands_plain(args, kwargs, plain=_plain) -> bool:
-            # (Paid on every eager call with static arguments or keywords: the type
-            # test before `plain` and the inline `hash` save most of the calls.)
+        def operands_plain(args, kwargs, plain=plain) -> bool:
             for key, value in itertools.chain(enumerate(args), kwargs.items()):
                 if key in static_keys:
                     try:
                         hash(value)
                     except TypeError:
                         return False
-                elif type(value) not in _PLAIN_TYPES and not plain(value):
+                elif type(value) not in plain_types and not plain(value):
                     return False
             return True
 
-        cache = compiled.call_cache()
-
-        @functools.wraps(fun)
-        def call(*args, **kwargs):
-            # Every step here is paid on each eager call, so the common case (the
-            # root trace with no NaN checks, one test: `ir/root_modes.py`; array
-            # operands, no keywords) is spelled out as a plain loop.
-            if not _root_modes.direct:
-                trace = current_trace()
-                if float_checks_on() or stages_a_program(trace):
-                    return fun(*args, **kwargs)
-                if type(trace) is EvalTrace:
-                    # (`disable_jit`: `compiled` runs `fun` op by op.)
-                    return (compiled(*args, **kwargs) if operands_plain(args, kwargs)
-                            else fun(*args, **kwargs))
-                # An eager transformation: one inline `jit` call, which its rules
-                # transform whole (`transforms/calls.py`) and the root compiles once.
-                if _root_modes.jit_disabled or not operands_plain(args, kwargs,
-                                                                  _plain_or_traced):
-                    return fun(*args, **kwargs)
-                return compiled.call_checked(args, kwargs)
-            if kwargs or static_positions:
+        def off_the_fast_path(args, kwargs):
+            """A call `call` did not send straight to the executable: not at the root
+            with jit on and no NaN checks, or with an operand or static argument its
+            quick test did not pass."""
+            if modes.direct:
                 if not operands_plain(args, kwargs):
                     return fun(*args, **kwargs)
-            else:
-                for value in args:
-                    if type(value) not in _PLAIN_TYPES and not _plain(value):
-                        return fun(*args, **kwargs)
-            # After the first call, straight to JAX's dispatch of the executable.
-            executable = cache.fast
-            if executable is not None:
+                executable = cache.fast
+                if executable is None:
+                    return compiled.call_checked(args, kwargs)
                 try:
                     return executable(*args, **kwargs)
                 except UncheckedCall:     # new avals: `compiled` looks, then traces
                     pass
+                return compiled.call_after_miss(args, kwargs)
+            trace = current_trace()
+            if float_checks_on() or stages_a_program(trace):
+                return fun(*args, **kwargs)
+            if type(trace) is EvalTrace:
+                # (`disable_jit`: `compiled` runs `fun` op by op.)
+                return (compiled(*args, **kwargs) if operands_plain(args, kwargs)
+                        else fun(*args, **kwargs))
+            # An eager transformation: one inline `jit` call, which its rules
+            # transform whole (`transforms/calls.py`) and the root compiles once.
+            if modes.jit_disabled or not operands_plain(args, kwargs, plain_or_traced):
+                return fun(*args, **kwargs)
             return compiled.call_checked(args, kwargs)
+
+        if not static and [p.kind for p in parameters] == [inspect.Parameter.POSITIONAL_ONLY] \
+                and parameters[0].default is inspect.Parameter.empty:
+            # `fun(x, /)` (`sin`, `exp`, ...): the same steps as `call`'s below, with
+            # `fun`'s own signature, which spares building the arguments' tuple and
+            # dict (a wrong call raises Python's TypeError naming `fun`, as `fun` would).
+            @functools.wraps(fun)
+            def call_one(x, /):
+                if modes.direct and (type(x) in plain_types or plain(x)):
+                    executable = cache.fast
+                    if executable is None:
+                        return compiled.call_checked((x,), {})
+                    try:
+                        return executable(x)
+                    except UncheckedCall:     # new avals: `compiled` looks, then traces
+                        pass
+                    return compiled.call_after_miss((x,), {})
+                return off_the_fast_path((x,), {})
+            call_one.eager_jit = compiled
+            return call_one
+
+        @functools.wraps(fun)
+        def call(*args, **kwargs):
+            # Every step here is paid on each eager call, so the common case -- the
+            # root trace with no NaN checks (one test: `ir/root_modes.py`), plain
+            # operands by position, static arguments (if any) by keyword -- is
+            # spelled out with locals only. A static argument by position is tested
+            # as an operand; one by keyword goes to JAX's cache as it is. An
+            # unhashable one (a list, or an array by position) is JAX's ValueError,
+            # raised before anything runs, and the call then takes the slow path.
+            if modes.direct and (not kwargs or static.issuperset(kwargs)):
+                for value in args:
+                    if type(value) not in plain_types and not plain(value):
+                        return off_the_fast_path(args, kwargs)
+                # After the first call, straight to JAX's dispatch of the executable.
+                executable = cache.fast
+                if executable is not None:
+                    try:     # (an empty dict passed on costs JAX's call a little)
+                        return executable(*args, **kwargs) if kwargs else executable(*args)
+                    except UncheckedCall:     # new avals: `compiled` looks, then traces
+                        new_avals = True
+                    except ValueError:        # an unhashable static argument
+                        new_avals = False
+                    # (Handled outside the except clause, so that an error of the call
+                    # that follows is not shown as raised while handling JAX's.)
+                    if new_avals:
+                        return compiled.call_after_miss(args, kwargs)
+            return off_the_fast_path(args, kwargs)
         call.eager_jit = compiled      # the cached program, for tests and `clear_cache`
         return call
     return decorate

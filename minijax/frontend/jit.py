@@ -13,7 +13,9 @@ loop traces once. A `jit` call then goes one of two ways:
   front of it `__call__` tests one per-thread flag (`ir/root_modes.py`: at the root,
   jit on, no NaN/inf checks) and nothing else; a miss of JAX's cache raises
   `UncheckedCall` from that body, and `__call__` then looks at the arguments (a ref
-  would pass for an array) and calls again.
+  would pass for an array) and calls again (dropping the entry JAX's C++ cache
+  keeps for a miss that raised, which would send every later call through JAX's
+  Python: `_JitCache.forget_refused_entry`).
 * under another transformation (grad, vmap, an outer jit), or with refs among the
   arguments or closed over: `jit` binds its jaxpr as one `jit` equation in the
   current trace. Under a transformation its rule applies, so the staged call stays
@@ -202,6 +204,16 @@ class _JitCache:
         if self.fast is not None:
             self.fast.clear_cache()
         self.fast, self.refs_seen = None, False
+
+    def forget_refused_entry(self):
+        """After `UncheckedCall`: JAX's C++ cache marks the entry of a miss that raised
+        as served by JAX's Python from then on (35 us a call, 10x the dispatch). So
+        its C++ entries go (the others come back on their next call from JAX's Python
+        caches, untraced). `_clear_cache` is the C++ half of `clear_cache`, which also
+        empties JAX's trace caches of every function; without it, calls stay slow."""
+        clear_entries = getattr(self.fast, "_clear_cache", None)
+        if clear_entries is not None:
+            clear_entries()
 
 
 # function -> {jit options: _JitCache}. Keyed weakly on the function, as JAX's own
@@ -408,7 +420,7 @@ class JitFunction:
             # (Handled here, not in the except clause, so that an error of the call
             # that follows is not shown as raised while handling this one.)
             if isinstance(refused, UncheckedCall):
-                return self._call_fast_checked(fast, args, kwargs)
+                return self.call_after_miss(args, kwargs)
             return self._after_fast_path_refused(refused, args, kwargs)
         return self.call_checked(args, kwargs)
 
@@ -420,8 +432,14 @@ class JitFunction:
         thread at the root with no `disable_jit` or NaN checks (`root_modes.modes.
         direct`), and no ref, ref view or tracer among the arguments. Calling it
         skips `__call__`'s Python; on a miss of JAX's cache it raises
-        `UncheckedCall`, and the caller then uses `call_checked`."""
+        `UncheckedCall`, and the caller then uses `call_after_miss`."""
         return self._jit_cache
+
+    def call_after_miss(self, args, kwargs):
+        """`call_checked`, after the fast path raised `UncheckedCall` (new avals or
+        static arguments): `_JitCache.forget_refused_entry` first."""
+        self._jit_cache.forget_refused_entry()
+        return self.call_checked(args, kwargs)
 
     def _check_float_outputs(self, out, args, kwargs):
         """`jax_debug_nans`/`jax_debug_infs` on a call that ran compiled: an invalid
@@ -447,8 +465,7 @@ class JitFunction:
     def call_checked(self, args, kwargs):
         """The call `__call__` makes when it cannot go straight to the fast path (the
         first call, or one under a transformation, `disable_jit` or the NaN/inf
-        checks), with every check made; also for a caller of `call_cache().fast`
-        that met `UncheckedCall`."""
+        checks), with every check made."""
         if _root_modes.jit_disabled:
             return self._fun(*args, **kwargs)
         cache = self._jit_cache

@@ -129,32 +129,13 @@ def _block_depth(arrays, path=()):
     return 0
 
 
-@jitted_eagerly()
+@jitted_eagerly(nested_lists=True)
 def block(arrays):
     """One array assembled from nested lists of blocks: the innermost lists are joined
     along the last axis, the next along the second-to-last, and so on."""
-    # JAX jits `block` over the lists' pytree. Lists are no operand `jitted_eagerly`
-    # passes on (such a call runs this body directly), but the blocks are: spread,
-    # with the nesting as a static layout, they run as one program of `_block_of`,
-    # whose trace checks the nesting (on every call that fails: nothing is cached).
-    blocks = []
-
-    def layout_of(x):
-        if isinstance(x, list):
-            return tuple(layout_of(item) for item in x)
-        blocks.append(x)
-        return None
-    return _block_of(layout_of(arrays), *blocks)
-
-
-@jitted_eagerly("layout")
-def _block_of(layout, *blocks):
-    """`block` of the nested lists that `layout` (tuples, None for a block) describes."""
-    blocks = iter(blocks)
-
-    def rebuilt(x):
-        return [rebuilt(item) for item in x] if isinstance(x, tuple) else next(blocks)
-    arrays = rebuilt(layout)
+    # JAX jits `block` over the lists' pytree; so does minijax (`nested_lists`): an
+    # eager call with lists of arrays runs one cached program, whose trace checks the
+    # nesting (on every call that fails: nothing is cached).
     depth = _block_depth(arrays)
     leaves = []
 
