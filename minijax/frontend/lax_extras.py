@@ -288,6 +288,23 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
         return tree_util.tree_unflatten(tree, [lax.convert_element_type(
             out, aval_of(out).dtype, weak_type=weak)])
 
+    for x, init in zip(flat, inits):
+        init_aval = aval_of(init)
+        if not init_aval.weak_type and init_aval.dtype != aval_of(x).dtype:
+            raise TypeError(f"reduce operand dtypes should match corresponding initial "
+                            f"value dtypes, got {aval_of(x).dtype} and {init_aval.dtype}")
+    return tree_util.tree_unflatten(tree, _reduce_tree(
+        *flat, *inits, computation=computation, tree=tree, dimensions=dimensions))
+
+
+@jitted_eagerly("computation", "tree", "dimensions")
+def _reduce_tree(*operands_then_inits, computation, tree, dimensions):
+    """`reduce`'s tree of `computation` over checked, flattened operands and their
+    init values: one cached program per (computation, tree, avals, dimensions) when
+    called eagerly, as JAX's `reduce` primitive is compiled once per computation."""
+    half = len(operands_then_inits) // 2
+    flat, inits = operands_then_inits[:half], operands_then_inits[half:]
+
     def combine(a, b):
         out = computation(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
         out_flat, out_tree = tree_util.tree_flatten(out)
@@ -295,17 +312,11 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
             raise TypeError(f"reduce: computation must return the operands' structure "
                             f"{tree}, got {out_tree}")
         return out_flat
-    for x, init in zip(flat, inits):
-        init_aval = aval_of(init)
-        if not init_aval.weak_type and init_aval.dtype != aval_of(x).dtype:
-            raise TypeError(f"reduce operand dtypes should match corresponding initial "
-                            f"value dtypes, got {aval_of(x).dtype} and {init_aval.dtype}")
     outs = _tree_reduce(combine, flat, inits, dimensions)
     # As JAX's rule has it: weak only where the operand and its init value both are.
-    outs = [lax.convert_element_type(out, aval_of(out).dtype, weak_type=aval_of(x).weak_type
+    return [lax.convert_element_type(out, aval_of(out).dtype, weak_type=aval_of(x).weak_type
                                      and aval_of(init).weak_type)
             for out, x, init in zip(outs, flat, inits)]
-    return tree_util.tree_unflatten(tree, outs)
 
 
 @jitted_eagerly("axes")
