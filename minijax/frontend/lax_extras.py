@@ -93,6 +93,8 @@ def approx_max_k(operand, k: int, reduction_dimension: int = -1,
     return _approx_k(operand, k, reduction_dimension, True)
 
 
+@jitted_eagerly("k", "reduction_dimension", "recall_target",
+                "reduction_input_size_override", "aggregate_to_topk")
 def approx_min_k(operand, k: int, reduction_dimension: int = -1,
                  recall_target: float = 0.95, reduction_input_size_override: int = -1,
                  aggregate_to_topk: bool = True):
@@ -364,6 +366,11 @@ def stack(operands: Sequence, axis: int = 0):
     operands = list(operands)
     if not operands:
         raise ValueError("stack needs at least one array")
+    return _stack(*operands, axis=axis)
+
+
+@jitted_eagerly("axis")
+def _stack(*operands, axis):
     shapes = [aval_of(x).shape for x in operands]
     if any(s != shapes[0] for s in shapes):
         raise ValueError(f"All input arrays must have the same shape. Got "
@@ -448,8 +455,12 @@ def batch_matmul(lhs, rhs, precision=None):
 def index_take(src, idxs, axes: Sequence[int]):
     """src[idxs[0], idxs[1], ...] over `axes` (indices wrap modulo the axis size),
     the remaining axes kept after the index axis: one gather."""
+    return _index_take(src, *idxs, axes=tuple(axes))
+
+
+@jitted_eagerly("axes")
+def _index_take(src, *idxs, axes):
     shape = aval_of(src).shape
-    axes = tuple(axes)
     columns = [lax.expand_dims(i, (1,)) for i in idxs]
     indices = lax.concatenate(columns, 1)
     index_dtype = aval_of(indices).dtype
@@ -492,7 +503,12 @@ def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers, *
 
 def empty(shape, dtype, *, out_sharding=None):
     """An array of `shape` and `dtype` whose contents do not matter (zeros here)."""
-    return lax.full(tuple(shape), 0, dtype)
+    return _zeros(tuple(shape), dtype)
+
+
+@jitted_eagerly("shape", "dtype")
+def _zeros(shape, dtype):
+    return lax.full(shape, 0, dtype)
 
 
 @jitted_eagerly()
