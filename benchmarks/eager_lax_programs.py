@@ -7,10 +7,14 @@ those, calling every public name that `jax.lax` and `minijax.lax` share (control
 collectives and the helpers that return no array excepted) on small inputs, once and
 again, and counting the programs each library lowers (`tests/program_counting.py`).
 
-    PYTHONPATH=tests .venv/bin/python benchmarks/eager_lax_programs.py [NAME ...]
+    PYTHONPATH=tests:benchmarks .venv/bin/python benchmarks/eager_lax_programs.py [NAME ...]
 
 prints, per function, (first call, repeat call) programs for minijax and JAX, and
-marks with `<<` each row where minijax makes more. Both libraries run the same cases
+marks with `<<` each row where minijax makes more. With `--time` it prints instead
+microseconds per repeated eager call of the functions this audit changed, and of
+an imported JAX program of composed primitives evaluated eagerly (`eval_jaxpr`), for
+both libraries (interleaved rounds of CPU time, the minimum of each side: the helper
+of `jit_dispatch.py`). Both libraries run the same cases
 in the same order in one process, so a program one case compiled (`sin` of f32[3])
 serves a later case on both sides alike.
 """
@@ -178,5 +182,39 @@ def main(names):
     print("minijax makes more programs:", " ".join(worse) or "none")
 
 
+def _compositions(x, i):
+    lax = jax.lax
+    return (*lax.split(x, [1, 2]), lax.tile(x, (2,)), lax.stack([x, x], 1),
+            lax.reduce_xor(i, (0,)), lax.clz(i), lax.mulhi(i, i), lax.cumlogsumexp(x))
+
+
+def time_calls():
+    from jit_dispatch import _interleaved_min_us
+    from minijax.interop import trace_with_jax
+    from minijax.transforms.ad_util import eval_jaxpr
+    program = trace_with_jax(_compositions)(F, I)
+    rows = {name: (lambda c=CASES[name]: c(minijax.lax), lambda c=CASES[name]: c(jax.lax))
+            for name in ("approx_min_k", "stack", "index_take", "empty")}
+    rows["reduce (one computation)"] = (
+        lambda: minijax.lax.reduce(G, 0., _sum_and_product, (1,)),
+        lambda: jax.lax.reduce(G, 0., _sum_and_product, (1,)))
+    rows["imported compositions"] = (
+        lambda: eval_jaxpr(program.jaxpr, program.consts, [F, I]),
+        lambda: _compositions(F, I))
+    print(f"{'call':30s} minijax us   jax us   ratio")
+    for name, (mini, real) in rows.items():
+        mini_us, jax_us = _interleaved_min_us(lambda: jax.block_until_ready(mini()),
+                                              lambda: jax.block_until_ready(real()),
+                                              rounds=10, number=200)
+        print(f"{name:30s} {mini_us:9.1f} {jax_us:8.1f} {mini_us / jax_us:7.2f}", flush=True)
+
+
+def _sum_and_product(a, b):      # associative and commutative, not a lax monoid
+    return a + b + a * b
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:] or sorted(CASES))
+    if "--time" in sys.argv:
+        time_calls()
+    else:
+        main(sys.argv[1:] or sorted(CASES))

@@ -78,17 +78,42 @@ def test_eager_reduce_is_one_program(name):
     want, jax_counts = _first_and_repeat(case, jax.lax)
     got, mini_counts = _first_and_repeat(case, minijax.lax)
     assert_trees_match(got, want, rtol=1e-6)
-    assert mini_counts[0] <= max(jax_counts[0], 1) and mini_counts[0] == 1
-    # A lambda written in the case is a new computation per call, in both libraries.
+    assert mini_counts == (1, 0)
+    # JAX keys its trace by the function: a lambda written in the call is a new
+    # computation each time, traced and compiled again. minijax shares one program
+    # among the lambdas made from one code that read no global (`_Computation`).
     fresh = name == "integer operand"
-    assert mini_counts[1] == jax_counts[1] == (1 if fresh else 0)
+    assert jax_counts == (1, 1 if fresh else 0)
 
 
-def test_reduce_fresh_lambda_traces_per_call_and_is_let_go():
+_SCALE = 1.0
+
+
+def _with_global_scale(a, b):     # reads a global: keyed by the function, as in JAX
+    return a + b + _SCALE * a * b
+
+
+def test_reduce_lambdas_share_a_program_only_when_equivalent():
+    global _SCALE
+    x = _X[:3, :3] * 0.1
+
+    def both(make):
+        return [lib.reduce(x, 0., make(), (1,)) for lib in (minijax.lax, jax.lax)]
+    for scale in (1.0, 2.0, 2):        # closed-over scalars are part of the key
+        got, want = both(lambda: lambda a, b: a + b + scale * a * b)
+        assert_trees_match(got, want, rtol=1e-6)
+    for _SCALE in (1.0, 3.0):          # a global read is not: the function is
+        got, want = both(lambda: lambda a, b: _with_global_scale(a, b))
+        assert_trees_match(got, want, rtol=1e-6)
+    _SCALE = 1.0
+
+
+def test_reduce_fresh_closure_traces_per_call_and_is_let_go():
     refs = []
+    offset = np.float32(0.0)        # a NumPy scalar: keyed by the function, as in JAX
 
     def call():
-        computation = lambda a, b: a * b + 1.0  # noqa: E731
+        computation = lambda a, b: a * b + offset  # noqa: E731
         refs.append(weakref.ref(computation))
         return _counted(lambda: minijax.lax.reduce(_X[:4], 0., computation, (1,)))[1]
     assert [call(), call()] == [1, 1]          # JAX's count too: it keys by identity

@@ -31,6 +31,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import types
 from typing import Callable, Sequence
 
 import numpy as np
@@ -296,7 +297,56 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
             raise TypeError(f"reduce operand dtypes should match corresponding initial "
                             f"value dtypes, got {aval_of(x).dtype} and {init_aval.dtype}")
     return tree_util.tree_unflatten(tree, _reduce_tree(
-        *flat, *inits, computation=computation, tree=tree, dimensions=dimensions))
+        *flat, *inits, computation=_Computation(computation), tree=tree,
+        dimensions=dimensions))
+
+
+_IMMUTABLE_SCALARS = (bool, int, float, complex, str, type(None))
+
+
+class _Computation:
+    """A reduction's computation as a static argument of `_reduce_tree`: equal to
+    another as JAX compares them (the function's own `==`, identity for functions),
+    and also where both are the same code closing over nothing but equal Python
+    scalars and reading no global name -- a lambda written in the call, made anew
+    each time, such as `lambda a, b: a + b * a`. Such a function computes the same
+    as any other made from its code, so calls share one program where JAX traces and
+    compiles on every call (about 30 ms each); any other fresh function compiles per
+    call, as in JAX."""
+    __slots__ = ("fn", "_key")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._key = _pure_code_key(fn)
+
+    def __eq__(self, other):
+        if not isinstance(other, _Computation):
+            return NotImplemented
+        if self._key is not None:
+            return self._key == other._key
+        return other._key is None and self.fn == other.fn
+
+    def __hash__(self):
+        return hash(self._key if self._key is not None else self.fn)
+
+
+def _pure_code_key(fn):
+    """(code, closed-over and default values) of a plain function that reads no global
+    or attribute name, defines no nested function and holds only Python scalars;
+    else None."""
+    if type(fn) is not types.FunctionType:
+        return None
+    code = fn.__code__
+    if code.co_names or any(isinstance(c, types.CodeType) for c in code.co_consts):
+        return None
+    try:
+        values = [cell.cell_contents for cell in fn.__closure__ or ()]
+    except ValueError:         # a cell not yet filled
+        return None
+    values += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
+    if not all(type(v) in _IMMUTABLE_SCALARS for v in values):
+        return None
+    return code, tuple((type(v), v) for v in values)
 
 
 @jitted_eagerly("computation", "tree", "dimensions")
@@ -306,6 +356,7 @@ def _reduce_tree(*operands_then_inits, computation, tree, dimensions):
     called eagerly, as JAX's `reduce` primitive is compiled once per computation."""
     half = len(operands_then_inits) // 2
     flat, inits = operands_then_inits[:half], operands_then_inits[half:]
+    computation = computation.fn
 
     def combine(a, b):
         out = computation(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
