@@ -28,7 +28,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from ..frontend import random_core, random_distributions, lax_extras
+from ..frontend import random_core, random_distributions, lax_extras, lax_reduce
 from ..frontend.vmap import vmap
 from ..ir import primitives as P
 from ..ir import special_primitives as S
@@ -94,7 +94,7 @@ register_import("optimization_barrier", SEL.optimization_barrier_p,
                 lambda *xs: list(bind(SEL.optimization_barrier_p, *xs)))
 
 
-# -- JAX primitives that minijax writes as compositions (frontend/lax_extras.py) -------------
+# -- JAX primitives that minijax writes as compositions (frontend/lax_extras.py, lax_reduce.py)
 #
 # Each is imported as the `minijax.lax` function of the same meaning, which binds the
 # primitives listed as its targets, wrapped in one `jit` call named after the JAX
@@ -138,7 +138,7 @@ _COMPOSITIONS = {
         lax_extras.stack(xs, int(axis))]),
     "unstack": (P.slice_p, lambda x, *, axis: list(lax_extras.unstack(x, int(axis)))),
     "reduce_xor": (P.xor_p, lambda x, *, axes, **_: [
-        lax_extras.reduce_xor(x, tuple(int(a) for a in axes))]),
+        lax_reduce.reduce_xor(x, tuple(int(a) for a in axes))]),
     "clz": ([R.shift_right_logical_p, R.population_count_p], lambda x: [lax_extras.clz(x)]),
     "mulhi": ([P.mul_p, R.shift_right_logical_p, R.bitcast_convert_type_p],
               lambda x, y: [lax_extras.mulhi(x, y)]),
