@@ -217,6 +217,19 @@ def test_imported_random_draw_is_one_call_and_keeps_its_checks():
         jax.config.update("jax_threefry_partitionable", previous)
 
 
+def test_imported_size_one_broadcast_is_one_call():
+    # JAX's samplers stage `f32[4] + f32[1]`; minijax's add wants equal shapes.
+    add = lambda x, y: jax.lax.add_p.bind(x, y)  # noqa: E731
+    x, y = _F[:4], _F[4:5]
+    program = trace_with_jax(add)(x, y)
+    assert [(e.primitive.name, e.params.get("name")) for e in program.jaxpr.eqns] \
+        == [("jit", "add")]
+    got, mini_counts = _first_and_repeat(
+        lambda: eval_jaxpr(program.jaxpr, program.consts, [x, y]))
+    assert_trees_match(got, [add(x, y)])
+    assert mini_counts == (1, 0)
+
+
 # -- lax functions minijax composes --------------------------------------------------------------
 
 _V = np.linspace(-2, 3, 11).astype(np.float32)
