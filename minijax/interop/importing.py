@@ -22,6 +22,11 @@ own attributes. `jax.extend` is imported on first use (`_jax_core`), not with
 minijax: importing it loads JAX's Pallas, which would cost every `import minijax`
 tens of milliseconds.
 
+A JAX primitive that minijax writes as several operations (`clz`, `split`,
+`random_bits`, ...) is imported as one `jit` equation named after it (`as_one_call`),
+so the imported program has an equation where JAX's has one, and an eager
+evaluation of it runs one compiled program there, as JAX's does.
+
 A program using a primitive minijax lacks is refused before anything is traced,
 with *every* missing primitive named at once (`MissingPrimitivesError`).
 """
