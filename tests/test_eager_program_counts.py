@@ -140,11 +140,22 @@ def test_traced_reduce_has_the_tree_inline():
                      + combine + ["slice", "slice"] + combine + ["squeeze"] + combine)
 
 
-def test_eager_grad_of_reduce_matches_jax():
+def test_eager_transformations_of_reduce_match_jax():
+    # Under an eager transformation the call is one `jit` call the transformation's
+    # call rules take whole.
     def loss(lax):
         return lambda x: lax.reduce(x * x, 0., _mixed, (0, 1))
     assert_trees_match(minijax.grad(loss(minijax.lax))(_X[:2] * 0.1),
                        jax.grad(loss(jax.lax))(_X[:2] * 0.1), rtol=1e-6)
+    x = _X[:4, :3] * 0.1
+
+    def rows(lib):
+        return lib.vmap(lambda r: lib.lax.reduce(r, 0., _mixed, (0,)))(x)
+
+    def pair(lib):
+        return lib.jvp(lambda v: lib.lax.reduce((v, v), (0., 1.), _pair, (1,)), (x,), (x,))
+    assert_trees_match(rows(minijax), rows(jax), rtol=1e-6)
+    assert_trees_match(pair(minijax), pair(jax), rtol=1e-6)
 
 
 def test_reduce_errors_are_raised_on_every_call():
