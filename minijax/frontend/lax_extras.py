@@ -18,25 +18,28 @@ written with minijax's primitives, so every transformation applies:
   (mulhi multiplies half-width pieces), as JAX's docs define each.
 
 Those that are one primitive in JAX (`cumlogsumexp`, `clz`, `mulhi`, `approx_min_k`,
-`stack`, `empty`; `reduce` and `reduce_xor` in `lax_reduce.py`) run an eager call as one cached compiled program (`jitted_eagerly`), as JAX's eager
-primitive does, instead of dispatching each operation of the composition on its own;
-so do the two that JAX jits (`dynamic_index_in_dim`, `dynamic_update_index_in_dim`),
-and `index_take` (five programs in JAX). Traced, each records its operations inline
-(`make_jaxpr` shows no nested call).
+`stack`, `empty`; `reduce` and `reduce_xor` in `lax_reduce.py`) run an eager call as
+one cached compiled program (`jitted_eagerly`), as JAX's eager primitive does, instead
+of dispatching each operation of the composition on its own; so do the two that JAX
+jits (`dynamic_index_in_dim`, `dynamic_update_index_in_dim`), and `index_take` (five
+programs in JAX). Traced, each records its operations inline (`make_jaxpr` shows no
+nested call).
 
 Programs of one eager call (first, repeat) and microseconds per repeated call, minijax
 and JAX (`PYTHONPATH=tests:benchmarks .venv/bin/python benchmarks/eager_lax_programs.py
-[--time]`, 2-core shared machine, CPU, jax 0.10.2; two runs agreed within 2 %):
+[--time]`, 2-core shared machine, CPU, jax 0.10.2; two runs agreed within 3 %; "main"
+is the same script on the code before these changes):
 
-    call                           programs        us per call         before (main)
+    call                           programs        us per call         main
                                  minijax  jax    minijax   jax  ratio  programs  ratio
     reduce, one computation        1 0    1 0      13.7   42.6  0.32    15 0     2.34
     reduce, lambda in the call     1 0    1 1       13 *  27500 0.001   15 0     0.01
-    (`lax_reduce.py`)
     approx_min_k                   1 0    1 0       9.1   14.8  0.61     3 0     1.52
     stack                          1 0    2 0       8.6   38.5  0.22     2 0     0.61
     index_take                     1 0    5 0      12.0   85.8  0.14     7 0     1.43
     empty                          1 0    1 0       4.6    7.6  0.60     2 0     1.82
+    imported program of 7 JAX
+      primitives minijax composes  (`docs/cross_check.md`)   58.6  129.4  0.45     6.53
 
 (* the function's only key; a second static value of any `minijax.jit` function misses
 JAX's C++ cache, about 45 us more a call: reported to the owner of frontend/jit.py.)

@@ -7,18 +7,19 @@ a balanced tree over the reduced axes, then once with the init value. JAX hands 
 a computation to XLA, whose order is unspecified: it must be associative and
 commutative either way. `reduce_xor` is the tree with `bitwise_xor`.
 
-JAX's `reduce` is one primitive, compiled once per (computation, operand types), so
-an eager call of the tree is one cached compiled program here too (`_reduce_tree`, a
+JAX's `reduce` is one primitive, compiled once per (computation, operand types), so an
+eager call of the tree is one cached compiled program here too (`_reduce_tree`, a
 `jitted_eagerly` function with the computation static), not one per operation: the
 `reduce_generic` case of `tests/test_lax_more.py` (four reductions) makes 4 programs,
-as JAX, where it made 55, and 2 on a repeat call (JAX 3: its lambdas are new). The program is keyed by the computation as JAX
-keys it (its `==`: identity for a function), except that lambdas made from one code
-that read no global and close over Python scalars only share one (`_Computation`): a
-lambda written in the call, new on every call, does not trace and compile on every
-call as it does in JAX (13 us a call; JAX 27 ms; op by op before 0.11 ms). The
-computations stay referenced by `minijax.jit`'s cache until `minijax.clear_caches()`
-(and by JAX's bounded compile caches until `jax.clear_caches()`, as JAX's own). Traced
-(`make_jaxpr`, `jit`), the tree's equations are recorded inline, as before. Figures:
+as JAX, where it made 55, and 2 on a repeat call (JAX 3: its lambdas are new). The
+program is keyed by the computation as JAX keys it (its `==`: identity for a
+function), except that lambdas made from one code that read no global and close over
+Python scalars only share one (`_Computation`): a lambda written in the call, new on
+every call, does not trace and compile on every call as it does in JAX (13 us a call;
+JAX 27 ms; op by op before 0.11 ms). The computations stay referenced by
+`minijax.jit`'s cache until `minijax.clear_caches()` (and by JAX's bounded compile
+caches until `jax.clear_caches()`, as JAX's own). Traced (`make_jaxpr`, `jit`), the
+tree's equations are recorded inline, as before. Figures:
 `minijax/frontend/lax_extras.py`'s table (`benchmarks/eager_lax_programs.py`).
 """
 from __future__ import annotations
