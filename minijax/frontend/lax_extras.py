@@ -10,21 +10,39 @@ written with minijax's primitives, so every transformation applies:
   the half, interleave), step for step, so sums come out in JAX's order.
 * `cumlogsumexp` -- that scan with a stable log-add-exp whose derivative is JAX's
   (each input's weight is its share exp(x_i - out) of the sum).
-* `reduce` -- JAX's monoids (`add`/`mul`/`max`/`min`/`bitwise_and/or/xor` with their
-  identity as init) become one reduction primitive; any other computation is applied
-  as a balanced tree over the reduced axes, then once with the init value. JAX hands
-  such a computation to XLA, whose order is unspecified: it must be associative and
-  commutative either way. `reduce_xor` is the tree with `bitwise_xor`.
+* `reduce`, `reduce_xor` -- in `lax_reduce.py`.
 * `split`, `tile`, `stack`, `unstack`, `dynamic_index_in_dim`,
   `dynamic_update_index_in_dim`, `collapse`, `broadcast_to_rank`, `batch_matmul`,
   `index_take`, `scatter_sub`, `scatter_apply`, `empty`, `clz`, `mulhi`: slices,
   broadcasts, reshapes, a dot_general, a gather, a scatter, zeros and bit operations
   (mulhi multiplies half-width pieces), as JAX's docs define each.
 
-Those that are one primitive in JAX (`cumlogsumexp`, `reduce_xor`, `clz`, `mulhi`)
-run an eager call as one cached compiled program (`jitted_eagerly`), as JAX's eager
-primitive does, instead of dispatching each operation of the composition on its own;
-so do the two that JAX jits (`dynamic_index_in_dim`, `dynamic_update_index_in_dim`).
+Those that are one primitive in JAX (`cumlogsumexp`, `clz`, `mulhi`, `approx_min_k`,
+`stack`, `empty`; `reduce` and `reduce_xor` in `lax_reduce.py`) run an eager call as
+one cached compiled program (`jitted_eagerly`), as JAX's eager primitive does, instead
+of dispatching each operation of the composition on its own; so do the two that JAX
+jits (`dynamic_index_in_dim`, `dynamic_update_index_in_dim`), and `index_take` (five
+programs in JAX). Traced, each records its operations inline (`make_jaxpr` shows no
+nested call).
+
+Programs of one eager call (first, repeat) and microseconds per repeated call, minijax
+and JAX (`PYTHONPATH=tests:benchmarks .venv/bin/python benchmarks/eager_lax_programs.py
+[--time]`, 2-core shared machine, CPU, jax 0.10.2; two runs agreed within 3 %; "main"
+is the same script on the code before these changes):
+
+    call                           programs        us per call         main
+                                 minijax  jax    minijax   jax  ratio  programs  ratio
+    reduce, one computation        1 0    1 0      13.7   42.6  0.32    15 0     2.34
+    reduce, lambda in the call     1 0    1 1       13 *  27500 0.001   15 0     0.01
+    approx_min_k                   1 0    1 0       9.1   14.8  0.61     3 0     1.52
+    stack                          1 0    2 0       8.6   38.5  0.22     2 0     0.61
+    index_take                     1 0    5 0      12.0   85.8  0.14     7 0     1.43
+    empty                          1 0    1 0       4.6    7.6  0.60     2 0     1.82
+    imported program of 7 JAX
+      primitives minijax composes  (`docs/cross_check.md`)   58.6  129.4  0.45     6.53
+
+(* the function's only key; a second static value of any `minijax.jit` function misses
+JAX's C++ cache, about 45 us more a call: reported to the owner of frontend/jit.py.)
 """
 from __future__ import annotations
 
@@ -37,11 +55,10 @@ import numpy as np
 from jax import lax as _jax_lax
 from jax import tree_util
 
-from ..ir import primitives as P
 from ..ir import random_primitives as R
 from ..ir import selection_primitives as SEL
-from ..ir.trace import bind, aval_of, Tracer
-from ..ir.types import canonical_dtype, is_complex, is_float, is_inexact, is_integer
+from ..ir.trace import bind, aval_of
+from ..ir.types import is_complex, is_float, is_integer
 from ..transforms.custom_derivatives import custom_jvp
 from . import lax_ops as lax
 from .eager_jit import jitted_eagerly
@@ -93,6 +110,8 @@ def approx_max_k(operand, k: int, reduction_dimension: int = -1,
     return _approx_k(operand, k, reduction_dimension, True)
 
 
+@jitted_eagerly("k", "reduction_dimension", "recall_target",
+                "reduction_input_size_override", "aggregate_to_topk")
 def approx_min_k(operand, k: int, reduction_dimension: int = -1,
                  recall_target: float = 0.95, reduction_input_size_override: int = -1,
                  aggregate_to_topk: bool = True):
@@ -196,127 +215,6 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
     return associative_scan(_logaddexp, operand, reverse=reverse, axis=axis)
 
 
-# -- generic reductions ---------------------------------------------------------------------
-
-def _monoid(computation, init):
-    """The reduction primitive for `computation` when it is one of lax's monoids and
-    `init` (a concrete scalar) its identity, as JAX recognises them; else None."""
-    if isinstance(init, Tracer):
-        return None
-    value = np.asarray(init)
-    if value.shape != ():
-        return None
-    dtype = canonical_dtype(aval_of(init).dtype)
-    intlike = dtype == np.bool_ or is_integer(dtype)
-    if computation is lax.add and value == 0:
-        return P.reduce_sum_p
-    if computation is lax.mul and value == 1:
-        return P.reduce_prod_p
-    if computation is lax.max and value == _max_identity(dtype):
-        return P.reduce_max_p
-    if computation is lax.min and value == _min_identity(dtype):
-        return P.reduce_min_p
-    if intlike and computation is lax.bitwise_or and value == _or_identity(dtype):
-        return P.reduce_or_p
-    if intlike and computation is lax.bitwise_and and value == ~_or_identity(dtype):
-        return P.reduce_and_p
-    return None
-
-
-def _max_identity(dtype):
-    if is_inexact(dtype):
-        return -np.inf
-    return np.iinfo(dtype).min if is_integer(dtype) else False
-
-
-def _min_identity(dtype):
-    if is_inexact(dtype):
-        return np.inf
-    return np.iinfo(dtype).max if is_integer(dtype) else True
-
-
-def _or_identity(dtype):
-    return np.zeros((), dtype)[()]
-
-
-def _tree_reduce(combine, flat, inits, dimensions):
-    """Combine the entries of the reduced axes pairwise, halving their number each
-    round (an odd one out waits for the next round), then combine the init value
-    with the result once, as XLA on CPU does."""
-    ndim = aval_of(flat[0]).ndim
-    kept = [d for d in range(ndim) if d not in dimensions]
-    shape = aval_of(flat[0]).shape
-    count = math.prod(shape[d] for d in dimensions)
-    rest = tuple(shape[d] for d in kept)
-    fill = [lax.broadcast_in_dim(lax.convert_element_type(i, aval_of(x).dtype), rest, ())
-            for i, x in zip(inits, flat)]
-    if count == 0:
-        return fill
-    rows = [lax.reshape(lax.transpose(x, tuple(dimensions) + tuple(kept)), (count,) + rest)
-            for x in flat]
-    while count > 1:
-        half = count // 2
-        paired = combine([lax.slice_in_dim(r, 0, half, 1, 0) for r in rows],
-                         [lax.slice_in_dim(r, half, 2 * half, 1, 0) for r in rows])
-        if count % 2:
-            paired = [lax.concatenate([p, lax.slice_in_dim(r, 2 * half, count, 1, 0)], 0)
-                      for p, r in zip(paired, rows)]
-        rows, count = paired, half + count % 2
-    return combine(fill, [lax.squeeze(r, (0,)) for r in rows])
-
-
-def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
-    """Reduce `operands` (a pytree of arrays of one shape) over `dimensions` with
-    `computation`, a function of two such pytrees, starting from `init_values`."""
-    flat, tree = tree_util.tree_flatten(operands)
-    inits, init_tree = tree_util.tree_flatten(init_values)
-    if tree != init_tree:
-        raise ValueError(f"Operands must have the same tree structure as init_values: "
-                         f"{tree} vs. {init_tree}")
-    if len(flat) != len(inits):
-        raise ValueError(f"Must have same total number of operands as init_values:  "
-                         f"{len(flat)} vs. {len(inits)}")
-    ndim = aval_of(flat[0]).ndim
-    dimensions = tuple(sorted(_canonical_axis(d, ndim, "dimension") for d in dimensions))
-    if len(set(dimensions)) != len(dimensions):
-        raise ValueError(f"reduce: duplicate dimensions {dimensions}")
-    prim = _monoid(computation, inits[0]) if len(flat) == 1 else None
-    if prim is not None:
-        x = flat[0]
-        weak = aval_of(x).weak_type and aval_of(inits[0]).weak_type
-        out = bind(prim, x, axes=dimensions)
-        return tree_util.tree_unflatten(tree, [lax.convert_element_type(
-            out, aval_of(out).dtype, weak_type=weak)])
-
-    def combine(a, b):
-        out = computation(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
-        out_flat, out_tree = tree_util.tree_flatten(out)
-        if out_tree != tree:
-            raise TypeError(f"reduce: computation must return the operands' structure "
-                            f"{tree}, got {out_tree}")
-        return out_flat
-    for x, init in zip(flat, inits):
-        init_aval = aval_of(init)
-        if not init_aval.weak_type and init_aval.dtype != aval_of(x).dtype:
-            raise TypeError(f"reduce operand dtypes should match corresponding initial "
-                            f"value dtypes, got {aval_of(x).dtype} and {init_aval.dtype}")
-    outs = _tree_reduce(combine, flat, inits, dimensions)
-    # As JAX's rule has it: weak only where the operand and its init value both are.
-    outs = [lax.convert_element_type(out, aval_of(out).dtype, weak_type=aval_of(x).weak_type
-                                     and aval_of(init).weak_type)
-            for out, x, init in zip(outs, flat, inits)]
-    return tree_util.tree_unflatten(tree, outs)
-
-
-@jitted_eagerly("axes")
-def reduce_xor(operand, axes: Sequence[int]):
-    """The bitwise xor of the entries along `axes` (booleans: odd parity)."""
-    dtype = aval_of(operand).dtype
-    if not (dtype == np.bool_ or is_integer(dtype)):
-        raise TypeError(f"reduce_xor does not accept dtype {np.dtype(dtype).name}")
-    return reduce(operand, np.zeros((), dtype), lax.bitwise_xor, axes)
-
-
 # -- shapes -----------------------------------------------------------------------------------
 
 def split(operand, sizes: Sequence[int], axis: int = 0):
@@ -353,6 +251,11 @@ def stack(operands: Sequence, axis: int = 0):
     operands = list(operands)
     if not operands:
         raise ValueError("stack needs at least one array")
+    return _stack(*operands, axis=axis)
+
+
+@jitted_eagerly("axis")
+def _stack(*operands, axis):
     shapes = [aval_of(x).shape for x in operands]
     if any(s != shapes[0] for s in shapes):
         raise ValueError(f"All input arrays must have the same shape. Got "
@@ -437,8 +340,12 @@ def batch_matmul(lhs, rhs, precision=None):
 def index_take(src, idxs, axes: Sequence[int]):
     """src[idxs[0], idxs[1], ...] over `axes` (indices wrap modulo the axis size),
     the remaining axes kept after the index axis: one gather."""
+    return _index_take(src, *idxs, axes=tuple(axes))
+
+
+@jitted_eagerly("axes")
+def _index_take(src, *idxs, axes):
     shape = aval_of(src).shape
-    axes = tuple(axes)
     columns = [lax.expand_dims(i, (1,)) for i in idxs]
     indices = lax.concatenate(columns, 1)
     index_dtype = aval_of(indices).dtype
@@ -481,7 +388,12 @@ def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers, *
 
 def empty(shape, dtype, *, out_sharding=None):
     """An array of `shape` and `dtype` whose contents do not matter (zeros here)."""
-    return lax.full(tuple(shape), 0, dtype)
+    return _zeros(tuple(shape), dtype)
+
+
+@jitted_eagerly("shape", "dtype")
+def _zeros(shape, dtype):
+    return lax.full(shape, 0, dtype)
 
 
 @jitted_eagerly()

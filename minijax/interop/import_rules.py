@@ -35,7 +35,7 @@ from ..ir.collective_primitives import as_names
 from ..frontend.sharding import sharding_params
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
 from ..ir.trace import MinijaxError, bind, aval_of, current_trace, set_current_trace
-from .importing import register_import, import_body, import_bodies
+from .importing import register_import, import_body, import_bodies, as_one_call
 
 
 class UnsupportedParamError(MinijaxError, NotImplementedError):
@@ -70,21 +70,32 @@ def expand_unit_dims(args):
     """`args` of an elementwise JAX equation, with size-1 axes expanded: JAX's jaxprs
     may combine `f32[2]` with `f32[1]` (its random samplers do), where minijax's
     elementwise ops take equal shapes or rank 0."""
-    shapes = [aval_of(a).shape for a in args if aval_of(a).shape]
-    if len(set(shapes)) <= 1:
+    if not _mixes_shapes(args):
         return args
-    shape = np.broadcast_shapes(*shapes)
+    shape = np.broadcast_shapes(*[aval_of(a).shape for a in args if aval_of(a).shape])
     return [bind(P.broadcast_in_dim_p, a, shape=shape, broadcast_dimensions=tuple(
         range(len(shape)))) if aval_of(a).shape not in ((), shape) else a
             for a in args]
+
+
+def _mixes_shapes(args) -> bool:
+    return len({aval_of(a).shape for a in args if aval_of(a).shape}) > 1
 
 
 def _elementwise(prim):
     def rule(*args, accuracy=None, out_dtype=None, **params):
         _refuse_hint(prim.name, {"accuracy": accuracy, "out_dtype": out_dtype},
                      "accuracy", "out_dtype")
-        return [bind(prim, *expand_unit_dims(args), **params)]
+        if not _mixes_shapes(args):
+            return [bind(prim, *args, **params)]
+        # Expanded, the one JAX operation is several minijax ones: one call, so that an
+        # eager evaluation of the program compiles one program for it (`as_one_call`).
+        return as_one_call(prim.name, _expanded_elementwise, *args, prim=prim, **params)
     return rule
+
+
+def _expanded_elementwise(*args, prim, **params):
+    return [bind(prim, *expand_unit_dims(args), **params)]
 
 
 for _name in _ELEMENTWISE:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from ..frontend import random_core, random_distributions, lax_extras
+from ..frontend import random_core, random_distributions, lax_extras, lax_reduce
 from ..frontend.vmap import vmap
 from ..ir import primitives as P
 from ..ir import special_primitives as S
@@ -40,7 +40,7 @@ from ..ir import fft_primitives as F
 from ..ir import selection_primitives as SEL
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_complex
-from .importing import register_import
+from .importing import register_import, as_one_call
 from .import_rules import UnsupportedParamError, _refuse_hint, _single, _ints, _scatter
 
 
@@ -94,10 +94,17 @@ register_import("optimization_barrier", SEL.optimization_barrier_p,
                 lambda *xs: list(bind(SEL.optimization_barrier_p, *xs)))
 
 
-# -- JAX primitives that minijax writes as compositions (frontend/lax_extras.py) -------------
+# -- JAX primitives that minijax writes as compositions (frontend/lax_extras.py, lax_reduce.py)
 #
 # Each is imported as the `minijax.lax` function of the same meaning, which binds the
-# primitives listed as its targets.
+# primitives listed as its targets, wrapped in one `jit` call named after the JAX
+# primitive (`as_one_call`): evaluated eagerly, the imported program runs one compiled
+# program for the equation, as JAX does for its primitive.
+
+def _one_call(jax_name, rule):
+    """The import rule running `rule` as one call (`as_one_call`)."""
+    return lambda *args, **params: as_one_call(jax_name, rule, *args, **params)
+
 
 def _approx_top_k(x, *, k, reduction_dimension, recall_target, is_max_k,
                   reduction_input_size_override, aggregate_to_topk):
@@ -105,28 +112,41 @@ def _approx_top_k(x, *, k, reduction_dimension, recall_target, is_max_k,
     return list(find(x, int(k), int(reduction_dimension)))
 
 
-register_import("approx_top_k", [SEL.top_k_p, P.neg_p], _approx_top_k)
-register_import("cumlogsumexp", [P.slice_p, P.pad_p, P.concatenate_p, P.add_p, P.max_p,
-                                 P.log1p_p, P.exp_p, P.select_n_p],
-                lambda x, *, axis, reverse: [lax_extras.cumlogsumexp(x, int(axis),
-                                                                     bool(reverse))])
-register_import("split", P.slice_p, lambda x, *, sizes, axis: lax_extras.split(
-    x, [int(n) for n in sizes], int(axis)))
-register_import("tile", [P.broadcast_in_dim_p, P.reshape_p], lambda x, *, reps: [
-    lax_extras.tile(x, [int(n) for n in reps])])
-register_import("stack", [P.expand_dims_p, P.concatenate_p], lambda *xs, axis: [
-    lax_extras.stack(xs, int(axis))])
-register_import("unstack", P.slice_p, lambda x, *, axis: list(
-    lax_extras.unstack(x, int(axis))))
-register_import("reduce_xor", P.xor_p, lambda x, *, axes, **_: [
-    lax_extras.reduce_xor(x, tuple(int(a) for a in axes))])
-register_import("clz", [R.shift_right_logical_p, R.population_count_p], lambda x: [
-    lax_extras.clz(x)])
-register_import("mulhi", [P.mul_p, R.shift_right_logical_p, R.bitcast_convert_type_p],
-                lambda x, y: [lax_extras.mulhi(x, y)])
-register_import("scatter-sub", [P.scatter_add_p, P.neg_p],
-                lambda operand, indices, updates, **params: _scatter(P.scatter_add_p)(
-                    operand, indices, bind(P.neg_p, updates), **params))
+def _scatter_sub(operand, indices, updates, *, update_jaxpr=None, update_consts=(),
+                 **params):
+    # (The update function is JAX's spelling of "subtract"; a new one comes with every
+    # JAX trace, so it stays out of the cached call's params.)
+    return as_one_call("scatter-sub", _scatter_add_of_negated, operand, indices, updates,
+                       **params)
+
+
+def _scatter_add_of_negated(operand, indices, updates, **params):
+    return _scatter(P.scatter_add_p)(operand, indices, bind(P.neg_p, updates), **params)
+
+
+_COMPOSITIONS = {
+    "approx_top_k": ([SEL.top_k_p, P.neg_p], _approx_top_k),
+    "cumlogsumexp": ([P.slice_p, P.pad_p, P.concatenate_p, P.add_p, P.max_p, P.log1p_p,
+                      P.exp_p, P.select_n_p],
+                     lambda x, *, axis, reverse: [lax_extras.cumlogsumexp(x, int(axis),
+                                                                          bool(reverse))]),
+    "split": (P.slice_p, lambda x, *, sizes, axis: lax_extras.split(
+        x, [int(n) for n in sizes], int(axis))),
+    "tile": ([P.broadcast_in_dim_p, P.reshape_p], lambda x, *, reps: [
+        lax_extras.tile(x, [int(n) for n in reps])]),
+    "stack": ([P.expand_dims_p, P.concatenate_p], lambda *xs, axis: [
+        lax_extras.stack(xs, int(axis))]),
+    "unstack": (P.slice_p, lambda x, *, axis: list(lax_extras.unstack(x, int(axis)))),
+    "reduce_xor": (P.xor_p, lambda x, *, axes, **_: [
+        lax_reduce.reduce_xor(x, tuple(int(a) for a in axes))]),
+    "clz": ([R.shift_right_logical_p, R.population_count_p], lambda x: [lax_extras.clz(x)]),
+    "mulhi": ([P.mul_p, R.shift_right_logical_p, R.bitcast_convert_type_p],
+              lambda x, y: [lax_extras.mulhi(x, y)]),
+}
+for _name, (_targets, _rule) in _COMPOSITIONS.items():
+    _targets = list(_targets) if isinstance(_targets, (list, tuple)) else [_targets]
+    register_import(_name, _targets + [P.jit_p], _one_call(_name, _rule))
+register_import("scatter-sub", [P.scatter_add_p, P.neg_p, P.jit_p], _scatter_sub)
 
 
 def _empty(*, shape, dtype, out_sharding=None):
@@ -246,6 +266,10 @@ def _per_key(fn, keys, *others):
 
 def _random_seed(seed, *, impl):
     _check_impl("random_seed", impl)
+    return as_one_call("random_seed", _seed_keys, seed)
+
+
+def _seed_keys(seed):
     return [_per_key(random_core.key, seed)]
 
 
@@ -254,12 +278,23 @@ def _random_wrap(words, *, impl):
     return [bind(R.random_wrap_p, words)]
 
 
+# The checks run on every import (the flag may change between two); the key
+# arithmetic after them is one call (`as_one_call`), traced once per params and types.
+
 def _random_split(keys, *, shape):
     _check_partitionable("random_split")
-    return [_per_key(lambda k: random_core._split(k, _ints(shape)), keys)]
+    return as_one_call("random_split", _split_keys, keys, shape=_ints(shape))
+
+
+def _split_keys(keys, *, shape):
+    return [_per_key(lambda k: random_core._split(k, shape), keys)]
 
 
 def _random_fold_in(keys, msgs):
+    return as_one_call("random_fold_in", _fold_in_keys, keys, msgs)
+
+
+def _fold_in_keys(keys, msgs):
     msgs = bind(P.convert_element_type_p, msgs, new_dtype=np.dtype(np.uint32),
                 weak_type=False)
     shape = aval_of(keys).shape
@@ -275,24 +310,33 @@ def _random_bits(keys, *, bit_width, shape):
     if int(bit_width) not in (8, 16, 32):
         raise UnsupportedParamError(f"cannot import random_bits with bit_width={bit_width}: "
                                     f"minijax draws 8, 16 and 32 bits")
-    return [_per_key(lambda k: random_core._random_bits(k, int(bit_width), _ints(shape)),
-                     keys)]
+    return as_one_call("random_bits", _draw_bits, keys, bit_width=int(bit_width),
+                       shape=_ints(shape))
+
+
+def _draw_bits(keys, *, bit_width, shape):
+    return [_per_key(lambda k: random_core._random_bits(k, bit_width, shape), keys)]
 
 
 def _random_gamma(keys, a, *, log_space):
+    return as_one_call("random_gamma", _draw_gamma, keys, a, log_space=bool(log_space))
+
+
+def _draw_gamma(keys, a, *, log_space):
     def one_key(key, a):
         a_aval = aval_of(a)
-        return random_distributions._gamma(key, a, a_aval.shape, a_aval.dtype,
-                                           bool(log_space))
+        return random_distributions._gamma(key, a, a_aval.shape, a_aval.dtype, log_space)
     return [_per_key(one_key, keys, a)]
 
 
-register_import("random_seed", [R.random_wrap_p], _random_seed)
+register_import("random_seed", [R.random_wrap_p, P.jit_p], _random_seed)
 register_import("random_wrap", R.random_wrap_p, _random_wrap)
 register_import("random_unwrap", R.random_unwrap_p, _single(R.random_unwrap_p))
-register_import("random_split", [R.threefry2x32_p, R.random_wrap_p], _random_split)
-register_import("random_fold_in", [R.threefry2x32_p, R.random_wrap_p], _random_fold_in)
-register_import("random_bits", [R.threefry2x32_p], _random_bits)
-register_import("random_gamma", [R.threefry2x32_p, R.random_gamma_grad_p], _random_gamma)
+register_import("random_split", [R.threefry2x32_p, R.random_wrap_p, P.jit_p], _random_split)
+register_import("random_fold_in", [R.threefry2x32_p, R.random_wrap_p, P.jit_p],
+                _random_fold_in)
+register_import("random_bits", [R.threefry2x32_p, P.jit_p], _random_bits)
+register_import("random_gamma", [R.threefry2x32_p, R.random_gamma_grad_p, P.jit_p],
+                _random_gamma)
 register_import("threefry2x32", R.threefry2x32_p,
                 lambda *words: list(bind(R.threefry2x32_p, *words)))

@@ -22,6 +22,11 @@ own attributes. `jax.extend` is imported on first use (`_jax_core`), not with
 minijax: importing it loads JAX's Pallas, which would cost every `import minijax`
 tens of milliseconds.
 
+A JAX primitive that minijax writes as several operations (`clz`, `split`,
+`random_bits`, ...) is imported as one `jit` equation named after it (`as_one_call`),
+so the imported program has an equation where JAX's has one, and an eager
+evaluation of it runs one compiled program there, as JAX's does.
+
 A program using a primitive minijax lacks is refused before anything is traced,
 with *every* missing primitive named at once (`MissingPrimitivesError`).
 """
@@ -32,15 +37,17 @@ from typing import Callable
 import jax
 import numpy as np
 
+from ..frontend.jit import jit
+from ..ir import primitives as P
 from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import MinijaxError
+from ..ir.trace import MinijaxError, bind
 from ..ir.types import ShapedArray, RefType, dtype_of_jax
 from ..transforms.ad_util import eval_jaxpr
 
 __all__ = ["import_jaxpr", "trace_with_jax", "import_rules", "ImportRule",
            "MissingPrimitivesError", "missing_primitives", "import_aval",
-           "eval_jax_jaxpr", "import_body", "imported_primitives"]
+           "eval_jax_jaxpr", "import_body", "imported_primitives", "as_one_call"]
 
 
 class MissingPrimitivesError(MinijaxError, NotImplementedError):
@@ -72,6 +79,38 @@ def register_import(jax_name: str, targets, rule: Callable):
     import_rules[jax_name] = ImportRule(targets, rule)
     for prim in import_rules[jax_name].targets:
         imported_primitives.setdefault(prim, []).append(jax_name)
+
+
+# -- a JAX primitive that minijax writes as several operations ------------------------------
+
+def _apply(*args, fn, params):
+    return fn(*args, **dict(params))
+
+
+# One trace per (rule, params, avals), in `minijax.jit`'s cache: `clear_caches` empties it.
+_applied_once = jit(_apply, static_argnames=("fn", "params"))
+
+
+def as_one_call(name: str, fn: Callable, *args, **params) -> list:
+    """`fn(*args, **params)` (a list of values) as one `jit` equation named `name`.
+
+    For a JAX primitive that minijax composes of several operations (`clz`, `split`,
+    `random_bits`, ...): the imported program holds one equation where JAX's has one,
+    so evaluating it eagerly runs one compiled program there, as JAX's eager
+    primitive does, not one per operation of the composition. The body is traced once
+    per (fn, params, input types) and the same body object is bound each time, so
+    every import of it shares one compiled program. Params that cannot be hashed
+    (none of the rules' so far) make the operations inline instead."""
+    key = tuple(sorted(params.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return list(fn(*args, **params))
+    closed = _applied_once.trace(*args, fn=fn, params=key)
+    body = closed.jaxpr
+    if closed.consts:
+        body = convert_constvars_to_invars(body)
+    return list(bind(P.jit_p, *closed.consts, *args, jaxpr=body, name=name))
 
 
 # -- types and atoms ---------------------------------------------------------------------

@@ -21,9 +21,10 @@ from ..frontend.sharding import with_sharding_constraint  # noqa: F401
 from ..frontend.fft_ops import fft, FftType  # noqa: F401
 from ..frontend.lax_extras import (top_k, approx_max_k, approx_min_k,  # noqa: F401
                                    optimization_barrier, associative_scan, cumlogsumexp,
-                                   reduce, reduce_xor, split, tile, stack, unstack, collapse,
+                                   split, tile, stack, unstack, collapse,
                                    broadcast_to_rank, broadcast_shapes, batch_matmul,
                                    index_take, scatter_sub, scatter_apply, empty, clz, mulhi,
                                    dynamic_index_in_dim, dynamic_update_index_in_dim,
                                    GatherScatterMode, DotDimensionNumbers)
+from ..frontend.lax_reduce import reduce, reduce_xor  # noqa: F401
 from ..frontend.implicit_solves import custom_root  # noqa: F401
