@@ -45,6 +45,24 @@ def _run(fn, init=X, use_jit=True):
     _match(*results)
 
 
+def _run_together(cases):
+    """`_run` under jit of several programs at once: `cases` maps a name to `(fn, init)`;
+    each library runs every `fn(ns, ref)`, each on a fresh ref of its own `init`, in one
+    jitted function (one compile per library, not one per program). Each program's
+    outputs and final contents are still compared on their own."""
+    results = []
+    for ns in (MJ, JX):
+        refs = [ns.new_ref(init) for _, init in cases.values()]
+        outs = ns.jit(lambda refs: [fn(ns, r) for (fn, _), r in zip(cases.values(), refs)])(
+            refs)
+        results.append([(out, np.asarray(r[...])) for out, r in zip(outs, refs)])
+    for name, ours, theirs in zip(cases, *results, strict=True):
+        try:
+            _match(ours, theirs)
+        except AssertionError as error:
+            raise AssertionError(f"{name}: {error}") from None
+
+
 # -- index forms not covered by test_refs.py ------------------------------------------------
 
 INDEX = {
@@ -173,14 +191,13 @@ VIEWS_3D = {
 }
 
 
-@pytest.mark.parametrize("name", VIEWS)
-def test_views_under_jit(name):
-    _run(VIEWS[name])
+def test_views_under_jit():
+    # every view program in one jitted function per library, each on its own ref
+    _run_together({name: (fn, X) for name, fn in VIEWS.items()})
 
 
-@pytest.mark.parametrize("name", VIEWS_3D)
-def test_views_and_indices_of_a_3d_ref_under_jit(name):
-    _run(VIEWS_3D[name], X3)
+def test_views_and_indices_of_a_3d_ref_under_jit():
+    _run_together({name: (fn, X3) for name, fn in VIEWS_3D.items()})
 
 
 # -- dtypes ---------------------------------------------------------------------------------------
@@ -188,17 +205,20 @@ def test_views_and_indices_of_a_3d_ref_under_jit(name):
 DTYPES = [np.int32, np.bool_, ml_dtypes.bfloat16, np.float16, np.complex64, np.uint8, np.int8]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_dtypes(dtype):
-    init = np.array([1, 0, 1], dtype)
-
+def _writes_of(dtype):
     def f(ns, r):
         r[0] = r[1]
         if dtype is not np.bool_:
             r[1] = r[1] + r[2]
             ns.ref.addupdate(r, 2, r[2])
         return r[...]
-    _run(f, init)
+    return f
+
+
+def test_dtypes():
+    # every dtype's ref in one jitted function per library, each compared on its own
+    _run_together({np.dtype(dtype).name: (_writes_of(dtype), np.array([1, 0, 1], dtype))
+                   for dtype in DTYPES})
 
 
 def test_python_scalars_of_the_refs_kind():
