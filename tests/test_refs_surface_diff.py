@@ -463,19 +463,27 @@ def _jvp_by_linearize(ns, f):
 
 
 @pytest.mark.parametrize("how", AD)
-@pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
-def test_derivatives_of_ref_programs(fn, how):
-    oracle = AD[how]
-    if fn is int_ref_as_index and how == "jvp" and seen_on_this_jax(
-            "jax_jvp_of_integer_ref_crashes"):
-        oracle = _jvp_by_linearize      # JAX's jvp crashes on integer refs there
-    # JAX's side as one jax.jit program (eagerly, a compile per distinct operation),
-    # but for the vjp of an integer-array index set, where JAX 0.10 under jit fails
-    # inside ("'TypedNdArray' object has no attribute 'at'")
-    theirs = lambda: oracle(JX, lambda x: fn(JX, x))      # noqa: E731
-    if not (fn is repeated_set and how == "vjp"):
-        theirs = jax.jit(theirs)
-    _match(AD[how](MJ, lambda x: fn(MJ, x)), theirs())
+def test_derivatives_of_ref_programs(how):
+    # minijax's side eagerly, program by program; JAX's side of every program in one
+    # jax.jit (eagerly, a compile per distinct operation), but for the vjp of an
+    # integer-array index set, where JAX 0.10 under jit fails inside ("'TypedNdArray'
+    # object has no attribute 'at'"), which runs eagerly
+    oracles = {}
+    for fn in PROGRAMS:
+        oracle = AD[how]
+        if fn is int_ref_as_index and how == "jvp" and seen_on_this_jax(
+                "jax_jvp_of_integer_ref_crashes"):
+            oracle = _jvp_by_linearize      # JAX's jvp crashes on integer refs there
+        oracles[fn] = (lambda oracle, fn: lambda: oracle(JX, lambda x: fn(JX, x)))(oracle, fn)
+    eager = [fn for fn in PROGRAMS if fn is repeated_set and how == "vjp"]
+    jitted = [fn for fn in PROGRAMS if fn not in eager]
+    theirs = dict(zip(jitted, jax.jit(lambda: [oracles[fn]() for fn in jitted])()))
+    theirs.update({fn: oracles[fn]() for fn in eager})
+    for fn in PROGRAMS:
+        try:
+            _match(AD[how](MJ, lambda x: fn(MJ, x)), theirs[fn])
+        except AssertionError as error:
+            raise AssertionError(f"{fn.__name__}: {error}") from None
 
 
 @pytest.mark.parametrize("fn", [repeated_addupdate, repeated_get, int_ref_as_index],
