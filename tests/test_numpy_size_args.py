@@ -133,3 +133,35 @@ def test_unique_along_axis_nan_rows(equal_nan):
     x = np.array([[np.nan, 1], [1, 2], [np.nan, 1], [0, 5]], np.float32)
     check(lambda np_module, x: np_module.unique(x, axis=0, size=4, equal_nan=equal_nan,
                                                 return_counts=True), x)
+
+
+
+def test_an_eager_unique_with_size_is_one_program_and_its_transforms_few():
+    # Shapes no other test uses, so the programs counted are made here. JAX's unique is
+    # jitted in parts (4 programs eagerly; its eager grad below makes 44, its vmap 17);
+    # minijax's sized unique is one cached program (op by op it made 13, 69 and 37),
+    # and its eager grad and vmap transform it whole.
+    from tests.program_counting import programs
+    x = np.array([[3, 1], [1, 2], [3, 1], [0, 5], [1, 2]], np.float32)
+    for call in (lambda n, x: n.unique(x, axis=0, size=3, return_counts=True),
+                 lambda n, x: n.unique(x, size=2, fill_value=-1.0, return_inverse=True)):
+        call(mnp, x[:4])    # (constants the body makes while tracing, once a process)
+        with programs("lowered") as first:
+            ours = call(mnp, x)
+        with programs("lowered") as repeat:
+            call(mnp, x * 2)
+        assert (len(first), len(repeat)) == (1, 0)
+        assert_values_close(ours, jax.jit(lambda x: call(jnp, x))(x))
+
+    def loss(np_module, x):
+        return (np_module.unique(x, axis=0, size=3, fill_value=0.0) ** 3).sum()
+    batch = np.stack([x, x[::-1] * 2])
+    with programs("lowered") as made_by_grad:
+        grad = minijax.grad(lambda x: loss(mnp, x))(x)
+    with programs("lowered") as made_by_vmap:
+        mapped = minijax.vmap(lambda x: mnp.unique(x, axis=0, size=4))(batch)
+    assert len(made_by_grad) <= 10 and len(made_by_vmap) == 1, (made_by_grad, made_by_vmap)
+    # (JAX's side, compared to a tolerance, as one jitted program)
+    assert_values_close((grad, mapped), jax.jit(lambda x, b: (
+        jax.grad(lambda x: loss(jnp, x))(x),
+        jax.vmap(lambda x: jnp.unique(x, axis=0, size=4))(b)))(x, batch))
