@@ -165,3 +165,24 @@ def test_an_eager_unique_with_size_is_one_program_and_its_transforms_few():
     assert_values_close((grad, mapped), jax.jit(lambda x, b: (
         jax.grad(lambda x: loss(jnp, x))(x),
         jax.vmap(lambda x: jnp.unique(x, axis=0, size=4))(b)))(x, batch))
+
+
+def test_an_eager_nonzero_is_one_program_per_shape_size_and_fill():
+    # JAX's nonzero, jitted in parts, makes 18 programs eagerly; op by op minijax made 27
+    from tests.program_counting import programs
+    x = np.array([[0, 4, 0, 1], [2, 0, 0, 3], [0, 0, 5, 0]], np.float32)   # its own shape
+    mnp.nonzero(x[:2], size=2)    # (constants the body makes while tracing, once a process)
+    # (a Python int fill outside 0..127 takes the op-by-op path, as every jitted_eagerly
+    # function's does: the body checks it against the dtype)
+    # Without size the count (5) is the size: size=5's program serves it.
+    for kwargs, made in ((dict(size=5), 1), (dict(), 0), (dict(size=5, fill_value=7), 1),
+                         (dict(size=5, fill_value=np.int32(-1)), 1)):
+        with programs("lowered") as first:
+            ours = mnp.nonzero(x, **kwargs)
+        with programs("lowered") as repeat:
+            mnp.nonzero(x * 2, **kwargs)
+        assert (len(first), len(repeat)) == (made, 0), kwargs
+        assert_values_close(ours, jnp.nonzero(x, **kwargs))
+    # a complex fill is converted to int32 op by op, which refuses it, as before
+    with pytest.raises(TypeError):
+        mnp.nonzero(x, size=7, fill_value=1 + 2j)
