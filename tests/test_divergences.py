@@ -92,6 +92,23 @@ def test_static_out_of_range():
             f(m)
 
 
+@pins("gather_gradient_drops_clamped_index")
+def test_gather_gradient_of_a_clamped_index():
+    x = np.array([1., 2., 3.], np.float32)
+    weights = np.array([10., 1.], np.float32)
+
+    def loss(np_lib):
+        return lambda x: (np_lib.asarray(x)[np.array([5, 0])] * weights).sum()
+    assert float(loss(jnp)(x)) == float(loss(minijax.numpy)(x)) == 31.0   # reads x[2]
+    for grad_of in (jax.grad, lambda f: jax.jit(jax.grad(f))):
+        np.testing.assert_array_equal(grad_of(loss(jnp))(x), [1., 0., 0.])
+    for grad_of in (minijax.grad, lambda f: minijax.jit(minijax.grad(f))):
+        np.testing.assert_array_equal(grad_of(loss(minijax.numpy))(x), [1., 0., 10.])
+    # JAX's own clipping read differentiates as minijax's does
+    clipped = lambda x: (jnp.asarray(x).at[np.array([5, 0])].get(mode="clip") * weights).sum()
+    np.testing.assert_array_equal(jax.grad(clipped)(x), [1., 0., 10.])
+
+
 @pins("ref_eager_views")
 def test_eager_views():
     r = jax.new_ref(X)

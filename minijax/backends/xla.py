@@ -439,10 +439,42 @@ def _compiled_primitive(prim, params_key, in_avals):
 
 def _as_jax_value(value, aval):
     """Python scalars pass through (JAX keeps them weakly typed); NumPy values are
-    placed in the canonical (x64-off) dtype."""
+    cast to the canonical (x64-off) dtype by NumPy, which compiles nothing (as JAX's own
+    eager dispatch does: `jax.jit` transfers a NumPy value as it is; `jnp.asarray`
+    would compile a conversion program per dtype). A 64-bit value out of range wraps
+    or becomes inf with NumPy's overflow warning, as in JAX's transfer."""
     if isinstance(value, (bool, int, float, complex, jax.Array)):
         return value
-    return jnp.asarray(value, dtype=aval.dtype)
+    value = np.asarray(value)
+    return value if value.dtype == aval.dtype else value.astype(aval.dtype)
+
+
+def eager_identity(x):
+    """The eager result of a primitive that computes nothing (`stop_gradient`,
+    `checkpoint_name`), as JAX's eager primitive gives it, with no program: a jax.Array
+    comes back as it was given (the same object); a NumPy value in its canonical dtype
+    (64-bit mode off: float64 -> float32), still a NumPy value; a Python number as a
+    weakly typed rank-0 jax.Array of its canonical dtype, transferred (a bool stays a
+    bool, as in JAX)."""
+    if isinstance(x, jax.Array) or type(x) is bool:
+        return x
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind in "OUSMm":
+            raise TypeError(f"dtype {x.dtype} is not a valid JAX array type: only "
+                            f"arrays of numbers (and bools) are supported")
+        x = np.asarray(x)
+        return x if x.dtype == canonical_dtype(x.dtype) else x.astype(canonical_dtype(x.dtype))
+    if isinstance(x, (int, float, complex)):
+        return jax.device_put(x)
+    aval_of_value(x)       # anything else that is not a value is named as such
+    return x
+
+
+def _eager_stop_gradient(x):
+    return [eager_identity(x)]
+
+
+eager_impls[P.stop_gradient_p] = _eager_stop_gradient
 
 
 def _signature(value):

@@ -16,12 +16,10 @@ after putting a NumPy operand in its canonical dtype, as any eager primitive doe
 """
 from __future__ import annotations
 
-import numpy as np
 from jax import lax
 
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import eager_impls
-from ..ir.types import canonical_dtype
 from . import xla
 from .reference import eval_jaxpr as reference_eval_jaxpr, reference_rules
 
@@ -51,11 +49,7 @@ def _name_eager(x, *, name):
     # float64 array is a float32 array there (finding F70), and a Python scalar comes
     # back as a weakly typed scalar of the canonical dtype, not as a Python number
     # (read as float64; seed 0:34's eager row).
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype != canonical_dtype(x.dtype):
-        x = np.asarray(x, canonical_dtype(x.dtype))
-    elif type(x) in (int, float, complex):   # (a bool comes back a bool in JAX too)
-        x = xla.weakened(x)
-    return [x]
+    return [xla.eager_identity(x)]
 
 
 eager_impls[name_p] = _name_eager

@@ -52,3 +52,16 @@ register(
     "are taken as zero, as NumPy's and the array API's rtol; only the default "
     "tolerance is scaled by the largest singular value in JAX's code",
     transforms=("linalg.matrix_rank",))
+
+register(
+    "gather_gradient_drops_clamped_index", "0.10.2",
+    "an out-of-range integer-array index is clamped when read (x[[5, 0]] of a "
+    "length-3 x reads x[2] and x[0]) but the gradient leaves x[2] out: grad of "
+    "sum(x[[5, 0]] * [10, 1]) is [1, 0, 0], eagerly and under jit",
+    "the gradient of what was read: [1, 0, 10], as JAX gives for the static index "
+    "x[5] and for x.at[[5, 0]].get(mode='clip')",
+    "indexing's default mode promises in-bounds indices, and JAX documents what an "
+    "out-of-range read then does in practice: it is clipped. grad is meant to be the "
+    "derivative of the function computed, and the computed value depends on x[2] "
+    "(the transpose scatter drops the position the gather clamped)",
+    transforms=("grad", "gather"))

@@ -272,18 +272,35 @@ def unstack(x, axis: int = 0):
 
 
 # JAX jits these two compositions of a dynamic slice (its other `*_in_dim` helpers
-# are plain Python), so they live here, with the other jitted compositions.
-@jitted_eagerly("axis", "keepdims")
-def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
-    out = lax.dynamic_slice_in_dim(operand, index, 1, axis)
+# are plain Python), so they live here, with the other jitted compositions. Jitted,
+# JAX's index is a traced value even when the caller passes a Python int: a negative
+# one with allow_negative_indices=False is clamped to 0, not the static ValueError of
+# `dynamic_slice_in_dim`; `_traced_like` keeps that when minijax traces the body
+# with the int itself.
+@jitted_eagerly("axis", "keepdims", "allow_negative_indices")
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
+                         allow_negative_indices=True):
+    out = lax.dynamic_slice_in_dim(operand, _traced_like(index, allow_negative_indices),
+                                   1, axis, allow_negative_indices=allow_negative_indices)
     return out if keepdims else lax.squeeze(out, (axis,))
 
 
-@jitted_eagerly("axis")
-def dynamic_update_index_in_dim(operand, update, index, axis):
+@jitted_eagerly("axis", "allow_negative_indices")
+def dynamic_update_index_in_dim(operand, update, index, axis, *,
+                                allow_negative_indices=True):
     if aval_of(update).ndim == aval_of(operand).ndim - 1:
         update = lax.expand_dims(update, (axis,))
-    return lax.dynamic_update_slice_in_dim(operand, update, index, axis)
+    return lax.dynamic_update_slice_in_dim(
+        operand, update, _traced_like(index, allow_negative_indices), axis,
+        allow_negative_indices=allow_negative_indices)
+
+
+def _traced_like(index, allow_negative_indices):
+    # The start a traced negative index gets when negatives are not allowed: the
+    # primitive's clamp takes it to 0.
+    if isinstance(index, (int, np.integer)) and index < 0 and not allow_negative_indices:
+        return np.int32(0)
+    return index
 
 
 def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
@@ -366,12 +383,31 @@ def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
                            mode=mode)
 
 
+def _check_update_shape(update_shape, indices_shape, d):
+    """`update_shape` must be the shape of the updates that `d` and the indices ask
+    for: the indices' batch axes (all but the last, the index vectors) with the
+    window axes at `d.update_window_dims`."""
+    rank = len(indices_shape) - 1 + len(d.update_window_dims)
+    if len(update_shape) != rank:
+        raise TypeError(f"scatter_apply: the updates of this scatter have rank {rank}, "
+                        f"got update_shape {update_shape} of rank {len(update_shape)}")
+    batch_axes = [i for i in range(rank) if i not in d.update_window_dims]
+    for k, (axis, bound) in enumerate(zip(batch_axes, indices_shape[:-1])):
+        if update_shape[axis] != bound:
+            raise TypeError(f"scatter_apply: update_shape {update_shape} has bound "
+                            f"{update_shape[axis]} in scatter dimension {k}, where the "
+                            f"indices have bound {bound}")
+
+
 def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers, *,
                   update_shape=(), indices_are_sorted: bool = False,
                   unique_indices: bool = False, mode=None):
     """`operand` with `func` applied to each scattered element: the values gathered,
-    transformed and scattered back (so a repeated index is transformed once)."""
+    transformed and scattered back (so a repeated index is transformed once).
+    `update_shape` is the shape the scatter's updates would have; JAX scatters a
+    placeholder of that shape, so a wrong one is the same TypeError here."""
     d = dimension_numbers
+    _check_update_shape(tuple(update_shape), aval_of(scatter_indices).shape, d)
     ndim = aval_of(operand).ndim
     slice_sizes = [1] * ndim
     window_dims = [i for i in range(ndim) if i not in d.inserted_window_dims]

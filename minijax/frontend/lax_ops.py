@@ -256,19 +256,29 @@ def slice(operand, start_indices, limit_indices, strides=None):
                 strides=None if strides is None else tuple(int(s) for s in strides))
 
 
-def _wrap_negative_indices(indices, shape):
-    """As jax.lax: a negative start index counts from the end of its axis, once.
+def _wrap_negative_indices(fname, indices, shape, allow_negative_indices=True):
+    """As jax.lax: a negative start index counts from the end of its axis, once, on
+    the axes where `allow_negative_indices` (a bool, or one per axis) is true.
 
     The dynamic_slice / dynamic_update_slice primitives themselves only clamp (XLA's
     rule, in every backend and pass), so whatever is still out of range after this --
-    an index below -size -- is clamped into the operand."""
+    an index below -size, or any negative index where negatives are not allowed --
+    is clamped into the operand. A static negative index (a Python or NumPy integer)
+    where negatives are not allowed is a ValueError, as in JAX."""
+    if isinstance(allow_negative_indices, (bool, np.bool_)):
+        allow_negative_indices = [bool(allow_negative_indices)] * len(shape)
     out = []
-    for index, size in zip(indices, shape):
+    for index, size, allow in zip(indices, shape, allow_negative_indices):
         if isinstance(index, (int, np.integer)):
+            if index < 0 and not allow:
+                raise ValueError(f"{fname}: index {index} is out of bounds for an axis "
+                                 f"of size {size} with allow_negative_indices=False")
             out.append(np.int32(builtins.max(index + size, 0) if index < 0 else index))
             continue
         index = convert_element_type(index, np.int32)
-        if isinstance(index, Tracer) or np.ndim(index):
+        if not allow:
+            out.append(index)
+        elif isinstance(index, Tracer) or np.ndim(index):
             out.append(select(lt(index, 0), add(index, np.int32(size)), index))
         else:
             value = int(index)
@@ -276,14 +286,16 @@ def _wrap_negative_indices(indices, shape):
     return out
 
 
-def dynamic_slice(operand, start_indices, slice_sizes):
-    starts = _wrap_negative_indices(start_indices, aval_of(operand).shape)
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    starts = _wrap_negative_indices("dynamic_slice", start_indices, aval_of(operand).shape,
+                                    allow_negative_indices)
     return bind(P.dynamic_slice_p, operand, *starts,
                 slice_sizes=tuple(int(s) for s in slice_sizes))
 
 
-def dynamic_update_slice(operand, update, start_indices):
-    starts = _wrap_negative_indices(start_indices, aval_of(operand).shape)
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    starts = _wrap_negative_indices("dynamic_update_slice", start_indices,
+                                    aval_of(operand).shape, allow_negative_indices)
     return bind(P.dynamic_update_slice_p, operand, update, *starts)
 
 
@@ -304,19 +316,33 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
     return out if keepdims else squeeze(out, (axis,))
 
 
-def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+def _on_one_axis(ndim, axis, allow_negative_indices):
+    # The other axes start at 0, so only `axis` has a say about negative indices.
+    allowed = [False] * ndim
+    allowed[axis] = allow_negative_indices
+    return allowed
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
     shape = aval_of(operand).shape
+    axis = int(axis)
     starts = [np.int32(0)] * len(shape)
     starts[axis] = start_index
     sizes = list(shape)
     sizes[axis] = slice_size
-    return dynamic_slice(operand, starts, sizes)
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=_on_one_axis(
+        len(shape), axis, allow_negative_indices))
 
 
-def dynamic_update_slice_in_dim(operand, update, start_index, axis):
-    starts = [np.int32(0)] * aval_of(operand).ndim
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):
+    ndim = aval_of(operand).ndim
+    axis = int(axis)
+    starts = [np.int32(0)] * ndim
     starts[axis] = start_index
-    return dynamic_update_slice(operand, update, starts)
+    return dynamic_update_slice(operand, update, starts, allow_negative_indices=_on_one_axis(
+        ndim, axis, allow_negative_indices))
 
 
 # -- reductions, contractions, scans, creation -----------------------------------------

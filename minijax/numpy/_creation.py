@@ -4,7 +4,8 @@
 Constant data (a Python scalar, a list, a NumPy array) becomes a concrete `jax.Array`
 right away, whatever trace is current -- as `jnp.asarray` does under `jax.jit` -- so a
 traced program closes over it as a constant (or an inline literal when rank-0) rather
-than recording equations for it. That is done by binding at the root `EvalTrace`.
+than recording equations for it. That is a transfer (`jax.device_put`), which
+compiles no program, while tracing or not.
 
 Filled arrays are one `broadcast_in_dim` of a scalar, and `arange`/`eye`/`tri` are
 built from `iota`, so programs stay as lean as JAX's and no large constants appear.
@@ -14,12 +15,12 @@ from __future__ import annotations
 import builtins
 import math
 
+import jax
 import numpy as np
 
 from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
-from ..ir import primitives as P
-from ..ir.trace import EvalTrace, Tracer, bind, set_current_trace
+from ..ir.trace import Tracer
 from ..ir.types import canonical_dtype, bfloat16
 from ._dtypes import canonicalize_dtype, _ScalarType
 from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
@@ -29,8 +30,6 @@ from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
 from ._promotion import as_array, broadcast_shapes
 from ._shape import broadcast_to, concatenate, expand_dims, reshape, stack
 from ._ufuncs import add, divide, floor, log10, multiply, power, sign, subtract, where
-
-_ROOT = EvalTrace()  # stateless, so one shared instance serves as "the root trace"
 
 
 def _shape_arg(fname, shape) -> tuple:
@@ -50,18 +49,17 @@ def _dtype_arg(dtype, default=np.float32):
 # -- constants ----------------------------------------------------------------------------
 
 def concrete_array(value, dtype=None):
-    """A NumPy-convertible constant as a strongly typed concrete jax.Array."""
+    """A NumPy-convertible constant as a strongly typed concrete jax.Array. NumPy casts
+    it to its canonical dtype (x64 is off) and it is transferred as it is."""
     value = np.asarray(value)
     dtype = canonical_dtype(value.dtype if dtype is None else dtype)
-    with set_current_trace(_ROOT):
-        return bind(P.convert_element_type_p, value, new_dtype=dtype, weak_type=False)
+    return jax.device_put(value if value.dtype == dtype else value.astype(dtype))
 
 
 def _weak_scalar_array(value):
-    """A Python scalar as a weakly typed rank-0 jax.Array. A reshape to its own shape
-    hands the scalar to the backend untouched, and JAX keeps its weak type."""
-    with set_current_trace(_ROOT):
-        return bind(P.reshape_p, value, new_sizes=(), dimensions=None)
+    """A Python scalar as a weakly typed rank-0 jax.Array: JAX's transfer keeps its weak
+    type, and raises JAX's OverflowError for an int out of int32's range."""
+    return jax.device_put(value)
 
 
 def _contains_traced(obj) -> bool:

@@ -11,7 +11,8 @@ Reading (`getitem`) then takes one of two routes:
   part, one `rev` of the axes with a negative step, a `dynamic_slice` for traced
   scalar ints (clamped into bounds, negatives counted from the end, as JAX does), and
   one `squeeze` / `expand_dims` / `reshape` to drop and insert axes. A static int out of
-  range is an IndexError.
+  range is clamped into its axis, as JAX does by default (an IndexError under JAX's
+  `jax_check_static_indices` flag, and always on an empty axis).
 * **Advanced** (any integer array): slices are applied first as above, then one
   `gather` picks the indexed elements. NumPy's layout rule applies: the broadcast
   shape of the advanced indices replaces them in place when they are adjacent, and
@@ -32,6 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import jax
 import numpy as np
 
 from .. import lax
@@ -151,9 +153,8 @@ def _expand(fname, shape, idx, for_update=False):
         if isinstance(item, slice):
             entries.append(_Entry("slice", axis, _static_slice(item, n), position))
         elif isinstance(item, int):
-            if not -n <= item < n and not for_update:
-                raise IndexError(f"{fname}: index {item} is out of bounds for axis {axis} "
-                                 f"with size {n}")
+            if not for_update:
+                item = _static_index_in_bounds(fname, item, axis, n)
             entries.append(_Entry("int", axis, item + n if item < 0 else item, position))
         else:
             dtype = np.dtype(item.dtype)
@@ -162,9 +163,8 @@ def _expand(fname, shape, idx, for_update=False):
                                  f"dtype {dtype.name} (for axis {axis})")
             if isinstance(item, (np.ndarray, np.generic)) and np.ndim(item) == 0:
                 value = int(item)  # a static NumPy scalar index is an int
-                if not -n <= value < n and not for_update:
-                    raise IndexError(f"{fname}: index {value} is out of bounds for axis "
-                                     f"{axis} with size {n}")
+                if not for_update:
+                    value = _static_index_in_bounds(fname, value, axis, n)
                 entries.append(_Entry("int", axis, value + n if value < 0 else value,
                                       position))
             elif len(shape_of(item)) == 0:
@@ -178,6 +178,19 @@ def _expand(fname, shape, idx, for_update=False):
 @dataclass
 class _Mask:
     mask: np.ndarray
+
+
+def _static_index_in_bounds(fname, index: int, axis: int, n: int) -> int:
+    """A static int index of a read, as JAX takes it: a negative one counts from the
+    end once, and one still out of range is clamped into the axis (x[5] of a length-3
+    axis reads x[2], x[-4] reads x[0]) -- unless JAX's `jax_check_static_indices` flag
+    is on, which makes it an IndexError. An empty axis has nothing to clamp to."""
+    if -n <= index < n:
+        return index
+    if n == 0 or getattr(jax.config, "jax_check_static_indices", False):
+        raise IndexError(f"{fname}: index {index} is out of bounds for axis {axis} "
+                         f"with size {n}")
+    return min(max(index + n if index < 0 else index, 0), n - 1)
 
 
 def _unmask(fname, items, shape):
