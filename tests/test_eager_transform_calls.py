@@ -3,9 +3,11 @@
 Under an eager `grad`/`vjp`/`jvp`/`vmap`/`jacfwd`/`jacrev`/`hessian` a `jitted_eagerly`
 function (`minijax/frontend/eager_jit.py`) is one `jit` call marked `inline`: the
 transformation's call rules transform its body once, and the root compiles each
-transformed body once. Each case runs against JAX's eager transformation of JAX's own
-jnp function (values, dtypes, weak types), and the programs made are counted with a
-`jax.monitoring` listener: no more than JAX's on a first call, none on a repeat call.
+transformed body once. Each case runs against JAX's transformation of JAX's own jnp
+function (values, dtypes, weak types; where the comparison has a tolerance, JAX's side
+runs under one `jax.jit`, one program instead of one per operation), and the programs
+made are counted with a `jax.monitoring` listener against JAX's eager transformation:
+no more than JAX's on a first call, none on a repeat call.
 Traced programs (`make_jaxpr`, `jit`, and a pullback or linearized function traced
 later) hold the body inline with the caller's lines (`test_inline_calls.py`); refs,
 errors, custom derivative rules and `jax_debug_nans` behave as op by op.
@@ -54,12 +56,20 @@ def _both(make):
     return make(minijax, mnp)(), make(jax, jnp)()
 
 
+def _eager_twice_and_jitted_jax(make):
+    """`make(transforms module, numpy module)` run by minijax eagerly twice (the second
+    call runs the cached programs) and by JAX once under `jax.jit` (the oracle of a
+    comparison with a tolerance: one program, not one per operation)."""
+    return [make(minijax, mnp)() for _ in range(2)], jax.jit(make(jax, jnp))()
+
+
 @pytest.mark.parametrize("name", LOSSES)
 def test_eager_grad_matches_jax(name):
     loss, x = LOSSES[name]
-    for _ in range(2):      # the second call runs the cached programs
-        ours, theirs = _both(lambda t, np_: lambda: t.grad(lambda x: loss(np_, x))(x))
-        assert_trees_match(ours, theirs, rtol=2e-5, atol=1e-5, what=name)
+    ours, theirs = _eager_twice_and_jitted_jax(
+        lambda t, np_: lambda: t.grad(lambda x: loss(np_, x))(x))
+    for run in ours:
+        assert_trees_match(run, theirs, rtol=2e-5, atol=1e-5, what=name)
 
 
 @pytest.mark.parametrize("name", ["svd", "nanvar", "sort", "logaddexp"])
@@ -73,7 +83,8 @@ def test_eager_vjp_and_jvp_match_jax(name):
             return value, pullback(np.float32(0.5)), t.jvp(lambda x: loss(np_, x), (x,),
                                                            (tangent,))
         return run
-    ours, theirs = _both(vjp_then_jvp)
+    ours = vjp_then_jvp(minijax, mnp)()
+    theirs = jax.jit(vjp_then_jvp(jax, jnp))()
     assert_trees_match(ours, theirs, rtol=2e-5, atol=1e-5, what=name)
 
 
@@ -90,17 +101,17 @@ VMAPPED = {
 @pytest.mark.parametrize("name", VMAPPED)
 def test_eager_vmap_matches_jax(name):
     make, x = VMAPPED[name]
-    for _ in range(2):
-        ours, theirs = _both(lambda t, np_: lambda: t.vmap(make(np_))(x))
-        assert_trees_match(ours, theirs, rtol=2e-5, atol=1e-5, what=name)
+    ours, theirs = _eager_twice_and_jitted_jax(lambda t, np_: lambda: t.vmap(make(np_))(x))
+    for run in ours:
+        assert_trees_match(run, theirs, rtol=2e-5, atol=1e-5, what=name)
 
 
 @pytest.mark.parametrize("transform", ["jacfwd", "jacrev", "hessian"])
 @pytest.mark.parametrize("name", ["det", "cumsum", "logaddexp"])
 def test_eager_jacobians_match_jax(transform, name):
     loss, x = LOSSES[name]
-    ours, theirs = _both(lambda t, np_: lambda: getattr(t, transform)(
-        lambda x: loss(np_, x))(x))
+    make = lambda t, np_: lambda: getattr(t, transform)(lambda x: loss(np_, x))(x)
+    ours, theirs = make(minijax, mnp)(), jax.jit(make(jax, jnp))()
     assert_trees_match(ours, theirs, rtol=1e-4, atol=1e-4, what=f"{transform} {name}")
 
 
@@ -293,13 +304,8 @@ WHOLE = {
 @pytest.mark.parametrize("name", WHOLE)
 def test_jitted_composites_match_jax_eagerly_and_under_grad(name):
     loss, x = WHOLE[name]
-    for _ in range(2):
-        assert_trees_match(loss(mnp, x), loss(jnp, x), rtol=2e-5, atol=1e-5, what=name)
-        assert_trees_match(minijax.grad(lambda x: loss(mnp, x))(x),
-                           jax.grad(lambda x: loss(jnp, x))(x), rtol=2e-4, atol=1e-5,
-                           what=name)
-    whole = {"pinv": mnp.linalg.pinv, "interp": mnp.interp}[name.split()[0]]
-    assert whole.eager_jit.call_cache().fast is not None     # ran as one program
+    # Counted first, from empty caches, so that the value checks below run the
+    # programs made here rather than compiling them once more before the clearing.
     minijax.clear_caches()
     jax.clear_caches()
     made = {}
@@ -308,3 +314,10 @@ def test_jitted_composites_match_jax_eagerly_and_under_grad(name):
             jax.block_until_ready(t.grad(lambda x: loss(np_, x))(x))
         made[side] = len(made_here)
     assert made["minijax"] <= made["jax"], made
+    for _ in range(2):
+        assert_trees_match(loss(mnp, x), loss(jnp, x), rtol=2e-5, atol=1e-5, what=name)
+        assert_trees_match(minijax.grad(lambda x: loss(mnp, x))(x),
+                           jax.grad(lambda x: loss(jnp, x))(x), rtol=2e-4, atol=1e-5,
+                           what=name)
+    whole = {"pinv": mnp.linalg.pinv, "interp": mnp.interp}[name.split()[0]]
+    assert whole.eager_jit.call_cache().fast is not None     # ran as one program

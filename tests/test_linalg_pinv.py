@@ -18,7 +18,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
-from tests.numpy_helpers import check, assert_values_close
+from tests.numpy_helpers import assert_groups_cover, assert_values_close, check, together
 from tests.test_divergences import pins
 
 rng = np.random.default_rng(31)
@@ -66,16 +66,48 @@ def test_the_cutoff_keeps_the_stated_rank(name):
     cut = 10 * max(a.shape[-2:]) * np.finfo(np.float32).eps if rtol is None else rtol
     kept = (s > np.expand_dims(cut, -1) * s[..., :1]).sum(-1)
     assert np.array_equal(kept, rank)
-    check(lambda np_, x: np_.linalg.pinv(x, rtol=rtol), a, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_grad_matches_jax_eagerly_and_under_jit(name):
-    a = CASES[name][0]
-    expected = jax.jit(jax.grad(pinv_loss(jnp, name)))(a)
-    assert_values_close(minijax.grad(pinv_loss(mnp, name))(a), expected, 2e-3, 2e-3)
-    assert_values_close(minijax.jit(minijax.grad(pinv_loss(mnp, name)))(a), expected,
-                        2e-3, 2e-3)
+def test_pinv_values_match_jax():
+    # Every case's pseudo-inverse in one program per library (`together`: a pinv
+    # program is slow to compile), each result still compared on its own.
+    fn, args = together([((lambda rtol: lambda np_, x: np_.linalg.pinv(x, rtol=rtol))(
+        CASES[name][1]), (CASES[name][0],)) for name in sorted(CASES)])
+    check(fn, *args, rtol=1e-4, atol=1e-4)
+
+
+# The gradient cases in groups: a group's loss is the sum of its cases' losses, each of
+# its own matrix, so each case's gradient is still compared on its own, and JAX and
+# minijax.jit compile one gradient program per group rather than one per case.
+GRAD_GROUPS = {
+    "square, tall": ["square_full_rank_default", "square_cut_by_rtol",
+                     "tall_rank_deficient_default", "tall_cut_by_rtol"],
+    "wide, batched": ["wide_rank_deficient_default", "wide_cut_by_rtol", "batched_mixed",
+                      "batched_rtol_per_matrix"],
+}
+
+
+def test_grad_groups_hold_every_case_once():
+    assert_groups_cover(GRAD_GROUPS, CASES)
+
+
+@pytest.mark.parametrize("group", GRAD_GROUPS)
+def test_grad_matches_jax_eagerly_and_under_jit(group):
+    names = GRAD_GROUPS[group]
+    matrices = tuple(CASES[name][0] for name in names)
+
+    def summed(np_):
+        return lambda xs: sum(pinv_loss(np_, name)(x) for name, x in zip(names, xs))
+    expected = jax.jit(jax.grad(summed(jnp)))(matrices)
+    eager = minijax.grad(summed(mnp))(matrices)
+    jitted = minijax.jit(minijax.grad(summed(mnp)))(matrices)
+    for name, want, got_eagerly, got_jitted in zip(names, expected, eager, jitted,
+                                                   strict=True):
+        for how, got in (("eagerly", got_eagerly), ("under jit", got_jitted)):
+            try:
+                assert_values_close(got, want, 2e-3, 2e-3)
+            except AssertionError as error:
+                raise AssertionError(f"{name}, {how}: {error}") from None
 
 
 @pytest.mark.parametrize("name", ["square_cut_by_rtol", "tall_rank_deficient_default",

@@ -133,3 +133,59 @@ def test_unique_along_axis_nan_rows(equal_nan):
     x = np.array([[np.nan, 1], [1, 2], [np.nan, 1], [0, 5]], np.float32)
     check(lambda np_module, x: np_module.unique(x, axis=0, size=4, equal_nan=equal_nan,
                                                 return_counts=True), x)
+
+
+
+def test_an_eager_unique_with_size_is_one_program_and_its_transforms_few():
+    # Shapes no other test uses, so the programs counted are made here. JAX's unique is
+    # jitted in parts (4 programs eagerly; its eager grad below makes 44, its vmap 17);
+    # minijax's sized unique is one cached program (op by op it made 13, 69 and 37),
+    # and its eager grad and vmap transform it whole.
+    from tests.program_counting import programs
+    x = np.array([[3, 1], [1, 2], [3, 1], [0, 5], [1, 2]], np.float32)
+    for call in (lambda n, x: n.unique(x, axis=0, size=3, return_counts=True),
+                 lambda n, x: n.unique(x, size=2, fill_value=-1.0, return_inverse=True)):
+        call(mnp, x[:4])    # (constants the body makes while tracing, once a process)
+        with programs("lowered") as first:
+            ours = call(mnp, x)
+        with programs("lowered") as repeat:
+            call(mnp, x * 2)
+        assert (len(first), len(repeat)) == (1, 0)
+        assert_values_close(ours, jax.jit(lambda x: call(jnp, x))(x))
+
+    def loss(np_module, x):
+        return (np_module.unique(x, axis=0, size=3, fill_value=0.0) ** 3).sum()
+    batch = np.stack([x, x[::-1] * 2])
+    with programs("lowered") as made_by_grad:
+        grad = minijax.grad(lambda x: loss(mnp, x))(x)
+    with programs("lowered") as made_by_vmap:
+        mapped = minijax.vmap(lambda x: mnp.unique(x, axis=0, size=4))(batch)
+    assert len(made_by_grad) <= 10 and len(made_by_vmap) == 1, (made_by_grad, made_by_vmap)
+    # (JAX's side, compared to a tolerance, as one jitted program)
+    assert_values_close((grad, mapped), jax.jit(lambda x, b: (
+        jax.grad(lambda x: loss(jnp, x))(x),
+        jax.vmap(lambda x: jnp.unique(x, axis=0, size=4))(b)))(x, batch))
+
+
+def test_an_eager_nonzero_is_one_program_per_shape_size_and_fill():
+    # JAX's nonzero, jitted in parts, makes 18 programs eagerly; op by op minijax made 27
+    from tests.program_counting import programs
+    x = np.array([[0, 4, 0, 1], [2, 0, 0, 3], [0, 0, 5, 0]], np.float32)   # its own shape
+    mnp.nonzero(x[:2], size=2)    # (constants the body makes while tracing, once a process)
+    # (a Python int fill outside 0..127 takes the op-by-op path, as every jitted_eagerly
+    # function's does: the body checks it against the dtype)
+    # Without size the count (5) is the size: size=5's program serves it.
+    for kwargs, made in ((dict(size=5), 1), (dict(), 0), (dict(size=5, fill_value=7), 1),
+                         (dict(size=5, fill_value=np.int32(-1)), 1)):
+        with programs("lowered") as first:
+            ours = mnp.nonzero(x, **kwargs)
+        with programs("lowered") as repeat:
+            mnp.nonzero(x * 2, **kwargs)
+        assert (len(first), len(repeat)) == (made, 0), kwargs
+        # (JAX's side as one jitted program; the count, 5, as the size without one)
+        expected = jax.jit(lambda x, fill: jnp.nonzero(x, size=5, fill_value=fill))(
+            x, kwargs.get("fill_value", 0))
+        assert_values_close(ours, expected)
+    # a complex fill is converted to int32 op by op, which refuses it, as before
+    with pytest.raises(TypeError):
+        mnp.nonzero(GRID[0], size=2, fill_value=1 + 2j)

@@ -45,6 +45,24 @@ def _run(fn, init=X, use_jit=True):
     _match(*results)
 
 
+def _run_together(cases):
+    """`_run` under jit of several programs at once: `cases` maps a name to `(fn, init)`;
+    each library runs every `fn(ns, ref)`, each on a fresh ref of its own `init`, in one
+    jitted function (one compile per library, not one per program). Each program's
+    outputs and final contents are still compared on their own."""
+    results = []
+    for ns in (MJ, JX):
+        refs = [ns.new_ref(init) for _, init in cases.values()]
+        outs = ns.jit(lambda refs: [fn(ns, r) for (fn, _), r in zip(cases.values(), refs)])(
+            refs)
+        results.append([(out, np.asarray(r[...])) for out, r in zip(outs, refs)])
+    for name, ours, theirs in zip(cases, *results, strict=True):
+        try:
+            _match(ours, theirs)
+        except AssertionError as error:
+            raise AssertionError(f"{name}: {error}") from None
+
+
 # -- index forms not covered by test_refs.py ------------------------------------------------
 
 INDEX = {
@@ -56,18 +74,28 @@ INDEX = {
 }
 
 
-@pytest.mark.parametrize("name", INDEX)
-def test_index_forms(name):
-    idx = INDEX[name]
-    use_jit = name not in ("np_int64", "slice_past_end", "np_int_array_negative")
-    if name == "list_in_tuple_and_slice":
-        idx = (slice(None), np.array([2, 0, 2]))     # JAX crashes on the list itself
-
+def _read_and_write_at(idx):
     def f(ns, r):
         before = r[idx]
         r[idx] = before * 2.0 + 1.0
         return before, r[idx]
-    _run(f, use_jit=use_jit)
+    return f
+
+
+EAGER_INDEX = ("np_int64", "slice_past_end", "np_int_array_negative")
+
+
+@pytest.mark.parametrize("name", EAGER_INDEX)
+def test_index_forms_eagerly(name):
+    _run(_read_and_write_at(INDEX[name]), use_jit=False)
+
+
+def test_index_forms_under_jit():
+    # the other forms in one jitted function per library, each on its own ref (the
+    # list in a tuple as an array: JAX crashes on the list itself)
+    idx = dict(INDEX, list_in_tuple_and_slice=(slice(None), np.array([2, 0, 2])))
+    _run_together({name: (_read_and_write_at(idx[name]), X) for name in INDEX
+                   if name not in EAGER_INDEX})
 
 
 def test_list_inside_a_tuple_is_an_integer_array():
@@ -173,14 +201,13 @@ VIEWS_3D = {
 }
 
 
-@pytest.mark.parametrize("name", VIEWS)
-def test_views_under_jit(name):
-    _run(VIEWS[name])
+def test_views_under_jit():
+    # every view program in one jitted function per library, each on its own ref
+    _run_together({name: (fn, X) for name, fn in VIEWS.items()})
 
 
-@pytest.mark.parametrize("name", VIEWS_3D)
-def test_views_and_indices_of_a_3d_ref_under_jit(name):
-    _run(VIEWS_3D[name], X3)
+def test_views_and_indices_of_a_3d_ref_under_jit():
+    _run_together({name: (fn, X3) for name, fn in VIEWS_3D.items()})
 
 
 # -- dtypes ---------------------------------------------------------------------------------------
@@ -188,17 +215,20 @@ def test_views_and_indices_of_a_3d_ref_under_jit(name):
 DTYPES = [np.int32, np.bool_, ml_dtypes.bfloat16, np.float16, np.complex64, np.uint8, np.int8]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_dtypes(dtype):
-    init = np.array([1, 0, 1], dtype)
-
+def _writes_of(dtype):
     def f(ns, r):
         r[0] = r[1]
         if dtype is not np.bool_:
             r[1] = r[1] + r[2]
             ns.ref.addupdate(r, 2, r[2])
         return r[...]
-    _run(f, init)
+    return f
+
+
+def test_dtypes():
+    # every dtype's ref in one jitted function per library, each compared on its own
+    _run_together({np.dtype(dtype).name: (_writes_of(dtype), np.array([1, 0, 1], dtype))
+                   for dtype in DTYPES})
 
 
 def test_python_scalars_of_the_refs_kind():
@@ -443,19 +473,27 @@ def _jvp_by_linearize(ns, f):
 
 
 @pytest.mark.parametrize("how", AD)
-@pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
-def test_derivatives_of_ref_programs(fn, how):
-    oracle = AD[how]
-    if fn is int_ref_as_index and how == "jvp" and seen_on_this_jax(
-            "jax_jvp_of_integer_ref_crashes"):
-        oracle = _jvp_by_linearize      # JAX's jvp crashes on integer refs there
-    # JAX's side as one jax.jit program (eagerly, a compile per distinct operation),
-    # but for the vjp of an integer-array index set, where JAX 0.10 under jit fails
-    # inside ("'TypedNdArray' object has no attribute 'at'")
-    theirs = lambda: oracle(JX, lambda x: fn(JX, x))      # noqa: E731
-    if not (fn is repeated_set and how == "vjp"):
-        theirs = jax.jit(theirs)
-    _match(AD[how](MJ, lambda x: fn(MJ, x)), theirs())
+def test_derivatives_of_ref_programs(how):
+    # minijax's side eagerly, program by program; JAX's side of every program in one
+    # jax.jit (eagerly, a compile per distinct operation), but for the vjp of an
+    # integer-array index set, where JAX 0.10 under jit fails inside ("'TypedNdArray'
+    # object has no attribute 'at'"), which runs eagerly
+    oracles = {}
+    for fn in PROGRAMS:
+        oracle = AD[how]
+        if fn is int_ref_as_index and how == "jvp" and seen_on_this_jax(
+                "jax_jvp_of_integer_ref_crashes"):
+            oracle = _jvp_by_linearize      # JAX's jvp crashes on integer refs there
+        oracles[fn] = (lambda oracle, fn: lambda: oracle(JX, lambda x: fn(JX, x)))(oracle, fn)
+    eager = [fn for fn in PROGRAMS if fn is repeated_set and how == "vjp"]
+    jitted = [fn for fn in PROGRAMS if fn not in eager]
+    theirs = dict(zip(jitted, jax.jit(lambda: [oracles[fn]() for fn in jitted])()))
+    theirs.update({fn: oracles[fn]() for fn in eager})
+    for fn in PROGRAMS:
+        try:
+            _match(AD[how](MJ, lambda x: fn(MJ, x)), theirs[fn])
+        except AssertionError as error:
+            raise AssertionError(f"{fn.__name__}: {error}") from None
 
 
 @pytest.mark.parametrize("fn", [repeated_addupdate, repeated_get, int_ref_as_index],

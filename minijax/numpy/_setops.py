@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import lax
+from ..frontend.eager_jit import jitted_eagerly
 from ..ir.trace import Tracer
 from ._creation import asarray, zeros
 from ._promotion import (as_operand, shape_of, dtype_of, like, promote_dtypes, static_int,
@@ -218,10 +219,14 @@ def _unique_slices(x, axis, size, fill_value, equal_nan):
     return moveaxis(reshape(values, (size,) + slice_shape), 0, axis), first, inverse, counts
 
 
+@jitted_eagerly("return_index", "return_inverse", "return_counts", "equal_nan", "size",
+                "axis")
 def unique_with_size(ar, return_index, return_inverse, return_counts, equal_nan, size,
                      fill_value, axis=None):
     """`jnp.unique(ar, ..., size=size)` over the flattened array, or of the slices
-    along `axis`: a static shape."""
+    along `axis`: a static shape. An eager call is one cached program (JAX's, jitted
+    in parts, makes four; op by op this made thirteen), and so is its body under an
+    eager grad or vmap."""
     if axis is None:
         values, first, inverse, counts = _unique_parts("unique", ar, size, fill_value,
                                                        equal_nan)

@@ -159,9 +159,23 @@ def nonzero(a, *, size=None, fill_value=None):
     if not shape:
         raise ValueError("nonzero: calling nonzero on 0-d arrays is not allowed. Use "
                          "jnp.atleast_1d(scalar).nonzero() instead.")
-    fills = _fill_per_dimension("nonzero", fill_value, len(shape))
+    _fill_per_dimension("nonzero", fill_value, len(shape))   # its errors come first
     if size is None:  # counted here, where a NumPy input is still concrete under jit
         size = int(np.count_nonzero(_concrete("nonzero", a)))
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,)
+    if any(np.iscomplexobj(fill) for fill in fills):
+        # op by op, where a complex fill's conversion to int32 raises (traced, it
+        # would be cast with a warning)
+        return _nonzero_with_size.__wrapped__(a, size, fill_value)
+    return _nonzero_with_size(a, size, fill_value)
+
+
+@jitted_eagerly("size")
+def _nonzero_with_size(a, size, fill_value):
+    """`nonzero` once `size` is known: an eager call is one cached program per shape,
+    size and fill (op by op it made 27 programs; JAX's, jitted in parts, 18)."""
+    shape = shape_of(a)
+    fills = _fill_per_dimension("nonzero", fill_value, len(shape))
     mask = reshape(lax.ne(a, lax.full_like(a, 0)), (math.prod(shape),))
     positions, valid = true_positions("nonzero", mask, size)
     return tuple(where(valid, index, convert("nonzero", asarray(fill), np.int32))
