@@ -35,6 +35,15 @@ def _lib(m):
     return jax if m is jnp else minijax
 
 
+def _eager_matches(fn, *args):
+    """`fn(mnp, *args)` run eagerly gives `fn(jnp, *args)`'s values and dtypes (JAX's
+    side as one jitted program). An eager jnp call is one compiled program of the body
+    `check` runs traced and under jit, per (function, static arguments, shapes); the
+    eager checks cover each function, static argument and operand kind once rather
+    than every combination again (one program each)."""
+    assert_values_close(fn(mnp, *args), jax.jit(lambda *a: fn(jnp, *a))(*args))
+
+
 def _same_error(fn):
     """`fn(jnp)` and `fn(mnp)` raise the same exception type; returns it."""
     errors = []
@@ -49,11 +58,18 @@ def _same_error(fn):
 # -- convolve / correlate ---------------------------------------------------------------
 
 def test_complex_convolve_and_correlate_all_modes():
+    pairs = lambda a, v, r: ((a, v), (v, a), (a, r), (r, a))
+    modes = ("full", "same", "valid")
+
     def fn(m, a, v, r):
-        return tuple(f(x, y, mode) for f in (m.convolve, m.correlate)
-                     for mode in ("full", "same", "valid")
-                     for x, y in ((a, v), (v, a), (a, r), (r, a)))
-    check(fn, C3, C2, R4, eager=True)
+        return tuple(f(x, y, mode) for f in (m.convolve, m.correlate) for mode in modes
+                     for x, y in pairs(a, v, r))
+    check(fn, C3, C2, R4)
+
+    def each_mode_and_pair_once(m, a, v, r):   # eagerly: 8 programs, not 24
+        return tuple(f(x, y, modes[(i + k) % 3]) for k, f in enumerate((m.convolve, m.correlate))
+                     for i, (x, y) in enumerate(pairs(a, v, r)))
+    _eager_matches(each_mode_and_pair_once, C3, C2, R4)
 
 
 def test_complex_scipy_signal_correlate_conjugates():
@@ -238,14 +254,21 @@ _C23 = np.array([[1 + 2j, 3 - 1j, 0.5j], [2, 1j, -1 - 1j]], np.complex64)
 
 
 def test_complex_var_std_and_ddof_past_the_count():
+    def variants(f, c, x, i):
+        return [lambda: f(c), lambda: f(c, axis=1, keepdims=True), lambda: f(c, axis=0, ddof=1),
+                lambda: f(c, dtype=np.complex64), lambda: f(x, dtype=np.complex64),
+                lambda: f(x, axis=0, ddof=2), lambda: f(x, ddof=7), lambda: f(i, ddof=4),
+                lambda: f(2.0j), lambda: f(x, ddof=2.5)]
+
     def fn(m, c, x, i):
-        out = []
-        for f in (m.var, m.std, m.nanvar, m.nanstd):
-            out += [f(c), f(c, axis=1, keepdims=True), f(c, axis=0, ddof=1),
-                    f(c, dtype=np.complex64), f(x, dtype=np.complex64),
-                    f(x, axis=0, ddof=2), f(x, ddof=7), f(i, ddof=4), f(2.0j), f(x, ddof=2.5)]
-        return tuple(out)
-    check(fn, _C23, X23, np.arange(4), eager=True)
+        return tuple(v() for f in (m.var, m.std, m.nanvar, m.nanstd)
+                     for v in variants(f, c, x, i))
+    check(fn, _C23, X23, np.arange(4))
+
+    def each_variant_once(m, c, x, i):   # eagerly: 10 programs, not 40
+        fs = (m.var, m.std, m.nanvar, m.nanstd)
+        return tuple(variants(fs[k % 4], c, x, i)[k]() for k in range(10))
+    _eager_matches(each_variant_once, _C23, X23, np.arange(4))
 
 
 def test_complex_var_grad_and_vmap():
