@@ -6,7 +6,12 @@ vdot, einsum's interleaved form, complex var/std and ddof >= n, traced
 
 Each `check` batches its variants into one program per side (values, dtypes, weak
 types; traced, under jit and eagerly where asked); errors are compared by type with
-JAX's own.
+JAX's own. An eager jnp call is one program per (function, static arguments, shapes),
+so the eager checks of the big groups (`_eager_matches`) take each function, mode and
+operand kind once rather than every combination. Most of this file's time is XLA
+compiling its few big programs (a `check` of 50-230 results takes 1-5 s per side; the
+compile time grows with the instructions, about 1 ms each, and minijax's programs
+have as many as JAX's), not their count.
 """
 import jax
 import jax.numpy as jnp
@@ -18,6 +23,7 @@ import minijax.numpy as mnp
 import minijax.scipy.signal as msignal
 import jax.scipy.signal as jsignal
 from tests.numpy_helpers import assert_values_close, check
+from tests.program_counting import programs
 
 C3 = np.array([1 + 2j, 3 - 1j, 0.5j], np.complex64)
 C2 = np.array([2 - 1j, 1 + 1j], np.complex64)
@@ -153,7 +159,10 @@ def test_pad_modes(mode):
     def fn(m, x, i, v):
         return tuple(m.pad(a, w, mode) for a in (x, i, v) for w in _WIDTHS
                      if not (a.ndim == 1 and np.ndim(w) == 2))
-    check(fn, X23, I23, R4, eager=mode in ("reflect", "mean"))
+    check(fn, X23, I23, R4)
+    if mode in ("reflect", "mean"):   # eagerly: each width and array once (4 programs)
+        _eager_matches(lambda m, x, i, v: tuple(
+            m.pad(a, w, mode) for a, w in zip((x, i, i, v), _WIDTHS)), X23, I23, R4)
 
 
 def test_pad_mode_arguments():
@@ -239,6 +248,23 @@ def test_einsum_interleaved_form():
                 t.grad(lambda x: m.einsum(x, [0, 1], y, [1, 2], []))(x),
                 t.vmap(lambda r: m.einsum(r, [0], y, [0, 1], [1]))(x))
     check(fn, X23, y, eager=True)
+
+
+def test_eager_einsum_is_one_program_per_contraction_as_jax():
+    # JAX jits einsum's contraction with its subscripts static; so does minijax (an
+    # eager call used to run op by op: a program per dot_general, sum, transpose).
+    y = np.arange(15.).reshape(3, 5).astype(np.float32)   # avals of no other test here
+    for args in (("ij,jk->ki", X23, y), (X23, [0, 1], y, [1, 2], [0, 2])):
+        counts = {}
+        for m in (jnp, mnp):
+            with programs("lowered") as first:
+                got = m.einsum(*args)
+            with programs("lowered") as again:
+                m.einsum(*args)
+            counts[m.__name__] = (len(first), len(again))
+        # (JAX's first call also converts its NumPy operands: 3 programs on jax 0.10.)
+        assert counts["minijax.numpy"] == (1, 0) and counts["jax.numpy"][1] == 0, counts
+        assert_values_close(got, jnp.einsum(*args))
 
 
 def test_einsum_interleaved_errors():
