@@ -6,7 +6,12 @@ vdot, einsum's interleaved form, complex var/std and ddof >= n, traced
 
 Each `check` batches its variants into one program per side (values, dtypes, weak
 types; traced, under jit and eagerly where asked); errors are compared by type with
-JAX's own.
+JAX's own. An eager jnp call is one program per (function, static arguments, shapes),
+so the eager checks of the big groups (`_eager_matches`) take each function, mode and
+operand kind once rather than every combination. Most of this file's time is XLA
+compiling its few big programs (a `check` of 50-230 results takes 1-5 s per side; the
+compile time grows with the instructions, about 1 ms each, and minijax's programs
+have as many as JAX's), not their count.
 """
 import jax
 import jax.numpy as jnp
@@ -18,6 +23,7 @@ import minijax.numpy as mnp
 import minijax.scipy.signal as msignal
 import jax.scipy.signal as jsignal
 from tests.numpy_helpers import assert_values_close, check
+from tests.program_counting import programs
 
 C3 = np.array([1 + 2j, 3 - 1j, 0.5j], np.complex64)
 C2 = np.array([2 - 1j, 1 + 1j], np.complex64)
@@ -35,6 +41,15 @@ def _lib(m):
     return jax if m is jnp else minijax
 
 
+def _eager_matches(fn, *args):
+    """`fn(mnp, *args)` run eagerly gives `fn(jnp, *args)`'s values and dtypes (JAX's
+    side as one jitted program). An eager jnp call is one compiled program of the body
+    `check` runs traced and under jit, per (function, static arguments, shapes); the
+    eager checks cover each function, static argument and operand kind once rather
+    than every combination again (one program each)."""
+    assert_values_close(fn(mnp, *args), jax.jit(lambda *a: fn(jnp, *a))(*args))
+
+
 def _same_error(fn):
     """`fn(jnp)` and `fn(mnp)` raise the same exception type; returns it."""
     errors = []
@@ -49,11 +64,18 @@ def _same_error(fn):
 # -- convolve / correlate ---------------------------------------------------------------
 
 def test_complex_convolve_and_correlate_all_modes():
+    pairs = lambda a, v, r: ((a, v), (v, a), (a, r), (r, a))
+    modes = ("full", "same", "valid")
+
     def fn(m, a, v, r):
-        return tuple(f(x, y, mode) for f in (m.convolve, m.correlate)
-                     for mode in ("full", "same", "valid")
-                     for x, y in ((a, v), (v, a), (a, r), (r, a)))
-    check(fn, C3, C2, R4, eager=True)
+        return tuple(f(x, y, mode) for f in (m.convolve, m.correlate) for mode in modes
+                     for x, y in pairs(a, v, r))
+    check(fn, C3, C2, R4)
+
+    def each_mode_and_pair_once(m, a, v, r):   # eagerly: 8 programs, not 24
+        return tuple(f(x, y, modes[(i + k) % 3]) for k, f in enumerate((m.convolve, m.correlate))
+                     for i, (x, y) in enumerate(pairs(a, v, r)))
+    _eager_matches(each_mode_and_pair_once, C3, C2, R4)
 
 
 def test_complex_scipy_signal_correlate_conjugates():
@@ -137,7 +159,10 @@ def test_pad_modes(mode):
     def fn(m, x, i, v):
         return tuple(m.pad(a, w, mode) for a in (x, i, v) for w in _WIDTHS
                      if not (a.ndim == 1 and np.ndim(w) == 2))
-    check(fn, X23, I23, R4, eager=mode in ("reflect", "mean"))
+    check(fn, X23, I23, R4)
+    if mode in ("reflect", "mean"):   # eagerly: each width and array once (4 programs)
+        _eager_matches(lambda m, x, i, v: tuple(
+            m.pad(a, w, mode) for a, w in zip((x, i, i, v), _WIDTHS)), X23, I23, R4)
 
 
 def test_pad_mode_arguments():
@@ -225,6 +250,23 @@ def test_einsum_interleaved_form():
     check(fn, X23, y, eager=True)
 
 
+def test_eager_einsum_is_one_program_per_contraction_as_jax():
+    # JAX jits einsum's contraction with its subscripts static; so does minijax (an
+    # eager call used to run op by op: a program per dot_general, sum, transpose).
+    y = np.arange(15.).reshape(3, 5).astype(np.float32)   # avals of no other test here
+    for args in (("ij,jk->ki", X23, y), (X23, [0, 1], y, [1, 2], [0, 2])):
+        counts = {}
+        for m in (jnp, mnp):
+            with programs("lowered") as first:
+                got = m.einsum(*args)
+            with programs("lowered") as again:
+                m.einsum(*args)
+            counts[m.__name__] = (len(first), len(again))
+        # (JAX's first call also converts its NumPy operands: 3 programs on jax 0.10.)
+        assert counts["minijax.numpy"] == (1, 0) and counts["jax.numpy"][1] == 0, counts
+        assert_values_close(got, jnp.einsum(*args))
+
+
 def test_einsum_interleaved_errors():
     assert _same_error(lambda m: m.einsum(X23, [0, "a"])) is TypeError
     assert _same_error(lambda m: m.einsum(X23, [Ellipsis, 1], X23, [1, Ellipsis])) is ValueError
@@ -238,14 +280,21 @@ _C23 = np.array([[1 + 2j, 3 - 1j, 0.5j], [2, 1j, -1 - 1j]], np.complex64)
 
 
 def test_complex_var_std_and_ddof_past_the_count():
+    def variants(f, c, x, i):
+        return [lambda: f(c), lambda: f(c, axis=1, keepdims=True), lambda: f(c, axis=0, ddof=1),
+                lambda: f(c, dtype=np.complex64), lambda: f(x, dtype=np.complex64),
+                lambda: f(x, axis=0, ddof=2), lambda: f(x, ddof=7), lambda: f(i, ddof=4),
+                lambda: f(2.0j), lambda: f(x, ddof=2.5)]
+
     def fn(m, c, x, i):
-        out = []
-        for f in (m.var, m.std, m.nanvar, m.nanstd):
-            out += [f(c), f(c, axis=1, keepdims=True), f(c, axis=0, ddof=1),
-                    f(c, dtype=np.complex64), f(x, dtype=np.complex64),
-                    f(x, axis=0, ddof=2), f(x, ddof=7), f(i, ddof=4), f(2.0j), f(x, ddof=2.5)]
-        return tuple(out)
-    check(fn, _C23, X23, np.arange(4), eager=True)
+        return tuple(v() for f in (m.var, m.std, m.nanvar, m.nanstd)
+                     for v in variants(f, c, x, i))
+    check(fn, _C23, X23, np.arange(4))
+
+    def each_variant_once(m, c, x, i):   # eagerly: 10 programs, not 40
+        fs = (m.var, m.std, m.nanvar, m.nanstd)
+        return tuple(variants(fs[k % 4], c, x, i)[k]() for k in range(10))
+    _eager_matches(each_variant_once, _C23, X23, np.arange(4))
 
 
 def test_complex_var_grad_and_vmap():

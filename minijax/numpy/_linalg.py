@@ -278,6 +278,15 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
         subscripts, operands = _interleaved_subscripts((subscripts,) + operands)
     if not operands:
         raise ValueError("einsum: at least one operand is required")
+    return _einsum(subscripts, *operands, precision=precision,
+                   preferred_element_type=preferred_element_type)
+
+
+# JAX jits einsum's contraction with the subscripts (its parsed form) static, so an
+# eager call is one program per (subscripts, shapes); the interleaved form is turned
+# into subscripts first, so that its lists of labels never reach the compiled call.
+@jitted_eagerly("subscripts", "precision", "preferred_element_type")
+def _einsum(subscripts, *operands, precision=None, preferred_element_type=None):
     operands = promote_dtypes("einsum", *operands)
     out_dtype = (dtype_of(operands[0]) if preferred_element_type is None
                  else canonicalize_dtype(preferred_element_type))
