@@ -69,6 +69,12 @@ SPECIAL_F32 = np.array([0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999997, 1e-30,
 SPECIAL_I32 = np.array([0, 1, -1, 7, -7, 2**31 - 1, -2**31], i32)
 
 
+def named(name, fn):
+    """`fn` with `__name__` `name`: `jax.jit` names its program after it."""
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
 def splat(fn):
     """`jax.lax` wants equal shapes; the IR lets a rank-0 operand stand for a splat."""
     def oracle(*xs):
@@ -238,13 +244,15 @@ for _starts, _sizes in [((1, 2), (2, 2)), ((-1, 0), (2, 3)), ((7, -9), (1, 2)),
     # The primitives clamp only (negative starts are the wrapper's business), so the
     # oracle is jax.lax with negative-index wrapping off.
     # (Under jax.jit, so that jax.lax sees traced starts and clamps rather than refusing.)
+    # (Named as the primitive, as test_reference_rule_matches_xla_lowering names the
+    # lowering's program, so that the two compile once.)
     case("dynamic_slice", [floats(4, 5), *_starts],
-         jax.jit(lambda x, *s, sz=_sizes: lax.dynamic_slice(x, s, sz,
-                                                            allow_negative_indices=False)),
+         jax.jit(named("dynamic_slice", lambda x, *s, sz=_sizes: lax.dynamic_slice(
+             x, s, sz, allow_negative_indices=False))),
          slice_sizes=_sizes)
     case("dynamic_update_slice", [ints(4, 5), ints(*_sizes), *_starts],
-         jax.jit(lambda x, u, *s: lax.dynamic_update_slice(x, u, s,
-                                                           allow_negative_indices=False)))
+         jax.jit(named("dynamic_update_slice", lambda x, u, *s: lax.dynamic_update_slice(
+             x, u, s, allow_negative_indices=False))))
 
 
 # -- reductions, contractions, scans, sort ----------------------------------------------
