@@ -451,17 +451,20 @@ case("reduce_precision", [floats(2, 3).astype(np.float16)],
 
 # -- the Fourier transform (numpy.fft in double precision, rounded once) -------------------
 
+# (The oracles are jax.jit calls of `lax.fft`, itself a jitted function, named as the
+# primitive: the module text of test_reference_rule_matches_xla_lowering's program,
+# so that the two compile once.)
 _C = (floats(2, 4, 6) + 1j * floats(2, 4, 6)).astype(np.complex64)
 for _type, _lengths in [("FFT", (6,)), ("IFFT", (4, 6)), ("FFT", (2, 4, 6))]:
-    case("fft", [_C], lambda x, t=_type, n=_lengths: lax.fft(x, t, n), ROUNDING,
-         fft_type=_type, fft_lengths=_lengths)
+    case("fft", [_C], jax.jit(named("fft", lambda x, t=_type, n=_lengths: lax.fft(x, t, n))),
+         ROUNDING, fft_type=_type, fft_lengths=_lengths)
 for _lengths in [(6,), (4, 6), (5,)]:
     _real = floats(3, *_lengths)
-    case("fft", [_real], lambda x, n=_lengths: lax.fft(x, "RFFT", n), ROUNDING,
-         fft_type="RFFT", fft_lengths=_lengths)
+    case("fft", [_real], jax.jit(named("fft", lambda x, n=_lengths: lax.fft(x, "RFFT", n))),
+         ROUNDING, fft_type="RFFT", fft_lengths=_lengths)
     _half = np.fft.rfftn(_real, axes=range(1, _real.ndim)).astype(np.complex64)
-    case("fft", [_half], lambda x, n=_lengths: lax.fft(x, "IRFFT", n), ROUNDING,
-         fft_type="IRFFT", fft_lengths=_lengths)
+    case("fft", [_half], jax.jit(named("fft", lambda x, n=_lengths: lax.fft(x, "IRFFT", n))),
+         ROUNDING, fft_type="IRFFT", fft_lengths=_lengths)
 
 
 # -- top_k and optimization_barrier (ir/selection_primitives.py) ------------------------------
