@@ -69,6 +69,12 @@ SPECIAL_F32 = np.array([0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999997, 1e-30,
 SPECIAL_I32 = np.array([0, 1, -1, 7, -7, 2**31 - 1, -2**31], i32)
 
 
+def named(name, fn):
+    """`fn` with `__name__` `name`: `jax.jit` names its program after it."""
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
 def splat(fn):
     """`jax.lax` wants equal shapes; the IR lets a rank-0 operand stand for a splat."""
     def oracle(*xs):
@@ -157,8 +163,10 @@ case("polygamma", [np.float32(1), floats(2, 3, lo=0.2, hi=5)], splat(lax.polygam
 for _name in ("igamma", "igammac", "igamma_grad_a"):
     case(_name, [floats(2, 3, lo=0.1, hi=6), floats(2, 3, lo=0.01, hi=12)],
          getattr(lax, _name), SPECIAL_FUNCTION)
-    case(_name, [np.float32(2.5), floats(4, lo=0.01, hi=8)], splat(getattr(lax, _name)),
-         SPECIAL_FUNCTION)
+    # (jitted and named as the primitive: the lowering test's scalar-operand program,
+    # big for these functions, has this module text and is compiled once)
+    case(_name, [np.float32(2.5), floats(4, lo=0.01, hi=8)],
+         jax.jit(named(_name, splat(getattr(lax, _name)))), SPECIAL_FUNCTION)
 for _name in ("igamma", "igammac"):
     case(_name, [np.array([0, 1, 1, -1, 2, 2, np.inf, np.nan], f32),
                  np.array([1, 0, -1, 1, np.inf, np.nan, 1, 1], f32)],
@@ -238,13 +246,15 @@ for _starts, _sizes in [((1, 2), (2, 2)), ((-1, 0), (2, 3)), ((7, -9), (1, 2)),
     # The primitives clamp only (negative starts are the wrapper's business), so the
     # oracle is jax.lax with negative-index wrapping off.
     # (Under jax.jit, so that jax.lax sees traced starts and clamps rather than refusing.)
+    # (Named as the primitive, as test_reference_rule_matches_xla_lowering names the
+    # lowering's program, so that the two compile once.)
     case("dynamic_slice", [floats(4, 5), *_starts],
-         jax.jit(lambda x, *s, sz=_sizes: lax.dynamic_slice(x, s, sz,
-                                                            allow_negative_indices=False)),
+         jax.jit(named("dynamic_slice", lambda x, *s, sz=_sizes: lax.dynamic_slice(
+             x, s, sz, allow_negative_indices=False))),
          slice_sizes=_sizes)
     case("dynamic_update_slice", [ints(4, 5), ints(*_sizes), *_starts],
-         jax.jit(lambda x, u, *s: lax.dynamic_update_slice(x, u, s,
-                                                           allow_negative_indices=False)))
+         jax.jit(named("dynamic_update_slice", lambda x, u, *s: lax.dynamic_update_slice(
+             x, u, s, allow_negative_indices=False))))
 
 
 # -- reductions, contractions, scans, sort ----------------------------------------------
@@ -443,17 +453,20 @@ case("reduce_precision", [floats(2, 3).astype(np.float16)],
 
 # -- the Fourier transform (numpy.fft in double precision, rounded once) -------------------
 
+# (The oracles are jax.jit calls of `lax.fft`, itself a jitted function, named as the
+# primitive: the module text of test_reference_rule_matches_xla_lowering's program,
+# so that the two compile once.)
 _C = (floats(2, 4, 6) + 1j * floats(2, 4, 6)).astype(np.complex64)
 for _type, _lengths in [("FFT", (6,)), ("IFFT", (4, 6)), ("FFT", (2, 4, 6))]:
-    case("fft", [_C], lambda x, t=_type, n=_lengths: lax.fft(x, t, n), ROUNDING,
-         fft_type=_type, fft_lengths=_lengths)
+    case("fft", [_C], jax.jit(named("fft", lambda x, t=_type, n=_lengths: lax.fft(x, t, n))),
+         ROUNDING, fft_type=_type, fft_lengths=_lengths)
 for _lengths in [(6,), (4, 6), (5,)]:
     _real = floats(3, *_lengths)
-    case("fft", [_real], lambda x, n=_lengths: lax.fft(x, "RFFT", n), ROUNDING,
-         fft_type="RFFT", fft_lengths=_lengths)
+    case("fft", [_real], jax.jit(named("fft", lambda x, n=_lengths: lax.fft(x, "RFFT", n))),
+         ROUNDING, fft_type="RFFT", fft_lengths=_lengths)
     _half = np.fft.rfftn(_real, axes=range(1, _real.ndim)).astype(np.complex64)
-    case("fft", [_half], lambda x, n=_lengths: lax.fft(x, "IRFFT", n), ROUNDING,
-         fft_type="IRFFT", fft_lengths=_lengths)
+    case("fft", [_half], jax.jit(named("fft", lambda x, n=_lengths: lax.fft(x, "IRFFT", n))),
+         ROUNDING, fft_type="IRFFT", fft_lengths=_lengths)
 
 
 # -- top_k and optimization_barrier (ir/selection_primitives.py) ------------------------------
@@ -493,11 +506,15 @@ case("erf_inv", [floats(2, 3, lo=-0.999, hi=0.999)], lax.erf_inv, TRANSCENDENTAL
 case("erf_inv", [np.array([0.0, -0.0, 1.0, -1.0, 1.5, np.nan, 1e-6], f32)], lax.erf_inv,
      TRANSCENDENTAL)
 case("erf_inv", [floats(4, lo=-0.9, hi=0.9, dtype=bf16)], lax.erf_inv, BF16)
+# JAX's oracle under one jax.jit (the comparison has a tolerance): eagerly,
+# lax.random_gamma_grad is a composition that compiles ~30 programs per shape. Named
+# as the primitive: the lowering test's program then has the same module text.
 case("random_gamma_grad", [np.float32([0.3, 1.0, 4.5, 2.0, 10.0]),
-                           np.float32([0.05, 1.2, 3.0, 0.5, 14.0])], lax.random_gamma_grad,
+                           np.float32([0.05, 1.2, 3.0, 0.5, 14.0])],
+     jax.jit(named("random_gamma_grad", lambda a, x: lax.random_gamma_grad(a, x))),
      (1e-5, 1e-6))
 case("random_gamma_grad", [np.float32(2.5), floats(2, 3, lo=0.1, hi=6)],
-     splat(lax.random_gamma_grad), (1e-5, 1e-6))
+     jax.jit(named("random_gamma_grad", splat(lax.random_gamma_grad))), (1e-5, 1e-6))
 _words = ints(3, 2, lo=0, hi=2**31 - 1).astype(np.uint32)
 case("random_wrap", [_words], lambda w: jax.random.wrap_key_data(w, impl="threefry2x32"))
 case("random_unwrap", [jax.random.wrap_key_data(_words, impl="threefry2x32")],

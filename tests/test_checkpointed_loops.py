@@ -72,10 +72,10 @@ def test_scan_values_and_gradients_match_lax_scan(schedule, n):
 @pytest.mark.parametrize("schedule", SCHEDULES)
 @pytest.mark.parametrize("jit", [False, True])
 def test_scan_reverse(schedule, jit):
-    args = inputs(11)
+    args = inputs(13)
     mine = minijax.grad(rnn_loss(minijax, mnp, ours(schedule, reverse=True)),
                         argnums=(0, 1, 2))
-    value, grads = rnn_reference(11, reverse=True)
+    value, grads = rnn_reference(13, reverse=True)
     assert_trees_match((minijax.jit(mine) if jit else mine)(*args), grads, **TOL)
     assert_trees_match(rnn_loss(minijax, mnp, ours(schedule, reverse=True))(*args),
                        value, **TOL)
@@ -83,8 +83,8 @@ def test_scan_reverse(schedule, jit):
 
 @pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
 def test_scan_with_checkpoints_given(schedule):
-    args = inputs(17)
-    grads = rnn_reference(17)[1]
+    args = inputs(13)
+    grads = rnn_reference(13)[1]
     ref = (grads[0], grads[2])
     for c in (9, 12):
         mine = minijax.grad(rnn_loss(minijax, mnp, ours(schedule, checkpoints=c)),
@@ -111,7 +111,7 @@ def test_scan_without_xs_and_integer_carry(schedule):
 
 @pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
 def test_scan_under_vmap(schedule):
-    w, h, xs = inputs(7)
+    w, h, xs = inputs(8)
     hs = np.stack([h, h * 2, -h])
     mine = minijax.vmap(minijax.grad(rnn_loss(minijax, mnp, ours(schedule)), argnums=(0, 1)),
                         in_axes=(None, 0, None))
@@ -149,7 +149,7 @@ def test_scan_batched_xs_with_integer_xs_under_vmap(schedule):
 
 
 def test_scan_under_nested_checkpoint_and_policy():
-    args = inputs(6)
+    args = inputs(8)
 
     def loss(lib, np_, scan, wrap):
         def f(w, h, xs):
@@ -369,10 +369,10 @@ def test_while_vjp_and_linearize():
 
 @pytest.mark.parametrize("schedule", ["binomial", "sqrt"])
 def test_scan_linearize_matches_jax(schedule):
-    args = inputs(9)
+    args = inputs(13)
     mine = rnn_loss(minijax, mnp, ours(schedule))
     ref = rnn_loss(jax, jnp, theirs())
-    tangents = inputs(9, seed=1)
+    tangents = inputs(13, seed=1)
     _, lin = minijax.linearize(mine, *args)
     jvp = jax.jit(lambda args, tangents: jax.jvp(ref, args, tangents))
     expected_pair = jvp(args, tangents)

@@ -4,7 +4,7 @@ The corpus covers numpy, control flow, refs, remat and custom derivatives: every
 row must agree or name a registered divergence. The planted bug (a wrong jvp rule
 for `sin` swapped into minijax by the test) must be found, shrunk to a program of a
 few equations, and written as a reproducer whose run under JAX and under minijax (in
-subprocesses, the bug planted there too) prints different values.
+a subprocess, the bug planted there too) prints different values.
 """
 from __future__ import annotations
 
@@ -199,13 +199,17 @@ def test_planted_bug_is_found_shrunk_and_reproduced(wrong_sin_jvp, tmp_path):
     body = text.split("def program(", 1)[1].split("return", 1)[0]
     assert 1 <= body.count(" = lax.") <= 3, body   # shrunk to a few equations
     assert "lax.sin" in body
-    jax_out = subprocess.run([sys.executable, path], capture_output=True, text=True,
-                             cwd=tmp_path, check=True).stdout
-    driver = tmp_path / "plant_and_run.py"
-    driver.write_text(_PLANT + "import sys\nfrom minijax.cli import main\n"
+    # One subprocess runs the reproducer twice, as a script: on JAX, then -- the bug
+    # planted -- with `python -m minijax run` (a Python start and JAX import fewer
+    # than a subprocess per side).
+    driver = tmp_path / "run_then_plant_and_run.py"
+    driver.write_text("import sys\nfrom minijax.interop.run_hook import run_script\n"
+                      "run_script(sys.argv[1], on_minijax=False)\nprint('-- minijax')\n"
+                      + _PLANT + "from minijax.cli import main\n"
                       "sys.exit(main(['run', sys.argv[1]]))\n")
-    mini_out = subprocess.run([sys.executable, str(driver), path], capture_output=True,
-                              text=True, cwd=tmp_path, check=True).stdout
+    out = subprocess.run([sys.executable, str(driver), path], capture_output=True,
+                         text=True, cwd=tmp_path, check=True).stdout
+    jax_out, mini_out = out.split("-- minijax\n")
     assert jax_out.startswith("leaf 0:") and mini_out.startswith("leaf 0:")
     assert jax_out != mini_out
     jax_values = np.array(eval(jax_out.split(":", 1)[1]))
