@@ -4,26 +4,34 @@
         f(x)
     assert len(made) == 1
 
-"lowered" counts every program lowered to MLIR (a compile, or a hit of the run's
-persistent compilation cache, `tests/conftest.py`); "compiled" counts XLA backend
-compiles only."""
+"lowered" counts every program lowered to MLIR; "compiled" every program handed to
+the backend, which compiles it or, when the run's persistent compilation cache
+(`tests/conftest.py`) holds the same module text, loads it from there; "cache hits"
+counts those loaded."""
 import contextlib
 
 import jax
 
 _EVENTS = {"lowered": "/jax/core/compile/jaxpr_to_mlir_module_duration",
-           "compiled": "/jax/core/compile/backend_compile_duration"}
+           "compiled": "/jax/core/compile/backend_compile_duration",
+           "cache hits": "/jax/compilation_cache/cache_hits"}
 
 
 @contextlib.contextmanager
 def programs(kind: str):
     wanted, made = _EVENTS[kind], []
 
-    def listen(event, duration, **kwargs):
+    def listen(event, *duration, **kwargs):
         if event == wanted:
             made.append(event)
-    jax.monitoring.register_event_duration_secs_listener(listen)
+    # (A hit is a plain event; the others are events with a duration.)
+    register, unregister = ((jax.monitoring.register_event_listener,
+                             jax.monitoring.unregister_event_listener)
+                            if kind == "cache hits" else
+                            (jax.monitoring.register_event_duration_secs_listener,
+                             jax.monitoring.unregister_event_duration_listener))
+    register(listen)
     try:
         yield made
     finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
+        unregister(listen)

@@ -7,12 +7,15 @@ lowers (`tests/program_counting.py`), first call and repeat call, against JAX's 
 call on the same inputs, and compares values, dtypes and weak types:
 
 * `lax.reduce` with a computation that is not a monoid: one program per (computation,
-  tree, avals, dimensions); a fresh lambda per call traces and compiles per call, as
-  JAX's does; `minijax.clear_caches()` lets the computations go;
+  tree, avals, dimensions); a fresh closure over arrays per call traces and compiles
+  per call, as JAX's does, while lambdas of one code over Python scalars share one
+  program; `minijax.clear_caches()` lets the computations go;
 * a JAX program imported with `minijax.interop` and evaluated eagerly: each JAX
   primitive that minijax composes is one `jit` equation named after it;
 * `approx_min_k`, `stack`, `index_take`, `empty` (found by
-  `benchmarks/eager_lax_programs.py`).
+  `benchmarks/eager_lax_programs.py`);
+* each primitive's eager program is named as JAX's eager program for it, so that the
+  two can share a compilation-cache entry.
 
 Traced programs (`make_jaxpr`) keep the composition's equations with no nested call,
 and errors are raised as before. Each case has shapes of its own, so that no other
@@ -280,3 +283,34 @@ def test_composed_lax_function_errors():
         lax.stack([_V, _V[:3]])
     with pytest.raises(ValueError, match="non-negative int"):
         lax.approx_min_k(_V, -1)
+
+
+def test_eager_programs_are_named_as_jaxs():
+    """An eager primitive's program takes JAX's name for the primitive (`scatter-add`,
+    not minijax's `scatter_add`): with the same module text, JAX's persistent
+    compilation cache then serves both libraries' eager calls from one entry."""
+    from minijax.backends.xla import JAX_PRIMITIVE_NAMES
+    from minijax.ir import primitives_by_name
+    compared = 0
+    for name in primitives_by_name:
+        jax_prim = getattr(jax.lax, f"{name}_p", None)
+        if jax_prim is None:
+            continue
+        compared += 1
+        assert JAX_PRIMITIVE_NAMES.get(name, name) == jax_prim.name, name
+    assert compared > 100
+    # (shapes of this test's own, so that neither library has the program yet)
+    x, updates = np.zeros(11, np.float32), np.ones(3, np.float32)
+    indices = np.array([[1], [3], [10]], np.int32)
+    numbers = dict(update_window_dims=(), inserted_window_dims=(0,),
+                   scatter_dims_to_operand_dims=(0,))
+    with programs("lowered") as jax_lowered:
+        want = jax.lax.scatter_add(x, indices, updates,
+                                   jax.lax.ScatterDimensionNumbers(**numbers))
+    with programs("lowered") as lowered, programs("cache hits") as hits:
+        got = minijax.lax.scatter_add(x, indices, updates,
+                                      minijax.lax.ScatterDimensionNumbers(**numbers))
+    assert_trees_match(got, want)
+    # minijax lowers its own program, and the run's compilation cache (tests/conftest.py)
+    # hands it JAX's executable: the module texts are the same
+    assert (len(jax_lowered), len(lowered), len(hits)) == (1, 1, 1)

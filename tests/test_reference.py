@@ -21,7 +21,7 @@ from jax import lax
 
 from minijax.backends.reference import (RefBox, eval_closed_jaxpr, eval_jaxpr,
                                         reference_rules)
-from minijax.backends.xla import lowering_rules
+from minijax.backends.xla import JAX_PRIMITIVE_NAMES, lowering_rules
 from minijax.ir import (MinijaxError, ShapedArray, bind, primitives as P,
                         primitives_by_name, trace_to_jaxpr)
 from minijax.ir.primitives import out_avals_of
@@ -100,11 +100,6 @@ def test_reference_rule_matches_jax_lax(case):
     check_rule_against(case, case.oracle)
 
 
-# JAX's eager program for a primitive is named after JAX's primitive, where its name
-# is not minijax's: the lowering's program takes that name so that its module text
-# can equal the oracle's.
-JAX_PROGRAM_NAMES = {name: name.replace("_", "-") for name in
-                     ("scatter_add", "scatter_mul", "scatter_min", "scatter_max")}
 
 
 @pytest.mark.parametrize("prim_name", sorted(primitives_by_name))
@@ -133,7 +128,7 @@ def test_reference_rule_matches_xla_lowering(prim_name):
         def lowered(*args, params=case.params):
             outs = lowering_rules[prim](*args, **params)
             return outs if prim.multiple_results else outs[0]
-        lowered.__name__ = lowered.__qualname__ = JAX_PROGRAM_NAMES.get(prim_name, prim_name)
+        lowered.__name__ = lowered.__qualname__ = JAX_PRIMITIVE_NAMES.get(prim_name, prim_name)
         check_rule_against(case, jax.jit(lowered), oracle_gives_list=prim.multiple_results)
 
 

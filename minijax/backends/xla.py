@@ -417,6 +417,12 @@ def lower_closed_jaxpr(closed_jaxpr, *args, donate_argnums: tuple = ()):
 
 # -- eager dispatch ---------------------------------------------------------------------
 
+# JAX's name for a primitive where it is not minijax's: an eager program is named after
+# JAX's (below), so that equal module texts are equal names too.
+JAX_PRIMITIVE_NAMES = {name: name.replace("_", "-") for name in
+                       ("scatter_add", "scatter_mul", "scatter_min", "scatter_max")}
+
+
 @functools.lru_cache(maxsize=8192)
 def _compiled_primitive(prim, params_key, in_avals):
     params = dict(params_key)
@@ -433,7 +439,7 @@ def _compiled_primitive(prim, params_key, in_avals):
     else:
         def run(*args):
             return weak_as_typed(out_avals, rule(*args, **params))[0]
-    run.__name__ = run.__qualname__ = prim.name
+    run.__name__ = run.__qualname__ = JAX_PRIMITIVE_NAMES.get(prim.name, prim.name)
     return jax.jit(run)
 
 
