@@ -16,6 +16,9 @@ import minijax
 from minijax import lax as mlax
 from tests.ad_helpers import assert_close
 
+# JAX's side of a comparison (all to a tolerance) runs as one jax.jit program: eagerly
+# it would compile a program per operation of the collective's batching rule.
+
 rng = np.random.default_rng(0)
 X = rng.standard_normal((4, 3)).astype(np.float32)        # 4 members, f32[3] each
 SQUARE = rng.standard_normal((4, 4, 2)).astype(np.float32)  # f32[4,2]: splits by 4
@@ -63,7 +66,7 @@ def _fns(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_vmap_eager_and_jit(name):
     ours, theirs, x = _fns(name)
-    expected = jax.vmap(theirs, axis_name="i")(x)
+    expected = jax.jit(jax.vmap(theirs, axis_name="i"))(x)
     assert_close(minijax.vmap(ours, axis_name="i")(x), expected)
     assert_close(minijax.jit(minijax.vmap(ours, axis_name="i"))(x), expected)
     # a jit inside the vmap keeps the collective in its jaxpr (printed, parsed back)
@@ -77,9 +80,9 @@ def test_grad_inside_and_outside(name):
     def loss(f):
         return lambda x: (f(x) ** 2).sum()
     assert_close(minijax.vmap(minijax.grad(loss(ours)), axis_name="i")(x),
-                 jax.vmap(jax.grad(loss(theirs)), axis_name="i")(x), tol=1e-4)
+                 jax.jit(jax.vmap(jax.grad(loss(theirs)), axis_name="i"))(x), tol=1e-4)
     outside = minijax.grad(lambda x: (minijax.vmap(ours, axis_name="i")(x) ** 2).sum())
-    expected = jax.grad(lambda x: (jax.vmap(theirs, axis_name="i")(x) ** 2).sum())
+    expected = jax.jit(jax.grad(lambda x: (jax.vmap(theirs, axis_name="i")(x) ** 2).sum()))
     assert_close(outside(x), expected(x), tol=1e-4)
 
 
@@ -88,7 +91,7 @@ def test_jvp(name):
     ours, theirs, x = _fns(name)
     t = np.ones_like(x)
     got = minijax.jvp(minijax.vmap(ours, axis_name="i"), (x,), (t,))
-    want = jax.jvp(jax.vmap(theirs, axis_name="i"), (x,), (t,))
+    want = jax.jit(lambda x, t: jax.jvp(jax.vmap(theirs, axis_name="i"), (x,), (t,)))(x, t)
     assert_close(got, want, tol=1e-4)
 
 
@@ -97,11 +100,11 @@ def test_vmap_on_top(name):
     ours, theirs, x = _fns(name)
     stacked = np.stack([x, 2 * x])
     assert_close(minijax.vmap(minijax.vmap(ours, axis_name="i"))(stacked),
-                 jax.vmap(jax.vmap(theirs, axis_name="i"))(stacked))
+                 jax.jit(jax.vmap(jax.vmap(theirs, axis_name="i")))(stacked))
     # the inner vmap names no axis: the collective belongs to the outer one
     moved = np.swapaxes(stacked, 0, 1)
     assert_close(minijax.vmap(minijax.vmap(ours), axis_name="i", in_axes=1)(stacked),
-                 jax.vmap(jax.vmap(theirs), axis_name="i", in_axes=1)(stacked))
+                 jax.jit(jax.vmap(jax.vmap(theirs), axis_name="i", in_axes=1))(stacked))
     del moved
 
 
@@ -116,12 +119,12 @@ def test_nested_names():
         return f
     ours, theirs = both(body)
     got = minijax.vmap(minijax.vmap(ours, axis_name="j"), axis_name="i")(x)
-    want = jax.vmap(jax.vmap(theirs, axis_name="j"), axis_name="i")(x)
+    want = jax.jit(jax.vmap(jax.vmap(theirs, axis_name="j"), axis_name="i"))(x)
     assert_close(got, want)
     grad_ours = minijax.grad(lambda x: minijax.vmap(minijax.vmap(ours, axis_name="j"),
                                                     axis_name="i")(x).sum())
-    grad_theirs = jax.grad(lambda x: jax.vmap(jax.vmap(theirs, axis_name="j"),
-                                              axis_name="i")(x).sum())
+    grad_theirs = jax.jit(jax.grad(lambda x: jax.vmap(jax.vmap(theirs, axis_name="j"),
+                                                      axis_name="i")(x).sum()))
     assert_close(grad_ours(x), grad_theirs(x), tol=1e-4)
 
 
