@@ -10,8 +10,9 @@ values, dtypes and weak types:
   program of the body without the repeats (`backends/xla.py`, `_eager_call_program`);
 * `jnp.roll` with a concrete NumPy/JAX shift: read as Python ints first, as JAX does,
   so the call is one cached program with the shift static, not op by op;
-* `random.choice` and `lax.add` with a rank-0 NumPy operand: no more programs than
-  JAX's (pinned).
+* `random.choice` without replacement and with `p`: Gumbel top-k with `lax.top_k`, as
+  JAX's, not a sort and a slice (7 programs -> 4, JAX 6); plain `random.choice` and
+  `lax.add` with a rank-0 NumPy operand: no more programs than JAX's (pinned).
 
 Each case has shapes of its own, so that no other test's program serves it on either
 side.
@@ -141,6 +142,21 @@ def test_random_choice_makes_no_more_programs_than_jax():
     expected, (jax_first, _) = _first_and_repeat(lambda: jax.random.choice(jk, 13, (6,)))
     assert_trees_match(got, expected)
     assert first <= jax_first and repeat == 0
+
+
+def test_random_choice_without_replacement_with_p_is_gumbel_top_k_as_jax():
+    # Its top k was a sort of the negated noise and a slice (7 programs, JAX 6).
+    mk, jk = minijax.random.key(14), jax.random.key(14)
+    p = np.linspace(0.02, 0.2, 14).astype(np.float32)
+    draw = lambda random, k, p: random.choice(k, 14, (5,), replace=False, p=p)
+    got, (first, repeat) = _first_and_repeat(lambda: draw(minijax.random, mk, p))
+    expected, (jax_first, _) = _first_and_repeat(lambda: draw(jax.random, jk, p))
+    assert_trees_match(got, expected)
+    assert first <= jax_first and repeat == 0
+    keys_m, keys_j = minijax.random.split(mk, 3), jax.random.split(jk, 3)
+    assert_trees_match(minijax.vmap(lambda k: draw(minijax.random, k, p))(keys_m),
+                       jax.vmap(lambda k: draw(jax.random, k, p))(keys_j))
+    assert_trees_match(minijax.jit(lambda k, p: draw(minijax.random, k, p))(mk, p), expected)
 
 
 def test_lax_add_with_a_rank0_numpy_operand_is_one_program():
