@@ -15,12 +15,12 @@ import math
 import operator
 import warnings
 
-import jax
 import numpy as np
 
 from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
 from ..ir.trace import Tracer
+from ..ir.types import jax_array_type
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, promote_dtypes,
                          broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
                          canonicalize_axis, canonicalize_axes, static_int)
@@ -388,7 +388,8 @@ def _static_shift(shift):
     if isinstance(shift, list) and all(isinstance(s, (int, np.integer))
                                        and not isinstance(s, (bool, np.bool_)) for s in shift):
         return tuple(int(s) for s in shift)
-    if isinstance(shift, (np.ndarray, np.generic, jax.Array)) \
+    # (A JAX array: only a concrete one, not a tracer of JAX's own transformations.)
+    if (isinstance(shift, (np.ndarray, np.generic)) or type(shift) is jax_array_type()) \
             and np.dtype(shift.dtype).kind in "iu" and np.ndim(shift) <= 1:
         values = np.asarray(shift)
         return int(values) if values.ndim == 0 else tuple(int(s) for s in values)
