@@ -512,7 +512,7 @@ def apply_primitive(prim, *args, **params):
         if params.get("inline") and len(jaxpr.eqns) <= 1 and not any(
                 type(v) is Literal for v in jaxpr.outvars):
             return _small_inline_call(jaxpr, args)
-        return compile_jaxpr(jaxpr)(*args)
+        return _eager_call_program(jaxpr, bool(params.get("inline")))(*args)
     signature = tuple(map(_signature, args))
     key = (prim, tuple(params.items()), signature)
     fn = _fast_path.get(key)
@@ -538,8 +538,38 @@ def _small_inline_call(jaxpr: Jaxpr, args) -> list:
     return interpret_with_table(jaxpr, (), args, eager_impls, _no_lowering)
 
 
+@functools.lru_cache(maxsize=4096)
+def _eager_call_program(jaxpr: Jaxpr, inline: bool):
+    """The compiled function of an eager `jit` call's body, looked up by the body
+    object, then by its text. An eager transformation transforms a body once per
+    (body, which inputs carry tangents / are unknown / are batched), but different
+    derivation paths (`check_grads`' jvp of a vjp and vjp of a jvp) reach equal
+    bodies as distinct objects: one XLA compile serves them all.
+
+    An inline call's body (a jnp function's: `frontend/eager_jit.py`) that returns
+    the same value at several positions -- a jvp of a jvp hands the primal out as
+    its own tangent's primal, and so on -- compiles with each value once and gives it
+    back at every position, as JAX's transformed calls forward a repeated output: the
+    bodies that differ only in such repeats share one program. (A user's `jit` keeps
+    one array per output, as `jax.jit` does.)"""
+    outvars = jaxpr.outvars
+    if not inline or len(set(outvars)) == len(outvars) or any(
+            type(v) is not Var for v in outvars):
+        return compile_jaxpr_by_text(jaxpr)
+    unique = tuple(dict.fromkeys(outvars))
+    position = {var: i for i, var in enumerate(unique)}
+    picks = [position[var] for var in outvars]
+    compiled = compile_jaxpr_by_text(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.eqns, unique))
+
+    def run(*args):
+        outs = compiled(*args)
+        return [outs[i] for i in picks]
+    return run
+
+
 def clear_caches():
     _fast_path.clear()
+    _eager_call_program.cache_clear()
     _compiled_primitive.cache_clear()
     compile_jaxpr.cache_clear()
     _compiled_by_text.clear()

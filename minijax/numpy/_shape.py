@@ -20,6 +20,7 @@ import numpy as np
 from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
 from ..ir.trace import Tracer
+from ..ir.types import jax_array_type
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, promote_dtypes,
                          broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
                          canonicalize_axis, canonicalize_axes, static_int)
@@ -367,17 +368,41 @@ def flipud(m):
     return flip(m, 0)
 
 
-# JAX's roll jits its body with a static (Python int) shift and axis; an array
-# shift is unhashable, so it keeps the direct path (JAX's dynamic roll).
-@jitted_eagerly("shift", "axis")
 def roll(a, shift, axis=None):
     """Shift elements along `axis` (None: the flattened array), wrapping around.
 
     A static shift is two slices and a concatenate; a traced one is a dynamic slice
-    of the array concatenated with itself."""
+    of the array concatenated with itself. As in JAX, a concrete integer shift -- a
+    NumPy or JAX array or scalar, or a list of ints -- is read as Python ints first,
+    so an eager call is one cached program with the shift static (an array is
+    unhashable, so it would otherwise run op by op)."""
+    return _roll(a, _static_shift(shift), axis)
+
+
+def _static_shift(shift):
+    """`shift` as an int or a tuple of ints when it is a concrete integer scalar or
+    1-d sequence; otherwise unchanged (a tracer: the dynamic roll; anything else: the
+    body's checks and errors)."""
+    if isinstance(shift, Tracer):
+        return shift
+    if isinstance(shift, list) and all(isinstance(s, (int, np.integer))
+                                       and not isinstance(s, (bool, np.bool_)) for s in shift):
+        return tuple(int(s) for s in shift)
+    # (A JAX array: only a concrete one, not a tracer of JAX's own transformations.)
+    if (isinstance(shift, (np.ndarray, np.generic)) or type(shift) is jax_array_type()) \
+            and np.dtype(shift.dtype).kind in "iu" and np.ndim(shift) <= 1:
+        values = np.asarray(shift)
+        return int(values) if values.ndim == 0 else tuple(int(s) for s in values)
+    return shift
+
+
+# JAX's roll jits its body with a static (Python int) shift and axis; a traced shift
+# is not hashable, so it keeps the direct path (JAX's dynamic roll).
+@jitted_eagerly("shift", "axis")
+def _roll(a, shift, axis=None):
     a = as_operand("roll", a)
     if axis is None:
-        return reshape(roll(ravel(a), shift, 0), shape_of(a))
+        return reshape(_roll(ravel(a), shift, 0), shape_of(a))
     shifts, axes = _roll_pairs(shift, axis)
     for s, ax in zip(shifts, axes):
         ax = canonicalize_axis("roll", ax, len(shape_of(a)))
@@ -394,6 +419,9 @@ def roll(a, shift, axis=None):
             a = lax.concatenate([lax.slice_in_dim(a, n - s, n, 1, ax),
                                  lax.slice_in_dim(a, 0, n - s, 1, ax)], ax)
     return as_array(a)
+
+
+roll.eager_jit = _roll.eager_jit     # the cached program of an eager call
 
 
 def _roll_pairs(shift, axis):
