@@ -13,8 +13,8 @@ from . import ir
 from . import backends
 from .ir.trace import MinijaxError, TracerError
 from .ir.types import float0
-from .frontend.jit import (jit, make_jaxpr, eval_shape, disable_jit, clear_caches,
-                           ensure_compile_time_eval)
+from .frontend.jit import jit, disable_jit, clear_caches, ensure_compile_time_eval
+from .frontend.tracing import make_jaxpr, eval_shape
 from .frontend.config import (config, enable_x64, debug_nans, debug_infs,
                               default_matmul_precision)
 from .frontend.devices import (device_put, devices, local_devices, device_count,

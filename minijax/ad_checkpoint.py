@@ -27,7 +27,7 @@ from typing import Callable
 
 from jax import tree_util
 
-from .frontend.jit import stage_cached
+from .frontend.tracing import stage_cached
 from .frontend.pytrees import FlatFun, split_static_args, fun_name
 from .ir import primitives as P
 from .ir.core import Literal, Var

@@ -135,7 +135,7 @@ def test_graph_reader_sees_the_imports():
     module_level = {(a, b) for a, b, _, top in IMPORTS if top}
     assert ("minijax.transforms.jvp", "minijax.transforms.ad_util") in module_level
     assert ("minijax.backends", "minijax.backends.xla") in module_level
-    assert ("minijax.frontend.jit", "minijax.ir.staging") in module_level
+    assert ("minijax.frontend.tracing", "minijax.ir.staging") in module_level
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

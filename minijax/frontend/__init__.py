@@ -6,8 +6,10 @@ machinery of `minijax/ir`, runs the passes of `minijax/transforms` and executes
 through `minijax/backends`. The public modules at the package root (`minijax`,
 `minijax.lax`, `minijax.ref`, `minijax.ad_checkpoint`, ...) re-export from here.
 
-  jit.py              `jit`, `make_jaxpr`, `eval_shape`, `disable_jit`; the staging
-                      cache `jit` and `checkpoint` share (`stage_cached`)
+  jit.py              `jit`, `disable_jit`, `ensure_compile_time_eval`
+  tracing.py          `make_jaxpr`, `eval_shape`; the checks every staged call
+                      makes and the staging cache `jit` and `checkpoint` share
+                      (`stage_cached`)
   aot.py              `jit(f).lower(...)` and `.compile()` (`Lowered`, `Compiled`)
   autodiff.py         `jvp`, `linearize`, `vjp`, `grad`, jacobians
   vmap.py             `vmap`

@@ -24,7 +24,7 @@ from jax import tree_util
 from ..transforms.ad_util import eval_jaxpr
 from ..transforms.custom_derivatives import custom_jvp
 from .autodiff import jvp
-from .jit import make_jaxpr
+from .tracing import make_jaxpr
 from . import lax_ops as lax
 
 

@@ -1,10 +1,9 @@
-"""The public staging API: `make_jaxpr`, `jit`, `eval_shape`, `disable_jit`.
+"""`jit`, `disable_jit` and `ensure_compile_time_eval`.
 
-Both `make_jaxpr` and `jit` trace the user's function once per (pytree structure,
-input avals, static arguments) with the staging trace of `ir/staging.py`.
-`make_jaxpr` hands back the jaxpr. `jit` keeps its traces in a cache that belongs to
-the *function* (held weakly) and the jit options, as JAX's does, so `jit(f)(x)` in a
-loop traces once. A `jit` call then goes one of two ways:
+`jit` traces the user's function once per (pytree structure, input avals, static
+arguments), as `make_jaxpr` does (`frontend/tracing.py`), and keeps its traces in a
+cache that belongs to the *function* (held weakly) and the jit options, as JAX's
+does, so `jit(f)(x)` in a loop traces once. A `jit` call then goes one of two ways:
 
 * at the root (eager) trace, with arrays: the fast path. One `jax.jit` function per
   cache runs the call; its Python body, which JAX runs only on a cache miss, looks up
@@ -22,12 +21,9 @@ loop traces once. A `jit` call then goes one of two ways:
   one call; at the root the equation runs through `backends/eager_ref_runtime.py`, which
   discharges the refs, runs one XLA program and writes the boxes back.
 
-Both check refs the same way, through the same two functions: `flatten_call_inputs`
-before tracing (refs live, not views, not passed twice) and `_trace_flat` while and
-after tracing (no ref returned, none both closed over and passed in); see
-`frontend/ref_checks.py`. So `make_jaxpr` never shows a program that `jit` would refuse.
-`stage_cached` is the one staging cache, shared by `jit` and `checkpoint`
-(`minijax/ad_checkpoint.py`).
+`jit` and `make_jaxpr` check refs the same way, through the same two functions of
+`frontend/tracing.py`, so `make_jaxpr` never shows a program that `jit` would refuse;
+`stage_cached` there is the one staging cache, shared by `jit` and `checkpoint`.
 """
 from __future__ import annotations
 
@@ -42,135 +38,26 @@ from typing import Callable
 import jax
 from jax import tree_util
 
-from .pytrees import (FlatFun, checked_avals, split_static_args,
-                       static_argnums_from_names, static_argnames_from_nums, fun_name)
+from .pytrees import (split_static_args, static_argnums_from_names,
+                       static_argnames_from_nums, fun_name)
 from ..ir import primitives as P
 from ..ir.checks import forget_round_trips
 from ..ir.float_checks import checks_on as float_checks_on, invalid_value_in
 from ..ir import root_modes
 from ..ir.root_modes import modes as _root_modes
 from ..ir.core import ClosedJaxpr
-from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind,
                         current_trace, set_current_trace)
-from ..ir.types import RefType, ShapedArray, dtype_of_jax, forget_shared_avals
-from ..ir.verify import verify_jaxpr
+from ..ir.types import ShapedArray, dtype_of_jax, forget_shared_avals
 from ..ir.source_info import forget_source_sites
 from .. import backends
 from ..backends import xla
 from ..backends.eager_ref_runtime import call_donating
-from ..backends.xla_collectives import context_mesh
-from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings
-from .collectives import bound_axis_env
+from .tracing import Staged, eval_shape, mesh_key, stage_cached
 from ..transforms.discharge import mentions_refs
 from .aot import Lowered
-
-
-_RETURNED_REF = ("a ref cannot be returned from a traced function (jit, make_jaxpr, "
-                 "checkpoint). "
-                 "Return its value r[...] instead, or create the ref outside and pass "
-                 "it in.")
-
-
-def flatten_call_inputs(args, kwargs, where: str):
-    """The inputs' leaves, their avals and the structure of `(args, kwargs)`, after
-    the checks every staged call needs before tracing: each leaf is a valid input, and
-    refs are live, unaliased and not views."""
-    leaves, in_tree = tree_util.tree_flatten((tuple(args), kwargs))
-    in_avals = checked_avals(leaves, f"{where}: input leaf")
-    check_ref_arguments(args, kwargs, leaves, where)
-    return leaves, in_avals, in_tree
-
-
-def _trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where: str):
-    """Trace `fun(*args, **kwargs)` into a closed jaxpr over the flattened inputs
-    (`leaves`, of `in_avals`), then check what only the trace shows: no ref is
-    returned, none is both closed over and passed in. `jit` and `make_jaxpr` share
-    this path, so a program one rejects the other rejects too, with the same message."""
-    flat_fun = FlatFun(fun, in_tree, kwargs_in_tree=True)
-
-    def checked_fun(*tracers):
-        outs = flat_fun(*tracers)
-        check_returned_refs(outs, flat_fun.out_tree, tracers, leaves, where, _RETURNED_REF)
-        return outs
-    closed = trace_to_jaxpr(checked_fun, in_avals)
-    check_staged_refs(closed, leaves, where)
-    return closed, flat_fun.out_tree
-
-
-def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
-               return_shape: bool = False):
-    """`make_jaxpr(f)(*args)` is the `ClosedJaxpr` minijax traces `f` into.
-
-    As `jax.make_jaxpr`: pytree inputs and outputs, static arguments by position or
-    name, and `return_shape=True` to also get the output's `ShapeDtypeStruct` tree."""
-    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-
-    @functools.wraps(fun)
-    def make_jaxpr_f(*args, **kwargs):
-        dyn_args, dyn_kwargs, _, rebuild = split_static_args(
-            fun, args, kwargs, static_argnums, static_argnames)
-        where = f"make_jaxpr({fun_name(fun)})"
-        leaves, in_avals, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
-        closed, out_tree = _trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_avals,
-                                       in_tree, where)
-        if not return_shape:
-            return closed
-        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
-        return closed, tree_util.tree_unflatten(out_tree, shapes)
-    return make_jaxpr_f
-
-
-class _Staged:
-    """One trace of a jitted function: the jaxpr to bind and how to rebuild outputs."""
-    __slots__ = ("closed", "call_jaxpr", "out_tree")
-
-    def __init__(self, closed: ClosedJaxpr, out_tree):
-        self.closed = closed
-        self.call_jaxpr = convert_constvars_to_invars(closed.jaxpr)
-        self.out_tree = out_tree
-
-    @classmethod
-    def trace(cls, fun, args, kwargs, leaves, in_avals, in_tree, where: str):
-        """`fun` traced (`_trace_flat`) and verified: what a staging cache stores."""
-        closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where)
-        verify_jaxpr(closed)
-        return cls(closed, out_tree)
-
-
-def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
-    """`(staged, leaves)`: the trace of `fun(*args, **kwargs)` from `traces`, made and
-    stored on a miss, and the call's input leaves. `args` and `kwargs` are the
-    dynamic arguments (`fun` puts the static ones back; `static_key` names them).
-    The one staging cache of `jit` and `checkpoint`."""
-    leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
-    # A ref's aval is its RefType, so a trace for one ref type is never reused
-    # for another (or for an array of the same shape).
-    key = (in_tree, tuple(in_avals), static_key) + _mesh_key()
-    axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
-    if axis_env:
-        key += (axis_env,)
-    staged = traces.get(key)
-    if staged is None:
-        staged = _Staged.trace(fun, args, kwargs, leaves, in_avals, in_tree, where)
-        # A trace that closed over tracers of an enclosing transformation is only
-        # valid inside that transformation, so it is not cached.
-        if not any(isinstance(c, Tracer) for c in staged.closed.consts):
-            traces[key] = staged
-    elif staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
-        # A cached trace may close over the very ref this call passes in.
-        check_staged_refs(staged.closed, leaves, where)
-    return staged, leaves
-
-
-def _mesh_key() -> tuple:
-    """What a trace depends on of the context mesh (`jax.set_mesh`): a bare
-    `PartitionSpec` or a `shard_map` without `mesh=` is traced on it."""
-    mesh = context_mesh()
-    return () if mesh is None else (("context mesh", mesh),)
 
 
 class _UsesRefs(Exception):
@@ -387,14 +274,14 @@ class JitFunction:
                              for x in leaves)
             # One trace per key, shared with `_stage`: `trace`, `lower` and calls
             # under transformations reuse what a call traced, and the other way round.
-            key = (in_tree, in_avals, static_key) + _mesh_key()
+            key = (in_tree, in_avals, static_key) + mesh_key()
             staged = traces.get(key)
             if staged is None:
                 # JAX is tracing `run`, but minijax's trace is over minijax's own
                 # tracers: what it evaluates eagerly (a constant folded on concrete
                 # values) must run now, not be staged into JAX's program.
                 with jax.ensure_compile_time_eval():
-                    staged = traces[key] = _Staged.trace(rebuild, dyn_args, dyn_kwargs, leaves,
+                    staged = traces[key] = Staged.trace(rebuild, dyn_args, dyn_kwargs, leaves,
                                                          list(in_avals), in_tree, where)
             if mentions_refs(staged.closed.jaxpr):
                 raise _UsesRefs()
@@ -611,15 +498,3 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
         fun = constrain_jit_shardings(fun, in_shardings, out_shardings, static)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums,
                        donate_argnames, keep_unused, inline)
-
-
-def eval_shape(fun: Callable, *args, **kwargs):
-    """The output of `fun(*args, **kwargs)` as a pytree of `jax.ShapeDtypeStruct`s,
-    computed by tracing only (nothing runs), as `jax.eval_shape`. Arguments may be
-    arrays, scalars or `ShapeDtypeStruct`s."""
-    where = f"eval_shape({fun_name(fun)})"
-    leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
-    closed, out_tree = _trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where)
-    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-              for a in closed.out_avals]
-    return tree_util.tree_unflatten(out_tree, shapes)

@@ -1,0 +1,152 @@
+"""Tracing a user's function into a jaxpr: `make_jaxpr`, `eval_shape`, and the one
+staging cache that `jit` and `checkpoint` share (`stage_cached`).
+
+Every staged call takes the same two steps, so a program one of them rejects the
+others reject too, with the same message:
+
+* `flatten_call_inputs`, before tracing: the inputs' leaves are valid values, and
+  refs among them are live, not views, and not passed twice;
+* `trace_flat`, while and after tracing with the staging trace (`ir/staging.py`):
+  no ref is returned, and none is both closed over and passed in
+  (`frontend/ref_checks.py`).
+
+`make_jaxpr` hands the jaxpr back; `eval_shape` only its output types. `jit`
+(`frontend/jit.py`) and `checkpoint` (`minijax/ad_checkpoint.py`) keep each trace in a
+cache keyed by (pytree structure, input avals, static arguments, the context mesh and
+the named axes bound around the call): `stage_cached`, whose entries are `Staged`.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import jax
+from jax import tree_util
+
+from .pytrees import FlatFun, checked_avals, split_static_args, fun_name
+from ..ir.core import ClosedJaxpr
+from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from ..ir.trace import Tracer
+from ..ir.types import RefType
+from ..ir.verify import verify_jaxpr
+from ..backends.xla_collectives import context_mesh
+from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs
+from .collectives import bound_axis_env
+
+
+_RETURNED_REF = ("a ref cannot be returned from a traced function (jit, make_jaxpr, "
+                 "checkpoint). "
+                 "Return its value r[...] instead, or create the ref outside and pass "
+                 "it in.")
+
+
+def flatten_call_inputs(args, kwargs, where: str):
+    """The inputs' leaves, their avals and the structure of `(args, kwargs)`, after
+    the checks every staged call needs before tracing: each leaf is a valid input, and
+    refs are live, unaliased and not views."""
+    leaves, in_tree = tree_util.tree_flatten((tuple(args), kwargs))
+    in_avals = checked_avals(leaves, f"{where}: input leaf")
+    check_ref_arguments(args, kwargs, leaves, where)
+    return leaves, in_avals, in_tree
+
+
+def trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where: str):
+    """Trace `fun(*args, **kwargs)` into a closed jaxpr over the flattened inputs
+    (`leaves`, of `in_avals`), then check what only the trace shows: no ref is
+    returned, none is both closed over and passed in. `jit` and `make_jaxpr` share
+    this path, so a program one rejects the other rejects too, with the same message."""
+    flat_fun = FlatFun(fun, in_tree, kwargs_in_tree=True)
+
+    def checked_fun(*tracers):
+        outs = flat_fun(*tracers)
+        check_returned_refs(outs, flat_fun.out_tree, tracers, leaves, where, _RETURNED_REF)
+        return outs
+    closed = trace_to_jaxpr(checked_fun, in_avals)
+    check_staged_refs(closed, leaves, where)
+    return closed, flat_fun.out_tree
+
+
+def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
+               return_shape: bool = False):
+    """`make_jaxpr(f)(*args)` is the `ClosedJaxpr` minijax traces `f` into.
+
+    As `jax.make_jaxpr`: pytree inputs and outputs, static arguments by position or
+    name, and `return_shape=True` to also get the output's `ShapeDtypeStruct` tree."""
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+
+    @functools.wraps(fun)
+    def make_jaxpr_f(*args, **kwargs):
+        dyn_args, dyn_kwargs, _, rebuild = split_static_args(
+            fun, args, kwargs, static_argnums, static_argnames)
+        where = f"make_jaxpr({fun_name(fun)})"
+        leaves, in_avals, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
+        closed, out_tree = trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_avals,
+                                       in_tree, where)
+        if not return_shape:
+            return closed
+        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
+        return closed, tree_util.tree_unflatten(out_tree, shapes)
+    return make_jaxpr_f
+
+
+class Staged:
+    """One trace of a jitted function: the jaxpr to bind and how to rebuild outputs."""
+    __slots__ = ("closed", "call_jaxpr", "out_tree")
+
+    def __init__(self, closed: ClosedJaxpr, out_tree):
+        self.closed = closed
+        self.call_jaxpr = convert_constvars_to_invars(closed.jaxpr)
+        self.out_tree = out_tree
+
+    @classmethod
+    def trace(cls, fun, args, kwargs, leaves, in_avals, in_tree, where: str):
+        """`fun` traced (`trace_flat`) and verified: what a staging cache stores."""
+        closed, out_tree = trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where)
+        verify_jaxpr(closed)
+        return cls(closed, out_tree)
+
+
+def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
+    """`(staged, leaves)`: the trace of `fun(*args, **kwargs)` from `traces`, made and
+    stored on a miss, and the call's input leaves. `args` and `kwargs` are the
+    dynamic arguments (`fun` puts the static ones back; `static_key` names them).
+    The one staging cache of `jit` and `checkpoint`."""
+    leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
+    # A ref's aval is its RefType, so a trace for one ref type is never reused
+    # for another (or for an array of the same shape).
+    key = (in_tree, tuple(in_avals), static_key) + mesh_key()
+    axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
+    if axis_env:
+        key += (axis_env,)
+    staged = traces.get(key)
+    if staged is None:
+        staged = Staged.trace(fun, args, kwargs, leaves, in_avals, in_tree, where)
+        # A trace that closed over tracers of an enclosing transformation is only
+        # valid inside that transformation, so it is not cached.
+        if not any(isinstance(c, Tracer) for c in staged.closed.consts):
+            traces[key] = staged
+    elif staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
+        # A cached trace may close over the very ref this call passes in.
+        check_staged_refs(staged.closed, leaves, where)
+    return staged, leaves
+
+
+def mesh_key() -> tuple:
+    """What a trace depends on of the context mesh (`jax.set_mesh`): a bare
+    `PartitionSpec` or a `shard_map` without `mesh=` is traced on it."""
+    mesh = context_mesh()
+    return () if mesh is None else (("context mesh", mesh),)
+
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """The output of `fun(*args, **kwargs)` as a pytree of `jax.ShapeDtypeStruct`s,
+    computed by tracing only (nothing runs), as `jax.eval_shape`. Arguments may be
+    arrays, scalars or `ShapeDtypeStruct`s."""
+    where = f"eval_shape({fun_name(fun)})"
+    leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
+    closed, out_tree = trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where)
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+              for a in closed.out_avals]
+    return tree_util.tree_unflatten(out_tree, shapes)
