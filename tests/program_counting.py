@@ -35,3 +35,20 @@ def programs(kind: str):
         yield made
     finally:
         unregister(listen)
+
+
+def counted(fun, *args):
+    """(fun(*args), the number of programs the call lowered)."""
+    with programs("lowered") as made:
+        out = jax.block_until_ready(fun(*args))
+    return out, len(made)
+
+
+def first_and_repeat(fun, *args):
+    """(fun(*args), (programs lowered by a first call, by a repeat call)); the two
+    calls' results must match."""
+    from minijax.testing import assert_trees_match
+    out, first = counted(fun, *args)
+    again, repeat = counted(fun, *args)
+    assert_trees_match(again, out)
+    return out, (first, repeat)

@@ -27,14 +27,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax.testing import assert_trees_match
-from tests.program_counting import programs
-
-
-def _counted(fun):
-    """(result, programs lowered by the call)."""
-    with programs("lowered") as made:
-        out = jax.block_until_ready(fun())
-    return out, len(made)
+from tests.program_counting import counted, programs
 
 
 def _outcome(fun):
@@ -69,12 +62,12 @@ NUMPY_OPERAND_CASES = {
 @pytest.mark.parametrize("name", NUMPY_OPERAND_CASES)
 def test_numpy_operand_needs_no_conversion_program(name):
     case = NUMPY_OPERAND_CASES[name]
-    want, jax_first = _counted(lambda: case(jax.lax))
-    got, mini_first = _counted(lambda: case(minijax.lax))
+    want, jax_first = counted(lambda: case(jax.lax))
+    got, mini_first = counted(lambda: case(minijax.lax))
     assert_trees_match(got, want)
     # the primitive's own program at most, never a program converting the operand
     assert mini_first <= 1 and mini_first <= jax_first, (mini_first, jax_first)
-    again, mini_repeat = _counted(lambda: case(minijax.lax))
+    again, mini_repeat = counted(lambda: case(minijax.lax))
     assert mini_repeat == 0
     assert_trees_match(again, want)
 
@@ -147,15 +140,15 @@ def _as_jax_array(leaf):
 def test_eager_stop_gradient_hands_the_array_back():
     x = jnp.arange(7.0) * 0.5
     for lax in (jax.lax, minijax.lax):
-        out, made = _counted(lambda: lax.stop_gradient(x))
+        out, made = counted(lambda: lax.stop_gradient(x))
         assert out is x and made == 0
 
 
 @pytest.mark.parametrize("value", [2.5, 3, True, 1j, np.float64(0.25), np.arange(4.0),
                                    np.arange(3, dtype=np.int16)], ids=repr)
 def test_eager_stop_gradient_of_host_values(value):
-    want, _ = _counted(lambda: jax.lax.stop_gradient(value))
-    got, made = _counted(lambda: minijax.lax.stop_gradient(value))
+    want, _ = counted(lambda: jax.lax.stop_gradient(value))
+    got, made = counted(lambda: minijax.lax.stop_gradient(value))
     assert made == 0
     assert_trees_match(_as_jax_array(got), _as_jax_array(want))
     assert type(got) is bool if type(value) is bool else True
@@ -164,7 +157,7 @@ def test_eager_stop_gradient_of_host_values(value):
 def test_eager_stop_gradient_of_a_tree_and_of_non_values():
     tree = {"a": jnp.ones(3), "b": [1, np.float32(2)], "c": None}
     want = jax.tree_util.tree_map(_as_jax_array, jax.lax.stop_gradient(tree))
-    got, made = _counted(lambda: minijax.lax.stop_gradient(tree))
+    got, made = counted(lambda: minijax.lax.stop_gradient(tree))
     assert made == 0 and got["a"] is tree["a"]
     assert_trees_match(jax.tree_util.tree_map(_as_jax_array, got), want)
     for bad in ("a", np.array(["x"])):

@@ -34,26 +34,12 @@ import minijax
 from minijax.interop import trace_with_jax, UnsupportedParamError
 from minijax.testing import assert_trees_match
 from minijax.transforms.ad_util import eval_jaxpr
-from tests.program_counting import programs
+from tests.program_counting import counted, first_and_repeat, programs
 
 _rng = np.random.RandomState(10)
 _X = _rng.randn(7, 5).astype(np.float32)
 _Y = _rng.randn(7, 5).astype(np.float32)
 _I = np.array([3, -7, 1 << 20, 0, 255, -1], np.int32)
-
-
-def _counted(fun, *args):
-    """(result, programs lowered by the call)."""
-    with programs("lowered") as made:
-        out = jax.block_until_ready(fun(*args))
-    return out, len(made)
-
-
-def _first_and_repeat(fun, *args):
-    out, first = _counted(fun, *args)
-    again, repeat = _counted(fun, *args)
-    assert_trees_match(again, out)
-    return out, (first, repeat)
 
 
 def _mixed(a, b):
@@ -78,8 +64,8 @@ REDUCE_CASES = {
 @pytest.mark.parametrize("name", REDUCE_CASES)
 def test_eager_reduce_is_one_program(name):
     case = REDUCE_CASES[name]
-    want, jax_counts = _first_and_repeat(case, jax.lax)
-    got, mini_counts = _first_and_repeat(case, minijax.lax)
+    want, jax_counts = first_and_repeat(case, jax.lax)
+    got, mini_counts = first_and_repeat(case, minijax.lax)
     assert_trees_match(got, want, rtol=1e-6)
     assert mini_counts == (1, 0)
     # JAX keys its trace by the function: a lambda written in the call is a new
@@ -118,7 +104,7 @@ def test_reduce_fresh_closure_traces_per_call_and_is_let_go():
     def call():
         computation = lambda a, b: a * b + offset  # noqa: E731
         refs.append(weakref.ref(computation))
-        return _counted(lambda: minijax.lax.reduce(_X[:4], 0., computation, (1,)))[1]
+        return counted(lambda: minijax.lax.reduce(_X[:4], 0., computation, (1,)))[1]
     assert [call(), call()] == [1, 1]          # JAX's count too: it keys by identity
     cache = minijax.lax.reduce.__globals__["_reduce_tree"].eager_jit.call_cache()
     assert cache.traces
@@ -205,14 +191,14 @@ def test_imported_compositions_are_one_call_each():
 
 def test_eager_imported_program_makes_no_more_programs_than_jax():
     program = trace_with_jax(_compositions)(_F, _K)
-    want, jax_counts = _first_and_repeat(_compositions, _F, _K)
+    want, jax_counts = first_and_repeat(_compositions, _F, _K)
     run = lambda: eval_jaxpr(program.jaxpr, program.consts, [_F, _K])  # noqa: E731
-    got, mini_counts = _first_and_repeat(run)
+    got, mini_counts = first_and_repeat(run)
     assert_trees_match(got, list(want), rtol=1e-5)
     assert mini_counts[0] <= jax_counts[0] and mini_counts[1] == 0
     # A second import of the same program binds the same bodies: nothing compiles.
     again = trace_with_jax(_compositions)(_F, _K)
-    assert _counted(lambda: eval_jaxpr(again.jaxpr, again.consts, [_F, _K]))[1] == 0
+    assert counted(lambda: eval_jaxpr(again.jaxpr, again.consts, [_F, _K]))[1] == 0
 
 
 def test_imported_random_draw_is_one_call_and_keeps_its_checks():
@@ -238,7 +224,7 @@ def test_imported_size_one_broadcast_is_one_call():
     program = trace_with_jax(add)(x, y)
     assert [(e.primitive.name, e.params.get("name")) for e in program.jaxpr.eqns] \
         == [("jit", "add")]
-    got, mini_counts = _first_and_repeat(
+    got, mini_counts = first_and_repeat(
         lambda: eval_jaxpr(program.jaxpr, program.consts, [x, y]))
     assert_trees_match(got, [add(x, y)])
     assert mini_counts == (1, 0)
@@ -261,8 +247,8 @@ LAX_CASES = {
 @pytest.mark.parametrize("name", LAX_CASES)
 def test_composed_lax_function_is_one_program(name):
     case = LAX_CASES[name]
-    want, jax_counts = _first_and_repeat(case, jax.lax)
-    got, mini_counts = _first_and_repeat(case, minijax.lax)
+    want, jax_counts = first_and_repeat(case, jax.lax)
+    got, mini_counts = first_and_repeat(case, minijax.lax)
     if name == "empty":       # contents unspecified: shape, dtype and weak type only
         got, want = np.zeros_like(got), np.zeros_like(want)
     assert_trees_match(got, want)

@@ -31,21 +31,7 @@ from minijax.backends import xla
 from minijax.ir.core import Jaxpr
 from minijax.ir.primitives import jit_p
 from minijax.testing import assert_trees_match
-from tests.program_counting import programs
-
-
-def _counted(fun, *args):
-    """(result, programs lowered by the call)."""
-    with programs("lowered") as made:
-        out = jax.block_until_ready(fun(*args))
-    return out, len(made)
-
-
-def _first_and_repeat(fun, *args):
-    out, first = _counted(fun, *args)
-    again, repeat = _counted(fun, *args)
-    assert_trees_match(again, out)
-    return out, (first, repeat)
+from tests.program_counting import counted, first_and_repeat, programs
 
 
 # -- check_grads ------------------------------------------------------------------------
@@ -74,7 +60,7 @@ def test_equal_bodies_compile_once_and_repeated_outputs_share_a_program():
 def test_check_grads_of_exp_makes_no_program_twice():
     x = (np.array([0.1, 0.2, 0.3, 0.4, 0.5], np.float32),)
     check = lambda cg, f: lambda: cg(f, x, order=3, atol=1e-2, rtol=1e-2, eps=1e-3)
-    _, (first, repeat) = _first_and_repeat(check(minijax.test_util.check_grads, mnp.exp))
+    _, (first, repeat) = first_and_repeat(check(minijax.test_util.check_grads, mnp.exp))
     # Before: 37 (four bodies compiled twice, nine differing only in repeated
     # outputs); JAX: 17 (its vjp keeps fewer residual-passing programs).
     assert first <= 24 and repeat == 0
@@ -82,7 +68,7 @@ def test_check_grads_of_exp_makes_no_program_twice():
 
 def test_check_grads_of_a_product_makes_no_more_programs_than_jax():
     args = (np.float32(0.7), np.ones(4, np.float32))
-    _, (first, repeat) = _first_and_repeat(lambda: minijax.test_util.check_grads(
+    _, (first, repeat) = first_and_repeat(lambda: minijax.test_util.check_grads(
         lambda x, y: mnp.sin(x) * y, args, order=2))
     # JAX's check_grads of the same function makes 22 programs in a fresh process
     # (fewer here, where earlier tests compiled some of its scalar programs); this
@@ -108,15 +94,15 @@ _R8 = np.arange(11, dtype=np.int8)
     (np.array(2), None), (np.int32(-4), 1), (np.array([1, -2]), (0, 1)), ([1, 3], (1, 1)),
 ])
 def test_roll_with_a_concrete_array_shift_is_one_program(shift, axis):
-    got, (first, repeat) = _first_and_repeat(lambda: mnp.roll(_R, shift, axis))
-    expected, (jax_first, _) = _first_and_repeat(lambda: jnp.roll(_R, shift, axis))
+    got, (first, repeat) = first_and_repeat(lambda: mnp.roll(_R, shift, axis))
+    expected, (jax_first, _) = first_and_repeat(lambda: jnp.roll(_R, shift, axis))
     assert_trees_match(got, expected)
     assert first <= 1 and repeat == 0 and first <= jax_first
 
 
 def test_roll_shift_as_a_jax_array_and_small_int_dtype():
     shift = jnp.asarray(3, jnp.int16)
-    got, (first, repeat) = _first_and_repeat(lambda: mnp.roll(_R8, shift))
+    got, (first, repeat) = first_and_repeat(lambda: mnp.roll(_R8, shift))
     assert_trees_match(got, jnp.roll(_R8, shift))
     assert first <= 1 and repeat == 0
 
@@ -138,8 +124,8 @@ def test_roll_traced_shift_and_bad_shifts_unchanged():
 
 def test_random_choice_makes_no_more_programs_than_jax():
     mk, jk = minijax.random.key(13), jax.random.key(13)
-    got, (first, repeat) = _first_and_repeat(lambda: minijax.random.choice(mk, 13, (6,)))
-    expected, (jax_first, _) = _first_and_repeat(lambda: jax.random.choice(jk, 13, (6,)))
+    got, (first, repeat) = first_and_repeat(lambda: minijax.random.choice(mk, 13, (6,)))
+    expected, (jax_first, _) = first_and_repeat(lambda: jax.random.choice(jk, 13, (6,)))
     assert_trees_match(got, expected)
     assert first <= jax_first and repeat == 0
 
@@ -149,8 +135,8 @@ def test_random_choice_without_replacement_with_p_is_gumbel_top_k_as_jax():
     mk, jk = minijax.random.key(14), jax.random.key(14)
     p = np.linspace(0.02, 0.2, 14).astype(np.float32)
     draw = lambda random, k, p: random.choice(k, 14, (5,), replace=False, p=p)
-    got, (first, repeat) = _first_and_repeat(lambda: draw(minijax.random, mk, p))
-    expected, (jax_first, _) = _first_and_repeat(lambda: draw(jax.random, jk, p))
+    got, (first, repeat) = first_and_repeat(lambda: draw(minijax.random, mk, p))
+    expected, (jax_first, _) = first_and_repeat(lambda: draw(jax.random, jk, p))
     assert_trees_match(got, expected)
     assert first <= jax_first and repeat == 0
     keys_m, keys_j = minijax.random.split(mk, 3), jax.random.split(jk, 3)
@@ -162,7 +148,7 @@ def test_random_choice_without_replacement_with_p_is_gumbel_top_k_as_jax():
 def test_lax_add_with_a_rank0_numpy_operand_is_one_program():
     x = jnp.arange(13, dtype=jnp.float32)
     for other in (np.float32(2), np.array(2, np.float32)):
-        got, (first, repeat) = _first_and_repeat(lambda: minijax.lax.add(x, other))
-        expected, (jax_first, _) = _first_and_repeat(lambda: jax.lax.add(x, other))
+        got, (first, repeat) = first_and_repeat(lambda: minijax.lax.add(x, other))
+        expected, (jax_first, _) = first_and_repeat(lambda: jax.lax.add(x, other))
         assert_trees_match(got, expected)     # values, dtype, weak type
         assert first <= max(jax_first, 1) and repeat == 0
