@@ -15,6 +15,15 @@ prints `memory_analysis().temp_size_in_bytes` and `cost_analysis()['flops']`.
 Targets (issue 7): minijax's temp memory no larger than JAX's for every policy, and
 `nothing_saveable` actually below no-remat (which is what `prevent_cse`'s
 optimization barrier buys: without it XLA merges the recomputation away).
+
+On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12;
+`JAX_PLATFORMS=cuda`, one run of the command above), minijax's temp
+memory and FLOPs equal JAX's for every policy of both programs, except the deep MLP
+without remat, where minijax's is 0.3% smaller (19,008,784 bytes against 19,074,320).
+On the GPU the second target holds for the MLP (nothing_saveable 2,105,112 bytes
+against 19,008,784 without remat) but not for the scan, in either library: XLA's GPU
+compiler keeps the scan without remat in 8,202,244 bytes and with nothing_saveable
+in 20,524,292, the same figures for JAX as for minijax.
 """
 from __future__ import annotations
 

@@ -1,14 +1,23 @@
-"""Shared pytest set-up: JAX on CPU unless told otherwise, XLA's CPU compiler set for
-compile speed (the suite's programs are tiny, so compiling them is most of its time),
-every traced jaxpr verified and round-tripped through the text form, hypothesis without
-deadlines (a first XLA compile can take a second), derandomized under CI, and a
-fresh root trace for every test."""
+"""Shared pytest set-up: JAX on CPU unless told otherwise (on a GPU, full-precision
+float32 matrix products), XLA's CPU compiler set for compile speed (the suite's
+programs are tiny, so compiling them is most of its time), every traced jaxpr
+verified and round-tripped through the text form, hypothesis without deadlines (a
+first XLA compile can take a second), derandomized under CI, and a fresh root trace
+for every test."""
 import atexit
 import os
 import shutil
 import tempfile
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before anything imports jax
+
+# On a GPU (`JAX_PLATFORMS=cuda,cpu`, tests/devices.py), float32 matrix products default
+# to TensorFloat-32, 10 bits of mantissa: two programs that group the same products
+# differently then differ at 1e-3, above the tolerances of the tests that compare
+# minijax's program with JAX's. At full float32 precision they compare the programs,
+# not TensorFloat-32's rounding. (A CPU computes float32 products in float32 anyway.)
+if os.environ["JAX_PLATFORMS"] != "cpu":
+    os.environ.setdefault("JAX_DEFAULT_MATMUL_PRECISION", "highest")
 
 # LLVM's optimization of the generated code is about a seventh of the suite's CPU time and
 # buys nothing for programs of a few ops; HLO passes (fusion, buffer assignment), and so

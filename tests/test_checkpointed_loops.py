@@ -15,6 +15,7 @@ from minijax.ad_checkpoint import (checkpointed_scan, checkpointed_while_loop,
                                    checkpoint_schedule)
 from minijax.testing import assert_trees_match
 from minijax.transforms.checkpoint_schedules import (make_schedule, simulate, ScheduleError)
+from tests.devices import on_cpu
 
 SCHEDULES = ["binomial", "sqrt", "all"]
 LENGTHS = [0, 1, 8, 13]          # empty, one step, a power of two, a prime
@@ -507,6 +508,7 @@ def test_while_memory_is_bounded_by_the_checkpoints_not_max_steps():
             return mnp.sum(h2)
         compiled = minijax.jit(minijax.grad(loss)).lower(w, h).compile()
         return compiled.memory_analysis().temp_size_in_bytes
-    small, large = temp_bytes(64), temp_bytes(4096)
+    with on_cpu():      # bounds measured with XLA's CPU buffer assignment (tests/devices.py)
+        small, large = temp_bytes(64), temp_bytes(4096)
     assert large - small <= 24 * h.nbytes, (small, large)
     assert large < 4096 * h.nbytes / 20

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from minijax.cli import coverage_table
+from tests.devices import on_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,7 +119,8 @@ def test_readme_tour_runs_as_shown():
         lineno = readme.count("\n", 0, block.start(1))
         test = parser.get_doctest(block.group(1), namespace, "README.md",
                                   str(ROOT / "README.md"), lineno)
-        runner.run(test, clear_globs=False)
+        with on_cpu():      # the README shows CPU output (tests/devices.py)
+            runner.run(test, clear_globs=False)
         namespace = test.globs  # a DocTest runs in a copy; the next block goes on from it
         examples += len(test.examples)
     assert examples and runner.summarize(verbose=False).failed == 0

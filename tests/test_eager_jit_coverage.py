@@ -27,6 +27,7 @@ import minijax.scipy.linalg
 import minijax.scipy.special
 from minijax.frontend.jit import JitFunction
 from minijax.testing import assert_trees_match
+from tests.devices import ON_CPU
 from tests.program_counting import programs
 
 MODULES = ["numpy", "numpy.linalg", "numpy.fft", "nn", "scipy.special", "scipy.linalg",
@@ -123,8 +124,11 @@ CASES = {
     "numpy.heaviside": lambda m: (m.numpy.heaviside(_X, 0.5), m.numpy.heaviside(_XS, _XS),
                                   m.numpy.heaviside(0.0, 0.25)),
     "numpy.imag": lambda m: (m.numpy.imag(_C), m.numpy.imag(_X), m.numpy.imag(2.0)),
+    # An integer product with a float result crashes XLA's GPU compiler (jaxlib 0.11.2,
+    # docs/fuzzing_findings.md), in JAX as in minijax: compared on CPU only.
     "numpy.inner": lambda m: (m.numpy.inner(_X, _X), m.numpy.inner(_X, 2.0),
-                              m.numpy.inner(_I, _I, preferred_element_type=np.float32)),
+                              *([m.numpy.inner(_I, _I, preferred_element_type=np.float32)]
+                                if ON_CPU else [])),
     "numpy.iscomplex": lambda m: (m.numpy.iscomplex(_C), m.numpy.iscomplex(_X),
                                   m.numpy.iscomplex(1.0)),
     "numpy.isreal": lambda m: (m.numpy.isreal(_C), m.numpy.isreal(_I),

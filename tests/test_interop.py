@@ -23,6 +23,7 @@ from minijax.interop import (import_jaxpr, trace_with_jax, to_jax, MissingPrimit
 from minijax.ir import dumps
 from minijax.testing import assert_trees_match
 from minijax.transforms.ad_util import eval_jaxpr
+from tests.devices import on_cpu
 
 X = np.array([0.5, -1.25, 2.0], np.float32)
 M = jnp.arange(6, dtype=jnp.float32).reshape(2, 3) / 4
@@ -238,7 +239,8 @@ def test_cross_check_guide_runs_as_shown():
     for block in re.finditer(r"^```python\n(.*?)^```", text, flags=re.M | re.S):
         test = parser.get_doctest(block.group(1), namespace, path.name, str(path),
                                   text.count("\n", 0, block.start(1)))
-        runner.run(test, clear_globs=False)
+        with on_cpu():      # the guide shows CPU output (tests/devices.py)
+            runner.run(test, clear_globs=False)
         namespace, examples = test.globs, examples + len(test.examples)
     assert examples and runner.summarize(verbose=False).failed == 0
 

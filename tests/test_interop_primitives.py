@@ -93,7 +93,7 @@ CASES = {
     "lax_compositions": (lambda x, i: (
         *lax.split(x, [1, 2]), lax.tile(x, (2,)), lax.stack([x, x], 1), *lax.unstack(SPD),
         lax.reduce_xor(i, (0,)), lax.clz(i), lax.mulhi(i, -i * 99999999),
-        lax.empty((2,), jnp.float32),
+        jnp.zeros_like(lax.empty((2,), jnp.float32)),     # `empty`'s contents: unspecified
         lax.scatter_sub(x, np.array([[0], [0]]), np.ones(2, np.float32),
                         lax.ScatterDimensionNumbers((), (0,), (0,)))), F, I),
     "cumlogsumexp": (lambda x: (lax.cumlogsumexp(x), lax.cumlogsumexp(SPD, 1, reverse=True)),

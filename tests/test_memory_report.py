@@ -9,8 +9,17 @@ from minijax.ad_checkpoint import checkpointed_scan
 from minijax.ir.parser import parse_jaxpr
 from minijax.memory_report import memory_report, compare_memory, human_bytes
 from minijax.transforms.liveness import analyze
+from tests.devices import on_cpu
 
 rng = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def xla_on_cpu():
+    """The liveness model is measured against XLA's CPU buffer assignment: on a GPU,
+    XLA's temp memory also holds the matrix-product libraries' workspace."""
+    with on_cpu():
+        yield
 
 
 def rnn(n, schedule):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import minijax
+from tests.devices import assert_same_bits
 from tests.library_helpers import check_everywhere, randn
 
 # Inputs that include the kinks (0, 6, +-1, -3, 3) and large magnitudes.
@@ -153,7 +154,7 @@ _SCHEMES = ["glorot_uniform", "glorot_normal", "xavier_uniform", "xavier_normal"
 
 
 def _same_parameters(ours, theirs):
-    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    assert_same_bits(ours, theirs)
     assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
 
 

@@ -9,7 +9,9 @@ evaluating whole programs against JAX's own refs.
 
 Results must match exactly (dtype, shape, and values bit for bit, NaN == NaN)
 except where rounding legitimately differs: transcendental functions (XLA uses
-polynomial approximations good to a few ulps) and sums whose order differs.
+polynomial approximations good to a few ulps) and sums whose order differs. The
+reference reproduces XLA's CPU numerics, so JAX's side runs on the CPU device even when
+the suite runs on a GPU (`tests/devices.py`).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from minijax.ir import (MinijaxError, ShapedArray, bind, primitives as P,
 from minijax.ir.primitives import out_avals_of
 from minijax.ir.types import aval_of_value, keys_as_numpy
 
+from tests.devices import on_cpu
 from tests.reference_cases import (CASES, EXACT, NAMED_AXIS_PRIMITIVES, TRANSCENDENTAL, Case,
                                    bf16, f32, floats)
 
@@ -70,7 +73,8 @@ def _is_key_array(x) -> bool:
 def check_rule_against(case: Case, oracle, oracle_gives_list=False):
     prim = primitives_by_name[case.prim_name]
     got = reference_rules[prim](*case.args, **case.params)
-    expected = oracle(*case.args)
+    with on_cpu():      # the reference reproduces XLA's CPU numerics (tests/devices.py)
+        expected = oracle(*case.args)
     expected = list(expected) if oracle_gives_list else _as_list(case.prim_name, expected)
     assert len(got) == len(expected)
     declared = out_avals_of(prim, [aval_of_value(a) for a in case.args], case.params)

@@ -136,8 +136,10 @@ def test_write_only_ref_with_stop_gradient(policy):
     def f(y):
         w[...] = minijax.lax.stop_gradient(y) * 3
         return y * mnp.sin(y)
+    # sin(2) + 2 cos(2) cancels to 0.077: the tolerance is the terms' float32 rounding
+    # (a GPU's sin and cos are a few ulps off where the CPU's are correctly rounded).
     assert float(minijax.grad(minijax.remat(f, policy=policy))(2.0)) == \
-        pytest.approx(np.sin(2.0) + 2.0 * np.cos(2.0), rel=1e-6)
+        pytest.approx(np.sin(2.0) + 2.0 * np.cos(2.0), abs=1e-6)
     assert float(w[...]) == 6.0
 
 

@@ -26,10 +26,10 @@ def env(**extra):
                 **extra)
 
 
-def repl(*args, stdin=""):
+def repl(*args, stdin="", **extra_env):
     return subprocess.run([sys.executable, "-m", "minijax", "repl", *args], input=stdin,
                           capture_output=True, text=True, encoding="utf-8", cwd=ROOT,
-                          env=env(), timeout=300)
+                          env=env(**extra_env), timeout=300)
 
 
 SCRIPT = """\
@@ -87,7 +87,7 @@ def test_lesson_transcript_in_the_guide_is_what_the_repl_prints(path):
     import minijax
     if path.endswith("remat.txt") and not hasattr(minijax, "checkpoint"):
         pytest.skip("remat has not landed in this build")
-    result = repl("--echo", path)
+    result = repl("--echo", path, JAX_PLATFORMS="cpu")   # the guide shows CPU output
     assert result.returncode == 0 and result.stderr == "", result.stderr
     text = DOC.read_text(encoding="utf-8")
     match = next(m for m in LESSON_BLOCK.finditer(text) if m.group("path") == path)
