@@ -303,10 +303,22 @@ def _jax_checks_static_indices():
 def test_static_index_out_of_range_under_jaxs_check_flag(name):
     x, read = OUT_OF_RANGE_READS[name]
     with _jax_checks_static_indices():
-        # a fresh function: minijax's jit cache does not key on JAX's flag
         _assert_same_outcome(lambda lib: lib.jit(lambda x: read(x))(x))
         with pytest.raises(IndexError, match="out of bounds"):
             minijax.make_jaxpr(read)(x)
+
+
+@pytest.mark.skipif(not hasattr(jax.config, "jax_check_static_indices"),
+                    reason="this JAX has no jax_check_static_indices flag")
+def test_a_jitted_function_is_traced_again_when_jaxs_index_flag_changes():
+    x, read = OUT_OF_RANGE_READS["x[5]"]
+    ours, theirs = minijax.jit(read), jax.jit(read)
+    assert_trees_match(ours(x), theirs(x))           # clamped
+    with _jax_checks_static_indices():
+        for fun in (ours, theirs):
+            with pytest.raises(IndexError, match="out of bounds"):
+                fun(x)
+    assert_trees_match(ours(x), theirs(x))           # clamped again, from the cache
 
 
 def test_static_index_of_an_empty_axis_is_an_index_error():

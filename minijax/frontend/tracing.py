@@ -12,8 +12,9 @@ others reject too, with the same message:
 
 `make_jaxpr` hands the jaxpr back; `eval_shape` only its output types. `jit`
 (`frontend/jit.py`) and `checkpoint` (`minijax/ad_checkpoint.py`) keep each trace in a
-cache keyed by (pytree structure, input avals, static arguments, the context mesh and
-the named axes bound around the call): `stage_cached`, whose entries are `Staged`.
+cache keyed by (pytree structure, input avals, static arguments, the JAX flags a trace
+reads, the context mesh and the named axes bound around the call): `stage_cached`,
+whose entries are `Staged`.
 """
 from __future__ import annotations
 
@@ -115,7 +116,7 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
     leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
     # A ref's aval is its RefType, so a trace for one ref type is never reused
     # for another (or for an array of the same shape).
-    key = (in_tree, tuple(in_avals), static_key) + mesh_key()
+    key = (in_tree, tuple(in_avals), static_key, flags_key()) + mesh_key()
     axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
     if axis_env:
         key += (axis_env,)
@@ -130,6 +131,14 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
         # A cached trace may close over the very ref this call passes in.
         check_staged_refs(staged.closed, leaves, where)
     return staged, leaves
+
+
+def flags_key() -> bool:
+    """What a trace depends on of JAX's flags: `jax_check_static_indices` turns a static
+    index out of range from a clamp into an IndexError (`numpy/_indexing.py`). JAX's
+    own cache of the lowered program keys on it too, so a call after the flag changes
+    misses it and comes back here."""
+    return bool(getattr(jax.config, "jax_check_static_indices", False))
 
 
 def mesh_key() -> tuple:
