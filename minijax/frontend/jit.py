@@ -472,7 +472,8 @@ class JitFunction:
     def lower(self, *args, **kwargs):
         """The XLA program minijax emits for these arguments (arrays, or
         `ShapeDtypeStruct`s standing for them), as a `Lowered`: `.as_text()` is its
-        StableHLO, `.compile()` its executable."""
+        StableHLO, `.compile()` its executable, called as JAX's is: with the dynamic
+        arguments only (the static ones are part of the program)."""
         return Lowered(self, args, kwargs)
 
     def eval_shape(self, *args, **kwargs):
