@@ -14,9 +14,9 @@ Three things are built on that table:
   jaxpr identity; `minijax.jit` and the eager impl of the `jit` primitive use it.
   `compile_jaxpr_by_text` caches by the exact text instead, for programs that are
   rebuilt equal on every call (an eager loop or branch over refs).
-* `lower_closed_jaxpr(closed_jaxpr, *args)` -- JAX's own `Lowered` object for the
-  program, so `.as_text()` shows the StableHLO and `.compile()` gives
-  `cost_analysis()` / `memory_analysis()`.
+* `lower_closed_jaxpr(closed_jaxpr, out_tree, args, kwargs)` -- JAX's own `Lowered`
+  object for the program on the pytrees of a call, so `.as_text()` shows the
+  StableHLO and `.compile()` gives `cost_analysis()` / `memory_analysis()`.
 
 This module never sees a ref: refs are discharged before lowering.
 """
@@ -404,15 +404,22 @@ def compile_jaxpr_by_text(jaxpr):
     return fn
 
 
-def lower_closed_jaxpr(closed_jaxpr, *args, donate_argnums: tuple = ()):
-    """JAX's `Lowered` object for `closed_jaxpr` applied to `args` (consts embedded),
-    the inputs at `donate_argnums` donated."""
+def lower_closed_jaxpr(closed_jaxpr, out_tree, args, kwargs, donate_argnums: tuple = (),
+                       donate_argnames: tuple = ()):
+    """JAX's `Lowered` object for `closed_jaxpr` (consts embedded) as a function of
+    the pytrees `(args, kwargs)`, whose leaves are its inputs, returning the pytree
+    `out_tree` of its outputs; the positional arguments at `donate_argnums` and the
+    keyword arguments named in `donate_argnames` are donated. Its executable takes
+    and returns the pytrees themselves, so a call of it is flattened, checked against
+    the types lowered and unflattened by JAX's C++."""
     jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
 
-    def run(*args):
-        return lower_jaxpr(jaxpr, consts, args)
+    def run(*args, **kwargs):
+        outs = lower_jaxpr(jaxpr, consts, jax.tree_util.tree_leaves((args, kwargs)))
+        return jax.tree_util.tree_unflatten(out_tree, outs)
     run.__name__ = "minijax_program"
-    return jax.jit(run, donate_argnums=donate_argnums).lower(*args)
+    return jax.jit(run, donate_argnums=donate_argnums,
+                   donate_argnames=donate_argnames).lower(*args, **kwargs)
 
 
 # -- eager dispatch ---------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Ahead-of-time compilation: `jit(f).lower(*args)` and its `.compile()`.
 
 `Lowered` wraps JAX's own `Lowered` of the XLA program minijax emits for `f`, and
-`Compiled` the executable; both speak in `f`'s arguments and output pytree, and with
-refs they move the refs' contents in and out of the program as a call of the jitted
+`Compiled` the executable; both speak in `f`'s dynamic arguments and output pytree
+(as JAX's, the executable is called without the static arguments), and with refs
+they move the refs' contents in and out of the program as a call of the jitted
 function does (frontend/jit.py).
 """
 from __future__ import annotations
@@ -10,16 +11,19 @@ from __future__ import annotations
 from jax import tree_util
 
 from .pytrees import fun_name
-from .ref_checks import value_of
+from .ref_checks import check_staged_refs, value_of
+from .tracing import flatten_call_inputs
 from ..backends import xla
 from ..backends.eager_ref_runtime import DonatingProgram, run_discharged
+from ..ir.trace import Tracer
+from ..ir.types import RefType
 from ..transforms.discharge import mentions_refs
 
 
 class Lowered:
     """`jit(f).lower(...)`: JAX's `Lowered` object for the XLA program minijax emits,
-    whose `.compile()` gives a function of `f`'s own arguments returning `f`'s own
-    output pytree, as JAX's does. Donated arguments (`donate_argnums`) are donated as
+    whose `.compile()` gives a function of `f`'s own dynamic arguments returning
+    `f`'s own output pytree, as JAX's does. Donated arguments (`donate_argnums`) are donated as
     a call of the jitted function donates them.
 
     XLA never sees a ref: with refs the program lowered is the discharged one, whose
@@ -28,12 +32,17 @@ class Lowered:
     compiled function stores those contents back in the boxes (a donated ref's
     buffer is reused for them). Without refs closed-over arrays are embedded."""
 
-    def __init__(self, jitted, staged, leaves, donated: tuple):
-        # jitted: the `JitFunction` (frontend/jit.py) whose `lower` made this
+    def __init__(self, jitted, args, kwargs):
+        # jitted: the `JitFunction` (frontend/jit.py) whose `lower(*args, **kwargs)`
+        # made this
+        staged, leaves = jitted._stage(args, kwargs)
         self._jitted, self._staged = jitted, staged
+        dyn_args, dyn_kwargs = jitted.dynamic_arguments(args, kwargs)
+        self._in_tree = tree_util.tree_structure((dyn_args, dyn_kwargs))
         self._consts = list(staged.closed.consts)
         if mentions_refs(staged.closed.jaxpr):
             inputs = self._consts + list(leaves)
+            donated = jitted.donated_leaves(args, kwargs)
             self._plan = DonatingProgram.plan(
                 staged.call_jaxpr, inputs, tuple(len(self._consts) + k for k in donated))
             values = self._plan.inputs([value_of(x) for x in inputs])
@@ -41,8 +50,9 @@ class Lowered:
                 self._plan.program, self._plan.donate_argnums).lower(*values)
         else:
             self._plan = None
-            self._lowered = xla.lower_closed_jaxpr(staged.closed, *leaves,
-                                                   donate_argnums=donated)
+            positions, names = jitted.donated_arguments(args, kwargs)
+            self._lowered = xla.lower_closed_jaxpr(staged.closed, staged.out_tree,
+                                                   dyn_args, dyn_kwargs, positions, names)
 
     def as_text(self, *args, **kwargs) -> str:
         return self._lowered.as_text(*args, **kwargs)
@@ -55,27 +65,81 @@ class Lowered:
 
 
 class Compiled:
-    """The executable of a `Lowered`: call it with arguments of the types `lower` was
-    given; refs' contents are updated as a call of the jitted function would update
-    them."""
+    """The executable of a `Lowered`: call it with the dynamic arguments `lower` was
+    given -- the static ones are part of the executable and are left out, as with
+    JAX's -- of the types `lower` saw; refs' contents are updated as a call of the
+    jitted function would update them.
+
+    Without refs a call is a call of JAX's executable, which takes `f`'s own pytrees
+    (`xla.lower_closed_jaxpr`): JAX's C++ flattens the arguments, checks their
+    structure, shapes and dtypes against those lowered, runs, and builds the output
+    pytree, so the call costs what a call of `jax.jit(f).lower(...).compile()` costs.
+    As in JAX, an argument whose weak type differs from the one lowered is taken
+    (the program is fixed; only its inputs' shapes and dtypes matter). A call JAX
+    refuses is looked at again by minijax (`_checked_leaves`), which names the
+    mismatch. With refs every call takes that look, which also checks that the refs
+    are live, not views and not aliased before the program reads and writes them."""
 
     def __init__(self, lowered: Lowered, compiled):
         self._from, self._compiled = lowered, compiled
+        plan = lowered._plan
+        self._run_with_refs = None if plan is None else plan.wrap(compiled)
 
     def __call__(self, *args, **kwargs):
+        if self._run_with_refs is None:
+            try:
+                return self._compiled(*args, **kwargs)
+            except TypeError as error:    # other types or structure, a ref, a tracer
+                refused = error
+            # (Out of the except clause, so that minijax's error is not shown as
+            # raised while handling JAX's.)
+            self._checked_leaves(args, kwargs)      # names the mismatch
+            raise refused       # none that minijax sees: JAX's own reason stands
         lowered = self._from
-        staged, leaves = lowered._jitted._stage(args, kwargs)
-        if staged.closed.jaxpr is not lowered._staged.closed.jaxpr:
-            raise TypeError(f"this executable of {lowered._jitted!r} was compiled for "
-                            f"arguments of other types; lower it again for these")
-        plan = lowered._plan
-        if plan is None:
-            outs = self._compiled(*leaves)
-        else:
-            outs = run_discharged(plan.wrap(self._compiled), plan.info,
-                                  lowered._consts + list(leaves),
-                                  fun_name(lowered._jitted._fun))
-        return tree_util.tree_unflatten(staged.out_tree, outs)
+        outs = run_discharged(self._run_with_refs, lowered._plan.info,
+                              lowered._consts + self._checked_leaves(args, kwargs),
+                              fun_name(lowered._jitted._fun))
+        return tree_util.tree_unflatten(lowered._staged.out_tree, outs)
+
+    def _checked_leaves(self, args, kwargs) -> list:
+        """The call's leaves, after the checks of a staged call (valid values; refs
+        live, not views, not aliased, not also closed over) and a comparison of their
+        structure and types with those `lower` saw; a mismatch is a TypeError."""
+        lowered = self._from
+        jitted, staged = lowered._jitted, lowered._staged
+        where = f"jit({fun_name(jitted._fun)})"
+        leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
+        lowered_tree = lowered._in_tree
+        if any(isinstance(leaf, Tracer) for leaf in leaves):
+            raise TypeError(f"the executable of {jitted!r} was compiled for one signature "
+                            f"and runs outside every transformation; under grad, vmap or "
+                            f"jit, call the jitted function itself")
+        if in_tree != lowered_tree and _passes_statics(jitted, args, kwargs, lowered_tree):
+            raise TypeError(f"the executable of {jitted!r} is called without its static "
+                            f"arguments, as JAX's is: their values at `lower` are part "
+                            f"of it")
+        if in_tree != lowered_tree or list(map(_strong, in_avals)) != list(
+                map(_strong, staged.closed.in_avals)):
+            raise TypeError(f"this executable of {jitted!r} was compiled for arguments "
+                            f"of other types; lower it again for these")
+        check_staged_refs(staged.closed, leaves, where)
+        return leaves
 
     def __getattr__(self, name):        # the rest of JAX's Compiled (as_text, ...)
         return getattr(self._compiled, name)
+
+
+def _strong(aval):
+    """`aval` without its weak type, which a compiled program's inputs do not have."""
+    if isinstance(aval, RefType):
+        return RefType(aval.inner.strip_weak_type())
+    return aval.strip_weak_type()
+
+
+def _passes_statics(jitted, args, kwargs, in_tree) -> bool:
+    """Whether a call whose structure is not `in_tree` would match it without the
+    static arguments (passed, as minijax's executables took them until session 11)."""
+    try:
+        return tree_util.tree_structure(jitted.dynamic_arguments(args, kwargs)) == in_tree
+    except ValueError:          # an unhashable static argument: not that mistake
+        return False

@@ -409,7 +409,7 @@ class JitFunction:
         inputs = [*staged.closed.consts, *leaves]
         name = fun_name(self._fun)
         check_call_writes(staged.call_jaxpr, inputs, name)
-        donated = self._donated_leaves(args, kwargs) if type(current_trace()) is EvalTrace else ()
+        donated = self.donated_leaves(args, kwargs) if type(current_trace()) is EvalTrace else ()
         if donated:
             # At the root a call with donation runs here rather than as a `jit`
             # equation: the donated buffers are a fact of this call, not of the program.
@@ -428,25 +428,42 @@ class JitFunction:
                         **self._call_params)
         return tree_util.tree_unflatten(staged.out_tree, outs)
 
-    def _donated_leaves(self, args, kwargs) -> tuple:
-        """Positions, among the call's dynamic input leaves, of the donated
-        arguments' leaves (positional arguments first, then keywords by sorted name,
-        as `tree_flatten((args, kwargs))` orders them)."""
+    def dynamic_arguments(self, args, kwargs) -> tuple:
+        """`(args, kwargs)` of a call less the static arguments."""
+        dyn_args, dyn_kwargs, _, _ = split_static_args(
+            self._fun, args, kwargs, self._static_argnums, self._static_argnames)
+        return tuple(dyn_args), dyn_kwargs
+
+    def donated_arguments(self, args, kwargs) -> tuple:
+        """`(positions, names)`: which of a call's dynamic arguments are donated, by
+        position among the dynamic positional ones and by keyword name."""
         if not (self._donate_argnums or self._donate_argnames):
-            return ()
+            return (), ()
         n_args = len(args)
         static = {n % n_args for n in self._static_argnums if -n_args <= n < n_args}
         donate = {n % n_args for n in self._donate_argnums if -n_args <= n < n_args}
-        pieces = [(i in donate, a) for i, a in enumerate(args) if i not in static]
-        pieces += [(name in self._donate_argnames, kwargs[name])
-                   for name in sorted(kwargs) if name not in self._static_argnames]
-        positions, offset = [], 0
+        dynamic = [i for i in range(n_args) if i not in static]
+        return (tuple(k for k, i in enumerate(dynamic) if i in donate),
+                tuple(sorted(name for name in kwargs if name in self._donate_argnames
+                             and name not in self._static_argnames)))
+
+    def donated_leaves(self, args, kwargs) -> tuple:
+        """Positions, among the call's dynamic input leaves, of the donated
+        arguments' leaves (positional arguments first, then keywords by sorted name,
+        as `tree_flatten((args, kwargs))` orders them)."""
+        positions, names = self.donated_arguments(args, kwargs)
+        if not (positions or names):
+            return ()
+        dyn_args, dyn_kwargs = self.dynamic_arguments(args, kwargs)
+        pieces = [(k in positions, arg) for k, arg in enumerate(dyn_args)]
+        pieces += [(name in names, dyn_kwargs[name]) for name in sorted(dyn_kwargs)]
+        leaf_positions, offset = [], 0
         for is_donated, arg in pieces:
             count = len(tree_util.tree_leaves(arg))
             if is_donated:
-                positions.extend(range(offset, offset + count))
+                leaf_positions.extend(range(offset, offset + count))
             offset += count
-        return tuple(positions)
+        return tuple(leaf_positions)
 
     def trace(self, *args, **kwargs) -> ClosedJaxpr:
         """The closed jaxpr this function stages for these arguments."""
@@ -455,9 +472,9 @@ class JitFunction:
     def lower(self, *args, **kwargs):
         """The XLA program minijax emits for these arguments (arrays, or
         `ShapeDtypeStruct`s standing for them), as a `Lowered`: `.as_text()` is its
-        StableHLO, `.compile()` its executable."""
-        staged, leaves = self._stage(args, kwargs)
-        return Lowered(self, staged, leaves, self._donated_leaves(args, kwargs))
+        StableHLO, `.compile()` its executable, called as JAX's is: with the dynamic
+        arguments only (the static ones are part of the program)."""
+        return Lowered(self, args, kwargs)
 
     def eval_shape(self, *args, **kwargs):
         """The `ShapeDtypeStruct` pytree of this function's output for these arguments."""

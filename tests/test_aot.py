@@ -1,0 +1,160 @@
+"""Ahead-of-time executables, `jit(f).lower(...).compile()`, called as JAX's are:
+with `f`'s own pytrees and keywords, without the static arguments, taking a weak
+type other than the one lowered, refusing other shapes, dtypes, structures and refs
+with minijax's own TypeError, and never under a transformation. Each case runs the
+same program through JAX's AOT path as well, on every JAX version the suite runs on
+(0.10.2, 0.11.2 and 0.12.0.1 behave alike here). Refs and donation of a ref:
+tests/test_refs_jit_surface.py and tests/test_refs_donation.py."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mnp
+from minijax.frontend import aot
+from minijax.testing import assert_trees_match
+
+X = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+
+
+def _both(make):
+    """`make(lib, numpy_of_lib)` for minijax and for JAX."""
+    return make(minijax, mnp), make(jax, jnp)
+
+
+def _combine(np_lib):
+    def combine(params, x, *, scale, bias=None):
+        out = {"y": np_lib.tanh(x @ params["w"]) * scale, "n": params["n"]}
+        return out if bias is None else (out, bias + 1.0)
+    return combine
+
+
+PARAMS = {"w": np.ones((3, 4), np.float32), "n": np.float32(2.0)}
+
+
+def test_pytrees_and_keywords_as_jax():
+    def make(lib, np_lib):
+        compiled = lib.jit(_combine(np_lib)).lower(PARAMS, X, scale=0.5,
+                                                   bias=X[0]).compile()
+        return compiled(PARAMS, X, scale=0.5, bias=X[0])
+    ours, theirs = _both(make)
+    assert_trees_match(ours, theirs)
+
+
+def test_static_arguments_are_left_out_of_the_call_as_in_jax():
+    def make(lib, np_lib):
+        jitted = lib.jit(_combine(np_lib), static_argnames="scale")
+        compiled = jitted.lower(PARAMS, X, scale=3.0).compile()
+        with pytest.raises(TypeError):
+            compiled(PARAMS, X, scale=3.0)
+        return compiled(PARAMS, X)
+    ours, theirs = _both(make)
+    assert_trees_match(ours, theirs)
+    by_position = minijax.jit(lambda x, n: x * n, static_argnums=1).lower(X, 4).compile()
+    with pytest.raises(TypeError, match="called without its static arguments"):
+        by_position(X, 4)
+    np.testing.assert_array_equal(np.asarray(by_position(X)), X * 4)
+
+
+@pytest.mark.parametrize("lowered_with,called_with", [
+    (1.0, np.float32(2.0)),                 # weak lowered, strong given
+    (np.float32(1.0), 2.0),                 # strong lowered, weak given
+])
+def test_a_weak_type_other_than_lowered_is_taken_as_by_jax(lowered_with, called_with):
+    def make(lib, np_lib):
+        def f(s, x):
+            return s * x, s * 2
+        return lib.jit(f).lower(lowered_with, X).compile()(called_with, X)
+    ours, theirs = _both(make)
+    # The outputs' weak types are those lowered, on both sides.
+    assert_trees_match(ours, theirs)
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: c(np.ones((3, 2), np.float32), 1.0),          # another shape
+    lambda c: c(X.astype(np.int32), 1.0),                   # another dtype
+    lambda c: c(X, 1),                                      # an int for a float
+    lambda c: c((X,), 1.0),                                 # another structure
+    lambda c: c(X),                                         # an argument missing
+    lambda c: c(X, s=1.0),                                  # by keyword
+])
+def test_other_argument_types_are_refused_as_by_jax(call):
+    def f(x, s):
+        return x * s
+    with pytest.raises(TypeError):
+        call(jax.jit(f).lower(X, 1.0).compile())
+    with pytest.raises(TypeError, match="compiled for arguments of other types"):
+        call(minijax.jit(f).lower(X, 1.0).compile())
+
+
+def test_a_value_minijax_cannot_take_is_named():
+    compiled = minijax.jit(lambda x: x + 1).lower(X).compile()
+    with pytest.raises(TypeError, match="input leaf 0 of type str"):
+        compiled("X")
+
+
+def test_a_ref_where_an_array_was_lowered_is_refused_untouched():
+    compiled = minijax.jit(lambda x: x * 2).lower(X).compile()
+    r = minijax.new_ref(X)
+    with pytest.raises(TypeError, match="compiled for arguments of other types"):
+        compiled(r)
+    np.testing.assert_array_equal(np.asarray(r[...]), X)
+
+
+def test_no_call_under_a_transformation_as_in_jax():
+    def f(x):
+        return jnp.sin(x)
+    theirs = jax.jit(f).lower(X[0]).compile()
+    with pytest.raises(TypeError, match="Cannot apply JAX transformations"):
+        jax.vmap(theirs)(X)
+    ours = minijax.jit(mnp.sin).lower(X[0]).compile()
+    with pytest.raises(TypeError, match="runs outside every transformation"):
+        minijax.vmap(ours)(X)
+    with pytest.raises(TypeError, match="runs outside every transformation"):
+        minijax.jit(ours)(X[0])
+    with pytest.raises(TypeError, match="runs outside every transformation"):
+        minijax.grad(lambda x: ours(x).sum())(X[0])
+
+
+def test_donation_by_name_and_beside_a_static_argument_as_in_jax():
+    deleted = []
+    for lib in (minijax, jax):
+        def f(n, x, *, y):
+            return x * n + y, y - x
+        jitted = lib.jit(f, static_argnums=0, donate_argnums=1, donate_argnames="y")
+        compiled = jitted.lower(2.0, jnp.ones(3), y=jnp.ones(3)).compile()
+        x, y = jnp.ones(3), jnp.full(3, 5.0)
+        expected = (np.full(3, 7.0, np.float32), np.full(3, 4.0, np.float32))
+        assert_trees_match(compiled(x, y=y), expected)
+        deleted.append((x.is_deleted(), y.is_deleted()))
+    assert deleted == [(True, True)] * 2
+
+
+def test_a_well_typed_call_is_jax_s_alone(monkeypatch):
+    """A call that JAX's executable takes never reaches minijax's Python checks (the
+    cost that made a call 6x JAX's); only a refused one does."""
+    compiled = minijax.jit(lambda d: d["a"] * d["b"]).lower({"a": X, "b": X}).compile()
+
+    def looked_at(*args):
+        raise AssertionError("a well-typed call was checked in Python")
+    monkeypatch.setattr(aot, "flatten_call_inputs", looked_at)
+    np.testing.assert_array_equal(np.asarray(compiled({"a": X, "b": X})), X * X)
+    with pytest.raises(AssertionError, match="checked in Python"):
+        compiled({"a": X, "b": X[0]})
+
+
+def test_a_ref_program_with_a_static_argument():
+    def bump(r, x, n):
+        r[...] += x * n
+        return r[...].sum()
+    r = minijax.new_ref(np.zeros(3, np.float32))
+    compiled = minijax.jit(bump, static_argnums=2).lower(r, X[0], 2.0).compile()
+    for _ in range(2):
+        compiled(r, X[0])
+    np.testing.assert_allclose(np.asarray(r[...]), X[0] * 4)
+    with pytest.raises(TypeError, match="called without its static arguments"):
+        compiled(r, X[0], 2.0)
+    other = minijax.new_ref(np.zeros(3, np.int32))
+    with pytest.raises(TypeError, match="compiled for arguments of other types"):
+        compiled(other, X[0])
