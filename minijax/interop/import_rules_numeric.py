@@ -83,10 +83,12 @@ register_import("fft", F.fft_p, lambda x, *, fft_type, fft_lengths: [
          fft_lengths=tuple(int(n) for n in fft_lengths))])
 
 
-# -- top_k and optimization_barrier: the same params (top_k's axis is -1 on older JAX) -------
+# -- top_k and optimization_barrier: the same params (top_k's axis is -1 on older JAX, which
+# has no is_stable either: its top_k is stable) -------------------------------------------
 
-def _top_k(x, *, k, axis=-1):
-    return list(bind(SEL.top_k_p, x, k=int(k), axis=int(axis) % aval_of(x).ndim))
+def _top_k(x, *, k, axis=-1, is_stable=True):
+    return list(bind(SEL.top_k_p, x, k=int(k), axis=int(axis) % aval_of(x).ndim,
+                     is_stable=bool(is_stable)))
 
 
 register_import("top_k", SEL.top_k_p, _top_k)
