@@ -237,3 +237,19 @@ def test_while_shared_ref_eagerly():
         _while_program(jax, jax.new_ref(np.zeros(2, np.float32)))()
     m = minijax.new_ref(np.zeros(2, np.float32))
     assert int(_while_program(minijax, m)()) == 5
+
+
+@pins("max_min_tangent_of_a_weak_argument_is_strong")
+def test_max_tangent_of_a_python_scalar():
+    def f(api):
+        return lambda x: api.lax.max(api.lax.atan(x), x)
+    grad = jax.grad(f(jax))(1.5)
+    assert (float(grad), grad.weak_type) == (1.0, False)
+    assert jax.jacrev(f(jax))(1.5).weak_type
+    for transform in (jax.jacfwd, jax.hessian):
+        with pytest.raises(AttributeError, match="has no attribute 'dtype'"):
+            transform(f(jax))(1.5)
+    for transform, value in ((minijax.grad, 1.0), (minijax.jacfwd, 1.0),
+                             (minijax.hessian, 0.0)):
+        result = transform(f(minijax))(1.5)
+        assert (float(result), result.dtype, result.weak_type) == (value, np.float32, True)
