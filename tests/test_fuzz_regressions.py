@@ -467,8 +467,8 @@ def test_max_of_a_weak_argument_and_jacobian_blocks_have_jax_weak_types(name):
              (lambda api: lambda x, y: api.numpy.sum(api.lax.min(x, y) * x),
               (np.array([1., 2., np.nan], np.float32), np.array([1., 3., 0.], np.float32)))]
     # JAX >= 0.11's max/min jvp is strong for a weak argument, and its jacfwd crashes on
-    # one (registry entry, pinned in test_divergences.py): there a Python-scalar case is held to JAX's
-    # values (jacrev's where jacfwd crashes), and its weak types to the pin.
+    # one (registry entry, pinned in test_divergences.py): there a Python-scalar case is
+    # held to JAX's values (jacrev's where jacfwd crashes), and its weak types to the pin.
     strong_jvp = seen_on_this_jax("max_min_tangent_of_a_weak_argument_is_strong")
     for f, args in cases:
         argnums = tuple(range(len(args)))
