@@ -67,6 +67,14 @@ def test_each_entry_names_the_jax_versions_it_was_seen_on():
         assert all(re.fullmatch(r"\d+\.\d+\.\d+(\.\d+)?", v) for v in versions), d
 
 
+def test_jax_version_is_a_tuple_of_its_release_numbers():
+    # the one version tests branch on (minijax.testing.JAX_VERSION)
+    from minijax.testing import JAX_VERSION, parse_version
+    assert parse_version("0.12.0.1") == (0, 12, 0, 1) > (0, 12) > parse_version("0.11.2")
+    assert parse_version("0.13.0.dev20260101") == parse_version("0.13.0rc1") == (0, 13, 0)
+    assert JAX_VERSION == parse_version(jax.__version__) >= (0, 10)
+
+
 @pins("ref_none_index_adds_no_axis")
 def test_none_index():
     r = jax.new_ref(X)
