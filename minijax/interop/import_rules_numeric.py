@@ -46,12 +46,20 @@ from .import_rules import UnsupportedParamError, _refuse_hint, _single, _ints, _
 
 # -- bit operations and special functions --------------------------------------------------
 
+def _hinted(prim):
+    # JAX 0.12 gave erfc the transcendental functions' `accuracy` hint, taken as there.
+    def rule(*args, accuracy=None, **params):
+        _refuse_hint(prim.name, {"accuracy": accuracy}, "accuracy")
+        return [bind(prim, *args, **params)]
+    return rule
+
+
 for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
               R.population_count_p, R.nextafter_p, R.erf_inv_p, R.random_gamma_grad_p,
               S.lgamma_p, S.digamma_p, S.erfc_p, S.polygamma_p, S.igamma_p, S.igammac_p,
               S.igamma_grad_a_p, S.regularized_incomplete_beta_p, S.zeta_p, S.bessel_i0e_p,
               S.bessel_i1e_p):
-    register_import(_prim.name, _prim, _single(_prim))
+    register_import(_prim.name, _prim, _hinted(_prim))
 
 register_import("reduce_precision", R.reduce_precision_p, lambda x, *, exponent_bits,
                 mantissa_bits: [bind(R.reduce_precision_p, x, exponent_bits=int(exponent_bits),
