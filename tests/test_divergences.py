@@ -261,3 +261,17 @@ def test_max_tangent_of_a_python_scalar():
                              (minijax.hessian, 0.0)):
         result = transform(f(minijax))(1.5)
         assert (float(result), result.dtype, result.weak_type) == (value, np.float32, True)
+
+
+@pins("asinh_forward_derivative_of_a_python_scalar_crashes")
+def test_asinh_forward_derivative_of_a_python_scalar():
+    def f(api):
+        return lambda x: api.numpy.sum(api.lax.asinh(x))
+    for transform in (jax.jacfwd, jax.hessian):
+        with pytest.raises(AttributeError, match="has no attribute 'dtype'"):
+            transform(f(jax))(-0.25)
+    expected = jax.jacrev(jax.jacrev(f(jax)))(-0.25)
+    assert expected.weak_type
+    result = minijax.hessian(f(minijax))(-0.25)
+    assert result.weak_type and np.float32(result) == np.float32(expected)
+    assert float(minijax.jacfwd(f(minijax))(-0.25)) == float(jax.grad(f(jax))(-0.25))

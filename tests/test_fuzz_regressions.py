@@ -279,9 +279,13 @@ def test_grad_of_a_weak_argument_is_weak():
 
     def broadcast(api):
         return lambda x: api.numpy.sum(api.numpy.sin(x) * api.numpy.ones(3))
+    # where JAX's hessian crashes on asinh of a Python float (registry entry), its
+    # jacrev of jacrev, the same second derivative, is the oracle
+    oracles = {"hessian": lambda g: jax.jacrev(jax.jacrev(g))} if seen_on_this_jax(
+        "asinh_forward_derivative_of_a_python_scalar_crashes") else {}
     for f in (asinh_sum, converted, broadcast):
         for name in ("grad", "jacrev", "hessian", "value_and_grad"):
-            expected = getattr(jax, name)(f(jax))(-0.25)
+            expected = oracles.get(name, getattr(jax, name))(f(jax))(-0.25)
             assert_trees_match(getattr(minijax, name)(f(minijax))(-0.25), expected)
             assert_trees_match(minijax.jit(getattr(minijax, name)(f(minijax)))(-0.25),
                                expected)
