@@ -13,6 +13,7 @@ import numpy as np
 
 import minijax
 from minijax import lax as mlax
+from minijax.testing import JAX_VERSION
 from minijax.ir.verify import verify_jaxpr
 
 rng = np.random.default_rng(0)
@@ -161,6 +162,8 @@ OP_CASES: list[OpCase] = [
     OpCase("dot_general", lambda lax, x, y: lax.dot_general(x, y, (((0, 2), (2, 1)), ((), ()))),
            lambda: (randn(3, 2, 4), randn(5, 4, 3))),
 ]
+# jax.lax has log2 from 0.11 (appended, so the strided subsets above stay the same).
+OP_CASES += _unary("log2", 0.2, 3) if JAX_VERSION >= (0, 11) else []
 
 
 def run_both(case: OpCase, build):

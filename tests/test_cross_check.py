@@ -8,8 +8,10 @@ a subprocess, the bug planted there too) prints different values.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -207,8 +209,11 @@ def test_planted_bug_is_found_shrunk_and_reproduced(wrong_sin_jvp, tmp_path):
                       "run_script(sys.argv[1], on_minijax=False)\nprint('-- minijax')\n"
                       + _PLANT + "from minijax.cli import main\n"
                       "sys.exit(main(['run', sys.argv[1]]))\n")
+    # (the checkout goes first on the path: a relative PYTHONPATH would not survive cwd)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(__file__).parent.parent), os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, str(driver), path], capture_output=True,
-                         text=True, cwd=tmp_path, check=True).stdout
+                         text=True, cwd=tmp_path, check=True, env=env).stdout
     jax_out, mini_out = out.split("-- minijax\n")
     assert jax_out.startswith("leaf 0:") and mini_out.startswith("leaf 0:")
     assert jax_out != mini_out

@@ -67,6 +67,14 @@ def test_each_entry_names_the_jax_versions_it_was_seen_on():
         assert all(re.fullmatch(r"\d+\.\d+\.\d+(\.\d+)?", v) for v in versions), d
 
 
+def test_jax_version_is_a_tuple_of_its_release_numbers():
+    # the one version tests branch on (minijax.testing.JAX_VERSION)
+    from minijax.testing import JAX_VERSION, parse_version
+    assert parse_version("0.12.0.1") == (0, 12, 0, 1) > (0, 12) > parse_version("0.11.2")
+    assert parse_version("0.13.0.dev20260101") == parse_version("0.13.0rc1") == (0, 13, 0)
+    assert JAX_VERSION == parse_version(jax.__version__) >= (0, 10)
+
+
 @pins("ref_none_index_adds_no_axis")
 def test_none_index():
     r = jax.new_ref(X)
@@ -237,3 +245,33 @@ def test_while_shared_ref_eagerly():
         _while_program(jax, jax.new_ref(np.zeros(2, np.float32)))()
     m = minijax.new_ref(np.zeros(2, np.float32))
     assert int(_while_program(minijax, m)()) == 5
+
+
+@pins("max_min_tangent_of_a_weak_argument_is_strong")
+def test_max_tangent_of_a_python_scalar():
+    def f(api):
+        return lambda x: api.lax.max(api.lax.atan(x), x)
+    grad = jax.grad(f(jax))(1.5)
+    assert (float(grad), grad.weak_type) == (1.0, False)
+    assert jax.jacrev(f(jax))(1.5).weak_type
+    for transform in (jax.jacfwd, jax.hessian):
+        with pytest.raises(AttributeError, match="has no attribute 'dtype'"):
+            transform(f(jax))(1.5)
+    for transform, value in ((minijax.grad, 1.0), (minijax.jacfwd, 1.0),
+                             (minijax.hessian, 0.0)):
+        result = transform(f(minijax))(1.5)
+        assert (float(result), result.dtype, result.weak_type) == (value, np.float32, True)
+
+
+@pins("asinh_forward_derivative_of_a_python_scalar_crashes")
+def test_asinh_forward_derivative_of_a_python_scalar():
+    def f(api):
+        return lambda x: api.numpy.sum(api.lax.asinh(x))
+    for transform in (jax.jacfwd, jax.hessian):
+        with pytest.raises(AttributeError, match="has no attribute 'dtype'"):
+            transform(f(jax))(-0.25)
+    expected = jax.jacrev(jax.jacrev(f(jax)))(-0.25)
+    assert expected.weak_type
+    result = minijax.hessian(f(minijax))(-0.25)
+    assert result.weak_type and np.float32(result) == np.float32(expected)
+    assert float(minijax.jacfwd(f(minijax))(-0.25)) == float(jax.grad(f(jax))(-0.25))

@@ -26,6 +26,10 @@ NOT_GENERATED = {
     "shard_map": "needs several devices; the fuzz process has one (tests/test_shard_map.py "
                  "runs its cases in a process with eight host devices)",
     "sharding_constraint": "needs several devices, as shard_map",
+    "log2": "new in this round (JAX 0.11's primitive): an entry would change the programs "
+            "recorded seeds make (test_fuzz_regressions_s6c replays seed 0:43), so it "
+            "joins the op set with the next campaign; tests/reference_cases.py, "
+            "test_vmap_rules.py and ad_helpers.py compare it with JAX",
 }
 # Collectives are made under vmap with an axis name, whose tracing applies their
 # batching rules: the program holds the batched forms, never the collectives.

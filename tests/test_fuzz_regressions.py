@@ -7,7 +7,7 @@ import pytest
 
 import minijax
 from minijax.testing import assert_trees_match
-from tests.test_divergences import pins
+from tests.test_divergences import pins, seen_on_this_jax
 
 
 def test_grad_of_unused_python_float_argument_is_a_weak_array():
@@ -279,9 +279,13 @@ def test_grad_of_a_weak_argument_is_weak():
 
     def broadcast(api):
         return lambda x: api.numpy.sum(api.numpy.sin(x) * api.numpy.ones(3))
+    # where JAX's hessian crashes on asinh of a Python float (registry entry), its
+    # jacrev of jacrev, the same second derivative, is the oracle
+    oracles = {"hessian": lambda g: jax.jacrev(jax.jacrev(g))} if seen_on_this_jax(
+        "asinh_forward_derivative_of_a_python_scalar_crashes") else {}
     for f in (asinh_sum, converted, broadcast):
         for name in ("grad", "jacrev", "hessian", "value_and_grad"):
-            expected = getattr(jax, name)(f(jax))(-0.25)
+            expected = oracles.get(name, getattr(jax, name))(f(jax))(-0.25)
             assert_trees_match(getattr(minijax, name)(f(minijax))(-0.25), expected)
             assert_trees_match(minijax.jit(getattr(minijax, name)(f(minijax)))(-0.25),
                                expected)
@@ -466,12 +470,23 @@ def test_max_of_a_weak_argument_and_jacobian_blocks_have_jax_weak_types(name):
              (lambda api: lambda x, y: api.lax.min(y, x) * y, (1.5, np.ones(2, np.float32))),
              (lambda api: lambda x, y: api.numpy.sum(api.lax.min(x, y) * x),
               (np.array([1., 2., np.nan], np.float32), np.array([1., 3., 0.], np.float32)))]
+    # JAX >= 0.11's max/min jvp is strong for a weak argument, and its jacfwd crashes on
+    # one (registry entry, pinned in test_divergences.py): there a Python-scalar case is
+    # held to JAX's values (jacrev's where jacfwd crashes), and its weak types to the pin.
+    strong_jvp = seen_on_this_jax("max_min_tangent_of_a_weak_argument_is_strong")
     for f, args in cases:
         argnums = tuple(range(len(args)))
         if name == "grad" and np.ndim(jax.eval_shape(f(jax), *args)) > 0:
             continue
-        assert_trees_match(getattr(minijax, name)(f(minijax), argnums=argnums)(*args),
-                           getattr(jax, name)(f(jax), argnums=argnums)(*args))
+        ours = getattr(minijax, name)(f(minijax), argnums=argnums)(*args)
+        if not (strong_jvp and any(isinstance(a, float) for a in args)):
+            assert_trees_match(ours, getattr(jax, name)(f(jax), argnums=argnums)(*args))
+            continue
+        oracle = {"grad": jax.grad, "jacfwd": jax.jacrev,
+                  "hessian": lambda g, argnums: jax.jacrev(jax.jacrev(g, argnums), argnums)}
+        expected = oracle.get(name, getattr(jax, name))(f(jax), argnums=argnums)(*args)
+        assert_trees_match(ours, expected, check_weak_types=False)
+
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 5])

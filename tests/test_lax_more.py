@@ -12,6 +12,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax import lax as mlax
+from minijax.testing import JAX_VERSION
 from tests.numpy_helpers import check, assert_values_close
 from tests.test_divergences import pins
 
@@ -198,11 +199,19 @@ def test_barrier_in_a_linearized_program_is_linear():
         minijax.grad(lambda x: mnp.sum(f(mlax, x))))(X))
 
 
-def test_top_k_prints_and_reference_runs():
-    closed = minijax.make_jaxpr(lambda x: mlax.top_k(x, 2, axis=0))(X)
-    assert "top_k[axis=0 k=2]" in str(closed)
+@pytest.mark.parametrize("is_stable", [True, False])
+def test_top_k_prints_and_reference_runs(is_stable):
+    f = lambda lax, x: lax.top_k(x, 2, axis=0, is_stable=is_stable)  # noqa: E731
+    closed = minijax.make_jaxpr(lambda x: f(mlax, x))(X)
+    # minijax prints the param JAX 0.11 added, as that JAX does (jax 0.10 has no is_stable)
+    assert f"top_k[axis=0 is_stable={is_stable} k=2]" in str(closed)
+    if JAX_VERSION >= (0, 11):
+        assert f"top_k[axis=0 is_stable={is_stable} k=2]" in str(
+            jax.make_jaxpr(lambda x: f(jax.lax, x))(X))
     from minijax.backends.reference import eval_closed_jaxpr
-    assert_values_close(eval_closed_jaxpr(closed, X), jax.lax.top_k(X, 2, axis=0))
+    expected = jax.lax.top_k(X, 2, axis=0)  # X has no ties, so stable or not agree
+    assert_values_close(eval_closed_jaxpr(closed, X), expected)
+    assert_values_close(minijax.jit(lambda x: f(mlax, x))(X), expected)
 
 
 @pytest.mark.parametrize("call, error, message", [

@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 SCRIPT = textwrap.dedent('''
     import pickle, sys
@@ -63,8 +64,11 @@ SCRIPT = textwrap.dedent('''
 def test_importing_minijax_leaves_jax_as_it_was(tmp_path):
     script = tmp_path / "oracle.py"
     script.write_text(SCRIPT)
+    # A bare environment, but for the checkout under test: an interpreter that has jax
+    # but not minijax installed (the suite run from a source tree) imports it from there.
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         check=True, env={"JAX_PLATFORMS": "cpu", "PATH": ""}).stdout
+                         check=True, env={"JAX_PLATFORMS": "cpu", "PATH": "",
+                                          "PYTHONPATH": str(Path(__file__).parent.parent)}).stdout
     lines = dict(line.split(" ", 1) for line in out.strip().splitlines()
                  if line.startswith(("changed", "added")))
     assert lines["changed"] == "[]", out

@@ -206,8 +206,10 @@ def _counted(m, x):
 
 def test_integer_ref_has_no_tangent():
     mine, theirs = _both(_counted)
+    # Where JAX's jvp crashes (and on 0.11.2 its linearize too), the tangent is its
+    # Jacobian, from jacrev, times V.
     expected_jvp = (jax.jvp(theirs, (V,), (V,)) if not seen_on_this_jax(JVP_OF_INT_REF)
-                    else (V, jax.linearize(theirs, V)[1](V)))
+                    else (V, jax.jacrev(theirs)(V) @ V))
     _match(minijax.jvp(mine, (V,), (V,)), expected_jvp)
     _match(minijax.jacrev(mine)(V), jax.jacrev(theirs)(V))
 

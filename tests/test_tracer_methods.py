@@ -10,6 +10,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
+from minijax.testing import JAX_VERSION
 from tests.numpy_helpers import assert_values_close, check, rand
 
 REAL = rand((3,))
@@ -132,6 +133,13 @@ def test_device_sharding_flat_refused_like_jax():
             jax.jit(lambda x: getattr(x, name))(REAL)
     with pytest.raises(NotImplementedError, match="flatten"):
         minijax.jit(lambda x: x.flat)(REAL)
+    # jax.Array's memory_space raises ValueError on a tracer from JAX 0.11 (so that
+    # hasattr cannot hide it; 0.10's tracers forwarded their aval's MemorySpace.Device).
+    with pytest.raises(ValueError, match="memory_space"):
+        minijax.jit(lambda x: x.memory_space)(REAL)
+    if JAX_VERSION >= (0, 11):
+        with pytest.raises(ValueError, match="memory_space"):
+            jax.jit(lambda x: x.memory_space)(REAL)
     with pytest.raises(ValueError, match="immutable"):
         minijax.jit(lambda x: x.byteswap(inplace=True))(REAL)
 

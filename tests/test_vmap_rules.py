@@ -99,7 +99,7 @@ def _cases():
     unary_kinds = {"acosh": "f>1", "not": "i100", "is_finite": "n", "sign": "n",
                    "abs": "n", "neg": "n", "floor": "n", "ceil": "n", "round": "n"}
     for kind, names in [("f", ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
-                                "tanh", "asinh", "atanh", "exp", "exp2", "log", "log1p",
+                                "tanh", "asinh", "atanh", "exp", "exp2", "log", "log2", "log1p",
                                 "expm1", "logistic", "sqrt", "rsqrt", "cbrt", "erf",
                                 "stop_gradient", "erf_inv"]),
                         ("f>1", ["acosh"]), ("i100", ["not", "population_count"]),

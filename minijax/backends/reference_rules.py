@@ -74,7 +74,7 @@ _FLOAT_FUNCTIONS = {
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
     "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "exp": np.exp,
-    "exp2": np.exp2, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
+    "exp2": np.exp2, "log": np.log, "log2": np.log2, "log1p": np.log1p, "expm1": np.expm1,
     "logistic": lambda x: 1 / (1 + np.exp(-x)), "sqrt": np.sqrt,
     "rsqrt": lambda x: 1 / np.sqrt(x), "cbrt": np.cbrt, "erf": _erf,
     "floor": np.floor, "ceil": np.ceil,

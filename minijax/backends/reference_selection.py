@@ -19,7 +19,7 @@ def _descending_key(values: np.ndarray):
     return [(-int(v),) for v in values]
 
 
-def _top_k(x, *, k, axis):
+def _top_k(x, *, k, axis, is_stable=True):  # index order satisfies both
     moved = np.moveaxis(np.asarray(x), axis, -1)
     flat = moved.reshape(-1, moved.shape[-1])
     order = np.zeros((flat.shape[0], k), np.int32)

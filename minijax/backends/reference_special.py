@@ -21,7 +21,10 @@ scalar and vectorised over the operands:
   side of the mean (a + 1) / (a + b + 2) it converges fast.
 
 Edge values (poles, out-of-domain operands, infinities) are XLA's, as observed on
-jax.lax: `tests/test_reference.py` compares them.
+jax.lax: `tests/test_reference.py` compares them. Where XLA changed them, they are the
+newer XLA's, the limits (JAX 0.11's: digamma(+-0) = -inf where 0.10 gave NaN;
+P(inf, x) = 0 and Q(inf, x) = 1 for a finite x where 0.10 gave NaN, and NaN for
+P(inf, inf), where 0.10 gave 1).
 """
 from __future__ import annotations
 
@@ -53,6 +56,8 @@ def lgamma(x):
 
 
 def digamma(x):
+    if x == 0:          # either zero, as XLA (JAX >= 0.11)
+        return -math.inf
     if math.isnan(x) or x == -math.inf or _is_nonpositive_integer(x):
         return math.nan
     if x == math.inf:
@@ -140,9 +145,9 @@ def _upper_fraction(a, x):
 
 def _igamma_edge(a, x, lower):
     """XLA's value of P (lower) or Q at an edge of the domain, or None inside it."""
-    if math.isnan(a) or math.isnan(x) or a < 0 or x < 0 or a == math.inf:
+    if math.isnan(a) or math.isnan(x) or a < 0 or x < 0 or (a == math.inf == x):
         return math.nan
-    if x == 0:
+    if x == 0 or a == math.inf:
         return 0.0 if lower else 1.0
     if a == 0 or x == math.inf:
         return 1.0 if lower else 0.0

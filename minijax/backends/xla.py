@@ -91,6 +91,16 @@ for _name, _fn in _UNARY.items():
 for _name, _fn in _BINARY.items():
     _register_single(P.primitives_by_name[_name], _binary_rule(_fn))
 
+
+
+def _log2_by_log(x):
+    # What JAX >= 0.11 lowers its log2 to (log times a constant 1/log 2), for a JAX
+    # that has no lax.log2 (0.10).
+    log = lax.log(x)   # (x may be a Python scalar, a literal)
+    return lax.mul(log, np.asarray(1 / np.log(2), log.dtype))
+
+
+_register_single(P.log2_p, getattr(lax, "log2", _log2_by_log))
 _register_single(P.round_p, lambda x, *, rounding_method=0:
                  lax.round(x, lax.RoundingMethod(rounding_method)))
 _register_single(P.integer_pow_p, lambda x, *, y: lax.integer_pow(x, y))

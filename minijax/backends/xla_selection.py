@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 
 from jax import lax
 
@@ -9,7 +10,17 @@ from ..ir import selection_primitives as S
 from ..ir.trace import eager_impls
 from .xla import lowering_rules, apply_primitive
 
-lowering_rules[S.top_k_p] = lambda x, *, k, axis: list(lax.top_k(x, k, axis=axis))
+# JAX 0.11 added `is_stable`; an older JAX's top_k is always stable, which is what
+# `is_stable=False` allows too, so there the param is dropped.
+TOP_K_TAKES_IS_STABLE = "is_stable" in inspect.signature(lax.top_k).parameters
+
+
+def _top_k(x, *, k, axis, is_stable=True):
+    extra = {"is_stable": is_stable} if TOP_K_TAKES_IS_STABLE else {}
+    return list(lax.top_k(x, k, axis=axis, **extra))
+
+
+lowering_rules[S.top_k_p] = _top_k
 lowering_rules[S.optimization_barrier_p] = lambda *xs: list(lax.optimization_barrier(xs))
 for _prim in S.selection_primitives:
     eager_impls[_prim] = functools.partial(apply_primitive, _prim)

@@ -61,11 +61,12 @@ register(
 
 
 register(
-    "jax_jvp_of_integer_ref_crashes", "0.12.0.1",
+    "jax_jvp_of_integer_ref_crashes", "0.11.2, 0.12.0.1",
     "jax.jvp of a function that makes an integer ref (`c = new_ref(np.int32(0)); "
     "c[...] += 1; x * c[...]`) raises an internal AttributeError(\"'TypedNdArray' "
-    "object has no attribute 'committed'\"); jax.linearize and jax.jacrev of the same "
-    "function work (seen on Python 3.12; jax 0.10.2 gets it right)",
+    "object has no attribute 'committed'\"); jax.jacrev of the same function works, "
+    "and jax.linearize does on 0.12.0.1 but crashes alike on 0.11.2 (jax 0.10.2 gets "
+    "all three right)",
     "the tangent, as linearize gives: an integer ref has no tangent and is simply run",
     "jvp, linearize and jacrev are the same derivative; misuse-free code should never "
     "meet an internal AttributeError",

@@ -78,8 +78,9 @@ def _canonical_axis(axis, ndim, what="axis"):
 
 # -- selection -----------------------------------------------------------------------------
 
-def top_k(operand, k: int, *, axis: int = -1):
-    """The `k` largest entries along `axis`, in descending order, and their indices."""
+def top_k(operand, k: int, *, axis: int = -1, is_stable: bool = True):
+    """The `k` largest entries along `axis`, in descending order, and their indices;
+    with `is_stable=False` equal entries may come in any order (JAX >= 0.11's param)."""
     aval = aval_of(operand)
     if is_complex(aval.dtype):
         raise ValueError("top_k is not compatible with complex inputs.")
@@ -90,7 +91,8 @@ def top_k(operand, k: int, *, axis: int = -1):
     if k > aval.shape[axis]:
         raise ValueError(f"k argument to top_k must be no larger than size along axis; "
                          f"got k={k} with shape={list(aval.shape)} and axis={axis}")
-    return list(bind(SEL.top_k_p, operand, k=k, axis=axis))  # a list, as JAX's
+    return list(bind(SEL.top_k_p, operand, k=k, axis=axis,
+                     is_stable=bool(is_stable)))  # a list, as JAX's
 
 
 def _approx_k(operand, k, reduction_dimension, largest):

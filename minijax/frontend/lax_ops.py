@@ -137,6 +137,7 @@ asin, acos, atan = map(_unary, (P.asin_p, P.acos_p, P.atan_p))
 sinh, cosh, tanh = map(_unary, (P.sinh_p, P.cosh_p, P.tanh_p))
 asinh, acosh, atanh = map(_unary, (P.asinh_p, P.acosh_p, P.atanh_p))
 exp, exp2, log, log1p, expm1 = map(_unary, (P.exp_p, P.exp2_p, P.log_p, P.log1p_p, P.expm1_p))
+log2 = _unary(P.log2_p)
 logistic, sqrt, rsqrt, cbrt, erf = map(_unary, (P.logistic_p, P.sqrt_p, P.rsqrt_p,
                                                  P.cbrt_p, P.erf_p))
 floor, ceil, abs, sign, square = map(_unary, (P.floor_p, P.ceil_p, P.abs_p, P.sign_p,

@@ -59,7 +59,7 @@ def _single(prim):
 
 _ELEMENTWISE = [
     "neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
-    "acosh", "atanh", "exp", "exp2", "log", "log1p", "expm1", "logistic", "sqrt",
+    "acosh", "atanh", "exp", "exp2", "log", "log2", "log1p", "expm1", "logistic", "sqrt",
     "rsqrt", "cbrt", "erf", "floor", "ceil", "abs", "sign", "square", "is_finite",
     "not", "stop_gradient", "add", "sub", "mul", "div", "rem", "pow", "max", "min",
     "atan2", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "select_n", "clamp",

@@ -46,12 +46,20 @@ from .import_rules import UnsupportedParamError, _refuse_hint, _single, _ints, _
 
 # -- bit operations and special functions --------------------------------------------------
 
+def _hinted(prim):
+    # JAX 0.12 gave erfc the transcendental functions' `accuracy` hint, taken as there.
+    def rule(*args, accuracy=None, **params):
+        _refuse_hint(prim.name, {"accuracy": accuracy}, "accuracy")
+        return [bind(prim, *args, **params)]
+    return rule
+
+
 for _prim in (R.shift_left_p, R.shift_right_logical_p, R.shift_right_arithmetic_p,
               R.population_count_p, R.nextafter_p, R.erf_inv_p, R.random_gamma_grad_p,
               S.lgamma_p, S.digamma_p, S.erfc_p, S.polygamma_p, S.igamma_p, S.igammac_p,
               S.igamma_grad_a_p, S.regularized_incomplete_beta_p, S.zeta_p, S.bessel_i0e_p,
               S.bessel_i1e_p):
-    register_import(_prim.name, _prim, _single(_prim))
+    register_import(_prim.name, _prim, _hinted(_prim))
 
 register_import("reduce_precision", R.reduce_precision_p, lambda x, *, exponent_bits,
                 mantissa_bits: [bind(R.reduce_precision_p, x, exponent_bits=int(exponent_bits),
@@ -83,10 +91,12 @@ register_import("fft", F.fft_p, lambda x, *, fft_type, fft_lengths: [
          fft_lengths=tuple(int(n) for n in fft_lengths))])
 
 
-# -- top_k and optimization_barrier: the same params (top_k's axis is -1 on older JAX) -------
+# -- top_k and optimization_barrier: the same params (top_k's axis is -1 on older JAX, which
+# has no is_stable either: its top_k is stable) -------------------------------------------
 
-def _top_k(x, *, k, axis=-1):
-    return list(bind(SEL.top_k_p, x, k=int(k), axis=int(axis) % aval_of(x).ndim))
+def _top_k(x, *, k, axis=-1, is_stable=True):
+    return list(bind(SEL.top_k_p, x, k=int(k), axis=int(axis) % aval_of(x).ndim,
+                     is_stable=bool(is_stable)))
 
 
 register_import("top_k", SEL.top_k_p, _top_k)

@@ -17,11 +17,13 @@ call is written as `jax.custom_jvp`/`jax.custom_vjp` of its body with the body's
 from __future__ import annotations
 
 import numpy as np
+from jax import lax as jax_lax
 
 from ..ir.core import Literal, ClosedJaxpr
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
 from ..ir.control_flow_primitives import rebuild_from_layout
 from ..ir.window_primitives import window_identity
+from ..backends.xla_selection import TOP_K_TAKES_IS_STABLE
 from .exporting import ExportError, export_policy
 
 __all__ = ["to_python_source", "source_rules", "value_source"]
@@ -56,6 +58,9 @@ def _dtype(dtype) -> _Raw:
 
 for _name in _UNARY + _BINARY:
     source_rules[_name] = lambda ins, p, _n=_name: _call(f"lax.{_n}", ins)
+# jax.lax has log2 from 0.11; on an older JAX the source spells out what it computes.
+source_rules["log2"] = (lambda ins, p: _call("lax.log2", ins)) if hasattr(jax_lax, "log2") \
+    else (lambda ins, p: f"lax.mul(lax.log({ins[0]}), np.asarray(1 / np.log(2), {ins[0]}.dtype))")
 for _name, _lax_name in _RENAMED.items():
     source_rules[_name] = lambda ins, p, _n=_lax_name: _call(f"lax.{_n}", ins)
 source_rules.update({
@@ -211,7 +216,9 @@ source_rules["regularized_incomplete_beta"] = _splatted("lax.betainc")
 source_rules["fft"] = lambda ins, p: _call(
     "lax.fft", ins, fft_type=_Raw(f"lax.FftType.{p['fft_type']}"),
     fft_lengths=tuple(p["fft_lengths"]))
-source_rules["top_k"] = lambda ins, p: _call("lax.top_k", ins, k=p["k"], axis=p["axis"])
+source_rules["top_k"] = lambda ins, p: _call(
+    "lax.top_k", ins, k=p["k"], axis=p["axis"],
+    **({"is_stable": p.get("is_stable", True)} if TOP_K_TAKES_IS_STABLE else {}))
 source_rules["optimization_barrier"] = lambda ins, p: \
     f"lax.optimization_barrier(({''.join(i + ', ' for i in ins)}))"
 source_rules["reduce_precision"] = lambda ins, p: _call("lax.reduce_precision", ins, **p)

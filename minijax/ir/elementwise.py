@@ -100,6 +100,8 @@ atanh_p = _unary("atanh", is_inexact)
 exp_p = _unary("exp", is_inexact)
 exp2_p = _unary("exp2", is_inexact)
 log_p = _unary("log", is_inexact)
+# JAX 0.11 made log2 a primitive (before, jnp.log2 was log(x) / log(2)).
+log2_p = _unary("log2", is_inexact)
 log1p_p = _unary("log1p", is_inexact)
 expm1_p = _unary("expm1", is_inexact)
 logistic_p = _unary("logistic", is_inexact)

@@ -2,11 +2,14 @@
 values without computing new ones.
 
     top_k                 x[..., n, ...] -> values[..., k, ...], indices i32[..., k, ...]
-                          params: k, axis (non-negative)
+                          params: k, axis (non-negative), is_stable
     optimization_barrier  x1, ..., xm -> x1, ..., xm   (any number of arrays)
 
 `top_k` returns the k largest entries along `axis` in descending order (NaN above
 everything, +0 above -0, ties in index order, as XLA sorts) and where they were.
+`is_stable=False` (JAX 0.11 added the param) leaves the order of ties unspecified; minijax
+keeps the param so a program says what its author allowed, and every backend may still
+answer in index order.
 `optimization_barrier` is the identity that XLA may not optimise across: it keeps a
 computation from being moved, fused or recomputed through it (JAX uses it to keep
 rematerialisation where the program put it). Their derivative and batching rules are
@@ -25,7 +28,7 @@ __all__ = ["top_k_p", "optimization_barrier_p", "selection_primitives"]
 top_k_p = Primitive("top_k", multiple_results=True)
 
 
-def _top_k_rule(x, *, k, axis):
+def _top_k_rule(x, *, k, axis, is_stable=True):
     _array("top_k", x)
     if is_complex(x.dtype):
         _fail("top_k", f"operand must not be complex, got {x}")

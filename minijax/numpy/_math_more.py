@@ -31,8 +31,59 @@ from ._shape import broadcast_arrays, concatenate
 from ._sorting import searchsorted, sort
 from ._take import take
 
-__all__ = ["ldexp", "frexp", "modf", "gcd", "lcm", "nextafter", "spacing", "logaddexp2",
+__all__ = ["hypot", "ldexp", "frexp", "modf", "gcd", "lcm", "nextafter", "spacing", "logaddexp2",
            "sort_complex", "unwrap", "trim_zeros", "interp", "i0"]
+
+
+# -- hypot, as JAX 0.12 computes it ------------------------------------------------------
+
+@custom_jvp
+def _hypot(x1, x2):
+    """`(r, x1 / r, x2 / r)` with `r = hypot(x1, x2)`, as JAX 0.12's `lax.hypot`: both
+    legs scaled by a power of two that keeps the sum of their squares from overflowing
+    or underflowing, so no quotient is rounded before the square root (JAX <= 0.11
+    computed big * sqrt(1 + (small / big)**2))."""
+    info = finfo(dtype_of(x1))
+    k = (info.nmant - info.minexp + 1) // 2   # (x * 2**k)**2 of the least subnormal is normal
+    e_hi = (info.maxexp - 1) // 2             # 2 * m**2 is finite below 2**e_hi
+    a1, a2 = lax.abs(x1), lax.abs(x2)
+    m = lax.max(a1, a2)
+    hi = lax.ge(m, like(x1, 2.0 ** e_hi))
+    lo = lax.le(m, like(x1, 2.0 ** (e_hi - k)))
+    down, up, one = (lax.full_like(x1, v) for v in (2.0 ** -k, 2.0 ** k, 1.0))
+
+    def scaled(x):
+        return lax.select(hi, lax.mul(x, down), lax.select(lo, lax.mul(x, up), x))
+    y1, y2 = scaled(x1), scaled(x2)
+    r_scaled = lax.sqrt(lax.add(lax.square(y1), lax.square(y2)))
+    r = lax.mul(r_scaled, lax.select(hi, up, lax.select(lo, down, one)))
+    inf = lax.full_like(x1, np.inf)
+    r = lax.select(lax.bitwise_or(lax.eq(a1, inf), lax.eq(a2, inf)), inf, r)
+    # The unit vector comes from the scaled legs, so it stays exact where r overflows.
+    return r, lax.div(y1, r_scaled), lax.div(y2, r_scaled)
+
+
+@_hypot.defjvp
+def _hypot_jvp(primals, tangents):
+    # Written in _hypot's outputs alone, so derivatives of any order go through this
+    # rule and never differentiate the power-of-two scale (as JAX's).
+    (x1, x2), (dx1, dx2) = primals, tangents
+    r, u1, u2 = _hypot(x1, x2)
+    dr = lax.add(lax.mul(u1, dx1), lax.mul(u2, dx2))
+    return (r, u1, u2), (dr, lax.div(lax.sub(dx1, lax.mul(u1, dr)), r),
+                         lax.div(lax.sub(dx2, lax.mul(u2, dr)), r))
+
+
+@jitted_eagerly()
+def hypot(x1, x2, /):
+    """`sqrt(x1**2 + x2**2)` without overflow or underflow (JAX 0.12's formulation, whose
+    result is weak when the promoted operands are)."""
+    x1, x2 = promote_args_inexact("hypot", x1, x2, keep_scalars=False)
+    if is_complex(dtype_of(x1)):
+        raise ValueError("hypot is not well defined for complex operands; pass their "
+                         "magnitudes (abs) instead")
+    x1, x2 = broadcast_arrays(x1, x2)
+    return _hypot(x1, x2)[0]
 
 
 @custom_jvp

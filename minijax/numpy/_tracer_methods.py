@@ -166,6 +166,13 @@ def _refuse_attribute(name, hint):
     return property(refuse)
 
 
+def _no_memory_space(self):
+    # JAX (>= 0.11) raises ValueError, not AttributeError, so hasattr() does not hide it.
+    raise ValueError(f"The 'memory_space' attribute is not available on a traced array "
+                     f"of type {self.aval}: minijax keeps every array in device memory "
+                     f"(JAX users query jax.typeof(x).memory_space).")
+
+
 def _no_flat(self):
     raise NotImplementedError("JAX arrays do not implement the arr.flat property: use "
                               "arr.flatten() instead.")
@@ -228,6 +235,7 @@ _METHODS = {
     "device": _refuse_attribute("device", "Query the device of the concrete result."),
     "sharding": _refuse_attribute("sharding", "To query sharding information on a "
                                   "traced value, use jax.typeof(x)."),
+    "memory_space": property(_no_memory_space),
     "nbytes": property(lambda self: self.size * self.dtype.itemsize),
     "itemsize": property(lambda self: self.dtype.itemsize),
 }

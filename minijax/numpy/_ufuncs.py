@@ -77,22 +77,18 @@ def rint(x, /):
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
-def _log_base(fname, base, by_reciprocal=False):
-    log_of_base = float(np.log(base))
-
-    def fn(x, /):
-        x, = promote_args_inexact(fname, x)
-        # JAX's constant is strong, so even a Python scalar gives a strong result.
-        if by_reciprocal:   # as JAX computes log10, which can differ in the last bit
-            return lax.mul(lax.log(x), strong_like(x, 1 / log_of_base))
-        return lax.div(lax.log(x), strong_like(x, log_of_base))
-    fn.__name__ = fname
-    fn.__doc__ = f"`jnp.{fname}`: the natural log divided by log({base})."
-    return jitted_eagerly()(fn)
+@jitted_eagerly()
+def log10(x, /):
+    """`jnp.log10`: the natural log times 1/log(10), as JAX computes it (which can differ
+    from dividing by log(10) in the last bit)."""
+    x, = promote_args_inexact("log10", x)
+    # JAX's constant is strong, so even a Python scalar gives a strong result.
+    return lax.mul(lax.log(x), strong_like(x, 1 / float(np.log(10))))
 
 
-log2 = _log_base("log2", 2)
-log10 = _log_base("log10", 10, by_reciprocal=True)
+# JAX >= 0.11's one primitive, so a Python scalar's log2 stays weak (JAX 0.10 divided
+# by a strong log(2), which made it strong).
+log2 = _float_unary("log2", lax.log2)
 
 
 def reciprocal(x, /):
@@ -384,29 +380,6 @@ def float_power(x, y, /):
     return lax.pow(x, y)
 
 
-def hypot(x, y, /):
-    """`sqrt(x**2 + y**2)`, scaled by the larger magnitude so it does not overflow."""
-    x, y = promote_args_inexact("hypot", x, y, keep_scalars=False)
-    if is_complex(dtype_of(x)):
-        raise ValueError("hypot is not well defined for complex operands; pass their "
-                         "magnitudes (abs) instead")
-    x, y = lax.abs(x), lax.abs(y)
-    # An infinite operand wins over a NaN one (max would propagate the NaN).
-    either_infinite = lax.bitwise_or(lax.eq(x, strong_like(x, np.inf)),
-                                     lax.eq(y, strong_like(y, np.inf)))
-    big, small = lax.max(x, y), lax.min(x, y)
-    zero = like(big, 0)
-    safe = lax.select(lax.eq(big, zero), lax.add(big, like(big, 1)), big)
-    ratio = lax.div(small, safe)
-    finite = lax.select(lax.eq(big, zero), big,
-                        lax.mul(big, lax.sqrt(lax.add(like(big, 1), lax.mul(ratio, ratio)))))
-    # JAX's infinity here is weak only for a weak rank-0 operand (`lax._const`), so a
-    # Python scalar mixed with an array gives a strong result.
-    weak_scalar = is_weak(finite) and not shape_of(finite)
-    infinity = lax.full_like(finite, np.inf, None if weak_scalar else dtype_of(finite))
-    return lax.select(either_infinite, infinity, finite)
-
-
 def fmax(x, y, /):
     """`maximum` that ignores NaNs (returns the other operand)."""
     x, y = promote_args("fmax", x, y, keep_scalars=False)
@@ -570,9 +543,8 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
 # The other functions JAX jits, made `jitted_eagerly` in one place (aliases bound anew).
 rint, reciprocal, deg2rad, rad2deg, positive, fabs, fmod, float_power = map(
     jitted_eagerly(), (rint, reciprocal, deg2rad, rad2deg, positive, fabs, fmod, float_power))
-floor_divide, remainder, hypot, fmax, fmin, copysign, invert, logical_not = map(
-    jitted_eagerly(), (floor_divide, remainder, hypot, fmax, fmin, copysign, invert,
-                       logical_not))
+floor_divide, remainder, fmax, fmin, copysign, invert, logical_not = map(
+    jitted_eagerly(), (floor_divide, remainder, fmax, fmin, copysign, invert, logical_not))
 radians, degrees, mod, bitwise_not, bitwise_invert = deg2rad, rad2deg, remainder, invert, invert
 
 __all__ = [
@@ -583,7 +555,7 @@ __all__ = [
     "round", "around", "negative", "positive", "absolute", "abs", "fabs", "sign",
     "square", "add", "multiply", "subtract", "true_divide", "divide", "maximum",
     "minimum", "arctan2", "atan2", "floor_divide", "remainder", "mod", "fmod", "divmod",
-    "power", "pow", "float_power", "hypot", "fmax", "fmin", "copysign", "equal",
+    "power", "pow", "float_power", "fmax", "fmin", "copysign", "equal",
     "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
     "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
     "bitwise_xor", "left_shift", "bitwise_left_shift", "right_shift",

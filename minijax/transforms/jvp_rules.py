@@ -130,6 +130,8 @@ _defjvp(P.exp_p, _scale(lambda ans, x: ans))
 # checkpointed backward pass then saves exp2's output and the f32[] log(2), as JAX's.
 _defjvp(P.exp2_p, lambda t, ans, x: mul(log(const_like(x, 2)), mul(t, ans)))
 _defjvp(P.log_p, lambda t, ans, x: div(t, x))
+# t / (x * log(2)), JAX's formulation (it saves x * log(2), one residual).
+_defjvp(P.log2_p, lambda t, ans, x: div(t, mul(x, log(const_like(x, 2)))))
 _defjvp(P.log1p_p, lambda t, ans, x: div(t, add(x, const_like(x, 1))))
 _defjvp(P.expm1_p, _scale(lambda ans, x: add(ans, const_like(x, 1))))
 _defjvp(P.logistic_p, _scale(lambda ans, x: mul(ans, _one_minus(ans))))

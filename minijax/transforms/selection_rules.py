@@ -19,8 +19,8 @@ from .transpose import transpose_rules
 from .vmap import Batched, vmap_rules
 
 
-def _top_k_jvp(primals, tangents, *, k, axis):
-    values, indices = bind(S.top_k_p, *primals, k=k, axis=axis)
+def _top_k_jvp(primals, tangents, *, k, axis, is_stable=True):
+    values, indices = bind(S.top_k_p, *primals, k=k, axis=axis, is_stable=is_stable)
     t, = tangents
     index_tangent = Zero(tangent_aval(aval_of(indices)))
     if type(t) is Zero:
@@ -29,9 +29,9 @@ def _top_k_jvp(primals, tangents, *, k, axis):
     return JvpResult([values, indices], [take_along_axis(t, indices, axis), index_tangent])
 
 
-def _top_k_batch(axis_size, values, dims, *, k, axis):
+def _top_k_batch(axis_size, values, dims, *, k, axis, is_stable=True):
     (x,), (d,) = values, dims
-    outs = bind(S.top_k_p, x, k=k, axis=axis + (axis >= d))
+    outs = bind(S.top_k_p, x, k=k, axis=axis + (axis >= d), is_stable=is_stable)
     return Batched(list(outs), [d, d])
 
 
