@@ -17,6 +17,7 @@ call is written as `jax.custom_jvp`/`jax.custom_vjp` of its body with the body's
 from __future__ import annotations
 
 import numpy as np
+from jax import lax as jax_lax
 
 from ..ir.core import Literal, ClosedJaxpr
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
@@ -32,7 +33,7 @@ source_rules: dict = {}
 _UNARY = ["neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
           "asinh", "acosh", "atanh", "exp", "exp2", "log", "log1p", "expm1", "logistic",
           "sqrt", "rsqrt", "cbrt", "erf", "floor", "ceil", "abs", "sign", "square",
-          "is_finite", "stop_gradient"]
+          "one_minus_square", "is_finite", "stop_gradient"]
 _BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "eq", "ne",
            "lt", "le", "gt", "ge"]
 _RENAMED = {"not": "bitwise_not", "and": "bitwise_and", "or": "bitwise_or",
@@ -58,6 +59,9 @@ for _name in _UNARY + _BINARY:
     source_rules[_name] = lambda ins, p, _n=_name: _call(f"lax.{_n}", ins)
 for _name, _lax_name in _RENAMED.items():
     source_rules[_name] = lambda ins, p, _n=_lax_name: _call(f"lax.{_n}", ins)
+if not hasattr(jax_lax, "one_minus_square"):
+    # JAX before 0.11 has no lax.one_minus_square: the formula it stands for
+    source_rules["one_minus_square"] = lambda ins, p: f"(1 + {ins[0]}) * (1 - {ins[0]})"
 source_rules.update({
     "select_n": lambda ins, p: _call("lax.select_n", ins),
     "clamp": lambda ins, p: _call("lax.clamp", ins),
