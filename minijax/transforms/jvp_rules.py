@@ -24,6 +24,7 @@ Refs (`new_ref`, `get`, `swap`, ...) are handled by the refs pass, not here.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ..ir import primitives as P
@@ -124,7 +125,27 @@ _defjvp(P.atan_p, lambda t, ans, x: div(t, add(const_like(x, 1), square(x))))
 _defjvp(P.sinh_p, _scale(lambda ans, x: bind(P.cosh_p, x)))
 _defjvp(P.cosh_p, _scale(lambda ans, x: bind(P.sinh_p, x)))
 _defjvp(P.tanh_p, _scale(lambda ans, x: one_minus_square(ans)))
-_defjvp(P.asinh_p, _scale(lambda ans, x: rsqrt(add(square(x), const_like(x, 1)))))
+
+
+def _asinh_jvp(t, ans, x):
+    """t / sqrt(x**2 + 1), as JAX 0.12's rule computes it for real x: x scaled by
+    s = clamp(1, |x| 2**-(maxexp//2 - 2), 2**(maxexp//2 + 2)) (a constant to the next
+    derivative), so that (x/s)**2 cannot overflow: 1/|x| for a large |x|, where
+    rsqrt(x**2 + 1) is 0. For |x| up to 2**(maxexp//2 - 2), s is 1 and the value is
+    the unscaled formula's. Complex x keeps the unscaled formula."""
+    dtype = aval_of(x).dtype
+    if is_complex(dtype):
+        return mul(t, rsqrt(add(square(x), const_like(x, 1))))
+    maxexp = ml_dtypes.finfo(dtype).maxexp
+    scale = bind(P.stop_gradient_p, bind(P.clamp_p, const_like(x, 1),
+                                         mul(abs_(x), const_like(x, 2.0 ** -(maxexp // 2 - 2))),
+                                         const_like(x, 2.0 ** (maxexp // 2 + 2))))
+    inverse = _integer_pow(scale, -1)
+    derivative = mul(inverse, rsqrt(add(square(mul(x, inverse)), square(inverse))))
+    return mul(t, derivative)
+
+
+_defjvp(P.asinh_p, _asinh_jvp)
 _defjvp(P.acosh_p, _scale(lambda ans, x: rsqrt(mul(sub(x, const_like(x, 1)),
                                                    add(x, const_like(x, 1))))))
 _defjvp(P.atanh_p, lambda t, ans, x: div(t, one_minus_square(x)))
