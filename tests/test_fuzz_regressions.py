@@ -2,7 +2,6 @@
 
 Each test is the finding's shrunk reproducer, compared with JAX."""
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -279,19 +278,6 @@ def test_jax_clamp_jvp_with_scalar_bound_fails():
     assert float(d_lo) == 1.0 and np.asarray(d_x).tolist() == [0.0, 1.0, 0.0]
 
 
-@pins("jax_asinh_derivative_at_a_python_scalar_fails")
-def test_jax_asinh_derivative_at_a_python_scalar():
-    def f(api):
-        return lambda x: api.numpy.sum(api.lax.asinh(x))
-    for name in ("jacfwd", "hessian"):
-        mini = getattr(minijax, name)(f(minijax))(-0.25)
-        if JAX_VERSION >= (0, 12):
-            with pytest.raises(AttributeError, match="'float' object has no attribute 'dtype'"):
-                getattr(jax, name)(f(jax))(-0.25)
-        assert_trees_match(mini, getattr(jax, name)(f(jax))(jnp.asarray(-0.25)), rtol=0,
-                           atol=0)
-
-
 def test_grad_of_a_weak_argument_is_weak():
     # fuzz finding F9 (first seen by cross_check): the XLA backend lowered
     # convert_element_type[weak_type=True] to a strong JAX value, so the gradient with
@@ -306,10 +292,7 @@ def test_grad_of_a_weak_argument_is_weak():
         return lambda x: api.numpy.sum(api.numpy.sin(x) * api.numpy.ones(3))
     for f in (asinh_sum, converted, broadcast):
         for name in ("grad", "jacrev", "hessian", "value_and_grad"):
-            # JAX 0.12's asinh rule cannot take the Python float itself in forward mode
-            # (registry entry): JAX's side then differentiates at the weak f32 -0.25
-            crashes = f is asinh_sum and name == "hessian" and JAX_VERSION >= (0, 12)
-            expected = getattr(jax, name)(f(jax))(jnp.asarray(-0.25) if crashes else -0.25)
+            expected = getattr(jax, name)(f(jax))(-0.25)
             assert_trees_match(getattr(minijax, name)(f(minijax))(-0.25), expected)
             assert_trees_match(minijax.jit(getattr(minijax, name)(f(minijax)))(-0.25),
                                expected)

@@ -1,5 +1,5 @@
-"""Derivatives (`frontend/autodiff.py`, the jvp rules): where jax.grad, jax.jacrev,
-jax.jacfwd and the rules behind them do otherwise than intended."""
+"""Jacobians (`frontend/autodiff.py`): where jax.jacrev / jax.jacfwd do otherwise than
+intended."""
 from .registry import register
 
 register(
@@ -13,15 +13,3 @@ register(
     "float0 cotangent meeting the bool cast, not from a decision",
     # "bool": the record is about bool leaves, not every jacrev/jacfwd row
     transforms=("jacrev", "jacfwd", "bool"))
-
-register(
-    "jax_asinh_derivative_at_a_python_scalar_fails", "0.12.0.1",
-    "jax.jacfwd and jax.hessian of a function applying lax.asinh to a Python float "
-    "argument raise AttributeError: 'float' object has no attribute 'dtype': JAX "
-    "0.12's new asinh jvp (scaled against overflow) reads the primal's dtype, and under "
-    "forward mode the primal is the Python scalar itself (jax.grad is not affected)",
-    "the derivative of the weakly typed f32 value, as JAX 0.11 gave it and as JAX 0.12 "
-    "gives it for jnp.asarray of the same scalar (minijax's asinh rule is JAX 0.12's)",
-    "jax.grad documents Python scalars as valid arguments, and every other rule accepts "
-    "them; the crash comes from the rule's use of x.dtype, not from a decision",
-    transforms=("jvp", "jacfwd", "hessian", "asinh"))
