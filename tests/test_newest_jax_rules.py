@@ -1,6 +1,9 @@
-"""`one_minus_square`, 1 - x**2 as (1 + x) * (1 - x) with derivative -2x: JAX's primitive
+"""Derivative rules minijax takes from the newest JAX (docs/autodiff.md, section 2).
+
+`one_minus_square`, 1 - x**2 as (1 + x) * (1 - x) with derivative -2x: JAX's primitive
 since 0.11, which its derivatives of tanh, atanh, asin and acos use. Against JAX where it
-has the primitive; against the formula JAX lowers it to before that."""
+has the primitive; against the formula JAX lowers it to before that. And asinh's
+derivative, scaled against overflow as JAX 0.12's."""
 import jax
 import numpy as np
 import pytest
@@ -78,3 +81,20 @@ def test_python_source_runs_on_the_installed_jax():
     namespace = {}
     exec(compile(source, "<one_minus_square>", "exec"), namespace)
     np.testing.assert_array_equal(np.asarray(namespace["program"](X)[0]), _formula(X))
+
+
+def test_asinh_derivative_does_not_overflow_for_a_huge_argument():
+    x = np.array([-0.25, 0.5, 3.0, 4.6e18, 3e19, -1e30, 1e37], np.float32)
+    f = {api: (lambda x, api=api: api.numpy.sum(api.lax.asinh(x))) for api in (minijax, jax)}
+    mini = np.asarray(minijax.grad(f[minijax])(x))
+    exact = 1 / np.sqrt(x.astype(np.float64) ** 2 + 1)
+    np.testing.assert_allclose(mini, exact, rtol=2e-7)     # 1/|x| where x**2 overflows
+    theirs = np.asarray(jax.grad(f[jax])(x))
+    if JAX_VERSION >= (0, 12):           # the same operations as JAX 0.12's rule
+        np.testing.assert_array_equal(mini, theirs)
+        assert_trees_match(minijax.hessian(f[minijax])(x[:3]), jax.hessian(f[jax])(x[:3]),
+                           rtol=0, atol=0)
+    else:           # JAX before 0.12: rsqrt(x**2 + 1), 0 once x**2 overflows, else equal
+        big = np.abs(x) > 2.0 ** 64
+        np.testing.assert_array_equal(theirs[big], 0)
+        np.testing.assert_array_equal(mini[~big], theirs[~big])
