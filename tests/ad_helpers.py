@@ -15,6 +15,7 @@ import minijax
 from minijax import lax as mlax
 from minijax.testing import JAX_VERSION
 from minijax.ir.verify import verify_jaxpr
+from minijax.testing import JAX_VERSION
 
 rng = np.random.default_rng(0)
 
@@ -92,6 +93,8 @@ OP_CASES: list[OpCase] = [
     *_unary("cbrt", 0.2, 3), *_unary("erf"), *_unary("square"), *_unary("abs"),
     *_unary("neg"), *_unary("floor"), *_unary("ceil"), *_unary("sign"), *_unary("round"),
     *_unary("stop_gradient"),
+    # jax.lax has one_minus_square since JAX 0.11
+    *(_unary("one_minus_square") if JAX_VERSION >= (0, 11) else []),
     *[OpCase("integer_pow", lambda lax, x, y=y: lax.integer_pow(x, y), lambda: (randn(2, 3),))
       for y in (0, 1, 2, 3, -2)],
     *_binary("add"), *_binary("sub"), *_binary("mul"), *_binary("div", 0.5, 2),

@@ -115,6 +115,16 @@ case("log2", [_log2_inputs[0].astype(bf16)], _log2, BF16)
 for _name in ("neg", "abs", "sign", "square"):
     for _x in (floats(2, 3), SPECIAL_F32, ints(2, 3), SPECIAL_I32):
         case(_name, [_x], getattr(lax, _name))
+# JAX 0.11's one_minus_square is (1 + x) * (1 - x) in the operand's type; before it,
+# JAX has no primitive of the name and the oracle is that formula. The reference
+# rounds the product once from the wider type: up to an ulp away.
+_one_minus_square = (lax.one_minus_square if JAX_VERSION >= (0, 11)
+                     else lambda x: lax.mul(lax.add(lax.full_like(x, 1), x),
+                                            lax.sub(lax.full_like(x, 1), x)))
+for _x in (floats(2, 3), SPECIAL_F32, floats(3, lo=0.99, hi=1.0)):
+    case("one_minus_square", [_x], _one_minus_square, ROUNDING)
+for _x in (ints(2, 3), SPECIAL_I32):
+    case("one_minus_square", [_x], _one_minus_square)
 for _method in (0, 1):
     case("round", [SPECIAL_F32], lambda x, m=_method: lax.round(x, lax.RoundingMethod(m)),
          rounding_method=_method)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import minijax
-from minijax.testing import assert_trees_match, fuzz
+from minijax.testing import JAX_VERSION, assert_trees_match, fuzz
 from minijax.testing import recipes
 from minijax.testing.report import Row
 
@@ -178,8 +178,12 @@ def test_checkpointed_top_k_saves_what_jax_saves(shape, k, axis):
     def f(api):
         return lambda x: api.numpy.sum(api.numpy.tanh(api.lax.top_k(x, k, axis=axis)[0]))
     saved = [_saved(api, f(api), "everything_saveable", x) for api in (minijax, jax)]
-    assert saved[0] == saved[1]
-    assert f"i32[{','.join(map(str, shape[:axis] + (k,) + shape[axis + 1:]))},1]" in saved[0]
+    out = ",".join(map(str, shape[:axis] + (k,) + shape[axis + 1:]))
+    # the tanh after top_k: one residual (one_minus_square) in minijax and JAX 0.11 on,
+    # two in JAX 0.10 (tanh and 1 - tanh)
+    tanh_saves = 1 if JAX_VERSION >= (0, 11) else 2
+    assert saved == [(f"f32[{out}]", f"i32[{out},1]"),
+                     (f"f32[{out}]",) * tanh_saves + (f"i32[{out},1]",)]
     assert_trees_match(minijax.grad(f(minijax))(x), jax.grad(f(jax))(x))
     assert_trees_match(minijax.vmap(minijax.grad(f(minijax)))(x[None]),
                        jax.vmap(jax.grad(f(jax)))(x[None]))
@@ -211,18 +215,20 @@ def _residual_row(mini_saved, jax_saved):
 
 
 def test_barrier_float0_residual_is_explained_exactly():
-    # fuzz finding F64 (seed s5final:53, finding 017): JAX instantiates the float0
-    # tangent of an integer barrier operand and saves it; minijax saves nothing
+    # fuzz finding F64 (seed s5final:53, finding 017): JAX before 0.11 instantiates the
+    # float0 tangent of an integer barrier operand and saves it; minijax saves nothing,
+    # and so does JAX from 0.11 on
     a1, a2 = np.array([-0.217], np.float16), np.array([-4], np.int32)
 
     def f(api):
         return lambda a1: api.numpy.sum(api.lax.optimization_barrier((a2, a1))[1])
     saved = [_saved(api, f(api), "everything_saveable", a1) for api in (minijax, jax)]
-    assert saved == [(), ("float0[1]",)]
+    assert saved == [(), () if JAX_VERSION >= (0, 11) else ("float0[1]",)]
     assert_trees_match(minijax.grad(f(minijax))(a1), jax.grad(f(jax))(a1))
     program = minijax.make_jaxpr(lambda a1, a2: minijax.lax.optimization_barrier((a2, a1))[1])(
         a1, a2)
     transform = "checkpoint[everything_saveable]"
+    saved = [(), ("float0[1]",)]           # the row JAX 0.10 gives, on every version
     assert fuzz.known_divergence(transform, program, _residual_row(*saved)) == "explained:F64"
     # not a float0 array of another shape, nor a row where minijax saves more
     for mini_saved, jax_saved in (([], ["float0[2]"]), (["f16[1]"], ["float0[1]"]),

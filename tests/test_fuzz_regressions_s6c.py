@@ -10,7 +10,7 @@ import pytest
 
 import minijax
 import minijax.ad_checkpoint
-from minijax.testing import assert_trees_match
+from minijax.testing import JAX_VERSION, assert_trees_match
 
 
 # -- F70: eager checkpoint_name of a float64 NumPy array -----------------------------------
@@ -178,8 +178,10 @@ def test_scan_final_carry_residuals_are_explained(consumer):
                        policy=api.checkpoint_policies.everything_saveable), b)
         for api in (minijax, jax)]
     # JAX: one stacked array more (the new carries); both hold one f32[1] (minijax's
-    # final carry, JAX's initial one)
-    assert saved[1].count("f32[2,1]") == saved[0].count("f32[2,1]") + 1
+    # final carry, JAX's initial one). JAX 0.10 saves one more again: its jvp of the
+    # body's tanh kept tanh and 1 - tanh per step, minijax's and JAX 0.11's keep one.
+    extra = 1 if JAX_VERSION >= (0, 11) else 2
+    assert saved[1].count("f32[2,1]") == saved[0].count("f32[2,1]") + extra
     assert saved[0].count("f32[1]") == saved[1].count("f32[1]") == 1
     assert_trees_match(minijax.grad(_scan_then(minijax, consumer))(b),
                        jax.grad(_scan_then(jax, consumer))(b), rtol=1e-5)

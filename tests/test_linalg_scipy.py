@@ -13,7 +13,9 @@ import minijax
 import minijax.numpy as mnp
 import minijax.scipy.linalg as msl
 from minijax.scipy import _multivariate_normal as mvn
+from minijax.testing import JAX_VERSION
 from tests.numpy_helpers import check, assert_values_close, together, assert_groups_cover
+from tests.test_divergences import pins
 
 rng = np.random.default_rng(5)
 A = (rng.normal(size=(3, 3)) + 3 * np.eye(3)).astype(np.float32)
@@ -125,14 +127,50 @@ LOSSES = {
 }
 
 
+# Factored by cholesky(a, lower=False), which reads a's upper triangle only
+_UPPER_CHOLESKY = {"cholesky", "cho_solve"}
+
+
+def _folded_onto_upper(gradient):
+    """JAX 0.10's gradient of a function of the upper triangle, as JAX 0.11's and
+    minijax's: each entry above the diagonal holds what 0.10 spread over it and its
+    mirror image, and the lower triangle is zero."""
+    g = np.asarray(gradient)
+    return np.triu(g + g.T, 1) + np.diag(np.diag(g))
+
+
 @pytest.mark.parametrize("name", sorted(LOSSES))
 def test_grad_matches_jax_scipy(name):
     loss, x = LOSSES[name]
     # JAX's side as one jitted program (the comparison has a tolerance), not op by op
     expected = jax.jit(jax.grad(lambda a: loss(jnp, a)))(x)
+    if name in _UPPER_CHOLESKY and JAX_VERSION < (0, 11):
+        # registry: cholesky_derivative_reads_the_ignored_triangle
+        expected = _folded_onto_upper(expected)
     assert_values_close(minijax.grad(lambda a: loss(mnp, a))(x), expected, 2e-3, 2e-3)
     assert_values_close(minijax.jit(minijax.grad(lambda a: loss(mnp, a)))(x), expected,
                         2e-3, 2e-3)
+
+
+@pins("cholesky_derivative_reads_the_ignored_triangle")
+def test_cholesky_gradient_is_zero_in_the_triangle_the_value_ignores():
+    def f(api):
+        return lambda a: api.numpy.sum(api.numpy.sin(
+            api.lax.linalg.cholesky(a, symmetrize_input=False)))
+    above = np.triu(np.ones_like(S), 1)
+    # the value does not depend on the strict upper triangle, in either library
+    for api in (minijax, jax):
+        np.testing.assert_array_equal(f(api)(S + above), f(api)(S))
+    mini = np.asarray(minijax.grad(f(minijax))(S))
+    theirs = np.asarray(jax.jit(jax.grad(f(jax)))(S))
+    upper = np.triu_indices(len(S), 1)
+    assert np.all(mini[upper] == 0)
+    if JAX_VERSION >= (0, 11):      # JAX mirrors the tangent's lower triangle since 0.11
+        assert np.all(theirs[upper] == 0)
+    else:                           # JAX 0.10 differentiates through the ignored entries
+        assert np.all(theirs[upper] != 0)
+        theirs = np.tril(theirs + theirs.T, -1) + np.diag(np.diag(theirs))
+    assert_values_close(mini, theirs, 1e-5, 1e-6)
 
 
 @pytest.mark.parametrize("name", ["solve_pos", "lu_solve", "expm"])

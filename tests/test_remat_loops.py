@@ -13,6 +13,7 @@ import pytest
 
 import minijax
 from minijax.remat_report import remat_report
+from minijax.testing import JAX_VERSION
 
 W = np.full((3,), 0.7, np.float32)
 W_MATRIX = (np.eye(3) * 0.5).astype(np.float32)
@@ -92,40 +93,63 @@ def _summary(lines):
                   for line in lines)
 
 
+# A scan body's tanh leaves one stacked residual per step under JAX 0.11 and later
+# (one_minus_square(tanh c)), as under minijax; JAX 0.10 left two (tanh c, 1 - tanh c).
+TANH_RESIDUALS = 1 if JAX_VERSION >= (0, 11) else 2
+
 # The combinations where minijax saves other values than JAX, pinned on both sides
 # (docs/remat.md, "Residuals of loops"). Each: (jax's, minijax's) summaries.
 DIFFERENT = {
     # A plain scan: both save the per-step values the body's tangent needs; minijax
     # also saves the zero initial tangent carry.
     ("scan_loss", "plain"): (
-        ["f32[3] from the argument w"] + ["f32[4,3] output of scan"] * 4,
+        ["f32[3] from the argument w"] + ["f32[4,3] output of scan"] * (2 + TANH_RESIDUALS),
         ["f32[3] from the argument w", "f32[3] output of broadcast_in_dim"]
-        + ["f32[4,3] output of scan"] * 4),
-    ("scan_dot", "plain"): (
-        ["f32[3,3] from the argument w"] + ["f32[4,3] output of scan"] * 3,
-        ["f32[3,3] from the argument w", "f32[3] output of broadcast_in_dim"]
         + ["f32[4,3] output of scan"] * 3),
+    ("scan_dot", "plain"): (
+        ["f32[3,3] from the argument w"] + ["f32[4,3] output of scan"] * (1 + TANH_RESIDUALS),
+        ["f32[3,3] from the argument w", "f32[3] output of broadcast_in_dim"]
+        + ["f32[4,3] output of scan"] * 2),
     ("scan_checkpointed_body", "plain"): (
         ["f32[3] from the argument w", "f32[4,3] from the argument xs",
          "f32[4,3] output of scan"],
         ["f32[3] from the argument w", "f32[4,3] from the argument xs",
          "f32[3] output of broadcast_in_dim", "f32[4,3] output of scan"]),
-    # JAX also lists xs[0] (the loop's initial carry), which its pullback never reads
-    # (jax.vjp's backward jaxpr has two consts: cos and the loop's output); minijax's
-    # linearize drops dead tangent equations and their residuals (fuzz finding F4).
-    ("while_loss", "plain"): (
-        ["f32[3] from the argument w", "f32[3] output of squeeze", "f32[3] output of while",
-         "f32[3] output of cos"],
-        ["f32[3] from the argument w", "f32[3] output of while", "f32[3] output of cos"]),
     # dots_saveable on a scan whose carry is not a dot: both recompute the carry in
     # the backward scan and save each step's dot, stacked (F27); they differ only in
-    # the name of the equation that emits it (JAX wraps its loop in a closed_call).
+    # the name of the equation that emits it (JAX wraps its loop in a call, named
+    # closed_call before JAX 0.11 and eval_jaxpr since).
     ("scan_dot", "dots_saveable"): (
         ["f32[3,3] from the argument w", "f32[4,3] from the argument xs",
-         "f32[4,3] output of closed_call"],
+         "f32[4,3] output of " + ("eval_jaxpr" if JAX_VERSION >= (0, 11) else "closed_call")],
         ["f32[3,3] from the argument w", "f32[4,3] from the argument xs",
          "f32[4,3] output of scan"]),
 }
+if JAX_VERSION < (0, 12):
+    # Before 0.12 JAX also lists xs[0] (the loop's initial carry), which its pullback
+    # never reads (jax.vjp's backward jaxpr has two consts: cos and the loop's output);
+    # minijax's linearize drops dead tangent equations and their residuals (fuzz
+    # finding F4), as JAX 0.12's does.
+    DIFFERENT["while_loss", "plain"] = (
+        ["f32[3] from the argument w", "f32[3] output of squeeze", "f32[3] output of while",
+         "f32[3] output of cos"],
+        ["f32[3] from the argument w", "f32[3] output of while", "f32[3] output of cos"])
+if JAX_VERSION >= (0, 12):
+    # JAX 0.12 forwards a branch residual that is a cond operand (w, xs[0]) instead of
+    # returning it from the cond; minijax's cond returns every residual, in slots shared
+    # by the branches, and so saves one array fewer here.
+    DIFFERENT["cond_loss", "plain"] = (
+        ["f32[3] from the argument w", "f32[3] output of squeeze",
+         "i32[] output of convert_element_type"] + ["f32[3] output of cond"] * 3,
+        ["i32[] output of convert_element_type"] + ["f32[3] output of cond"] * 4)
+if JAX_VERSION < (0, 11):
+    # JAX 0.10's tanh keeps tanh(v * w) and 1 - tanh(v * w); minijax's, as JAX 0.11's,
+    # keeps one_minus_square(tanh(v * w)) alone.
+    DIFFERENT["fori_loss", "plain"] = (
+        ["f32[3,3] output of scan", "f32[3] from the argument w", "f32[3] output of scan",
+         "f32[3] output of sub", "f32[3] output of tanh"],
+        ["f32[3,3] output of scan", "f32[3] from the argument w",
+         "f32[3] output of one_minus_square", "f32[3] output of scan"])
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -158,27 +182,30 @@ def test_checkpoint_around_a_scan_saves_only_its_inputs():
     assert all("from the argument" in line for line in mine)
 
 
-def test_everything_saveable_of_tanh_saves_what_jax_saves():
-    # tanh's jvp is JAX's (t + t*tanh x) * (1 - tanh x): both keep tanh(x) and
-    # 1 - tanh(x), with or without checkpoint (fuzz finding F7); gradients agree.
+def test_everything_saveable_of_tanh_saves_what_the_newest_jax_saves():
+    # tanh's jvp is JAX 0.11's t * one_minus_square(tanh x): one residual, with or
+    # without checkpoint, and the same bits as that JAX's gradient. JAX 0.10's
+    # (t + t*tanh x) * (1 - tanh x) kept two (fuzz finding F7, where minijax followed it).
     x = np.arange(3, dtype=np.float32)
-    for api, expected in ((jax, ["f32[3] output of sub", "f32[3] output of tanh"]),
-                          (minijax, ["f32[3] output of sub", "f32[3] output of tanh"])):
+    jax_saves = (["f32[3] output of one_minus_square"] if JAX_VERSION >= (0, 11)
+                 else ["f32[3] output of sub", "f32[3] output of tanh"])
+    for api, expected in ((jax, jax_saves), (minijax, ["f32[3] output of one_minus_square"])):
         f = lambda x: api.numpy.sum(api.numpy.tanh(x))
         ck = api.checkpoint(f, policy=api.checkpoint_policies.everything_saveable)
         assert _summary(_printed(api, ck, x)) == expected
         assert _summary(_printed(api, f, x)) == expected
     np.testing.assert_allclose(
         minijax.grad(lambda x: minijax.numpy.sum(minijax.numpy.tanh(x)))(x),
-        jax.grad(lambda x: jax.numpy.sum(jax.numpy.tanh(x)))(x), rtol=1e-6)
+        jax.grad(lambda x: jax.numpy.sum(jax.numpy.tanh(x)))(x),
+        rtol=0 if JAX_VERSION >= (0, 11) else 1e-6)
 
 
 # -- remat_report on loops: counts made by hand ----------------------------------------
 
 def test_report_counts_the_recomputation_of_a_checkpointed_scan_body():
     report = remat_report(MINI_PROGRAMS["scan_checkpointed_body"], W, XS)
-    # The backward scan recomputes, each step: c * w, + x, tanh, 1 - tanh (tanh's
-    # derivative reads tanh and 1 - tanh), cos (sin's derivative): 5 equations, 4 steps.
+    # The backward scan recomputes, each step: c * w, + x, tanh, one_minus_square (tanh's
+    # derivative reads one_minus_square(tanh)), cos (sin's derivative): 5 equations, 4 steps.
     [line] = report.recomputed_lines()
     assert line.startswith("in scan of length 4 (equation ")
     assert "5 per iteration x 4 = 20" in line
@@ -191,13 +218,13 @@ def test_report_counts_the_recomputation_of_a_checkpoint_around_a_scan():
     report = remat_report(minijax.checkpoint(MINI_PROGRAMS["scan_loss"]), W, XS)
     # Backward: the initial carry and the zero tangent carry (2 broadcasts), then one
     # primal loop that recomputes the carry from its initial value and, per step, the
-    # primal values the transposed step needs (c * w, + x, tanh, 1 - tanh, cos), as
-    # JAX's rule does (F27). (Before F27 the primal loop ran twice: once for the
+    # primal values the transposed step needs (c * w, + x, tanh, one_minus_square,
+    # cos), as JAX's rule does (F27). (Before F27 the primal loop ran twice: once for the
     # carries, once more inside the transposed scan.)
     assert report.recomputed_total == 2 + 5 * 4
     lines = report.recomputed_lines()
     assert lines[0] == "top level: 2 equations (2 broadcast_in_dim)"
-    assert "5 per iteration x 4 = 20 (1 add, 1 cos, 1 mul, 1 sub, 1 tanh)" in lines[1]
+    assert "5 per iteration x 4 = 20 (1 add, 1 cos, 1 mul, 1 one_minus_square, 1 tanh)" in lines[1]
     assert len(lines) == 2
     assert [s.source for s in report.saved] == ["from the argument w", "from the argument xs"]
 

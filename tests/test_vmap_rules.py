@@ -104,7 +104,7 @@ def _cases():
                                 "stop_gradient", "erf_inv"]),
                         ("f>1", ["acosh"]), ("i100", ["not", "population_count"]),
                         ("n", ["floor", "ceil", "neg", "abs", "sign", "square",
-                               "is_finite"])]:
+                               "one_minus_square", "is_finite"])]:
         c.append(Case(names, [((2, 4), kind)], id=f"unary-{names[0]}",
                       take_turns=16 if len(names) > 16 else 0))
     c.append(Case("sin", [((), "f")], id="sin-rank0"))

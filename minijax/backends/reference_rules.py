@@ -128,6 +128,13 @@ def _square(x):
     return _wide(lambda x: x * x, x)
 
 
+@_rule(P.one_minus_square_p)
+def _one_minus_square(x):
+    # (1 + x) * (1 - x) in the wider type, rounded once; integers wrap, and the product
+    # equals 1 - x*x modulo 2**bits.
+    return _wide(lambda x: (1 + x) * (1 - x), x)
+
+
 @_rule(P.integer_pow_p)
 def _integer_pow(x, *, y):
     # Integers wrap; the result modulo 2**bits does not depend on the order of the

@@ -142,6 +142,7 @@ logistic, sqrt, rsqrt, cbrt, erf = map(_unary, (P.logistic_p, P.sqrt_p, P.rsqrt_
                                                  P.cbrt_p, P.erf_p))
 floor, ceil, abs, sign, square = map(_unary, (P.floor_p, P.ceil_p, P.abs_p, P.sign_p,
                                               P.square_p))
+one_minus_square = _unary(P.one_minus_square_p)     # jax.lax's since JAX 0.11
 is_finite = _unary(P.is_finite_p)
 bitwise_not = _unary(P.not_p)
 stop_gradient_p = P.stop_gradient_p

@@ -63,6 +63,10 @@ for _prim, _rule in lowering_rules.items():
 # broadcasting first, as the XLA backend does) keeps JAX's jaxpr equal to minijax's.
 for _name, _fn in _BINARY.items():
     export_rules[P.primitives_by_name[_name]] = lambda x, y, _fn=_fn: [_fn(x, y)]
+# JAX has one_minus_square since 0.11; exported as it, JAX differentiates it with its
+# own rule (-2x), as minijax does. An older JAX gets the formula the lowering computes.
+if hasattr(lax, "one_minus_square"):
+    export_rules[P.one_minus_square_p] = lambda x: [lax.one_minus_square(x)]
 
 
 def eval_exported(jaxpr, consts, args) -> list:

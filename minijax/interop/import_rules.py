@@ -60,9 +60,9 @@ def _single(prim):
 _ELEMENTWISE = [
     "neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
     "acosh", "atanh", "exp", "exp2", "log", "log2", "log1p", "expm1", "logistic", "sqrt",
-    "rsqrt", "cbrt", "erf", "floor", "ceil", "abs", "sign", "square", "is_finite",
-    "not", "stop_gradient", "add", "sub", "mul", "div", "rem", "pow", "max", "min",
-    "atan2", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "select_n", "clamp",
+    "rsqrt", "cbrt", "erf", "floor", "ceil", "abs", "sign", "square", "one_minus_square",
+    "is_finite", "not", "stop_gradient", "add", "sub", "mul", "div", "rem", "pow", "max",
+    "min", "atan2", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "select_n", "clamp",
 ]
 
 
@@ -254,6 +254,7 @@ def _call(*args, jaxpr=None, call_jaxpr=None, name="jit", **hints):
 register_import("pjit", P.jit_p, _call)
 register_import("jit", P.jit_p, _call)
 register_import("closed_call", P.jit_p, _call)
+register_import("eval_jaxpr", P.jit_p, _call)      # JAX 0.11's name for closed_call
 register_import("core_call", P.jit_p, _call)
 
 

@@ -34,7 +34,7 @@ source_rules: dict = {}
 _UNARY = ["neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
           "asinh", "acosh", "atanh", "exp", "exp2", "log", "log1p", "expm1", "logistic",
           "sqrt", "rsqrt", "cbrt", "erf", "floor", "ceil", "abs", "sign", "square",
-          "is_finite", "stop_gradient"]
+          "one_minus_square", "is_finite", "stop_gradient"]
 _BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "eq", "ne",
            "lt", "le", "gt", "ge"]
 _RENAMED = {"not": "bitwise_not", "and": "bitwise_and", "or": "bitwise_or",
@@ -63,6 +63,9 @@ source_rules["log2"] = (lambda ins, p: _call("lax.log2", ins)) if hasattr(jax_la
     else (lambda ins, p: f"lax.mul(lax.log({ins[0]}), np.asarray(1 / np.log(2), {ins[0]}.dtype))")
 for _name, _lax_name in _RENAMED.items():
     source_rules[_name] = lambda ins, p, _n=_lax_name: _call(f"lax.{_n}", ins)
+if not hasattr(jax_lax, "one_minus_square"):
+    # JAX before 0.11 has no lax.one_minus_square: the formula it stands for
+    source_rules["one_minus_square"] = lambda ins, p: f"(1 + {ins[0]}) * (1 - {ins[0]})"
 source_rules.update({
     "select_n": lambda ins, p: _call("lax.select_n", ins),
     "clamp": lambda ins, p: _call("lax.clamp", ins),

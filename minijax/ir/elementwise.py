@@ -131,6 +131,10 @@ def _abs_rule(x):
 type_rules[abs_p] = _abs_rule
 sign_p = _unary("sign", _numeric)
 square_p = _unary("square", _numeric)
+# 1 - x**2, computed as (1 + x) * (1 - x) and differentiated as -2x (JAX 0.11's
+# primitive of that name): exact near |x| = 1, and no cancellation in its derivative
+# near 0. The derivatives of tanh, atanh, asin and acos use it, as JAX's do since 0.11.
+one_minus_square_p = _unary("one_minus_square", _numeric)
 round_p = _unary("round", is_float)            # params: rounding_method (0 away, 1 even)
 is_finite_p = _unary("is_finite", is_float, out_dtype=np.dtype(bool))
 not_p = _unary("not", _int_or_bool)

@@ -24,6 +24,7 @@ Refs (`new_ref`, `get`, `swap`, ...) are handled by the refs pass, not here.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ..ir import primitives as P
@@ -104,6 +105,10 @@ def _one_minus(x):
     return sub(const_like(x, 1), x)
 
 
+def one_minus_square(x):
+    return bind(P.one_minus_square_p, x)
+
+
 # -- elementwise unary ---------------------------------------------------------------------
 
 _defjvp(P.sin_p, _scale(lambda ans, x: cos(x)))
@@ -111,20 +116,39 @@ _defjvp(P.sin_p, _scale(lambda ans, x: cos(x)))
 # is sin(x) itself, as in JAX (saved_residuals lists "output of sin").
 _defjvp(P.cos_p, lambda t, ans, x: mul(neg(t), sin(x)))
 _defjvp(P.tan_p, _scale(lambda ans, x: add(const_like(x, 1), square(ans))))
-_defjvp(P.asin_p, _scale(lambda ans, x: rsqrt(_one_minus(square(x)))))
-_defjvp(P.acos_p, _scale(lambda ans, x: neg(rsqrt(_one_minus(square(x))))))
+# tanh, atanh, asin and acos differentiate through one_minus_square, as JAX's rules do
+# since 0.11: 1 - x**2 as (1 + x)(1 - x) is exact near |x| = 1, and tanh and atanh
+# then save one residual where JAX 0.10 saved two (1 + x or tanh x, and 1 - x).
+_defjvp(P.asin_p, _scale(lambda ans, x: rsqrt(one_minus_square(x))))
+_defjvp(P.acos_p, _scale(lambda ans, x: neg(rsqrt(one_minus_square(x)))))
 _defjvp(P.atan_p, lambda t, ans, x: div(t, add(const_like(x, 1), square(x))))
 _defjvp(P.sinh_p, _scale(lambda ans, x: bind(P.cosh_p, x)))
 _defjvp(P.cosh_p, _scale(lambda ans, x: bind(P.sinh_p, x)))
-# (t + t * tanh x) * (1 - tanh x), not t * (1 - tanh(x)**2): JAX's formulation, so a
-# checkpointed backward pass saves what JAX's saves (tanh x and 1 - tanh x).
-_defjvp(P.tanh_p, lambda t, ans, x: mul(add(t, mul(t, ans)), _one_minus(ans)))
-_defjvp(P.asinh_p, _scale(lambda ans, x: rsqrt(add(square(x), const_like(x, 1)))))
+_defjvp(P.tanh_p, _scale(lambda ans, x: one_minus_square(ans)))
+
+
+def _asinh_jvp(t, ans, x):
+    """t / sqrt(x**2 + 1), as JAX 0.12's rule computes it for real x: x scaled by
+    s = clamp(1, |x| 2**-(maxexp//2 - 2), 2**(maxexp//2 + 2)) (a constant to the next
+    derivative), so that (x/s)**2 cannot overflow: 1/|x| for a large |x|, where
+    rsqrt(x**2 + 1) is 0. For |x| up to 2**(maxexp//2 - 2), s is 1 and the value is
+    the unscaled formula's. Complex x keeps the unscaled formula."""
+    dtype = aval_of(x).dtype
+    if is_complex(dtype):
+        return mul(t, rsqrt(add(square(x), const_like(x, 1))))
+    maxexp = ml_dtypes.finfo(dtype).maxexp
+    scale = bind(P.stop_gradient_p, bind(P.clamp_p, const_like(x, 1),
+                                         mul(abs_(x), const_like(x, 2.0 ** -(maxexp // 2 - 2))),
+                                         const_like(x, 2.0 ** (maxexp // 2 + 2))))
+    inverse = _integer_pow(scale, -1)
+    derivative = mul(inverse, rsqrt(add(square(mul(x, inverse)), square(inverse))))
+    return mul(t, derivative)
+
+
+_defjvp(P.asinh_p, _asinh_jvp)
 _defjvp(P.acosh_p, _scale(lambda ans, x: rsqrt(mul(sub(x, const_like(x, 1)),
                                                    add(x, const_like(x, 1))))))
-# 1/(1 + x) * t/(1 - x) as in JAX (two residuals, as JAX saves), not t / (1 - x**2).
-_defjvp(P.atanh_p, lambda t, ans, x: mul(_integer_pow(add(const_like(x, 1), x), -1),
-                                         div(t, _one_minus(x))))
+_defjvp(P.atanh_p, lambda t, ans, x: div(t, one_minus_square(x)))
 _defjvp(P.exp_p, _scale(lambda ans, x: ans))
 # log(2) * (t * ans) with log(2) an equation on the constant 2, as in JAX: a
 # checkpointed backward pass then saves exp2's output and the f32[] log(2), as JAX's.
@@ -141,6 +165,8 @@ _defjvp(P.cbrt_p, _scale(lambda ans, x: mul(_integer_pow(ans, -2), const_like(x,
 _defjvp(P.erf_p, _scale(lambda ans, x: mul(exp(neg(square(x))),
                                            const_like(x, 2 / np.sqrt(np.pi)))))
 _defjvp(P.square_p, _scale(lambda ans, x: mul(x, const_like(x, 2))))
+# -2x, not the product rule's (1 - x) - (1 + x), which cancels to 0 for |x| below eps
+_defjvp(P.one_minus_square_p, _scale(lambda ans, x: mul(const_like(x, -2), x)))
 
 
 def _abs_jvp(t, ans, x):

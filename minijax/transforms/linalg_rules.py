@@ -140,12 +140,17 @@ def _cholesky_jvp(primals, tangents):
     are triangular solves with L, linear in Ȧ. The product's strict upper triangle is
     zero; like JAX (whose `cholesky` takes the lower triangle of its primitive's result,
     and so of the tangent), the rule selects the lower triangle, which keeps it zero
-    when a non-finite entry meets a zero in the product."""
+    when a non-finite entry meets a zero in the product.
+
+    The primitive reads only the lower triangle of `a`, so Ȧ is taken from the lower
+    triangle of the tangent too, mirrored: tril(Ȧ) + tril(Ȧ, -1)ᵀ, as JAX's rule does
+    since 0.11 (before, JAX's also read the upper triangle, which the value ignores)."""
     a, = primals
     a_dot, = tangents
     chol = bind(L.cholesky_p, a)
     if type(a_dot) is Zero:
         return JvpResult([chol], [_zero_like(chol)])
+    a_dot = add(_tril(a_dot), _mT(_tril(a_dot, -1)))
     right = _solve(chol, a_dot, left_side=False, lower=True, transpose_a=True)  # Ȧ L⁻ᵀ
     inner = _solve(chol, right, left_side=True, lower=True)                     # L⁻¹ Ȧ L⁻ᵀ
     aval = aval_of(a)

@@ -207,8 +207,9 @@ def _clamp_rule(axis_size, values, dims):
 _UNARY_NAMES = [
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
     "acosh", "atanh", "exp", "exp2", "log", "log2", "log1p", "expm1", "logistic", "sqrt",
-    "rsqrt", "cbrt", "erf", "floor", "ceil", "neg", "abs", "sign", "square", "round",
-    "is_finite", "not", "stop_gradient", "integer_pow", "convert_element_type"]
+    "rsqrt", "cbrt", "erf", "floor", "ceil", "neg", "abs", "sign", "square",
+    "one_minus_square", "round", "is_finite", "not", "stop_gradient", "integer_pow",
+    "convert_element_type"]
 _NARY_NAMES = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and",
                "or", "xor", "eq", "ne", "lt", "le", "gt", "ge"]
 for _name in _UNARY_NAMES:
