@@ -55,7 +55,7 @@ from ..backends import xla
 from ..backends.eager_ref_runtime import call_donating
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings
-from .tracing import Staged, eval_shape, mesh_key, stage_cached
+from .tracing import Staged, eval_shape, stage_cached, staging_key
 from ..transforms.discharge import mentions_refs
 from .aot import Lowered
 
@@ -274,7 +274,7 @@ class JitFunction:
                              for x in leaves)
             # One trace per key, shared with `_stage`: `trace`, `lower` and calls
             # under transformations reuse what a call traced, and the other way round.
-            key = (in_tree, in_avals, static_key) + mesh_key()
+            key = staging_key(in_tree, in_avals, static_key)
             staged = traces.get(key)
             if staged is None:
                 # JAX is tracing `run`, but minijax's trace is over minijax's own

@@ -116,7 +116,7 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
     leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
     # A ref's aval is its RefType, so a trace for one ref type is never reused
     # for another (or for an array of the same shape).
-    key = (in_tree, tuple(in_avals), static_key, flags_key()) + mesh_key()
+    key = staging_key(in_tree, in_avals, static_key)
     axis_env = bound_axis_env()     # vmap/shard_map axis names around this call
     if axis_env:
         key += (axis_env,)
@@ -133,11 +133,19 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str):
     return staged, leaves
 
 
+def staging_key(in_tree, in_avals, static_key) -> tuple:
+    """The key of a trace in a staging cache, at the root (`stage_cached` adds the
+    named axes bound around a call): the inputs' structure and avals, the static
+    arguments, the JAX flags a trace reads and the context mesh. `jit`'s fast path
+    (`frontend/jit.py`) looks its traces up by this key too, so the two share them."""
+    return (in_tree, tuple(in_avals), static_key, flags_key()) + mesh_key()
+
+
 def flags_key() -> bool:
     """What a trace depends on of JAX's flags: `jax_check_static_indices` turns a static
     index out of range from a clamp into an IndexError (`numpy/_indexing.py`). JAX's
-    own cache of the lowered program keys on it too, so a call after the flag changes
-    misses it and comes back here."""
+    cache of `jit`'s fast-path function keys on it too, so after the flag changes a
+    call misses it and traces again."""
     return bool(getattr(jax.config, "jax_check_static_indices", False))
 
 
