@@ -75,17 +75,19 @@ of `benchmarks/vmap_speed.py`, eight 8x8 weights and a batch of 4, the executabl
 call went from 80.3 us against JAX's 26.5 (3.03) to 25.2 against 25.7 (0.98).)
 
 On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12, a
-16-core host; `JAX_PLATFORMS=cuda`, one run of the command above), a call
-costs about 70 us of CPU time on both sides, most of it in JAX's GPU runtime (on the
-CPU a call costs 3 us), so the ratios sit at 1.0:
+16-core host; `JAX_PLATFORMS=cuda,cpu`, the final code of the session, one run), a
+call costs 65-85 us of CPU time on both sides, most of it in JAX's GPU runtime (on
+the CPU a call costs 3-9 us), so the ratios sit at 1.0:
 
-    case                     minijax us    jax us   ratio
-    one op (sin)                  75.02     77.44    0.97
-    one op, second shape          75.28     75.93    0.99
-    jit(grad(f))                  71.55     71.67    1.00
-    dict of four arrays           88.53     88.74    1.00
-    static argument               80.25     79.62    1.01
-    ref argument                 103.54    166.91    0.62
+    case                      minijax us    jax us   ratio
+    one op (sin)                   66.77     67.38    0.99
+    one op, second shape           64.53     64.03    1.01
+    jit(grad(f))                   69.31     67.68    1.02
+    dict of four arrays            73.69     71.20    1.03
+    list of 9 arrays               81.48     82.97    0.98
+    compiled (AOT) call            84.00     82.53    1.02
+    static argument                72.01     69.81    1.03
+    ref argument                  128.01    233.94    0.55
 """
 from __future__ import annotations
 

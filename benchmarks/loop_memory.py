@@ -21,12 +21,13 @@ FLOPs at most (ceil(log2 n) + 2) x the forward pass; memory grows as O(log n) fo
 "binomial" and O(sqrt n) for "sqrt".
 
 On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12;
-`JAX_PLATFORMS=cuda`, one run of the command above), the binomial
-schedule at n = 10,000 used 182,788 bytes, 0.22% of JAX's `lax.scan` (81,934,340),
-with FLOPs 8.55x the forward pass: both targets met, as on the CPU. Growth from 100 to
-10,000 steps: binomial 1.75x, sqrt 8.99x, JAX's scan 98.3x. minijax's "all" schedule
-(its own `lax.scan`) used 1.50x JAX's scan there: jax 0.11 saves one residual per
-step for `tanh` where 0.10.2 saved two (`benchmarks/scan_memory.py`).
+`JAX_PLATFORMS=cuda,cpu`, the session's final code, one run of the command above),
+the binomial schedule at n = 10,000 used 182,788 bytes, 0.22% of JAX's `lax.scan`
+(81,934,340), with FLOPs 8.52x the forward pass: both targets met, as on the CPU. Growth from 100 to
+10,000 steps: binomial 1.75x, sqrt 8.73x, JAX's scan 98.3x. minijax's "all" schedule
+(its own `lax.scan`) uses what JAX's scan uses (81,934,340 bytes at n = 10,000); the
+run before it used 1.50x, until minijax's tanh saved one residual per step as JAX
+0.11's does (`benchmarks/scan_memory.py`).
 """
 from __future__ import annotations
 

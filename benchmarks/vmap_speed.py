@@ -12,6 +12,24 @@ matmul chain, minijax against JAX in the same run.
    tanh between them. Compares `cost_analysis()` FLOPs of minijax's XLA program with
    JAX's (must be equal) and the run time of the two compiled executables, timed
    interleaved in the same process (target: within 10%).
+
+On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12;
+`JAX_PLATFORMS=cuda,cpu`, the session's final code, one run of the command above):
+
+    layers  minijax ms    jax ms  ratio  mj eqns jax eqns
+        10        4.44     43.57   9.80       87       97
+       100       49.34    369.35   7.49     1007      907      (the run before, 100 layers)
+
+    jit(vmap(chain)): 8 matmuls of 512x512, batch 64, on gpu
+      FLOPs   minijax 2.703e+08   jax 2.703e+08   equal
+      time    minijax 84.3 us   jax 83.4 us   minijax / jax = 1.011 (target <= 1.10)
+
+The run before measured the chain at 1.754 (160 us against 91): the executable of
+`jit(f).lower(...).compile()` re-staged `f` on every call to check its arguments, which
+on the GPU cost more than the matrix products; it now hands the call to JAX's
+executable (`minijax/frontend/aot.py`). (At 100 layers minijax's jaxpr has 1007
+equations to JAX's 907 on jax 0.11.2, where JAX 0.10.2 makes more than minijax: 117 to
+107 at 10 layers on this CPU.)
 """
 from __future__ import annotations
 
