@@ -65,3 +65,15 @@ register(
     "derivative of the function computed, and the computed value depends on x[2] "
     "(the transpose scatter drops the position the gather clamped)",
     transforms=("grad", "gather"))
+
+register(
+    "cauchy_quantile_derivative_at_the_median_is_zero", "0.12.0.1",
+    "jax.scipy.stats.cauchy.ppf and isf set their value at q = 0.5 with a where to "
+    "the constant 0, so their derivative there is 0: grad of cauchy.ppf(q, 0.5, 2.0) "
+    "at q = 0.5 is 0.0 (jax 0.10 and 0.11, tan(pi (q - 1/2)), give 2 pi)",
+    "the same accurate tail forms, and at q = 0.5 pi (q - 1/2), also 0 there, whose "
+    "derivative is pi * scale: 6.2831855 for ppf and -6.2831855 for isf",
+    "ppf is the inverse of cdf, whose derivative at the median is 1 / (pi * scale); "
+    "JAX 0.12 rewrote ppf for precision in the tails, and the derivative of 0 at the "
+    "one point the where guards is a side effect of that guard, not a decision",
+    transforms=("grad", "jvp", "scipy.stats.cauchy"))
