@@ -77,3 +77,17 @@ register(
     "JAX 0.12 rewrote ppf for precision in the tails, and the derivative of 0 at the "
     "one point the where guards is a side effect of that guard, not a decision",
     transforms=("grad", "jvp", "scipy.stats.cauchy"))
+
+register(
+    "frexp_of_a_subnormal", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.frexp of a subnormal float32 is not a decomposition of it: jax 0.10 and 0.11 "
+    "give (0.5, -149) for 1e-40 and (-0.5, -149) for -2e-39, 0.5 * 2**-149 being "
+    "another number; jax 0.12 gives (0.0, 0) and (-0.0, 0), its docstring noting that "
+    "subnormal inputs are flushed to signed zero",
+    "NumPy's exact decomposition, read from the bits with integer operations: "
+    "(0.54444885, -132) and (-0.6805649, -128), eagerly and under jit",
+    "jnp.frexp is documented as JAX's implementation of numpy.frexp, returning an "
+    "exponent such that x == mantissa * 2 ** exponent; a subnormal has such a "
+    "decomposition, with a normal mantissa, and the bits give it without any float "
+    "operation the CPU backend could flush",
+    transforms=("frexp",))
