@@ -8,6 +8,10 @@ import numpy as np
 import pytest
 
 import minijax
+from minijax.testing import JAX_VERSION
+from tests.test_divergences import pins, seen_on_this_jax
+
+MEDIAN_DERIVATIVE = "cauchy_quantile_derivative_at_the_median_is_zero"
 
 LOOSE = dict(rtol=1e-4, atol=1e-6)
 from tests.library_helpers import check_everywhere  # noqa: E402
@@ -66,7 +70,40 @@ CASES = [
 def test_distribution_function(dist, fname, x, params, differentiable):
     def fn(mod, x):
         return getattr(getattr(mod.scipy.stats, dist), fname)(x, *params)
+    if (dist, fname) == ("uniform", "cdf") and JAX_VERSION < (0, 12):
+        differentiable = False      # x == loc: see test_uniform_cdf_gradient_at_the_ends
+    if dist == "cauchy" and fname in ("ppf", "isf") and seen_on_this_jax(MEDIAN_DERIVATIVE):
+        differentiable = False      # q = 0.5: see test_cauchy_quantile_derivatives
     check_everywhere(fn, x, grad=differentiable, **LOOSE)
+
+
+def test_uniform_cdf_gradient_at_the_ends():
+    # minijax's cdf is JAX 0.12's clip, whose maximum and minimum give half of 1/scale
+    # at x == loc and x == loc + scale; JAX 0.10 and 0.11 select the inside there.
+    x = np.array([-1.0, 0.0, 1.0, 2.0, 3.0], np.float32)
+
+    def grad(mod):
+        return mod.grad(lambda x: mod.numpy.sum(mod.scipy.stats.uniform.cdf(x, 0.0, 2.0)))(x)
+    ours = grad(minijax)
+    np.testing.assert_array_equal(ours, np.float32([0, 0.25, 0.5, 0.25, 0]))
+    np.testing.assert_array_equal(minijax.jit(lambda: grad(minijax))(), ours)
+    expected = ours if JAX_VERSION >= (0, 12) else np.float32([0, 0.5, 0.5, 0.5, 0])
+    np.testing.assert_array_equal(jax.jit(lambda: grad(jax))(), expected)
+
+
+@pins(MEDIAN_DERIVATIVE)
+def test_cauchy_quantile_derivatives():
+    median = list(INTERIOR).index(0.5)
+    for fname, sign in (("ppf", 1), ("isf", -1)):
+        def grad(mod):
+            fn = getattr(mod.scipy.stats.cauchy, fname)
+            return mod.grad(lambda q: mod.numpy.sum(fn(q, 0.5, 2.0)))(INTERIOR)
+        ours, theirs = grad(minijax), jax.jit(lambda: grad(jax))()
+        assert ours[median] == np.float32(sign * 2 * np.pi) and theirs[median] == 0
+        np.testing.assert_allclose(np.delete(ours, median), np.delete(theirs, median),
+                                   **LOOSE)
+        for mod in (minijax, jax):      # the value there is loc, exactly
+            assert getattr(mod.scipy.stats.cauchy, fname)(INTERIOR, 0.5, 2.0)[median] == 0.5
 
 
 @pytest.mark.parametrize("dist,fname,params", [("norm", "logpdf", ()), ("norm", "cdf", ()),

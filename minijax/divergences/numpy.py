@@ -65,3 +65,29 @@ register(
     "derivative of the function computed, and the computed value depends on x[2] "
     "(the transpose scatter drops the position the gather clamped)",
     transforms=("grad", "gather"))
+
+register(
+    "cauchy_quantile_derivative_at_the_median_is_zero", "0.12.0.1",
+    "jax.scipy.stats.cauchy.ppf and isf set their value at q = 0.5 with a where to "
+    "the constant 0, so their derivative there is 0: grad of cauchy.ppf(q, 0.5, 2.0) "
+    "at q = 0.5 is 0.0 (jax 0.10 and 0.11, tan(pi (q - 1/2)), give 2 pi)",
+    "the same accurate tail forms, and at q = 0.5 pi (q - 1/2), also 0 there, whose "
+    "derivative is pi * scale: 6.2831855 for ppf and -6.2831855 for isf",
+    "ppf is the inverse of cdf, whose derivative at the median is 1 / (pi * scale); "
+    "JAX 0.12 rewrote ppf for precision in the tails, and the derivative of 0 at the "
+    "one point the where guards is a side effect of that guard, not a decision",
+    transforms=("grad", "jvp", "scipy.stats.cauchy"))
+
+register(
+    "frexp_of_a_subnormal", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.frexp of a subnormal float32 is not a decomposition of it: jax 0.10 and 0.11 "
+    "give (0.5, -149) for 1e-40 and (-0.5, -149) for -2e-39, 0.5 * 2**-149 being "
+    "another number; jax 0.12 gives (0.0, 0) and (-0.0, 0), its docstring noting that "
+    "subnormal inputs are flushed to signed zero",
+    "NumPy's exact decomposition, read from the bits with integer operations: "
+    "(0.54444885, -132) and (-0.6805649, -128), eagerly and under jit",
+    "jnp.frexp is documented as JAX's implementation of numpy.frexp, returning an "
+    "exponent such that x == mantissa * 2 ** exponent; a subnormal has such a "
+    "decomposition, with a normal mantissa, and the bits give it without any float "
+    "operation the CPU backend could flush",
+    transforms=("frexp",))

@@ -181,23 +181,37 @@ def _frexp_mantissa_jvp(primals, tangents):
 
 
 def _frexp(x):
+    # From the bits alone, with integer operations: XLA's CPU backend may flush a
+    # subnormal operand of a float operation (a comparison or a product) to zero, and
+    # a subnormal has an exact decomposition, NumPy's. JAX 0.10/0.11 (+-0.5, -149)
+    # and 0.12 (+-0, 0) differ (registry entry "frexp_of_a_subnormal").
     dtype = dtype_of(x)
     info = finfo(dtype)
     int_dtype = np.dtype(_INT_OF_WIDTH[dtype.itemsize])
-    mask = (1 << info.nexp) - 1
+    nmant, mask = info.nmant, (1 << info.nexp) - 1
     bias = 1 - info.minexp
-    subnormal = lax.lt(lax.abs(x), like(x, float(info.smallest_normal)))
-    scaled = U.where(subnormal, lax.mul(x, like(x, float(2 ** info.nmant))), x)
-    bits = lax.bitcast_convert_type(scaled, int_dtype)
-    field = lax.bitwise_and(lax.shift_right_logical(bits, like(bits, info.nmant)),
-                            like(bits, mask))
-    exponent = lax.add(lax.sub(field, like(bits, bias)), like(bits, 1))
-    exponent = U.where(subnormal, lax.sub(exponent, like(exponent, info.nmant)), exponent)
-    cleared = lax.bitwise_and(bits, like(bits, ~(mask << info.nmant)))
+
+    def const(value):
+        return like(bits, value)
+    bits = lax.bitcast_convert_type(x, int_dtype)
+    field = lax.bitwise_and(lax.shift_right_logical(bits, const(nmant)), const(mask))
+    fraction = lax.bitwise_and(bits, const((1 << nmant) - 1))
+    sign = lax.bitwise_and(bits, const(-(1 << (8 * dtype.itemsize - 1))))   # the sign bit
+    subnormal = lax.eq(field, const(0))
+    # a subnormal is fraction * 2**(minexp - nmant): its leading bit, at position
+    # length - 1, moves to the implicit bit (position nmant) and is dropped there
+    length = lax.sub(const(8 * dtype.itemsize), lax.clz(fraction))
+    shifted = lax.bitwise_and(
+        lax.shift_left(fraction, lax.max(lax.sub(const(nmant + 1), length), const(0))),
+        const((1 << nmant) - 1))
+    exponent = U.where(subnormal, lax.add(length, const(info.minexp - nmant)),
+                       lax.sub(field, const(bias - 1)))
     mantissa = lax.bitcast_convert_type(
-        lax.bitwise_or(cleared, like(bits, (bias - 1) << info.nmant)), dtype)
-    special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)),
-                             lax.eq(x, like(x, 0)))
+        lax.bitwise_or(lax.bitwise_or(sign, const((bias - 1) << nmant)),
+                       U.where(subnormal, shifted, fraction)), dtype)
+    # zeros, infinities and NaNs are their own mantissa, with exponent 0
+    special = lax.bitwise_or(lax.eq(field, const(mask)),
+                             lax.bitwise_and(subnormal, lax.eq(fraction, const(0))))
     exponent = U.where(special, like(exponent, 0), exponent)
     return U.where(special, x, mantissa), convert("frexp", exponent, np.int32)
 

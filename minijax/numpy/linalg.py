@@ -93,7 +93,9 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """The lower (or, with upper=True, upper) Cholesky factor of a positive definite
     matrix; NaNs where `a` is not positive definite."""
     a, = _inexact("cholesky", a)
-    _check_matrix("cholesky", a, square=True, error=TypeError)
+    # ValueError for a non-square argument, as JAX 0.12 (0.10 and 0.11 raise a
+    # TypeError from adding it to its transpose)
+    _check_matrix("cholesky", a, square=True)
     factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return matrix_transpose(factor) if upper else factor
 
@@ -111,7 +113,7 @@ def eigh(a, UPLO=None, symmetrize_input: bool = True):
     """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix."""
     lower = _lower_from_uplo("eigh", UPLO)
     a, = _inexact("eigh", a)
-    _check_matrix("eigh", a, square=True, error=TypeError)
+    _check_matrix("eigh", a, square=True)    # ValueError, as cholesky's
     v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
     return EighResult(w, v)
 

@@ -17,8 +17,10 @@ def pdf(x, loc=0, scale=1):
 
 def cdf(x, loc=0, scale=1):
     x, loc, scale = promote("uniform.cdf", x, loc, scale)
-    inside = lax.div(lax.sub(x, loc), scale)
-    return jnp.where(x < loc, 0.0, jnp.where(x > lax.add(loc, scale), 1.0, inside))
+    # JAX 0.12's form: clip propagates a NaN in any argument, and its maximum and
+    # minimum split the derivative at the ends of the support (half of 1/scale at
+    # x == loc and x == loc + scale; JAX 0.10 and 0.11 give all of it there).
+    return jnp.clip(lax.div(lax.sub(x, loc), scale), 0, 1)
 
 
 def ppf(q, loc=0, scale=1):
