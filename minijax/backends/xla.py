@@ -39,6 +39,7 @@ from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_
 from ..transforms.custom_derivatives import custom_lin_forward
 from ..transforms.dce import dce_jaxpr
 from ..ir.types import aval_of_value, canonical_dtype
+from .jax_features import LAX_HAS_LOG2
 
 lowering_rules: dict = register_rule_table(
     "xla", {}, GenericPath(lambda prim: prim.ref_op, "refs are discharged before lowering"))
@@ -99,7 +100,7 @@ def _log2_by_log(x):
     return lax.mul(log, np.asarray(1 / np.log(2), log.dtype))
 
 
-_register_single(P.log2_p, getattr(lax, "log2", _log2_by_log))
+_register_single(P.log2_p, lax.log2 if LAX_HAS_LOG2 else _log2_by_log)
 
 
 def one_minus_square(x):
