@@ -7,8 +7,9 @@ from jax import lax
 
 from ..ir import selection_primitives as S
 from ..ir.trace import eager_impls
+from .eager_dispatch import apply_primitive
 from .jax_features import TOP_K_TAKES_IS_STABLE
-from .xla import lowering_rules, apply_primitive
+from .xla import lowering_rules
 
 
 def _top_k(x, *, k, axis, is_stable=True):
