@@ -41,15 +41,17 @@ def test_equal_bodies_compile_once_and_repeated_outputs_share_a_program():
         np.ones(9, np.float32), np.ones(9, np.float32)).jaxpr
     # An equal body as another object (as a second derivation path makes it).
     twin = Jaxpr(body.constvars, body.invars, body.eqns, body.outvars)
-    assert eager_dispatch._eager_call_program(twin, False) is eager_dispatch._eager_call_program(body, False)
+    program = eager_dispatch._eager_call_program
+    assert program(twin, False) is program(body, False)
     # The same body returning its first output three times: one program, each
     # position answered.
     a, b = body.outvars
     repeated = Jaxpr(body.constvars, body.invars, body.eqns, (a, b, a, a))
     x, y = np.linspace(0, 1, 9, dtype=np.float32), np.full(9, 2, np.float32)
     with programs("lowered") as made:
-        outs = eager_dispatch.apply_primitive(jit_p, x, y, jaxpr=repeated, name="f", inline=True)
-        plain = eager_dispatch.apply_primitive(jit_p, x, y, jaxpr=body, name="f", inline=True)
+        run = eager_dispatch.apply_primitive
+        outs = run(jit_p, x, y, jaxpr=repeated, name="f", inline=True)
+        plain = run(jit_p, x, y, jaxpr=body, name="f", inline=True)
     assert len(made) <= 1
     expected = [np.exp(x) * y, np.sin(y)]
     assert_trees_match(list(outs), [expected[0], expected[1], expected[0], expected[0]],

@@ -288,7 +288,8 @@ def _consume(ref, state):
 def _jit_impl(*args, jaxpr, name, inline=False):
     # An inline call (`inline=True`) evaluated eagerly runs its body whole, as any call.
     if not mentions_refs(jaxpr):
-        return eager_dispatch.apply_primitive(P.jit_p, *args, jaxpr=jaxpr, name=name, inline=inline)
+        return eager_dispatch.apply_primitive(P.jit_p, *args, jaxpr=jaxpr, name=name,
+                                              inline=inline)
     return call_with_refs(jaxpr, list(args), f"jit({name})")
 
 
