@@ -18,8 +18,9 @@ caches it at two levels:
 
 A NumPy operand is put in its canonical dtype by NumPy (`_as_jax_value`), not by a
 conversion program. An eager `jit` call runs its body's compiled program, found by
-the body, then by its text (`_eager_call_program`), unless the body is one equation,
-which goes through that primitive's own dispatch (`_small_inline_call`). Primitives
+the body, then by its text (`_eager_call_program`), unless it is an inline call of
+at most one equation, which goes through that primitive's own dispatch
+(`_small_inline_call`). Primitives
 that compute nothing (`stop_gradient`, `checkpoint_name`) compile nothing:
 `eager_identity`. `clear_caches` forgets every program made here.
 """
