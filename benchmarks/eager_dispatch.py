@@ -1,7 +1,7 @@
 """Eager op-by-op dispatch: the cost of one repeated primitive on concrete arrays.
 
 minijax runs an eager op as a cached `jax.jit` of its lowering rule, keyed by
-primitive, params and input avals (minijax/backends/xla.py). The target (DESIGN §7)
+primitive, params and input avals (minijax/backends/eager_dispatch.py). The target (DESIGN §7)
 is that a repeated eager op costs no more than JAX's own eager dispatch.
 
     .venv/bin/python benchmarks/eager_dispatch.py

@@ -5,7 +5,7 @@ or `vmap` each stays one `pjit` equation, which the transformation turns into on
 transformed program, compiled once and cached. minijax's `jitted_eagerly` functions
 do the same (`minijax/frontend/eager_jit.py`): under an eager transformation each is
 one `jit` call marked `inline`, whose body the call rules transform once
-(`transforms/calls.py`) and the root compiles once (`backends/xla.py`; a body that
+(`transforms/calls.py`) and the root compiles once (`backends/eager_dispatch.py`; a body that
 came down to one primitive goes through that primitive's eager dispatch, one that
 only forwards its inputs returns them). Traced later, the inline calls become their
 bodies' equations (`ir/staging.py`).

@@ -1,6 +1,6 @@
 """Eager ops and traces on every kind of operand, against JAX (issue #18's speed work).
 
-The eager dispatch cache (`backends/xla.py`) keys a call on cheap signatures: jax
+The eager dispatch cache (`backends/eager_dispatch.py`) keys a call on cheap signatures: jax
 arrays, exact Python scalars, and NumPy arrays and scalars of a canonical dtype take
 the fast path; anything else (np.float64, a float subclass but strongly typed) takes
 the careful one. `lax`'s dtype check settles identical dtypes from `.dtype`. `jit` and

@@ -275,7 +275,7 @@ def test_eager_programs_are_named_as_jaxs():
     """An eager primitive's program takes JAX's name for the primitive (`scatter-add`,
     not minijax's `scatter_add`): with the same module text, JAX's persistent
     compilation cache then serves both libraries' eager calls from one entry."""
-    from minijax.backends.xla import JAX_PRIMITIVE_NAMES
+    from minijax.backends.eager_dispatch import JAX_PRIMITIVE_NAMES
     from minijax.ir import primitives_by_name
     compared = 0
     for name in primitives_by_name:

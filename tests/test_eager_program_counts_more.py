@@ -7,7 +7,7 @@ values, dtypes and weak types:
 * `test_util.check_grads`: an eager jit call's body compiles once per text, not once
   per body object (the derivation paths of `check_grads` reach equal bodies as
   distinct objects), and an inline call's body that repeats an output shares the
-  program of the body without the repeats (`backends/xla.py`, `_eager_call_program`);
+  program of the body without the repeats (`backends/eager_dispatch.py`, `_eager_call_program`);
 * `jnp.roll` with a concrete NumPy/JAX shift: read as Python ints first, as JAX does,
   so the call is one cached program with the shift static, not op by op;
 * `random.choice` without replacement and with `p`: Gumbel top-k with `lax.top_k`, as
@@ -27,7 +27,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 import minijax.test_util
-from minijax.backends import xla
+from minijax.backends import eager_dispatch
 from minijax.ir.core import Jaxpr
 from minijax.ir.primitives import jit_p
 from minijax.testing import assert_trees_match
@@ -41,15 +41,17 @@ def test_equal_bodies_compile_once_and_repeated_outputs_share_a_program():
         np.ones(9, np.float32), np.ones(9, np.float32)).jaxpr
     # An equal body as another object (as a second derivation path makes it).
     twin = Jaxpr(body.constvars, body.invars, body.eqns, body.outvars)
-    assert xla._eager_call_program(twin, False) is xla._eager_call_program(body, False)
+    program = eager_dispatch._eager_call_program
+    assert program(twin, False) is program(body, False)
     # The same body returning its first output three times: one program, each
     # position answered.
     a, b = body.outvars
     repeated = Jaxpr(body.constvars, body.invars, body.eqns, (a, b, a, a))
     x, y = np.linspace(0, 1, 9, dtype=np.float32), np.full(9, 2, np.float32)
     with programs("lowered") as made:
-        outs = xla.apply_primitive(jit_p, x, y, jaxpr=repeated, name="f", inline=True)
-        plain = xla.apply_primitive(jit_p, x, y, jaxpr=body, name="f", inline=True)
+        run = eager_dispatch.apply_primitive
+        outs = run(jit_p, x, y, jaxpr=repeated, name="f", inline=True)
+        plain = run(jit_p, x, y, jaxpr=body, name="f", inline=True)
     assert len(made) <= 1
     expected = [np.exp(x) * y, np.sin(y)]
     assert_trees_match(list(outs), [expected[0], expected[1], expected[0], expected[0]],

@@ -1,13 +1,16 @@
 """Regression tests made from the fuzzer's findings in minijax (docs/fuzzing_findings.md).
 
-Each test is the finding's shrunk reproducer, compared with JAX."""
+Each test is the finding's shrunk reproducer, compared with JAX. What a checkpoint
+saves is in test_fuzz_regressions_remat.py; later campaigns have files of their own."""
 import jax
 import numpy as np
 import pytest
 
 import minijax
-from minijax.testing import JAX_VERSION, assert_trees_match
+from minijax.testing import assert_trees_match
 from tests.test_divergences import pins, seen_on_this_jax
+# F14 also compares what a checkpoint saves, with the residual tests' helper
+from tests.test_fuzz_regressions_remat import _saved
 
 
 def test_grad_of_unused_python_float_argument_is_a_weak_array():
@@ -50,41 +53,6 @@ def test_jacobians_with_size_zero_inputs_or_outputs():
         return e.sum() * x.sum()
     assert_trees_match(minijax.hessian(loss, argnums=(0, 1))(empty, x),
                        jax.jit(jax.hessian(loss, argnums=(0, 1)))(empty, x))
-
-
-def test_checkpointed_abs_saves_the_boolean_mask_as_jax_does():
-    # fuzz finding F3: abs's jvp was t * (2 * (x >= 0) - 1), so a checkpointed backward
-    # pass saved an f32 array where JAX's saves the bool mask of its select.
-    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
-    from minijax.testing.recipes import Side
-    x = np.array([-0.9, 0.0, 2.0], np.float32)
-    saved = []
-    for api in (minijax, jax):
-        f = api.checkpoint(lambda x: api.numpy.sum(api.lax.abs(x)),
-                           policy=api.checkpoint_policies.everything_saveable)
-        saved.append(Side(api.__name__, api, None).saved_residuals(f, x))
-        assert_trees_match(minijax.grad(lambda x: minijax.numpy.abs(x).sum())(x),
-                           jax.grad(lambda x: jax.numpy.abs(x).sum())(x))
-    assert saved[0] == saved[1] == ("bool[3]",)
-
-
-@pytest.mark.parametrize("policy, f", [
-    ("everything_saveable", lambda api: lambda x: api.numpy.sum(api.lax.sign(api.lax.sin(x)))),
-    ("everything_saveable",
-     lambda api: lambda x: api.numpy.sum(api.lax.ceil(api.lax.sqrt(api.lax.abs(x))))),
-    ("nothing_saveable", lambda api: lambda x: api.numpy.sum(
-        api.ad_checkpoint.checkpoint_name(api.lax.stop_gradient(x), "a")) + api.numpy.sum(x)),
-    ("everything_saveable", lambda api: lambda x: api.numpy.sum(api.lax.sign(api.lax.sin(x)))
-     * api.numpy.sum(api.lax.cos(x))),
-], ids=["sign", "ceil", "named_stop_gradient", "sign_beside_cos"])
-def test_checkpoint_saves_nothing_for_a_tangent_killed_by_a_zero_derivative(policy, f):
-    # fuzz finding F4: the tangent equations of sin (or sqrt, or the name) stayed in
-    # the linear jaxpr although sign/ceil/stop_gradient make their result a symbolic
-    # zero, and so did their residuals; linearize now drops dead tangent equations
-    x = np.array([-0.905, 2.0], np.float32)
-    saved = [_saved(api, f(api), policy, x) for api in (minijax, jax)]
-    assert saved[0] == saved[1]
-    assert_trees_match(minijax.grad(f(minijax))(x), jax.grad(f(jax))(x))
 
 
 def _custom_vjp_double(api):
@@ -145,22 +113,6 @@ def test_custom_function_creating_its_own_ref_runs_eagerly_and_under_jit(kind):
     # (JAX's jit of the custom_jvp case fails: jax_jit_of_custom_jvp_using_refs_fails)
 
 
-def test_nothing_saveable_saves_no_scan_output():
-    # fuzz finding F5 (docs/fuzzing_findings.md), fixed when the remat policy began to reach the
-    # results of loops and calls inside the checkpointed function
-    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
-    from minijax.testing.recipes import Side
-    x = np.ones(3, np.float32)
-    saved = []
-    for api in (minijax, jax):
-        def g(x):
-            ys = api.lax.scan(lambda c, x: (c, x), (), api.lax.cos(x), reverse=True)[1]
-            return api.numpy.sum(api.lax.abs(ys))
-        f = api.checkpoint(g, policy=api.checkpoint_policies.nothing_saveable)
-        saved.append(Side(api.__name__, api, None).saved_residuals(f, x))
-    assert saved[0] == saved[1] == ("f32[3]",)
-
-
 @pins("jax_jvp_passes_an_input_tangent_through_uncanonicalized")
 def test_jax_jvp_passes_an_input_tangent_through_uncanonicalized():
     # fuzz finding J1, reproducer shrunk to the identity program of a Python float
@@ -192,78 +144,6 @@ def test_jax_jacrev_of_a_function_without_outputs_fails():
         with pytest.raises(ValueError, match="at least one array or dtype"):
             getattr(jax, name)(lambda x: ())(x)
         assert getattr(minijax, name)(lambda x: ())(x) == ()
-
-
-def _saved(api, f, policy, *args):
-    import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
-    from minijax.testing.recipes import Side
-    remat = api.checkpoint(f, policy=getattr(api.checkpoint_policies, policy))
-    return Side(api.__name__, api, None).saved_residuals(remat, *args)
-
-
-@pytest.mark.parametrize("shape, dimension", [((1,), 0), ((3,), 0), ((2, 3), 0), ((2, 3), 1),
-                                              ((2, 0), 1)])
-def test_checkpointed_sort_saves_what_jax_saves(shape, dimension):
-    # fuzz finding F6: sort's jvp gathered each tangent with a full i32 index (one
-    # column per dimension); JAX's saves one u32[*shape, 1] permutation, as minijax's
-    # now does (flat indices into the flattened tangent)
-    rng = np.random.RandomState(0)
-    a, b = (rng.randn(*shape).astype(np.float32) for _ in range(2))
-
-    def f(api):
-        def sorted_product(a, b):
-            first, second = api.lax.sort((b, a), dimension=dimension, num_keys=1)
-            return api.numpy.sum(first * second ** 2)
-        return sorted_product
-    for policy in ("everything_saveable", "nothing_saveable"):
-        saved = [_saved(api, f(api), policy, a, b) for api in (minijax, jax)]
-        assert saved[0] == saved[1]
-    # JAX's side in one jitted program (array arguments: no weak type changes)
-    grads, jvp = jax.jit(lambda a, b: (jax.grad(f(jax), argnums=(0, 1))(a, b),
-                                       jax.jvp(f(jax), (a, b), (b, a))))(a, b)
-    assert_trees_match(minijax.grad(f(minijax), argnums=(0, 1))(a, b), grads)
-    assert_trees_match(minijax.jvp(f(minijax), (a, b), (b, a)), jvp, rtol=1e-6)
-
-
-# f32[2] residuals saved under everything_saveable: minijax (as JAX from 0.11, whose
-# jvps of tanh and atanh are t * one_minus_square(tanh x) and t / one_minus_square(x))
-# and JAX 0.10, whose (t + t*ans) * (1 - ans) and 1/(1 + x) * t/(1 - x) kept two where
-# 0.11 keeps one. Under dots_saveable every version saves the one input.
-_TANH_ATANH_SAVED = {"tanh": (1, 2), "atanh": (2, 4), "atanh_in_scan": (1, 2)}
-
-
-@pytest.mark.parametrize("f, name", [
-    (lambda api: lambda x: api.numpy.sum(api.lax.tanh(x)), "tanh"),
-    (lambda api: lambda x: api.numpy.sum(api.lax.atanh(0.9 * api.lax.tanh(x))), "atanh"),
-    (lambda api: lambda x: api.numpy.sum(
-        api.lax.scan(lambda c, x: (c, api.lax.atanh(x * 0.5)), (), x)[1]), "atanh_in_scan"),
-], ids=["tanh", "atanh", "atanh_in_scan"])
-def test_checkpointed_tanh_and_atanh_save_what_jax_saves(f, name):
-    # fuzz finding F7 (first seen by cross_check) and the campaign's atanh/tanh in
-    # scan bodies: minijax's jvp rules are the newest JAX's formulations
-    x = np.array([0.9366, -0.3], np.float32)
-    ours, jax_010 = _TANH_ATANH_SAVED[name]
-    theirs = ours if JAX_VERSION >= (0, 11) else jax_010
-    for policy, expected in (("everything_saveable", (ours, theirs)), ("dots_saveable", (1, 1))):
-        saved = [_saved(api, f(api), policy, x) for api in (minijax, jax)]
-        assert saved == [("f32[2]",) * n for n in expected]
-    # the same operations as JAX 0.11's rules, so the same bits; JAX 0.10's differ in
-    # the last place
-    assert_trees_match(minijax.grad(f(minijax))(x), jax.grad(f(jax))(x),
-                       rtol=0 if JAX_VERSION >= (0, 11) else 1e-6, atol=0)
-
-
-def test_checkpointed_clamp_saves_the_boolean_mask_as_jax_does():
-    # fuzz finding F8: clamp's jvp multiplied by a float mask (an f32 residual); JAX
-    # selects (a bool residual).
-    x = np.array([-1.0, 0.3, 2.0], np.float32)
-    saved = [_saved(api, lambda x: api.numpy.sum(api.lax.clamp(-0.5, x, 0.75)),
-                    "everything_saveable", x) for api in (minijax, jax)]
-    assert saved[0] == saved[1] and "bool[3]" in saved[0]
-    for f in (lambda m: lambda x: m.numpy.sum(m.lax.clamp(-0.5, x, 0.75)),
-              lambda m: lambda x: m.numpy.sum(m.numpy.clip(x, -1.0, x * 0.5))):
-        assert_trees_match(minijax.grad(f(minijax))(x), jax.jit(jax.grad(f(jax)))(x))
-        assert_trees_match(minijax.jacfwd(f(minijax))(x), jax.jit(jax.jacfwd(f(jax)))(x))
 
 
 @pins("jax_clamp_jvp_with_scalar_bound_fails")
@@ -330,56 +210,6 @@ def test_jax_eager_ref_views_are_explained_in_the_eager_row_only():
     assert fuzz.known_divergence("eager", case.program, row) == "ref_eager_views"
     assert fuzz.known_divergence("jit", case.program, Row("jit", "error",
                                  jax_error="NotImplementedError: ")) == ""
-
-
-def _residual_row(mini_saved, jax_saved):
-    from minijax.testing.report import Row
-    return Row("checkpoint[everything_saveable]", "differ",
-               detail=f"saved residuals differ: minijax saves {list(mini_saved)}, "
-                      f"jax saves {list(jax_saved)}")
-
-
-@pytest.mark.parametrize("op", ["cummax", "cummin", "cumprod"])
-def test_cumulative_residuals_are_explained_residual_for_residual(op):
-    # finding F12 (explained, docs/fuzzing_findings.md): JAX saves slices of its associative
-    # scan, minijax index arrays / masks; the gradients agree
-    from minijax.testing import fuzz
-    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32)
-
-    def f(api):
-        return lambda x: api.numpy.sum(getattr(api.lax, op)(x, 1) * x)
-    saved = [_saved(api, f(api), "everything_saveable", x) for api in (minijax, jax)]
-    assert saved[0] != saved[1]
-    assert_trees_match(minijax.grad(f(minijax))(x), jax.jit(jax.grad(f(jax)))(x), rtol=1e-6)
-    program = minijax.make_jaxpr(f(minijax))(x)
-    transform = "checkpoint[everything_saveable]"
-    assert fuzz.known_divergence(transform, program, _residual_row(*saved)) == "explained:F12"
-    # a residual no cumulative rule makes (another shape) is not explained
-    odd = _residual_row(list(saved[0]) + ["f32[7]"], saved[1])
-    assert fuzz.known_divergence(transform, program, odd) == ""
-    # nor is the same difference in a program without a cumulative reduction
-    plain = minijax.make_jaxpr(lambda x: minijax.numpy.sum(minijax.numpy.sin(x)))(x)
-    assert fuzz.known_divergence(transform, plain, _residual_row(*saved)) == ""
-
-
-def test_size_one_broadcast_residuals_are_explained():
-    # finding F13 (explained): JAX's mul broadcasts a [1, 1] operand implicitly and saves
-    # it at that shape; minijax broadcasts first and saves the broadcast value
-    from minijax.testing import fuzz
-    x = np.ones((2, 3), np.float32)
-
-    def f(api):
-        return lambda x: api.numpy.sum(x * np.array([[3.0]], np.float32))
-    saved = [_saved(api, f(api), "everything_saveable", x) for api in (minijax, jax)]
-    assert saved == [("f32[2,3]",), ("f32[1,1]",)]
-    assert_trees_match(minijax.grad(f(minijax))(x), jax.grad(f(jax))(x))
-    program = minijax.make_jaxpr(f(minijax))(x)
-    transform = "checkpoint[everything_saveable]"
-    assert fuzz.known_divergence(transform, program, _residual_row(*saved)) == "explained:F13"
-    for mini_saved, jax_saved in ((["f32[2,3]"], ["f32[1,2]"]), (["f32[2,3]"], ["i32[1,1]"]),
-                                  (["f32[2,3]", "f32[3]"], ["f32[1,1]"])):
-        row = _residual_row(mini_saved, jax_saved)
-        assert fuzz.known_divergence(transform, program, row) == ""
 
 
 def test_float16_second_derivatives_match_jax_and_the_exact_value():
@@ -528,21 +358,6 @@ def test_dot_product_invariant_skips_a_while_loop_found_by_the_pullback():
     case.leaves, case.safe_leaves = [x], [x]
     [row] = fuzz.check_case(case, ["invariant:dot"])
     assert row.status == "skipped" and "reverse mode" in row.detail
-
-
-def test_scan_saves_a_loop_invariant_residual_once():
-    # fuzz finding F16: minijax's scan partial eval stacked residuals computed from
-    # loop constants only (asinh(w)) over the iterations; JAX saves them once, and now
-    # so does minijax (tests/test_scan_residuals.py has more)
-    w, xs = np.ones(3, np.float32), np.ones((5, 3), np.float32)
-
-    def f(api):
-        def loss(w, xs):
-            ys = api.lax.scan(lambda c, x: (c, api.lax.asinh(w) * x), (), xs)[1]
-            return api.numpy.sum(ys)
-        return loss
-    saved = [_saved(api, f(api), "everything_saveable", w, xs) for api in (minijax, jax)]
-    assert saved[0] == saved[1]
 
 
 @pins("jax_checkpoint_of_complex_values_fails")

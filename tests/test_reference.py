@@ -23,7 +23,8 @@ from jax import lax
 
 from minijax.backends.reference import (RefBox, eval_closed_jaxpr, eval_jaxpr,
                                         reference_rules)
-from minijax.backends.xla import JAX_PRIMITIVE_NAMES, lowering_rules
+from minijax.backends.eager_dispatch import JAX_PRIMITIVE_NAMES
+from minijax.backends.xla import lowering_rules
 from minijax.ir import (MinijaxError, ShapedArray, bind, primitives as P,
                         primitives_by_name, trace_to_jaxpr)
 from minijax.ir.primitives import out_avals_of

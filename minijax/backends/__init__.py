@@ -6,7 +6,8 @@ This file is the one place that loads the backend rule modules. Each fills
 any import of a `minijax.backends` module runs this file first, so the tables are
 complete whatever was imported first. A new primitive family adds its module here.
 """
-from . import (xla,                     # noqa: F401  lowering of the catalogue; eager = compile one op
+from . import (xla,                     # noqa: F401  lowering of the catalogue
+               eager_dispatch,          # noqa: F401  eager = compile one op; stop_gradient
                reference,               # noqa: F401  the NumPy evaluator
                xla_control_flow,        # noqa: F401  cond/while/scan/debug lowering and eager
                reference_control_flow,  # noqa: F401
@@ -33,7 +34,7 @@ from . import (xla,                     # noqa: F401  lowering of the catalogue;
 # Last, because they read what the modules above registered: every lowered primitive
 # without an eager impl of its own runs eagerly as a one-primitive XLA program; then an
 # eager cond/while/scan whose operands or bodies involve refs runs discharged.
-xla.install_default_eager_impls()
+eager_dispatch.install_default_eager_impls()
 eager_ref_runtime.route_ref_users_through_discharge()
 
 
@@ -42,5 +43,6 @@ def clear_caches():
     calls this): the lowering's, the eager fast path's, eager control flow's and the
     donating calls' with refs."""
     xla.clear_caches()
+    eager_dispatch.clear_caches()
     xla_control_flow.clear_caches()
     eager_ref_runtime.clear_caches()

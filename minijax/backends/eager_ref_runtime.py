@@ -53,7 +53,7 @@ from ..ir.types import (RefType, ShapedArray, aval_of_value, canonical_dtype, is
                         keys_as_jax)
 from ..transforms.discharge import (discharge_jaxpr, discharge_with_finals, mentions_refs,
                                     written_inputs)
-from . import xla
+from . import eager_dispatch, xla
 
 __all__ = ["Ref", "RefError", "call_with_refs", "check_live", "describe_ref",
            "used_after_message"]
@@ -288,7 +288,8 @@ def _consume(ref, state):
 def _jit_impl(*args, jaxpr, name, inline=False):
     # An inline call (`inline=True`) evaluated eagerly runs its body whole, as any call.
     if not mentions_refs(jaxpr):
-        return xla.apply_primitive(P.jit_p, *args, jaxpr=jaxpr, name=name, inline=inline)
+        return eager_dispatch.apply_primitive(P.jit_p, *args, jaxpr=jaxpr, name=name,
+                                              inline=inline)
     return call_with_refs(jaxpr, list(args), f"jit({name})")
 
 

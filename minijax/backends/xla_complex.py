@@ -8,7 +8,8 @@ from jax import lax
 
 from ..ir import complex_primitives as C
 from ..ir.trace import eager_impls
-from .xla import lowering_rules, apply_primitive
+from .eager_dispatch import apply_primitive
+from .xla import lowering_rules
 
 
 def _complex(x, y):

@@ -25,7 +25,8 @@ from ..ir import control_flow_primitives as CF
 from ..ir.core import Jaxpr
 from ..ir.printer import dumps, NotSerializableError
 from ..ir.trace import eager_impls
-from .xla import lowering_rules, lower_jaxpr, apply_primitive
+from .eager_dispatch import apply_primitive
+from .xla import lowering_rules, lower_jaxpr
 
 
 def _cond(index, *operands, branches):

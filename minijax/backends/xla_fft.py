@@ -7,7 +7,8 @@ from jax import lax
 
 from ..ir import fft_primitives as F
 from ..ir.trace import eager_impls
-from .xla import lowering_rules, apply_primitive
+from .eager_dispatch import apply_primitive
+from .xla import lowering_rules
 
 
 def _fft(x, *, fft_type, fft_lengths):

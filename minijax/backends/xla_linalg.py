@@ -13,7 +13,8 @@ import functools
 from jax.lax import linalg as lax_linalg
 
 from ..ir import linalg_primitives as L
-from .xla import lowering_rules, apply_primitive
+from .eager_dispatch import apply_primitive
+from .xla import lowering_rules
 from ..ir.trace import eager_impls
 
 

@@ -17,7 +17,8 @@ from jax import lax
 
 from ..ir import random_primitives as R
 from ..ir.trace import eager_impls
-from .xla import lowering_rules, apply_primitive, _register_single, _binary_rule
+from .eager_dispatch import apply_primitive
+from .xla import lowering_rules, _register_single, _binary_rule
 
 _BINARY = {R.shift_left_p: lax.shift_left, R.shift_right_logical_p: lax.shift_right_logical,
            R.shift_right_arithmetic_p: lax.shift_right_arithmetic,

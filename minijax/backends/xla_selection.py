@@ -2,20 +2,19 @@
 from __future__ import annotations
 
 import functools
-import inspect
 
 from jax import lax
 
 from ..ir import selection_primitives as S
 from ..ir.trace import eager_impls
-from .xla import lowering_rules, apply_primitive
-
-# JAX 0.11 added `is_stable`; an older JAX's top_k is always stable, which is what
-# `is_stable=False` allows too, so there the param is dropped.
-TOP_K_TAKES_IS_STABLE = "is_stable" in inspect.signature(lax.top_k).parameters
+from .eager_dispatch import apply_primitive
+from .jax_features import TOP_K_TAKES_IS_STABLE
+from .xla import lowering_rules
 
 
 def _top_k(x, *, k, axis, is_stable=True):
+    # An older JAX's top_k is always stable, which is what `is_stable=False` allows
+    # too, so there the param is dropped.
     extra = {"is_stable": is_stable} if TOP_K_TAKES_IS_STABLE else {}
     return list(lax.top_k(x, k, axis=axis, **extra))
 

@@ -11,7 +11,8 @@ from jax import lax
 
 from ..ir import special_primitives as S
 from ..ir.trace import eager_impls
-from .xla import _register_single, apply_primitive
+from .eager_dispatch import apply_primitive
+from .xla import _register_single
 
 
 def _elementwise(fn):

@@ -14,7 +14,8 @@ from jax import lax
 
 from ..ir import window_primitives as W
 from ..ir.trace import eager_impls
-from .xla import lowering_rules, apply_primitive, precision_enum
+from .eager_dispatch import apply_primitive
+from .xla import lowering_rules, precision_enum
 
 
 def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,

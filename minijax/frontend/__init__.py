@@ -16,7 +16,8 @@ through `minijax/backends`. The public modules at the package root (`minijax`,
   control_flow.py     `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`
   checkpointed_loops.py, checkpointed_vjp.py
                       loops whose reverse pass stores a few carries
-  lax_ops.py          `minijax.lax`'s functions (windows.py, linalg_ops.py and
+  lax_ops.py          `minijax.lax`'s functions (lax_dot.py: `dot_general`, `dot`
+                      and the default matmul precision; windows.py, linalg_ops.py and
                       complex_ops.py: its window, linear-algebra and complex ones;
                       fft_ops.py: `lax.fft`; lax_extras.py: `top_k`, scans,
                       `reduce`, shape helpers; implicit_solves.py: `custom_root`)

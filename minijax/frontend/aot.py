@@ -16,7 +16,6 @@ from .tracing import flatten_call_inputs
 from ..backends import xla
 from ..backends.eager_ref_runtime import DonatingProgram, run_discharged
 from ..ir.trace import Tracer
-from ..ir.types import RefType
 from ..transforms.discharge import mentions_refs
 
 
@@ -118,8 +117,9 @@ class Compiled:
             raise TypeError(f"the executable of {jitted!r} is called without its static "
                             f"arguments, as JAX's is: their values at `lower` are part "
                             f"of it")
-        if in_tree != lowered_tree or list(map(_strong, in_avals)) != list(
-                map(_strong, staged.closed.in_avals)):
+        # A compiled program's inputs have no weak types.
+        if in_tree != lowered_tree or [a.strip_weak_type() for a in in_avals] != [
+                a.strip_weak_type() for a in staged.closed.in_avals]:
             raise TypeError(f"this executable of {jitted!r} was compiled for arguments "
                             f"of other types; lower it again for these")
         check_staged_refs(staged.closed, leaves, where)
@@ -127,13 +127,6 @@ class Compiled:
 
     def __getattr__(self, name):        # the rest of JAX's Compiled (as_text, ...)
         return getattr(self._compiled, name)
-
-
-def _strong(aval):
-    """`aval` without its weak type, which a compiled program's inputs do not have."""
-    if isinstance(aval, RefType):
-        return RefType(aval.inner.strip_weak_type())
-    return aval.strip_weak_type()
 
 
 def _passes_statics(jitted, args, kwargs, in_tree) -> bool:

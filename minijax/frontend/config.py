@@ -32,7 +32,7 @@ import jax
 
 from ..ir import float_checks
 from .jit import clear_caches, jit_disabled, set_jit_disabled_by_config
-from .lax_ops import MATMUL_PRECISIONS, matmul_precision, set_matmul_precision_default
+from .lax_dot import MATMUL_PRECISIONS, matmul_precision, set_matmul_precision_default
 
 _X64_REFUSED = (
     "minijax does not model 64-bit types: its values are JAX's default 32-bit ones "

@@ -129,7 +129,7 @@ def _strengthen(leaves, avals, out_avals):
     for leaf, aval, out in zip(leaves, avals, out_avals):
         if isinstance(aval, ShapedArray) and aval.weak_type and not out.weak_type:
             leaf = _lax.convert_element_type(leaf, aval.dtype, weak_type=False)
-            aval = aval.update(weak_type=False)
+            aval = aval.strip_weak_type()
             changed = True
         new_leaves.append(leaf)
         new_avals.append(aval)

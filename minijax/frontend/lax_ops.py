@@ -8,18 +8,18 @@ here ends in `bind`, so it works eagerly and under every transformation.
 from __future__ import annotations
 
 import builtins
-import functools
-import threading
 from typing import Sequence
 
 import numpy as np
-from jax import lax as _jax_lax
 from jax import tree_util
 
 from ..ir import primitives as P
 from ..ir import random_primitives as R, special_primitives as S
 from ..ir.trace import bind, aval_of, Tracer
 from ..ir.types import canonical_dtype, is_float, is_inexact, is_integer
+# The contractions and their precision live in lax_dot.py; `minijax.lax` and the
+# modules that use this one as `lax` read them here.
+from .lax_dot import Precision, dot_general, dot  # noqa: F401
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -376,84 +376,6 @@ def _arg_reduction(prim):
 
 
 argmax, argmin = map(_arg_reduction, (P.argmax_p, P.argmin_p))
-
-
-# The precision of a contraction on accelerators, JAX's own enum (DEFAULT, HIGH,
-# HIGHEST; also spelt as strings such as 'highest' or 'float32'). CPU ignores it.
-Precision = _jax_lax.Precision
-
-
-# jax_default_matmul_precision's values (JAX's names) and the Precision each means.
-MATMUL_PRECISIONS = {
-    None: None, "default": "default", "fastest": "default", "bfloat16": "default",
-    "high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
-    "highest": "highest", "float32": "highest"}
-
-
-class _MatmulPrecision(threading.local):
-    """This thread's `jax_default_matmul_precision` (set by `minijax.config`)."""
-    def __init__(self):
-        self.name = _matmul_precision_default[0]
-
-
-_matmul_precision_default = [None]     # what `config.update` set: each thread's start
-matmul_precision = _MatmulPrecision()
-
-
-def set_matmul_precision_default(name):
-    """`config.update("jax_default_matmul_precision", name)`: every thread's start."""
-    _matmul_precision_default[0] = name
-
-
-def canonicalize_precision(precision):
-    """`precision=` as the `dot_general`/`conv` param: None, or a pair of `Precision`
-    names (one per operand), which the text form prints and parses as strings. None
-    takes `jax_default_matmul_precision` when that is set, as JAX's contractions do."""
-    if precision is None:
-        precision = MATMUL_PRECISIONS[matmul_precision.name]
-    if precision is None:
-        return None
-    pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
-    if len(pair) != 2 or any(p is None for p in pair):
-        raise ValueError(f"precision must be None, a lax.Precision value or its name, or "
-                         f"a pair of them; got {precision!r}")
-    try:
-        return tuple(Precision(p).name for p in pair)
-    except (ValueError, TypeError):
-        raise ValueError(f"precision must be None, a lax.Precision value or its name "
-                         f"({', '.join(p.name.lower() for p in Precision)}), or a pair "
-                         f"of them; got {precision!r}") from None
-
-
-def _dot_dimension_numbers(dimension_numbers):
-    """`((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))` as tuples of ints."""
-    (lc, rc), (lb, rb) = dimension_numbers
-    return ((tuple(map(int, lc)), tuple(map(int, rc))),
-            (tuple(map(int, lb)), tuple(map(int, rb))))
-
-
-# Tracing a network converts the same few dimension numbers at every layer.
-_dot_dimension_numbers_memo = functools.lru_cache(maxsize=256)(_dot_dimension_numbers)
-
-
-def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
-    try:
-        dnums = _dot_dimension_numbers_memo(dimension_numbers)
-    except TypeError:       # lists are not hashable (or it is malformed: raise from here)
-        dnums = _dot_dimension_numbers(dimension_numbers)
-    pref = None if preferred_element_type is None else canonical_dtype(preferred_element_type)
-    return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dnums,
-                precision=canonicalize_precision(precision), preferred_element_type=pref)
-
-
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
-    """Vector/matrix product contracting the last axis of lhs with the first of rhs."""
-    lhs_ndim, rhs_ndim = aval_of(lhs).ndim, aval_of(rhs).ndim
-    if lhs_ndim not in (1, 2) or rhs_ndim not in (1, 2):
-        raise TypeError(f"lax.dot takes rank-1 or rank-2 operands, got ranks "
-                        f"{lhs_ndim} and {rhs_ndim}")
-    return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type)
 
 
 def iota(dtype, size: int):

@@ -27,7 +27,7 @@ from ..ir.trace import bind, aval_of, Tracer
 from ..ir.types import canonical_dtype
 from ..transforms.ad_util import reverse_axes
 from . import lax_ops as lax_
-from .lax_ops import canonicalize_precision
+from .lax_dot import canonicalize_precision
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated",
            "conv", "conv_with_general_padding", "conv_transpose", "padtype_to_pads",

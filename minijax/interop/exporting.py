@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
 
+from ..backends.jax_features import LAX_HAS_ONE_MINUS_SQUARE
 from ..backends.xla import lowering_rules, _BINARY, interpret_with_table, weakened
 from ..ir import primitives as P
 from ..ir.core import ClosedJaxpr
@@ -65,7 +66,7 @@ for _name, _fn in _BINARY.items():
     export_rules[P.primitives_by_name[_name]] = lambda x, y, _fn=_fn: [_fn(x, y)]
 # JAX has one_minus_square since 0.11; exported as it, JAX differentiates it with its
 # own rule (-2x), as minijax does. An older JAX gets the formula the lowering computes.
-if hasattr(lax, "one_minus_square"):
+if LAX_HAS_ONE_MINUS_SQUARE:
     export_rules[P.one_minus_square_p] = lambda x: [lax.one_minus_square(x)]
 
 

@@ -17,13 +17,13 @@ call is written as `jax.custom_jvp`/`jax.custom_vjp` of its body with the body's
 from __future__ import annotations
 
 import numpy as np
-from jax import lax as jax_lax
 
 from ..ir.core import Literal, ClosedJaxpr
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
 from ..ir.control_flow_primitives import rebuild_from_layout
 from ..ir.window_primitives import window_identity
-from ..backends.xla_selection import TOP_K_TAKES_IS_STABLE
+from ..backends.jax_features import (LAX_HAS_LOG2, LAX_HAS_ONE_MINUS_SQUARE,
+                                     TOP_K_TAKES_IS_STABLE)
 from .exporting import ExportError, export_policy
 
 __all__ = ["to_python_source", "source_rules", "value_source"]
@@ -59,11 +59,11 @@ def _dtype(dtype) -> _Raw:
 for _name in _UNARY + _BINARY:
     source_rules[_name] = lambda ins, p, _n=_name: _call(f"lax.{_n}", ins)
 # jax.lax has log2 from 0.11; on an older JAX the source spells out what it computes.
-source_rules["log2"] = (lambda ins, p: _call("lax.log2", ins)) if hasattr(jax_lax, "log2") \
+source_rules["log2"] = (lambda ins, p: _call("lax.log2", ins)) if LAX_HAS_LOG2 \
     else (lambda ins, p: f"lax.mul(lax.log({ins[0]}), np.asarray(1 / np.log(2), {ins[0]}.dtype))")
 for _name, _lax_name in _RENAMED.items():
     source_rules[_name] = lambda ins, p, _n=_lax_name: _call(f"lax.{_n}", ins)
-if not hasattr(jax_lax, "one_minus_square"):
+if not LAX_HAS_ONE_MINUS_SQUARE:
     # JAX before 0.11 has no lax.one_minus_square: the formula it stands for
     source_rules["one_minus_square"] = lambda ins, p: f"(1 + {ins[0]}) * (1 - {ins[0]})"
 source_rules.update({

@@ -176,6 +176,9 @@ class RefType:
     size = property(lambda self: self.inner.size)
     weak_type = property(lambda self: self.inner.weak_type)
 
+    def strip_weak_type(self) -> "RefType":
+        return RefType(self.inner.strip_weak_type()) if self.inner.weak_type else self
+
     def __eq__(self, other):
         return isinstance(other, RefType) and self.inner == other.inner
 

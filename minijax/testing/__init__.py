@@ -24,5 +24,6 @@ from .comparison import assert_trees_match, assert_same_results, check_jaxpr  # 
 # report.py, shrink.py); it builds on the comparison helpers.
 from .cross_check import cross_check, assert_cross_check
 from .report import Report, Row
-# The running JAX's version as a tuple, for expectations that differ between releases.
-from .versions import JAX_VERSION, parse_version  # noqa: F401
+# The running JAX's version as a tuple, for expectations that differ between releases;
+# read where minijax's own code reads what the installed JAX offers.
+from ..backends.jax_features import JAX_VERSION, parse_version  # noqa: F401

@@ -1,0 +1,96 @@
+"""The contractions of `minijax.lax` (`dot_general`, `dot`) and their precision.
+
+`precision=` says how exactly an accelerator multiplies (`Precision`, JAX's own
+enum; the CPU ignores it). A contraction given none takes the thread's
+`jax_default_matmul_precision` (`minijax.config` sets it through
+`set_matmul_precision_default` and `matmul_precision`), so a trace records the
+precision it ran with; `conv_general_dilated` (`windows.py`) reads it the same way,
+through `canonicalize_precision`.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+from jax import lax as _jax_lax
+
+from ..ir import primitives as P
+from ..ir.trace import bind, aval_of
+from ..ir.types import canonical_dtype
+
+# The precision of a contraction on accelerators, JAX's own enum (DEFAULT, HIGH,
+# HIGHEST; also spelt as strings such as 'highest' or 'float32'). CPU ignores it.
+Precision = _jax_lax.Precision
+
+
+# jax_default_matmul_precision's values (JAX's names) and the Precision each means.
+MATMUL_PRECISIONS = {
+    None: None, "default": "default", "fastest": "default", "bfloat16": "default",
+    "high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
+    "highest": "highest", "float32": "highest"}
+
+
+class _MatmulPrecision(threading.local):
+    """This thread's `jax_default_matmul_precision` (set by `minijax.config`)."""
+    def __init__(self):
+        self.name = _matmul_precision_default[0]
+
+
+_matmul_precision_default = [None]     # what `config.update` set: each thread's start
+matmul_precision = _MatmulPrecision()
+
+
+def set_matmul_precision_default(name):
+    """`config.update("jax_default_matmul_precision", name)`: every thread's start."""
+    _matmul_precision_default[0] = name
+
+
+def canonicalize_precision(precision):
+    """`precision=` as the `dot_general`/`conv` param: None, or a pair of `Precision`
+    names (one per operand), which the text form prints and parses as strings. None
+    takes `jax_default_matmul_precision` when that is set, as JAX's contractions do."""
+    if precision is None:
+        precision = MATMUL_PRECISIONS[matmul_precision.name]
+    if precision is None:
+        return None
+    pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
+    if len(pair) != 2 or any(p is None for p in pair):
+        raise ValueError(f"precision must be None, a lax.Precision value or its name, or "
+                         f"a pair of them; got {precision!r}")
+    try:
+        return tuple(Precision(p).name for p in pair)
+    except (ValueError, TypeError):
+        raise ValueError(f"precision must be None, a lax.Precision value or its name "
+                         f"({', '.join(p.name.lower() for p in Precision)}), or a pair "
+                         f"of them; got {precision!r}") from None
+
+
+def _dot_dimension_numbers(dimension_numbers):
+    """`((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))` as tuples of ints."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    return ((tuple(map(int, lc)), tuple(map(int, rc))),
+            (tuple(map(int, lb)), tuple(map(int, rb))))
+
+
+# Tracing a network converts the same few dimension numbers at every layer.
+_dot_dimension_numbers_memo = functools.lru_cache(maxsize=256)(_dot_dimension_numbers)
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    try:
+        dnums = _dot_dimension_numbers_memo(dimension_numbers)
+    except TypeError:       # lists are not hashable (or it is malformed: raise from here)
+        dnums = _dot_dimension_numbers(dimension_numbers)
+    pref = None if preferred_element_type is None else canonical_dtype(preferred_element_type)
+    return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dnums,
+                precision=canonicalize_precision(precision), preferred_element_type=pref)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix product contracting the last axis of lhs with the first of rhs."""
+    lhs_ndim, rhs_ndim = aval_of(lhs).ndim, aval_of(rhs).ndim
+    if lhs_ndim not in (1, 2) or rhs_ndim not in (1, 2):
+        raise TypeError(f"lax.dot takes rank-1 or rank-2 operands, got ranks "
+                        f"{lhs_ndim} and {rhs_ndim}")
+    return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
