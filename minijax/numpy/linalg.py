@@ -14,13 +14,14 @@ Leading axes are batch axes throughout. Inputs are promoted to floating point fi
 (integers to float32), as `jax.numpy.linalg` does. The functions that JAX jits
 (`solve`, `inv`, `det`, `slogdet`, `norm`, `lstsq`, the decompositions, ...) run an
 eager call as one cached program (`jitted_eagerly`), not an operation at a time.
+The decompositions themselves, their result types and the shared argument checks are
+in `_decompositions.py`; this module re-exports them.
 """
 from __future__ import annotations
 
 import builtins
 import math
 import operator
-from typing import NamedTuple
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from ..frontend import linalg_ops as lax_linalg
 from . import _reductions as R
 from . import _ufuncs as U
 from ._classify import isnan
-from ._promotion import (as_operand, shape_of, dtype_of, promote_dtypes_inexact,
+from ._promotion import (as_operand, shape_of, dtype_of,
                          broadcast_shapes, canonicalize_axis)
 from ._creation import eye, zeros
 from ._ufuncs import where
@@ -50,126 +51,9 @@ __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve
            "EighResult", "SVDResult", "QRResult", "SlogdetResult"]
 
 
-class EighResult(NamedTuple):
-    eigenvalues: object
-    eigenvectors: object
-
-
-class SVDResult(NamedTuple):
-    U: object
-    S: object
-    Vh: object
-
-
-class QRResult(NamedTuple):
-    Q: object
-    R: object
-
-
-class SlogdetResult(NamedTuple):
-    sign: object
-    logabsdet: object
-
-
-def _inexact(fname, *arrays):
-    arrays = [as_operand(fname, a) for a in arrays]
-    return promote_dtypes_inexact(fname, *arrays)
-
-
-def _check_matrix(fname, a, square=False, error=ValueError):
-    shape = shape_of(a)
-    if len(shape) < 2:
-        raise error(f"{fname}: the argument must have rank at least 2 (shape [..., m, n]), "
-                    f"got shape {shape}")
-    if square and shape[-1] != shape[-2]:
-        raise error(f"{fname}: the argument must be a square matrix (shape [..., n, n]), "
-                    f"got shape {shape}")
-
-
-# -- decompositions ---------------------------------------------------------------------------
-
-@jitted_eagerly("upper", "symmetrize_input")
-def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
-    """The lower (or, with upper=True, upper) Cholesky factor of a positive definite
-    matrix; NaNs where `a` is not positive definite."""
-    a, = _inexact("cholesky", a)
-    # ValueError for a non-square argument, as JAX 0.12 (0.10 and 0.11 raise a
-    # TypeError from adding it to its transpose)
-    _check_matrix("cholesky", a, square=True)
-    factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    return matrix_transpose(factor) if upper else factor
-
-
-def _lower_from_uplo(fname, UPLO):
-    if UPLO is None or UPLO == "L":
-        return True
-    if UPLO == "U":
-        return False
-    raise ValueError(f"{fname}: UPLO must be one of None, 'L', or 'U', got {UPLO!r}")
-
-
-@jitted_eagerly("UPLO", "symmetrize_input")
-def eigh(a, UPLO=None, symmetrize_input: bool = True):
-    """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix."""
-    lower = _lower_from_uplo("eigh", UPLO)
-    a, = _inexact("eigh", a)
-    _check_matrix("eigh", a, square=True)    # ValueError, as cholesky's
-    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
-    return EighResult(w, v)
-
-
-@jitted_eagerly("UPLO", "symmetrize_input")
-def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):
-    return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
-
-
-@jitted_eagerly("full_matrices", "compute_uv", "hermitian")
-def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
-    """`u, s, vh` with a = u @ diag(s) @ vh and s descending (or only s)."""
-    a, = _inexact("svd", a)
-    _check_matrix("svd", a, error=TypeError)
-    if hermitian:
-        return _hermitian_svd(a, compute_uv)
-    if compute_uv:
-        return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True))
-    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False)
-
-
-def _hermitian_svd(a, compute_uv):
-    """For symmetric a = V diag(w) Vᵀ: s = |w| sorted descending, u = V (reordered),
-    vh = (u · sign(w))ᵀ."""
-    v, w = lax_linalg.eigh(a)
-    s = U.abs(w)
-    batch_axis = len(shape_of(s)) - 1
-    order = lax.broadcasted_iota(np.int32, shape_of(s), batch_axis)
-    s_sorted, order, signs = lax.sort((U.negative(s), order, U.sign(w)), dimension=-1,
-                                      num_keys=1)
-    s_sorted = U.negative(s_sorted)
-    if not compute_uv:
-        return s_sorted
-    u = take_along_axis(v, expand_dims(order, -2), axis=-1)
-    vh = matrix_transpose(U.multiply(u, expand_dims(signs, -2)))
-    return SVDResult(u, s_sorted, vh)
-
-
-def svdvals(x, /):
-    return svd(x, compute_uv=False)
-
-
-@jitted_eagerly("mode")
-def qr(a, mode: str = "reduced"):
-    """`Q, R` with a = Q @ R ('reduced': k = min(m, n) columns of Q, 'complete': m),
-    or only R for mode='r'."""
-    a, = _inexact("qr", a)
-    _check_matrix("qr", a, error=TypeError)
-    if mode in ("reduced", "r", "full"):
-        full_matrices = False
-    elif mode == "complete":
-        full_matrices = True
-    else:
-        raise ValueError(f"qr: unsupported mode {mode!r}; use 'reduced', 'complete' or 'r'")
-    q, r = lax_linalg.qr(a, full_matrices=full_matrices)
-    return r if mode == "r" else QRResult(q, r)
+from ._decompositions import (EighResult, SVDResult, QRResult, SlogdetResult,
+                              _inexact, _check_matrix, cholesky, eigh, eigvalsh, svd,
+                              svdvals, qr)
 
 
 # -- solves, inverses, determinants -------------------------------------------------------------
