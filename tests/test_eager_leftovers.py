@@ -297,8 +297,6 @@ def _jax_checks_static_indices():
         jax.config.update("jax_check_static_indices", False)
 
 
-@pytest.mark.skipif(not hasattr(jax.config, "jax_check_static_indices"),
-                    reason="this JAX has no jax_check_static_indices flag")
 @pytest.mark.parametrize("name", ["x[5]", "x[-4]", "x[1, 3]", "x[np.int32(7)]"])
 def test_static_index_out_of_range_under_jaxs_check_flag(name):
     x, read = OUT_OF_RANGE_READS[name]
@@ -308,8 +306,6 @@ def test_static_index_out_of_range_under_jaxs_check_flag(name):
             minijax.make_jaxpr(read)(x)
 
 
-@pytest.mark.skipif(not hasattr(jax.config, "jax_check_static_indices"),
-                    reason="this JAX has no jax_check_static_indices flag")
 def test_a_jitted_function_is_traced_again_when_jaxs_index_flag_changes():
     x, read = OUT_OF_RANGE_READS["x[5]"]
     ours, theirs = minijax.jit(read), jax.jit(read)
