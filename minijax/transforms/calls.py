@@ -41,10 +41,13 @@ from __future__ import annotations
 
 import functools
 
+import jax
+import numpy as np
+
 from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr
 from ..ir.primitives import effects_of
-from ..ir.trace import aval_of, bind, set_current_trace
+from ..ir.trace import EvalTrace, aval_of, bind, current_trace, set_current_trace
 from ..ir.types import RefType
 from .ad_util import Zero, tangent_aval, is_differentiable, zeros
 from .dce import dce_rules, dce_jaxpr, DceEqn
@@ -211,4 +214,17 @@ def _forwarding_inputs(jaxpr: Jaxpr, n_outputs: int):
     return Jaxpr((), jaxpr.invars, jaxpr.eqns, jaxpr.outvars[:n_outputs] + kept), forwarded
 
 
-register_call_rules(P.jit_p, partial_eval=_jit_partial_eval)
+def _jit_transpose(cts, *args, **params):
+    cts_in = call_transpose(P.jit_p, cts, *args, **params)
+    if type(current_trace()) is not EvalTrace:
+        return cts_in
+    # Run eagerly, a transposed body that only forwards a cotangent (`jnp.add`'s) hands
+    # it back as it was given. JAX 0.12 runs the transpose of a jitted function as a jit
+    # call, whose results are all jax.Arrays: a Python scalar comes back weakly typed, a
+    # NumPy value strongly (JAX 0.10/0.11 inlined the jnp function and passed the value
+    # through). A transfer, so still no program.
+    return [jax.device_put(ct) if isinstance(ct, (int, float, complex, np.ndarray, np.generic))
+            else ct for ct in cts_in]
+
+
+register_call_rules(P.jit_p, partial_eval=_jit_partial_eval, transpose=_jit_transpose)
