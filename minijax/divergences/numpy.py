@@ -33,10 +33,11 @@ register(
     transforms=("grad", "jvp", "scipy.special.i0"))
 
 register(
-    "pinv_grad_under_jit_with_traced_rtol", "0.10.2",
+    "pinv_grad_under_jit_with_traced_rtol", "0.10.2, 0.11.2",
     "differentiating a jitted function that passes one of its traced arguments as "
     "jnp.linalg.pinv's rtol raises TypeError ('No constant handler for type: "
-    "DynamicJaxprTracer'): the traced rtol is a nondiff argument of pinv's custom_jvp",
+    "DynamicJaxprTracer'): the traced rtol is a nondiff argument of pinv's custom_jvp "
+    "(JAX 0.12 makes it a differentiated one and gives the gradient)",
     "the gradient, the same as with a concrete rtol (rtol gets no derivative)",
     "pinv documents rtol as an array_like of shape a.shape[:-2], and jit may trace any "
     "array argument; the same call with a concrete rtol is differentiated fine",
