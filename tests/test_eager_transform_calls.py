@@ -129,6 +129,9 @@ WEAK_AND_DTYPES = {
     # The transposed `add` forwards the cotangent (no program), as a jax.Array:
     "vjp of add, NumPy cotangent": lambda t, np_: t.vjp(np_.add, _V, _V)[1](_V * 2),
     "vjp of add, weak cotangent": lambda t, np_: t.vjp(np_.add, 1.0, 2.0)[1](3.0),
+    # ... and the tangent `add` forwards, in every JAX release.
+    "jvp of add, Python tangent": lambda t, np_: t.jvp(lambda x: np_.add(x, 2.0), (1.0,),
+                                                       (3.0,)),
 }
 
 

@@ -214,17 +214,29 @@ def _forwarding_inputs(jaxpr: Jaxpr, n_outputs: int):
     return Jaxpr((), jaxpr.invars, jaxpr.eqns, jaxpr.outvars[:n_outputs] + kept), forwarded
 
 
-def _jit_transpose(cts, *args, **params):
-    cts_in = call_transpose(P.jit_p, cts, *args, **params)
+def _as_call_results(values):
+    """Run eagerly, a body that only forwards an input (the tangent or cotangent of
+    `jnp.add`) hands it back as it was given; a jitted function's results are
+    jax.Arrays: a Python scalar weakly typed, a NumPy value strongly. A transfer, so
+    still no program."""
     if type(current_trace()) is not EvalTrace:
-        return cts_in
-    # Run eagerly, a transposed body that only forwards a cotangent (`jnp.add`'s) hands
-    # it back as it was given. JAX 0.12 runs the transpose of a jitted function as a jit
-    # call, whose results are all jax.Arrays: a Python scalar comes back weakly typed, a
-    # NumPy value strongly (JAX 0.10/0.11 inlined the jnp function and passed the value
-    # through). A transfer, so still no program.
-    return [jax.device_put(ct) if isinstance(ct, (int, float, complex, np.ndarray, np.generic))
-            else ct for ct in cts_in]
+        return values
+    return [jax.device_put(v) if isinstance(v, (int, float, complex, np.ndarray, np.generic))
+            else v for v in values]
 
 
-register_call_rules(P.jit_p, partial_eval=_jit_partial_eval, transpose=_jit_transpose)
+def _jit_jvp(primals, tangents, **params):
+    # JAX's eager jvp of a jitted function is a jit call, in every release
+    result = call_jvp(P.jit_p, primals, tangents, **params)
+    return JvpResult(_as_call_results(result.primals_out),
+                     _as_call_results(result.tangents_out))
+
+
+def _jit_transpose(cts, *args, **params):
+    # JAX 0.12 runs the transpose of a jitted function as a jit call (0.10/0.11 inlined
+    # a jnp function and passed a forwarded cotangent through as it was given)
+    return _as_call_results(call_transpose(P.jit_p, cts, *args, **params))
+
+
+register_call_rules(P.jit_p, partial_eval=_jit_partial_eval, jvp=_jit_jvp,
+                    transpose=_jit_transpose)
