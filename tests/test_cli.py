@@ -11,12 +11,14 @@ from tests.devices import on_cpu
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_minijax(*args, stdin=""):
+def run_minijax(*args, stdin="", cwd=ROOT):
+    # the checkout goes first on the path: an interpreter without minijax installed
+    # (or with another copy of it) must still run this one
     env = dict(os.environ, PYTHONIOENCODING="utf-8",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, "-m", "minijax", *args], input=stdin,
                           capture_output=True, text=True, encoding="utf-8",
-                          cwd=ROOT, env=env, timeout=300)
+                          cwd=cwd, env=env, timeout=300)
 
 
 def test_help_lists_the_subcommands():

@@ -7,10 +7,7 @@ import textwrap
 
 import pytest
 
-
-def _minijax(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "minijax", *args], capture_output=True,
-                          text=True, cwd=cwd)
+from tests.test_cli import run_minijax
 
 
 @pytest.fixture
@@ -54,7 +51,7 @@ def scripts(tmp_path):
 
 
 def test_run_uses_minijax_for_the_script_and_its_modules(scripts):
-    done = _minijax("run", "agree.py", "--flag", cwd=scripts)
+    done = run_minijax("run", "agree.py", "--flag", cwd=scripts)
     assert done.returncode == 0, done.stderr
     assert "backend minijax minijax minijax" in done.stdout
     assert "['--flag']" in done.stdout
@@ -67,7 +64,7 @@ def test_run_uses_minijax_for_the_script_and_its_modules(scripts):
 
 def test_run_names_a_jax_module_minijax_lacks(scripts):
     (scripts / "missing.py").write_text("import jax.experimental.sparse\n")
-    done = _minijax("run", "missing.py", cwd=scripts)
+    done = run_minijax("run", "missing.py", cwd=scripts)
     assert done.returncode != 0
     assert "minijax does not provide" in done.stderr
 
@@ -78,13 +75,13 @@ def test_diff_agrees_on_an_ordinary_script(scripts):
         x = jnp.linspace(0.0, 1.0, 4)
         print(jax.grad(lambda v: jnp.sum(jnp.sin(v) * v))(x))
     """))
-    done = _minijax("diff", "plain.py", cwd=scripts)
+    done = run_minijax("diff", "plain.py", cwd=scripts)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "agree on 1 printed lines" in done.stdout
 
 
 def test_diff_names_the_first_line_that_differs(scripts):
-    done = _minijax("diff", "differ.py", cwd=scripts)
+    done = run_minijax("diff", "differ.py", cwd=scripts)
     assert done.returncode == 1
     assert "first difference at differ.py:7: print(\"scaled\", x * scale)" in done.stdout
     assert "jax:" in done.stdout and "minijax:" in done.stdout
@@ -101,22 +98,22 @@ def test_diff_loads_the_scripts_own_modules_for_each_side(scripts):
         from which import backend_scale
         print("scaled", jnp.ones(2) * backend_scale())
     """))
-    done = _minijax("diff", "uses_module.py", cwd=scripts)
+    done = run_minijax("diff", "uses_module.py", cwd=scripts)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "uses_module.py:4" in done.stdout and "[2. 2.]" in done.stdout
 
 
 def test_check_with_args_and_with_examples(scripts):
-    done = _minijax("check", "funcs.py::f", "--args", "np.arange(3, dtype=np.float32)",
+    done = run_minijax("check", "funcs.py::f", "--args", "np.arange(3, dtype=np.float32)",
                     "--transforms", "eager,grad,vmap", "--policies", "", cwd=scripts)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "cross_check of f" in done.stdout and "all agree" in done.stdout
-    done = _minijax("check", "funcs.py", "--transforms", "eager,jit", "--policies",
+    done = run_minijax("check", "funcs.py", "--transforms", "eager,jit", "--policies",
                     "dots_saveable", cwd=scripts)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "cross_check of g" in done.stdout and "checkpoint[dots_saveable]" in done.stdout
 
 
 def test_check_without_arguments_says_how_to_give_them(scripts):
-    done = _minijax("check", "funcs.py::nope", cwd=scripts)
+    done = run_minijax("check", "funcs.py::nope", cwd=scripts)
     assert done.returncode != 0 and "no function 'nope'" in done.stderr

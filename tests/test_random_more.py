@@ -7,7 +7,7 @@ import pytest
 
 import minijax
 import minijax.random as mr
-from minijax.testing import assert_trees_match
+from minijax.testing import JAX_VERSION, assert_trees_match
 
 # The cases share shapes and dtypes where that does not matter to them (the scalar
 # cases draw (6,), the per-element and invalid ones (2, 3)), so that they share their
@@ -72,21 +72,41 @@ MULTINOMIAL = {
     "two rows": (np.array([5.0, 9.0], np.float32),
                  np.array([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]], np.float32), None),
     "batch shape": (np.array([5.0, 9.0], np.float32),
-                    np.array([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]], np.float32), (4, 2, 3)),
+                    np.array([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]], np.float32), (4, 2)),
     "unnormalised with a zero": (50.0, np.array([2.0, 0.0, 1.0, 1.0], np.float32), None),
 }
+
+
+def _jax_shape(shape, p):
+    # `shape` is the batch shape in JAX 0.12, as its docstring says in every release;
+    # JAX 0.10/0.11 take it as the whole result's shape.
+    return shape if shape is None or JAX_VERSION >= (0, 12) else (*shape, np.shape(p)[-1])
 
 
 @pytest.mark.parametrize("case", list(MULTINOMIAL))
 def test_multinomial_gives_jax_values_bit_for_bit(case):
     n, p, shape = MULTINOMIAL[case]
-    theirs = jax.random.multinomial(jax.random.key(1), n, p, shape=shape)
+    jax_shape = _jax_shape(shape, p)
+    theirs = jax.random.multinomial(jax.random.key(1), n, p, shape=jax_shape)
     _same(mr.multinomial(mr.key(1), n, p, shape=shape), theirs)
     _same(minijax.jit(lambda k, n, p: mr.multinomial(k, n, p, shape=shape, unroll=2))(
         mr.key(1), n, p), theirs)
     keys = mr.split(mr.key(4), 2)
     _same(minijax.vmap(lambda k: mr.multinomial(k, n, p, shape=shape))(keys),
-          _per_key(lambda k: jax.random.multinomial(k, n, p, shape=shape), jax.random.key(4), 2))
+          _per_key(lambda k: jax.random.multinomial(k, n, p, shape=jax_shape),
+                   jax.random.key(4), 2))
+
+
+def test_multinomial_refuses_a_shape_that_includes_the_outcomes():
+    n, p, shape = MULTINOMIAL["batch shape"]
+    whole = (*shape, p.shape[-1])      # what JAX 0.10/0.11 took
+    with pytest.raises(ValueError, match="(?i)broadcast"):
+        mr.multinomial(mr.key(1), n, p, shape=whole)
+    if JAX_VERSION >= (0, 12):
+        with pytest.raises(ValueError, match="(?i)broadcast"):   # JAX's words differ
+            jax.random.multinomial(jax.random.key(1), n, p, shape=whole)
+    else:
+        assert jax.random.multinomial(jax.random.key(1), n, p, shape=whole).shape == whole
 
 
 def test_clone_and_key_dtype():

@@ -33,14 +33,30 @@ register(
     transforms=("grad", "jvp", "scipy.special.i0"))
 
 register(
-    "pinv_grad_under_jit_with_traced_rtol", "0.10.2",
+    "pinv_grad_under_jit_with_traced_rtol", "0.10.2, 0.11.2",
     "differentiating a jitted function that passes one of its traced arguments as "
     "jnp.linalg.pinv's rtol raises TypeError ('No constant handler for type: "
-    "DynamicJaxprTracer'): the traced rtol is a nondiff argument of pinv's custom_jvp",
+    "DynamicJaxprTracer'): the traced rtol is a nondiff argument of pinv's custom_jvp "
+    "(JAX 0.12 makes it a differentiated one and gives the gradient)",
     "the gradient, the same as with a concrete rtol (rtol gets no derivative)",
     "pinv documents rtol as an array_like of shape a.shape[:-2], and jit may trace any "
     "array argument; the same call with a concrete rtol is differentiated fine",
     transforms=("linalg.pinv", "jit"))
+
+register(
+    "jax_trace_of_vmap_of_pinv_over_a_numpy_rtol_fails", "0.12.0.1",
+    "under jax.jit or make_jaxpr, vmap of jnp.linalg.pinv whose mapped rtol is a NumPy "
+    "array the function closes over raises an internal AssertionError('non-canonical "
+    "constant of type ndarray'). Since 0.12 rtol is a differentiated argument of "
+    "pinv's custom_jvp, and a custom_jvp function vmapped over a NumPy constant inside "
+    "a trace fails so in 0.10.2 to 0.12.0.1 alike (the custom_vjp twin is "
+    "jax_jit_of_vmap_of_custom_vjp_over_a_numpy_constant_fails); with rtol a jax "
+    "array or a jit argument, or without the trace, it runs, and 0.10/0.11 (rtol a "
+    "nondiff argument) run it",
+    "the pseudo-inverses, under minijax.jit as eagerly",
+    "pinv documents rtol as an array_like of shape a.shape[:-2], and vmap may map any "
+    "array the function sees; an internal assertion is never the intended answer",
+    transforms=("linalg.pinv", "vmap", "jit"))
 
 register(
     "matrix_rank_rtol_taken_as_absolute", "0.10.2",

@@ -38,6 +38,18 @@ register(
     transforms=("jit", "custom_jvp", "new_ref"))
 
 register(
+    "jax_grad_of_scan_over_custom_jvp_using_refs_fails", "0.12.0.1",
+    "jax.grad of a function whose lax.scan body calls a jax.custom_jvp function that "
+    "makes a ref of its own (`t = new_ref(x)` inside) raises NotImplementedError('No "
+    "state discharge rule implemented for primitive: custom_jvp_call'), also when the "
+    "function is given no ref; the same loop written out in Python, or the call under "
+    "checkpoint, is differentiated, and 0.10.2 and 0.11.2 differentiate the scan",
+    "the gradient of the loop written out, with the user's jvp rule",
+    "issue 17: a custom_jvp function may use refs of its own, and a scan body may call "
+    "any function that runs outside one; JAX 0.11 differentiated this very program",
+    transforms=("grad", "scan", "custom_jvp", "new_ref"))
+
+register(
     "jax_jit_of_custom_vjp_with_unused_ref_argument_fails", "0.10.2",
     "jax.jit of a function passing a ref to a jax.custom_vjp function whose primal "
     "body does not use it -- the gradient-stashing recipe `f(x, r)` (fwd keeps r as the "

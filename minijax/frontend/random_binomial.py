@@ -148,14 +148,20 @@ def binomial(key, n, p, shape=None, dtype=None):
 
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     """Counts of `n` trials over the outcomes of probabilities `p` (last axis), of
-    shape `p.shape` (or `shape + p.shape[-1:]`), as floats of `dtype`."""
+    shape `p.shape` (or `shape + p.shape[-1:]`), as floats of `dtype`. `shape` is the
+    batch shape, as JAX 0.12 reads it and JAX's docstring says (0.10/0.11 took it as
+    the whole result shape): `n` and `p.shape[:-1]` must broadcast to it."""
     typed, _ = _check_key("multinomial", key)
     dtype = _float("multinomial", dtype)
     n, p = jnp.asarray(n), jnp.asarray(p)
     common = jnp.result_type(n, p, np.float32)
     n, p = n.astype(common), p.astype(common)
-    shape = p.shape if shape is None else _shape("multinomial", shape)
-    n, p = jnp.broadcast_to(n, shape[:-1]), jnp.broadcast_to(p, shape)
+    if shape is None:
+        shape = p.shape[:-1]
+    else:
+        shape = _shape("multinomial", shape)
+        _check_shape("multinomial", shape, n.shape, p.shape[:-1])
+    n, p = jnp.broadcast_to(n, shape), jnp.broadcast_to(p, (*shape, p.shape[-1]))
 
     def draw(left, ratio_and_key):
         ratio, category_key = ratio_and_key

@@ -24,6 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import lax
 from .. import numpy as jnp
 from .. import random
 from ..numpy._dtypes import canonicalize_dtype
@@ -63,10 +64,22 @@ def uniform(scale=1e-2, dtype=None):
     return init
 
 
+def _scaled_normal(key, shape, dtype, scale):
+    """`scale` times a standard normal, as JAX 0.12 computes it: `random.normal`'s
+    uniform draw `u`, then `(sqrt(2) * scale) * erf_inv(u)` -- the constant factors
+    multiplied first, the order XLA's newer constant reassociation gives -- where JAX
+    0.10/0.11 computed `(sqrt(2) * erf_inv(u)) * scale`, one rounding apart."""
+    if not np.issubdtype(dtype, np.floating):
+        return random.normal(key, shape, dtype) * scale
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    u = random.uniform(key, shape, dtype, lo, np.array(1.0, dtype))
+    return (jnp.array(np.sqrt(2), dtype) * scale) * lax.erf_inv(u)
+
+
 def normal(stddev=1e-2, dtype=None):
     def init(key, shape, dtype=dtype):
         dtype = _dtype(dtype)
-        return random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
+        return _scaled_normal(key, shape, dtype, jnp.array(stddev, dtype))
     return init
 
 
@@ -123,7 +136,7 @@ def variance_scaling(scale, mode: str, distribution: str,
             stddev = jnp.sqrt(variance) / jnp.array(_TRUNCATED_STDDEV, dtype)
             return random.truncated_normal(key, -2, 2, shape, dtype) * stddev
         if distribution == "normal":
-            return random.normal(key, shape, dtype) * jnp.sqrt(variance)
+            return _scaled_normal(key, shape, dtype, jnp.sqrt(variance))
         return random.uniform(key, shape, dtype, -1) * jnp.sqrt(3 * variance)
     return init
 

@@ -210,7 +210,8 @@ def _atleast(fname, arys, ndim_min, new_shape):
         a = as_operand(fname, a)
         dims = shape_of(a)
         out.append(as_array(a) if len(dims) >= ndim_min else lax.reshape(a, new_shape(dims)))
-    return out[0] if len(out) == 1 else out
+    # several arrays come back as a tuple, as in NumPy 2 and JAX 0.12 (0.10/0.11: a list)
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 @jitted_eagerly()
