@@ -18,6 +18,7 @@ call makes -- the programs lowered (`tests/program_counting.py`):
 Shapes are this file's own, so no other test's program serves either side.
 """
 import contextlib
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -73,12 +74,17 @@ def test_numpy_operand_needs_no_conversion_program(name):
 
 
 def test_numpy_operand_overflow_wraps_as_in_jax():
-    # a 64-bit value out of the 32-bit range: JAX's transfer wraps it (with NumPy's
-    # warning for floats); the eager primitive sees the same value
+    # a 64-bit value out of the 32-bit range: JAX's transfer wraps it (a float becomes
+    # inf); the eager primitive sees the same value. NumPy's overflow warning comes
+    # from JAX's Python dispatch, which converts only on a program's first call (its C++
+    # path converts silently after), in either library: an earlier test's call decides
+    # whether it shows, so it is not asserted.
     big = np.int64(2**33 + 5)
     assert_trees_match(minijax.lax.add(big, np.int32(1)), jax.lax.add(big, np.int32(1)))
-    with pytest.warns(RuntimeWarning, match="overflow"):
-        got = minijax.lax.neg(np.float64(1e300))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got, want = minijax.lax.neg(np.float64(1e300)), jax.lax.neg(np.float64(1e300))
+    assert_trees_match(got, want)
     assert_trees_match(got, -jnp.float32(np.inf))
 
 
