@@ -154,9 +154,10 @@ def _small_inline_call(jaxpr: Jaxpr, args) -> list:
     the transpose of `jnp.multiply`). One equation runs through its primitive's
     eager dispatch, whose programs every call of that primitive shares, rather than
     compiling a program per function and transformation; an output that is an input
-    comes back as it was given (an eager vjp's transposed `jnp.add` hands back a
-    NumPy or Python cotangent as it was given, as JAX's does). (A literal output
-    goes to the compiled path, which gives it its aval's weak type.)"""
+    comes back as it was given here (the eager jvp and transpose rules of `jit`,
+    `transforms/calls.py`, make such a forwarded tangent or cotangent a jax.Array, as
+    JAX's jitted calls give it). (A literal output goes to the compiled path, which
+    gives it its aval's weak type.)"""
     return interpret_with_table(jaxpr, (), args, eager_impls, _no_lowering)
 
 
