@@ -99,7 +99,8 @@ register(
     "jnp.frexp of a subnormal float32 is not a decomposition of it: jax 0.10 and 0.11 "
     "give (0.5, -149) for 1e-40 and (-0.5, -149) for -2e-39, 0.5 * 2**-149 being "
     "another number; jax 0.12 gives (0.0, 0) and (-0.0, 0), its docstring noting that "
-    "subnormal inputs are flushed to signed zero",
+    "subnormal inputs are flushed to signed zero (XLA's CPU backend; on a GPU, an "
+    "H200 with jax 0.11.2, JAX gave NumPy's decomposition)",
     "NumPy's exact decomposition, read from the bits with integer operations: "
     "(0.54444885, -132) and (-0.6805649, -128), eagerly and under jit",
     "jnp.frexp is documented as JAX's implementation of numpy.frexp, returning an "
