@@ -44,6 +44,18 @@ equation (a call site's `SourceInfo` is shared), comprehensions in the staging l
 the per-leaf ref check's call (one `isinstance` a leaf now), the generator-based
 `set_current_trace` (a class now), the partial-eval trace's unmemoized type rules
 and `np.argsort` in transpose rules (the last three mostly for grad).
+
+On the GPU machine's host (twelfth round; an H100 machine's 16-core CPU, jax 0.11.2,
+Python 3.12; tracing runs on the CPU, whatever the device), one run:
+
+    layers       what  minijax ms    jax ms  ratio mj us/layer  mj eqns jax eqns
+       100    forward        3.47     14.46   4.16        34.7      402      402
+       100       grad       14.73    246.82  16.76       147.3      905     1005
+      1000    forward       20.13    143.87   7.15        20.1     4002     4002
+      1000       grad      155.70   2935.65  18.85       155.7     9005    10005
+
+(jax 0.11's tanh saves one residual where 0.10's saved two: 9,005 equations, not
+11,005, on both sides' count of what minijax and JAX each make.)
 """
 from __future__ import annotations
 
