@@ -276,12 +276,27 @@ def _normal(typed_key, shape, dtype):
     return _normal_real(typed_key, shape, dtype)
 
 
+def _erf_inv_domain_draw(typed_key, shape, dtype):
+    """The uniform draw a normal is made from: erf_inv maps (-1, 1) onto the reals;
+    -1 itself is left out."""
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    return _uniform(typed_key, lo, np.array(1.0, dtype), shape, dtype)
+
+
 @functools.partial(jit, static_argnums=(1, 2))
 def _normal_real(typed_key, shape, dtype):
-    # erf_inv maps (-1, 1) onto the reals; -1 itself is left out.
-    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
-    u = _uniform(typed_key, lo, np.array(1.0, dtype), shape, dtype)
-    return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
+    return lax.mul(np.array(np.sqrt(2), dtype),
+                   lax.erf_inv(_erf_inv_domain_draw(typed_key, shape, dtype)))
+
+
+def scaled_normal(key, shape, dtype, scale):
+    """`scale` times `normal(key, shape, dtype)` (a real dtype), with the constants
+    multiplied first, `(sqrt(2) * scale) * erf_inv(u)`, as JAX 0.12's initializers
+    compute it: one rounding from `normal(...) * scale`, and the same eagerly as under
+    jit."""
+    typed, _ = _check_key("normal", key)
+    u = _erf_inv_domain_draw(typed, _shape("normal", shape), dtype)
+    return (jnp.array(np.sqrt(2), dtype) * scale) * lax.erf_inv(u)
 
 
 def bernoulli(key, p=0.5, shape=None, mode="low"):

@@ -24,9 +24,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import lax
 from .. import numpy as jnp
 from .. import random
+from ..frontend.random_core import scaled_normal
 from ..numpy._dtypes import canonicalize_dtype
 
 __all__ = ["zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
@@ -65,15 +65,12 @@ def uniform(scale=1e-2, dtype=None):
 
 
 def _scaled_normal(key, shape, dtype, scale):
-    """`scale` times a standard normal, as JAX 0.12 computes it: `random.normal`'s
-    uniform draw `u`, then `(sqrt(2) * scale) * erf_inv(u)` -- the constant factors
-    multiplied first, the order XLA's newer constant reassociation gives -- where JAX
-    0.10/0.11 computed `(sqrt(2) * erf_inv(u)) * scale`, one rounding apart."""
+    """`scale` times a standard normal, as JAX 0.12 computes it (its factors multiplied
+    first: `scaled_normal`); JAX 0.10/0.11 computed `(sqrt(2) * erf_inv(u)) * scale`,
+    one rounding apart. A complex dtype scales `random.normal`'s value."""
     if not np.issubdtype(dtype, np.floating):
         return random.normal(key, shape, dtype) * scale
-    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
-    u = random.uniform(key, shape, dtype, lo, np.array(1.0, dtype))
-    return (jnp.array(np.sqrt(2), dtype) * scale) * lax.erf_inv(u)
+    return scaled_normal(key, shape, dtype, scale)
 
 
 def normal(stddev=1e-2, dtype=None):
