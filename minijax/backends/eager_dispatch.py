@@ -153,12 +153,17 @@ def _small_inline_call(jaxpr: Jaxpr, args) -> list:
     function, or a transformed body that came down to one primitive: `vmap(jnp.sin)`,
     the transpose of `jnp.multiply`). One equation runs through its primitive's
     eager dispatch, whose programs every call of that primitive shares, rather than
-    compiling a program per function and transformation; an output that is an input
-    comes back as it was given here (the eager jvp and transpose rules of `jit`,
-    `transforms/calls.py`, make such a forwarded tangent or cotangent a jax.Array, as
-    JAX's jitted calls give it). (A literal output goes to the compiled path, which
-    gives it its aval's weak type.)"""
-    return interpret_with_table(jaxpr, (), args, eager_impls, _no_lowering)
+    compiling a program per function and transformation. Its results are what a
+    compiled call gives: an output that is an input given as a Python or NumPy value
+    (the tangent `jnp.add`'s jvp forwards, the cotangent its transpose forwards)
+    becomes a jax.Array, a Python scalar weakly typed -- a transfer, still no
+    program. (A literal output goes to the compiled path, which gives it its aval's
+    weak type.)"""
+    return [jax.device_put(v) if isinstance(v, _HOST_VALUE_TYPES) else v
+            for v in interpret_with_table(jaxpr, (), args, eager_impls, _no_lowering)]
+
+
+_HOST_VALUE_TYPES = (int, float, complex, np.ndarray, np.generic)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -41,13 +41,10 @@ from __future__ import annotations
 
 import functools
 
-import jax
-import numpy as np
-
 from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr
 from ..ir.primitives import effects_of
-from ..ir.trace import EvalTrace, aval_of, bind, current_trace, set_current_trace
+from ..ir.trace import aval_of, bind, set_current_trace
 from ..ir.types import RefType
 from .ad_util import Zero, tangent_aval, is_differentiable, zeros
 from .dce import dce_rules, dce_jaxpr, DceEqn
@@ -214,29 +211,7 @@ def _forwarding_inputs(jaxpr: Jaxpr, n_outputs: int):
     return Jaxpr((), jaxpr.invars, jaxpr.eqns, jaxpr.outvars[:n_outputs] + kept), forwarded
 
 
-def _as_call_results(values):
-    """Run eagerly, a body that only forwards an input (the tangent or cotangent of
-    `jnp.add`) hands it back as it was given; a jitted function's results are
-    jax.Arrays: a Python scalar weakly typed, a NumPy value strongly. A transfer, so
-    still no program."""
-    if type(current_trace()) is not EvalTrace:
-        return values
-    return [jax.device_put(v) if isinstance(v, (int, float, complex, np.ndarray, np.generic))
-            else v for v in values]
-
-
-def _jit_jvp(primals, tangents, **params):
-    # JAX's eager jvp of a jitted function is a jit call, in every release
-    result = call_jvp(P.jit_p, primals, tangents, **params)
-    return JvpResult(_as_call_results(result.primals_out),
-                     _as_call_results(result.tangents_out))
-
-
-def _jit_transpose(cts, *args, **params):
-    # JAX 0.12 runs the transpose of a jitted function as a jit call (0.10/0.11 inlined
-    # a jnp function and passed a forwarded cotangent through as it was given)
-    return _as_call_results(call_transpose(P.jit_p, cts, *args, **params))
-
-
-register_call_rules(P.jit_p, partial_eval=_jit_partial_eval, jvp=_jit_jvp,
-                    transpose=_jit_transpose)
+# (Eagerly, jit's jvp and transpose are jit calls, as JAX's are -- the transpose since
+# JAX 0.12 -- so a forwarded Python or NumPy tangent comes back a jax.Array:
+# `backends/eager_dispatch._small_inline_call`.)
+register_call_rules(P.jit_p, partial_eval=_jit_partial_eval)
