@@ -199,3 +199,22 @@ def test_custom_jvp_with_a_function_as_nondiff_argument():
         return lambda x: apply(np_lib.sin, x)
     for x in (0.5, -0.5):
         _assert_arrays_like_jax(minijax.grad(make(minijax, mnp))(x), jax.grad(make(jax, jnp))(x))
+
+
+@pytest.mark.parametrize("value", [np.arange(3, dtype=np.float32), np.int32(7), 2.5])
+def test_convert_element_type_to_the_type_a_value_has(value):
+    # A NumPy or Python value comes back a jax.Array eagerly (minijax handed a NumPy
+    # array back as it was); in a trace the constant itself is the result, with no
+    # equation, as JAX forwards it.
+    dtype = np.result_type(value) if not isinstance(value, float) else np.float32
+    ours = minijax.lax.convert_element_type(value, dtype)
+    theirs = jax.lax.convert_element_type(value, dtype)
+    assert isinstance(ours, jax.Array) and isinstance(theirs, jax.Array)
+    assert_trees_match(ours, theirs)
+
+    def traced(lax):
+        return lambda x: x + lax.convert_element_type(value, dtype)
+    x = np.ones(3, dtype)
+    ours = minijax.make_jaxpr(traced(minijax.lax))(x).jaxpr
+    theirs = jax.make_jaxpr(traced(jax.lax))(x).jaxpr
+    assert [e.primitive.name for e in ours.eqns] == [e.primitive.name for e in theirs.eqns]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 from typing import Sequence
 
+import jax
 import numpy as np
 from jax import tree_util
 
@@ -179,9 +180,9 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = canonical_dtype(new_dtype)
     aval = aval_of(x)
-    # A conversion to the type a value already has is no conversion (Python scalars
-    # still go through, to become arrays).
-    if not isinstance(x, _PY_SCALARS) and aval.dtype == new_dtype and \
+    # A conversion of an array to the type it already has is no conversion (Python
+    # scalars and NumPy values still go through, to become jax.Arrays, as in JAX).
+    if isinstance(x, (Tracer, jax.Array)) and aval.dtype == new_dtype and \
             aval.weak_type == weak_type:
         return x
     return bind(P.convert_element_type_p, x, new_dtype=new_dtype, weak_type=weak_type)

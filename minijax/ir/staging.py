@@ -12,7 +12,8 @@ concrete values become `Literal`s inline instead, as in JAX's jaxprs.
 
 One equation is folded rather than recorded, as JAX folds it: `convert_element_type`
 of a rank-0 host constant (a Python or NumPy scalar, not an array of a backend) is
-the converted `Literal`. `lax.convert_element_type(4.0, jnp.float16)` in a traced
+the converted `Literal`, and of a NumPy array to the type it has, the array's
+constvar. `lax.convert_element_type(4.0, jnp.float16)` in a traced
 function is then the literal `4.0:f16[]` that JAX's jaxpr has, not an equation whose
 output a checkpointed backward pass would save (fuzz finding F31).
 """
@@ -114,10 +115,15 @@ class StagingTrace(Trace):
             in_avals.append(atom.aval)
         signature = signature_of(prim, in_avals, params)
         out_avals = signature.out_avals
-        if prim is convert_element_type_p and _is_host_scalar(args[0]):
-            # The tracer stands for a literal: its `ir_var` is that Literal, which every
-            # reader (equation inputs, outvars, to_atom) takes as an atom.
-            return [StagingTracer(self, _converted_literal(inputs[0], out_avals[0]))]
+        if prim is convert_element_type_p:
+            if _is_host_scalar(args[0]):
+                # The tracer stands for a literal: its `ir_var` is that Literal, which
+                # every reader (equation inputs, outvars, to_atom) takes as an atom.
+                return [StagingTracer(self, _converted_literal(inputs[0], out_avals[0]))]
+            if in_avals[0] == out_avals[0]:
+                # A host array converted to the type it has (`lax` forwards an array
+                # or tracer itself): the constant is forwarded, as JAX forwards it.
+                return [StagingTracer(self, inputs[0])]
         if len(out_avals) == 1:
             var = Var(out_avals[0])
             self.eqns.append(Eqn(prim, inputs, params, (var,), signature.effects,
