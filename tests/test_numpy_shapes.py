@@ -11,6 +11,7 @@ import pytest
 
 import minijax.numpy as mnp
 from tests.numpy_helpers import check, count_eqns, jax_traced, rand, traced
+from tests.test_divergences import pins
 
 A = rand((2, 3, 4))
 M = rand((3, 4))
@@ -95,8 +96,17 @@ def test_shape_queries_accept_any_array_like():
         assert m.shape(np.ones((1, 3))) == (1, 3) and m.ndim(2.0) == 0 and m.size(A, -1) == 4
     assert mnp.shape([[1, 2, 3]]) == (1, 3)
     assert mnp.broadcast_shapes((2, 1), (3,)) == (2, 3)
-    assert isinstance(mnp.reshape(np.ones(3), 3), jax.Array)
     assert isinstance(mnp.transpose(2.0), jax.Array)
+
+
+@pins("jnp_reshape_of_a_numpy_array_returns_a_numpy_array")
+def test_reshape_of_a_numpy_array_divergence():
+    x = np.arange(6, dtype=np.float32)
+    theirs, ours = jnp.reshape(x, (2, 3)), mnp.reshape(x, (2, 3))
+    assert type(theirs) is np.ndarray and isinstance(ours, jax.Array)
+    assert isinstance(jnp.reshape(jnp.asarray(x), (2, 3)), jax.Array)
+    np.testing.assert_array_equal(ours, theirs)
+    assert float(ours.at[0, 1].get()) == 1.0
 
 
 # -- creation ---------------------------------------------------------------------------------

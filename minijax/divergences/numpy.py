@@ -108,3 +108,15 @@ register(
     "decomposition, with a normal mantissa, and the bits give it without any float "
     "operation the CPU backend could flush",
     transforms=("frexp",))
+
+register(
+    "jnp_reshape_of_a_numpy_array_returns_a_numpy_array", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.reshape of a NumPy array returns a NumPy array (it hands the call to the "
+    "argument's own .reshape method), so jnp.reshape(np.ones(6), (2, 3)).at[0] "
+    "raises AttributeError; every other jax.numpy function returns a jax.Array for a "
+    "NumPy argument",
+    "a jax.Array, as jnp.reshape of a jax.Array gives and every other jnp function "
+    "gives for a NumPy argument",
+    "jax.numpy's functions return jax.Arrays whatever array-like they are given; the "
+    "type of a reshape's result should not depend on where its input came from",
+    transforms=("numpy.reshape",))
