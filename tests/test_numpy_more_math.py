@@ -10,7 +10,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
-from minijax.testing import JAX_VERSION
+from minijax.testing import JAX_VERSION, assert_trees_match
 from tests.devices import on_cpu
 from tests.numpy_helpers import assert_values_close, check
 from tests.test_divergences import pins
@@ -233,3 +233,19 @@ def test_statistics_errors():
         jnp.ravel_multi_index((INTS, INTS), (3, 3))
     with pytest.raises(ValueError, match="mode"):
         mnp.ravel_multi_index((INTS,), (6,), mode="bogus")
+
+
+@pytest.mark.parametrize("sample_dtype", [np.float32, np.float16, np.int32, np.bool_])
+def test_histograms_promote_the_sample_and_weights_together(sample_dtype):
+    # The edges and weighted counts take the inexact dtype of sample and weights
+    # together, as JAX's; unweighted histogram counts take the sample's inexact dtype,
+    # histogramdd's are int32. (minijax gave int32 or the weights' dtype, and refused
+    # a boolean sample.)
+    sample = (np.arange(8).reshape(4, 2) % 3).astype(sample_dtype)
+    for weights in [None] + [np.array([1, 2, 0, 1], w)
+                             for w in (np.float16, np.float32, np.int32, np.bool_)]:
+        for fn in (lambda m: m.histogram(sample[:, 0], bins=3, weights=weights),
+                   lambda m: m.histogramdd(sample, bins=3, weights=weights),
+                   lambda m: m.histogram2d(sample[:, 0], sample[:, 1], bins=3,
+                                           weights=weights)):
+            assert_trees_match(fn(mnp), fn(jnp), rtol=1e-3)

@@ -109,6 +109,20 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     return linspace(bounds[0], bounds[1], count + 1, dtype=dtype)
 
 
+def _promote_with_weights(name, a, weights, weighed_shape):
+    """`a` (and `weights`, whose shape must be `weighed_shape(a)`) made inexact of
+    one dtype, as JAX's histograms take them: the edges, and weighted counts, have
+    that dtype."""
+    a = as_operand(name, a)
+    if weights is None:
+        return promote_dtypes_inexact(name, a)[0], None
+    weights = as_operand(name, weights)
+    if shape_of(weights) != weighed_shape(a):
+        raise ValueError(f"{name}: weights should have shape {weighed_shape(a)}, "
+                         f"got {shape_of(weights)}")
+    return tuple(promote_dtypes_inexact(name, a, weights))
+
+
 def _bin_indices(values, edges):
     """1 + the bin of each value (0 below, len(edges) above; the last edge inside)."""
     index = searchsorted(edges, values, side="right")
@@ -118,9 +132,7 @@ def _bin_indices(values, edges):
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """(counts, edges) of a's values (flattened); `density` divides by the total and
     the bin widths."""
-    a = as_operand("histogram", a)
-    if weights is not None and shape_of(as_operand("histogram", weights)) != shape_of(a):
-        raise ValueError("histogram: weights should have the same shape as a")
+    a, weights = _promote_with_weights("histogram", a, weights, shape_of)
     edges = histogram_bin_edges(a, bins, range, weights)
     flat = reshape(a, (-1,))
     w = ones_like(flat) if weights is None else reshape(weights, (-1,))
@@ -175,6 +187,8 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     sample = as_operand("histogramdd", sample)
     if len(shape_of(sample)) != 2:
         raise ValueError(f"histogramdd: sample must be (N, D), got {shape_of(sample)}")
+    sample, weights = _promote_with_weights("histogramdd", sample, weights,
+                                            lambda x: shape_of(x)[:1])
     n_dims = shape_of(sample)[1]
     if isinstance(bins, (list, tuple)) and len(bins) != n_dims:
         raise ValueError(f"histogramdd: {len(bins)} bins for {n_dims} dimensions")
@@ -215,7 +229,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
         n_bins = 1
     if n_bins not in (1, 2):
         bins = [bins, bins]  # one array of edges for both dimensions
-    sample = transpose(stack(list(promote_dtypes_inexact("histogram2d", x, y))))
+    sample = transpose(stack([x, y]))   # one dtype (histogramdd makes it inexact)
     counts, edges = histogramdd(sample, bins, range, weights, density)
     return counts, edges[0], edges[1]
 
