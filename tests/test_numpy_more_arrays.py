@@ -35,6 +35,10 @@ CASES = {
                                np_.rollaxis(a[None], 2), np_.rollaxis(a[None], 0, 3),
                                np_.dsplit(a.reshape(1, 3, 4), 2), np_.diagflat(a[:2, :2], -1),
                                np_.resize(a, (5, 3)), np_.resize(a, 3)), (A,)),
+    # (a boolean diagonal stays boolean: minijax's off-diagonal Python 0 made it int32)
+    "diag of bool and int8": (lambda np_, a: (np_.diag(a > 1), np_.diag(a > 1, 2),
+                                              np_.diagflat(a > 1, -1),
+                                              np_.diag(a.astype(np.int8), -1)), (A[0],)),
     "compress, extract": (lambda np_, a, c: (np_.compress(c, a, axis=1, size=3),
                                              np_.compress(c[:3], a, axis=0, size=3,
                                                           fill_value=-1.),
@@ -120,7 +124,8 @@ CASES = {
 # (every result still compared on its own); the polynomial fits, with their looser
 # tolerance, form a group of their own
 GROUPS = {
-    "edits": ["delete", "insert", "block", "shapes", "compress, extract", "choose"],
+    "edits": ["delete", "insert", "block", "shapes", "diag of bool and int8",
+              "compress, extract", "choose"],
     "writes, orderings": ["place, put", "put_along_axis, fill_diagonal", "orderings"],
     "products, calculus": ["products", "cumulative", "tests", "gradient", "vander"],
     "windows, bits, grids": ["windows", "mask_indices", "packbits", "unpackbits",

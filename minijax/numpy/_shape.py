@@ -543,10 +543,10 @@ def diag(v, k: int = 0):
     if len(dims) != 1:
         raise ValueError(f"diag: input must be 1-d or 2-d, got shape {dims}")
     n = dims[0] + builtins.abs(k)
-    padded = lax.pad(v, convert("diag", 0, dtype_of(v)),
-                     [(builtins.max(k, 0), builtins.max(-k, 0), 0)])
+    zero = convert("diag", 0, dtype_of(v))   # (a Python 0 would make a bool v int)
+    padded = lax.pad(v, zero, [(builtins.max(k, 0), builtins.max(-k, 0), 0)])
     rows = lax.broadcast_in_dim(padded, (n, n), (1,))
-    return where(eye(n, k=k, dtype=bool), rows, 0)
+    return where(eye(n, k=k, dtype=bool), rows, zero)
 
 
 __all__ = ["shape", "ndim", "size", "broadcast_shapes", "reshape", "ravel", "transpose",
