@@ -150,6 +150,21 @@ def test_take_along_axis():
           np.array([[0, 1, 2, 0]], np.int32))
 
 
+def test_take_along_axis_defaults_and_negative_indices():
+    # axis defaults to the last, as in JAX and NumPy 2; wrap_negative_indices=False makes
+    # a negative index out of range (NaN by default, `mode` otherwise)
+    def fn(m, x, i):
+        return [m.take_along_axis(x, i), m.take_along_axis(x, i, wrap_negative_indices=False),
+                m.take_along_axis(x, i, 1, mode="clip", wrap_negative_indices=False),
+                m.take_along_axis(x, i, 1, mode="fill", fill_value=-7.,
+                                  wrap_negative_indices=False),
+                m.take_along_axis(x, i[0], axis=None, wrap_negative_indices=False)]
+    check(fn, rand((2, 3)), np.array([[-1, 0, 2], [1, -3, 5]], np.int32), eager=True)
+    for m in (minijax.numpy, jnp):  # NumPy's and JAX's rule: a flattened arr takes 1-d indices
+        with pytest.raises(ValueError, match="1-?[dD]"):
+            m.take_along_axis(X, np.zeros((2, 2), np.int32), axis=None)
+
+
 # A static int out of range (x[10], x[0, -5]) is clamped, as JAX clamps it unless its
 # jax_check_static_indices flag is on: tests/test_eager_leftovers.py pins both.
 @pytest.mark.parametrize("idx,error,pattern", [

@@ -88,12 +88,18 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     return result
 
 
-@jitted_eagerly("axis", "mode", "fill_value")
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
-    """`arr[..., indices, ...]` elementwise along `axis`, the other axes broadcast."""
+@jitted_eagerly("axis", "mode", "fill_value", "wrap_negative_indices")
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                    wrap_negative_indices=True):
+    """`arr[..., indices, ...]` elementwise along `axis` (by default the last), the
+    other axes broadcast. A negative index counts from the end, unless
+    `wrap_negative_indices` is False: then it is out of range, as `mode` says."""
     arr, indices = as_operand("take_along_axis", arr), as_operand("take_along_axis", indices)
     if axis is None:
-        arr, indices, axis = ravel(arr), ravel(indices), 0
+        if len(shape_of(indices)) != 1:
+            raise ValueError(f"take_along_axis: indices must be 1-d when axis is None "
+                             f"(arr is taken flattened), got shape {shape_of(indices)}")
+        arr, axis = ravel(arr), 0
     dims, i_dims = shape_of(arr), shape_of(indices)
     if len(dims) != len(i_dims):
         raise ValueError(f"take_along_axis: indices and arr must have the same number of "
@@ -110,8 +116,10 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     mode = _gather_mode("take_along_axis", mode)
     if mode == "wrap":
         index, mode = remainder(convert("take_along_axis", indices, np.int32), dims[axis]), "clip"
-    else:
+    elif wrap_negative_indices or wrap_negative_indices is None:   # (None: JAX 0.10's default)
         index = _normalize_index(indices, dims[axis])
+    else:
+        index = indices
     if fill_value is not None and mode == "fill":
         mode = "clip"
     else:
