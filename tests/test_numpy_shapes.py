@@ -63,7 +63,9 @@ SHAPE_CASES = {
     "diagonal": lambda m, a: [m.diagonal(a[0]), m.diagonal(a[0], 1), m.diagonal(a[0], -1),
                               m.diagonal(a, 0, 1, 2), m.trace(a[0]), m.trace(a, 1, 1, 2),
                               m.diag(a[0, 0]), m.diag(a[0, 0], -2), m.diag(a[0], 1)],
-    "tri": lambda m, a: [m.tril(a), m.triu(a[0], 1), m.tril(a[0], -1), m.triu(a, -2)],
+    "tri": lambda m, a: [m.tril(a), m.triu(a[0], 1), m.tril(a[0], -1), m.triu(a, -2),
+                         # a boolean matrix stays boolean (a Python 0 made it int32)
+                         m.tril(a[0] > 0), m.triu(a > 0, 1)],
 }
 
 

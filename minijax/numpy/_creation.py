@@ -26,7 +26,7 @@ from ._dtypes import canonicalize_dtype, _ScalarType
 from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
                          result_type_and_weak, to_inexact, broadcast_to_shape,
                          canonicalize_axis, static_int, is_integer, is_inexact,
-                         is_half_float)
+                         is_half_float, like)
 from ._promotion import as_array, broadcast_shapes
 from ._shape import broadcast_to, concatenate, expand_dims, reshape, stack
 from ._ufuncs import add, divide, floor, log10, multiply, power, sign, subtract, where
@@ -336,7 +336,7 @@ def _triangle(fname, m, k, lower):
     mask = _index_mask(fname, n_rows, n_cols, k if lower else k - 1, lax.ge)
     if not lower:
         mask = lax.bitwise_not(mask)
-    return where(mask, m, 0)
+    return where(mask, m, like(m, 0))   # (a Python 0 would make a boolean m int)
 
 
 @jitted_eagerly("k")
