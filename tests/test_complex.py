@@ -31,6 +31,11 @@ VALUE_CASES = {
     "parts_of_reals": (lambda np_, x: (np_.real(x), np_.imag(x), np_.conj(x), np_.angle(x)),
                        (X,)),
     "parts_of_scalars": (lambda np_, x: (np_.real(x), np_.imag(x), np_.angle(x)), (2.5,)),
+    # a float16 array keeps its type; a real scalar of any precision, and an integer or
+    # boolean array, give float32 (minijax raised on float16: a Python 0.0 beside it)
+    "angle_of_reals": (lambda np_, h, i: (np_.angle(h), np_.angle(h[0]), np_.angle(i),
+                                          np_.angle(i > 1, deg=True), np_.angle(h * 2.0)),
+                       (X.astype(np.float16), np.array([-2, 0, 3], np.int8))),
     "lax": (lambda np_, z, x, y: (_lax(np_).real(z), _lax(np_).imag(z), _lax(np_).conj(z),
                                   _lax(np_).complex(x, y), _lax(np_).complex(x, 1.0),
                                   _lax(np_).conj(x)), (Z, X, Y)),

@@ -9,8 +9,7 @@ import numpy as np
 
 from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
-from ._promotion import (as_operand, as_array, dtype_of, convert,
-                         promote_dtypes_inexact)
+from ._promotion import as_operand, as_array, dtype_of, convert, is_inexact, shape_of
 from ._creation import zeros_like
 
 __all__ = ["real", "imag", "conj", "conjugate", "angle", "iscomplexobj"]
@@ -55,9 +54,13 @@ def angle(z, deg: bool = False):
     z = as_operand("angle", z)
     if iscomplexobj(z):
         re, im = lax.real(z), lax.imag(z)
+    elif is_inexact(dtype_of(z)) and len(shape_of(z)) > 0:
+        re = z
+        im = lax.full_like(z, 0)
     else:
-        re, = promote_dtypes_inexact("angle", z)
-        re = convert("angle", re, dtype_of(re))
-        im = 0.0
+        # An integer or boolean array, or a real scalar of any precision, in the default
+        # float type, as JAX (and NumPy, for a scalar) does.
+        re = convert("angle", z, np.float32)
+        im = lax.full_like(re, 0)
     result = lax.atan2(im, re)
     return result * (180 / np.pi) if deg else result
