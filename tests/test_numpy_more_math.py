@@ -249,3 +249,19 @@ def test_histograms_promote_the_sample_and_weights_together(sample_dtype):
                    lambda m: m.histogram2d(sample[:, 0], sample[:, 1], bins=3,
                                            weights=weights)):
             assert_trees_match(fn(mnp), fn(jnp), rtol=1e-3)
+
+
+def test_isclose_of_integers_and_heaviside_of_nan():
+    # isclose compares integers and booleans as floats with the tolerances, as NumPy and
+    # JAX do (minijax compared them for equality: 10**8 was not close to 10**8 + 1), its
+    # result strongly typed; heaviside of NaN is NaN (minijax gave x2).
+    big = np.array([100000000, 5, 7, -3], np.int32)
+    for a, b in [(big, big + np.array([1, 0, 1, 0], np.int32)), (big > 5, big < 7),
+                 (big, 2.0), (big > 5, 2), (np.float32(3), 3.00001)]:
+        for kwargs in ({}, dict(rtol=0.2, atol=1), dict(equal_nan=True)):
+            assert_trees_match(mnp.isclose(a, b, **kwargs), jnp.isclose(a, b, **kwargs))
+            assert_trees_match(minijax.jit(lambda a, b: mnp.isclose(a, b, **kwargs))(a, b),
+                               jnp.isclose(a, b, **kwargs))
+    x = np.array([-1., 0., 2., np.nan], np.float32)
+    assert_trees_match(mnp.heaviside(x, 0.5), jnp.heaviside(x, 0.5))
+    assert_trees_match(mnp.heaviside(x, x[::-1]), jnp.heaviside(x, x[::-1]))

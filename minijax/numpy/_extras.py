@@ -11,8 +11,7 @@ from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, promote_args_inexact,
-                         promote_args, canonicalize_axes, is_inexact,
-                         strong_like)
+                         canonicalize_axes, convert, is_inexact, strong_like)
 from . import _reductions as R
 from . import _ufuncs as U
 from ._classify import isinf, isnan
@@ -26,12 +25,13 @@ from ._sorting import sort
 
 @jitted_eagerly("equal_nan")
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """`|a - b| <= atol + rtol * |b|` elementwise; equal infinities are close."""
-    a, b = promote_args("isclose", a, b, keep_scalars=False)
-    if not is_inexact(dtype_of(a)):
-        return lax.eq(a, b)
-    close = lax.le(lax.abs(lax.sub(a, b)),
-                   lax.add(like(a, atol), lax.mul(like(a, rtol), lax.abs(b))))
+    """`|a - b| <= atol + rtol * |b|` elementwise; equal infinities are close. Integers
+    and booleans are compared as floats, as in NumPy and JAX (so 10**8 is close to
+    10**8 + 1), and the result is strongly typed."""
+    a, b = promote_args_inexact("isclose", a, b, keep_scalars=False)
+    tolerance_dtype = np.finfo(dtype_of(a)).dtype   # (real for complex a and b)
+    atol, rtol = (convert("isclose", t, tolerance_dtype) for t in (atol, rtol))
+    close = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
     # inf - inf is NaN, so infinities are compared for equality instead.
     either_inf = lax.bitwise_or(isinf(a), isinf(b))
     close = lax.select(either_inf, lax.eq(a, b), close)
@@ -111,7 +111,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 def heaviside(x1, x2, /):
     x1, x2 = promote_args_inexact("heaviside", x1, x2, keep_scalars=False)
     zero = like(x1, 0)
-    return U.where(lax.lt(x1, zero), zero, U.where(lax.gt(x1, zero), like(x1, 1), x2))
+    at_zero = U.where(lax.ne(x1, x1), x1, x2)   # a NaN x1 stays NaN, as in NumPy and JAX
+    return U.where(lax.lt(x1, zero), zero, U.where(lax.gt(x1, zero), like(x1, 1), at_zero))
 
 
 @jitted_eagerly()
