@@ -178,3 +178,42 @@ def test_apply_matches_jax():
     x, idx = randn(3), np.array([0, 2, 0])
     assert_trees_match(minijax.jit(lambda x: x.at[idx].apply(lambda y: y + 1))(x),
                        jjnp.asarray(x).at[idx].apply(lambda y: y + 1), **TOL)
+
+
+# -- lax.gather's fill_value, and the index hints gathers and scatters take ----------------
+
+_ROWS = np.arange(12.).reshape(3, 4).astype(np.float32)
+_STARTS = np.array([[0, 0], [2, 3], [1, 2], [-1, 0], [2, 2]], np.int32)  # two out of bounds
+
+
+def _gather_pairs(lib, x, starts, **kwargs):
+    d = lib.lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                       start_index_map=(0, 1))
+    return lib.lax.gather(x, starts, d, (1, 2), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(mode="fill", fill_value=-5.), dict(mode="fill"), dict(mode="clip", fill_value=-5.),
+    dict(mode="fill", fill_value=2, indices_are_sorted=True, unique_indices=True)])
+def test_gather_fill_value_and_hints_as_jax(kwargs):
+    expected = _gather_pairs(jax, _ROWS, _STARTS, **kwargs)
+    assert_trees_match(_gather_pairs(minijax, _ROWS, _STARTS, **kwargs), expected)
+    assert_trees_match(minijax.jit(lambda x, i: _gather_pairs(minijax, x, i, **kwargs))(
+        _ROWS, _STARTS), expected)
+    assert_trees_match(minijax.vmap(lambda i: _gather_pairs(minijax, _ROWS, i, **kwargs))(
+        _STARTS[None]), expected[None])
+    if kwargs["mode"] == "fill":  # (clip: registered gather_gradient_drops_clamped_index)
+        grad = lambda lib: lib.grad(lambda x: _gather_pairs(lib, x, _STARTS, **kwargs).sum())
+        assert_trees_match(grad(minijax)(_ROWS), grad(jax)(_ROWS))
+
+
+@pytest.mark.parametrize("name", ["scatter", "scatter_add", "scatter_mul", "scatter_min",
+                                  "scatter_max"])
+def test_scatters_take_the_index_hints(name):
+    def run(lib):
+        d = lib.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                            scatter_dims_to_operand_dims=(0,))
+        return getattr(lib.lax, name)(_ROWS[0], np.array([[1], [3]]), np.array([5., 6.],
+                                      np.float32), d, indices_are_sorted=True,
+                                      unique_indices=True)
+    assert_trees_match(run(minijax), run(jax))

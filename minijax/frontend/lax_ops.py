@@ -462,16 +462,40 @@ def _mode(mode):
             "promise_in_bounds": "clip"}.get(mode, mode)
 
 
-def gather(operand, start_indices, dimension_numbers, slice_sizes, *, mode=None):
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
+           unique_indices=False, indices_are_sorted=False, mode=None, fill_value=None):
+    """Slices of `operand` at `start_indices`. With mode 'fill', a slice out of bounds
+    is `fill_value` (by default NaN, or the most negative integer, or True).
+
+    `unique_indices` and `indices_are_sorted` (here and in the scatters) are promises
+    that let XLA choose a faster kernel; the results are the same without them when
+    they hold, and minijax does not record them, as `jnp.take` and program imports
+    do not."""
     d = dimension_numbers
-    return bind(P.gather_p, operand, start_indices, offset_dims=d.offset_dims,
-                collapsed_slice_dims=d.collapsed_slice_dims,
-                start_index_map=d.start_index_map,
-                slice_sizes=tuple(int(s) for s in slice_sizes), mode=_mode(mode))
+    slice_sizes = tuple(int(s) for s in slice_sizes)
+    mode = _mode(mode)
+    out = bind(P.gather_p, operand, start_indices, offset_dims=d.offset_dims,
+               collapsed_slice_dims=d.collapsed_slice_dims,
+               start_index_map=d.start_index_map, slice_sizes=slice_sizes, mode=mode)
+    if fill_value is None or mode != "fill":
+        return out
+    # A slice is in bounds where each start index i of operand axis a has
+    # 0 <= i <= shape[a] - slice_sizes[a]; the others become the fill value.
+    shape, indices = aval_of(operand).shape, aval_of(start_indices)
+    limits = broadcast_in_dim(
+        np.array([shape[a] - slice_sizes[a] for a in d.start_index_map], indices.dtype),
+        indices.shape, (indices.ndim - 1,))
+    in_bounds = reduce_and(bitwise_and(ge(start_indices, full_like(start_indices, 0)),
+                                       le(start_indices, limits)), (indices.ndim - 1,))
+    out_shape = aval_of(out).shape
+    batch_dims = tuple(i for i in range(len(out_shape)) if i not in d.offset_dims)
+    return select(broadcast_in_dim(in_bounds, out_shape, batch_dims), out,
+                  full_like(out, fill_value))
 
 
 def _scatter(prim):
-    def op(operand, scatter_indices, updates, dimension_numbers, *, mode=None):
+    def op(operand, scatter_indices, updates, dimension_numbers, *,
+           indices_are_sorted=False, unique_indices=False, mode=None):
         d = dimension_numbers
         return bind(prim, operand, scatter_indices, updates,
                     update_window_dims=d.update_window_dims,
