@@ -20,7 +20,6 @@ from minijax.backends.xla import barrier_between_scatter_and_rev
 from minijax.testing import assert_trees_match
 from tests.test_divergences import pins
 
-X = np.arange(6, dtype=np.float32).reshape(2, 3)
 V = np.array([1.0, 2.0, 3.0], np.float32)
 
 # -- rev of a scatter that overwrites its whole operand -----------------------------------
@@ -81,33 +80,6 @@ def test_the_barrier_goes_only_between_a_scatter_and_a_rev():
     assert barriers(lambda x: mlax.scatter(mjnp.zeros(2), _NO_INDICES, x, _WHOLE_WINDOW)) == 0
     assert barriers(lambda x: mjnp.flip(mlax.scatter(mjnp.zeros(2), _NO_INDICES, x,
                                                      _WHOLE_WINDOW) * 2.0)) == 0
-
-
-# -- jit of vmap of a custom_vjp function over a NumPy constant ---------------------------
-
-def _times_two(lib):
-    @lib.custom_vjp
-    def f(x):
-        return x * 2.0
-    f.defvjp(lambda x: (f(x), None), lambda _, ct: (ct * 2.0,))
-    return f
-
-
-@pins("jax_jit_of_vmap_of_custom_vjp_over_a_numpy_constant_fails")
-def test_jit_of_vmap_of_custom_vjp_over_numpy_constant():
-    f = _times_two(jax)
-    try:
-        jax.jit(lambda: jax.vmap(f)(X))()
-    except AssertionError as error:
-        assert "non-canonical constant" in str(error)
-    else:
-        raise AssertionError("jax.jit(lambda: jax.vmap(f)(X))() ran")
-    expected = jax.vmap(f)(X)             # eagerly, or with X an argument, JAX runs
-    assert_trees_match(jax.jit(jax.vmap(f))(X), expected)
-
-    g = _times_two(minijax)
-    assert_trees_match(minijax.jit(lambda: minijax.vmap(g)(X))(), expected)
-    assert_trees_match(minijax.vmap(g)(X), expected)
 
 
 # -- jit of the vjp of an integer-array index set of a ref, NumPy cotangent ---------------

@@ -49,9 +49,9 @@ register(
     "array the function closes over raises an internal AssertionError('non-canonical "
     "constant of type ndarray'). Since 0.12 rtol is a differentiated argument of "
     "pinv's custom_jvp, and a custom_jvp function vmapped over a NumPy constant inside "
-    "a trace fails so in 0.10.2 to 0.12.0.1 alike (the custom_vjp twin is "
-    "jax_jit_of_vmap_of_custom_vjp_over_a_numpy_constant_fails); with rtol a jax "
-    "array or a jit argument, or without the trace, it runs, and 0.10/0.11 (rtol a "
+    "a trace fails so in 0.10.2 to 0.12.0.1 alike (record "
+    "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails); with rtol "
+    "a jax array or a jit argument, or without the trace, it runs, and 0.10/0.11 (rtol a "
     "nondiff argument) run it",
     "the pseudo-inverses, under minijax.jit as eagerly",
     "pinv documents rtol as an array_like of shape a.shape[:-2], and vmap may map any "
