@@ -50,6 +50,24 @@ register(
     transforms=("grad", "scan", "custom_jvp", "new_ref"))
 
 register(
+    "jax_scan_over_custom_jvp_using_refs_fails", "0.10.2, 0.11.2, 0.12.0.1",
+    "a lax.scan, lax.while_loop (fori_loop) or lax.cond whose body calls a "
+    "jax.custom_jvp function using a ref -- one passed in, read or written, or its own "
+    "`t = new_ref(x)` -- fails without any differentiation, eagerly and under jit: "
+    "NotImplementedError('No state discharge rule implemented for primitive: "
+    "custom_jvp_call'). Minimal: f = jax.custom_jvp(lambda x, r: x * r[...]) with any "
+    "rule, r = jax.new_ref(2.0), jax.lax.scan(lambda c, _: (f(c, r), None), 1.5, "
+    "length=2). The call outside the loop, the loop under jax.jvp or jax.grad, and a "
+    "custom_vjp function in the same loop run. The cause is the one of "
+    "jax_jit_of_custom_jvp_using_refs_fails (custom_jvp_call has no discharge rule), "
+    "met here by the loop's own discharge of its body rather than by jit",
+    "the values and ref contents of the loop written out in Python, eagerly and under "
+    "minijax.jit",
+    "issue 17: a custom_jvp function may use refs of its own and refs passed in, and "
+    "a loop or cond body may call any function that runs outside one",
+    transforms=("scan", "while_loop", "fori_loop", "cond", "custom_jvp", "new_ref"))
+
+register(
     "jax_jit_of_custom_vjp_with_unused_ref_argument_fails", "0.10.2",
     "jax.jit of a function passing a ref to a jax.custom_vjp function whose primal "
     "body does not use it -- the gradient-stashing recipe `f(x, r)` (fwd keeps r as the "
