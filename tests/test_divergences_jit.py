@@ -17,7 +17,7 @@ import minijax.nn as mnn
 import minijax.numpy as mjnp
 from minijax import lax as mlax
 from minijax.backends.xla import barrier_between_scatter_and_rev
-from minijax.testing import assert_trees_match
+from minijax.testing import JAX_VERSION, assert_trees_match
 from tests.test_divergences import pins
 
 V = np.array([1.0, 2.0, 3.0], np.float32)
@@ -95,13 +95,13 @@ def _indexed_set(lib):
 @pins("jax_jit_of_vjp_of_indexed_ref_set_with_numpy_cotangent_fails")
 def test_jit_of_vjp_of_indexed_ref_set_with_numpy_cotangent():
     f, ct = _indexed_set(jax), np.ones(3, np.float32)
-    try:
-        jax.jit(lambda x: jax.vjp(f, x)[1](ct))(V)
-    except AttributeError as error:
-        assert "'TypedNdArray' object has no attribute 'at'" in str(error)
-    else:
-        raise AssertionError("jax.jit of the vjp with a closed-over cotangent ran")
     expected = jax.vjp(f, V)[1](ct)
+    if JAX_VERSION >= (0, 11):      # fixed in 0.11.2: the closed-over cotangent works
+        assert_trees_match(jax.jit(lambda x: jax.vjp(f, x)[1](ct))(V), expected)
+    else:
+        with pytest.raises(AttributeError,
+                           match="'TypedNdArray' object has no attribute 'at'"):
+            jax.jit(lambda x: jax.vjp(f, x)[1](ct))(V)
     assert_trees_match(jax.jit(lambda x, c: jax.vjp(f, x)[1](c))(V, ct), expected)
 
     g = _indexed_set(minijax)

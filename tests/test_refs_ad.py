@@ -10,7 +10,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mjnp
-from minijax.testing import assert_trees_match
+from minijax.testing import JAX_VERSION, assert_trees_match
 from tests.test_divergences import pins, seen_on_this_jax
 
 
@@ -220,8 +220,11 @@ JVP_OF_INT_REF = "jax_jvp_of_integer_ref_crashes"
 @pins(JVP_OF_INT_REF)
 def test_jax_jvp_of_integer_ref_crashes():
     mine, theirs = _both(_counted)
-    with pytest.raises(AttributeError, match="committed"):
-        jax.jvp(theirs, (V,), (V,))
+    if JAX_VERSION >= (0, 11):
+        with pytest.raises(AttributeError, match="committed"):
+            jax.jvp(theirs, (V,), (V,))
+    else:                           # 0.10.2 gives the tangent, as minijax
+        _match(jax.jvp(theirs, (V,), (V,)), (V, V))
     _match(minijax.jvp(mine, (V,), (V,)), (V, V))
 
 

@@ -41,7 +41,7 @@ register(
     "the gradient, the same as with a concrete rtol (rtol gets no derivative)",
     "pinv documents rtol as an array_like of shape a.shape[:-2], and jit may trace any "
     "array argument; the same call with a concrete rtol is differentiated fine",
-    transforms=("linalg.pinv", "jit"))
+    transforms=("linalg.pinv", "jit"), intended_on="0.12.0.1")
 
 register(
     "jax_trace_of_vmap_of_pinv_over_a_numpy_rtol_fails", "0.12.0.1",
@@ -56,7 +56,7 @@ register(
     "the pseudo-inverses, under minijax.jit as eagerly",
     "pinv documents rtol as an array_like of shape a.shape[:-2], and vmap may map any "
     "array the function sees; an internal assertion is never the intended answer",
-    transforms=("linalg.pinv", "vmap", "jit"))
+    transforms=("linalg.pinv", "vmap", "jit"), intended_on="0.10.2, 0.11.2")
 
 register(
     "matrix_rank_rtol_taken_as_absolute", "0.10.2",
@@ -92,7 +92,7 @@ register(
     "ppf is the inverse of cdf, whose derivative at the median is 1 / (pi * scale); "
     "JAX 0.12 rewrote ppf for precision in the tails, and the derivative of 0 at the "
     "one point the where guards is a side effect of that guard, not a decision",
-    transforms=("grad", "jvp", "scipy.stats.cauchy"))
+    transforms=("grad", "jvp", "scipy.stats.cauchy"), intended_on="0.10.2, 0.11.2")
 
 register(
     "frexp_of_a_subnormal", "0.10.2, 0.11.2, 0.12.0.1",

@@ -47,7 +47,7 @@ register(
     "the gradient of the loop written out, with the user's jvp rule",
     "issue 17: a custom_jvp function may use refs of its own, and a scan body may call "
     "any function that runs outside one; JAX 0.11 differentiated this very program",
-    transforms=("grad", "scan", "custom_jvp", "new_ref"))
+    transforms=("grad", "scan", "custom_jvp", "new_ref"), intended_on="0.10.2, 0.11.2")
 
 register(
     "jax_scan_over_custom_jvp_using_refs_fails", "0.10.2, 0.11.2, 0.12.0.1",

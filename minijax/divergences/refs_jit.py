@@ -70,8 +70,9 @@ register(
     "integer-array index (`r = new_ref(zeros(3)); r[np.array([0, 1, 2])] = x * x`) and "
     "pulls back a NumPy cotangent it closes over raises an internal AttributeError "
     "(\"'TypedNdArray' object has no attribute 'at'\"); with the cotangent passed as an "
-    "argument, or with `r[...] = ...`, or without jit, it runs",
+    "argument, or with `r[...] = ...`, or without jit, it runs. Fixed in 0.11.2: "
+    "0.11.2 and 0.12.0.1 give the cotangent under jit too",
     "the cotangent, under minijax.jit as eagerly",
     "issue 6: a jitted function may close over NumPy arrays and use them as "
     "cotangents; vjp of ref programs works under jit",
-    transforms=("jit", "vjp", "new_ref"))
+    transforms=("jit", "vjp", "new_ref"), intended_on="0.11.2, 0.12.0.1")
