@@ -161,8 +161,11 @@ def test_grad_of_grad(fn):
 @pins("jax_grad_of_ref_overwritten_with_constant_crashes")
 def test_jax_grad_of_ref_overwritten_with_constant_crashes():
     mine, theirs = _both(overwrite_with_constant)
-    with pytest.raises(AttributeError, match="accum"):
-        jax.grad(theirs)(V)
+    if JAX_VERSION >= (0, 11):      # fixed in 0.11
+        _match(jax.grad(theirs)(V), np.ones(3, np.float32))
+    else:
+        with pytest.raises(AttributeError, match="accum"):
+            jax.grad(theirs)(V)
     _match(minijax.grad(mine)(V), np.ones(3, np.float32))
 
 

@@ -23,14 +23,15 @@ register(
 register(
     "scipy_i0_gradient_at_zero_is_one", "0.10.2",
     "jax.scipy.special.i0 is exp(|x|) * bessel_i0e(x) differentiated through abs, "
-    "whose derivative JAX takes as +1 at 0: grad(i0)(float32(0)) is 1.0",
+    "whose derivative JAX takes as +1 at 0: grad(i0)(float32(0)) is 1.0"
+    ". Fixed in 0.11.2: the gradient at 0 is 0",
     "jax.scipy.special.i0 is jnp.i0, whose derivative is i1 (0 at 0), as jnp.i0's "
     "custom jvp in JAX gives",
     "i0 is even and smooth, so its derivative at 0 is i1(0) = 0; JAX's jnp.i0 defines "
     "exactly that and its scipy i0 names the same function",
     # "scipy.special.i0" keeps the record to programs that call it (no fuzz program
     # does: a record of transform words alone would explain every grad row)
-    transforms=("grad", "jvp", "scipy.special.i0"))
+    transforms=("grad", "jvp", "scipy.special.i0"), intended_on="0.11.2, 0.12.0.1")
 
 register(
     "pinv_grad_under_jit_with_traced_rtol", "0.10.2, 0.11.2",

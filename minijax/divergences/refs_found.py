@@ -91,16 +91,17 @@ register(
     transforms=("jit", "donate_argnums", "new_ref"))
 
 register(
-    "jax_custom_vjp_taking_a_ref_in_a_differentiated_cond_fails", "0.10.2",
+    "jax_custom_vjp_taking_a_ref_in_a_differentiated_cond_fails", "0.10.2, 0.11.2",
     "jax.grad (and jax.jit of it) of a function whose lax.cond branch calls a "
     "jax.custom_vjp function given a ref, when fwd keeps the ref as a residual -- the "
     "gradient-stashing recipe, `bwd` writing the cotangent into it -- raises "
-    "KeyError(<class 'jax._src.state.types.AbstractRef'>); without the cond it works",
+    "KeyError(<class 'jax._src.state.types.AbstractRef'>); without the cond it works"
+    ". Fixed in 0.12.0.1: bwd writes the cotangent into the ref, as minijax's",
     "what the recipe gives without the cond: bwd of the branch that ran writes the "
     "cotangent into the ref, once",
     "issue 17: a custom_jvp / custom_vjp function taking a ref works inside a "
     "differentiated cond branch as it does outside",
-    transforms=("grad", "cond", "custom_vjp", "new_ref"))
+    transforms=("grad", "cond", "custom_vjp", "new_ref"), intended_on="0.12.0.1")
 
 register(
     "jax_custom_jvp_with_own_refs_in_differentiated_control_flow_fails", "0.10.2",
