@@ -26,12 +26,6 @@ NOT_GENERATED = {
     "shard_map": "needs several devices; the fuzz process has one (tests/test_shard_map.py "
                  "runs its cases in a process with eight host devices)",
     "sharding_constraint": "needs several devices, as shard_map",
-    "log2": "new in this round (JAX 0.11's primitive): an entry would change the programs "
-            "recorded seeds make (test_fuzz_regressions_s6c replays seed 0:43), so it "
-            "joins the op set with the next campaign; tests/reference_cases.py, "
-            "test_vmap_rules.py and ad_helpers.py compare it with JAX",
-    "one_minus_square": "made by the jvps of tanh, atanh, asin and acos (generated), whose "
-                        "derivatives the battery compares; JAX before 0.11 lacks it",
 }
 # Collectives are made under vmap with an axis name, whose tracing applies their
 # batching rules: the program holds the batched forms, never the collectives.
@@ -92,6 +86,16 @@ def test_new_entries_agree_with_jax(features, primitive):
     case = _smallest_case_with(features, primitive)
     rows = fuzz.check_case(case, ["eager", "jit", "grad", "vmap", "invariant:reference"])
     assert all(row.ok for row in rows), [row.summary() for row in rows]
+
+
+@pytest.mark.parametrize("primitive", ["log2", "one_minus_square"])
+def test_log2_and_one_minus_square_programs_agree_with_jax(primitive):
+    # JAX 0.10 has neither lax function: its oracle runs what the lowering computes
+    # (log(x) * (1 / log 2), (1 + x) * (1 - x)) and differentiates that, so these rows
+    # compare on every JAX version rather than skip
+    case = _smallest_case_with(["elementwise"], primitive)
+    rows = fuzz.check_case(case, ["eager", "jit", "grad", "jvp", "vmap"])
+    assert all(row.status == "agree" for row in rows), [row.summary() for row in rows]
 
 
 def test_compiled_oracle_gives_the_eager_oracles_results():

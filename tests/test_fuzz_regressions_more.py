@@ -4,10 +4,12 @@ residual-set differences (the rest: test_fuzz_regressions_tolerances.py). Each t
 the finding's shrunk reproducer, compared with JAX (or, for a JAX divergence, pinned
 from both sides)."""
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import minijax
+from minijax.backends.reference import eval_closed_jaxpr
 from minijax.testing import assert_trees_match
 from minijax.transforms.custom_derivatives import CustomDerivativeError
 from tests.test_divergences import pins
@@ -277,23 +279,37 @@ def test_exported_custom_vjp_rules_return_typed_jax_arrays():
 # -- J33: vmap of a custom function over a NumPy constant under jit --------------------------
 
 @pins("jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails")
-def test_jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails():
+@pytest.mark.parametrize("kind", ["custom_vjp", "custom_jvp"])
+@pytest.mark.parametrize("trace", ["jit", "make_jaxpr"])
+@pytest.mark.parametrize("x", [np.array([-0.25, 0.125], np.float32),
+                               np.arange(6, dtype=np.float64).reshape(2, 3)],
+                         ids=["float32", "float64_2x3"])
+def test_jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails(kind, trace, x):
     # fuzz finding J33 (seeds s4last:35, 123, 217, 257: the compiled oracle of a vmap
-    # row closes over its batched arguments)
-    x = np.array([-0.25, 0.125], np.float32)
+    # row closes over its batched arguments); the same failure on 0.10.2 to 0.12.0.1
+    def custom_function(api):
+        if kind == "custom_vjp":
+            g = api.custom_vjp(lambda x: x * 2.0)
+            g.defvjp(lambda x: (x * 2.0, None), lambda r, ct: (ct * 2.0,))
+        else:
+            g = api.custom_jvp(lambda x: x * 2.0)
+            g.defjvp(lambda p, t: (p[0] * 2.0, t[0] * 2.0))
+        return g
 
-    def custom_functions(api):
-        g = api.custom_vjp(lambda x: x * 2.0)
-        g.defvjp(lambda x: (x * 2.0, None), lambda r, ct: (ct * 2.0,))
-        h = api.custom_jvp(lambda x: x * 2.0)
-        h.defjvp(lambda p, t: (p[0] * 2.0, t[0] * 2.0))
-        return g, h
-    for j_fn, m_fn in zip(custom_functions(jax), custom_functions(minijax)):
-        with pytest.raises(AssertionError, match="non-canonical constant of type ndarray"):
-            jax.jit(lambda: jax.vmap(j_fn)(x))()
-        assert_trees_match(jax.jit(jax.vmap(j_fn))(x), jax.vmap(j_fn)(x))
-        assert_trees_match(minijax.jit(lambda: minijax.vmap(m_fn)(x))(),
-                           jax.vmap(j_fn)(x))
+    def traced(api, g):
+        batched = lambda: api.vmap(g)(x)
+        if trace == "jit":
+            return api.jit(batched)()
+        closed = api.make_jaxpr(batched)()          # JAX fails here, tracing
+        return eval_closed_jaxpr(closed)[0]
+    j_fn, m_fn = custom_function(jax), custom_function(minijax)
+    with pytest.raises(AssertionError, match="non-canonical constant of type ndarray"):
+        traced(jax, j_fn)
+    expected = jax.vmap(j_fn)(x)
+    # a jit argument or a jax array instead of the NumPy constant: JAX traces it
+    assert_trees_match(jax.jit(jax.vmap(j_fn))(x), expected)
+    assert_trees_match(jax.jit(lambda: jax.vmap(j_fn)(jnp.asarray(x)))(), expected)
+    assert_trees_match(traced(minijax, m_fn), expected)
 
 
 @pytest.mark.parametrize("transform, jax_error, record", [

@@ -287,7 +287,9 @@ def test_special_function_derivatives_match_jax():
 @pins("clz_of_a_negative_constant_under_jit")
 def test_clz_of_a_negative_constant_under_jit():
     constant = np.array([-1, 5], np.int32)
-    assert list(jax.jit(lambda: jax.lax.clz(constant))()) == [-32, 29]
+    # fixed in 0.11: jit gives the eager counts
+    assert list(jax.jit(lambda: jax.lax.clz(constant))()) == ([0, 29] if JAX_VERSION >= (0, 11)
+                                                              else [-32, 29])
     assert list(jax.lax.clz(constant)) == [0, 29]
     assert list(minijax.jit(lambda: mlax.clz(constant))()) == [0, 29]
     assert list(mlax.clz(constant)) == [0, 29]

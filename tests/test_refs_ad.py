@@ -10,7 +10,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mjnp
-from minijax.testing import assert_trees_match
+from minijax.testing import JAX_VERSION, assert_trees_match
 from tests.test_divergences import pins, seen_on_this_jax
 
 
@@ -161,8 +161,11 @@ def test_grad_of_grad(fn):
 @pins("jax_grad_of_ref_overwritten_with_constant_crashes")
 def test_jax_grad_of_ref_overwritten_with_constant_crashes():
     mine, theirs = _both(overwrite_with_constant)
-    with pytest.raises(AttributeError, match="accum"):
-        jax.grad(theirs)(V)
+    if JAX_VERSION >= (0, 11):      # fixed in 0.11
+        _match(jax.grad(theirs)(V), np.ones(3, np.float32))
+    else:
+        with pytest.raises(AttributeError, match="accum"):
+            jax.grad(theirs)(V)
     _match(minijax.grad(mine)(V), np.ones(3, np.float32))
 
 
@@ -220,8 +223,11 @@ JVP_OF_INT_REF = "jax_jvp_of_integer_ref_crashes"
 @pins(JVP_OF_INT_REF)
 def test_jax_jvp_of_integer_ref_crashes():
     mine, theirs = _both(_counted)
-    with pytest.raises(AttributeError, match="committed"):
-        jax.jvp(theirs, (V,), (V,))
+    if JAX_VERSION >= (0, 11):
+        with pytest.raises(AttributeError, match="committed"):
+            jax.jvp(theirs, (V,), (V,))
+    else:                           # 0.10.2 gives the tangent, as minijax
+        _match(jax.jvp(theirs, (V,), (V,)), (V, V))
     _match(minijax.jvp(mine, (V,), (V,)), (V, V))
 
 

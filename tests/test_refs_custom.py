@@ -176,6 +176,37 @@ def test_jax_grad_of_scan_over_custom_jvp_using_refs_fails():
     _match(minijax.jit(minijax.grad(scanned(minijax, own_refs_jvp(minijax))))(X), expected)
 
 
+def _in_control_flow(m, f, r, where):
+    """`_written_out`'s loop as a scan or while_loop; for cond, its first iteration."""
+    sin, xs = NP[m].sin, NP[m].asarray(_XS)
+    if where == "scan":
+        return lambda x: m.lax.scan(lambda c, xi: (sin(f(c, r)) * xi, None), x, _XS)[0]
+    if where == "while_loop":
+        body = lambda c: (c[0] + 1, sin(f(c[1], r)) * xs[c[0]])
+        return lambda x: m.lax.while_loop(lambda c: c[0] < len(_XS), body, (0, x))[1]
+    return lambda x: m.lax.cond(x > 0, lambda y: sin(f(y, r)) * xs[0], lambda y: y, x)
+
+
+@pins("jax_scan_over_custom_jvp_using_refs_fails")
+@pytest.mark.parametrize("where", ["scan", "while_loop", "cond"])
+@pytest.mark.parametrize("make", CUSTOM_JVP)
+def test_jax_scan_over_custom_jvp_using_refs_fails(make, where):
+    f, r = make(jax), jax.new_ref(np.float32(2.0))
+    g = _in_control_flow(jax, f, r, where)
+    for run in (g, jax.jit(g)):                    # no differentiation at all
+        with pytest.raises(NotImplementedError, match="discharge rule.*custom_jvp_call"):
+            run(X)
+    # JAX runs the call outside the loop: the loop written out is the expected value
+    r = jax.new_ref(np.float32(2.0))
+    written_out = (lambda x: jjnp.sin(f(x, r)) * _XS[0]) if where == "cond" \
+        else _written_out(jax, f, r)
+    expected = written_out(X), r[...]
+    for jit in (False, True):
+        f, r = make(minijax), minijax.new_ref(np.float32(2.0))
+        g = _in_control_flow(minijax, f, r, where)
+        _match(((minijax.jit(g) if jit else g)(X), r[...]), expected)
+
+
 @pins("jax_jit_of_custom_vjp_with_unused_ref_argument_fails")
 @pytest.mark.parametrize("make, error", [(stash_cotangent, "constant handler"),
                                          (own_refs_vjp, "Did not ask")])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minijax
-from minijax.testing import assert_trees_match
+from minijax.testing import JAX_VERSION, assert_trees_match
 from tests.test_divergences import pins
 from tests.test_refs_custom import (NP, own_refs_jvp, own_refs_vjp, reads_ref_jvp,
                                     reads_ref_vjp, stash_cotangent, writes_ref_jvp,
@@ -174,11 +174,15 @@ def test_jax_custom_vjp_stash_in_a_differentiated_cond_fails():
         f, r, sin = stash_cotangent(m), m.new_ref(np.float32(0.0)), NP[m].sin
         return (lambda x: m.lax.cond(x > 0, lambda y: sin(f(y, r) * 3.0),
                                      lambda y: y, x)), r
-    with pytest.raises(KeyError, match="AbstractRef"):
-        _results(jax, build, "grad")
     g, r = build(minijax)
     grad = minijax.grad(g)(X)
     assert_trees_match(r[...], grad)                 # the cotangent reached the ref
+    if JAX_VERSION >= (0, 12):      # fixed in 0.12: the same gradient and ref contents
+        g, r = build(jax)
+        assert_trees_match((jax.grad(g)(X), r[...]), (grad, grad))
+    else:
+        with pytest.raises(KeyError, match="AbstractRef"):
+            _results(jax, build, "grad")
 
 
 @pins("jax_custom_jvp_with_own_refs_in_differentiated_control_flow_fails")

@@ -18,7 +18,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mjnp
-from minijax.testing import assert_trees_match, check_jaxpr
+from minijax.testing import JAX_VERSION, assert_trees_match, check_jaxpr
 from tests.test_divergences import pins
 
 
@@ -444,16 +444,23 @@ def test_jax_jacfwd_of_ref_through_inner_jit_fails():
 def test_jax_grad_of_grad_through_inner_jit_ref_write_crashes():
     mine, theirs = _total(jit_writes)
     _match(jax.grad(theirs)(V), gradient(jit_writes))       # grad alone works
-    with pytest.raises(AttributeError, match="accum"):
-        jax.grad(lambda x: jax.grad(theirs)(x)[0])(V)
+    if JAX_VERSION >= (0, 11):      # fixed in 0.11
+        _match(jax.grad(lambda x: jax.grad(theirs)(x)[0])(V), hessian(jit_writes)[0])
+    else:
+        with pytest.raises(AttributeError, match="accum"):
+            jax.grad(lambda x: jax.grad(theirs)(x)[0])(V)
     _match(minijax.grad(lambda x: minijax.grad(mine)(x)[0])(V), hessian(jit_writes)[0])
 
 
 @pins("jax_grad_of_ref_overwritten_in_inner_jit_crashes")
 def test_jax_grad_of_ref_overwritten_in_inner_jit_crashes():
     mine, theirs = _both(overwrite_with_constant)
-    with pytest.raises(AttributeError, match="accum"):
-        jax.grad(theirs)(V)
+    if JAX_VERSION >= (0, 11):      # fixed in 0.11
+        _match(jax.grad(theirs)(V), np.ones(3, np.float32))
+        _match(jax.jacrev(theirs)(V), np.ones(3, np.float32))
+    else:
+        with pytest.raises(AttributeError, match="accum"):
+            jax.grad(theirs)(V)
     _match(minijax.grad(mine)(V), np.ones(3, np.float32))
     _match(minijax.jacrev(mine)(V), np.ones(3, np.float32))
 
@@ -471,9 +478,18 @@ def counter_in_jit(m, x):
 @pins("jax_grad_of_integer_ref_in_inner_jit_crashes")
 def test_jax_grad_of_integer_ref_in_inner_jit_crashes():
     mine, theirs = _both(counter_in_jit)
-    _match(jax.jvp(theirs, (V,), (V,)), (np.float32(V.sum() * 2 + 2), np.float32(V.sum() * 2)))
-    with pytest.raises(AttributeError, match="accum"):
-        jax.grad(theirs)(V)
-    _match(minijax.jvp(mine, (V,), (V,)), jax.jvp(theirs, (V,), (V,)))
+    expected_jvp = (np.float32(V.sum() * 2 + 2), np.float32(V.sum() * 2))
+    if JAX_VERSION >= (0, 11):      # jvp crashes there: jax_jvp_of_integer_ref_crashes
+        with pytest.raises(AttributeError, match="committed"):
+            jax.jvp(theirs, (V,), (V,))
+    else:
+        _match(jax.jvp(theirs, (V,), (V,)), expected_jvp)
+    if JAX_VERSION >= (0, 12):      # fixed in 0.12
+        _match(jax.grad(theirs)(V), np.full(3, 2.0, np.float32))
+    else:                           # 0.11 crashes elsewhere
+        with pytest.raises(AttributeError, match="committed" if JAX_VERSION >= (0, 11)
+                           else "accum"):
+            jax.grad(theirs)(V)
+    _match(minijax.jvp(mine, (V,), (V,)), expected_jvp)
     _match(minijax.grad(mine)(V), np.full(3, 2.0, np.float32))
     _match(minijax.jacfwd(mine)(V), np.full(3, 2.0, np.float32))

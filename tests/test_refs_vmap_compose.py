@@ -9,7 +9,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mjnp
-from minijax.testing import assert_trees_match
+from minijax.testing import JAX_VERSION, assert_trees_match
 from tests.test_divergences import pins
 from tests.test_refs_vmap_more import MJ, JX
 
@@ -206,6 +206,9 @@ def test_compositions_with_ref_arguments(how, axis):
 @pins("jax_vmap_whole_ref_write_on_other_axis_fails")
 def test_jax_vmap_whole_ref_write_on_other_axis_fails():
     for axis in (1, -1):
-        with pytest.raises(ValueError, match="Invalid shape for `swap`"):
-            _compose(JX, "jit_of_vmap", axis)
+        if JAX_VERSION >= (0, 11):  # fixed in 0.11
+            _match(_compose(JX, "jit_of_vmap", axis), _compose(JX, "jit_of_vmap", 0))
+        else:
+            with pytest.raises(ValueError, match="Invalid shape for `swap`"):
+                _compose(JX, "jit_of_vmap", axis)
         _match(_compose(MJ, "jit_of_vmap", axis), _compose(JX, "jit_of_vmap", 0))

@@ -99,7 +99,9 @@ def test_cauchy_quantile_derivatives():
             fn = getattr(mod.scipy.stats.cauchy, fname)
             return mod.grad(lambda q: mod.numpy.sum(fn(q, 0.5, 2.0)))(INTERIOR)
         ours, theirs = grad(minijax), jax.jit(lambda: grad(jax))()
-        assert ours[median] == np.float32(sign * 2 * np.pi) and theirs[median] == 0
+        assert ours[median] == np.float32(sign * 2 * np.pi)
+        # 0.10 and 0.11 (tan(pi (q - 1/2)), no where) agree with minijax at the median
+        assert theirs[median] == (0 if JAX_VERSION >= (0, 12) else ours[median])
         np.testing.assert_allclose(np.delete(ours, median), np.delete(theirs, median),
                                    **LOOSE)
         for mod in (minijax, jax):      # the value there is loc, exactly

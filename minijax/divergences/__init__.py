@@ -26,6 +26,7 @@ DIVERGENCES_BY_NAME = {d.name: d for d in DIVERGENCES}
 
 def show():
     for d in DIVERGENCES:
-        print(f"{d.name} (jax {d.jax_version})\n  jax:     {d.jax_behaviour}\n"
+        intended = f"; as intended on {d.intended_on}" if d.intended_on else ""
+        print(f"{d.name} (jax {d.jax_version}{intended})\n  jax:     {d.jax_behaviour}\n"
               f"  minijax: {d.minijax_behaviour}\n  why:     {d.reason}\n")
 

@@ -26,16 +26,17 @@ register(
     "the derivative of a weakly typed input is weak everywhere else in JAX (jacrev casts "
     "its blocks to the input's weak type) and the values are the same; the strong masks "
     "and the crash on a Python scalar are side effects of the rewrite, not a decision",
-    transforms=("grad", "jacfwd", "hessian", "max", "min"))
+    transforms=("grad", "jacfwd", "hessian", "max", "min"), intended_on="0.10.2")
 
 register(
     "asinh_forward_derivative_of_a_python_scalar_crashes", "0.12.0.1",
     "jax.jacfwd and jax.hessian of a function of lax.asinh(x), x a Python float, raise "
     "AttributeError(\"'float' object has no attribute 'dtype'\") inside the scaled asinh "
-    "jvp JAX 0.12 introduced; jacrev of jacrev, grad of grad, and a float32 argument work",
+    "jvp JAX 0.12 introduced; jacrev of jacrev, grad of grad, and a float32 argument work, "
+    "and 0.10.2 and 0.11.2 (before that jvp) give jacfwd and hessian too",
     "the derivatives, weak as the argument: hessian of sum(asinh(x)) at -0.25 is a weak "
     "float32 0.22826882, as jax 0.11.2's hessian and jax 0.12's jacrev of jacrev give",
     "jacfwd and hessian are documented for any differentiable function of floating "
     "inputs, and a Python float is one; the crash is in batching the rule's clamp of a "
     "scalar, not a decision",
-    transforms=("jacfwd", "hessian", "asinh"))
+    transforms=("jacfwd", "hessian", "asinh"), intended_on="0.10.2, 0.11.2")

@@ -109,14 +109,18 @@ register(
     transforms=("hessian", "grad", "igamma"))
 
 register(
-    "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails", "0.10.2",
-    "inside jax.jit, jax.vmap of a custom_vjp or custom_jvp function over a NumPy array "
-    "the traced function closes over (not an argument of the jit) raises an internal "
-    "AssertionError('non-canonical constant of type ndarray: array([-0.25, 0.125])'), "
-    "for float32 and float64 arrays alike: e.g. g = jax.custom_vjp(lambda x: x * 2.0) "
-    "with any rule, x = np.array([-0.25, 0.125], np.float32), "
-    "jax.jit(lambda: jax.vmap(g)(x))(); eagerly, or with x a jit argument, it works",
-    "the batched call runs ([-0.5, 0.25])",
+    "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails",
+    "0.10.2, 0.11.2, 0.12.0.1",
+    "inside a trace (jax.jit or jax.make_jaxpr), jax.vmap of a custom_vjp or custom_jvp "
+    "function over a NumPy array the traced function closes over (not an argument of "
+    "the trace) raises an internal AssertionError('non-canonical constant of type "
+    "ndarray: array([-0.25, 0.125])'), for float32 and float64 arrays, also when "
+    "another mapped operand is traced: e.g. g = jax.custom_vjp(lambda x: x * 2.0) with "
+    "any rule, x = np.array([-0.25, 0.125], np.float32), jax.jit(lambda: "
+    "jax.vmap(g)(x))(); eagerly, with x a jit argument or a jax array, or with a "
+    "function without custom rule, it works. One bug for both kinds of custom function: "
+    "same error, same triggers, on each version seen",
+    "the batched call runs ([-0.5, 0.25]), under minijax.jit and make_jaxpr as eagerly",
     "an internal assertion, not an error about the user's program: a constant NumPy "
     "array is an ordinary jit operand everywhere else (the same vmap of a function "
     "without custom rule works); found by the fuzzer (finding J33), whose compiled "

@@ -18,17 +18,6 @@ register(
     transforms=("jit", "flip"))
 
 register(
-    "jax_jit_of_vmap_of_custom_vjp_over_a_numpy_constant_fails", "0.10.2",
-    "jax.jit of a function that maps a jax.custom_vjp function over a NumPy array it "
-    "closes over (`jax.jit(lambda: jax.vmap(f)(X))()`, X a np.ndarray) raises an "
-    "internal AssertionError('non-canonical constant of type ndarray'); the same with X "
-    "passed as an argument, or without jit, or with a plain function, runs",
-    "the mapped values, under minijax.jit as eagerly",
-    "a jitted function may close over NumPy arrays, whatever transform it applies to "
-    "them; an internal assertion is never the intended answer",
-    transforms=("jit", "vmap", "custom_vjp"))
-
-register(
     "jax_jit_of_float16_dot_product_attention_fails_on_cpu", "0.10.2",
     "jax.jit(jax.nn.dot_product_attention) of float16 query/key/value raises "
     "ValueError(\"The precision 'F16_F16_F32' is not supported by dot_general on "

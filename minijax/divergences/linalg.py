@@ -14,4 +14,4 @@ register(
     "JAX documents that with symmetrize_input=False only the lower triangle is used and "
     "the upper one is ignored; a function that ignores an entry has no derivative with "
     "respect to it. JAX 0.11 changed its rule to mirror the lower triangle",
-    transforms=("grad", "vjp", "jvp", "cholesky"))
+    transforms=("grad", "vjp", "jvp", "cholesky"), intended_on="0.11.2, 0.12.0.1")

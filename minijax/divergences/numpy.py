@@ -23,14 +23,15 @@ register(
 register(
     "scipy_i0_gradient_at_zero_is_one", "0.10.2",
     "jax.scipy.special.i0 is exp(|x|) * bessel_i0e(x) differentiated through abs, "
-    "whose derivative JAX takes as +1 at 0: grad(i0)(float32(0)) is 1.0",
+    "whose derivative JAX takes as +1 at 0: grad(i0)(float32(0)) is 1.0"
+    ". Fixed in 0.11.2: the gradient at 0 is 0",
     "jax.scipy.special.i0 is jnp.i0, whose derivative is i1 (0 at 0), as jnp.i0's "
     "custom jvp in JAX gives",
     "i0 is even and smooth, so its derivative at 0 is i1(0) = 0; JAX's jnp.i0 defines "
     "exactly that and its scipy i0 names the same function",
     # "scipy.special.i0" keeps the record to programs that call it (no fuzz program
     # does: a record of transform words alone would explain every grad row)
-    transforms=("grad", "jvp", "scipy.special.i0"))
+    transforms=("grad", "jvp", "scipy.special.i0"), intended_on="0.11.2, 0.12.0.1")
 
 register(
     "pinv_grad_under_jit_with_traced_rtol", "0.10.2, 0.11.2",
@@ -41,7 +42,7 @@ register(
     "the gradient, the same as with a concrete rtol (rtol gets no derivative)",
     "pinv documents rtol as an array_like of shape a.shape[:-2], and jit may trace any "
     "array argument; the same call with a concrete rtol is differentiated fine",
-    transforms=("linalg.pinv", "jit"))
+    transforms=("linalg.pinv", "jit"), intended_on="0.12.0.1")
 
 register(
     "jax_trace_of_vmap_of_pinv_over_a_numpy_rtol_fails", "0.12.0.1",
@@ -49,14 +50,14 @@ register(
     "array the function closes over raises an internal AssertionError('non-canonical "
     "constant of type ndarray'). Since 0.12 rtol is a differentiated argument of "
     "pinv's custom_jvp, and a custom_jvp function vmapped over a NumPy constant inside "
-    "a trace fails so in 0.10.2 to 0.12.0.1 alike (the custom_vjp twin is "
-    "jax_jit_of_vmap_of_custom_vjp_over_a_numpy_constant_fails); with rtol a jax "
-    "array or a jit argument, or without the trace, it runs, and 0.10/0.11 (rtol a "
+    "a trace fails so in 0.10.2 to 0.12.0.1 alike (record "
+    "jax_vmap_of_a_custom_function_over_a_numpy_constant_under_jit_fails); with rtol "
+    "a jax array or a jit argument, or without the trace, it runs, and 0.10/0.11 (rtol a "
     "nondiff argument) run it",
     "the pseudo-inverses, under minijax.jit as eagerly",
     "pinv documents rtol as an array_like of shape a.shape[:-2], and vmap may map any "
     "array the function sees; an internal assertion is never the intended answer",
-    transforms=("linalg.pinv", "vmap", "jit"))
+    transforms=("linalg.pinv", "vmap", "jit"), intended_on="0.10.2, 0.11.2")
 
 register(
     "matrix_rank_rtol_taken_as_absolute", "0.10.2",
@@ -92,7 +93,7 @@ register(
     "ppf is the inverse of cdf, whose derivative at the median is 1 / (pi * scale); "
     "JAX 0.12 rewrote ppf for precision in the tails, and the derivative of 0 at the "
     "one point the where guards is a side effect of that guard, not a decision",
-    transforms=("grad", "jvp", "scipy.stats.cauchy"))
+    transforms=("grad", "jvp", "scipy.stats.cauchy"), intended_on="0.10.2, 0.11.2")
 
 register(
     "frexp_of_a_subnormal", "0.10.2, 0.11.2, 0.12.0.1",

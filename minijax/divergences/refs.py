@@ -15,8 +15,10 @@ register(
     "IndexError both eagerly and under jit (a static index is checked before tracing)",
     "a static index is known at trace time; eager and jit should agree (issue 6)")
 register(
-    "ref_eager_views", "0.10.2",
-    "Ref.at raises NotImplementedError eagerly; Ref has no .T or .reshape",
+    "ref_eager_views", "0.10.2, 0.11.2, 0.12.0.1",
+    "an eager Ref has no .T or .reshape (under jit, r.reshape(...) reads); Ref.at "
+    "raises NotImplementedError eagerly on 0.10.2 and 0.11.2, and 0.12.0.1 makes "
+    "r.at[i] an eager view that reads and writes as minijax's",
     "r.at[idx], r.T and r.reshape(...) are views eagerly as under jit",
     "views are part of the ref API under jit; eager and jit should agree")
 register(

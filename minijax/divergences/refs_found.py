@@ -47,7 +47,25 @@ register(
     "the gradient of the loop written out, with the user's jvp rule",
     "issue 17: a custom_jvp function may use refs of its own, and a scan body may call "
     "any function that runs outside one; JAX 0.11 differentiated this very program",
-    transforms=("grad", "scan", "custom_jvp", "new_ref"))
+    transforms=("grad", "scan", "custom_jvp", "new_ref"), intended_on="0.10.2, 0.11.2")
+
+register(
+    "jax_scan_over_custom_jvp_using_refs_fails", "0.10.2, 0.11.2, 0.12.0.1",
+    "a lax.scan, lax.while_loop (fori_loop) or lax.cond whose body calls a "
+    "jax.custom_jvp function using a ref -- one passed in, read or written, or its own "
+    "`t = new_ref(x)` -- fails without any differentiation, eagerly and under jit: "
+    "NotImplementedError('No state discharge rule implemented for primitive: "
+    "custom_jvp_call'). Minimal: f = jax.custom_jvp(lambda x, r: x * r[...]) with any "
+    "rule, r = jax.new_ref(2.0), jax.lax.scan(lambda c, _: (f(c, r), None), 1.5, "
+    "length=2). The call outside the loop, the loop under jax.jvp or jax.grad, and a "
+    "custom_vjp function in the same loop run. The cause is the one of "
+    "jax_jit_of_custom_jvp_using_refs_fails (custom_jvp_call has no discharge rule), "
+    "met here by the loop's own discharge of its body rather than by jit",
+    "the values and ref contents of the loop written out in Python, eagerly and under "
+    "minijax.jit",
+    "issue 17: a custom_jvp function may use refs of its own and refs passed in, and "
+    "a loop or cond body may call any function that runs outside one",
+    transforms=("scan", "while_loop", "fori_loop", "cond", "custom_jvp", "new_ref"))
 
 register(
     "jax_jit_of_custom_vjp_with_unused_ref_argument_fails", "0.10.2",
@@ -73,16 +91,17 @@ register(
     transforms=("jit", "donate_argnums", "new_ref"))
 
 register(
-    "jax_custom_vjp_taking_a_ref_in_a_differentiated_cond_fails", "0.10.2",
+    "jax_custom_vjp_taking_a_ref_in_a_differentiated_cond_fails", "0.10.2, 0.11.2",
     "jax.grad (and jax.jit of it) of a function whose lax.cond branch calls a "
     "jax.custom_vjp function given a ref, when fwd keeps the ref as a residual -- the "
     "gradient-stashing recipe, `bwd` writing the cotangent into it -- raises "
-    "KeyError(<class 'jax._src.state.types.AbstractRef'>); without the cond it works",
+    "KeyError(<class 'jax._src.state.types.AbstractRef'>); without the cond it works"
+    ". Fixed in 0.12.0.1: bwd writes the cotangent into the ref, as minijax's",
     "what the recipe gives without the cond: bwd of the branch that ran writes the "
     "cotangent into the ref, once",
     "issue 17: a custom_jvp / custom_vjp function taking a ref works inside a "
     "differentiated cond branch as it does outside",
-    transforms=("grad", "cond", "custom_vjp", "new_ref"))
+    transforms=("grad", "cond", "custom_vjp", "new_ref"), intended_on="0.12.0.1")
 
 register(
     "jax_custom_jvp_with_own_refs_in_differentiated_control_flow_fails", "0.10.2",

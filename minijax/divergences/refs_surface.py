@@ -42,24 +42,26 @@ register(
     "never wrote",
     transforms=("new_ref",))
 register(
-    "ref_concrete_array_index_out_of_range_outside_jit", "0.10.2",
+    "ref_concrete_array_index_out_of_range_outside_jit", "0.10.2, 0.11.2",
     "r[jnp.int32(7)] on a Ref{f32[2,3]} raises ValueError('Out of bound indexer: "
     "idx=7, dim=2.') eagerly and under jax.grad / jax.jvp, but under jit reads the "
-    "clamped row r[1]",
+    "clamped row r[1]"
+    ". Fixed in 0.12.0.1: eagerly and under grad the index is clamped too",
     "the index is clamped (r[1]) eagerly, under every transform and under jit",
     "issue 6: dynamic integer indices are clamped as JAX clamps them; eager and jit "
     "should agree",
-    transforms=("new_ref", "grad", "jvp"))
+    transforms=("new_ref", "grad", "jvp"), intended_on="0.12.0.1")
 register(
-    "ref_closed_over_scalar_array_index_under_jit_crashes", "0.10.2",
+    "ref_closed_over_scalar_array_index_under_jit_crashes", "0.10.2, 0.11.2",
     "a jitted function indexing a ref with a scalar jax.Array it closes over (`i = "
     "jnp.int32(1); jax.jit(lambda r: r[i])(r)`, also for writes) fails with "
     "TracerBoolConversionError('Attempted boolean conversion of traced array'), though "
-    "the index is in range and the same index passed as an argument works",
+    "the index is in range and the same index passed as an argument works"
+    ". Fixed in 0.12.0.1: the read and the write run",
     "the closed-over index is a dynamic index like any other: r[1]",
     "closing over a value and passing it in mean the same (jax.Array indexing accepts "
     "both); issue 6: dynamic integer indices on refs work under jit",
-    transforms=("jit", "new_ref"))
+    transforms=("jit", "new_ref"), intended_on="0.12.0.1")
 register(
     "ref_out_of_range_integer_array_writes_dropped", "0.10.2",
     "with an integer-array index holding an out-of-range position, r[idx] reads the "
@@ -88,19 +90,22 @@ register(
 register(
     "ref_weak_type_sticks_to_the_ref", "0.10.2",
     "jax.new_ref(1.0) is a weakly typed ref: everything read from it is weak, even after "
-    "writing a strong float32 into it, so r[...] + np.float16(1) is float16",
+    "writing a strong float32 into it, so r[...] + np.float16(1) is float16"
+    ". Fixed in 0.11.2: the ref of a Python float is strong float32, as minijax's",
     "a ref's dtype is fixed when it is made; reads are strongly typed, so r[...] + "
     "np.float16(1) is float32 (as for the float32 value that was stored)",
     "weak typing describes a Python scalar in an expression; a ref holds arrays of its "
     "one dtype (writes are dtype strict), and what a read promotes to should not depend "
     "on how the ref was first filled",
-    transforms=("new_ref",))
+    transforms=("new_ref",), intended_on="0.11.2, 0.12.0.1")
 
 register(
-    "ref_arithmetic_on_a_ref_misreported", "0.10.2",
+    "ref_arithmetic_on_a_ref_misreported", "0.10.2, 0.11.2, 0.12.0.1",
     "under jit, r + 1, r > 0 and r.sum() on a ref raise an internal AttributeError "
     "(\"'AbstractRef' object has no attribute '_add'\" / '_gt' / 'sum'); jnp.sin(r) "
-    "says it got a DynamicJaxprTracer even for an eager ref",
+    "says it got a DynamicJaxprTracer even for an eager ref"
+    " (0.12.0.1 fixed jnp.sin's message: 'sin got a Ref ... Did you forget to read its "
+    "value with `ref[...]`?'; the jit errors stay)",
     "an error naming the ref and saying a ref is not an array: read its value with "
     "r[...] first, eagerly and under jit",
     "issue 6: arithmetic or jnp functions on a ref are rejected with a message saying "
@@ -118,9 +123,11 @@ register(
     "issue 6: the same methods on eager and traced refs; eager and jit should agree",
     transforms=("new_ref",))
 register(
-    "ref_addupdate_through_view_under_jit", "0.10.2",
+    "ref_addupdate_through_view_under_jit", "0.10.2, 0.11.2, 0.12.0.1",
     "jax.ref.addupdate(r.at[1], 0, v) under jit raises NotImplementedError('Only single "
-    "indexer is supported'), while r.at[1][0] += v works",
+    "indexer is supported'), while r.at[1][0] += v works"
+    " (0.11.2 and 0.12.0.1: NotImplementedError('Multiple indexers are not supported "
+    "for `addupdate`'))",
     "addupdate through a view adds into the underlying ref, eagerly and under jit",
     "issue 6: reads and writes through views go to the underlying ref",
     transforms=("new_ref", "jit"))
@@ -129,12 +136,13 @@ register(
     "under jit, reading through r.reshape(6) works but writing through it (r.reshape(6)"
     "[1:4] = v, jax.ref.swap, r.at[1].reshape(3, 1)[2] = v) fails with an internal "
     "ValueError('Length of slice indices must match number of operand dimensions'), "
-    "and jax.ref.addupdate with NotImplementedError('Only single indexer is supported')",
+    "and jax.ref.addupdate with NotImplementedError('Only single indexer is supported')"
+    ". Fixed in 0.11.2: set, swap and addupdate through r.reshape(...) write the ref",
     "writes, swaps and addupdates through a reshape view land in the underlying ref, "
     "eagerly and under jit",
     "issue 6: reads and writes through views (r.reshape(...) included) go to the "
     "underlying ref",
-    transforms=("jit", "new_ref"))
+    transforms=("jit", "new_ref"), intended_on="0.11.2, 0.12.0.1")
 register(
     "jax_ref_views_under_autodiff_fail", "0.10.2",
     "under jax.grad / jvp / vjp / linearize / jacfwd / jacrev, writing through a view "
@@ -149,12 +157,14 @@ register(
 # -- freeze, free_ref, empty_ref -----------------------------------------------------------
 
 register(
-    "ref_use_after_freeze_under_jit", "0.10.2",
+    "ref_use_after_freeze_under_jit", "0.10.2, 0.11.2, 0.12.0.1",
     "under jax.jit, using a ref after jax.freeze(r) is accepted when the frozen value is "
     "never used (the read or write goes ahead), and fails with an internal error when "
     "it is: a read raises ValueError('`get` must be called on `Ref` types: "
     "float32[3]'), a write AttributeError(\"'ShapedArray' object has no attribute "
-    "'inner_aval'\")",
+    "'inner_aval'\")"
+    " (0.12.0.1 lets the write of a used frozen value through too: the frozen value is "
+    "the old contents)",
     "RefError at trace time naming the ref, where it was frozen and the use, whether "
     "or not the frozen value is used",
     "issue 6: using a ref after freeze is a clear trace-time error, with and without "

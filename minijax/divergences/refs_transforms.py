@@ -5,12 +5,13 @@ register(
     "jax_grad_of_ref_overwritten_with_constant_crashes", "0.10.2",
     "jax.grad of a function that overwrites an internal ref holding a differentiated "
     "value with a constant (`r = new_ref(3*x); r[...] = ones; (r[...]*x).sum()`) "
-    "crashes with AttributeError: 'ArrayImpl' object has no attribute 'accum'",
+    "crashes with AttributeError: 'ArrayImpl' object has no attribute 'accum'"
+    ". Fixed in 0.11.2: the gradient is minijax's",
     "the overwrite drops the cotangent: swap transposes to swap, which writes the "
     "(zero) cotangent of the old contents, so the gradient is ones",
     "issue 6: overwriting a ref that held a differentiated value with a constant "
     "simply drops the cotangent (no crash)",
-    transforms=("grad", "vjp", "new_ref"))
+    transforms=("grad", "vjp", "new_ref"), intended_on="0.11.2, 0.12.0.1")
 
 
 register(
@@ -35,11 +36,14 @@ register(
 
 
 register(
-    "jax_grad_wrt_ref_argument_fails", "0.10.2",
+    "jax_grad_wrt_ref_argument_fails", "0.10.2, 0.11.2, 0.12.0.1",
     "jax.grad / jax.vjp with respect to a jax.new_ref argument raise ValueError("
     "'Expected cotangent type Ref{float32[3]} but got float32[3]'), whether the function "
     "only reads the ref or writes it; a function that writes it has already written "
-    "the ref when the error is raised",
+    "the ref when the error is raised"
+    " (0.10.2). From 0.11.2 JAX refuses by design before running, the ref untouched: "
+    "TypeError('grad cannot differentiate with respect to a Ref-typed argument ... use "
+    "`jax.vjp` and bind a gradient ref using ... `with_refs`'), for a read-only ref too",
     "with respect to a ref that is only read: the cotangent of its contents, an array of "
     "their shape and dtype; with respect to a ref that is written: a RefError at trace "
     "time, at the write, saying to pass its value r[...] instead -- the ref keeps its "
@@ -70,4 +74,4 @@ register(
     "the tangent, as linearize gives: an integer ref has no tangent and is simply run",
     "jvp, linearize and jacrev are the same derivative; misuse-free code should never "
     "meet an internal AttributeError",
-    transforms=("jvp", "new_ref"))
+    transforms=("jvp", "new_ref"), intended_on="0.10.2")

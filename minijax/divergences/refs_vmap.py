@@ -47,7 +47,8 @@ register(
     "jax_vmap_whole_ref_write_on_other_axis_fails", "0.10.2",
     "jax.vmap with a ref argument mapped on an axis other than 0 (in_axes=1 or -1) "
     "raises ValueError('Invalid shape for `swap`...') when the function writes the "
-    "whole ref (`r[...] += v`, `r[...] = v`), eagerly, under jit and under grad",
+    "whole ref (`r[...] += v`, `r[...] = v`), eagerly, under jit and under grad"
+    ". Fixed in 0.11.2: the write on axis 1 or -1 gives the axis-0 result",
     "the write goes to each example's part of the ref, on any in_axes",
     "issue 6: batched ref arguments on any in_axes",
-    transforms=("vmap", "new_ref"))
+    transforms=("vmap", "new_ref"), intended_on="0.11.2, 0.12.0.1")

@@ -14,6 +14,10 @@ class Divergence(NamedTuple):
     # Public names a program must use to meet it (the REPL's :check uses these to
     # point at an entry when minijax and JAX disagree).
     transforms: tuple = ()
+    # JAX versions seen doing as intended (a release that fixed it, or one before the
+    # regression), comma-separated as jax_version: the pins assert JAX's intended
+    # behaviour there, strictly, so the record keeps saying where it holds.
+    intended_on: str = ""
 
 
 DIVERGENCES: list[Divergence] = []
@@ -21,9 +25,9 @@ known_divergences = DIVERGENCES       # the name the REPL looks up
 
 
 def register(name, jax_version, jax_behaviour, minijax_behaviour, reason,
-             transforms=()) -> Divergence:
+             transforms=(), intended_on="") -> Divergence:
     record = Divergence(name, jax_version, jax_behaviour, minijax_behaviour, reason,
-                        tuple(transforms))
+                        tuple(transforms), intended_on)
     if any(d.name == name for d in DIVERGENCES):
         raise ValueError(f"divergence {name!r} registered twice")
     DIVERGENCES.append(record)

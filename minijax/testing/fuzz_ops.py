@@ -109,6 +109,7 @@ _SMOOTH_UNARY = {
     "exp": lambda x: lax.exp(bounded(x, 4.0)), "exp2": lambda x: lax.exp2(bounded(x, 4.0)),
     "expm1": lambda x: lax.expm1(bounded(x, 4.0)), "square": lax.square, "neg": lax.neg,
     "log": lambda x: lax.log(safe_positive(x)), "log1p": lambda x: lax.log1p(lax.abs(x)),
+    "log2": lambda x: lax.log2(safe_positive(x)), "one_minus_square": lax.one_minus_square,
     "sqrt": lambda x: lax.sqrt(safe_positive(x)), "rsqrt": lambda x: lax.rsqrt(safe_positive(x)),
     "cbrt": lambda x: lax.cbrt(safe_positive(x)), "tan": lambda x: lax.tan(bounded(x, 1.2)),
     "asin": lambda x: lax.asin(bounded(x)), "acos": lambda x: lax.acos(bounded(x)),
