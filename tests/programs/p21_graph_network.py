@@ -39,7 +39,7 @@ def predict(params, nodes, graph):
 def main():
     graph = make_graph()
     kp, kx = random.split(random.PRNGKey(21))
-    params = init(kp)
+    params = jax.jit(init)(kp)
     nodes = random.normal(kx, (graph[2], 4))
     target = jnp.zeros(graph[2]).at[jnp.array([0, 3])].set(1.0).at[5].add(-0.5)
 
@@ -54,7 +54,10 @@ def main():
     for _ in range(6):
         params, value = step(params, nodes)
         losses.append(value)
-    edge_weights = jnp.zeros((graph[2], graph[2])).at[graph[0], graph[1]].add(1.0)
-    return {"losses": jnp.stack(losses), "pred": predict(params, nodes, graph),
-            "adjacency": edge_weights, "params": params,
-            "input_grad": jax.grad(lambda x: predict(params, x, graph).sum())(nodes)}
+    @jax.jit
+    def report(params, nodes):
+        adjacency = jnp.zeros((graph[2], graph[2])).at[graph[0], graph[1]].add(1.0)
+        return {"pred": predict(params, nodes, graph), "adjacency": adjacency,
+                "input_grad": jax.grad(lambda x: predict(params, x, graph).sum())(nodes)}
+
+    return {"losses": jnp.stack(losses), "params": params, **report(params, nodes)}

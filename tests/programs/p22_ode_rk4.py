@@ -31,7 +31,7 @@ def integrate(params, state0, n_steps=40, dt=0.05):
 def main():
     true_params = {"g": jnp.array(9.0), "damping": jnp.array(0.3)}
     state0 = jnp.array([1.0, 0.0])
-    observed = integrate(true_params, state0)
+    observed = jax.jit(integrate)(true_params, state0)
 
     def loss(params):
         return jnp.mean((integrate(params, state0) - observed) ** 2)
@@ -46,6 +46,10 @@ def main():
     for _ in range(10):
         params, value = update(params)
         history.append(value)
-    sensitivity = jax.jacfwd(integrate)(params, state0)
-    return {"params": params, "losses": jnp.stack(history), "sensitivity": sensitivity,
-            "d_final_d_state0": jax.jacrev(lambda s: integrate(params, s)[-1])(state0)}
+    @jax.jit
+    def sensitivities(params, state0):
+        return {"params": jax.jacfwd(integrate)(params, state0),
+                "state0": jax.jacrev(lambda s: integrate(params, s)[-1])(state0)}
+
+    return {"params": params, "losses": jnp.stack(history),
+            "sensitivity": sensitivities(params, state0)}

@@ -47,11 +47,12 @@ def loss(params, tokens):
 
 def main():
     kp, kt = random.split(random.PRNGKey(25))
-    params = init(kp)
+    params = jax.jit(init)(kp)
     tokens = random.randint(kt, (3, T + 1), 0, VOCAB)
     step = jax.jit(lambda p: jax.tree_util.tree_map(
         lambda a, g: a - 0.3 * g, p, jax.grad(loss)(p, tokens)))
-    start = loss(params, tokens)
+    evaluate = jax.jit(loss)
+    start = evaluate(params, tokens)
     for _ in range(5):
         params = step(params)
-    return {"start": start, "end": loss(params, tokens), "params": params}
+    return {"start": start, "end": evaluate(params, tokens), "params": params}

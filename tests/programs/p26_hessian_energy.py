@@ -18,11 +18,8 @@ def modes(positions, stiffness, rest):
     return jnp.linalg.eigvalsh(hess + 1e-3 * jnp.eye(n)), jnp.max(jnp.abs(hess - alt))
 
 
-def main():
-    key = random.PRNGKey(26)
-    positions = random.normal(key, (4, 3, 2))
-    stiffness = jnp.array([[0.0, 1.0, 2.0], [1.0, 0.0, 0.5], [2.0, 0.5, 0.0]])
-    rest = jnp.ones((3, 3))
+@jax.jit
+def analyse(positions, stiffness, rest):
     eigs, gaps = jax.vmap(modes, in_axes=(0, None, None))(positions, stiffness, rest)
     forces = -jax.vmap(jax.grad(energy), in_axes=(0, None, None))(positions, stiffness, rest)
     d_stiffness = jax.grad(lambda k: jnp.sum(jax.vmap(energy, in_axes=(0, None, None))(
@@ -31,3 +28,9 @@ def main():
                   (jnp.ones_like(positions[0]), jnp.zeros_like(stiffness), jnp.zeros_like(rest)))[1]
     return {"eigs": eigs, "gaps_small": gaps < 1e-4, "forces": forces,
             "d_stiffness": d_stiffness, "hvp": hvp}
+
+
+def main():
+    positions = random.normal(random.PRNGKey(26), (4, 3, 2))
+    stiffness = jnp.array([[0.0, 1.0, 2.0], [1.0, 0.0, 0.5], [2.0, 0.5, 0.0]])
+    return analyse(positions, stiffness, jnp.ones((3, 3)))

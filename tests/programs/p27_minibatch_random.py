@@ -37,13 +37,17 @@ def train(key, w, x, labels, batch=6):
 
 def main():
     kd, kt, ks, kc = random.split(random.key(27), 4)
-    x, labels = make_data(kd)
+    x, labels = jax.jit(make_data)(kd)
     w = {"w": jnp.zeros((2, 3)), "b": jnp.zeros(3)}
     w, losses = train(kt, w, x, labels)
-    probs = jax.nn.softmax(x[:3] @ w["w"] + w["b"])
+    return {"w": w, "losses": losses, "labels": labels, **sample(ks, kc, w, x[:3])}
+
+
+@jax.jit
+def sample(ks, kc, w, x):
+    probs = jax.nn.softmax(x @ w["w"] + w["b"])
     samples = jax.vmap(lambda k, p: random.choice(k, 3, (5,), p=p))(random.split(ks, 3), probs)
     no_replace = random.choice(kc, jnp.arange(10) * 2, (4,), replace=False)
     sampled_logits = random.categorical(kc, jnp.log(probs), axis=-1, shape=(6, 3))
-    return {"w": w, "losses": losses, "labels": labels, "samples": samples,
-            "no_replace": no_replace, "sampled": sampled_logits,
+    return {"samples": samples, "no_replace": no_replace, "sampled": sampled_logits,
             "key_data": random.key_data(random.fold_in(kc, 3))}

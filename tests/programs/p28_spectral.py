@@ -35,16 +35,8 @@ def model(params, inputs):
     return low_pass(recurrence(decay, inputs * params["gain"]))
 
 
-def main():
-    key = random.PRNGKey(28)
-    k1, k2 = random.split(key)
-    inputs = random.normal(k1, (32,))
-    true = {"logit": jnp.array(1.0), "gain": jnp.array(0.7)}
-    observed = model(true, inputs) + 0.01 * random.normal(k2, (32,))
-    params = {"logit": jnp.array(0.0), "gain": jnp.array(1.0)}
-    grad_fn = jax.jit(jax.grad(lambda p: jnp.mean((model(p, inputs) - observed) ** 2)))
-    for _ in range(10):
-        params = jax.tree_util.tree_map(lambda p, g: p - 0.5 * g, params, grad_fn(params))
+@jax.jit
+def report(params, inputs):
     decay = jnp.full((32,), 0.8)
     spectrum = jnp.fft.fft(inputs[:8] + 1j * inputs[8:16])
     return {"params": params, "fit": model(params, inputs),
@@ -52,3 +44,20 @@ def main():
                                             sequential(decay, inputs))) < 1e-5,
             "power": jnp.abs(spectrum) ** 2, "angle": jnp.angle(spectrum),
             "fft2": jnp.fft.ifft2(jnp.fft.fft2(inputs.reshape(4, 8))).real}
+
+
+def main():
+    k1, k2 = random.split(random.PRNGKey(28))
+    inputs = random.normal(k1, (32,))
+    true = {"logit": jnp.array(1.0), "gain": jnp.array(0.7)}
+    observed = jax.jit(model)(true, inputs) + 0.01 * random.normal(k2, (32,))
+    params = {"logit": jnp.array(0.0), "gain": jnp.array(1.0)}
+
+    @jax.jit
+    def update(params):
+        grads = jax.grad(lambda p: jnp.mean((model(p, inputs) - observed) ** 2))(params)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.5 * g, params, grads)
+
+    for _ in range(10):
+        params = update(params)
+    return report(params, inputs)
