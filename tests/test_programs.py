@@ -63,7 +63,7 @@ def test_program_runs_unchanged_with_jax_results(path):
 
 
 def test_the_corpus_is_large_enough():
-    assert len(PROGRAMS) >= 15
+    assert len(PROGRAMS) >= 29
 
 
 def test_the_loader_really_swaps_the_library(tmp_path):
