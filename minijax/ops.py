@@ -97,7 +97,10 @@ def _segment(kind, data, segment_ids, num_segments, bucket_size, mode):
 
 def _make(kind, what):
     def segment_op(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                   unique_indices=False, bucket_size=None, mode=None):
+                   unique_indices=False, bucket_size=None, mode=None, out_sharding=None):
+        if out_sharding is not None:
+            raise NotImplementedError(f"segment_{kind}: minijax does not place results "
+                                      f"by out_sharding; leave it None")
         return _segment(kind, data, segment_ids, num_segments, bucket_size, mode)
     segment_op.__name__ = segment_op.__qualname__ = f"segment_{kind}"
     segment_op.__doc__ = f"""The {what} of the rows of `data` in each segment, as `jax.ops.segment_{kind}`.
@@ -109,7 +112,7 @@ def _make(kind, what):
     as a static int. Ids out of range are dropped (`mode='fill_or_drop'`, the default)
     or clamped into range (`mode='clip'`). `bucket_size` combines rows in buckets of
     that size first (module docstring); `indices_are_sorted` and `unique_indices` are
-    accepted promises that do not change the result.
+    accepted promises that do not change the result. `out_sharding` must be None.
     """
     return segment_op
 
