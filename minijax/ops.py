@@ -103,7 +103,8 @@ def _make(kind, what):
                                       f"by out_sharding; leave it None")
         return _segment(kind, data, segment_ids, num_segments, bucket_size, mode)
     segment_op.__name__ = segment_op.__qualname__ = f"segment_{kind}"
-    segment_op.__doc__ = f"""The {what} of the rows of `data` in each segment, as `jax.ops.segment_{kind}`.
+    segment_op.__doc__ = f"""The {what} of the rows of `data` in each segment, as
+    `jax.ops.segment_{kind}`.
 
     `segment_ids` (integers, one per leading row of `data`) names each row's segment;
     the result has shape `(num_segments,) + data.shape[1:]`, and a segment no row names

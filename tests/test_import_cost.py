@@ -48,7 +48,8 @@ def test_lazy_names_answer_as_before():
         "  'parser': minijax.ir.parser is sys.modules['minijax.ir.parser'],\n"
         "  'loads': loads is minijax.ir.parser.loads,\n"
         "  'ParseError': issubclass(ParseError, ValueError),\n"
-        "  'dir': sorted({'random', 'scipy', 'nn', 'image', 'test_util', 'ops'} - set(dir(minijax))),\n"
+        "  'dir': sorted({'random', 'scipy', 'nn', 'image', 'test_util', 'ops'}\n"
+        "                - set(dir(minijax))),\n"
         "}))")
     assert answers == {"nn": True, "scipy": True, "random": True, "image": True,
                        "test_util": True, "ops": True, "parser": True, "loads": True,

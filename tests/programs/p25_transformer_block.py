@@ -38,7 +38,8 @@ def block(params, x):
 
 def loss(params, tokens):
     x = params["embed"][tokens[:, :-1]]
-    block_fn = jax.checkpoint(block, policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable)
+    policy = jax.checkpoint_policies.dots_with_no_batch_dims_saveable
+    block_fn = jax.checkpoint(block, policy=policy)
     x = block_fn(params, x)
     logits = x @ params["embed"].T
     targets = jax.nn.one_hot(tokens[:, 1:], VOCAB)

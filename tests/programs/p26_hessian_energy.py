@@ -24,8 +24,8 @@ def analyse(positions, stiffness, rest):
     forces = -jax.vmap(jax.grad(energy), in_axes=(0, None, None))(positions, stiffness, rest)
     d_stiffness = jax.grad(lambda k: jnp.sum(jax.vmap(energy, in_axes=(0, None, None))(
         positions, k, rest)))(stiffness)
-    hvp = jax.jvp(jax.grad(energy), (positions[0], stiffness, rest),
-                  (jnp.ones_like(positions[0]), jnp.zeros_like(stiffness), jnp.zeros_like(rest)))[1]
+    tangents = (jnp.ones_like(positions[0]), jnp.zeros_like(stiffness), jnp.zeros_like(rest))
+    hvp = jax.jvp(jax.grad(energy), (positions[0], stiffness, rest), tangents)[1]
     return {"eigs": eigs, "gaps_small": gaps < 1e-4, "forces": forces,
             "d_stiffness": d_stiffness, "hvp": hvp}
 

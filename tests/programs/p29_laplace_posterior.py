@@ -51,4 +51,5 @@ def main():
 
     samples, log_weights = score(ks)
     return {"mode": mode, "cov": cov, "map": map_params, "samples": samples,
-            "log_weights": log_weights, "density_at_mode": multivariate_normal.pdf(mode, mode, cov)}
+            "log_weights": log_weights,
+            "density_at_mode": multivariate_normal.pdf(mode, mode, cov)}
