@@ -374,3 +374,21 @@ def test_lax_additions_match_jax(name):
                        jax.vmap(lambda x: fun(jax.lax, x))(np.stack([x, x + 1])))
     loss = lambda lib: (lambda x: lib.numpy.sum(fun(lib.lax, x) * x))
     assert_trees_match(minijax.grad(loss(minijax))(x), jax.grad(loss(jax))(x))
+
+
+def test_scipy_integrate_trapezoid_matches_jax():
+    # jax.scipy.integrate.trapezoid is its own function in JAX, with jnp.trapezoid's rule
+    import jax.scipy.integrate as jintegrate
+    import minijax.scipy.integrate as mintegrate
+    y = np.random.default_rng(4).standard_normal((3, 5)).astype(np.float32)
+    x = np.cumsum(np.abs(y), axis=1)
+    for args, kwargs in (((y,), {}), ((y,), {"dx": 0.3}), ((y, x[0]), {}),
+                         ((y, x), {"axis": 1}), ((y.T,), {"axis": 0}), ((np.arange(4),), {})):
+        assert_trees_match(mintegrate.trapezoid(*args, **kwargs),
+                           jintegrate.trapezoid(*args, **kwargs), rtol=1e-6, atol=1e-6)
+        y0 = args[0] * 1.0
+        assert_trees_match(
+            minijax.grad(lambda y: mintegrate.trapezoid(y, *args[1:], **kwargs).sum())(y0),
+            jax.grad(lambda y: jintegrate.trapezoid(y, *args[1:], **kwargs).sum())(y0),
+            rtol=1e-6, atol=1e-6)
+    assert minijax.scipy.integrate.trapezoid is minijax.numpy.trapezoid

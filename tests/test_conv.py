@@ -292,6 +292,47 @@ def test_scipy_signal_methods_grad_and_errors():
             signal.correlate(np.ones((4, 2)), np.ones(2))
 
 
+@pytest.mark.parametrize("shapes", [((4, 5), (2, 3)), ((2, 3), (4, 5)), ((3, 4), (3, 4)),
+                                    ((3, 1), (2, 4))])
+def test_scipy_signal_2d(shapes):
+    # correlate2d flips and conjugates in JAX's order, which depends on which input is
+    # larger; complex inputs check the conjugations
+    a, b = randn(*shapes[0]), randn(*shapes[1])
+    ca, cb = (a + 1j * randn(*shapes[0])).astype(np.complex64), (b - 2j * b).astype(np.complex64)
+
+    def every_mode(signal):
+        return [(signal.convolve2d(x, y, mode), signal.correlate2d(x, y, mode))
+                for x, y in ((a, b), (ca, cb), (a, cb)) for mode in ("full", "same", "valid")
+                if all(i >= j for i, j in zip(x.shape, y.shape))
+                or all(i <= j for i, j in zip(x.shape, y.shape))]
+    if len(every_mode(msignal)) == 0:
+        for signal in (jsignal, msignal):
+            with pytest.raises(ValueError, match="smaller than the other"):
+                signal.convolve2d(a, b)
+        return
+    assert_trees_match(minijax.jit(lambda: every_mode(msignal))(),
+                       jax.jit(lambda: every_mode(jsignal))(), **TOL)
+    assert_trees_match(
+        minijax.grad(lambda a, b: (msignal.correlate2d(a, b, "full") ** 2).sum(), (0, 1))(a, b),
+        jax.jit(jax.grad(lambda a, b: (jsignal.correlate2d(a, b, "full") ** 2).sum(),
+                         (0, 1)))(a, b), **TOL)
+    ints = np.arange(6).reshape(2, 3)                    # integers become float32
+    assert_trees_match(msignal.convolve2d(ints, ints), jsignal.convolve2d(ints, ints))
+
+
+def test_scipy_signal_2d_errors():
+    for signal in (jsignal, msignal):
+        for f in (signal.convolve2d, signal.correlate2d):
+            with pytest.raises(NotImplementedError, match="boundary='fill'"):
+                f(np.ones((3, 3)), np.ones((2, 2)), boundary="wrap")
+            with pytest.raises(NotImplementedError, match="fillvalue=0"):
+                f(np.ones((3, 3)), np.ones((2, 2)), fillvalue=1.0)
+            with pytest.raises(ValueError, match="2-dimensional"):
+                f(np.ones(3), np.ones(2))
+            with pytest.raises(ValueError, match="mode"):
+                f(np.ones((3, 3)), np.ones((2, 2)), mode="circular")
+
+
 def test_docs_first_jaxpr_is_current():
     """docs/convolutions.md shows this program's IR in full; it must be today's."""
     import pathlib

@@ -12,7 +12,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 import minijax.scipy.linalg as msl
-from minijax.scipy import _multivariate_normal as mvn
+from minijax.scipy.stats import multivariate_normal as mvn   # the public name, as JAX's
 from minijax.testing import JAX_VERSION
 from tests.numpy_helpers import check, assert_values_close, together, assert_groups_cover
 from tests.test_divergences import pins

@@ -217,3 +217,21 @@ def test_scatters_take_the_index_hints(name):
                                       np.float32), d, indices_are_sorted=True,
                                       unique_indices=True)
     assert_trees_match(run(minijax), run(jax))
+
+
+@pytest.mark.parametrize("method", ["add", "set", "min", "max", "multiply"])
+def test_dropped_updates_get_zero_cotangents(method):
+    # An update written out of bounds is dropped, so its cotangent is 0; minijax's
+    # transpose read it with a 'fill' gather, whose fill is NaN (JAX fills with 0).
+    x, v = randn(5, 3), randn(3, 2)
+    idx = np.array([1, 7, -9])              # 7 and -9 (after counting from the end) miss
+    fn = lambda jnp, x, v: update(jnp, method, x, (idx, slice(1, 3)), v)  # noqa: E731
+    ours, theirs = both(fn)
+    weights = np.arange(15, dtype=np.float32).reshape(5, 3)
+    grads = [lib.jit(lib.grad(lambda x, v: (f(x, v) * weights).sum(), (0, 1)))(x, v)
+             for lib, f in ((minijax, ours), (jax, theirs))]
+    assert_trees_match(*grads, **TOL)
+    assert not np.isnan(np.asarray(grads[0][1])).any()
+    batched = [lib.jit(lib.vmap(lib.grad(lambda x, v: f(x, v).sum(), 1), (None, 0)))(
+        x, np.stack([v, 2 * v])) for lib, f in ((minijax, ours), (jax, theirs))]
+    assert_trees_match(*batched, **TOL)

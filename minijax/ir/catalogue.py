@@ -209,6 +209,9 @@ def _scatter(name):
         _check_index_array(name, indices, len(scatter_dims_to_operand_dims))
         if updates.dtype != operand.dtype:
             _fail(name, f"updates {updates} must have the dtype of the operand {operand}")
+        if name in ("scatter_add", "scatter_mul") and is_bool(operand.dtype):
+            # as JAX's add and mul, which refuse bool (XLA would take them as or / and)
+            _fail(name, f"does not accept the bool operand {operand}")
         if mode not in GATHER_MODES:
             _fail(name, f"mode must be one of {GATHER_MODES}, got {mode!r}")
         _check_axes(name, tuple(inserted_window_dims), operand.ndim)

@@ -225,10 +225,32 @@ def _gather_updates(ct, indices, update_aval, update_window_dims, inserted_windo
     window_sizes = iter(update_aval.shape[d] for d in update_window_dims)
     slice_sizes = tuple(1 if axis in inserted_window_dims else next(window_sizes)
                         for axis in range(aval_of(ct).ndim))
-    return bind(P.gather_p, ct, indices, offset_dims=tuple(update_window_dims),
-                collapsed_slice_dims=tuple(inserted_window_dims),
-                start_index_map=tuple(scatter_dims_to_operand_dims),
-                slice_sizes=slice_sizes, mode=mode)
+    gathered = bind(P.gather_p, ct, indices, offset_dims=tuple(update_window_dims),
+                    collapsed_slice_dims=tuple(inserted_window_dims),
+                    start_index_map=tuple(scatter_dims_to_operand_dims),
+                    slice_sizes=slice_sizes, mode=mode)
+    if mode != "fill" or not scatter_dims_to_operand_dims:
+        return gathered
+    # A 'fill' gather reads NaN out of bounds, but an update the scatter dropped there
+    # has no effect on its result: its cotangent is 0 (JAX gathers with fill_value=0).
+    inside = _window_inside(indices, aval_of(ct).shape, slice_sizes,
+                            scatter_dims_to_operand_dims)
+    batch_dims = [d for d in range(update_aval.ndim) if d not in update_window_dims]
+    inside = broadcast_in_dim(inside, update_aval.shape, batch_dims)
+    return bind(P.select_n_p, inside, zeros(aval_of(gathered)), gathered)
+
+
+def _window_inside(indices, operand_shape, slice_sizes, index_axes):
+    """bool, one per index vector (the last axis of `indices`): whether its window lies
+    inside the operand, the test by which a 'fill' scatter drops and a 'fill' gather
+    fills."""
+    index_aval = aval_of(indices)
+    highest = np.array([operand_shape[a] - slice_sizes[a] for a in index_axes],
+                       index_aval.dtype)
+    highest = broadcast_in_dim(highest, index_aval.shape, (index_aval.ndim - 1,))
+    ok = bind(P.and_p, bind(P.ge_p, indices, scalar(0, index_aval.dtype)),
+              bind(P.le_p, indices, highest))
+    return bind(P.reduce_and_p, ok, axes=(index_aval.ndim - 1,))
 
 
 def _scatter_transpose_rule(overwrites):

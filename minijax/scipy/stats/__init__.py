@@ -7,4 +7,4 @@ JAX's values outside the support (-inf log densities, 0/1 CDFs, NaN for invalid
 parameters or probabilities outside [0, 1]).
 """
 from . import (norm, t, beta, gamma, bernoulli, poisson, uniform, laplace,  # noqa: F401
-               cauchy, logistic)
+               cauchy, logistic, multivariate_normal)
