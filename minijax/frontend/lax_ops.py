@@ -17,6 +17,7 @@ from jax import tree_util
 from ..ir import primitives as P
 from ..ir import random_primitives as R, special_primitives as S
 from ..ir.trace import bind, aval_of, Tracer
+from ..transforms.ad_util import window_inside
 from ..ir.types import canonical_dtype, is_float, is_inexact, is_integer
 # The contractions and their precision live in lax_dot.py; `minijax.lax` and the
 # modules that use this one as `lax` read them here.
@@ -479,14 +480,8 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *,
                start_index_map=d.start_index_map, slice_sizes=slice_sizes, mode=mode)
     if fill_value is None or mode != "fill":
         return out
-    # A slice is in bounds where each start index i of operand axis a has
-    # 0 <= i <= shape[a] - slice_sizes[a]; the others become the fill value.
-    shape, indices = aval_of(operand).shape, aval_of(start_indices)
-    limits = broadcast_in_dim(
-        np.array([shape[a] - slice_sizes[a] for a in d.start_index_map], indices.dtype),
-        indices.shape, (indices.ndim - 1,))
-    in_bounds = reduce_and(bitwise_and(ge(start_indices, full_like(start_indices, 0)),
-                                       le(start_indices, limits)), (indices.ndim - 1,))
+    in_bounds = window_inside(start_indices, aval_of(operand).shape, slice_sizes,
+                              d.start_index_map)
     out_shape = aval_of(out).shape
     batch_dims = tuple(i for i in range(len(out_shape)) if i not in d.offset_dims)
     return select(broadcast_in_dim(in_bounds, out_shape, batch_dims), out,

@@ -228,3 +228,16 @@ def as_results(tree):
     if not isinstance(current_trace(), EvalTrace):
         return tree
     return tree_util.tree_map(as_result, tree)
+
+
+def window_inside(indices, operand_shape, slice_sizes, index_axes):
+    """bool, one per index vector (the last axis of `indices`): whether its window lies
+    inside the operand, the test by which a 'fill' scatter drops and a 'fill' gather
+    fills (with `lax.gather`'s `fill_value`, or a cotangent's zero)."""
+    index_aval = aval_of(indices)
+    highest = np.array([operand_shape[a] - slice_sizes[a] for a in index_axes],
+                       index_aval.dtype)
+    highest = broadcast_in_dim(highest, index_aval.shape, (index_aval.ndim - 1,))
+    ok = bind(P.and_p, bind(P.ge_p, indices, scalar(0, index_aval.dtype)),
+              bind(P.le_p, indices, highest))
+    return bind(P.reduce_and_p, ok, axes=(index_aval.ndim - 1,))

@@ -20,7 +20,8 @@ import numpy as np
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
 from .ad_util import (Zero, zeros, instantiate, scalar, add, sub, neg, mul, div, convert,
-                      reduce_sum, broadcast_in_dim, transpose, reshape, sum_to_shape, eq, iota)
+                      reduce_sum, broadcast_in_dim, transpose, reshape, sum_to_shape, eq, iota,
+                      window_inside)
 from .transpose import transpose_rules, is_linear, NonLinearError
 
 
@@ -233,24 +234,11 @@ def _gather_updates(ct, indices, update_aval, update_window_dims, inserted_windo
         return gathered
     # A 'fill' gather reads NaN out of bounds, but an update the scatter dropped there
     # has no effect on its result: its cotangent is 0 (JAX gathers with fill_value=0).
-    inside = _window_inside(indices, aval_of(ct).shape, slice_sizes,
+    inside = window_inside(indices, aval_of(ct).shape, slice_sizes,
                             scatter_dims_to_operand_dims)
     batch_dims = [d for d in range(update_aval.ndim) if d not in update_window_dims]
     inside = broadcast_in_dim(inside, update_aval.shape, batch_dims)
     return bind(P.select_n_p, inside, zeros(aval_of(gathered)), gathered)
-
-
-def _window_inside(indices, operand_shape, slice_sizes, index_axes):
-    """bool, one per index vector (the last axis of `indices`): whether its window lies
-    inside the operand, the test by which a 'fill' scatter drops and a 'fill' gather
-    fills."""
-    index_aval = aval_of(indices)
-    highest = np.array([operand_shape[a] - slice_sizes[a] for a in index_axes],
-                       index_aval.dtype)
-    highest = broadcast_in_dim(highest, index_aval.shape, (index_aval.ndim - 1,))
-    ok = bind(P.and_p, bind(P.ge_p, indices, scalar(0, index_aval.dtype)),
-              bind(P.le_p, indices, highest))
-    return bind(P.reduce_and_p, ok, axes=(index_aval.ndim - 1,))
 
 
 def _scatter_transpose_rule(overwrites):
