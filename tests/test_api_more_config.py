@@ -21,14 +21,22 @@ from minijax.testing import assert_trees_match
 
 @pytest.fixture(autouse=True)
 def fresh_config():
+    """Each test starts from the modelled flags' defaults in minijax and in JAX, whatever
+    JAX's environment variables started them at (the GPU runs set
+    JAX_DEFAULT_MATMUL_PRECISION); the variables themselves are tested in subprocesses."""
+    for name, value in _DEFAULTS.items():
+        minijax.config.update(name, value)
+    with jax.disable_jit(False), jax.debug_nans(False), jax.debug_infs(False), \
+            jax.default_matmul_precision(None):
+        yield
     minijax.config.reset()
-    yield
-    minijax.config.reset()
+
+
+_DEFAULTS = {"jax_disable_jit": False, "jax_debug_nans": False, "jax_debug_infs": False,
+             "jax_default_matmul_precision": None}
 
 
 def test_config_reads_as_jax_config_does():
-    # Both start from JAX's environment variables (on a GPU the suite sets
-    # JAX_DEFAULT_MATMUL_PRECISION, conftest.py), so they agree with or without them.
     for name in ["jax_enable_x64", "jax_disable_jit", "jax_debug_nans", "jax_debug_infs",
                  "jax_default_matmul_precision", "jax_platforms", "jax_log_compiles",
                  "jax_numpy_rank_promotion"]:
@@ -164,8 +172,9 @@ def test_update_sets_the_default_new_threads_start_from():
     thread.start()
     thread.join()
     assert seen == [True]
-    minijax.config.reset()
-    assert minijax.config.jax_debug_infs is False
+    minijax.config.reset()       # back to where the environment started it
+    assert minijax.config.jax_debug_infs is (
+        os.environ.get("JAX_DEBUG_INFS", "0").lower() in ("y", "yes", "t", "true", "on", "1"))
 
 
 # -- jax_debug_nans / jax_debug_infs -----------------------------------------------------------
@@ -234,8 +243,6 @@ def test_debug_nans_in_a_jitted_call_with_refs_names_the_call():
 # -- jax_default_matmul_precision --------------------------------------------------------------
 
 def test_default_matmul_precision_fills_in_precision_none():
-    # From the flag's default, None, whatever JAX_DEFAULT_MATMUL_PRECISION started it at.
-    minijax.config.update("jax_default_matmul_precision", None)
     a = np.arange(4, dtype=np.float32).reshape(2, 2) / 3
     jitted = minijax.jit(lambda a: mnp.sum(a @ a))
     before = jitted(a)

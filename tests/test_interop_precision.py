@@ -6,7 +6,8 @@ programs' params and texts, and the values only as a check that nothing else cha
 A JAX program's precision -- given as `precision=`, or filled in from
 `jax_default_matmul_precision` when JAX traced it -- is imported as minijax's pair of
 `Precision` names, exported back as JAX's, and written by `to_python_source`; a dot
-algorithm, which minijax does not model, is refused by name.
+algorithm, which minijax does not model, is refused by name. Last, a gradient's
+contractions keep the forward one's precision, as JAX's transpose rule does.
 """
 from __future__ import annotations
 
@@ -126,3 +127,22 @@ _ALGORITHM = lax.DotAlgorithm(lhs_precision_type=np.float32, rhs_precision_type=
 def test_dot_algorithms_are_refused_by_name(fun, args):
     with pytest.raises(UnsupportedParamError, match="not dot algorithms"):
         import_jaxpr(jax.make_jaxpr(fun)(*args))
+
+
+@pytest.mark.parametrize("pair", [("HIGHEST", "HIGHEST"), ("HIGH", "HIGHEST")])
+def test_a_gradients_contractions_keep_the_precision(pair):
+    """JAX's transpose of dot_general multiplies (cotangent, other operand) at the
+    forward precision; minijax's multiplies the rhs's cotangent the other way round
+    (`other . ct`), so there the pair comes reversed, each operand at JAX's precision."""
+    def loss(lib, a, b):
+        return lib.numpy.sum(lib.numpy.tanh(lib.lax.dot(
+            a, b, precision=tuple(name.lower() for name in pair))))
+    grad = lambda lib: lib.grad(lambda a, b: loss(lib, a, b), argnums=(0, 1))
+    theirs = _jaxpr_without_default(grad(jax), A, B)
+    with minijax.default_matmul_precision(None):
+        ours = minijax.make_jaxpr(grad(minijax))(A, B)
+    assert [tuple(p.name for p in pq) for pq in _precisions(theirs.eqns)] == [pair] * 3
+    # forward, then b's cotangent (a . ct), then a's (ct . b)
+    assert _precisions(ours.jaxpr.eqns) == [pair, pair[::-1], pair]
+    assert_trees_match(minijax.grad(lambda a, b: loss(minijax, a, b), argnums=(0, 1))(A, B),
+                       jax.grad(lambda a, b: loss(jax, a, b), argnums=(0, 1))(A, B))
