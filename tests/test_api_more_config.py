@@ -2,7 +2,11 @@
 updating flags, the flags minijax honours (`jax_disable_jit`, `jax_debug_nans`,
 `jax_debug_infs`, `jax_default_matmul_precision`), the platform flags, and the
 refusals (`jax_enable_x64=True`, other JAX flags changed, unknown names)."""
+import json
 import os
+import pathlib
+import subprocess
+import sys
 import threading
 
 import jax
@@ -17,28 +21,84 @@ from minijax.testing import assert_trees_match
 
 @pytest.fixture(autouse=True)
 def fresh_config():
+    """Each test starts from the modelled flags' defaults in minijax and in JAX, whatever
+    JAX's environment variables started them at (the GPU runs set
+    JAX_DEFAULT_MATMUL_PRECISION); the variables themselves are tested in subprocesses."""
+    for name, value in _DEFAULTS.items():
+        minijax.config.update(name, value)
+    with jax.disable_jit(False), jax.debug_nans(False), jax.debug_infs(False), \
+            jax.default_matmul_precision(None):
+        yield
     minijax.config.reset()
-    yield
-    minijax.config.reset()
+
+
+_DEFAULTS = {"jax_disable_jit": False, "jax_debug_nans": False, "jax_debug_infs": False,
+             "jax_default_matmul_precision": None}
 
 
 def test_config_reads_as_jax_config_does():
-    # minijax's modelled flags do not read JAX's environment variables (docs/design.md
-    # section 11); on a GPU the suite sets JAX_DEFAULT_MATMUL_PRECISION (conftest.py)
-    set_by_environment = {name for name in ("jax_disable_jit", "jax_debug_nans",
-                                            "jax_debug_infs", "jax_default_matmul_precision")
-                          if name.upper() in os.environ}
     for name in ["jax_enable_x64", "jax_disable_jit", "jax_debug_nans", "jax_debug_infs",
                  "jax_default_matmul_precision", "jax_platforms", "jax_log_compiles",
                  "jax_numpy_rank_promotion"]:
-        if name in set_by_environment:
-            assert minijax.config.read(name) in (None, False), name
-            continue
         assert getattr(minijax.config, name) == getattr(jax.config, name), name
         assert minijax.config.read(name) == getattr(jax.config, name), name
     assert minijax.config.x64_enabled is False
     assert minijax.config.values["jax_enable_x64"] is False
     assert minijax.enable_x64.value is False and minijax.debug_nans.value is False
+
+
+_ROOT = pathlib.Path(__file__).resolve().parent.parent
+_MODELLED_VARIABLES = ("JAX_ENABLE_X64", "JAX_DISABLE_JIT", "JAX_DEBUG_NANS", "JAX_DEBUG_INFS",
+                       "JAX_DEFAULT_MATMUL_PRECISION")
+
+
+def _python_with(variables, script):
+    """`script` run by a fresh interpreter that imports this checkout, with JAX's
+    variables for the modelled flags set to `variables` (the others unset)."""
+    env = {k: v for k, v in os.environ.items() if k not in _MODELLED_VARIABLES}
+    env.update(variables,
+               PYTHONPATH=os.pathsep.join([str(_ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=_ROOT, env=env, timeout=300)
+
+
+_READ_FLAGS = """
+import json, jax, jax.numpy as jnp, numpy as np
+import minijax, minijax.numpy as mnp
+from minijax.interop import import_jaxpr
+names = ["jax_disable_jit", "jax_debug_nans", "jax_debug_infs", "jax_default_matmul_precision"]
+a = np.ones((2, 2), np.float32)
+out = {"minijax": [minijax.config.read(n) for n in names],
+       "jax": [getattr(jax.config, n) for n in names],
+       "traced": str(minijax.make_jaxpr(lambda a: a @ a)(a)),
+       "imported": str(import_jaxpr(jax.make_jaxpr(lambda a: a @ a)(a)))}
+jax.config.update("jax_default_matmul_precision", "bfloat16")   # JAX's flag, not minijax's
+minijax.config.reset()
+out["after_jax_update"] = minijax.config.jax_default_matmul_precision
+print(json.dumps(out))
+"""
+
+
+def test_modelled_flags_start_from_jaxs_environment_variables():
+    result = _python_with({"JAX_DEFAULT_MATMUL_PRECISION": "highest", "JAX_DEBUG_NANS": "1",
+                           "JAX_DEBUG_INFS": "off", "JAX_DISABLE_JIT": "True"}, _READ_FLAGS)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.splitlines()[-1])
+    assert out["minijax"] == out["jax"] == [True, True, False, "highest"]
+    # A contraction records the precision the variable set, as JAX's trace does.
+    assert "precision=('HIGHEST', 'HIGHEST')" in out["traced"]
+    assert "precision=('HIGHEST', 'HIGHEST')" in out["imported"]
+    assert out["after_jax_update"] == "highest"
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("JAX_ENABLE_X64", "1", "does not model 64-bit types"),
+    ("JAX_DEFAULT_MATMUL_PRECISION", "F32_F32_F32", "dot algorithm presets")])
+def test_an_environment_minijax_cannot_model_fails_its_import(variable, value, message):
+    result = _python_with({variable: value}, "import minijax")
+    assert result.returncode != 0
+    assert f"{variable}={value!r} is set in the environment" in result.stderr
+    assert message in result.stderr
 
 
 def test_unknown_names_are_attribute_errors_as_in_jax():
@@ -112,8 +172,9 @@ def test_update_sets_the_default_new_threads_start_from():
     thread.start()
     thread.join()
     assert seen == [True]
-    minijax.config.reset()
-    assert minijax.config.jax_debug_infs is False
+    minijax.config.reset()       # back to where the environment started it
+    assert minijax.config.jax_debug_infs is (
+        os.environ.get("JAX_DEBUG_INFS", "0").lower() in ("y", "yes", "t", "true", "on", "1"))
 
 
 # -- jax_debug_nans / jax_debug_infs -----------------------------------------------------------

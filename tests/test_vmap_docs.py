@@ -40,11 +40,14 @@ def _batched(jaxpr, in_axes):
 
 
 def _generate():
-    layer_jaxpr = minijax.make_jaxpr(layer)(np.zeros(3, f32), np.zeros((3, 4), f32),
-                                            np.zeros(4, f32))
-    pick_jaxpr = minijax.make_jaxpr(pick)(np.zeros((6, 3), f32), np.int32(0))
-    grads = minijax.make_jaxpr(minijax.vmap(minijax.grad(loss), in_axes=(None, 0)))(
-        np.zeros((3, 4), f32), np.zeros((5, 3), f32))
+    # the page shows the default config's programs (a JAX_DEFAULT_MATMUL_PRECISION in the
+    # environment would put its precision on each dot)
+    with minijax.default_matmul_precision(None):
+        layer_jaxpr = minijax.make_jaxpr(layer)(np.zeros(3, f32), np.zeros((3, 4), f32),
+                                                np.zeros(4, f32))
+        pick_jaxpr = minijax.make_jaxpr(pick)(np.zeros((6, 3), f32), np.int32(0))
+        grads = minijax.make_jaxpr(minijax.vmap(minijax.grad(loss), in_axes=(None, 0)))(
+            np.zeros((3, 4), f32), np.zeros((5, 3), f32))
     verify_jaxpr(grads)
     return {
         "layer": str(layer_jaxpr),

@@ -19,13 +19,22 @@ JAX's. A flag is one of three kinds:
   `jax.config.update` itself. A name JAX does not have is an AttributeError, as
   in JAX.
 
+A modelled flag starts where JAX's own starts: its default, or the value of JAX's
+environment variable for it (`JAX_DEBUG_NANS=1`, `JAX_DEFAULT_MATMUL_PRECISION=highest`,
+...), read when minijax is imported and spelt as JAX takes it. minijax reads the
+environment rather than `jax.config`, so a `jax.config.update` call -- before or
+after minijax's import -- changes JAX's flag and not minijax's, as the rest of this
+module has it. A value minijax cannot model (`JAX_ENABLE_X64=1`, a dot algorithm
+preset's name for the precision) fails the import, naming the variable.
+
 `config.update` sets a flag's default (what every thread starts from) and the
 calling thread's value; a context manager changes the calling thread's value for its
-block. `config.reset()` puts every flag back to its default.
+block. `config.reset()` puts every flag back to where it started.
 """
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 
 import jax
@@ -59,7 +68,8 @@ def _precision(value):
     key = value.lower() if isinstance(value, str) else value
     if key not in MATMUL_PRECISIONS:
         raise ValueError(f"jax_default_matmul_precision takes one of "
-                         f"{sorted(k for k in MATMUL_PRECISIONS if k)} or None, got {value!r}")
+                         f"{sorted(k for k in MATMUL_PRECISIONS if k)} or None, got {value!r} "
+                         f"(minijax does not model JAX's dot algorithm presets)")
     return key
 
 
@@ -94,6 +104,37 @@ _MODELLED = {
                                      _set_precision_here, _set_precision_default, _precision),
 }
 _PLATFORM_FLAGS = ("jax_platform_name", "jax_platforms")
+
+# -- where the modelled flags start: JAX's environment variables --------------------------
+
+_DEFAULTS = {"jax_enable_x64": False, "jax_disable_jit": False, "jax_debug_nans": False,
+             "jax_debug_infs": False, "jax_default_matmul_precision": None}
+# How JAX spells a bool in its environment variables (its `bool_env`).
+_TRUE_WORDS = ("y", "yes", "t", "true", "on", "1")
+_FALSE_WORDS = ("n", "no", "f", "false", "off", "0")
+
+
+def _start_from_environment(name):
+    """Flag `name`'s start: JAX's variable for it (`name.upper()`) when set, else its
+    default. JAX reads the same variable when it is imported, so both start alike."""
+    default = _DEFAULTS[name]
+    text = os.environ.get(name.upper())
+    if text is None:
+        return default
+    value = text
+    if isinstance(default, bool):
+        word = text.lower()
+        if word not in _TRUE_WORDS + _FALSE_WORDS:
+            raise ValueError(f"invalid truth value {text!r} for environment {name.upper()!r}")
+        value = word in _TRUE_WORDS
+    try:
+        return _MODELLED[name][3](value)
+    except ValueError as error:
+        raise ValueError(f"{name.upper()}={text!r} is set in the environment, and "
+                         f"minijax cannot start from it: {error}") from None
+
+
+_STARTS = {name: _start_from_environment(name) for name in _MODELLED}
 
 
 def _jax_flag_names() -> frozenset:
@@ -148,10 +189,10 @@ class Config:
         return False
 
     def reset(self):
-        """Every flag minijax models back to its default (for tests and the REPL)."""
-        set_jit_disabled_by_config(False)
-        float_checks.reset()
-        _set_precision_default(None)
+        """Every flag minijax models back to where it started: its default, or what
+        JAX's environment variable for it says (for tests and the REPL)."""
+        for name, (_, _, set_default, _) in _MODELLED.items():
+            set_default(_STARTS[name])
 
     @staticmethod
     def _check_jax_flag(name):
@@ -170,6 +211,7 @@ class Config:
 
 
 config = Config()
+config.reset()
 
 
 class FlagContext:

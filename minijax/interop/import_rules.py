@@ -7,9 +7,11 @@ or in minijax's public API where minijax has a canonical form JAX spells otherwi
 
 Hints JAX carries and minijax does not model -- shardings, memory spaces, an op's
 `accuracy` or `out_dtype` -- are accepted only at their "no hint" value; a program
-that sets one is refused by name rather than silently changed. The one exception is
-a dot's `precision`, which changes results only on TPUs: it is dropped. (The
-placement params of a `jit` equation are ignored: minijax's `jit` has none.)
+that sets one is refused by name rather than silently changed. A contraction's
+`precision` is not such a hint: on a GPU it decides whether float32 products use
+TensorFloat-32, on a TPU how many bfloat16 passes they take, so it is kept
+(`import_precision`). (The placement params of a `jit` equation are ignored:
+minijax's `jit` has none.)
 
 The table continues in `import_rules_calls.py` (checkpoint, custom derivatives) and
 `import_rules_numeric.py` (bits, special functions, complex, linear algebra, windows,
@@ -21,7 +23,7 @@ import math
 
 import jax
 import numpy as np
-from jax import tree_util
+from jax import lax, tree_util
 from jax.sharding import NamedSharding, SingleDeviceSharding
 
 from .. import debug
@@ -171,6 +173,23 @@ for _prim in (P.argmax_p, P.argmin_p):
                     [bind(_p, x, axes=_ints(axes), index_dtype=np.dtype(index_dtype))])
 
 
+def import_precision(prim_name, precision):
+    """A contraction's JAX `precision` param as minijax's: None, or a pair of
+    `lax.Precision` names. JAX's trace holds None, a pair of `Precision` values (what
+    `precision=` and `jax_default_matmul_precision` canonicalize to), or a dot
+    algorithm (`lax.DotAlgorithmPreset`, `lax.DotAlgorithm`), which minijax does not
+    model and refuses."""
+    if precision is None:
+        return None
+    pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
+    if len(pair) != 2 or not all(isinstance(p, lax.Precision) for p in pair):
+        raise UnsupportedParamError(
+            f"cannot import {prim_name} with precision={precision!r}: minijax models "
+            f"lax.Precision values only, not dot algorithms (lax.DotAlgorithmPreset, "
+            f"lax.DotAlgorithm)")
+    return tuple(p.name for p in pair)
+
+
 def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None,
                  out_sharding=None):
     _refuse_hint("dot_general", {"out_sharding": out_sharding}, "out_sharding")
@@ -178,7 +197,8 @@ def _dot_general(lhs, rhs, *, dimension_numbers, precision=None, preferred_eleme
     preferred = None if preferred_element_type is None else np.dtype(preferred_element_type)
     return [bind(P.dot_general_p, lhs, rhs,
                  dimension_numbers=((_ints(lc), _ints(rc)), (_ints(lb), _ints(rb))),
-                 precision=None, preferred_element_type=preferred)]
+                 precision=import_precision("dot_general", precision),
+                 preferred_element_type=preferred)]
 
 
 register_import("dot_general", P.dot_general_p, _dot_general)

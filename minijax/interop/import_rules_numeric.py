@@ -41,7 +41,8 @@ from ..ir import selection_primitives as SEL
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_complex
 from .importing import register_import, as_one_call
-from .import_rules import UnsupportedParamError, _refuse_hint, _single, _ints, _scatter
+from .import_rules import (UnsupportedParamError, _refuse_hint, _single, _ints, _scatter,
+                           import_precision)
 
 
 # -- bit operations and special functions --------------------------------------------------
@@ -199,18 +200,6 @@ register_import("qr", L.qr_p, _linalg(L.qr_p, ("full_matrices",), ("pivoting", "
 
 # -- convolution and windowed reductions ------------------------------------------------------
 
-def _precision_names(precision):
-    """JAX's `precision` param (None, a `lax.Precision`, or a pair) as minijax's pair of
-    names."""
-    if precision is None:
-        return None
-    pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
-    if len(pair) != 2 or any(getattr(p, "name", None) is None for p in pair):
-        raise UnsupportedParamError(f"cannot import the precision {precision!r}: minijax "
-                                    f"reads lax.Precision values only")
-    return tuple(p.name for p in pair)
-
-
 def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
           dimension_numbers, feature_group_count, batch_group_count, precision=None,
           preferred_element_type=None, out_sharding=None):
@@ -222,7 +211,8 @@ def _conv(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                  dimension_numbers=tuple(_ints(spec) for spec in dimension_numbers),
                  feature_group_count=int(feature_group_count),
                  batch_group_count=int(batch_group_count),
-                 precision=_precision_names(precision), preferred_element_type=preferred)]
+                 precision=import_precision("conv_general_dilated", precision),
+                 preferred_element_type=preferred)]
 
 
 def _reduce_window(prim):

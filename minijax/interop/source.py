@@ -56,6 +56,14 @@ def _dtype(dtype) -> _Raw:
                 else "jnp.bfloat16")
 
 
+def _precision(precision) -> _Raw:
+    """A contraction's precision as JAX's `lax.Precision` values; None stays None,
+    which JAX fills in from its jax_default_matmul_precision when it runs the source."""
+    if precision is None:
+        return _Raw("None")
+    return _Raw("(" + ", ".join(f"lax.Precision.{name}" for name in precision) + ")")
+
+
 for _name in _UNARY + _BINARY:
     source_rules[_name] = lambda ins, p, _n=_name: _call(f"lax.{_n}", ins)
 # jax.lax has log2 from 0.11; on an older JAX the source spells out what it computes.
@@ -92,7 +100,7 @@ source_rules.update({
                            f"{p['dimension']!r})",
     "dot_general": lambda ins, p: _call(
         "lax.dot_general", ins, dimension_numbers=p["dimension_numbers"],
-        preferred_element_type=_Raw("None") if p.get("preferred_element_type") is None
+        precision=_precision(p.get("precision")), preferred_element_type=_Raw("None") if p.get("preferred_element_type") is None
         else _dtype(p["preferred_element_type"])),
     "argmax": lambda ins, p: f"lax.argmax({ins[0]}, {p['axes'][0]}, {_dtype(p['index_dtype'])})",
     "argmin": lambda ins, p: f"lax.argmin({ins[0]}, {p['axes'][0]}, {_dtype(p['index_dtype'])})",
@@ -241,12 +249,6 @@ source_rules.update({
         f"(lambda r: (r[1], r[0], r[2]))({_call('lax.linalg.svd', ins, **p)})"
         if p["compute_uv"] else f"({_call('lax.linalg.svd', ins, **p)},)"),
 })
-
-
-def _precision(precision) -> _Raw:
-    if precision is None:
-        return _Raw("None")
-    return _Raw("(" + ", ".join(f"lax.Precision.{name}" for name in precision) + ")")
 
 
 def _conv(ins, p):

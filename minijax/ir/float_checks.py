@@ -39,12 +39,6 @@ def set_default(which: str, flag: bool):
     root_modes.set_default(which, flag)
 
 
-def reset():
-    """Both checks off, by default and in this thread."""
-    for which in ("nans", "infs"):
-        set_default(which, False)
-
-
 def invalid_value_in(values) -> str | None:
     """'nan' or 'inf' when one of `values` holds a value a check that is on looks for."""
     for value in values:

@@ -19,9 +19,9 @@ compiled (at the root under NaN checks, say) makes the exact checks itself.
 
 The modes are per thread, as JAX's are: `set_default` (what `config.update` calls)
 sets the value every thread starts from and this thread's value; `set_here` (the
-context managers) changes this thread's value only. The owners reset them:
-`float_checks.reset`, `frontend/jit.py`'s `set_jit_disabled_by_config(False)` (both
-run by `config.reset()`) and `reset_trace_state` (`at_root`).
+context managers) changes this thread's value only. `config.reset()` puts the
+configurable ones back where they started, through `float_checks.set_default` and
+`frontend/jit.py`'s `set_jit_disabled_by_config`; `reset_trace_state` resets `at_root`.
 """
 from __future__ import annotations
 

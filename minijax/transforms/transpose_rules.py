@@ -294,7 +294,7 @@ def _argsort(axes) -> list:
 # -- contraction --------------------------------------------------------------------------------
 
 def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_contract,
-                                    this_batch, other_batch, this_free_first):
+                                    this_batch, other_batch, this_free_first, precision):
     """Cotangent of one operand of `dot_general` (`this`), the other being fixed.
 
     `ct` has axes (batch, lhs free, rhs free). Contract its `other`-free axes with
@@ -319,13 +319,16 @@ def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_c
     if this_free_first:
         dims = ((tuple(ct_other_free), tuple(other_free)),
                 (tuple(range(n_batch)), tuple(other_batch)))
-        result = bind(P.dot_general_p, ct, other, dimension_numbers=dims, precision=None,
-                      preferred_element_type=None)
+        result = bind(P.dot_general_p, ct, other, dimension_numbers=dims,
+                      precision=precision, preferred_element_type=None)
         source_axes = list(this_batch) + this_free + this_contract_in_other_order
     else:
         dims = ((tuple(other_free), tuple(ct_other_free)),
                 (tuple(other_batch), tuple(range(n_batch))))
-        result = bind(P.dot_general_p, other, ct, dimension_numbers=dims, precision=None,
+        # JAX's rule multiplies (ct, other) with the pair as given; here the operands
+        # come the other way round, so the pair does too: each gets the precision JAX's does
+        result = bind(P.dot_general_p, other, ct, dimension_numbers=dims,
+                      precision=None if precision is None else precision[::-1],
                       preferred_element_type=None)
         source_axes = list(this_batch) + this_contract_in_other_order + this_free
     result = transpose(result, _argsort(source_axes))
@@ -342,10 +345,11 @@ def _dot_general_transpose(cts, lhs, rhs, *, dimension_numbers, precision=None,
     if is_linear(lhs):
         return [_dot_general_transpose_one_side(ct, rhs, lhs.aval, lhs_contract,
                                                 rhs_contract, lhs_batch, rhs_batch,
-                                                this_free_first=True), None]
+                                                this_free_first=True, precision=precision),
+                None]
     return [None, _dot_general_transpose_one_side(ct, lhs, rhs.aval, rhs_contract,
                                                   lhs_contract, rhs_batch, lhs_batch,
-                                                  this_free_first=False)]
+                                                  this_free_first=False, precision=precision)]
 
 
 transpose_rules[P.dot_general_p] = _dot_general_transpose

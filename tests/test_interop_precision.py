@@ -1,0 +1,148 @@
+"""A contraction's `precision` across the JAX bridge (`minijax/interop`).
+
+On a GPU the precision decides whether float32 products use TensorFloat-32, on a TPU
+how many bfloat16 passes they take; the CPU ignores it, so these tests compare the
+programs' params and texts, and the values only as a check that nothing else changed.
+A JAX program's precision -- given as `precision=`, or filled in from
+`jax_default_matmul_precision` when JAX traced it -- is imported as minijax's pair of
+`Precision` names, exported back as JAX's, and written by `to_python_source`; a dot
+algorithm, which minijax does not model, is refused by name. Last, a gradient's
+contractions keep the forward one's precision, as JAX's transpose rule does.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+import minijax
+from minijax.interop import (import_jaxpr, to_jax, to_python_source, UnsupportedParamError)
+from minijax.ir import dumps
+from minijax.testing import assert_trees_match
+from minijax.transforms.ad_util import eval_jaxpr
+
+A = np.arange(6, dtype=np.float32).reshape(2, 3) / 7
+B = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+IMAGE = np.arange(18, dtype=np.float32).reshape(1, 2, 3, 3) / 10
+KERNEL = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 2, 2, 1)
+_CONTRACTIONS = ("dot_general", "conv_general_dilated")
+
+# name -> (JAX function, its arguments, the precision minijax imports for each contraction)
+CASES = {
+    "dot_highest": (lambda a, b: lax.dot(a, b, precision=lax.Precision.HIGHEST), (A, B),
+                    [("HIGHEST", "HIGHEST")]),
+    "matmul_pair": (lambda a, b: jnp.matmul(a, b, precision=(lax.Precision.HIGH,
+                                                              lax.Precision.HIGHEST)),
+                    (A, B), [("HIGH", "HIGHEST")]),
+    "dot_general_names": (lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())),
+                                                       precision=("tensorfloat32", "default")),
+                          (A, B), [("HIGH", "DEFAULT")]),
+    "conv_and_plain_dot": (lambda x, w: (lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                                                  precision="highest"),
+                                         jnp.dot(x[0, 0], x[0, 1], precision=None)),
+                           (IMAGE, KERNEL), [("HIGHEST", "HIGHEST"), None]),
+}
+
+
+def _precisions(eqns):
+    return [eqn.params["precision"] for eqn in eqns if eqn.primitive.name in _CONTRACTIONS]
+
+
+def _run_minijax(closed, args):
+    return eval_jaxpr(closed.jaxpr, closed.consts, list(args))
+
+
+def _jaxpr_without_default(fun, *args):
+    # what JAX records for these programs when jax_default_matmul_precision is unset
+    # (the GPU runs set JAX_DEFAULT_MATMUL_PRECISION, which fills in the plain dot)
+    with jax.default_matmul_precision(None):
+        return jax.make_jaxpr(fun)(*args)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_import_keeps_the_precision_and_computes_jax_results(name):
+    fun, args, expected = CASES[name]
+    imported = import_jaxpr(_jaxpr_without_default(fun, *args))
+    assert _precisions(imported.jaxpr.eqns) == expected
+    for pair in expected:
+        assert f"precision={pair!r}" in str(imported)
+    assert_trees_match(_run_minijax(imported, args), jax.tree_util.tree_leaves(fun(*args)))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_exported_precision_is_jaxs_own(name):
+    fun, args, _ = CASES[name]
+    original = _jaxpr_without_default(fun, *args)
+    imported = import_jaxpr(original)
+    exported = _jaxpr_without_default(to_jax(imported), *args)
+    assert _precisions(exported.eqns) == _precisions(original.eqns)
+    assert dumps(import_jaxpr(exported)) == dumps(imported)
+    namespace = {}
+    source = to_python_source(imported)
+    assert "lax.Precision." in source
+    exec(compile(source, f"<{name}>", "exec"), namespace)
+    assert_trees_match(jax.tree_util.tree_leaves(namespace["program"](*args)),
+                       jax.tree_util.tree_leaves(fun(*args)))
+
+
+@pytest.mark.parametrize("setting, pair", [("float32", ("HIGHEST", "HIGHEST")),
+                                           ("tensorfloat32", ("HIGH", "HIGH")),
+                                           ("bfloat16", ("DEFAULT", "DEFAULT"))])
+def test_the_config_default_imports_as_minijax_traces_it(setting, pair):
+    """JAX fills a `precision=None` contraction from jax_default_matmul_precision when it
+    traces; the import carries that, and minijax's own trace under the same setting
+    of its flag is the same program."""
+    with jax.default_matmul_precision(setting):
+        program = jax.make_jaxpr(lambda a, b: a @ b)(A, B)
+        value = jax.jit(lambda a, b: a @ b)(A, B)
+    with minijax.default_matmul_precision(setting):
+        traced = minijax.make_jaxpr(lambda a, b: a @ b)(A, B)
+    imported = import_jaxpr(program)
+    assert _precisions(imported.jaxpr.eqns) == [pair]
+    assert dumps(imported) == dumps(traced)
+    assert_trees_match(_run_minijax(imported, (A, B)), [value])
+
+
+def test_import_does_not_consult_minijaxs_flag():
+    """An imported `precision=None` stays None: the JAX program says it, not the flag
+    minijax runs under."""
+    program = _jaxpr_without_default(lambda a, b: a @ b, A, B)
+    with minijax.default_matmul_precision("highest"):
+        imported = import_jaxpr(program)
+    assert _precisions(imported.jaxpr.eqns) == [None]
+
+
+_ALGORITHM = lax.DotAlgorithm(lhs_precision_type=np.float32, rhs_precision_type=np.float32,
+                              accumulation_type=np.float32)
+
+
+@pytest.mark.parametrize("fun, args", [
+    (lambda a, b: lax.dot(a, b, precision=lax.DotAlgorithmPreset.F32_F32_F32), (A, B)),
+    (lambda a, b: lax.dot(a, b, precision=_ALGORITHM), (A, B)),
+    (lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                           precision=lax.DotAlgorithmPreset.TF32_TF32_F32),
+     (IMAGE, KERNEL))])
+def test_dot_algorithms_are_refused_by_name(fun, args):
+    with pytest.raises(UnsupportedParamError, match="not dot algorithms"):
+        import_jaxpr(jax.make_jaxpr(fun)(*args))
+
+
+@pytest.mark.parametrize("pair", [("HIGHEST", "HIGHEST"), ("HIGH", "HIGHEST")])
+def test_a_gradients_contractions_keep_the_precision(pair):
+    """JAX's transpose of dot_general multiplies (cotangent, other operand) at the
+    forward precision; minijax's multiplies the rhs's cotangent the other way round
+    (`other . ct`), so there the pair comes reversed, each operand at JAX's precision."""
+    def loss(lib, a, b):
+        return lib.numpy.sum(lib.numpy.tanh(lib.lax.dot(
+            a, b, precision=tuple(name.lower() for name in pair))))
+    grad = lambda lib: lib.grad(lambda a, b: loss(lib, a, b), argnums=(0, 1))
+    theirs = _jaxpr_without_default(grad(jax), A, B)
+    with minijax.default_matmul_precision(None):
+        ours = minijax.make_jaxpr(grad(minijax))(A, B)
+    assert [tuple(p.name for p in pq) for pq in _precisions(theirs.eqns)] == [pair] * 3
+    # forward, then b's cotangent (a . ct), then a's (ct . b)
+    assert _precisions(ours.jaxpr.eqns) == [pair, pair[::-1], pair]
+    assert_trees_match(minijax.grad(lambda a, b: loss(minijax, a, b), argnums=(0, 1))(A, B),
+                       jax.grad(lambda a, b: loss(jax, a, b), argnums=(0, 1))(A, B))
