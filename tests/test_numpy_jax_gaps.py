@@ -312,6 +312,26 @@ def test_complex_var_grad_and_vmap():
     check(fn, _C23)
 
 
+def test_var_std_take_a_given_mean():
+    # NumPy 2's and JAX's `mean=`: the mean with keepdims=True (or a scalar, or anything
+    # of the array's rank that broadcasts) replaces the one computed; any other rank is a
+    # TypeError, as in JAX
+    x = np.where(X23 > 0.3, X23, np.nan).astype(np.float32)
+    full = np.nan_to_num(x)
+
+    def fn(m, x, full, mean):
+        return tuple(f(a, **kw) for f, a in ((m.var, full), (m.std, full), (m.nanvar, x),
+                                             (m.nanstd, x))
+                     for kw in (dict(axis=1, mean=mean), dict(axis=1, mean=mean + 1, ddof=1),
+                                dict(mean=0.5), dict(axis=1, mean=mean, keepdims=True)))
+    check(fn, x, full, np.nanmean(x, axis=1, keepdims=True), eager=True)
+    check(lambda m, full, mean: _lib(m).grad(
+        lambda f, c: m.var(f, axis=1, mean=c).sum(), (0, 1))(full, mean),
+        full, full.mean(1, keepdims=True))
+    for name in ("var", "std", "nanvar", "nanstd"):
+        assert _same_error(lambda m: getattr(m, name)(full, 1, mean=full.mean(1))) is TypeError
+
+
 def test_var_of_complex_with_a_real_dtype_is_refused_as_jax():
     for name in ("var", "std", "nanvar", "nanstd"):
         assert _same_error(lambda m: getattr(m, name)(_C23, dtype=np.float32)) is ValueError

@@ -32,9 +32,11 @@ __all__ = ["quantile", "percentile", "median", "nanvar", "nanstd", "nanquantile"
 
 
 @jitted_eagerly("axis", "dtype", "keepdims")
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+           mean=None):
     """The variance of the non-NaN elements, divided by `count - ddof` (NaN where that
-    is not positive). Complex inputs give a real variance."""
+    is not positive). Complex inputs give a real variance. `mean=` gives the mean of
+    the non-NaN elements instead of computing it (as `var`'s)."""
     R._no_out("nanvar", out)
     a, out_dtype, compute = R.var_dtypes("nanvar", a, dtype)
     x = strong("nanvar", convert("nanvar", a, compute))
@@ -42,7 +44,8 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     if where is not None:  # what the mask leaves out counts as missing
         missing = U.logical_or(missing, U.logical_not(where))
         x = U.where(missing, like(x, np.nan), x)
-    centre = nanmean(x, axis, keepdims=True)
+    centre = (nanmean(x, axis, keepdims=True) if mean is None
+              else R.given_mean("nanvar", mean, shape_of(x), compute))
     centred = U.where(missing, like(x, 0), U.subtract(x, centre))
     squares = (lax.real(lax.mul(centred, lax.conj(centred))) if is_complex(compute)
                else lax.square(centred))
@@ -55,9 +58,10 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 
 
 @jitted_eagerly("axis", "dtype", "keepdims")
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+           mean=None):
     """The square root of `nanvar`."""
-    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where))
+    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean))
 
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")

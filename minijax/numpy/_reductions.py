@@ -210,10 +210,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 @jitted_eagerly("axis", "dtype", "keepdims")
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
+        mean=None, correction=None):
     """`jnp.var`: the mean squared deviation (`|x - mean|**2` for complex `x`, a real
     result unless `dtype` is complex), divided by `count - ddof`; NaN where that
-    divisor is not positive."""
+    divisor is not positive. `mean=` gives the mean instead of computing it (see
+    `given_mean`)."""
     _no_out("var", out)
     if correction is not None:
         ddof = correction
@@ -221,11 +222,14 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     shape = shape_of(a)
     axes = canonicalize_axes("var", axis, len(shape))
     x = strong("var", convert("var", a, compute))
-    centre = lax.div(lax.reduce_sum(_masked("var", x, where, 0), axes),
-                     _mask_count("var", shape, axes, where, compute))
-    if axes and shape:
-        kept = tuple(i for i in range(len(shape)) if i not in axes)
-        centre = lax.broadcast_in_dim(centre, shape, kept)
+    if mean is not None:
+        centre = given_mean("var", mean, shape, compute)
+    else:
+        centre = lax.div(lax.reduce_sum(_masked("var", x, where, 0), axes),
+                         _mask_count("var", shape, axes, where, compute))
+        if axes and shape:
+            kept = tuple(i for i in range(len(shape)) if i not in axes)
+            centre = lax.broadcast_in_dim(centre, shape, kept)
     deviation = lax.sub(x, centre)
     squares = (lax.real(lax.mul(deviation, lax.conj(deviation))) if is_complex(compute)
                else lax.square(deviation))
@@ -244,6 +248,18 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return _keep_dims(convert("var", out, out_dtype), axes, keepdims)
 
 
+def given_mean(fname, mean, shape, compute):
+    """A `mean=` the caller computed (NumPy 2's and JAX's keyword), broadcast to the
+    array's `shape` in the dtype the variance is computed in: the mean taken with
+    `keepdims=True`, or anything of the array's rank, or a scalar, that broadcasts."""
+    centre = strong(fname, convert(fname, as_operand(fname, mean), compute))
+    given = shape_of(centre)
+    if given and len(given) != len(shape):
+        raise TypeError(f"{fname}: mean must have the array's {len(shape)} dimensions (as "
+                        f"the mean taken with keepdims=True has) or none, got shape {given}")
+    return broadcast_to_shape(fname, centre, shape)
+
+
 def var_dtypes(fname, a, dtype):
     """`a` as an operand, the variance's dtype and the dtype to compute in: a complex
     `a` is computed complex and gives a real variance, unless `dtype` is complex."""
@@ -259,9 +275,10 @@ def var_dtypes(fname, a, dtype):
 
 @jitted_eagerly("axis", "dtype", "keepdims")
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
+        mean=None, correction=None):
     """`jnp.std`: the square root of `var`."""
-    v = var(a, axis, dtype, out, ddof, keepdims=False, where=where, correction=correction)
+    v = var(a, axis, dtype, out, ddof, keepdims=False, where=where, mean=mean,
+            correction=correction)
     v = lax.sqrt(v)
     axes = canonicalize_axes("std", axis, len(shape_of(as_operand("std", a))))
     return _keep_dims(v, axes, keepdims)
