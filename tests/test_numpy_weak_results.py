@@ -24,6 +24,7 @@ from minijax.testing import JAX_VERSION
 I8 = np.array([3, -4], np.int8)
 I32 = np.array([1, -2], np.int32)
 BOOLS = np.array([True, False])
+INTS = np.array([7, -7, 0, 3], np.int32)
 F32 = np.array([1.0, -1.0, 0.0, -0.0, np.inf, -np.inf, np.nan], np.float32)
 F16 = np.array([1.0, -2.0], np.float16)
 C64 = np.array([1 + 2j, np.inf - 1j, 1 + np.nan * 1j], np.complex64)
@@ -67,6 +68,33 @@ CASES = {
     "round_complex": (lambda np_, x: np_.round(x, 1), (np.array([1.25 - 2.56j], np.complex64),)),
     "bitwise_count_bools": (lambda np_, x: np_.bitwise_count(x), (BOOLS,)),
     "bitwise_count_py_bool": (lambda np_, x: np_.bitwise_count(x), (True,)),
+    # A Python scalar beside a bool or int array is a weak array after promotion; JAX
+    # writes these with `lax._const` (weak only for a scalar) or `_constant_like`.
+    "gcd_bools_py_int": (lambda np_, x, y: np_.gcd(x, y), (BOOLS, 3)),
+    "gcd_py_ints": (lambda np_, x, y: np_.gcd(x, y), (12, 8)),
+    "lcm_py_int_bools": (lambda np_, x, y: np_.lcm(x, y), (3, BOOLS)),
+    "power_py_int_bools": (lambda np_, x, y: np_.power(x, y), (3, BOOLS)),
+    "power_int32_pair": (lambda np_, x, y: np_.power(x, y), (I32, np.abs(I32))),
+    "heaviside_int32_py_float": (lambda np_, x, y: np_.heaviside(x, y), (I32, 0.5)),
+    "heaviside_py_float_bools": (lambda np_, x, y: np_.heaviside(x, y), (0.0, BOOLS)),
+    "heaviside_py_floats": (lambda np_, x, y: np_.heaviside(x, y), (0.0, 0.5)),
+    "logaddexp2_int8_py_float": (lambda np_, x, y: np_.logaddexp2(x, y), (I8, 0.5)),
+    "logaddexp2_py_float_bools": (lambda np_, x, y: np_.logaddexp2(x, y), (0.5, BOOLS)),
+    "logaddexp2_py_floats": (lambda np_, x, y: np_.logaddexp2(x, y), (0.5, 2.0)),
+    "gradient_int32_py_float": (lambda np_, x, h: np_.gradient(x, h), (I32, 2.0)),
+    "gradient_bools_py_int": (lambda np_, x, h: np_.gradient(x, h), (BOOLS, 2)),
+    "gradient_f16_int_coords": (lambda np_, x, h: np_.gradient(x, h), (F16, I32)),
+    # bools are made int32 (strong), as JAX's numeric promotion does
+    "floor_divide_bools": (lambda np_, x, y: np_.floor_divide(x, y), (BOOLS, True)),
+    "remainder_bools": (lambda np_, x, y: np_.remainder(x, y), (True, BOOLS)),
+    "fmod_bools": (lambda np_, x, y: np_.fmod(x, y), (BOOLS, BOOLS[::-1].copy())),
+    # Integer division by zero: JAX divides by 1 instead for `%` and fmod (0, as NumPy),
+    # and floor_divide adjusts XLA's quotient by comparing signs.
+    "remainder_int32_by_zero": (lambda np_, x, y: np_.remainder(x, y), (INTS, 0)),
+    "remainder_uint8_by_zero": (lambda np_, x, y: np_.remainder(x, y), (INTS.astype(np.uint8),
+                                                                       np.uint8(0))),
+    "fmod_int8_by_zero": (lambda np_, x, y: np_.fmod(x, y), (INTS.astype(np.int8), 0)),
+    "floor_divide_int32_by_zero": (lambda np_, x, y: np_.floor_divide(x, y), (INTS, 0)),
 }
 
 

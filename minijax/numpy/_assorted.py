@@ -175,7 +175,10 @@ def gradient(f, *varargs, axis=None, edge_order=None):
     if edge_order is not None:
         raise NotImplementedError("gradient: the edge_order argument is not supported "
                                   "(as in JAX)")
-    f, = promote_dtypes_inexact("gradient", as_operand("gradient", f))
+    # the spacings join f's promotion, as in JAX: an int f with a Python float spacing
+    # is a weak float, a float16 f with int coordinates stays float16
+    f, *varargs = promote_dtypes_inexact("gradient", as_operand("gradient", f),
+                                         *(as_operand("gradient", h) for h in varargs))
     shape = shape_of(f)
     axes = canonicalize_axes("gradient", axis, len(shape))
     if not axes:

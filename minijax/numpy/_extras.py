@@ -11,7 +11,8 @@ from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, promote_args_inexact,
-                         canonicalize_axes, convert, is_inexact, strong_like)
+                         canonicalize_axes, convert, is_inexact, strong_like,
+                         lax_const_like)
 from . import _reductions as R
 from . import _ufuncs as U
 from ._classify import isinf, isnan
@@ -109,10 +110,11 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 @jitted_eagerly()
 def heaviside(x1, x2, /):
-    x1, x2 = promote_args_inexact("heaviside", x1, x2, keep_scalars=False)
-    zero = like(x1, 0)
+    # A scalar x1 stays rank-0, so its constants stay weak with it, as in JAX.
+    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    zero = lax_const_like(x1, 0)
     at_zero = U.where(lax.ne(x1, x1), x1, x2)   # a NaN x1 stays NaN, as in NumPy and JAX
-    return U.where(lax.lt(x1, zero), zero, U.where(lax.gt(x1, zero), like(x1, 1), at_zero))
+    return U.where(lax.lt(x1, zero), zero, U.where(lax.gt(x1, zero), lax_const_like(x1, 1), at_zero))
 
 
 @jitted_eagerly()

@@ -22,7 +22,7 @@ from ._extras import logaddexp
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, convert, promote_args,
                          promote_args_inexact, promote_dtypes_inexact, is_inexact,
-                         canonicalize_axis)
+                         canonicalize_axis, lax_const_like)
 from ..ir.types import is_complex, is_integer
 from . import _reductions as R
 from . import _ufuncs as U
@@ -247,8 +247,10 @@ def gcd(x1, x2, /):
     def euclid_step(pair):
         a, b = pair
         nonzero = U.not_equal(b, 0)
-        remainder = lax.rem(a, U.where(nonzero, b, like(b, 1)))
-        return U.where(nonzero, b, a), U.where(nonzero, remainder, like(b, 0))
+        # JAX's constants: weak only for scalars, so a weak array (a Python int beside
+        # a bool array) gives a strong result, as in JAX
+        remainder = lax.rem(a, U.where(nonzero, b, lax_const_like(b, 1)))
+        return U.where(nonzero, b, a), U.where(nonzero, remainder, lax_const_like(b, 0))
     return lax.while_loop(not_done, euclid_step, (x1, x2))[0]
 
 
@@ -286,7 +288,9 @@ def logaddexp2(x1, x2, /):
     x1, x2 = promote_args_inexact("logaddexp2", as_operand("logaddexp2", x1),
                                   as_operand("logaddexp2", x2))
     ln2 = float(np.log(2))
-    return U.true_divide(logaddexp(U.multiply(x1, ln2), U.multiply(x2, ln2)), ln2)
+    natural = logaddexp(U.multiply(x1, ln2), U.multiply(x2, ln2))
+    # JAX's constant: strong unless the operands are weak scalars, as in JAX
+    return U.true_divide(natural, lax_const_like(natural, ln2))
 
 
 @jitted_eagerly()

@@ -224,6 +224,15 @@ def strong_like(x, value):
     return convert("constant", value, aval(x).dtype)
 
 
+def lax_const_like(x, value):
+    """A constant of `x`'s dtype, weak only when `x` is a weak rank-0 value (JAX's
+    `lax._const`). jnp functions JAX writes with it are weak for weak scalars but
+    strong for weakly typed arrays (a Python scalar broadcast against a bool or int
+    array), so they use this to give JAX's result types."""
+    a = aval(x)
+    return convert("constant", value, a.dtype, a.weak_type and not a.shape)
+
+
 def to_inexact(dtype, weak):
     """The float dtype an integer or bool computation is carried out in (f32)."""
     return (dtype, weak) if is_inexact(dtype) else (np.dtype(np.float32), weak)

@@ -20,8 +20,9 @@ import numpy as np
 from .. import lax
 from ..ir.trace import Tracer
 from ._promotion import (PY_SCALARS, as_operand, as_array, shape_of, dtype_of, convert,
-                         like, strong_like, is_weak, promote_args, promote_args_inexact,
-                         promote_dtypes, broadcast_shapes, broadcast_to_shape, is_bool,
+                         like, strong_like, lax_const_like, is_weak, promote_args,
+                         promote_args_inexact, promote_args_numeric, promote_dtypes,
+                         result_type, broadcast_shapes, broadcast_to_shape, is_bool,
                          is_integer, is_inexact, is_complex, is_float)
 from ..frontend.eager_jit import jitted_eagerly
 
@@ -265,19 +266,18 @@ def _floor_divmod(fname, x, y, want_div, want_mod):
 
 def floor_divide(x, y, /):
     """`x // y`, rounding toward minus infinity for signed integers and floats."""
-    x, y = promote_args("floor_divide", x, y)
+    x, y = promote_args_numeric("floor_divide", x, y)
     dtype = dtype_of(x)
     _check("floor_divide", x, lambda d: not is_complex(d), "real")
-    if is_bool(dtype):
-        raise TypeError("floor_divide: bool operands are not supported")
     if _unsigned(dtype):
         return lax.div(x, y)
     if is_integer(dtype):
-        zero = like(x, 0)
         quotient = lax.div(x, y)
         # Truncation rounds up when the signs differ and the division is inexact.
-        signs_differ = lax.ne(lax.lt(x, zero), lax.lt(y, zero))
-        inexact = lax.ne(lax.rem(x, y), zero)
+        # (Signs as JAX compares them: a zero divisor, whose quotient XLA defines,
+        # is adjusted as JAX adjusts it.)
+        signs_differ = lax.ne(lax.sign(x), lax.sign(y))
+        inexact = lax.ne(lax.rem(x, y), like(x, 0))
         return lax.select(lax.bitwise_and(signs_differ, inexact),
                           lax.sub(quotient, like(x, 1)), quotient)
     return _floor_divmod("floor_divide", x, y, True, False)[0]
@@ -285,9 +285,11 @@ def floor_divide(x, y, /):
 
 def remainder(x, y, /):
     """`x % y` with the sign of `y`, as NumPy (XLA's `rem` takes the sign of `x`)."""
-    x, y = promote_args("remainder", x, y)
+    x, y = promote_args_numeric("remainder", x, y)
     dtype = dtype_of(x)
-    _check("remainder", x, lambda d: not is_complex(d) and not is_bool(d), "real numeric")
+    _check("remainder", x, lambda d: not is_complex(d), "real")
+    if is_integer(dtype):
+        y = _nonzero_divisor(y)
     if _unsigned(dtype):
         return lax.rem(x, y)
     return _floor_divmod("remainder", x, y, False, True)[0]
@@ -298,8 +300,16 @@ mod = remainder
 
 def fmod(x, y, /):
     """C's remainder: the sign of `x` (XLA's `rem`)."""
-    x, y = promote_args("fmod", x, y)
-    return lax.rem(x, y)
+    # JAX's test, on the unpromoted operands: two bools are not divided safely
+    integers = is_integer(result_type(x, y))
+    x, y = promote_args_numeric("fmod", x, y)
+    return lax.rem(x, _nonzero_divisor(y) if integers else y)
+
+
+def _nonzero_divisor(y):
+    """An integer divisor with its zeros made 1, so `x % 0` is 0, as in NumPy and JAX
+    (XLA's integer `rem` by zero gives `x`)."""
+    return lax.select(lax.eq(y, like(y, 0)), lax.full_like(y, 1), y)
 
 
 @jitted_eagerly()
@@ -359,8 +369,9 @@ def _integer_power(x, y):
     """Integer `x ** y` for an integer array `y >= 0`, by binary exponentiation.
 
     Six squarings suffice: an exponent of 64 or more overflows every |x| > 1, and the
-    remaining bases (0, 1, -1) are fixed points of squaring."""
-    zero, one, two = (like(x, v) for v in (0, 1, 2))
+    remaining bases (0, 1, -1) are fixed points of squaring. The result is strong even
+    for weak operands, as JAX's (its accumulator starts from strong constants)."""
+    zero, one, two = (strong_like(x, v) for v in (0, 1, 2))
     shape = broadcast_shapes("power", shape_of(x), shape_of(y))
     x = broadcast_to_shape("power", x, shape)
     y = broadcast_to_shape("power", y, shape)
@@ -433,7 +444,7 @@ def _as_bool(fname, x):
     if is_bool(dtype_of(x)):
         return x
     # JAX's zero here is weak only for a weak scalar, so a weak array's truth is strong.
-    return lax.ne(x, like(x, 0) if not shape_of(x) else strong_like(x, 0))
+    return lax.ne(x, lax_const_like(x, 0))
 
 
 def _logical(fname, op):
