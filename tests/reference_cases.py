@@ -334,6 +334,11 @@ for _lhs, _rhs, _dims in [((2, 3), (3, 4), (((1,), (0,)), ((), ()))),         # 
                                                                preferred_element_type=p),
              _tol, dimension_numbers=_dims, precision=None,
              preferred_element_type=None if _preferred is None else np.dtype(_preferred))
+# Operands of two dtypes: the result has the one XLA ranks higher (f32 over bf16 and i8).
+_MATMUL = (((1,), (0,)), ((), ()))
+for _l, _r in [(floats(2, 3), floats(3, 4, dtype=bf16)), (ints(2, 3, dtype=np.int8), floats(3, 2))]:
+    case("dot_general", [_l, _r], lambda l, r: lax.dot_general(l, r, _MATMUL), ROUNDING,
+         dimension_numbers=_MATMUL, precision=None, preferred_element_type=None)
 for _dtype, _shape, _dim in [(i32, (2, 3), 1), (f32, (4,), 0), (np.uint8, (2, 2, 3), 0)]:
     case("iota", [], lambda d=_dtype, s=_shape, k=_dim: lax.broadcasted_iota(d, s, k),
          dtype=np.dtype(_dtype), shape=_shape, dimension=_dim)

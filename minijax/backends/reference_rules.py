@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..ir import primitives as P
+from ..ir.catalogue import dot_general_result_dtype
 from ..ir.types import bfloat16, float0, is_bool, is_complex, is_inexact, is_integer
 
 reference_rules: dict = P.register_rule_table("reference", {})
@@ -344,8 +345,8 @@ def _dot_general(lhs, rhs, *, dimension_numbers, precision=None,
     """Batch axes, then lhs free axes, then rhs free axes. Operands are converted to
     the result dtype first (so i8 . i8 -> i32 accumulates in i32, as XLA does)."""
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
-    out_dtype = np.dtype(lhs.dtype if preferred_element_type is None
-                         else preferred_element_type)
+    out_dtype = np.dtype(dot_general_result_dtype(lhs.dtype, rhs.dtype,
+                                                  preferred_element_type))
     lhs_free = [i for i in range(lhs.ndim) if i not in lhs_contract and i not in lhs_batch]
     rhs_free = [i for i in range(rhs.ndim) if i not in rhs_contract and i not in rhs_batch]
     sizes = lambda x, axes: [x.shape[a] for a in axes]  # noqa: E731

@@ -6,9 +6,12 @@ parse them: ints, bools, strings, dtypes, None, tuples of those, and sub-jaxprs.
 """
 from __future__ import annotations
 
+import ml_dtypes
+import numpy as np
+
 from .core import (ReadEffect, WriteEffect, AccumEffect, AllocEffect, Jaxpr,
                    REF_EFFECT_TYPES)
-from .types import ShapedArray, RefType, is_integer, is_bool
+from .types import ShapedArray, RefType, is_integer, is_bool, is_complex, is_float
 from .registry import Primitive, type_rules, effect_rules, _array, _check_axes, _fail
 from .ref_indexing import RefIndexer, indexer_shape
 
@@ -85,19 +88,49 @@ def _dot_general_rule(lhs, rhs, *, dimension_numbers, precision=None,
         if lhs.shape[a] != rhs.shape[b]:
             _fail("dot_general", f"lhs axis {a} (size {lhs.shape[a]}) does not match rhs "
                   f"axis {b} (size {rhs.shape[b]}) in {lhs} . {rhs}")
-    if lhs.dtype != rhs.dtype:
-        _fail("dot_general", f"operands must have equal dtypes, got {lhs} and {rhs}")
     batch = [lhs.shape[a] for a in lhs_batch]
     lhs_free = [n for i, n in enumerate(lhs.shape)
                 if i not in lhs_contract and i not in lhs_batch]
     rhs_free = [n for i, n in enumerate(rhs.shape)
                 if i not in rhs_contract and i not in rhs_batch]
-    dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+    dtype = dot_general_result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
     return [ShapedArray(batch + lhs_free + rhs_free, dtype,
                         lhs.weak_type and rhs.weak_type)]
 
 
 type_rules[dot_general_p] = _dot_general_rule
+
+
+def _contraction_rank(dtype) -> tuple:
+    """XLA's order of operand dtypes for a contraction (`HigherPrecisionType`):
+    complex over real, then the wider exponent range, the longer mantissa, more bits,
+    signed over unsigned."""
+    real = np.dtype(dtype)
+    if is_complex(real):
+        real = np.dtype(np.float64 if real == np.complex128 else np.float32)
+    bits = 1 if is_bool(real) else real.itemsize * 8
+    if is_float(real):
+        info = ml_dtypes.finfo(real)
+        return (is_complex(dtype), info.maxexp, info.nmant, bits, True)
+    return (is_complex(dtype), -1, -1, bits, real.kind != "u")
+
+
+def dot_general_result_dtype(lhs_dtype, rhs_dtype, preferred_element_type=None):
+    """`dot_general`'s result dtype: the operand dtype XLA ranks higher (operands may
+    differ, as in JAX: f32 . bf16 is f32), or `preferred_element_type`, which may not
+    narrow a result that is not a real float (JAX's and XLA's check)."""
+    lhs_rank, rhs_rank = _contraction_rank(lhs_dtype), _contraction_rank(rhs_dtype)
+    if lhs_rank == rhs_rank and lhs_dtype != rhs_dtype:
+        _fail("dot_general", f"operand dtypes {np.dtype(lhs_dtype).name} and "
+              f"{np.dtype(rhs_dtype).name} have no common contraction type")
+    result = lhs_dtype if lhs_rank >= rhs_rank else rhs_dtype
+    if preferred_element_type is None or preferred_element_type == result:
+        return result
+    if not is_float(result) and (
+            _contraction_rank(preferred_element_type)[3] < _contraction_rank(result)[3]):
+        _fail("dot_general", f"preferred_element_type {np.dtype(preferred_element_type).name}"
+              f" must not be narrower than the result type {np.dtype(result).name}")
+    return preferred_element_type
 
 
 # -- creation and scans -------------------------------------------------------------------

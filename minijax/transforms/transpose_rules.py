@@ -294,7 +294,8 @@ def _argsort(axes) -> list:
 # -- contraction --------------------------------------------------------------------------------
 
 def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_contract,
-                                    this_batch, other_batch, this_free_first, precision):
+                                    this_batch, other_batch, this_free_first, precision,
+                                    preferred_element_type):
     """Cotangent of one operand of `dot_general` (`this`), the other being fixed.
 
     `ct` has axes (batch, lhs free, rhs free). Contract its `other`-free axes with
@@ -302,7 +303,12 @@ def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_c
     operand's layout. The operands go in the order that makes that permutation the
     identity in the common cases: for the lhs, `ct . other` gives (batch, this free,
     this contracting); for the rhs, `other . ct` gives (batch, this contracting, this
-    free) -- a weight's cotangent `x^T @ ct` comes out as [in, out] with no transpose."""
+    free) -- a weight's cotangent `x^T @ ct` comes out as [in, out] with no transpose.
+
+    The product keeps the forward `preferred_element_type`, as JAX's does, and only
+    its result is converted to this operand's dtype: a bf16 weight multiplied with
+    float32 accumulation gets its cotangent from the float32 one, not from a bf16
+    rounding of it."""
     this_ndim, other_ndim = this_aval.ndim, aval_of(other).ndim
     this_free = [d for d in range(this_ndim) if d not in this_contract and d not in this_batch]
     other_free = [d for d in range(other_ndim)
@@ -312,15 +318,13 @@ def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_c
         ct_other_free = list(range(n_batch + len(this_free), aval_of(ct).ndim))
     else:
         ct_other_free = list(range(n_batch, n_batch + len(other_free)))
-    if aval_of(ct).dtype != aval_of(other).dtype:
-        ct = convert(ct, aval_of(other).dtype)
     order = _argsort(other_contract)
     this_contract_in_other_order = [this_contract[j] for j in order]
     if this_free_first:
         dims = ((tuple(ct_other_free), tuple(other_free)),
                 (tuple(range(n_batch)), tuple(other_batch)))
         result = bind(P.dot_general_p, ct, other, dimension_numbers=dims,
-                      precision=precision, preferred_element_type=None)
+                      precision=precision, preferred_element_type=preferred_element_type)
         source_axes = list(this_batch) + this_free + this_contract_in_other_order
     else:
         dims = ((tuple(other_free), tuple(ct_other_free)),
@@ -329,11 +333,11 @@ def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_c
         # come the other way round, so the pair does too: each gets the precision JAX's does
         result = bind(P.dot_general_p, other, ct, dimension_numbers=dims,
                       precision=None if precision is None else precision[::-1],
-                      preferred_element_type=None)
+                      preferred_element_type=preferred_element_type)
         source_axes = list(this_batch) + this_contract_in_other_order + this_free
     result = transpose(result, _argsort(source_axes))
     if aval_of(result).dtype != this_aval.dtype:
-        result = convert(result, this_aval.dtype)
+        result = convert(result, this_aval.dtype, this_aval.weak_type)
     return result
 
 
@@ -345,11 +349,13 @@ def _dot_general_transpose(cts, lhs, rhs, *, dimension_numbers, precision=None,
     if is_linear(lhs):
         return [_dot_general_transpose_one_side(ct, rhs, lhs.aval, lhs_contract,
                                                 rhs_contract, lhs_batch, rhs_batch,
-                                                this_free_first=True, precision=precision),
+                                                this_free_first=True, precision=precision,
+                                                preferred_element_type=preferred_element_type),
                 None]
     return [None, _dot_general_transpose_one_side(ct, lhs, rhs.aval, rhs_contract,
                                                   lhs_contract, rhs_batch, lhs_batch,
-                                                  this_free_first=False, precision=precision)]
+                                                  this_free_first=False, precision=precision,
+                                                  preferred_element_type=preferred_element_type)]
 
 
 transpose_rules[P.dot_general_p] = _dot_general_transpose
