@@ -7,7 +7,8 @@ A JAX program's precision -- given as `precision=`, or filled in from
 `jax_default_matmul_precision` when JAX traced it -- is imported as minijax's pair of
 `Precision` names, exported back as JAX's, and written by `to_python_source`; a dot
 algorithm, which minijax does not model, is refused by name. Last, a gradient's
-contractions keep the forward one's precision, as JAX's transpose rule does.
+contractions keep the forward one's precision, as JAX's transpose rule does, and the
+derivatives of the factorizations ask for the precision JAX's rules ask for.
 """
 from __future__ import annotations
 
@@ -146,3 +147,31 @@ def test_a_gradients_contractions_keep_the_precision(pair):
     assert _precisions(ours.jaxpr.eqns) == [pair, pair[::-1], pair]
     assert_trees_match(minijax.grad(lambda a, b: loss(minijax, a, b), argnums=(0, 1))(A, B),
                        jax.grad(lambda a, b: loss(jax, a, b), argnums=(0, 1))(A, B))
+
+
+SPD = np.array([[4., 1, 0], [1, 3, 1], [0, 1, 2]], np.float32)
+FACTORIZATION_TANGENTS = {
+    # JAX's cholesky, eigh, triangular_solve, lu and svd rules multiply at HIGHEST
+    # precision (on a GPU, not TensorFloat-32); its qr rule at the default
+    "cholesky": lambda lib, a: lib.numpy.linalg.cholesky(a),
+    "eigh": lambda lib, a: lib.numpy.linalg.eigh(a)[1],
+    "triangular_solve": lambda lib, a: lib.lax.linalg.triangular_solve(
+        a, np.ones((3, 2), np.float32), left_side=True, lower=True),
+    "lu": lambda lib, a: lib.lax.linalg.lu(a)[0],
+    "svd_thin": lambda lib, a: lib.numpy.linalg.svd(a[:, :2], full_matrices=False)[0],
+    "qr": lambda lib, a: lib.numpy.linalg.qr(a)[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIZATION_TANGENTS))
+def test_factorization_derivatives_multiply_at_jax_precision(name):
+    fn = FACTORIZATION_TANGENTS[name]
+
+    def tangent(lib):
+        return lambda a: lib.jvp(lambda a: fn(lib, a), (a,), (a,))[1]
+
+    def counts(text):     # (contractions, those at HIGHEST), nested jaxprs included
+        return text.count("dot_general["), text.count("HIGHEST") // 2
+    ours = counts(str(minijax.make_jaxpr(tangent(minijax))(SPD)))
+    assert ours == counts(str(jax.make_jaxpr(tangent(jax))(SPD)))
+    assert ours[0] and ours[1] == (0 if name == "qr" else ours[0])

@@ -245,3 +245,15 @@ def test_multivariate_normal_rejects_mismatched_shapes():
         jstats.multivariate_normal.logpdf(X, MEAN, np.eye(2))
     with pytest.raises(ValueError, match="incompatible shapes"):
         mvn.logpdf(X, MEAN, np.eye(2))
+
+
+@pins("lu_jvp_under_jit_with_a_numpy_tangent_fails")
+def test_lu_tangent_of_a_numpy_array_under_jit():
+    def tangent(api, tangent_in):
+        return api.jit(lambda a: api.jvp(lambda a: api.lax.linalg.lu(a)[0], (a,),
+                                         (tangent_in,))[1])
+    ours = tangent(minijax, S)(S)
+    np.testing.assert_allclose(ours, jax.jit(lambda a: jax.jvp(
+        lambda a: jax.lax.linalg.lu(a)[0], (a,), (jnp.asarray(S),))[1])(S), rtol=1e-6)
+    with pytest.raises(jax.errors.TracerArrayConversionError):
+        tangent(jax, S)(S)

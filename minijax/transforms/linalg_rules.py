@@ -29,13 +29,20 @@ from .vmap import Batched, vmap_rules, batch_at
 
 # -- small matrix helpers (primitives bound directly, as in ad_util) -------------------------
 
-def _mm(a, b):
+def _mm(a, b, precision=None):
     """Batched matrix product over equal leading axes: [..., m, k] @ [..., k, n]."""
     nd = aval_of(a).ndim
     batch = tuple(range(nd - 2))
     return bind(P.dot_general_p, a, b, dimension_numbers=(((nd - 1,), (nd - 2,)),
                                                          (batch, batch)),
-                precision=None, preferred_element_type=None)
+                precision=precision, preferred_element_type=None)
+
+
+def _mm_highest(a, b):
+    """`_mm` at full float32 precision, which JAX's cholesky, eigh, triangular_solve,
+    lu and svd rules ask for (on a GPU the default would be TensorFloat-32); its qr
+    rule takes the default, as `_mm` does."""
+    return _mm(a, b, precision=("HIGHEST", "HIGHEST"))
 
 
 def _mT(x):
@@ -155,7 +162,7 @@ def _cholesky_jvp(primals, tangents):
     inner = _solve(chol, right, left_side=True, lower=True)                     # L⁻¹ Ȧ L⁻ᵀ
     aval = aval_of(a)
     halving = add(np.ones((), aval.dtype), _eye(aval.shape, aval.dtype))        # 1 + I
-    return JvpResult([chol], [_tril(_mm(chol, div(_tril(inner), halving)))])
+    return JvpResult([chol], [_tril(_mm_highest(chol, div(_tril(inner), halving)))])
 
 
 # -- triangular_solve ------------------------------------------------------------------------
@@ -181,10 +188,11 @@ def _triangular_solve_jvp(primals, tangents, **params):
         m, n = aval_of(b).shape[-2:]
         # Solve and multiply in the cheaper order (JAX's choice, so rounding matches):
         # A⁻¹ (Ȧ X) when X is tall, (A⁻¹ Ȧ) X when wide; likewise on the right side.
+        mm = _mm_highest
         if params.get("left_side", False):
-            term = _solve(a, _mm(g, x), **params) if m > n else _mm(_solve(a, g, **params), x)
+            term = _solve(a, mm(g, x), **params) if m > n else mm(_solve(a, g, **params), x)
         else:
-            term = _solve(a, _mm(x, g), **params) if m < n else _mm(x, _solve(a, g, **params))
+            term = _solve(a, mm(x, g), **params) if m < n else mm(x, _solve(a, g, **params))
         out = term if type(out) is Zero else add(out, term)
     return JvpResult([x], [out])
 
@@ -253,7 +261,7 @@ def _lu_jvp(primals, tangents):
     la = _solve(l_mat, _permute_rows(a_dot, permutation), left_side=True, lower=True,
                 unit_diagonal=True)
     lau = _solve(u_mat, la, left_side=False, lower=False)
-    packed_dot = add(_mm(l_mat, _tril(lau, -1)), _mm(_triu(lau), u_mat))
+    packed_dot = add(_mm_highest(l_mat, _tril(lau, -1)), _mm_highest(_triu(lau), u_mat))
     return JvpResult([packed, pivots, permutation], [packed_dot] + int_zeros)
 
 
@@ -275,11 +283,11 @@ def _eigh_jvp(primals, tangents, **params):
     # rotations round as JAX's do
     gaps = sub(add(eye, _rows(w, n)), _columns(w, n))
     f_mat = sub(bind(P.integer_pow_p, gaps, y=-1), eye)
-    s = _mm(_mm(_mT(v), a_dot), v)
+    s = _mm_highest(_mm_highest(_mT(v), a_dot), v)
     # S is weak where A is; JAX's F ∘ S promotes it to F's strong type with a convert
     # whose transpose hands the cotangent back weak, so grad of a weak A is weak
     coupled = mul(f_mat, convert(s, aval_of(s).dtype) if aval_of(s).weak_type else s)
-    return JvpResult([v, w], [_mm(v, coupled), _diagonal(s)])
+    return JvpResult([v, w], [_mm_highest(v, coupled), _diagonal(s)])
 
 
 # -- svd -------------------------------------------------------------------------------------
@@ -305,7 +313,7 @@ def _svd_jvp(primals, tangents, *, full_matrices=True, compute_uv=True):
     if type(a_dot) is Zero:
         return JvpResult(primal_out, [_zero_like(x) for x in primal_out])
     v, ut = _mT(vt), _mT(u)
-    dS = _mm(_mm(ut, a_dot), v)
+    dS = _mm_highest(_mm_highest(ut, a_dot), v)
     ds = _diagonal(dS)
     if not compute_uv:
         return JvpResult([s], [ds])
@@ -319,14 +327,14 @@ def _svd_jvp(primals, tangents, *, full_matrices=True, compute_uv=True):
     s_inv = sub(div(np.ones((), dtype), add(s, s_zero)), s_zero)
     dS_s, s_dS = mul(s_rows, dS), mul(s_cols, dS)
     skew = mul(mul(sub(dS, _mT(dS)), np.asarray(0.5, dtype)), mul(eye, _rows(s_inv, k)))
-    du = _mm(u, add(mul(f_mat, add(dS_s, _mT(dS_s))), skew))
-    dv = _mm(v, mul(f_mat, add(s_dS, _mT(s_dS))))
+    du = _mm_highest(u, add(mul(f_mat, add(dS_s, _mT(dS_s))), skew))
+    dv = _mm_highest(v, mul(f_mat, add(s_dS, _mT(s_dS))))
     if m > n:
-        a_dot_v = _mm(a_dot, v)
-        du = add(du, div(sub(a_dot_v, _mm(u, _mm(ut, a_dot_v))), _rows(s, m)))
+        a_dot_v = _mm_highest(a_dot, v)
+        du = add(du, div(sub(a_dot_v, _mm_highest(u, _mm_highest(ut, a_dot_v))), _rows(s, m)))
     if n > m:
-        a_dot_t_u = _mm(_mT(a_dot), u)
-        dv = add(dv, div(sub(a_dot_t_u, _mm(v, _mm(vt, a_dot_t_u))), _rows(s, n)))
+        a_dot_t_u = _mm_highest(_mT(a_dot), u)
+        dv = add(dv, div(sub(a_dot_t_u, _mm_highest(v, _mm_highest(vt, a_dot_t_u))), _rows(s, n)))
     return JvpResult([s, u, vt], [ds, du, _mT(dv)])
 
 
