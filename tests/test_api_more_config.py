@@ -27,13 +27,13 @@ def fresh_config():
     for name, value in _DEFAULTS.items():
         minijax.config.update(name, value)
     with jax.disable_jit(False), jax.debug_nans(False), jax.debug_infs(False), \
-            jax.default_matmul_precision(None):
+            jax.default_matmul_precision(None), jax.numpy_rank_promotion("allow"):
         yield
     minijax.config.reset()
 
 
 _DEFAULTS = {"jax_disable_jit": False, "jax_debug_nans": False, "jax_debug_infs": False,
-             "jax_default_matmul_precision": None}
+             "jax_default_matmul_precision": None, "jax_numpy_rank_promotion": "allow"}
 
 
 def test_config_reads_as_jax_config_does():
@@ -49,7 +49,7 @@ def test_config_reads_as_jax_config_does():
 
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
 _MODELLED_VARIABLES = ("JAX_ENABLE_X64", "JAX_DISABLE_JIT", "JAX_DEBUG_NANS", "JAX_DEBUG_INFS",
-                       "JAX_DEFAULT_MATMUL_PRECISION")
+                       "JAX_DEFAULT_MATMUL_PRECISION", "JAX_NUMPY_RANK_PROMOTION")
 
 
 def _python_with(variables, script):
@@ -66,7 +66,8 @@ _READ_FLAGS = """
 import json, jax, jax.numpy as jnp, numpy as np
 import minijax, minijax.numpy as mnp
 from minijax.interop import import_jaxpr
-names = ["jax_disable_jit", "jax_debug_nans", "jax_debug_infs", "jax_default_matmul_precision"]
+names = ["jax_disable_jit", "jax_debug_nans", "jax_debug_infs", "jax_default_matmul_precision",
+         "jax_numpy_rank_promotion"]
 a = np.ones((2, 2), np.float32)
 out = {"minijax": [minijax.config.read(n) for n in names],
        "jax": [getattr(jax.config, n) for n in names],
@@ -81,10 +82,11 @@ print(json.dumps(out))
 
 def test_modelled_flags_start_from_jaxs_environment_variables():
     result = _python_with({"JAX_DEFAULT_MATMUL_PRECISION": "highest", "JAX_DEBUG_NANS": "1",
-                           "JAX_DEBUG_INFS": "off", "JAX_DISABLE_JIT": "True"}, _READ_FLAGS)
+                           "JAX_DEBUG_INFS": "off", "JAX_DISABLE_JIT": "True",
+                           "JAX_NUMPY_RANK_PROMOTION": "warn"}, _READ_FLAGS)
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout.splitlines()[-1])
-    assert out["minijax"] == out["jax"] == [True, True, False, "highest"]
+    assert out["minijax"] == out["jax"] == [True, True, False, "highest", "warn"]
     # A contraction records the precision the variable set, as JAX's trace does.
     assert "precision=('HIGHEST', 'HIGHEST')" in out["traced"]
     assert "precision=('HIGHEST', 'HIGHEST')" in out["imported"]
@@ -259,3 +261,29 @@ def test_default_matmul_precision_fills_in_precision_none():
     assert "'HIGH'" in str(minijax.make_jaxpr(lambda a: a @ a)(a))
     with pytest.raises(ValueError, match="jax_default_matmul_precision takes one of"):
         minijax.config.update("jax_default_matmul_precision", "float128")
+
+
+def test_numpy_rank_promotion_warns_or_raises_where_jax_does():
+    vector, matrix = np.ones(3, np.float32), np.ones((2, 3), np.float32)
+    for lib in (minijax, jax):
+        with lib.numpy_rank_promotion("raise"):
+            with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+                lib.numpy.add(vector, matrix)
+            # rank-0 operands and equal ranks broadcast as always
+            assert lib.numpy.multiply(matrix, 2.0).shape == (2, 3)
+            assert lib.numpy.subtract(matrix[:1], matrix).shape == (2, 3)
+            assert lib.numpy.where(vector > 0, matrix, 0.0).shape == (2, 3)   # not checked
+        with lib.numpy_rank_promotion("warn"), pytest.warns(UserWarning, match="rank"):
+            assert lib.numpy.maximum(vector, matrix).shape == (2, 3)
+    with pytest.raises(ValueError, match="takes one of"):
+        minijax.config.update("jax_numpy_rank_promotion", "forbid")
+
+
+def test_numpy_rank_promotion_reaches_programs_traced_before():
+    add = minijax.jit(lambda a, b: a + b)
+    vector, matrix = np.ones(3, np.float32), np.ones((2, 3), np.float32)
+    assert add(vector, matrix).shape == (2, 3)          # traced and cached under 'allow'
+    minijax.config.update("jax_numpy_rank_promotion", "raise")
+    assert minijax.config.jax_numpy_rank_promotion == "raise"
+    with pytest.raises(ValueError, match="different ranks"):
+        add(vector, matrix)

@@ -6,7 +6,8 @@ minijax answers the same calls with its own configuration object; it never chang
 JAX's. A flag is one of three kinds:
 
 * modelled by minijax (`_MODELLED` below): `jax_disable_jit`, `jax_debug_nans`,
-  `jax_debug_infs` and `jax_default_matmul_precision` act as in JAX;
+  `jax_debug_infs`, `jax_default_matmul_precision` and `jax_numpy_rank_promotion`
+  act as in JAX;
   `jax_enable_x64` reads False, and setting it True is refused with a ValueError,
   because minijax's types are JAX's default 32-bit ones (`ir/types.py`,
   `canonical_dtype`), so a program asking for 64-bit values would silently get
@@ -84,6 +85,38 @@ def _set_precision_default(value):
     _set_precision_here(value)
 
 
+_RANK_PROMOTIONS = ("allow", "warn", "raise")
+
+
+class _RankPromotion(threading.local):
+    """This thread's `jax_numpy_rank_promotion`, which `minijax.numpy`'s elementwise
+    functions read when they broadcast operands of different ranks."""
+    def __init__(self):
+        self.mode = _rank_promotion_default[0]
+
+
+_rank_promotion_default = ["allow"]      # what `config.update` set: each thread's start
+rank_promotion = _RankPromotion()
+
+
+def _rank_promotion_mode(value):
+    if value not in _RANK_PROMOTIONS:
+        raise ValueError(f"jax_numpy_rank_promotion takes one of {_RANK_PROMOTIONS}, "
+                         f"got {value!r}")
+    return value
+
+
+def _set_rank_promotion_here(value):
+    if value != rank_promotion.mode:
+        rank_promotion.mode = value
+        clear_caches()       # a cached trace would skip the check (or keep a refusal)
+
+
+def _set_rank_promotion_default(value):
+    _rank_promotion_default[0] = value
+    _set_rank_promotion_here(value)
+
+
 def _set_check_here(which):
     def set_here(value):
         float_checks.set_here(which, value)
@@ -102,13 +135,16 @@ _MODELLED = {
                        _bool("jax_debug_infs")),
     "jax_default_matmul_precision": (lambda: matmul_precision.name,
                                      _set_precision_here, _set_precision_default, _precision),
+    "jax_numpy_rank_promotion": (lambda: rank_promotion.mode, _set_rank_promotion_here,
+                                 _set_rank_promotion_default, _rank_promotion_mode),
 }
 _PLATFORM_FLAGS = ("jax_platform_name", "jax_platforms")
 
 # -- where the modelled flags start: JAX's environment variables --------------------------
 
 _DEFAULTS = {"jax_enable_x64": False, "jax_disable_jit": False, "jax_debug_nans": False,
-             "jax_debug_infs": False, "jax_default_matmul_precision": None}
+             "jax_debug_infs": False, "jax_default_matmul_precision": None,
+             "jax_numpy_rank_promotion": "allow"}
 # How JAX spells a bool in its environment variables (its `bool_env`).
 _TRUE_WORDS = ("y", "yes", "t", "true", "on", "1")
 _FALSE_WORDS = ("n", "no", "f", "false", "off", "0")
@@ -245,3 +281,4 @@ enable_x64 = FlagContext("jax_enable_x64")
 debug_nans = FlagContext("jax_debug_nans")
 debug_infs = FlagContext("jax_debug_infs")
 default_matmul_precision = FlagContext("jax_default_matmul_precision")
+numpy_rank_promotion = FlagContext("jax_numpy_rank_promotion")
