@@ -94,6 +94,11 @@ def _host_callback(x):
     return minijax.pure_callback(lambda v: np.tanh(v) * 2, spec, x * 3.0) + x
 
 
+def _linear_solve(x):
+    d = x * x + 1.0
+    return lax.custom_linear_solve(lambda v: d * v, x, lambda mv, b: b / d, symmetric=True)
+
+
 PROGRAMS = {
     "cond": [(_cond, (X,)), (_cond, (-X,)), (_switch, (X,))],
     "scan": [(_scan, (M,)), (_reverse_scan, (M,)), (_fori, (X,))],
@@ -104,6 +109,8 @@ PROGRAMS = {
     "custom_vjp_call": [(_clipped, (X,)), (minijax.grad(lambda v: _clipped(v).sum()), (X,))],
     "debug_print": [(_debug, (X,))],
     "pure_callback": [(_host_callback, (X,))],
+    "custom_linear_solve": [(_linear_solve, (X,)),
+                            (minijax.grad(lambda v: _linear_solve(v).sum()), (X,))],
 }
 # custom_lin only exists between linearize and transpose, and debug_callback is the
 # general form of debug_print; their rules are exercised through the programs above

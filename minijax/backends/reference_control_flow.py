@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from ..ir import control_flow_primitives as CF
+from ..ir.linear_solve_primitive import linear_solve_p, split_operands
 from ..ir.types import canonical_dtype
 from .reference import reference_rules, eval_jaxpr
 
@@ -77,9 +78,15 @@ def check_callback_result(position, result, shape, dtype):
     return result.astype(dtype)
 
 
+def _linear_solve(*args, const_lengths, jaxprs):
+    groups, b = split_operands(args, const_lengths)
+    return eval_jaxpr(jaxprs[2], (), *groups[2], *b)
+
+
 reference_rules[CF.cond_p] = _cond
 reference_rules[CF.while_p] = _while
 reference_rules[CF.scan_p] = _scan
 reference_rules[CF.debug_print_p] = _debug_print
 reference_rules[CF.debug_callback_p] = _debug_callback
 reference_rules[CF.pure_callback_p] = _pure_callback
+reference_rules[linear_solve_p] = _linear_solve

@@ -8,6 +8,7 @@ is lowered by `lower_jaxpr` inside a Python function handed to the matching
     cond   -> jax.lax.switch (index already clamped by minijax.lax.switch)
     while  -> jax.lax.while_loop
     scan   -> jax.lax.scan (with `reverse` and `unroll`)
+    custom_linear_solve -> its `solve` body, inline (the others serve derivatives)
 
 Loop-invariant inputs (a body's consts) are closed over by those functions, as a
 JAX user would write them. `debug_print` / `debug_callback` become an *ordered*
@@ -23,6 +24,7 @@ from jax import lax
 
 from ..ir import control_flow_primitives as CF
 from ..ir.core import Jaxpr
+from ..ir.linear_solve_primitive import linear_solve_p, split_operands
 from ..ir.printer import dumps, NotSerializableError
 from ..ir.trace import eager_impls
 from .eager_dispatch import apply_primitive
@@ -95,6 +97,15 @@ def _pure_callback(*values, callback, result_shapes, result_dtypes, vmap_method)
 lowering_rules[CF.pure_callback_p] = _pure_callback
 
 
+def _linear_solve(*args, const_lengths, jaxprs):
+    # What the equation means is its solve: the other bodies are for its derivatives.
+    groups, b = split_operands(args, const_lengths)
+    return lower_jaxpr(jaxprs[2], (), (*groups[2], *b))
+
+
+lowering_rules[linear_solve_p] = _linear_solve
+
+
 # -- eager dispatch ---------------------------------------------------------------------
 #
 # Each eager `lax.cond(...)` call traces its branches afresh, so its params hold new
@@ -139,7 +150,7 @@ def clear_caches():
     _params_by_text.clear()
 
 
-for _prim in (CF.cond_p, CF.while_p, CF.scan_p):
+for _prim in (CF.cond_p, CF.while_p, CF.scan_p, linear_solve_p):
     eager_impls[_prim] = functools.partial(apply_with_bodies, _prim)
 for _prim in (CF.debug_print_p, CF.debug_callback_p):
     eager_impls[_prim] = functools.partial(apply_primitive, _prim)

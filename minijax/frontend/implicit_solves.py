@@ -12,8 +12,14 @@ f(x*, consts) = 0, so by the implicit function theorem
 that JVP, so `tangent_solve` must be linear in `y` (a division, a
 `jnp.linalg.solve`), as in JAX. `solve`'s own operations are never differentiated.
 
-(`custom_linear_solve` is not here yet: its reverse mode needs `transpose_solve` as
-the transpose of a user's linear map, which wants a primitive of its own.)
+`custom_linear_solve(matvec, b, solve, transpose_solve)` cannot be built that way:
+its reverse mode applies `transpose_solve` to Aᵀ, the transpose of the user's linear
+map, which a `custom_jvp` rule has no way to name. So it binds a primitive of its own,
+as JAX's `linear_solve` (`ir/linear_solve_primitive.py`, rules in
+`transforms/linear_solve_rules.py`). `matvec`, `solve(matvec, ·)`, the transposed map
+`vecmat` (`linear_transpose` of `matvec`, or `matvec` itself when `symmetric`) and
+`transpose_solve(vecmat, ·)` are each traced at b's types into a body whose closed-over
+values are leading operands of the equation, differentiable like any other.
 """
 from __future__ import annotations
 
@@ -21,9 +27,14 @@ from typing import Callable
 
 from jax import tree_util
 
+from ..ir.linear_solve_primitive import linear_solve_p
+from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
+from ..ir.trace import bind
 from ..transforms.ad_util import eval_jaxpr
 from ..transforms.custom_derivatives import custom_jvp
 from .autodiff import jvp
+from .autodiff_more import linear_transpose
+from .pytrees import checked_avals
 from .tracing import make_jaxpr
 from . import lax_ops as lax
 
@@ -93,3 +104,82 @@ def custom_root(f: Callable, initial_guess, solve: Callable, tangent_solve: Call
             return out, (solution_dot, tree_util.tree_map(_zeros_like, aux))
         return solution, solution_dot
     return root(consts, [solve_consts, tangent_consts], guess)
+
+
+def _trace_flat(fun, tree, avals):
+    """`fun` of a pytree of `tree`'s structure, traced at `avals`: (body without
+    constvars, its closed-over values, the output's structure)."""
+    out_trees = []
+
+    def flat(*leaves):
+        out_leaves, out_tree = tree_util.tree_flatten(fun(tree_util.tree_unflatten(tree, leaves)))
+        out_trees.append(out_tree)
+        return out_leaves
+    closed = trace_to_jaxpr(flat, list(avals))
+    return convert_constvars_to_invars(closed.jaxpr), list(closed.consts), out_trees[0]
+
+
+def _check_shapes(name, out_avals, tree, b_avals, has_aux=False):
+    """JAX's check, made before the structure's: the shapes of the result's leaves
+    (of its first half with `has_aux`) are b's."""
+    children = tree.children() if has_aux else []
+    if len(children) == 2:
+        out_avals = out_avals[:children[0].num_leaves]
+    shapes = [tuple(a.shape) for a in out_avals]
+    expected = [tuple(a.shape) for a in b_avals]
+    if shapes != expected:
+        raise ValueError(f"{name}() output shapes must match b, got {shapes} and {expected}")
+
+
+def _check_result_tree(name, tree, b_tree, has_aux):
+    if has_aux:
+        children = tree.children()
+        if len(children) != 2:
+            raise ValueError(f"{name}() produced a pytree with structure {tree}, but a "
+                             f"pytree tuple with auxiliary output was expected because "
+                             f"has_aux was set to True.")
+        tree = children[0]
+    if tree != b_tree:
+        raise TypeError(f"{name}() output pytree structure must match b, got {tree} "
+                        f"and {b_tree}")
+
+
+def custom_linear_solve(matvec: Callable, b, solve: Callable,
+                        transpose_solve: Callable | None = None, symmetric=False,
+                        has_aux=False):
+    """`solve(matvec, b)`, differentiated as the solution x of `matvec(x) == b`
+    rather than through `solve`'s operations, as `jax.lax.custom_linear_solve`.
+    `transpose_solve(vecmat, b)` solves the transposed system; reverse mode needs it
+    (with `symmetric=True`, `solve` serves)."""
+    if transpose_solve is None and symmetric:
+        transpose_solve = solve
+    b_leaves, b_tree = tree_util.tree_flatten(b)
+    b_avals = checked_avals(b_leaves, "custom_linear_solve: b leaf")
+
+    matvec_jaxpr, matvec_consts, tree = _trace_flat(matvec, b_tree, b_avals)
+    _check_shapes("matvec", matvec_jaxpr.out_avals, tree, b_avals)
+    _check_result_tree("matvec", tree, b_tree, False)
+    solve_jaxpr, solve_consts, out_tree = _trace_flat(lambda x: solve(matvec, x), b_tree,
+                                                      b_avals)
+    _check_shapes("solve", solve_jaxpr.out_avals, out_tree, b_avals, has_aux)
+    _check_result_tree("solve", out_tree, b_tree, has_aux)
+    if transpose_solve is None:
+        vecmat_jaxpr = tr_solve_jaxpr = None
+        vecmat_consts, tr_solve_consts = [], []
+    else:
+        if symmetric:
+            vecmat = matvec
+            vecmat_jaxpr, vecmat_consts = matvec_jaxpr, matvec_consts
+        else:
+            def vecmat(x):
+                return linear_transpose(matvec, b)(x)[0]
+            vecmat_jaxpr, vecmat_consts, _ = _trace_flat(vecmat, b_tree, b_avals)
+        tr_solve_jaxpr, tr_solve_consts, tree = _trace_flat(
+            lambda x: transpose_solve(vecmat, x), b_tree, b_avals)
+        _check_shapes("transpose_solve", tr_solve_jaxpr.out_avals, tree, b_avals, has_aux)
+        _check_result_tree("transpose_solve", tree, b_tree, has_aux)
+    all_consts = [matvec_consts, vecmat_consts, solve_consts, tr_solve_consts]
+    outs = bind(linear_solve_p, *[c for group in all_consts for c in group], *b_leaves,
+                const_lengths=tuple(len(group) for group in all_consts),
+                jaxprs=(matvec_jaxpr, vecmat_jaxpr, solve_jaxpr, tr_solve_jaxpr))
+    return tree_util.tree_unflatten(out_tree, outs)

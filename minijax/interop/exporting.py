@@ -8,6 +8,8 @@ transformations do:
 
 * `jit` stays a `jax.jit` call (so JAX sees a `jit` equation, as minijax did);
 * `cond`, `while`, `scan` become `lax.switch`, `lax.while_loop`, `lax.scan`;
+* `custom_linear_solve` stays `lax.custom_linear_solve` (JAX derives its own `vecmat`
+  by transposing `matvec`, as it does for a user's call);
 * `remat` becomes `jax.checkpoint` with the matching `jax.checkpoint_policies` entry;
 * `custom_jvp_call` / `custom_vjp_call` become `jax.custom_jvp` / `jax.custom_vjp`,
   whose rules are minijax's rules traced into minijax programs and exported too;
@@ -34,6 +36,7 @@ from ..ir.core import ClosedJaxpr
 from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_print_p,
                                           debug_callback_p, rebuild_from_layout)
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
+from ..ir.linear_solve_primitive import linear_solve_p, split_operands
 from ..ir.primitives import register_rule_table
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
 from ..ir.remat_primitive import remat_p, name_p
@@ -56,7 +59,7 @@ export_rules: dict = register_rule_table("export", {})
 # First-order primitives: the XLA lowering is already a jax.lax call of the same op.
 _HIGHER_ORDER = {P.jit_p, cond_p, while_p, scan_p, remat_p, custom_jvp_call_p,
                  custom_vjp_call_p, custom_lin_p, debug_print_p, debug_callback_p,
-                 name_p, P.stop_gradient_p}
+                 name_p, P.stop_gradient_p, linear_solve_p}
 for _prim, _rule in lowering_rules.items():
     if _prim not in _HIGHER_ORDER:
         export_rules[_prim] = _rule
@@ -163,7 +166,27 @@ def _scan(*args, jaxpr, num_consts, num_carry, length, reverse=False, unroll=1):
     return list(carry) + list(ys)
 
 
+def _linear_solve(*args, const_lengths, jaxprs):
+    groups, b = split_operands(args, const_lengths)
+    n_x = len(b)
+    has_aux = len(jaxprs[2].outvars) > n_x
+
+    def solver(k):
+        if jaxprs[k] is None:
+            return None
+
+        def run(_, rhs):
+            outs = eval_exported(jaxprs[k], (), [*groups[k], *rhs])
+            return (tuple(outs[:n_x]), tuple(outs[n_x:])) if has_aux else tuple(outs)
+        return run
+    out = lax.custom_linear_solve(
+        lambda x: tuple(eval_exported(jaxprs[0], (), [*groups[0], *x])), tuple(b),
+        solver(2), solver(3), has_aux=has_aux)
+    return [*out[0], *out[1]] if has_aux else list(out)
+
+
 export_rules[P.jit_p] = _jit
+export_rules[linear_solve_p] = _linear_solve
 export_rules[cond_p] = _cond
 export_rules[while_p] = _while
 export_rules[scan_p] = _scan

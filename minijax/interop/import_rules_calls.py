@@ -9,6 +9,8 @@ Read `import_rules.py` first: same table, same conventions.
   functions whose primal is the imported call jaxpr and whose rules evaluate JAX's
   jvp jaxpr, fwd jaxpr and bwd function (traced with JAX at the residuals' types
   and imported) on minijax values.
+* `custom_linear_solve` is minijax's primitive of the same name, its four bodies
+  imported.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import inspect
 import jax
 
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
+from ..ir.linear_solve_primitive import linear_solve_p, split_operands
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import bind, aval_of
 from ..transforms import policies as mini_policies
@@ -155,3 +158,27 @@ def _struct(x):
 
 register_import("custom_jvp_call", custom_jvp_call_p, _custom_jvp_call)
 register_import("custom_vjp_call", custom_vjp_call_p, _custom_vjp_call)
+
+
+# -- custom_linear_solve ------------------------------------------------------------------------
+
+def _linear_solve(*args, const_lengths, jaxprs):
+    """JAX's bodies (closed jaxprs, or None without a transpose_solve) imported; the
+    constants an imported body hoists go in front of that body's own operands."""
+    const_lengths = tuple(int(n) for n in const_lengths)
+    groups, b = split_operands(args, const_lengths)
+    bodies, consts, lengths = [], [], []
+    for jaxpr, group in zip(jaxprs, groups):
+        if jaxpr is None:
+            bodies.append(None)
+            lengths.append(0)
+            continue
+        body, hoisted = import_body(jaxpr)
+        bodies.append(body)
+        consts += [*hoisted, *group]
+        lengths.append(len(hoisted) + len(group))
+    return list(bind(linear_solve_p, *consts, *b, const_lengths=tuple(lengths),
+                     jaxprs=tuple(bodies)))
+
+
+register_import("custom_linear_solve", linear_solve_p, _linear_solve)

@@ -21,6 +21,7 @@ import numpy as np
 from ..ir.core import Literal, ClosedJaxpr
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
 from ..ir.control_flow_primitives import rebuild_from_layout
+from ..ir.linear_solve_primitive import split_operands
 from ..ir.window_primitives import window_identity
 from ..backends.jax_features import (LAX_HAS_LOG2, LAX_HAS_ONE_MINUS_SQUARE,
                                      TOP_K_TAKES_IS_STABLE)
@@ -400,6 +401,26 @@ class _Writer:
     def _cond(self, eqn, ins, indent):
         bodies = [self._body(b, indent) for b in eqn.params["branches"]]
         return f"lax.switch({ins[0]}, [{', '.join(bodies)}], {', '.join(ins[1:])})"
+
+    def _custom_linear_solve(self, eqn, ins, indent):
+        # JAX derives vecmat from matvec itself, so only three bodies are written.
+        p = eqn.params
+        groups, b = split_operands(ins, p["const_lengths"])
+        n_x = len(b)
+        has_aux = len(p["jaxprs"][2].outvars) > n_x
+        matvec = self._body(p["jaxprs"][0], indent)
+
+        def solver(k):
+            if p["jaxprs"][k] is None:
+                return "None"
+            outs = f"{self._body(p['jaxprs'][k], indent)}({', '.join(groups[k] + ['*r'])})"
+            if has_aux:
+                return f"lambda _, r: (lambda o: (tuple(o[:{n_x}]), tuple(o[{n_x}:])))({outs})"
+            return f"lambda _, r: tuple({outs})"
+        call = (f"lax.custom_linear_solve(lambda x: tuple({matvec}"
+                f"({', '.join(groups[0] + ['*x'])})), ({', '.join(b)},), {solver(2)}, "
+                f"{solver(3)}, has_aux={has_aux})")
+        return f"(lambda r: (*r[0], *r[1]))({call})" if has_aux else call
 
     def _while(self, eqn, ins, indent):
         p = eqn.params

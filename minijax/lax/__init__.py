@@ -27,4 +27,4 @@ from ..frontend.lax_extras import (top_k, approx_max_k, approx_min_k,  # noqa: F
                                    dynamic_index_in_dim, dynamic_update_index_in_dim,
                                    GatherScatterMode, DotDimensionNumbers)
 from ..frontend.lax_reduce import reduce, reduce_xor  # noqa: F401
-from ..frontend.implicit_solves import custom_root  # noqa: F401
+from ..frontend.implicit_solves import custom_root, custom_linear_solve  # noqa: F401

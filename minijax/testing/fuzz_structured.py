@@ -327,6 +327,22 @@ def _custom_vjp(b):
     return [f(*operands)]
 
 
+@op("custom_linear_solve", ["custom_linear_solve"], "custom_derivatives", weight=0.3)
+def _custom_linear_solve(b):
+    # A diagonal operator 1 + c² (never singular) on b: its solve is a division, so
+    # both libraries' implicit derivatives can be compared with the exact ones.
+    rhs = b.pick(floating)
+    if rhs is None:
+        return None
+    shape, dtype = b.aval(rhs).shape, b.aval(rhs).dtype
+    c = b.pick(lambda a: floating(a) and a.dtype == dtype and a.shape in ((), shape))
+    diagonal = 1.0 + c * c
+    symmetric = b.rng.random() < 0.5
+    transpose = None if symmetric else (lambda vecmat, r: r / diagonal)
+    return [lax.custom_linear_solve(lambda v: diagonal * v, rhs, lambda mv, r: r / diagonal,
+                                    transpose, symmetric=symmetric)]
+
+
 @op("debug_print", ["debug_print"], "debug", weight=0.2)
 def _debug_print(b):
     x = b.pick(lambda a: True)

@@ -38,6 +38,7 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                remat as _remat,                          # noqa: F401  remat, name
                debug_rules as _debug_rules,              # noqa: F401  debug_print/callback
                callback_rules as _callback_rules,        # noqa: F401  pure_callback
+               linear_solve_rules as _linear_solve_rules,  # noqa: F401  custom_linear_solve
                window_rules as _window_rules,            # noqa: F401  conv, reduce_window
                scatter_rules as _scatter_rules,          # noqa: F401  scatter_mul/min/max
                linalg_rules as _linalg_rules,            # noqa: F401  cholesky, svd, ...
