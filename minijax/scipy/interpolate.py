@@ -10,7 +10,8 @@ possible), and so does minijax.
 
 The interpolator is a pytree, as JAX's: its leaves are the grid, the values and the
 fill value, its static data the method and bounds_error, so it can be passed through
-`jit`, `vmap` and `grad`.
+`jit`, `vmap` and `grad`. A call is compiled whole for an eager call (JAX runs it op
+by op; minijax would compile a program per operation).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from .. import numpy as jnp
 from ..numpy._dtypes import can_cast
 from ..numpy._promotion import as_operand, promote_dtypes_inexact
 from ..tree_util import register_pytree_node
+from ..frontend.eager_jit import jitted_eagerly
 
 __all__ = ["RegularGridInterpolator"]
 
@@ -76,46 +78,56 @@ class RegularGridInterpolator:
     def __call__(self, xi, method=None):
         method = self.method if method is None else method
         _check_method(method)
-        ndim = len(self.grid)
-        xi = _query_points(xi, ndim)
-        if xi.shape[-1] != ndim:
-            raise ValueError(f"the requested sample points xi have dimension {xi.shape[-1]}, "
-                             f"but this RegularGridInterpolator has dimension {ndim}")
-        batch = xi.shape[:-1]
-        xi = xi.reshape(-1, ndim)
-        cells, fractions, outside = self._locate(xi)
-        if method == "linear":
-            result = self._linear(cells, fractions)
-        else:
-            result = self.values[tuple(jnp.where(f <= 0.5, i, i + 1)
-                                       for i, f in zip(cells, fractions))]
-        if self.fill_value is not None:
-            outside = outside.reshape(result.shape[:1] + (1,) * (result.ndim - 1))
-            result = jnp.where(outside, self.fill_value, result)
-        return result.reshape(batch + self.values.shape[ndim:])
+        # a tuple of coordinate arrays travels as a list (the compiled call's operands)
+        stacked = isinstance(xi, tuple)
+        fill = self.fill_value is not None
+        return _evaluate(list(self.grid), self.values, self.fill_value if fill else 0.0,
+                         list(xi) if stacked else xi, method, fill, stacked)
 
-    def _locate(self, xi):
-        """Per axis: the cell's lower index, the fraction of the cell the query lies
-        at, and whether any coordinate lies outside the grid."""
-        cells, fractions = [], []
-        outside = jnp.zeros((xi.shape[0],), dtype=bool)
-        for x, g in zip(xi.T, self.grid):
-            i = jnp.clip(jnp.searchsorted(g, x) - 1, 0, g.size - 2)
-            cells.append(i)
-            fractions.append((x - g[i]) / (g[i + 1] - g[i]))
-            outside = outside | (x < g[0]) | (x > g[-1])
-        return cells, fractions, outside
 
-    def _linear(self, cells, fractions):
-        # trailing value axes broadcast against the per-query weights
-        spread = (slice(None),) + (None,) * (self.values.ndim - len(cells))
-        total = jnp.asarray(0.0)
-        for corner in itertools.product(*[(i, i + 1) for i in cells]):
-            weight = jnp.asarray(1.0)
-            for index, lower, fraction in zip(corner, cells, fractions):
-                weight = weight * ((1 - fraction) if index is lower else fraction)
-            total = total + self.values[corner] * weight[spread]
-        return total
+@jitted_eagerly("method", "fill", "stacked", nested_lists=True)
+def _evaluate(grid, values, fill_value, xi, method, fill, stacked):
+    ndim = len(grid)
+    xi = _query_points(tuple(xi) if stacked else xi, ndim)
+    if xi.shape[-1] != ndim:
+        raise ValueError(f"the requested sample points xi have dimension {xi.shape[-1]}, "
+                         f"but this RegularGridInterpolator has dimension {ndim}")
+    batch = xi.shape[:-1]
+    xi = xi.reshape(-1, ndim)
+    cells, fractions, outside = _locate(grid, xi)
+    if method == "linear":
+        result = _linear(values, cells, fractions)
+    else:
+        result = values[tuple(jnp.where(f <= 0.5, i, i + 1) for i, f in zip(cells, fractions))]
+    if fill:
+        outside = outside.reshape(result.shape[:1] + (1,) * (result.ndim - 1))
+        result = jnp.where(outside, fill_value, result)
+    return result.reshape(batch + values.shape[ndim:])
+
+
+def _locate(grid, xi):
+    """Per axis: the cell's lower index, the fraction of the cell the query lies at;
+    and whether any coordinate lies outside the grid."""
+    cells, fractions = [], []
+    outside = jnp.zeros((xi.shape[0],), dtype=bool)
+    for x, g in zip(xi.T, grid):
+        i = jnp.clip(jnp.searchsorted(g, x) - 1, 0, g.size - 2)
+        cells.append(i)
+        fractions.append((x - g[i]) / (g[i + 1] - g[i]))
+        outside = outside | (x < g[0]) | (x > g[-1])
+    return cells, fractions, outside
+
+
+def _linear(values, cells, fractions):
+    # trailing value axes broadcast against the per-query weights
+    spread = (slice(None),) + (None,) * (values.ndim - len(cells))
+    total = jnp.asarray(0.0)
+    for corner in itertools.product(*[(i, i + 1) for i in cells]):
+        weight = jnp.asarray(1.0)
+        for index, lower, fraction in zip(corner, cells, fractions):
+            weight = weight * ((1 - fraction) if index is lower else fraction)
+        total = total + values[corner] * weight[spread]
+    return total
 
 
 def _unflatten(static, children):
