@@ -4,7 +4,8 @@ SciPy's conventions differ from NumPy's in small ways that matter: `cholesky`
 returns the *upper* factor by default and reads only that triangle (no
 symmetrisation), `qr`'s default mode is 'full', `eigh` returns `(w, v)`, `lu`
 returns an explicit permutation matrix `p` with `a = p @ l @ u`. Everything is
-built on the primitives of `minijax.lax.linalg` and on `minijax.numpy.linalg`.
+built on the primitives of `minijax.lax.linalg` and on `minijax.numpy.linalg`; the
+special-matrix constructors (`toeplitz`, `pascal`, ...) are in `_special_matrices.py`.
 
 `solve(..., assume_a='pos')` differentiates like JAX's: the Cholesky factors are
 computed from `stop_gradient(a)`, and the derivative with respect to `a` comes from
@@ -22,10 +23,16 @@ from ..numpy import linalg as np_linalg
 from ..numpy._promotion import promote_dtypes_inexact, promote_dtypes, shape_of, dtype_of
 from ..numpy._creation import tril, triu  # noqa: F401  (re-exported, as in JAX)
 from ..frontend.eager_jit import jitted_eagerly
+from ._special_matrices import (toeplitz, hankel, circulant, companion,  # noqa: F401
+                                convolution_matrix, dft, hadamard, helmert, hilbert,
+                                invhilbert, leslie, pascal, invpascal, fiedler,
+                                fiedler_companion)
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
            "lu", "lu_factor", "lu_solve", "eigh", "svd", "qr", "expm", "block_diag", "tril",
-           "triu"]
+           "triu", "toeplitz", "hankel", "circulant", "companion", "convolution_matrix", "dft",
+           "hadamard", "helmert", "hilbert", "invhilbert", "leslie", "pascal", "invpascal",
+           "fiedler", "fiedler_companion"]
 
 
 def _inexact(fname, *arrays):
