@@ -1,7 +1,8 @@
 """The special-matrix constructors of `minijax.scipy.linalg` against JAX's: those
 built from vectors eagerly and under jit, with their gradients and vmapped over a
 batch (they take leading axes as JAX's do); those built from a size eagerly and under
-jit; and the errors JAX raises for bad sizes and kinds."""
+jit; and the errors JAX raises for bad sizes and kinds. Also `polar` and
+`expm_frechet`, the same ways."""
 from __future__ import annotations
 
 import jax
@@ -62,7 +63,39 @@ def test_constructors_from_sizes():
                                    [240, -2700, 6480, -4200], [-140, 1680, -4200, 2800]])
 
 
+TALL = rng.normal(size=(2, 4, 3)).astype(np.float32)   # a batch of two 4x3 matrices
+SQUARE = rng.normal(size=(2, 3, 3)).astype(np.float32)
+
+
+def test_polar():
+    # JAX differentiates only the 'svd' method (its 'qdwh' loop has no reverse mode)
+    def svd(mod, a):
+        return (mod.scipy.linalg.polar(a, method="svd"),
+                mod.scipy.linalg.polar(a, "left", method="svd"))
+    check_everywhere(svd, TALL, rtol=1e-4, atol=1e-5)
+
+    def qdwh(mod, a):
+        wide = mod.numpy.matrix_transpose(a)
+        return mod.scipy.linalg.polar(a), mod.scipy.linalg.polar(wide, side="left")
+    check_everywhere(qdwh, TALL, grad=False, rtol=1e-4, atol=1e-5)
+
+
+def test_expm_frechet():
+    def fn(mod, a, e):
+        sl = mod.scipy.linalg
+        e = e[(0,) * (e.ndim - a.ndim)]   # e's first matrix when vmap took a's batch
+        return sl.expm_frechet(a, e), sl.expm_frechet(0.5 * a, e, compute_expm=False)
+    check_everywhere(fn, SQUARE, SQUARE[::-1], argnums=(0, 1), rtol=1e-4, atol=1e-5)
+
+
 ERRORS = {
+    "polar_vector": lambda sl: sl.polar(C[0]),
+    "polar_side": lambda sl: sl.polar(TALL, side="top"),
+    "polar_method": lambda sl: sl.polar(TALL, method="newton"),
+    "polar_qdwh_shape": lambda sl: sl.polar(TALL, side="left"),
+    "expm_frechet_a": lambda sl: sl.expm_frechet(TALL[0], SQUARE[0]),
+    "expm_frechet_e": lambda sl: sl.expm_frechet(SQUARE[0], TALL[0]),
+    "expm_frechet_shapes": lambda sl: sl.expm_frechet(SQUARE, SQUARE[0]),
     "hankel_scalar_c": lambda sl: sl.hankel(1.0),
     "hankel_scalar_r": lambda sl: sl.hankel(C[0], 1.0),
     "companion_short": lambda sl: sl.companion(C[:, :1]),
