@@ -1,18 +1,20 @@
 """The `jax.scipy` modules minijax added in round 14 against JAX's on small inputs:
 `ndimage.map_coordinates`, `fft.dct`/`idct`/`dctn`/`idctn`,
-`interpolate.RegularGridInterpolator`. Each case is one function of the module pair,
+`interpolate.RegularGridInterpolator`, `cluster.vq.vq`. Each case is one function of the module pair,
 checked eagerly and under jit (values, dtypes, weak types), under grad and vmap where
 JAX supports them; the error cases compare the exception type and message."""
 from __future__ import annotations
 
 import jax
-import jax.scipy.fft            # noqa: F401  (JAX's scipy submodules load on import)
+import jax.scipy.cluster.vq     # noqa: F401  (JAX's scipy submodules load on import)
+import jax.scipy.fft            # noqa: F401
 import jax.scipy.interpolate    # noqa: F401
 import jax.scipy.ndimage        # noqa: F401
 import numpy as np
 import pytest
 
 import minijax
+import minijax.scipy.cluster.vq  # noqa: F401
 import minijax.scipy.fft        # noqa: F401
 import minijax.scipy.interpolate  # noqa: F401
 import minijax.scipy.ndimage    # noqa: F401
@@ -29,6 +31,8 @@ MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
 SIGNALS = rng.normal(size=(2, 3, 5)).astype(np.float32)
 GRID = (np.array([1.0, 2.0, 3.5, 5.0], np.float32), np.array([4, 5, 6]))
 VALUES = rng.normal(size=(4, 3, 2)).astype(np.float32)
+OBS = rng.normal(size=(5, 3)).astype(np.float32)
+CODES = rng.normal(size=(4, 3)).astype(np.float32)
 QUERY = np.array([[1.5, 4.5], [2.2, 5.8], [0.0, 5.0], [4.9, 6.0], [3.5, 4.0]], np.float32)
 
 
@@ -76,6 +80,9 @@ CASES = {
         mod.scipy.fft.idctn((x + 1j * x[::-1]).astype(np.complex64))), (SIGNALS,),
         dict(grad=False)),
     "dctn_idctn": (_dctn, (SIGNALS,), dict(rtol=1e-5, atol=1e-5)),
+    # vmap leaves one observation of 3 scalars: then 1-d codes (their first feature)
+    "vq": (lambda mod, obs, codes: mod.scipy.cluster.vq.vq(
+        obs, codes if obs.ndim == 2 else codes[:, 0]), (OBS, CODES), dict(argnums=(0, 1))),
     # gradients in the query points and in the values
     "regular_grid_interpolator": (_interpolate, (QUERY, VALUES), dict(argnums=(0, 1))),
 }
@@ -110,6 +117,8 @@ def test_interpolator_is_a_pytree_as_jaxs():
 
 
 ERRORS = {
+    "vq_rank": lambda mod: mod.scipy.cluster.vq.vq(OBS, CODES[:, 0]),
+    "vq_3d": lambda mod: mod.scipy.cluster.vq.vq(OBS[None], CODES[None]),
     "map_coordinates_order": lambda mod: mod.scipy.ndimage.map_coordinates(
         IMAGES[0], list(POINTS.T[:2]), 3),
     "map_coordinates_mode": lambda mod: mod.scipy.ndimage.map_coordinates(

@@ -1,13 +1,13 @@
 """`minijax.scipy`: the parts of `jax.scipy` minijax provides -- `special`, `stats`,
 `linalg`, `signal`, `integrate`, and (loaded on first use, as JAX's are) `fft`,
-`ndimage`, `interpolate`, `spatial`, `cluster` -- built from `minijax.lax`,
+`ndimage`, `interpolate`, `cluster` -- built from `minijax.lax`,
 `minijax.numpy` and minijax's own primitives, so everything here traces, jits,
 differentiates and batches like any other minijax code."""
 import importlib as _importlib
 
 from . import special, stats, linalg, signal, integrate  # noqa: F401
 
-_LAZY_SUBMODULES = frozenset({"fft", "ndimage", "interpolate", "spatial", "cluster"})
+_LAZY_SUBMODULES = frozenset({"fft", "ndimage", "interpolate", "cluster"})
 
 
 def __getattr__(name):
