@@ -213,19 +213,16 @@ def leslie(f, s):
     return below.at[..., 0, :].set(f)
 
 
-def _pascal_kind(kind):
-    kind = "symmetric" if kind is None else kind
-    kinds = ["symmetric", "lower", "upper"]
-    return kind, kinds
+_PASCAL_KINDS = ["symmetric", "lower", "upper"]
 
 
 @jitted_eagerly("n", "kind")
 def pascal(n: int, kind: str | None = None):
     """The Pascal matrix: binomial coefficients, lower or upper triangular or their
     symmetric product."""
-    kind, kinds = _pascal_kind(kind)
-    if kind not in kinds:
-        raise ValueError(f"Expected kind to be on of: {kinds}; got {kind}")
+    kind = "symmetric" if kind is None else kind
+    if kind not in _PASCAL_KINDS:   # (JAX's message, its typo included)
+        raise ValueError(f"Expected kind to be on of: {_PASCAL_KINDS}; got {kind}")
     lower = np.array([[math.comb(i, j) for j in range(n)] for i in range(n)], dtype=object)
     if kind == "symmetric":
         lower = lower @ lower.T
@@ -235,9 +232,9 @@ def pascal(n: int, kind: str | None = None):
 @jitted_eagerly("n", "kind")
 def invpascal(n: int, kind: str | None = None):
     """The inverse of `pascal(n, kind)`."""
-    kind, kinds = _pascal_kind(kind)
-    if kind not in kinds:
-        raise ValueError(f"Expected kind to be one of: {kinds}; got {kind}")
+    kind = "symmetric" if kind is None else kind
+    if kind not in _PASCAL_KINDS:
+        raise ValueError(f"Expected kind to be one of: {_PASCAL_KINDS}; got {kind}")
     inverse = np.array([[(-1) ** (i - j) * math.comb(i, j) for j in range(n)]
                         for i in range(n)], dtype=object)
     if kind == "symmetric":

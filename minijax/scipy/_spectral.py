@@ -211,8 +211,8 @@ def _segments_spectrum(x, win, detrend_func, nperseg, noverlap, nfft, twosided):
     return jnp_fft.rfft(jnp.real(segments), n=nfft)
 
 
-def _check_fname(x, name):
-    return jnp.asarray(as_operand(name, x))
+def _array(x, fname):
+    return jnp.asarray(as_operand(fname, x))
 
 
 def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_type, return_onesided,
@@ -221,14 +221,14 @@ def _spectral(x, y, fs, window, nperseg, noverlap, nfft, detrend_type, return_on
     if boundary not in _BOUNDARIES:
         raise ValueError(f"Unknown boundary option '{boundary}', must be one of: "
                          f"{list(_BOUNDARIES)}")
-    x = _check_fname(x, "spectral_helper")
+    x = _array(x, "spectral_helper")
     axis = canonicalize_axis("spectral_helper", _static_int(axis, "axis"), x.ndim)
     if y is None:
         x, = promote_dtypes_inexact("spectral_helper", x)
         x = jnp.asarray(x)
         outer = x.shape[:axis] + x.shape[axis + 1:]
     else:
-        y = _check_fname(y, "spectral_helper")
+        y = _array(y, "spectral_helper")
         x, y = (jnp.asarray(a) for a in promote_dtypes_inexact("spectral_helper", x, y))
         if x.ndim != y.ndim:
             raise ValueError(f"two-arguments must have the same rank ({x.ndim} vs {y.ndim}).")
