@@ -57,7 +57,7 @@ def _linear_nodes(coordinate):
     return [(index, 1 - upper_weight), (index + 1, upper_weight)]
 
 
-@jitted_eagerly("order", "mode")
+@jitted_eagerly("order", "mode", nested_lists=True)
 def _map_coordinates(input, coordinates, order, mode, cval):
     image = jnp.asarray(input)
     coords = [jnp.asarray(c) for c in coordinates]
