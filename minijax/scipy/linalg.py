@@ -4,7 +4,8 @@ SciPy's conventions differ from NumPy's in small ways that matter: `cholesky`
 returns the *upper* factor by default and reads only that triangle (no
 symmetrisation), `qr`'s default mode is 'full', `eigh` returns `(w, v)`, `lu`
 returns an explicit permutation matrix `p` with `a = p @ l @ u`. Everything is
-built on the primitives of `minijax.lax.linalg` and on `minijax.numpy.linalg`.
+built on the primitives of `minijax.lax.linalg` and on `minijax.numpy.linalg`; the
+special-matrix constructors (`toeplitz`, `pascal`, ...) are in `_special_matrices.py`.
 
 `solve(..., assume_a='pos')` differentiates like JAX's: the Cholesky factors are
 computed from `stop_gradient(a)`, and the derivative with respect to `a` comes from
@@ -22,10 +23,16 @@ from ..numpy import linalg as np_linalg
 from ..numpy._promotion import promote_dtypes_inexact, promote_dtypes, shape_of, dtype_of
 from ..numpy._creation import tril, triu  # noqa: F401  (re-exported, as in JAX)
 from ..frontend.eager_jit import jitted_eagerly
+from ._special_matrices import (toeplitz, hankel, circulant, companion,  # noqa: F401
+                                convolution_matrix, dft, hadamard, helmert, hilbert,
+                                invhilbert, leslie, pascal, invpascal, fiedler,
+                                fiedler_companion)
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
            "lu", "lu_factor", "lu_solve", "eigh", "svd", "qr", "expm", "block_diag", "tril",
-           "triu"]
+           "triu", "toeplitz", "hankel", "circulant", "companion", "convolution_matrix", "dft",
+           "hadamard", "helmert", "hilbert", "invhilbert", "leslie", "pascal", "invpascal",
+           "fiedler", "fiedler_companion", "polar", "expm_frechet"]
 
 
 def _inexact(fname, *arrays):
@@ -342,3 +349,54 @@ def block_diag(*arrs):
         rows.append(jnp.pad(a, ((0, 0), (col, total_cols - col - cols))))
         col += cols
     return jnp.concatenate(rows, axis=0)
+
+
+# -- polar decomposition and the Fréchet derivative of expm --------------------------------------
+
+@jitted_eagerly("side", "method")
+def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterations=None):
+    """(u, p) with a = u p (side 'right'; p is n x n) or a = p u ('left'; p is m x m),
+    u with orthonormal columns (rows if n > m) and p positive semidefinite.
+
+    minijax computes both factors from the SVD a = U S Vh (u = U Vh, p = V S Vh or
+    U S Uh) for either method: JAX's 'qdwh' iteration is not written here, and the
+    factors agree with it up to rounding where they are unique (a of full rank).
+    'qdwh' keeps JAX's shape restrictions; `eps` and `max_iterations` tune only it."""
+    a = jnp.asarray(a)
+    if a.ndim < 2:
+        raise ValueError("The input `a` must be at least a 2-D array.")
+    if side not in ("right", "left"):
+        raise ValueError("The argument `side` must be either 'right' or 'left'.")
+    m, n = a.shape[-2:]
+    if method == "qdwh":
+        if not ((m >= n and side == "right") or (m < n and side == "left")):
+            raise NotImplementedError("method='qdwh' only supports mxn matrices where m < n "
+                                      "where side='right' and m >= n side='left', got "
+                                      f"{a.shape[-2:]} with side={side!r}")
+    elif method != "svd":
+        raise ValueError(f"Unknown polar decomposition method {method}.")
+    u, s, vh = np_linalg.svd(a, full_matrices=False)
+    s = s.astype(u.dtype)[..., None, :]
+    if side == "right":
+        posdef = (jnp.conj(jnp.matrix_transpose(vh)) * s) @ vh
+    else:
+        posdef = (u * s) @ jnp.conj(jnp.matrix_transpose(u))
+    return u @ vh, posdef
+
+
+@jitted_eagerly("method", "compute_expm")
+def expm_frechet(A, E, *, method=None, compute_expm: bool = True):
+    """The Fréchet derivative of expm at A in the direction E -- expm's jvp -- and,
+    with compute_expm, expm(A) first: (expm(A), L(A, E))."""
+    A, E = jnp.asarray(A), jnp.asarray(E)
+    if A.ndim < 2 or A.shape[-2] != A.shape[-1]:
+        raise ValueError(f"expected A to be a (batched) square matrix, got A.shape={A.shape}")
+    if E.ndim < 2 or E.shape[-2] != E.shape[-1]:
+        raise ValueError(f"expected E to be a (batched) square matrix, got E.shape={E.shape}")
+    if A.shape != E.shape:
+        raise ValueError(f"expected A and E to be the same shape, got A.shape={A.shape} "
+                         f"E.shape={E.shape}")
+    from ..frontend.autodiff import jvp   # noqa: PLC0415  (a transform over expm)
+    value, derivative = jvp(lambda x: expm(x, upper_triangular=False, max_squarings=16),
+                            (A,), (E,))
+    return (value, derivative) if compute_expm else derivative

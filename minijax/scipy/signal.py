@@ -1,5 +1,6 @@
-"""`minijax.scipy.signal`: n-d `convolve` and `correlate`, and the 2-d `convolve2d`
-and `correlate2d`, as `jax.scipy.signal`.
+"""`minijax.scipy.signal`: n-d `convolve` and `correlate`, the 2-d `convolve2d`
+and `correlate2d`, and (in `_spectral.py`) `fftconvolve`, `detrend` and the spectral
+estimators `stft`, `istft`, `csd`, `welch`, as `jax.scipy.signal`.
 
 Both are one `lax.conv_general_dilated` (see `minijax/numpy/_convolve.py`). `method`
 is accepted for compatibility: 'auto' and 'direct' are the direct convolution JAX
@@ -13,7 +14,10 @@ from ..numpy._convolve import convolve_nd
 from ..numpy._shape import flip
 from ..numpy._promotion import as_operand, dtype_of, is_complex, shape_of
 
-__all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
+from ._spectral import fftconvolve, detrend, stft, istft, csd, welch  # noqa: F401
+
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
+           "stft", "istft", "csd", "welch"]
 
 _METHODS = ("auto", "direct", "fft")
 
