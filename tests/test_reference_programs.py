@@ -19,6 +19,7 @@ from minijax import lax
 from minijax.ad_checkpoint import checkpoint_name
 from minijax.backends import xla
 from minijax.backends.reference import eval_closed_jaxpr
+from minijax.experimental import io_callback
 from minijax.testing import assert_trees_match, check_jaxpr
 
 f32 = np.float32
@@ -94,6 +95,11 @@ def _host_callback(x):
     return minijax.pure_callback(lambda v: np.tanh(v) * 2, spec, x * 3.0) + x
 
 
+def _io_host_callback(x):
+    spec = minijax.ShapeDtypeStruct(x.shape, x.dtype)
+    return io_callback(lambda v: np.tanh(v) * 2, spec, x * 3.0, ordered=True) + x
+
+
 PROGRAMS = {
     "cond": [(_cond, (X,)), (_cond, (-X,)), (_switch, (X,))],
     "scan": [(_scan, (M,)), (_reverse_scan, (M,)), (_fori, (X,))],
@@ -104,6 +110,7 @@ PROGRAMS = {
     "custom_vjp_call": [(_clipped, (X,)), (minijax.grad(lambda v: _clipped(v).sum()), (X,))],
     "debug_print": [(_debug, (X,))],
     "pure_callback": [(_host_callback, (X,))],
+    "io_callback": [(_io_host_callback, (X,))],
 }
 # custom_lin only exists between linearize and transpose, and debug_callback is the
 # general form of debug_print; their rules are exercised through the programs above
