@@ -100,6 +100,14 @@ def _io_host_callback(x):
     return io_callback(lambda v: np.tanh(v) * 2, spec, x * 3.0, ordered=True) + x
 
 
+@minijax.custom_batching.custom_vmap
+def _sin_custom_vmap(x):
+    return jnp.sin(x) * 2.0
+
+
+_sin_custom_vmap.def_vmap(lambda n, batched, xs: (jnp.cos(xs), batched[0]))
+
+
 PROGRAMS = {
     "cond": [(_cond, (X,)), (_cond, (-X,)), (_switch, (X,))],
     "scan": [(_scan, (M,)), (_reverse_scan, (M,)), (_fori, (X,))],
@@ -111,6 +119,8 @@ PROGRAMS = {
     "debug_print": [(_debug, (X,))],
     "pure_callback": [(_host_callback, (X,))],
     "io_callback": [(_io_host_callback, (X,))],
+    "custom_vmap_call": [(_sin_custom_vmap, (X,)),
+                         (lambda x: minijax.jvp(_sin_custom_vmap, (x,), (x,)), (X,))],
 }
 # custom_lin only exists between linearize and transpose, and debug_callback is the
 # general form of debug_print; their rules are exercised through the programs above
