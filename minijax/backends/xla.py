@@ -162,6 +162,11 @@ def weak_as_typed(avals, values) -> list:
 
 
 def _convert_element_type(x, *, new_dtype, weak_type=False):
+    if (np.iscomplexobj(x) if not hasattr(x, "dtype") else
+            np.issubdtype(x.dtype, np.complexfloating)) and not np.issubdtype(
+                new_dtype, np.complexfloating):
+        # JAX's lowering keeps the real part; its traced convert warns while doing so
+        x = lax.real(x)
     converted = lax.convert_element_type(x, new_dtype)
     return weakened(converted) if weak_type else converted
 

@@ -43,6 +43,7 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                window_rules as _window_rules,            # noqa: F401  conv, reduce_window
                scatter_rules as _scatter_rules,          # noqa: F401  scatter_mul/min/max
                linalg_rules as _linalg_rules,            # noqa: F401  cholesky, svd, ...
+               eig_rules as _eig_rules,                  # noqa: F401  eig
                complex_rules as _complex_rules,          # noqa: F401  real, imag, conj, complex
                special_rules as _special_rules,          # noqa: F401  lgamma, igamma, ...
                fft_rules as _fft_rules,                  # noqa: F401  fft
