@@ -35,7 +35,7 @@ MODULES = ["numpy", "numpy.linalg", "numpy.fft", "nn", "scipy.special", "scipy.l
 
 # JAX jit functions whose minijax counterpart is not compiled whole, and why. (Those
 # minijax lacks altogether are API gaps, not this test's matter; on JAX 0.10.2:
-# linalg.eigvals, special.bessel_jn, and scipy.linalg's convolution_matrix, dft,
+# special.bessel_jn, and scipy.linalg's convolution_matrix, dft,
 # eigh_tridiagonal, expm_frechet, hadamard, helmert, hessenberg, hilbert, invhilbert,
 # invpascal, pascal, polar, rsf2csf, solve_sylvester.)
 NOT_COMPILED_WHOLE = {

@@ -132,3 +132,32 @@ def test_reference_evaluator_and_importing_jax_eig():
     assert "eig[" in str(imported)
     assert_trees_match(_sorted(reference_eval(imported.jaxpr, imported.consts, A)[0]),
                        _sorted(jnp.linalg.eigvals(A) * 2.0), check_weak_types=False, **TOL)
+
+
+def test_roots_as_jax_with_and_without_strip_zeros():
+    # one length, so each library compiles few programs (an eig compiles slowly)
+    polys = [np.array([1., -6., 11., -6.], np.float32), np.array([0., 1., -3., 2.], np.float32),
+             np.zeros(4, np.float32), np.array([0, 0, 1, 2], np.int32)]
+    for p in polys:
+        keep = lambda lib: lambda q: lib.roots(q, strip_zeros=False)       # noqa: E731
+        ours = [mnp.roots(p), minijax.jit(keep(mnp))(p)]
+        theirs = [jnp.roots(p), jax.jit(keep(jnp))(p)]
+        # sorted: the roots come in LAPACK's order; a leading zero's NaN roots come last
+        assert_trees_match([_sorted(r) for r in ours], [_sorted(r) for r in theirs], **TOL)
+    assert mnp.roots(np.float32([5.])).shape == (0,)
+
+
+def test_roots_under_transformations_and_its_errors():
+    ps = np.array([[1., -3., 2.], [0., 1., 2.]], np.float32)
+
+    def run(lib, np_lib):
+        keep = lambda q: np_lib.roots(q, strip_zeros=False)                 # noqa: E731
+        batched, (r, r_dot) = lib.jit(lambda qs: (lib.vmap(keep)(qs),
+                                                  lib.jvp(keep, (qs[0],), (qs[1],))))(ps)
+        return _sorted(batched), _sorted(r, r_dot)
+    assert_trees_match(run(minijax, mnp), run(jax, jnp), **TOL)
+    for lib, np_lib in ((minijax, mnp), (jax, jnp)):
+        with pytest.raises(TypeError, match="pass strip_zeros=False"):    # concretization
+            lib.jit(np_lib.roots)(ps[0])
+        with pytest.raises(ValueError, match="Input must be a rank-1 array"):
+            np_lib.roots(ps)
