@@ -163,12 +163,36 @@ def test_the_rule_contract_and_its_errors():
         g.def_vmap(lambda n, b, x: ((x, x), (True, True)))
         with pytest.raises(ValueError, match="does not match that of original custom-vmapped"):
             lib.vmap(g)(XS)
-    # An output whose shape contradicts its batching flag: JAX does not check it (an
-    # IndexError from inside JAX, or an output with an extra axis); minijax names it.
+
+
+def test_a_rule_output_that_contradicts_its_flag():
+    # "custom_vmap_rule_output_shape_unchecked": JAX does not check the output
+    lying = jax.custom_batching.custom_vmap(lambda x: x)
+    lying.def_vmap(lambda n, b, x: (x, False))
+    assert jax.vmap(lying)(XS).shape == (3, 3)
+    lying.def_vmap(lambda n, b, x: (x[0], True))
+    with pytest.raises(IndexError):
+        jax.vmap(lying)(XS)
     g = minijax.custom_batching.custom_vmap(lambda x: x)
+    g.def_vmap(lambda n, b, x: (x, False))
+    with pytest.raises(ValueError, match=r"output 0 of shape \(3,\), marked not batched; "
+                                         r"expected \(\)"):
+        minijax.vmap(g)(XS)
     g.def_vmap(lambda n, b, x: (x[0], True))
     with pytest.raises(ValueError, match=r"output 0 of shape \(\), marked batched; expected"):
         minijax.vmap(g)(XS)
+
+
+def test_the_rule_sees_arrays_eagerly():
+    # "custom_vmap_rule_gets_numpy_arrays_eagerly": JAX hands an eager rule NumPy arrays
+    def make(lib):
+        f = lib.custom_batching.custom_vmap(lambda x, scale: x * scale)
+        f.def_vmap(lambda n, b, x, scale: (x * scale, True))
+        return lambda x: f(x, 3.0)
+    theirs = jax.vmap(make(jax))(XS)
+    assert type(theirs) is np.ndarray and theirs.dtype == np.float64
+    assert_trees_match(jax.jit(jax.vmap(make(jax)))(XS), jnp.asarray(XS) * 3.0)
+    assert_trees_match(minijax.vmap(make(minijax))(XS), jnp.asarray(XS) * 3.0)
 
 
 def test_custom_derivatives_module_has_jax_names_minijax_implements():

@@ -1,6 +1,9 @@
 """`jit`'s `device=`, `backend=` and `compiler_options=` against `jax.jit`'s: the
 result's device, JAX's deprecation warning, the option errors JAX gives (at `jit` or
-at the first call), and XLA's own errors for bad compiler options."""
+at the first call), and XLA's own errors for bad compiler options. Then the random
+samplers' `out_sharding=` against `jax.random`'s: values and shardings on a
+one-device mesh, eagerly and under jit, the signatures and the errors."""
+import inspect
 import warnings
 
 import jax
@@ -8,6 +11,8 @@ import numpy as np
 import pytest
 
 import minijax
+import minijax.random as mrandom
+from minijax.testing import assert_trees_match
 
 X = np.arange(3, dtype=np.float32)
 LIBS = (minijax, jax)
@@ -60,3 +65,35 @@ def test_compiler_options_reach_xla():
         minijax.jit(_f, compiler_options={"xla_cpu_enable_fast_math": "x"})(X)
     with pytest.raises(TypeError, match="compiler_options must be a dict"):
         minijax.jit(_f, compiler_options=[("xla_cpu_enable_fast_math", False)])
+
+
+def test_samplers_take_out_sharding_as_jax():
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+    named = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x"))
+
+    def draws(lib):
+        key = lib.random.key(0)
+        outs = [lib.random.normal(key, (4,), out_sharding=named),
+                lib.random.uniform(key, (4,), out_sharding=None),
+                lib.jit(lambda k: lib.random.randint(k, (4,), 0, 5, out_sharding=named))(key)]
+        with jax.set_mesh(mesh):
+            outs.append(lib.random.bernoulli(key, 0.5, (4,),
+                                             out_sharding=jax.sharding.PartitionSpec("x")))
+        return outs
+    ours, theirs = draws(minijax), draws(jax)
+    assert_trees_match(ours, theirs)
+    assert [o.sharding for o in ours] == [t.sharding for t in theirs]
+    for name in mrandom._SHARDED_SAMPLERS:
+        assert "out_sharding" in inspect.signature(getattr(jax.random, name)).parameters
+        ours_sig = inspect.signature(getattr(mrandom, name)).parameters["out_sharding"]
+        assert ours_sig.kind is inspect.Parameter.KEYWORD_ONLY and ours_sig.default is None
+
+
+def test_out_sharding_errors_are_jaxs():
+    single = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    for lib in LIBS:
+        key = lib.random.key(0)
+        with pytest.raises(TypeError, match="`out_sharding` argument of normal only supports"):
+            lib.random.normal(key, (2,), out_sharding=single)
+        with pytest.raises(ValueError, match="mesh"):
+            lib.random.uniform(key, (2,), out_sharding=jax.sharding.PartitionSpec("x"))
