@@ -79,11 +79,12 @@ def test_jvp_goes_through_the_call_and_vmap_of_the_jvp_uses_the_rule():
     one = np.float32(1)
 
     def program(lib, np_lib, f):
-        return [lib.jvp(f, (X, np.float32(2)), (one, np.float32(0))),
-                lib.vmap(lambda a, b: lib.jvp(f, (a, b), (one, one)))(XS, XS),
-                lib.jvp(lib.vmap(f), (XS, XS), (XS, XS)),
-                lib.jit(lib.vmap(lambda a: lib.jvp(lambda t: f(t, 2.0), (a,), (a,))))(XS),
-                lib.jacfwd(lambda v: f(v, v))(XS)]
+        eager = lib.jvp(f, (X, np.float32(2)), (one, np.float32(0)))
+        return [eager, lib.jit(lambda xs: (        # one compiled program for the rest
+            lib.vmap(lambda a, b: lib.jvp(f, (a, b), (one, one)))(xs, xs),
+            lib.jvp(lib.vmap(f), (xs, xs), (xs, xs)),
+            lib.vmap(lambda a: lib.jvp(lambda t: f(t, 2.0), (a,), (a,)))(xs),
+            lib.jacfwd(lambda v: f(v, v))(xs)))(XS)]
     ours, theirs = _both(program)
     assert_trees_match(ours[0], theirs[0])
     assert ours[1] == theirs[1]
