@@ -42,7 +42,7 @@ from .frontend.autodiff_more import linear_transpose, custom_gradient, closure_c
 from . import transforms
 # control flow
 from . import debug  # noqa: E402
-from .frontend.callbacks import pure_callback  # noqa: E402
+from .frontend.callbacks import pure_callback, effects_barrier  # noqa: E402
 
 # refs
 from .frontend.refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof

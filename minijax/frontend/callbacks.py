@@ -23,6 +23,7 @@ from __future__ import annotations
 import weakref
 from typing import Callable
 
+import jax
 from jax import tree_util
 
 from .pytrees import flatten_checked
@@ -99,6 +100,12 @@ def io_callback(callback: Callable, result_shape_dtypes, *args, sharding=None,
                 callback=_FlatPureCallback.of(callback, in_tree, out_tree, "io_callback"),
                 result_shapes=shapes, result_dtypes=dtypes, ordered=bool(ordered))
     return tree_util.tree_unflatten(out_tree, outs)
+
+
+def effects_barrier():
+    """Wait until every host callback of the programs launched so far has run, as
+    `jax.effects_barrier`: minijax's programs are JAX's, so JAX's barrier covers them."""
+    jax.effects_barrier()
 
 
 def _flat_call(api, result_shape_dtypes, args, kwargs):
