@@ -38,7 +38,7 @@ def _column_sums(x):
     return reduce_sum(x, (aval_of(x).ndim - 2,))
 
 
-def _vector_jvp(w, v, left, p_mat):
+def _vector_jvp(w, v, p_mat):
     """JAX's `_eig_vec_jvp` for eigenvalues `w`, unit eigenvectors `v` (columns) and
     P = v^-1 ȧ v: the tangent of v under LAPACK's normalisation."""
     shape, dtype = aval_of(v).shape, aval_of(v).dtype
@@ -82,9 +82,9 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors=True,
     if compute_left_eigenvectors:
         # aᴴ = vl diag(conj w) vl^-1, vl^-1 = diag(conj d)^-1 vr^H
         p_left = div(_mm(_mT(_conj(vr)), _mm(_mT(a_dot), vl)), _columns(_conj(d), n))
-        tangents_out.append(_vector_jvp(_conj(w), vl, True, p_left))
+        tangents_out.append(_vector_jvp(_conj(w), vl, p_left))
     if compute_right_eigenvectors:
-        tangents_out.append(_vector_jvp(w, vr, False, p_right))
+        tangents_out.append(_vector_jvp(w, vr, p_right))
     return JvpResult(outs, tangents_out)
 
 
