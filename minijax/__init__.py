@@ -42,7 +42,7 @@ from .frontend.autodiff_more import linear_transpose, custom_gradient, closure_c
 from . import transforms
 # control flow
 from . import debug  # noqa: E402
-from .frontend.callbacks import pure_callback  # noqa: E402
+from .frontend.callbacks import pure_callback, effects_barrier  # noqa: E402
 
 # refs
 from .frontend.refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof
@@ -68,12 +68,13 @@ from .memory_report import memory_report  # noqa: E402
 from . import interop  # noqa: E402
 
 # Libraries on top, loaded on first use: jax.random, jax.nn, jax.scipy, jax.image,
-# jax.test_util, jax.ops. `minijax.scipy` (or `import minijax.scipy`) imports the module then;
+# jax.test_util, jax.ops, jax.experimental, jax.custom_batching, jax.custom_derivatives. `minijax.scipy` (or `import minijax.scipy`) imports the module then;
 # they register no rules, so nothing depends on whether they were loaded, and a
 # program that never reads them does not pay for them. Like JAX's,
 # minijax.example_libraries is imported explicitly (it registers its OptimizerState as
 # a pytree when it is).
-_LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "test_util", "ops"})
+_LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "test_util", "ops",
+                                "experimental", "custom_batching", "custom_derivatives"})
 
 
 def __getattr__(name):

@@ -36,6 +36,19 @@ from .frontend.random_distributions import (categorical, choice, permutation,
 from .frontend.random_more import (cauchy, lognormal, pareto, t, chisquare, rayleigh,
     weibull_min, maxwell, geometric, orthogonal, f, wald, triangular, double_sided_maxwell)
 from .frontend.random_binomial import binomial, multinomial, clone, key_dtype
+from .frontend.random_core import with_out_sharding as _with_out_sharding
+
+# The samplers that take JAX's `out_sharding=` keyword (the same ones in jax 0.10.2,
+# 0.11.2 and 0.12.0.1).
+_SHARDED_SAMPLERS = ("ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare",
+                     "dirichlet", "exponential", "f", "gamma", "generalized_normal",
+                     "geometric", "gumbel", "laplace", "loggamma", "logistic", "lognormal",
+                     "maxwell", "multivariate_normal", "normal", "orthogonal", "pareto",
+                     "permutation", "poisson", "rademacher", "randint", "rayleigh", "t",
+                     "triangular", "truncated_normal", "uniform", "wald")
+for _name in _SHARDED_SAMPLERS:
+    globals()[_name] = _with_out_sharding(globals()[_name])
+del _name
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
            "bits", "uniform", "normal", "bernoulli", "randint", "categorical", "choice",

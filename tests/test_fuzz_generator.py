@@ -21,6 +21,12 @@ NOT_GENERATED = {
                       "beyond what debug_print (generated) already covers",
     "pure_callback": "runs an arbitrary host Python function (through jax.pure_callback "
                      "under jit): tests/test_api_more_callback.py compares it with JAX's",
+    "io_callback": "runs an arbitrary host Python function for its effects: "
+                   "tests/test_experimental_io_callback.py compares calls and results with JAX's",
+    "custom_vmap_call": "its vmap rule is the user's Python function: "
+                        "tests/test_custom_batching.py compares custom_vmap with JAX's",
+    "eig": "JAX lowers it on the CPU only, and a fuzz program may run on any backend: "
+           "tests/test_linalg_eig.py compares it with JAX's (sorted eigenvalues)",
     "empty_ref": "minijax's explicit-lifetime refs have no JAX counterpart to compare with",
     "free_ref": "minijax's explicit-lifetime refs have no JAX counterpart to compare with",
     "shard_map": "needs several devices; the fuzz process has one (tests/test_shard_map.py "

@@ -19,6 +19,7 @@ from minijax import lax
 from minijax.ad_checkpoint import checkpoint_name
 from minijax.backends import xla
 from minijax.backends.reference import eval_closed_jaxpr
+from minijax.experimental import io_callback
 from minijax.testing import assert_trees_match, check_jaxpr
 
 f32 = np.float32
@@ -99,6 +100,19 @@ def _linear_solve(x):
     return lax.custom_linear_solve(lambda v: d * v, x, lambda mv, b: b / d, symmetric=True)
 
 
+def _io_host_callback(x):
+    spec = minijax.ShapeDtypeStruct(x.shape, x.dtype)
+    return io_callback(lambda v: np.tanh(v) * 2, spec, x * 3.0, ordered=True) + x
+
+
+@minijax.custom_batching.custom_vmap
+def _sin_custom_vmap(x):
+    return jnp.sin(x) * 2.0
+
+
+_sin_custom_vmap.def_vmap(lambda n, batched, xs: (jnp.cos(xs), batched[0]))
+
+
 PROGRAMS = {
     "cond": [(_cond, (X,)), (_cond, (-X,)), (_switch, (X,))],
     "scan": [(_scan, (M,)), (_reverse_scan, (M,)), (_fori, (X,))],
@@ -111,6 +125,9 @@ PROGRAMS = {
     "pure_callback": [(_host_callback, (X,))],
     "custom_linear_solve": [(_linear_solve, (X,)),
                             (minijax.grad(lambda v: _linear_solve(v).sum()), (X,))],
+    "io_callback": [(_io_host_callback, (X,))],
+    "custom_vmap_call": [(_sin_custom_vmap, (X,)),
+                         (lambda x: minijax.jvp(_sin_custom_vmap, (x,), (x,)), (X,))],
 }
 # custom_lin only exists between linearize and transpose, and debug_callback is the
 # general form of debug_print; their rules are exercised through the programs above

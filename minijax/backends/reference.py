@@ -29,7 +29,8 @@ from ..ir.core import Eqn, Jaxpr, ClosedJaxpr, Literal
 from ..ir.trace import MinijaxError
 from ..ir.types import RefType, ShapedArray, is_key, keys_as_numpy
 from .reference_rules import reference_rules
-from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
+from ..ir.custom_primitives import (custom_jvp_call_p, custom_vjp_call_p, custom_lin_p,
+                                    custom_vmap_call_p)
 from ..transforms.custom_derivatives import custom_lin_forward
 
 __all__ = ["reference_rules", "eval_jaxpr", "eval_closed_jaxpr", "RefBox"]
@@ -113,6 +114,7 @@ def _custom_call(*args, call_jaxpr, num_consts, rule, name):
 
 reference_rules[custom_jvp_call_p] = _custom_call
 reference_rules[custom_vjp_call_p] = _custom_call
+reference_rules[custom_vmap_call_p] = _custom_call
 
 
 def _custom_lin(*args, rule, num_residuals, name):

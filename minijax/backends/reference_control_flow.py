@@ -66,6 +66,11 @@ def _pure_callback(*values, callback, result_shapes, result_dtypes, vmap_method)
                                                            result_dtypes))]
 
 
+def _io_callback(*values, callback, result_shapes, result_dtypes, ordered):
+    return _pure_callback(*values, callback=callback, result_shapes=result_shapes,
+                          result_dtypes=result_dtypes, vmap_method=None)
+
+
 def check_callback_result(position, result, shape, dtype):
     """A callback's result `position` as the declared array, or the error JAX gives."""
     result = np.asarray(result)
@@ -90,3 +95,4 @@ reference_rules[CF.debug_print_p] = _debug_print
 reference_rules[CF.debug_callback_p] = _debug_callback
 reference_rules[CF.pure_callback_p] = _pure_callback
 reference_rules[linear_solve_p] = _linear_solve
+reference_rules[CF.io_callback_p] = _io_callback

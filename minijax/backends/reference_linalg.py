@@ -110,9 +110,30 @@ def _qr(a, *, full_matrices=True):
     return _per_matrix(one, a)
 
 
+def _eig(a, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+         enable_eigvec_derivs=False):
+    complex_dtype = np.result_type(a.dtype, np.complex64)
+
+    def one(m):
+        # numpy's eig is LAPACK's geev, right eigenvectors of unit 2-norm. The left ones
+        # (vl^H a = w vl^H) are the rows of vr's inverse, conjugated, scaled to unit
+        # 2-norm with the largest component real, as geev scales them; a real
+        # eigenvector's sign is geev's own choice (the tests compare up to it).
+        w, vr = np.linalg.eig(m)
+        vl = np.linalg.inv(vr).conj().T
+        vl = vl / np.linalg.norm(vl, axis=0)
+        largest = vl[np.argmax(np.abs(vl), axis=0), np.arange(vl.shape[1])]
+        vl = vl * (np.abs(largest) / np.where(largest == 0, 1, largest))
+        return ([w.astype(complex_dtype)]
+                + [vl.astype(complex_dtype)] * bool(compute_left_eigenvectors)
+                + [vr.astype(complex_dtype)] * bool(compute_right_eigenvectors))
+    return _per_matrix(one, a)
+
+
 reference_rules[L.cholesky_p] = _cholesky
 reference_rules[L.triangular_solve_p] = _triangular_solve
 reference_rules[L.lu_p] = _lu
 reference_rules[L.eigh_p] = _eigh
 reference_rules[L.svd_p] = _svd
 reference_rules[L.qr_p] = _qr
+reference_rules[L.eig_p] = _eig

@@ -35,7 +35,8 @@ from ..ir.core import Eqn, Jaxpr, Literal, Var, literal_value
 from ..ir.selection_primitives import optimization_barrier_p
 from ..ir.printer import dumps, NotSerializableError
 from ..ir.primitives import register_rule_table, GenericPath
-from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
+from ..ir.custom_primitives import (custom_jvp_call_p, custom_vjp_call_p, custom_lin_p,
+                                    custom_vmap_call_p)
 from ..transforms.custom_derivatives import custom_lin_forward
 from ..transforms.dce import dce_jaxpr
 from .jax_features import LAX_HAS_LOG2
@@ -161,6 +162,11 @@ def weak_as_typed(avals, values) -> list:
 
 
 def _convert_element_type(x, *, new_dtype, weak_type=False):
+    if (np.iscomplexobj(x) if not hasattr(x, "dtype") else
+            np.issubdtype(x.dtype, np.complexfloating)) and not np.issubdtype(
+                new_dtype, np.complexfloating):
+        # JAX's lowering keeps the real part; its traced convert warns while doing so
+        x = lax.real(x)
     converted = lax.convert_element_type(x, new_dtype)
     return weakened(converted) if weak_type else converted
 
@@ -284,6 +290,7 @@ def _custom_call(*args, call_jaxpr, num_consts, rule, name):
 
 lowering_rules[custom_jvp_call_p] = _custom_call
 lowering_rules[custom_vjp_call_p] = _custom_call
+lowering_rules[custom_vmap_call_p] = _custom_call
 
 
 def _custom_lin(*args, rule, num_residuals, name):

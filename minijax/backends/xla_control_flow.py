@@ -21,6 +21,7 @@ import sys
 
 import jax
 from jax import lax
+from jax.experimental import io_callback
 
 from ..ir import control_flow_primitives as CF
 from ..ir.core import Jaxpr
@@ -104,6 +105,20 @@ def _linear_solve(*args, const_lengths, jaxprs):
 
 
 lowering_rules[linear_solve_p] = _linear_solve
+
+
+def _io_callback(*values, callback, result_shapes, result_dtypes, ordered):
+    # JAX's own io_callback, always ordered: minijax runs every host effect in program
+    # order (the examples of a vmapped unordered one in example order, as JAX's batching
+    # of it does), and XLA may reorder unordered ones. JAX threads its runtime token
+    # through ordered calls, so the order holds across compiled programs too.
+    results = [jax.ShapeDtypeStruct(tuple(shape), dtype)
+               for shape, dtype in zip(result_shapes, result_dtypes)]
+    return list(io_callback(lambda *args: tuple(callback(*args)), results, *values,
+                            ordered=True))
+
+
+lowering_rules[CF.io_callback_p] = _io_callback
 
 
 # -- eager dispatch ---------------------------------------------------------------------

@@ -48,8 +48,13 @@ def _qr(a, *, full_matrices=True):
     return [q, r]
 
 
+def _eig(a, **params):
+    # JAX lowers it on the CPU only (LAPACK's geev): elsewhere JAX's own error
+    return list(lax_linalg.eig(a, **params))
+
+
 _RULES = {L.cholesky_p: _cholesky, L.triangular_solve_p: _triangular_solve, L.lu_p: _lu,
-          L.eigh_p: _eigh, L.svd_p: _svd, L.qr_p: _qr}
+          L.eigh_p: _eigh, L.svd_p: _svd, L.qr_p: _qr, L.eig_p: _eig}
 for _prim, _rule in _RULES.items():
     lowering_rules[_prim] = _rule
     eager_impls[_prim] = functools.partial(apply_primitive, _prim)

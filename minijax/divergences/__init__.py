@@ -19,7 +19,8 @@ from .registry import Divergence, DIVERGENCES, known_divergences, register  # no
 # module here (and calls `registry.register`).
 from . import (remat, control_flow, refs, refs_transforms, refs_jit,  # noqa: F401
                refs_surface, refs_vmap, refs_control_flow, refs_found, windows, random,
-               fuzz, collectives, lax_extras, numpy, jit, autodiff, linalg, scipy)
+               fuzz, collectives, lax_extras, numpy, jit, autodiff, linalg, scipy,
+               custom_batching)
 
 DIVERGENCES_BY_NAME = {d.name: d for d in DIVERGENCES}
 

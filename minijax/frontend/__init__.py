@@ -13,6 +13,8 @@ through `minijax/backends`. The public modules at the package root (`minijax`,
   aot.py              `jit(f).lower(...)` and `.compile()` (`Lowered`, `Compiled`)
   autodiff.py         `jvp`, `linearize`, `vjp`, `grad`, jacobians
   vmap.py             `vmap`
+  custom_batching.py  `custom_vmap`, `sequential_vmap`
+  callbacks.py        `pure_callback`, `io_callback`
   control_flow.py     `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`
   checkpointed_loops.py, checkpointed_vjp.py
                       loops whose reverse pass stores a few carries

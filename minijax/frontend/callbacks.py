@@ -1,4 +1,5 @@
-"""`pure_callback`: call a Python function on the host from inside a program.
+"""`pure_callback` and `io_callback`: call a Python function on the host from inside a
+program.
 
 `pure_callback(f, result_shape_dtypes, *args)` binds one `pure_callback` equation
 (`ir/control_flow_primitives.py`) whose `callback` param is `f` on flat values: it
@@ -10,12 +11,19 @@ so `f` must be a pure function, as JAX asks. XLA runs it through JAX's own host
 callback (`backends/xla_control_flow.py`); it has no derivative (wrap it in a
 `custom_jvp`); under vmap it is called as `vmap_method` says
 (`transforms/callback_rules.py`).
+
+`io_callback(f, result_shape_dtypes, *args, ordered=False)` (JAX's
+`jax.experimental.io_callback`, public as `minijax.experimental.io_callback`) binds an
+`io_callback` equation instead: the same call, with the `Debug` effect, so it is never
+dropped or duplicated and runs in program order. It has no derivative (JAX's error);
+vmap calls an unordered one once per example and refuses an ordered one, as JAX does.
 """
 from __future__ import annotations
 
 import weakref
 from typing import Callable
 
+import jax
 from jax import tree_util
 
 from .pytrees import flatten_checked
@@ -26,27 +34,27 @@ from ..ir.types import canonical_dtype
 
 class _FlatPureCallback:
     """`callback` on flat values: pytrees rebuilt on the way in, flattened on the way out."""
-    __slots__ = ("callback", "in_tree", "out_tree", "__weakref__")
+    __slots__ = ("callback", "in_tree", "out_tree", "api", "__weakref__")
     # Held weakly, as debug.callback's: an entry lives while an equation or a compiled
     # program holds it, so eager calls reuse their program and the table needs no reset.
     _cache: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
-    def __init__(self, callback, in_tree, out_tree):
-        self.callback, self.in_tree, self.out_tree = callback, in_tree, out_tree
+    def __init__(self, callback, in_tree, out_tree, api):
+        self.callback, self.in_tree, self.out_tree, self.api = callback, in_tree, out_tree, api
 
     @classmethod
-    def of(cls, callback, in_tree, out_tree):
-        key = (callback, in_tree, out_tree)
+    def of(cls, callback, in_tree, out_tree, api="pure_callback"):
+        key = (callback, in_tree, out_tree, api)
         found = cls._cache.get(key)
         if found is None:
-            found = cls._cache[key] = cls(callback, in_tree, out_tree)
+            found = cls._cache[key] = cls(callback, in_tree, out_tree, api)
         return found
 
     def __call__(self, *values):
         args, kwargs = tree_util.tree_unflatten(self.in_tree, list(values))
         leaves, tree = tree_util.tree_flatten(self.callback(*args, **kwargs))
         if tree != self.out_tree:
-            raise TypeError(f"pure_callback: the callback returned a value of structure "
+            raise TypeError(f"{self.api}: the callback returned a value of structure "
                             f"{tree}, but result_shape_dtypes has structure {self.out_tree}")
         return leaves
 
@@ -67,15 +75,46 @@ def pure_callback(callback: Callable, result_shape_dtypes, *args, sharding=None,
     if sharding is not None and len(sharding.device_set) > 1:
         raise ValueError("pure_callback: minijax calls a callback once, on the host of one "
                          "device; a sharding over several devices is not supported")
-    leaves, in_tree = flatten_checked((args, kwargs), "pure_callback: argument")
+    leaves, in_tree, out_tree, shapes, dtypes = _flat_call("pure_callback", result_shape_dtypes,
+                                                          args, kwargs)
+    outs = bind(CF.pure_callback_p, *leaves,
+                callback=_FlatPureCallback.of(callback, in_tree, out_tree),
+                result_shapes=shapes, result_dtypes=dtypes, vmap_method=vmap_method)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+def io_callback(callback: Callable, result_shape_dtypes, *args, sharding=None,
+                ordered: bool = False, **kwargs):
+    """`callback(*args, **kwargs)` called on the host for its side effects and results,
+    as `jax.experimental.io_callback`: never dropped when its results are unused, and
+    with `ordered=True` run in program order with the other ordered callbacks (minijax
+    keeps unordered ones in program order too)."""
+    if not callable(callback):
+        raise TypeError(f"io_callback: expected a callable, got {callback!r}")
+    if sharding is not None and len(sharding.device_set) > 1:
+        raise ValueError("io_callback: minijax calls a callback once, on the host of one "
+                         "device; a sharding over several devices is not supported")
+    leaves, in_tree, out_tree, shapes, dtypes = _flat_call("io_callback", result_shape_dtypes,
+                                                          args, kwargs)
+    outs = bind(CF.io_callback_p, *leaves,
+                callback=_FlatPureCallback.of(callback, in_tree, out_tree, "io_callback"),
+                result_shapes=shapes, result_dtypes=dtypes, ordered=bool(ordered))
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+def effects_barrier():
+    """Wait until every host callback of the programs launched so far has run, as
+    `jax.effects_barrier`: minijax's programs are JAX's, so JAX's barrier covers them."""
+    jax.effects_barrier()
+
+
+def _flat_call(api, result_shape_dtypes, args, kwargs):
+    """The flat arguments and their tree, and the declared results' tree, shapes, dtypes."""
+    leaves, in_tree = flatten_checked((args, kwargs), f"{api}: argument")
     results, out_tree = tree_util.tree_flatten(result_shape_dtypes)
     for result in results:
         if not (hasattr(result, "shape") and hasattr(result, "dtype")):
-            raise TypeError(f"pure_callback: result_shape_dtypes must hold "
+            raise TypeError(f"{api}: result_shape_dtypes must hold "
                             f"ShapeDtypeStructs or arrays, got {result!r}")
-    outs = bind(CF.pure_callback_p, *leaves,
-                callback=_FlatPureCallback.of(callback, in_tree, out_tree),
-                result_shapes=tuple(tuple(int(d) for d in r.shape) for r in results),
-                result_dtypes=tuple(canonical_dtype(r.dtype) for r in results),
-                vmap_method=vmap_method)
-    return tree_util.tree_unflatten(out_tree, outs)
+    return (leaves, in_tree, out_tree, tuple(tuple(int(d) for d in r.shape) for r in results),
+            tuple(canonical_dtype(r.dtype) for r in results))

@@ -32,6 +32,7 @@ import functools
 import inspect
 import threading
 import types
+import warnings
 import weakref
 from typing import Callable
 
@@ -211,7 +212,7 @@ class JitFunction:
 
     def __init__(self, fun: Callable, static_argnums=None, static_argnames=None,
                  donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
-                 inline: bool = False):
+                 inline: bool = False, placement=None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self._fun = fun
@@ -241,7 +242,12 @@ class JitFunction:
         # a staging trace honours by recording the body in place of the call
         # (`ir/staging.py`). The body is the same either way, so the cache is shared.
         self._call_params = {"inline": True} if inline else {}
-        options = tuple(self._jax_options.items())
+        # `device`/`backend`/`compiler_options`, those given: JAX's jit applies them
+        # where it compiles the function (the calls at the root, `_fast_function`)
+        self._placement = dict(placement or {})
+        options = tuple(self._jax_options.items()) + tuple(
+            (k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
+            for k, v in self._placement.items())
         self._jit_cache = _cache_for(fun, options)
         # updated=(): copying fun.__dict__ would let jit(jit(f)) take over the inner
         # function's attributes.
@@ -292,7 +298,10 @@ class JitFunction:
             run.__signature__ = inspect.signature(self._fun)
         except (TypeError, ValueError):
             pass
-        return jax.jit(run, **self._jax_options)
+        with warnings.catch_warnings():
+            # `jit` itself gave JAX's deprecation warning of device/backend, once
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return jax.jit(run, **self._jax_options, **self._placement)
 
     def __call__(self, *args, **kwargs):
         # The cached call: one test (`ir/root_modes.py`: at the root trace, jit on,
@@ -487,9 +496,10 @@ class JitFunction:
         return f"<minijax.jit of {fun_name(self._fun)}>"
 
 
-def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
-        donate_argnums=None, donate_argnames=None, keep_unused: bool = False,
-        inline: bool = False, in_shardings=None, out_shardings=None):
+def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
+        static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, keep_unused: bool = False, device=None, backend=None,
+        inline: bool = False, compiler_options=None):
     """Compile `fun` with XLA, as `jax.jit`. Usable as `@jit` or `@jit(static_argnums=...)`.
 
     `in_shardings`/`out_shardings` (`NamedSharding`s, as tree prefixes of the
@@ -502,16 +512,43 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
     JAX: traced by a staging trace (`make_jaxpr`, an outer `jit`, ...), a call records
     the function's equations in the caller's program rather than one nested `jit`
     equation; called eagerly, or under an eager transformation, it is one compiled
-    call like any other."""
+    call like any other.
+
+    `device`/`backend` (deprecated in JAX, with JAX's warning) place the compiled
+    program, and `compiler_options` (XLA's flags, a dict) go to its compilation: JAX's
+    own jit receives them for the calls at the root, which JAX compiles; a call staged
+    into another program is compiled with that program, as in JAX."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames,
                                  donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
                                  inline=inline, in_shardings=in_shardings,
-                                 out_shardings=out_shardings)
+                                 out_shardings=out_shardings, device=device,
+                                 backend=backend, compiler_options=compiler_options)
+    placement = _placement(device, backend, compiler_options, in_shardings)
     if in_shardings is not None or out_shardings is not None:
         static = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
         fun = constrain_jit_shardings(fun, in_shardings, out_shardings, static)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums,
-                       donate_argnames, keep_unused, inline)
+                       donate_argnames, keep_unused, inline, placement)
+
+
+def _placement(device, backend, compiler_options, in_shardings) -> dict:
+    """The options of `jit` that JAX's jit applies as it compiles, checked as JAX does."""
+    if device is not None or backend is not None:
+        warnings.warn('backend and device argument on jit is deprecated. You can use '
+                      '`jax.device_put(..., jax.local_devices(backend="cpu")[0])` on the '
+                      'inputs to the jitted function to get the same behavior.',
+                      DeprecationWarning, stacklevel=3)
+        if device is not None and backend is not None:
+            raise ValueError(f"can't specify both a device and a backend for jit, got "
+                             f"device={device!r} and backend={backend!r}")
+        if in_shardings is not None:
+            raise ValueError("If backend or device is specified on jit, then in_shardings "
+                             "should not be specified.")
+    if compiler_options is not None and not isinstance(compiler_options, dict):
+        raise TypeError(f"jit: compiler_options must be a dict of XLA options, got "
+                        f"{compiler_options!r}")
+    given = dict(device=device, backend=backend, compiler_options=compiler_options or None)
+    return {k: v for k, v in given.items() if v is not None}

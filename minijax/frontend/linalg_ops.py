@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir import linalg_primitives as L
 from ..ir.trace import bind, aval_of
+from ..ir.types import is_complex, is_float
 from . import lax_ops as lax
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "eigh",
@@ -106,3 +107,29 @@ def qr(x, *, full_matrices: bool = True):
     """(q, r) with x = q r, q orthonormal columns, r upper triangular."""
     q, r = bind(L.qr_p, x, full_matrices=bool(full_matrices))
     return q, r
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        enable_eigvec_derivs: bool = False, implementation=None, use_magma=None):
+    """[w, vl (if left), vr (if right)]: the complex eigenvalues and unit eigenvectors
+    (columns; vl^H x = w vl^H, x vr = vr w) of a general real matrix, as
+    `jax.lax.linalg.eig`. JAX computes it on the CPU only. `implementation` and
+    `use_magma` choose JAX's GPU code; minijax takes JAX's default for both."""
+    if implementation is not None or use_magma:
+        raise NotImplementedError("lax.linalg.eig: minijax runs JAX's default eig "
+                                  "(LAPACK on the CPU); implementation and use_magma "
+                                  "must be left unset")
+    aval = aval_of(x)
+    if aval.ndim < 2:
+        raise TypeError(f"Input 0 to eig must have rank at least 2, but got shape={aval.shape}")
+    if aval.shape[-1] != aval.shape[-2]:
+        raise ValueError(f"The input to eig must be a square matrix. Got shape {aval.shape}.")
+    if is_complex(aval.dtype):
+        raise NotImplementedError("lax.linalg.eig: minijax's linear algebra takes real "
+                                  "matrices only; JAX's also takes complex ones")
+    if not is_float(aval.dtype):
+        raise TypeError(f"eig does not accept dtype {aval.dtype} at position 0. Accepted "
+                        f"dtypes at position 0 are subtypes of floating, complexfloating.")
+    return list(bind(L.eig_p, x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                     compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                     enable_eigvec_derivs=bool(enable_eigvec_derivs)))

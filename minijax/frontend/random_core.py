@@ -4,16 +4,19 @@ module's docstring, `minijax/random.py`, first). `random_distributions.py` and
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
 from typing import Sequence
 
 import ml_dtypes
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 
 from .. import lax
 from .. import numpy as jnp
 from .jit import jit
+from .sharding import constrain
 from ..ir import random_primitives as R
 from ..ir.trace import aval_of, bind
 from ..ir.types import canonical_dtype, is_key, is_float, is_inexact, is_integer
@@ -386,3 +389,27 @@ def _randint(typed_key, minval, maxval, shape, dtype):
                      jnp.remainder(low, span))
     offset = jnp.remainder(offset, span)
     return jnp.add(minval, lax.convert_element_type(offset, dtype))
+
+
+# -- out_sharding ---------------------------------------------------------------------
+
+def with_out_sharding(sampler):
+    """`sampler` taking JAX's keyword `out_sharding` (jax 0.10 to 0.12 have it on every
+    sampler): a `NamedSharding`, or a `PartitionSpec` under `jax.set_mesh`, where the
+    result is placed; None leaves it where it is made."""
+    name = sampler.__name__
+
+    @functools.wraps(sampler)
+    def sample(*args, out_sharding=None, **kwargs):
+        out = sampler(*args, **kwargs)
+        if out_sharding is None:
+            return out
+        if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
+            raise TypeError(f"`out_sharding` argument of {name} only supports instances of "
+                            f"`NamedSharding` or `PartitionSpec`. Got {out_sharding}")
+        return constrain(out, out_sharding, f"{name}'s out_sharding", ValueError, moves=True)
+    signature = inspect.signature(sampler)
+    sample.__signature__ = signature.replace(parameters=[
+        *signature.parameters.values(),
+        inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    return sample

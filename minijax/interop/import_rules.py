@@ -30,7 +30,7 @@ from .. import debug
 from ..frontend import refs as mini_refs
 from ..ir import primitives as P
 from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_callback_p,
-                                          debug_print_p, pure_callback_p)
+                                          debug_print_p, pure_callback_p, io_callback_p)
 from ..transforms.batching import AxisFrame
 from ..ir import collective_primitives as C
 from ..ir.collective_primitives import as_names
@@ -445,6 +445,19 @@ def _pure_callback(*args, callback, result_avals, sharding=None, vmap_method=Non
 
 
 register_import("pure_callback", pure_callback_p, _pure_callback)
+
+
+def _io_callback(*args, callback, result_avals, sharding=None, ordered=False, **hints):
+    if sharding is not None and len(getattr(sharding, "device_set", ())) > 1:
+        raise UnsupportedParamError(f"cannot import io_callback with sharding={sharding!r}: "
+                                    f"minijax calls a callback on one device")
+    return bind(io_callback_p, *args, callback=_ImportedPureCallback(callback),
+                result_shapes=tuple(_ints(a.shape) for a in result_avals),
+                result_dtypes=tuple(np.dtype(a.dtype) for a in result_avals),
+                ordered=bool(ordered))
+
+
+register_import("io_callback", io_callback_p, _io_callback)
 
 
 def _debug_print(*values, fmt, in_tree, static_args=(), **hints):

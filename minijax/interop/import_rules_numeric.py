@@ -196,6 +196,10 @@ register_import("eigh", L.eigh_p, _linalg(L.eigh_p, ("lower", "sort_eigenvalues"
 register_import("svd", L.svd_p, _linalg(L.svd_p, ("full_matrices", "compute_uv"),
                                         ("subset_by_index", "algorithm")))
 register_import("qr", L.qr_p, _linalg(L.qr_p, ("full_matrices",), ("pivoting", "use_magma")))
+register_import("eig", L.eig_p, _linalg(L.eig_p, ("compute_left_eigenvectors",
+                                                  "compute_right_eigenvectors",
+                                                  "enable_eigvec_derivs"),
+                                        ("implementation", "use_magma")))
 
 
 # -- convolution and windowed reductions ------------------------------------------------------

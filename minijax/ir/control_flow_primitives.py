@@ -27,6 +27,10 @@ passes it in. So a body is a closed program and every pass can transform it alon
     pure_callback[callback, result_shapes, result_dtypes, vmap_method]
             *values -> results   calls `callback(*values)` on the host for its results;
         no effect: a pure function, so it may be dropped when unused or called again
+    io_callback[callback, result_shapes, result_dtypes, ordered]
+            *values -> results   the same call with the `Debug` effect: never dropped,
+        never duplicated, run in program order (`ordered` only changes vmap, which
+        refuses an ordered one, and what JAX is told when it is lowered)
 
 Effects: a control-flow equation has the effects of its bodies -- a `debug.print` in
 a loop body makes the whole loop an ordered, effectful equation, so no pass may drop
@@ -42,7 +46,7 @@ from .types import ShapedArray, RefType, is_bool
 from .registry import Primitive, type_rules, effect_rules, _fail
 
 __all__ = ["cond_p", "while_p", "scan_p", "debug_print_p", "debug_callback_p", "pure_callback_p",
-           "VMAP_METHODS",
+           "io_callback_p", "VMAP_METHODS",
            "same_types", "types_text"]
 
 
@@ -240,21 +244,40 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
 
 
 def _pure_callback_rule(*values, callback, result_shapes, result_dtypes, vmap_method):
-    if not callable(callback):
-        _fail("pure_callback", f"callback must be callable, got {callback!r}")
     if vmap_method not in VMAP_METHODS:
         _fail("pure_callback", f"vmap_method must be one of {VMAP_METHODS}, got "
                                f"{vmap_method!r}")
+    return _callback_results("pure_callback", values, callback, result_shapes, result_dtypes)
+
+
+def _callback_results(name, values, callback, result_shapes, result_dtypes):
+    if not callable(callback):
+        _fail(name, f"callback must be callable, got {callback!r}")
     if len(result_shapes) != len(result_dtypes):
-        _fail("pure_callback", "result_shapes and result_dtypes differ in length")
+        _fail(name, "result_shapes and result_dtypes differ in length")
     for value in values:
         if isinstance(value, RefType):
-            _fail("pure_callback", "cannot pass a ref to a callback; read it first (r[...])")
+            _fail(name, "cannot pass a ref to a callback; read it first (r[...])")
     return [ShapedArray(tuple(shape), np.dtype(dtype))
             for shape, dtype in zip(result_shapes, result_dtypes)]
 
 
 type_rules[pure_callback_p] = _pure_callback_rule
+
+# An io_callback talks to the outside world. minijax keeps every host effect in program
+# order, so an unordered one gets the same effect as an ordered one: a stronger promise
+# than JAX's (which may reorder unordered calls), never a weaker one.
+io_callback_p = Primitive("io_callback", multiple_results=True)
+
+
+def _io_callback_rule(*values, callback, result_shapes, result_dtypes, ordered):
+    if not isinstance(ordered, bool):
+        _fail("io_callback", f"ordered must be a bool, got {ordered!r}")
+    return _callback_results("io_callback", values, callback, result_shapes, result_dtypes)
+
+
+type_rules[io_callback_p] = _io_callback_rule
+effect_rules[io_callback_p] = lambda *values, **params: frozenset({DebugEffect()})
 
 
 # -- what a debug_print does on the host ------------------------------------------------

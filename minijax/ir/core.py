@@ -65,8 +65,9 @@ Atom = Var | Literal
 #
 # An effect names what an equation does beyond computing its outputs. Ref effects
 # point at the equation input that is the ref (by position) so passes can follow the
-# ref back to where it came from. `DebugEffect` marks ordered host output such as
-# `debug.print`, which must happen exactly once per evaluation in program order.
+# ref back to where it came from. `DebugEffect` marks ordered host I/O such as
+# `debug.print` and `io_callback`, which must happen exactly once per evaluation in
+# program order.
 
 @dataclass(frozen=True)
 class ReadEffect:

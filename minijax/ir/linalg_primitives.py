@@ -13,6 +13,10 @@ batch axis to the front. The type rules here say which shapes and dtypes fit:
     svd               a[..., m, n]                -> s[..., k], u[..., m, m|k], vt[..., n|k, n]
                                                      (k = min(m, n); only s if not compute_uv)
     qr                a[..., m, n]                -> q[..., m, m|k], r[..., m|k, n]
+    eig               a[..., n, n]                -> w c[..., n], vl c[..., n, n] (if left),
+                                                     vr c[..., n, n] (if right)
+        (c: the complex dtype of a's precision; eigenvalues and eigenvectors of a
+        general real matrix are complex. Only XLA's CPU backend has it, as in JAX.)
 
 Results are weakly typed when the operands are (a weak scalar reshaped to a matrix:
 JAX's standard weak-type rule, which also makes lu's integer outputs weak).
@@ -28,7 +32,7 @@ import numpy as np
 from .types import ShapedArray, is_float
 from .registry import Primitive, type_rules, _array, _fail
 
-__all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "eigh_p", "svd_p", "qr_p",
+__all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "eigh_p", "svd_p", "qr_p", "eig_p",
            "linalg_primitives"]
 
 
@@ -133,4 +137,18 @@ def _qr_rule(a, *, full_matrices=True):
 
 type_rules[qr_p] = _qr_rule
 
-linalg_primitives = (cholesky_p, triangular_solve_p, lu_p, eigh_p, svd_p, qr_p)
+eig_p = Primitive("eig", multiple_results=True)
+
+
+def _eig_rule(a, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+              enable_eigvec_derivs=False):
+    n, _ = _matrix("eig", a, square=True)
+    complex_dtype = np.result_type(a.dtype, np.complex64)
+    vectors = ShapedArray(a.shape, complex_dtype)
+    return ([ShapedArray(a.shape[:-1], complex_dtype)]
+            + [vectors] * (bool(compute_left_eigenvectors) + bool(compute_right_eigenvectors)))
+
+
+type_rules[eig_p] = _eig_rule
+
+linalg_primitives = (cholesky_p, triangular_solve_p, lu_p, eigh_p, svd_p, qr_p, eig_p)

@@ -5,7 +5,7 @@ after `import minijax.lax` all reach this module, as they reach `jax.lax.linalg`
 JAX. The functions live in `frontend/linalg_ops.py`; this module only gathers them.
 """
 from ..frontend.linalg_ops import (cholesky, triangular_solve, lu,  # noqa: F401
-                                   lu_pivots_to_permutation, eigh, svd, qr)
+                                   lu_pivots_to_permutation, eigh, svd, qr, eig)
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "eigh",
-           "svd", "qr"]
+           "svd", "qr", "eig"]

@@ -28,6 +28,11 @@ class EighResult(NamedTuple):
     eigenvectors: object
 
 
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
 class SVDResult(NamedTuple):
     U: object
     S: object
@@ -89,6 +94,23 @@ def eigh(a, UPLO=None, symmetrize_input: bool = True):
     _check_matrix("eigh", a, square=True)    # ValueError, as cholesky's
     v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
     return EighResult(w, v)
+
+
+@jitted_eagerly()
+def eig(a):
+    """Eigenvalues and right eigenvectors (columns, unit 2-norm) of a general matrix,
+    complex whatever `a`'s type, as `jnp.linalg.eig`; on the CPU only, as JAX's."""
+    a, = _inexact("eig", a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+@jitted_eagerly()
+def eigvals(a):
+    """The eigenvalues of a general matrix (complex), as `jnp.linalg.eigvals`."""
+    a, = _inexact("eigvals", a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
 
 
 @jitted_eagerly("UPLO", "symmetrize_input")

@@ -1,6 +1,6 @@
 """Polynomials as 1-d coefficient arrays, highest degree first (NumPy's old `poly1d`
 convention, as in JAX): `poly`, `polyadd`, `polysub`, `polymul`, `polydiv`,
-`polyder`, `polyint`, `polyfit` (`polyval` lives in _calculus.py).
+`polyder`, `polyint`, `polyfit`, `roots` (`polyval` lives in _calculus.py).
 
 Products are convolutions of the coefficient arrays; division is the schoolbook
 long division, unrolled over the (static) degree difference; `polyfit` solves the
@@ -22,11 +22,12 @@ from . import _reductions as R
 from . import _ufuncs as U
 from ._assorted import vander
 from ._linalg import matmul
-from ._shape import atleast_1d, concatenate, stack, trace, transpose
+from ._shape import atleast_1d, concatenate, roll, stack, trace, transpose
+from .. import lax
 from . import linalg
 
 __all__ = ["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint",
-           "polyfit"]
+           "polyfit", "roots"]
 
 
 def _coefficients(fname, *ps):
@@ -217,3 +218,53 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if len(shape_of(y)) == 1:
         return c, U.multiply(base, factor)
     return c, U.multiply(base[:, :, None], factor)
+
+
+def roots(p, *, strip_zeros: bool = True):
+    """The (complex) roots of the polynomial with coefficients `p`, highest degree
+    first, as `jnp.roots`: the eigenvalues of its companion matrix (so on the CPU
+    only, as JAX's). `strip_zeros=True` drops leading zero coefficients, which needs
+    concrete values (JAX's error under jit); with False, each leading zero gives a NaN
+    root instead, and the function traces."""
+    p, = promote_dtypes_inexact("roots", as_operand("roots", p))
+    p = atleast_1d(p)
+    if len(shape_of(p)) != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    n = shape_of(p)[0]
+    if n < 2:
+        return zeros((0,), np.result_type(dtype_of(p), np.complex64))
+    if strip_zeros:
+        if isinstance(p, Tracer):
+            p._concrete_or_raise(
+                "The error occurred in the jnp.roots() function. To use this within a "
+                "JIT-compiled context, pass strip_zeros=False, but be aware that leading "
+                "zeros will result in some returned roots being set to NaN. jnp.roots")
+        nonzero = np.flatnonzero(np.asarray(p))
+        return _roots_no_zeros(p[int(nonzero[0]) if nonzero.size else n:])
+    is_zero = U.equal(p, 0)
+    leading = U.where(R.all(is_zero), n, R.argmin(is_zero))
+    return _roots_with_zeros(p, leading)
+
+
+@jitted_eagerly()
+def _roots_no_zeros(p):
+    """The eigenvalues of the companion matrix: first row -p[1:] / p[0], ones below
+    the diagonal."""
+    n = shape_of(p)[0]
+    if n < 2:
+        return zeros((0,), np.result_type(dtype_of(p), np.complex64))
+    companion = eye(n - 1, k=-1, dtype=dtype_of(p)).at[0, :].set(
+        U.true_divide(U.negative(p[1:]), p[0]))
+    return linalg.eigvals(companion)
+
+
+@jitted_eagerly()
+def _roots_with_zeros(p, leading):
+    """JAX's: the leading zeros rolled to the end (so they give zero roots), the zero
+    roots sorted last, and as many of them as there were leading zeros set to NaN."""
+    n = shape_of(p)[0]
+    p = U.where(leading == n, 1.0, p)                 # all zero: keep LAPACK away from it
+    found = _roots_no_zeros(roll(p, U.negative(leading)))
+    found = lax.sort_key_val(U.equal(found, 0), found)[1]
+    k = shape_of(found)[0]
+    return U.where(lax.iota(np.int32, k) < k - leading, found, complex(np.nan, np.nan))

@@ -44,16 +44,16 @@ from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ._pinv_tangent import pseudo_inverse_tangent
 
-__all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",
+__all__ = ["cholesky", "eig", "eigvals", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",
            "slogdet", "pinv", "matrix_power", "lstsq", "matrix_rank", "norm", "vector_norm",
            "matrix_norm", "trace", "diagonal", "cross", "outer", "matrix_transpose",
            "matmul", "tensordot", "multi_dot", "vecdot", "cond", "tensorinv", "tensorsolve",
-           "EighResult", "SVDResult", "QRResult", "SlogdetResult"]
+           "EigResult", "EighResult", "SVDResult", "QRResult", "SlogdetResult"]
 
 
-from ._decompositions import (EighResult, SVDResult, QRResult, SlogdetResult,
-                              _inexact, _check_matrix, cholesky, eigh, eigvalsh, svd,
-                              svdvals, qr)
+from ._decompositions import (EigResult, EighResult, SVDResult, QRResult, SlogdetResult,
+                              _inexact, _check_matrix, cholesky, eig, eigvals, eigh, eigvalsh,
+                              svd, svdvals, qr)
 
 
 # -- solves, inverses, determinants -------------------------------------------------------------

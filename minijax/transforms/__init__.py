@@ -10,6 +10,7 @@ Autodiff, in reading order:
   linearize.py     linearize = jvp + partial eval; vjp = linearize + transpose
   calls.py         call primitives (`jit`, `remat`): rules written once for every pass
   custom_derivatives.py  `custom_jvp` / `custom_vjp` and their primitives
+  custom_vmap_rules.py   `custom_vmap`'s primitive: the user's vmap rule, and its jvp
 
 Printing every stage of `grad` for one function is in docs/autodiff.md:
 
@@ -31,6 +32,7 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                discharge_control_flow as _discharge_cf,  # noqa: F401  cond/while/scan with refs
                calls as _calls,                          # noqa: F401  jit
                custom_derivatives as _custom,            # noqa: F401  custom_jvp/custom_vjp
+               custom_vmap_rules as _custom_vmap,        # noqa: F401  custom_vmap
                ref_rules as _ref_rules,                  # noqa: F401  new_ref/get/swap/...
                cond as _cond,                            # noqa: F401
                loops as _loops,                          # noqa: F401  while
@@ -42,6 +44,7 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                window_rules as _window_rules,            # noqa: F401  conv, reduce_window
                scatter_rules as _scatter_rules,          # noqa: F401  scatter_mul/min/max
                linalg_rules as _linalg_rules,            # noqa: F401  cholesky, svd, ...
+               eig_rules as _eig_rules,                  # noqa: F401  eig
                complex_rules as _complex_rules,          # noqa: F401  real, imag, conj, complex
                special_rules as _special_rules,          # noqa: F401  lgamma, igamma, ...
                fft_rules as _fft_rules,                  # noqa: F401  fft

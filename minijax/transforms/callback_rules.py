@@ -1,5 +1,6 @@
-"""`pure_callback` under the passes: no derivative, and vmap by the callback's
-`vmap_method`.
+"""`pure_callback` and `io_callback` under the passes: no derivative, and vmap by the
+callback's `vmap_method` (an io_callback: one call per example, or JAX's error when it
+is ordered).
 
 A pure callback is a Python function minijax cannot look into, so:
 
@@ -14,6 +15,12 @@ A pure callback is a Python function minijax cannot look into, so:
     unbatched ones as they are;
   - None: refused, as JAX refuses it.
 * DCE: no effect, so an unused call is dropped (the default), as JAX does.
+
+An `io_callback` has the `Debug` effect, so DCE keeps it and partial eval runs it once
+with the known values (no rule needed for either). jvp is JAX's error for it too. Under
+vmap an unordered one is called once per example, in example order, and its results
+stacked -- JAX's only batching of it; an ordered one is refused, as JAX refuses it (the
+examples' calls would have no order of their own).
 """
 from __future__ import annotations
 
@@ -28,6 +35,10 @@ from .batching import moveaxis, batch_at, lane_of
 def _no_jvp(primals, tangents, **params):
     raise ValueError("Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use "
                      "callbacks while taking gradients.")
+
+
+def _no_io_jvp(primals, tangents, **params):
+    raise ValueError("IO callbacks do not support JVP.")
 
 
 def _stack(values, axis_size):
@@ -48,12 +59,7 @@ def _vmap_pure_callback(axis_size, values, dims, *, callback, result_shapes, res
             "of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
             "'legacy_vectorized'. Got vmap_method=None.")
     if vmap_method in ("sequential", "sequential_unrolled"):
-        per_lane = [bind(CF.pure_callback_p, *[v if d is not_mapped else lane_of(v, d, lane)
-                                                for v, d in zip(values, dims)], **params)
-                    for lane in range(axis_size)]
-        outs = [_stack([lane[i] for lane in per_lane], axis_size)
-                for i in range(len(result_shapes))]
-        return Batched(outs, [0] * len(outs))
+        return _one_call_per_lane(CF.pure_callback_p, axis_size, values, dims, params)
     if vmap_method == "expand_dims":
         args = [P.broadcast_in_dim_p.bind(v, shape=(1,) + aval_of(v).shape,
                                           broadcast_dimensions=tuple(range(1, aval_of(v).ndim + 1)))
@@ -67,5 +73,22 @@ def _vmap_pure_callback(axis_size, values, dims, *, callback, result_shapes, res
     return Batched(list(outs), [0] * len(outs))
 
 
+def _one_call_per_lane(prim, axis_size, values, dims, params):
+    per_lane = [bind(prim, *[v if d is not_mapped else lane_of(v, d, lane)
+                             for v, d in zip(values, dims)], **params)
+                for lane in range(axis_size)]
+    outs = [_stack([lane[i] for lane in per_lane], axis_size)
+            for i in range(len(params["result_shapes"]))]
+    return Batched(outs, [0] * len(outs))
+
+
+def _vmap_io_callback(axis_size, values, dims, **params):
+    if params["ordered"]:
+        raise ValueError("Cannot `vmap` ordered IO callback.")
+    return _one_call_per_lane(CF.io_callback_p, axis_size, values, dims, params)
+
+
 jvp_rules[CF.pure_callback_p] = _no_jvp
 vmap_rules[CF.pure_callback_p] = _vmap_pure_callback
+jvp_rules[CF.io_callback_p] = _no_io_jvp
+vmap_rules[CF.io_callback_p] = _vmap_io_callback

@@ -215,6 +215,14 @@ def _check_like(where, value, expected_tree, expected_avals, tangent=False):
 
 # -- custom_jvp --------------------------------------------------------------------------------
 
+def _forward_attr(self, name):
+    """What the wrapped function has, as JAX's custom functions forward it: a
+    `custom_vjp` around a `custom_vmap` takes its `def_vmap`."""
+    if name == "fun":           # not set yet (copying or unpickling an instance)
+        raise AttributeError(name)
+    return getattr(self.fun, name)
+
+
 class _JvpRule:
     """The `rule` param of a `custom_jvp_call`: the user's jvp function at one call site."""
 
@@ -235,6 +243,8 @@ class custom_jvp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
+
+    __getattr__ = _forward_attr
 
     def defjvp(self, jvp, symbolic_zeros: bool = False):
         self.jvp = jvp
@@ -334,6 +344,8 @@ class custom_vjp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
+
+    __getattr__ = _forward_attr
 
     def defvjp(self, fwd, bwd, symbolic_zeros: bool = False):
         self.fwd, self.bwd = fwd, bwd
