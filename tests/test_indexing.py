@@ -123,6 +123,9 @@ def test_at_updates_traced_and_other_dtypes():
                 x.at[i].get(), x.at[1].subtract(v), xi.at[1, 1].set(True)]
     check(fn, X, rand((3, 4), np.int32), np.int32(2), rand((4, 5)))
     check(lambda m, x, w: at(m, x)[0].set(w), rand((3,)), 2.0)  # a weak value into a strong x
+    # a sequence of traced values is an array, as JAX's .at takes it
+    check(lambda m, x, a, b: [at(m, x)[1:3].set((a, b)), at(m, x)[:2].add([a, 2.0])],
+          rand((4,)), np.float32(1.5), np.float32(-2.0))
 
 
 def test_take():

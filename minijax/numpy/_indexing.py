@@ -43,7 +43,7 @@ from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
 from . import _ufuncs
-from ._creation import array, ones_like
+from ._creation import array, asarray, ones_like
 from ._ufuncs import negative, where
 
 
@@ -424,6 +424,8 @@ def _scatter(x, idx, values, kind, mode=None):
     x = as_operand(fname, x)
     entries = _expand(fname, shape_of(x), idx, for_update=True)
     plan = _plan(shape_of(x), entries)
+    if isinstance(values, (list, tuple)):
+        values = asarray(values)        # JAX's .at takes sequences (of tracers too)
     values = as_operand(fname, values)
     # The written values take x's dtype (and x's weak type when they are Python scalars).
     values = convert(fname, values, dtype_of(x), weak=is_weak(x))
