@@ -125,12 +125,12 @@ def test_dirichlet_and_multinomial():
 def test_poisson_entropy():
     # one rate in each regime (summed to mu + 20, summed further, asymptotic), and 0
     mu = np.array([0.0, 0.5, 4.0, 30.0, 150.0], np.float32)
-    check_everywhere(lambda mod, mu: mod.scipy.stats.poisson.entropy(mu), mu, grad=False,
-                     vmap=False, **LOOSE)
+    def fn(mod, mu):
+        entropy = mod.scipy.stats.poisson.entropy
+        return entropy(mu), entropy(2.0, np.zeros((2, 1), np.float32))  # loc: its shape
+    check_everywhere(fn, mu, grad=False, vmap=False, **LOOSE)
     check_everywhere(lambda mod, mu: mod.scipy.stats.poisson.entropy(mu, 1.0), mu[1:4],
-                     **LOOSE)
-    check_everywhere(lambda mod: mod.scipy.stats.poisson.entropy(2.0, np.zeros((2, 1))),
-                     grad=False, vmap=False, **LOOSE)
+                     vmap=False, **LOOSE)
 
 
 def test_where_jax_changed():
@@ -166,9 +166,9 @@ def test_mode_rankdata_sem():
         stats = mod.scipy.stats
         out = {f"mode{a}{k}": tuple(stats.mode(x, axis=a, keepdims=k))
                for a, k in ((0, False), (1, True), (None, False))}
-        out |= {f"rank_{m}": stats.rankdata(ints, m, axis=1)
+        out |= {f"rank_{m}": stats.rankdata(ints, m)
                 for m in ("average", "min", "max", "dense", "ordinal")}
-        out |= dict(rank_nan=stats.rankdata(x[1]), rank_flat=stats.rankdata(ints),
+        out |= dict(rank_nan=stats.rankdata(x[1]), rank_rows=stats.rankdata(ints, axis=1),
                     mode_ints=tuple(stats.mode(ints, axis=1)),
                     sem=stats.sem(x), sem_all=stats.sem(x, axis=None, ddof=0),
                     sem_omit=stats.sem(x, axis=1, nan_policy="omit", keepdims=True))
@@ -200,7 +200,9 @@ def test_gaussian_kde():
                     gauss=kde.integrate_gaussian(mean, cov), self=kde.integrate_kde(kde),
                     box=one.integrate_box_1d(-0.5, 1.0), one=one.evaluate(points[0]),
                     scalar_bw=stats.gaussian_kde(data, 0.7).pdf(points[:, 1]))
-    check_everywhere(fn, data, vmap=False, **LOOSE)
+    check_everywhere(fn, data, grad=False, vmap=False, **LOOSE)
+    check_everywhere(lambda mod, data: mod.scipy.stats.gaussian_kde(data).logpdf(points),
+                     data, vmap=False, **LOOSE)
     # a pytree: through jit as an argument, with JAX's leaves
     ours = minijax.scipy.stats.gaussian_kde(data)
     theirs = jax.scipy.stats.gaussian_kde(data)

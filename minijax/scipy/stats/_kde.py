@@ -12,6 +12,7 @@ from ... import lax
 from ... import numpy as jnp
 from ... import random
 from ...tree_util import register_pytree_node_class
+from ...frontend.eager_jit import jitted_eagerly
 from ...numpy._promotion import promote_dtypes_inexact, as_operand, shape_of, dtype_of
 from .. import linalg, special
 
@@ -185,6 +186,7 @@ def _convolve(chol, norm, target, weights, mean):
     return norm * jnp.sum(jnp.exp(-half_quadratic) * weights)
 
 
+@jitted_eagerly("in_log")
 def _kernel_sum(in_log, points, values, xi, precision):
     """sum_i values_i N(xi; points_i, precision^-1) for each row of xi (or its log)."""
     points, values, xi, precision = promote_dtypes_inexact("gaussian_kde", points, values,
