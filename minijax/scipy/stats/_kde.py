@@ -10,7 +10,6 @@ import numpy as np
 
 from ... import lax
 from ... import numpy as jnp
-from ... import random
 from ...tree_util import register_pytree_node_class
 from ...frontend.eager_jit import jitted_eagerly
 from ...numpy._promotion import promote_dtypes_inexact, as_operand, shape_of, dtype_of
@@ -146,13 +145,14 @@ class gaussian_kde:
         chol = linalg.cho_factor(self.covariance + other.covariance)
         norm = 1.0 / (jnp.sqrt(2 * np.pi) ** self.d * jnp.prod(jnp.diag(chol[0])))
         small, large = (self, other) if self.n < other.n else (other, self)
-        from ... import vmap
+        from ... import vmap        # the package's, which imports scipy lazily
         result = vmap(partial(_convolve, chol, norm, large.dataset, large.weights),
                       in_axes=1)(small.dataset)
         return jnp.sum(result * small.weights)
 
     def resample(self, key, shape=()):
         """Points drawn from the estimate: (d,) + shape."""
+        from ... import random      # loaded when needed: importing scipy spares it
         index_key, noise_key = random.split(key)
         index = random.choice(index_key, self.n, shape=shape, p=self.weights)
         noise = random.multivariate_normal(
