@@ -55,7 +55,8 @@ def mode(a, axis=0, nan_policy="propagate", keepdims=False):
         x, axis = jnp.ravel(x), 0
     else:
         axis = canonicalize_axis("mode", axis, len(shape))
-        out_shape = tuple(1 if i == axis else s for i, s in enumerate(shape) if keepdims or i != axis)
+        out_shape = tuple(1 if i == axis else s for i, s in enumerate(shape)
+                          if keepdims or i != axis)
     x = jnp.moveaxis(x, axis, 0)
     n = shape_of(x)[0]
     x = jnp.reshape(x, (n, -1))

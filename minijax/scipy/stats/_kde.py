@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from ... import lax
 from ... import numpy as jnp
 from ...tree_util import register_pytree_node_class
 from ...frontend.eager_jit import jitted_eagerly

@@ -1,8 +1,6 @@
 """The exponential distribution with rate 1/`scale`, starting at `loc`."""
 from __future__ import annotations
 
-import numpy as np
-
 from ... import lax
 from ... import numpy as jnp
 from ._common import promote, like, outside_unit_interval, log1mexp, NEG_INF, NAN
