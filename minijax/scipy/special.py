@@ -26,7 +26,8 @@ __all__ = ["logsumexp", "erf", "erfc", "erfinv", "ndtri", "expit", "logit", "gam
            "digamma", "polygamma", "xlogy", "xlog1py", "entr", "gammainc", "gammaincc",
            "betainc", "betaln", "ndtr", "log_ndtr", "softmax", "log_softmax", "gammasgn",
            "gamma", "beta", "factorial", "rel_entr", "kl_div", "i0", "i0e", "i1", "i1e",
-           "zeta"]
+           "zeta", "loggamma", "multigammaln", "poch", "comb", "boxcox", "boxcox1p",
+           "bernoulli", "expn", "exp1", "expi"]
 
 
 def _masked(x, where, fill):
@@ -343,3 +344,8 @@ def log_softmax(x, /, *, axis=None):
     """`jax.scipy.special.log_softmax`: the default axis is all axes."""
     from ..nn.functions import log_softmax as nn_log_softmax
     return nn_log_softmax(x, axis=axis)
+
+
+from ._special_extra import (loggamma, multigammaln, poch, comb, boxcox,  # noqa: E402,F401
+                             boxcox1p, bernoulli)
+from ._expint import expn, exp1, expi  # noqa: E402,F401
