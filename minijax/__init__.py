@@ -18,7 +18,8 @@ from .frontend.tracing import make_jaxpr, eval_shape
 from .frontend.config import (config, enable_x64, debug_nans, debug_infs,
                               default_matmul_precision, numpy_rank_promotion)
 from .frontend.devices import (device_put, devices, local_devices, device_count,
-                               local_device_count, default_backend, block_until_ready, device_get,
+                               local_device_count, process_index, process_count,
+                               default_backend, block_until_ready, device_get,
                                named_call, named_scope)
 from . import lax
 from . import numpy

@@ -22,7 +22,8 @@ NAMES = ["jacobian", "eval_shape", "disable_jit", "device_put", "devices", "loca
          "named_call", "named_scope", "typeof", "clear_caches", "ShapeDtypeStruct",
          "device_get", "linear_transpose", "custom_gradient", "closure_convert",
          "pure_callback", "ensure_compile_time_eval", "enable_x64", "debug_nans",
-         "debug_infs", "default_matmul_precision"]
+         "debug_infs", "default_matmul_precision", "numpy_rank_promotion", "process_index",
+         "process_count"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -98,6 +99,8 @@ def test_device_queries_answer_as_jax():
     assert minijax.device_count() == jax.device_count()
     assert minijax.local_device_count() == jax.local_device_count()
     assert minijax.default_backend() == jax.default_backend()
+    assert minijax.process_index() == jax.process_index() == 0
+    assert minijax.process_count() == jax.process_count() == 1
 
 
 @pytest.mark.parametrize("value", [1.5, 3, np.float32(2.0), np.arange(3), {"a": [1.0, np.ones(2)]}],

@@ -27,7 +27,8 @@ from ..ir.trace import Tracer
 from .sharding import constrain
 
 __all__ = ["device_put", "devices", "local_devices", "device_count", "local_device_count",
-           "default_backend", "block_until_ready", "named_call", "named_scope"]
+           "process_index", "process_count", "default_backend", "block_until_ready",
+           "named_call", "named_scope"]
 
 
 def devices(backend: str | None = None):
@@ -46,6 +47,17 @@ def device_count(backend: str | None = None) -> int:
 
 def local_device_count(backend: str | None = None) -> int:
     return jax.local_device_count(backend)
+
+
+def process_index(backend: str | None = None) -> int:
+    """This process's index among those of a multi-process run (0 when alone), as
+    `jax.process_index`: programs use it to log or save from one process only."""
+    return jax.process_index(backend)
+
+
+def process_count(backend: str | None = None) -> int:
+    """How many processes the run has (1 when alone), as `jax.process_count`."""
+    return jax.process_count(backend)
 
 
 def default_backend() -> str:
