@@ -67,20 +67,11 @@ def pure_callback(callback: Callable, result_shape_dtypes, *args, sharding=None,
     """`callback(*args, **kwargs)` computed on the host, with results of the shapes and
     dtypes of `result_shape_dtypes` (a pytree of `ShapeDtypeStruct`s or arrays), as
     `jax.pure_callback`. `callback` must be pure: it may be skipped or called again."""
-    if not callable(callback):
-        raise TypeError(f"pure_callback: expected a callable, got {callback!r}")
     if vmap_method not in CF.VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods "
                          f"{list(CF.VMAP_METHODS)}, but got: {vmap_method}")
-    if sharding is not None and len(sharding.device_set) > 1:
-        raise ValueError("pure_callback: minijax calls a callback once, on the host of one "
-                         "device; a sharding over several devices is not supported")
-    leaves, in_tree, out_tree, shapes, dtypes = _flat_call("pure_callback", result_shape_dtypes,
-                                                          args, kwargs)
-    outs = bind(CF.pure_callback_p, *leaves,
-                callback=_FlatPureCallback.of(callback, in_tree, out_tree),
-                result_shapes=shapes, result_dtypes=dtypes, vmap_method=vmap_method)
-    return tree_util.tree_unflatten(out_tree, outs)
+    return _call_on_host("pure_callback", CF.pure_callback_p, callback, result_shape_dtypes,
+                         args, kwargs, sharding, vmap_method=vmap_method)
 
 
 def io_callback(callback: Callable, result_shape_dtypes, *args, sharding=None,
@@ -89,16 +80,22 @@ def io_callback(callback: Callable, result_shape_dtypes, *args, sharding=None,
     as `jax.experimental.io_callback`: never dropped when its results are unused, and
     with `ordered=True` run in program order with the other ordered callbacks (minijax
     keeps unordered ones in program order too)."""
+    return _call_on_host("io_callback", CF.io_callback_p, callback, result_shape_dtypes,
+                         args, kwargs, sharding, ordered=bool(ordered))
+
+
+def _call_on_host(api, prim, callback, result_shape_dtypes, args, kwargs, sharding, **params):
+    """The call of a host callback (`pure_callback_p` or `io_callback_p`): checked,
+    its arguments flattened, its results unflattened to `result_shape_dtypes`' tree."""
     if not callable(callback):
-        raise TypeError(f"io_callback: expected a callable, got {callback!r}")
+        raise TypeError(f"{api}: expected a callable, got {callback!r}")
     if sharding is not None and len(sharding.device_set) > 1:
-        raise ValueError("io_callback: minijax calls a callback once, on the host of one "
-                         "device; a sharding over several devices is not supported")
-    leaves, in_tree, out_tree, shapes, dtypes = _flat_call("io_callback", result_shape_dtypes,
-                                                          args, kwargs)
-    outs = bind(CF.io_callback_p, *leaves,
-                callback=_FlatPureCallback.of(callback, in_tree, out_tree, "io_callback"),
-                result_shapes=shapes, result_dtypes=dtypes, ordered=bool(ordered))
+        raise ValueError(f"{api}: minijax calls a callback once, on the host of one "
+                         f"device; a sharding over several devices is not supported")
+    leaves, in_tree, out_tree, shapes, dtypes = _flat_call(api, result_shape_dtypes, args,
+                                                          kwargs)
+    outs = bind(prim, *leaves, callback=_FlatPureCallback.of(callback, in_tree, out_tree, api),
+                result_shapes=shapes, result_dtypes=dtypes, **params)
     return tree_util.tree_unflatten(out_tree, outs)
 
 

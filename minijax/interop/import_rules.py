@@ -434,27 +434,27 @@ class _ImportedPureCallback:
         return getattr(user_function, "__name__", type(user_function).__name__)
 
 
-def _pure_callback(*args, callback, result_avals, sharding=None, vmap_method=None, **hints):
+def _imported_host_call(name, callback, result_avals, sharding) -> dict:
+    """The params a host callback's equation holds (one device only)."""
     if sharding is not None and len(getattr(sharding, "device_set", ())) > 1:
-        raise UnsupportedParamError(f"cannot import pure_callback with sharding={sharding!r}: "
+        raise UnsupportedParamError(f"cannot import {name} with sharding={sharding!r}: "
                                     f"minijax calls a callback on one device")
-    return bind(pure_callback_p, *args, callback=_ImportedPureCallback(callback),
+    return dict(callback=_ImportedPureCallback(callback),
                 result_shapes=tuple(_ints(a.shape) for a in result_avals),
-                result_dtypes=tuple(np.dtype(a.dtype) for a in result_avals),
-                vmap_method=vmap_method)
+                result_dtypes=tuple(np.dtype(a.dtype) for a in result_avals))
+
+
+def _pure_callback(*args, callback, result_avals, sharding=None, vmap_method=None, **hints):
+    return bind(pure_callback_p, *args, vmap_method=vmap_method,
+                **_imported_host_call("pure_callback", callback, result_avals, sharding))
 
 
 register_import("pure_callback", pure_callback_p, _pure_callback)
 
 
 def _io_callback(*args, callback, result_avals, sharding=None, ordered=False, **hints):
-    if sharding is not None and len(getattr(sharding, "device_set", ())) > 1:
-        raise UnsupportedParamError(f"cannot import io_callback with sharding={sharding!r}: "
-                                    f"minijax calls a callback on one device")
-    return bind(io_callback_p, *args, callback=_ImportedPureCallback(callback),
-                result_shapes=tuple(_ints(a.shape) for a in result_avals),
-                result_dtypes=tuple(np.dtype(a.dtype) for a in result_avals),
-                ordered=bool(ordered))
+    return bind(io_callback_p, *args, ordered=bool(ordered),
+                **_imported_host_call("io_callback", callback, result_avals, sharding))
 
 
 register_import("io_callback", io_callback_p, _io_callback)
