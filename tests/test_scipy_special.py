@@ -9,6 +9,7 @@ import pytest
 
 import minijax
 from tests.library_helpers import check_everywhere, randn, uniform
+from minijax.testing import JAX_VERSION
 
 LOOSE = dict(rtol=1e-4, atol=1e-6)     # XLA's f32 special functions vs each other's grads
 
@@ -172,3 +173,15 @@ def test_special_primitives_in_the_text_form():
     text = minijax.ir.dumps(closed)
     assert "regularized_incomplete_beta" in text and "igamma" in text
     assert minijax.ir.dumps(minijax.ir.loads(text)) == text
+
+
+def test_expn_power_series_rounds_as_jax():
+    # For 0 < x <= 1 E_n is a power series whose terms, harmonic sum and per-element
+    # stopping follow JAX 0.12's loops, so the values agree to an ulp or two there (the
+    # programs fuse differently; JAX 0.10 and 0.11 form the series' last product
+    # otherwise: a few dozen ulps apart).
+    x = np.array([0.01, 0.1, 0.3, 0.5, 0.77, 1.0], np.float32)
+    n = np.array([[0.0], [1.0], [2.0], [3.0], [30.0]], np.float32)
+    ours = minijax.jit(minijax.scipy.special.expn)(n, x)
+    theirs = jax.jit(jax.scipy.special.expn)(n, x)
+    np.testing.assert_array_max_ulp(ours, theirs, maxulp=2 if JAX_VERSION >= (0, 12) else 64)

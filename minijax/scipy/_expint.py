@@ -83,21 +83,31 @@ def _max_log(x):
 
 
 def _expn_series(n, x, active):
-    """E_n(x) for 0 < x <= 1 (other elements: any finite value)."""
+    """E_n(x) for 0 < x <= 1 (other elements: any finite value). Each element's loops
+    stop when it has converged, and the terms are formed in JAX's order, so the sums
+    round as JAX's elementwise (vectorized) loops do."""
     one = like(x, 1)
     x = jnp.where(active, x, one)
     n = jnp.where(active, n, one)
-    # psi(n) - log x, the coefficient of the logarithmic term
-    psi = lax.digamma(n) - jnp.log(x)
+    # psi(n) - log x, the coefficient of the logarithmic term: -gamma - log x plus the
+    # harmonic sum up to n - 1
+    def add_reciprocal(state):
+        i, psi = state
+        more = i < n
+        return jnp.where(more, i + one, i), jnp.where(more, psi + one / i, psi)
+    psi = lax.while_loop(lambda state: jnp.any(state[0] < n), add_reciprocal,
+                         (jnp.ones_like(x), -np.euler_gamma - jnp.log(x)))[1]
     eps = _eps(x)
 
     def body(state):
         k, term, denominator, total, change = state
+        more = active & (change > eps)
         k, denominator = k + one, denominator + one
-        term = term * (-x) / k
+        term = term * (-x / k)
         total = total + jnp.where(denominator != 0, term / denominator, 0)
         change = jnp.where(total != 0, jnp.abs(term / total), one)
-        return k, term, denominator, total, change
+        return tuple(jnp.where(more, new, old)
+                     for new, old in zip((k, term, denominator, total, change), state))
 
     def going(state):
         return jnp.any(active & (state[4] > eps))
