@@ -117,6 +117,53 @@ def test_quantiles_of_every_method_match_jax(name):
             getattr(mnp, name)(finite, 0.5, **bad)
 
 
+_WEIGHTED = [  # (function, q, axis, keepdims, weights' shape: the data's or the axis')
+    ("quantile", 0.3, None, False, None), ("quantile", [0.0, 0.25, 0.5, 1.0], 1, False, "full"),
+    ("quantile", 0.5, 0, True, "axis"), ("quantile", 0.7, None, False, "full"),
+    ("percentile", [10.0, 90.0], (0, 1), False, "full"), ("nanquantile", 0.4, 1, False, "full"),
+    ("nanpercentile", 40.0, 1, True, "full")]
+
+
+def test_weighted_inverted_cdf_quantiles_match_jax():
+    # NumPy's 'inverted_cdf' (the only method that takes weights): with a tie, a NaN in
+    # the data and a negative weight (the slice's quantile is NaN), eager and in one jit.
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(3, 5)).astype(np.float32)
+    data[0, 1] = data[0, 3]
+    weights = rng.uniform(0, 2, size=(3, 5)).astype(np.float32)
+    with_nan, bad_weights = data.copy(), weights.copy()
+    with_nan[1, 2], bad_weights[2, 0] = np.nan, -1.0
+
+    def run(lib, a, w):
+        outs = []
+        for name, q, axis, keepdims, w_shape in _WEIGHTED:
+            kw = {} if w_shape is None else {"weights": w if w_shape == "full" else w[:, 0]}
+            outs.append(getattr(lib.numpy, name)(a, np.asarray(q, np.float32), axis=axis,
+                                                 keepdims=keepdims, method="inverted_cdf", **kw))
+        return outs
+    for a, w in [(data, weights), (with_nan, weights), (data, bad_weights)]:
+        want = run(jax, a, w)
+        for got in (run(minijax, a, w), minijax.jit(lambda a, w: run(minijax, a, w))(a, w)):
+            for x, y in zip(got, want):
+                assert x.dtype == y.dtype and x.weak_type == y.weak_type
+                np.testing.assert_array_equal(x, y)
+    loss = lambda lib: lambda a: lib.numpy.quantile(a, 0.5, axis=1, method="inverted_cdf",  # noqa: E731
+                                                    weights=weights).sum()
+    np.testing.assert_array_equal(minijax.grad(loss(minijax))(data), jax.grad(loss(jax))(data))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(weights=np.ones((2, 3))), NotImplementedError, "Only method 'inverted_cdf'"),
+    (dict(method="inverted_cdf", weights=np.ones(2), axis=1), ValueError, "must match reduction"),
+    (dict(method="inverted_cdf", weights=np.ones(3)), ValueError, "when axis is None"),
+    (dict(method="inverted_cdf", weights=np.ones((2, 3), np.complex64)), ValueError, "complex")])
+def test_weighted_quantile_errors_as_jax(kwargs, error, message):
+    a = np.ones((2, 3), np.float32)
+    for lib in (jnp, mnp):
+        with pytest.raises(error, match=message):
+            lib.quantile(a, 0.5, **kwargs)
+
+
 def test_eager_nanargmax_is_one_program_as_in_jax():
     # JAX jits nanargmax's body (axis and keepdims static): one program on the first
     # eager call, none on a repeat; under a trace it stays inline.

@@ -64,7 +64,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean))
 
 
-_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def _as_last_axis(fname, a, axis):
@@ -76,10 +76,12 @@ def _as_last_axis(fname, a, axis):
     return a, axes
 
 
-def _quantile(fname, a, q, axis, out, overwrite_input, method, keepdims, squash_nans):
+def _quantile(fname, a, q, axis, out, overwrite_input, method, keepdims, squash_nans,
+              weights=None):
     """Quantiles at probabilities `q` (a scalar or 1-d array, possibly traced); the
     result's leading axis is q's. With `squash_nans` only the non-NaN elements count;
-    without, a NaN anywhere in a slice makes that slice's quantiles NaN."""
+    without, a NaN anywhere in a slice makes that slice's quantiles NaN. `weights`
+    (method 'inverted_cdf' only, as in NumPy and JAX) weigh each element."""
     if out is not None or overwrite_input:
         raise ValueError(f"{fname} does not support overwrite_input=True or out= "
                          f"(JAX's arrays are immutable)")
@@ -94,8 +96,19 @@ def _quantile(fname, a, q, axis, out, overwrite_input, method, keepdims, squash_
     if len(shape_of(q)) > 1:
         raise ValueError(f"{fname}: q must be a scalar or 1-d, got shape {shape_of(q)}")
     in_shape = shape_of(a)
+    if weights is not None:
+        weights = _weights_like(fname, a, as_operand(fname, weights), axis, method)
+    elif method == "inverted_cdf":
+        weights = lax.full_like(a, 1)
     flat, axes = _as_last_axis(fname, a, axis)
-    ordered = lax.sort(flat, dimension=len(shape_of(flat)) - 1)
+    if weights is None:
+        ordered = lax.sort(flat, dimension=len(shape_of(flat)) - 1)
+    else:
+        flat_weights = _as_last_axis(fname, weights, axis)[0]
+        if not squash_nans:     # a slice with a NaN is all NaN (its weights stay put)
+            flat = U.where(R.any(isnan(flat), axis=-1, keepdims=True), like(flat, np.nan), flat)
+        ordered, ordered_weights = lax.sort((flat, flat_weights),
+                                            dimension=len(shape_of(flat)) - 1, num_keys=1)
     present = U.logical_not(isnan(ordered))
     if squash_nans:     # NaNs sort last: the present values are the first `count`
         count = R.sum(present, axis=-1, keepdims=True, dtype=dtype_of(q))
@@ -115,6 +128,10 @@ def _quantile(fname, a, q, axis, out, overwrite_input, method, keepdims, squash_
     high_i = convert(fname, lax.max(zero, lax.min(high, last)), np.int32)
     table = lax.broadcast_in_dim(ordered, q_dims + shape_of(ordered),
                                  tuple(range(len(q_dims), len(q_dims) + len(batch))))
+    if method == "inverted_cdf":
+        result = _inverted_cdf(ordered, ordered_weights, present, q_b, last, table,
+                               squash_nans)
+        return _quantile_result(result, dtype_of(a), in_shape, axes, q_dims, keepdims)
     low_value = take_along_axis(table, low_i, axis=-1)
     high_value = take_along_axis(table, high_i, axis=-1)
     if method == "linear":
@@ -134,28 +151,85 @@ def _quantile(fname, a, q, axis, out, overwrite_input, method, keepdims, squash_
                                        shape_of(result),
                                        tuple(range(len(q_dims), len(q_dims) + len(batch))))
         result = U.where(any_nan, like(result, np.nan), result)
-    result = lax.reshape(result, shape_of(result)[:-1])
+    return _quantile_result(result, dtype_of(a), in_shape, axes, q_dims, keepdims)
+
+
+def _quantile_result(result, dtype, in_shape, axes, q_dims, keepdims):
+    """The quantiles (q's axes, the kept axes, 1) in `dtype`, the reduced axes dropped
+    or, with `keepdims`, of size 1."""
+    result = lax.reshape(convert("quantile", result, dtype), shape_of(result)[:-1])
     if keepdims:
         kept = [1 if i in axes else n for i, n in enumerate(in_shape)]
         result = lax.reshape(result, q_dims + tuple(kept))
     return result
 
 
+def _weights_like(fname, a, weights, axis, method):
+    """`weights` checked as JAX checks them and broadcast to `a`'s shape."""
+    if is_complex(dtype_of(weights)):
+        raise ValueError("Weights cannot be complex types.")
+    if method != "inverted_cdf":
+        raise NotImplementedError(f"{method} doesn't support weights. Only method "
+                                  f"'inverted_cdf' supports weights.")
+    weights = convert(fname, promote_dtypes_inexact(fname, a, weights)[1], dtype_of(a))
+    if shape_of(weights) == shape_of(a):
+        return weights
+    if axis is None:
+        raise ValueError("Weights shape must match 'a' shape when axis is None.")
+    axes = canonicalize_axes(fname, axis, len(shape_of(a)))
+    if isinstance(axis, (tuple, list)):     # in the order given, as JAX reads them
+        axes = tuple(a_ % len(shape_of(a)) for a_ in axis)
+    reduced = tuple(shape_of(a)[i] for i in axes)
+    if shape_of(weights) != reduced:
+        raise ValueError(f"Weights shape {shape_of(weights)} must match reduction axes "
+                         f"{reduced}")
+    return lax.broadcast_in_dim(weights, shape_of(a), axes)
+
+
+def _inverted_cdf(ordered, weights, present, q_b, last, table, squash_nans):
+    """NumPy's 'inverted_cdf': the first sorted element whose cumulative weight reaches
+    q times the total. Negative or NaN weights make the slice's quantile NaN, as NaN
+    data does (all of it, for the nan- functions)."""
+    zero = like(weights, 0)
+    bad = U.logical_or(lax.lt(weights, zero), isnan(weights))
+    clean = U.where(U.logical_or(bad, U.logical_not(present)), zero, weights)
+    cumulative = R.cumsum(clean, axis=-1)
+    total = lax.slice_in_dim(cumulative, shape_of(cumulative)[-1] - 1, None, axis=-1)
+    target = lax.mul(q_b, _lead(total, q_b))
+    below = U.less(_lead(cumulative, q_b), target)
+    index = R.sum(below, axis=-1, keepdims=True, dtype=np.int32)
+    limit = convert("quantile", last, np.int32)
+    index = lax.max(like(index, 0), lax.min(index, limit))
+    result = take_along_axis(table, index, axis=-1)
+    any_bad = R.any(bad, axis=-1, keepdims=True)
+    missing = (U.logical_not(R.any(present, axis=-1, keepdims=True)) if squash_nans
+               else R.any(U.logical_not(present), axis=-1, keepdims=True))
+    nan_out = _lead(U.logical_or(any_bad, missing), q_b)
+    return U.where(nan_out, like(result, np.nan), result)
+
+
+def _lead(x, like_q):
+    """`x` (the kept axes, n) broadcast under q's leading axes."""
+    lead = len(shape_of(like_q)) - len(shape_of(x))
+    return lax.broadcast_in_dim(x, shape_of(like_q)[:lead] + shape_of(x),
+                                tuple(range(lead, lead + len(shape_of(x)))))
+
+
 @jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False):
+             keepdims=False, *, weights=None):
     """Quantiles at probabilities `q` (a scalar or 1-d array, possibly traced); a NaN
     anywhere in a slice gives NaN, as in JAX."""
     return _quantile("quantile", a, q, axis, out, overwrite_input, method, keepdims,
-                     squash_nans=False)
+                     squash_nans=False, weights=weights)
 
 
 @jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False):
+               keepdims=False, *, weights=None):
     """`quantile` at `q / 100`."""
     return _percentile("percentile", a, q, axis, out, overwrite_input, method, keepdims,
-                       squash_nans=False)
+                       squash_nans=False, weights=weights)
 
 
 @jitted_eagerly("axis", "overwrite_input", "keepdims")
@@ -165,23 +239,23 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 @jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=False):
+                keepdims=False, *, weights=None):
     """Quantiles of the non-NaN elements at probabilities `q`."""
     return _quantile("nanquantile", a, q, axis, out, overwrite_input, method, keepdims,
-                     squash_nans=True)
+                     squash_nans=True, weights=weights)
 
 
 @jitted_eagerly("axis", "overwrite_input", "keepdims", "method")
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                  keepdims=False):
+                  keepdims=False, *, weights=None):
     """`nanquantile` at `q / 100`."""
     return _percentile("nanpercentile", a, q, axis, out, overwrite_input, method, keepdims,
-                       squash_nans=True)
+                       squash_nans=True, weights=weights)
 
 
-def _percentile(name, a, q, *rest, squash_nans: bool):
+def _percentile(name, a, q, *rest, squash_nans: bool, weights=None):
     return _quantile(name, a, U.true_divide(as_operand(name, q), 100.0), *rest,
-                     squash_nans=squash_nans)
+                     squash_nans=squash_nans, weights=weights)
 
 
 @jitted_eagerly("axis", "overwrite_input", "keepdims")
