@@ -1,6 +1,6 @@
 """More of `jax.scipy.special`: the scaled complementary error function `erfcx`,
 Dawson's integral `dawsn`, Spence's function `spence` and the sine and cosine
-integrals `sici` (real arguments); re-exported by `minijax.scipy.special`. Each is
+integrals `sici` and the Fresnel integrals `fresnel` (real arguments); re-exported by `minijax.scipy.special`. Each is
 one compiled program when called eagerly (`jitted_eagerly`): dozens of small ops.
 
 The rational approximations are Cephes's (spence, sici) and Cody, Paciorek and
@@ -17,7 +17,7 @@ from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ..numpy._promotion import promote_args_inexact, dtype_of, like
 
-__all__ = ["erfcx", "dawsn", "spence", "sici"]
+__all__ = ["erfcx", "dawsn", "spence", "sici", "fresnel"]
 
 _INV_SQRT_PI = 1 / np.sqrt(np.pi)
 
@@ -308,3 +308,90 @@ def _sici_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     # Si' = sin x / x (1 at 0), Ci' = cos x / x
     return _sici(x), (jnp.sinc(x / np.pi) * t, jnp.cos(x) / x * t)
+
+
+# -- fresnel ---------------------------------------------------------------------------
+
+# Cephes's single-precision fresnlf: S = x^3 SN(x^4), C = x CN(x^4) for x^2 < 2.5625;
+# beyond, C = 1/2 + (f sin - g cos) / (pi x) and S = 1/2 - (f cos + g sin) / (pi x) of
+# pi x^2 / 2, with f = 1 - u FN(u), g = GN(u) / t, t = pi x^2, u = 1 / t^2.
+_FRESNEL_S = (1.647629463788700e-9, -1.522754752581096e-7, 8.424748808502400e-6,
+              -3.120693124703272e-4, 7.244727626597022e-3, -9.228055941124598e-2,
+              5.235987735681432e-1)
+_FRESNEL_C = (1.416802502367354e-8, -1.157231412229871e-6, 5.387223446683264e-5,
+              -1.604381798862293e-3, 2.818489036795073e-2, -2.467398198317899e-1,
+              9.999999760004487e-1)
+_FRESNEL_F = (-1.903009855649792e12, 1.355942388050252e11, -4.158143148511033e9,
+              7.343848463587323e7, -8.732356681548485e5, 8.560515466275470e3,
+              -1.032877601091159e2, 2.999401847870011e0)
+_FRESNEL_G = (-1.860843997624650e11, 1.278350673393208e10, -3.779387713202229e8,
+              6.492611570598858e6, -7.787789623358162e4, 8.602931494734327e2,
+              -1.493439396592284e1, 9.999841934744914e-1)
+
+
+def _sin_cos_half_pi_square(x):
+    """sin and cos of pi x^2 / 2 for x >= 0, exact in the argument: x^2 / 2 is reduced
+    mod 2 without forming x^2 (with s = x mod 2, x^2 / 2 = s (x - s/2) mod 2), then to
+    the nearest quarter turn k / 2 and a remainder d in [-1/4, 1/4]."""
+    s = jnp.fmod(x, 2.0)
+    r = jnp.fmod(s * (x - s / 2), 2.0)
+    k = jnp.round(2 * r)
+    d = np.pi * (r - k / 2)
+    sin_d, cos_d = jnp.sin(d), jnp.cos(d)
+    quarter = [k == 1, k == 2, k == 3]
+    sin = jnp.select(quarter, [cos_d, -sin_d, -cos_d], sin_d)
+    cos = jnp.select(quarter, [-sin_d, -cos_d, sin_d], cos_d)
+    return sin, cos
+
+
+def _fresnel_value(x):
+    ax = jnp.abs(x)
+    small = ax * ax < 2.5625
+    x_small = jnp.where(small, ax, like(x, 0.0))
+    x2 = x_small * x_small
+    s_small = x_small * x2 * jnp.polyval(np.array(_FRESNEL_S, np.float32), x2 * x2)
+    c_small = x_small * jnp.polyval(np.array(_FRESNEL_C, np.float32), x2 * x2)
+    x_other = jnp.where(small | jnp.isinf(ax), like(x, 2.0), ax)
+    t = np.pi * x_other * x_other
+    u = 1 / (t * t)
+    f = 1 - u * jnp.polyval(np.array(_FRESNEL_F, np.float32), u)
+    g = jnp.polyval(np.array(_FRESNEL_G, np.float32), u) / t
+    sin, cos = _sin_cos_half_pi_square(x_other)
+    pi_x = np.pi * x_other
+    c_other = 0.5 + (f * sin - g * cos) / pi_x
+    s_other = 0.5 - (f * cos + g * sin) / pi_x
+    # from 36974 on, and at inf, both are 1/2 to float32's precision
+    limit = ax > 36974.0
+    s = jnp.where(small, s_small, jnp.where(limit, like(x, 0.5), s_other))
+    c = jnp.where(small, c_small, jnp.where(limit, like(x, 0.5), c_other))
+    negative = x < 0
+    return jnp.where(negative, -s, s), jnp.where(negative, -c, c)
+
+
+@custom_jvp
+def _fresnel(x):
+    s, c = _fresnel_value(x.astype(np.float32))
+    return s.astype(dtype_of(x)), c.astype(dtype_of(x))
+
+
+@_fresnel.defjvp
+def _fresnel_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    # S' = sin(pi x^2 / 2), C' = cos(pi x^2 / 2)
+    sin, cos = _sin_cos_half_pi_square(jnp.abs(x))
+    return _fresnel(x), (sin * t, cos * t)
+
+
+@jitted_eagerly()
+def fresnel(x):
+    """The Fresnel integrals (S(x), C(x)): the integrals from 0 to x of sin(pi t^2 / 2)
+    and cos(pi t^2 / 2). float32 (and narrower floats, computed in float32) with
+    Cephes's single-precision fits; float64 is not provided."""
+    x, = promote_args_inexact("fresnel", x)
+    if dtype_of(x).kind == "c":
+        raise NotImplementedError("Support for complex-valued inputs is not implemented "
+                                  "yet.")
+    if dtype_of(x).itemsize > 4:
+        raise NotImplementedError(f"fresnel: {dtype_of(x)} is not supported (JAX's "
+                                  "double-precision fit is not provided); pass float32")
+    return _fresnel(lax.convert_element_type(x, dtype_of(x), weak_type=False))
