@@ -27,7 +27,8 @@ __all__ = ["logsumexp", "erf", "erfc", "erfinv", "ndtri", "expit", "logit", "gam
            "betainc", "betaln", "ndtr", "log_ndtr", "softmax", "log_softmax", "gammasgn",
            "gamma", "beta", "factorial", "rel_entr", "kl_div", "i0", "i0e", "i1", "i1e",
            "zeta", "loggamma", "multigammaln", "poch", "comb", "boxcox", "boxcox1p",
-           "bernoulli", "expn", "exp1", "expi"]
+           "bernoulli", "expn", "exp1", "expi", "erfcx", "dawsn", "spence", "sici",
+           "fresnel"]
 
 
 def _masked(x, where, fill):
@@ -349,3 +350,5 @@ def log_softmax(x, /, *, axis=None):
 from ._special_extra import (loggamma, multigammaln, poch, comb, boxcox,  # noqa: E402,F401
                              boxcox1p, bernoulli)
 from ._expint import expn, exp1, expi  # noqa: E402,F401
+from ._special_integrals import (erfcx, dawsn, spence, sici,  # noqa: E402,F401
+                                 fresnel)
