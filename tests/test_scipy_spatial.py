@@ -40,7 +40,7 @@ def _converted(r):
 def _from_quat(mod, q):
     r = _t(mod).Rotation.from_quat(q)
     one = r if r.single else r[1]    # (vmap: the batch taken apart)
-    return _converted(r) + (one.as_quat(canonical=True), one.as_rotvec(), one.as_euler("zxy"))
+    return _converted(r) + (one.as_rotvec(),)
 
 
 def _apply(mod, rotvec, vectors):
@@ -53,8 +53,7 @@ def _apply(mod, rotvec, vectors):
 def _euler(mod, angles):
     rotation = _t(mod).Rotation
     return tuple(rotation.from_euler(seq, a, degrees=deg).as_quat() for seq, a, deg in [
-        ("xyz", angles, False), ("ZXZ", angles, False), ("zy", angles[..., :2], True),
-        ("Y", angles.reshape(-1)[0], False)])
+        ("xyz", angles, False), ("ZXZ", angles, True), ("Y", angles.reshape(-1)[0], False)])
 
 
 def _compose(mod, q, p):

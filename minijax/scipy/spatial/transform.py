@@ -88,6 +88,16 @@ def _from_euler(angles, degrees, axes, intrinsic):
 
 
 @jitted_eagerly()
+def _from_quat(quat):
+    return _normalized(quat)
+
+
+@jitted_eagerly()
+def _composed(p, q):
+    return _normalized(_compose(p, q))
+
+
+@jitted_eagerly()
 def _from_rotvec(rotvec, degrees):
     rotvec = jnp.where(degrees, jnp.deg2rad(rotvec), rotvec)
     angle = _norm(rotvec)
@@ -239,7 +249,7 @@ class Rotation(typing.NamedTuple):
     @classmethod
     def from_quat(cls, quat):
         """From quaternions (..., 4), scalar last; normalized."""
-        return cls(_normalized(jnp.asarray(quat)))
+        return cls(_from_quat(jnp.asarray(quat)))
 
     @classmethod
     def from_rotvec(cls, rotvec, degrees: bool = False):
@@ -271,7 +281,7 @@ class Rotation(typing.NamedTuple):
 
     def __mul__(self, other) -> Rotation:
         """`self * other`: `other` first, then `self`."""
-        return Rotation.from_quat(_compose(self.quat, other.quat))
+        return Rotation(_composed(self.quat, other.quat))
 
     def apply(self, vectors, inverse: bool = False):
         """Rotate vectors (..., 3); `inverse` applies the inverse rotation."""
