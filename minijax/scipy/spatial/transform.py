@@ -219,6 +219,28 @@ def _magnitude(quat):
     return 2. * jnp.arctan2(_norm(quat[..., :3]), jnp.abs(quat[..., 3]))
 
 
+@jitted_eagerly()
+def _mean(quat, weights):
+    k = jnp.dot(weights[np.newaxis, :] * quat.T, quat)
+    _, vectors = jnp.linalg.eigh(k)
+    return vectors[:, -1]
+
+
+@jitted_eagerly()
+def _steps(quat):
+    # each interval's rotation from its start to its end, as a rotation vector
+    starts = quat[:-1] * jnp.array([-1, -1, -1, 1], dtype=quat.dtype)
+    return _as_rotvec(_normalized(_compose(starts, quat[1:])), False)
+
+
+@jitted_eagerly()
+def _interpolate(key_times, timedelta, starts, rotvecs, at):
+    # the interval holding each time (the first one for times before it)
+    ind = jnp.maximum(jnp.searchsorted(key_times, at) - 1, 0)
+    alpha = (at - key_times[ind]) / timedelta[ind]
+    return _normalized(_compose(starts[ind], _from_rotvec(rotvecs[ind] * alpha[:, None], False)))
+
+
 class Rotation(typing.NamedTuple):
     """Rotations in 3 dimensions, as unit quaternions (x, y, z, w); JAX's version of
     `scipy.spatial.transform.Rotation`."""
@@ -326,9 +348,7 @@ class Rotation(typing.NamedTuple):
             raise ValueError("Expected `weights` to have number of values equal to number "
                              f"of rotations, got {w.shape[0]} values and {len(self)} "
                              "rotations.")
-        k = jnp.dot(w[np.newaxis, :] * self.quat.T, self.quat)
-        _, vectors = jnp.linalg.eigh(k)
-        return Rotation(vectors[:, -1])
+        return Rotation(_mean(self.quat, w))
 
     @property
     def single(self) -> bool:
@@ -359,20 +379,14 @@ class Slerp(typing.NamedTuple):
                              f"timestamps given, got {len(rotations)} rotations and "
                              f"{times.shape[0]} timestamps.")
         quat = rotations.as_quat()
-        starts = Rotation(quat[:-1])
-        # each interval's rotation from its start to its end, as a rotation vector
-        steps = (starts.inv() * Rotation(quat[1:])).as_rotvec()
-        return cls(times=times, timedelta=jnp.diff(times), rotations=starts, rotvecs=steps)
+        return cls(times=times, timedelta=jnp.diff(times), rotations=Rotation(quat[:-1]),
+                   rotvecs=_steps(quat))
 
     def __call__(self, times):
         """The interpolated rotation(s) at `times` (a scalar or 1-d)."""
         at = jnp.asarray(times, dtype=self.times.dtype)
         if at.ndim > 1:
             raise ValueError("`times` must be at most 1-dimensional.")
-        single = at.ndim == 0
-        at = jnp.atleast_1d(at)
-        # the interval holding each time (the first one for times before it)
-        ind = jnp.maximum(jnp.searchsorted(self.times, at) - 1, 0)
-        alpha = (at - self.times[ind]) / self.timedelta[ind]
-        result = self.rotations[ind] * Rotation.from_rotvec(self.rotvecs[ind] * alpha[:, None])
-        return result[0] if single else result
+        quat = _interpolate(self.times, self.timedelta, self.rotations.quat, self.rotvecs,
+                            jnp.atleast_1d(at))
+        return Rotation(quat[0] if at.ndim == 0 else quat)
