@@ -53,7 +53,8 @@ def _apply(mod, rotvec, vectors):
 def _euler(mod, angles):
     rotation = _t(mod).Rotation
     return tuple(rotation.from_euler(seq, a, degrees=deg).as_quat() for seq, a, deg in [
-        ("xyz", angles, False), ("ZXZ", angles, True), ("Y", angles.reshape(-1)[0], False)])
+        ("xyz", angles, False), ("ZX", angles[..., :2], True),
+        ("Y", angles.reshape(-1)[0], False)])
 
 
 def _compose(mod, q, p):
@@ -75,7 +76,9 @@ def _slerp(mod, times, q):
 
 
 CASES = {
-    "from_quat": (_from_quat, (QUATS,), {}),
+    # (no vmap: the single-rotation results are among its outputs, and vmap's are
+    # checked by the cases below)
+    "from_quat": (_from_quat, (QUATS,), dict(vmap=False)),
     "from_matrix_mrp": (lambda mod, m, v: (
         _t(mod).Rotation.from_matrix(m).as_quat(), _t(mod).Rotation.from_mrp(v).as_quat()),
         (MATRICES, ROTVECS / 3), dict(argnums=(0, 1))),
