@@ -1,13 +1,13 @@
 """`minijax.scipy`: the parts of `jax.scipy` minijax provides -- `special`, `stats`,
 `linalg`, `signal`, `integrate`, `sparse.linalg`, `optimize`, and (loaded on first
-use, as JAX's are) `fft`, `ndimage`, `interpolate`, `cluster` -- built from
+use, as JAX's are) `fft`, `ndimage`, `interpolate`, `cluster`, `spatial` -- built from
 `minijax.lax`, `minijax.numpy` and minijax's own primitives, so everything here
 traces, jits, differentiates and batches like any other minijax code."""
 import importlib as _importlib
 
 from . import special, stats, linalg, signal, integrate, sparse, optimize  # noqa: F401
 
-_LAZY_SUBMODULES = frozenset({"fft", "ndimage", "interpolate", "cluster"})
+_LAZY_SUBMODULES = frozenset({"fft", "ndimage", "interpolate", "cluster", "spatial"})
 
 
 def __getattr__(name):
