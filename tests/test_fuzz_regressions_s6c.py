@@ -204,6 +204,48 @@ def test_scan_final_carry_residuals_are_explained(consumer):
         assert explaining_finding(row.transform, program, more) == ""
 
 
+def _scan_solving_its_carry(api):
+    lax = api.lax
+
+    def f(b):
+        def body(c, _):
+            d = 1.0 + c * c
+            return lax.custom_linear_solve(lambda v: d * v, c, lambda mv, r: r / d,
+                                           symmetric=True), None
+        return lax.scan(body, b, None, length=3)[0]
+    return f
+
+
+def test_scan_body_reading_its_carry_residuals_are_explained():
+    # the fuzzer's custom_linear_solve entry: the body reads its carry (1 + c*c), so
+    # JAX's backward scan carries it again from the initial value (saved, f32[]), while
+    # minijax saves the stacked carry inputs; the solve's result, stacked, is saved by both
+    from minijax.testing.fuzz_explained import explaining_finding
+    from minijax.testing.recipes import Side
+    from minijax.testing.report import Row
+    b = np.float32(0.7)
+    saved = [sorted(Side(api.__name__, api, None).saved_residuals(
+        api.checkpoint(_scan_solving_its_carry(api),
+                       policy=api.checkpoint_policies.everything_saveable), b))
+        for api in (minijax, jax)]
+    assert saved == [["f32[3]"] * 3, ["f32[3]", "f32[3]", "f32[]"]], saved
+    assert_trees_match(minijax.grad(_scan_solving_its_carry(minijax))(b),
+                       jax.grad(_scan_solving_its_carry(jax))(b), rtol=1e-5)
+    program = minijax.make_jaxpr(_scan_solving_its_carry(minijax))(b)
+
+    def row(mini, theirs):
+        return Row("checkpoint[everything_saveable]", "differ",
+                   detail=f"saved residuals differ: minijax saves {mini}, jax saves {theirs}")
+    assert explaining_finding("checkpoint[everything_saveable]", program,
+                              row(saved[0], saved[1])) == "explained:F73"
+    # more stacked arrays on minijax's side than initial carries on JAX's is not F73,
+    # nor is a JAX-only scalar of another type than the carry's
+    for mini, theirs in ((saved[0] + ["f32[3]"], saved[1]),
+                         (saved[0], saved[1][:2] + ["i32[]"])):
+        assert explaining_finding("checkpoint[everything_saveable]", program,
+                                  row(mini, theirs)) == "", (mini, theirs)
+
+
 # -- F74: to_jax of a custom_vjp whose bwd cannot be traced ----------------------------------
 
 def _custom_vjp_over_a_while_loop():

@@ -147,6 +147,16 @@ def _window_choosers_account_for(program, mini_only, jax_only) -> bool:
         any(residual == operand for operand, _ in windows) for residual in jax_only)
 
 
+def _carries_read(scan):
+    """The carry inputs of a `scan` equation's body that an equation of the body reads."""
+    body = scan.params["jaxpr"]
+    body = getattr(body, "jaxpr", body)
+    start = scan.params["num_consts"]
+    binders = body.invars[start:start + scan.params["num_carry"]]
+    read = {id(a) for eqn in eqns_nested(body) for a in eqn.inputs if isinstance(a, Var)}
+    return [v for v in binders if id(v) in read]
+
+
 def _recomputed_final_carry(transform, program, row) -> bool:
     """F73: when the backward pass needs the final carry of a `scan` (a staged
     operation reads it: `c * c`, a window max of it), minijax saves that carry. JAX's
@@ -156,15 +166,32 @@ def _recomputed_final_carry(transform, program, row) -> bool:
     (`[length, *carry]`), and recomputes the final carry from them: the same type as
     minijax's once, plus a stacked array only JAX has. The matcher accepts a row
     whose JAX-only residuals are stacked carries of the program's scans, and whose
-    other residuals differ only as F36 allows (a window max/min of the carry)."""
+    other residuals differ only as F36 allows (a window max/min of the carry).
+
+    The same rule meets a body that reads its carry (`c * c` inside the body): the
+    backward scan carries it again from its initial value, so JAX saves that initial
+    carry and the stacked new carries, where minijax saves the stacked carry *inputs*.
+    When the body's derivative needs the new carry anyway (a `custom_linear_solve`
+    whose result is the carry), JAX's stacked new carries are that residual and only
+    the initial carry is JAX's, one stacked carry minijax's; otherwise JAX saves the
+    initial carry more. The matcher accepts a row whose JAX-only residuals are initial
+    carries (a carry's type) and whose minijax-only ones are at most as many stacked
+    carries."""
     unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    scans = _eqns(program, ("scan",))
+    carries = [_aval_key(v.aval) for eqn in scans for v in _carries_read(eqn)]
     stacked = {(dtype, (eqn.params["length"],) + shape)
-               for eqn in _eqns(program, ("scan",))
+               for eqn in scans
                for dtype, shape in map(_aval_key, (v.aval for v in
                                                    eqn.outputs[:eqn.params["num_carry"]]))}
-    if not unmatched or not stacked or not any(r in stacked for r in unmatched[1]):
+    if not unmatched or not stacked:
         return False
     mini_only, jax_only = unmatched
+    if jax_only and all(r in carries for r in jax_only) and \
+            all(r in stacked for r in mini_only) and len(mini_only) <= len(jax_only):
+        return True
+    if not any(r in stacked for r in jax_only):
+        return False
     jax_rest = [r for r in jax_only if r not in stacked]
     if not mini_only and not jax_rest:
         return True
