@@ -5,8 +5,6 @@ reading at docs/design.md (how the layers fit), then `minijax/ir/__init__.py` (t
 IR), `minijax/transforms` (the passes), `minijax/backends` (XLA lowering and the
 NumPy reference evaluator) and `minijax/frontend` (the code behind the public API).
 """
-import importlib as _importlib
-
 from jax import Array, ShapeDtypeStruct, Device
 
 from . import ir
@@ -14,6 +12,7 @@ from . import backends
 from .ir.trace import MinijaxError, TracerError
 from .ir.types import float0
 from .frontend.jit import jit, disable_jit, clear_caches, ensure_compile_time_eval
+from .frontend.lazy_modules import lazy_submodules as _lazy_submodules
 from .frontend.tracing import make_jaxpr, eval_shape
 from .frontend.config import (config, enable_x64, debug_nans, debug_infs,
                               default_matmul_precision, numpy_rank_promotion)
@@ -78,12 +77,4 @@ _LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "test_util", "op
                                 "experimental", "custom_batching", "custom_derivatives"})
 
 
-def __getattr__(name):
-    if name in _LAZY_SUBMODULES:
-        # (`from . import scipy` here would ask this very hook for `scipy`.)
-        return _importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | _LAZY_SUBMODULES)
+__getattr__, __dir__ = _lazy_submodules(__name__, _LAZY_SUBMODULES)

@@ -1,15 +1,8 @@
 """`minijax.scipy.spatial`: `transform` (`Rotation`, `Slerp`), as `jax.scipy.spatial`
 has it; the submodule loads on first use."""
-import importlib as _importlib
+from ...frontend.lazy_modules import lazy_submodules as _lazy_submodules
 
 _LAZY_SUBMODULES = frozenset({"transform"})
 
 
-def __getattr__(name):
-    if name in _LAZY_SUBMODULES:
-        return _importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | _LAZY_SUBMODULES)
+__getattr__, __dir__ = _lazy_submodules(__name__, _LAZY_SUBMODULES)
