@@ -24,8 +24,11 @@ difference outside these libraries.
 """
 from __future__ import annotations
 
+import warnings
+
 import jax
 import numpy as np
+import pytest
 
 import minijax
 from minijax.testing import assert_trees_match
@@ -40,6 +43,23 @@ def randn(*shape, dtype=np.float32, scale=1.0, shift=0.0):
 
 def uniform(*shape, low=0.0, high=1.0, dtype=np.float32):
     return rng.uniform(low, high, shape).astype(dtype)
+
+
+def assert_raises_as_jax(fn, *, same_message=True):
+    """`fn(minijax)` and `fn(jax)` both raise, exceptions of one type and (unless
+    `same_message=False`, for JAX messages that name its internals) one message.
+    Warnings raised on the way are ignored: the error is what is compared."""
+    raised = []
+    for mod in (minijax, jax):
+        with pytest.raises(Exception) as info, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(mod)
+        raised.append(info.value)
+    ours, theirs = raised
+    assert type(ours) is type(theirs), (ours, theirs)
+    if same_message:
+        assert str(ours) == str(theirs)
+    return ours, theirs
 
 
 def _summed(mod, fn, argnums):

@@ -67,6 +67,34 @@ def test_compiler_options_reach_xla():
         minijax.jit(_f, compiler_options=[("xla_cpu_enable_fast_math", False)])
 
 
+def test_the_options_reach_every_root_compile():
+    """Not only the calls JAX's jit serves: a call with a ref (minijax's own path),
+    one with donation, and `.lower()` compile with the options too, so a bad option
+    fails there as it does on the fast path."""
+    bad = {"no_such_option": 1}
+    with_ref = minijax.jit(lambda r, x: r.__setitem__(..., r[...] + x), compiler_options=bad)
+    ref = minijax.new_ref(np.zeros(3, np.float32))
+    with pytest.raises(Exception, match="No such compile option: 'no_such_option'"):
+        with_ref(ref, X)
+    np.testing.assert_array_equal(ref[...], np.zeros(3))     # the failed call wrote nothing
+    donating = minijax.jit(_f, donate_argnums=0, compiler_options=bad)
+    with pytest.raises(Exception, match="No such compile option"):
+        donating(np.ones(3, np.float32))
+    for fn in (minijax.jit(_f, compiler_options=bad), with_ref):
+        args = (X,) if fn is not with_ref else (ref, X)
+        with pytest.raises(Exception, match="No such compile option"):
+            fn.lower(*args).compile()
+    # and a good option or device is applied there, not refused
+    device = jax.devices()[0]
+    with pytest.warns(DeprecationWarning):
+        placed = minijax.jit(lambda r, x: r.__setitem__(..., r[...] + x), device=device)
+    placed(ref, X)
+    assert list(ref[...].devices()) == [device]
+    np.testing.assert_array_equal(ref[...], X)
+    fast_math_off = minijax.jit(_f, compiler_options={"xla_cpu_enable_fast_math": False})
+    np.testing.assert_array_equal(fast_math_off.lower(X).compile()(X), X * 2 + 1)
+
+
 def test_samplers_take_out_sharding_as_jax():
     mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
     named = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x"))

@@ -129,16 +129,18 @@ def call_with_refs(jaxpr: Jaxpr, args, what: str = "a jitted function",
     return run_discharged(compile_(result.jaxpr), result.info, args, what)
 
 
-def call_donating(jaxpr: Jaxpr, args, donated: tuple, what: str) -> list:
+def call_donating(jaxpr: Jaxpr, args, donated: tuple, what: str,
+                  placement: tuple = ()) -> list:
     """`call_with_refs` for `jit(f, donate_argnums=...)`: the inputs at `donated`
     (positions in `args`) hand their buffers to XLA. For a donated `Ref` that is
     its current contents: the discharged program returns the ref's final value
     even where it only reads the ref, so XLA writes it into the donated buffer,
     and the box takes the new array while the old one is deleted -- the ref itself
     goes on working. Inside an open `all_or_nothing()` a ref is not donated, since
-    undoing the call would have to put back a deleted array."""
+    undoing the call would have to put back a deleted array. `placement`
+    (`xla.placement_key`) compiles the program with the user's `jit` options."""
     plan = DonatingProgram.plan(jaxpr, args, donated)
-    return run_discharged(_donating_executable(plan), plan.info, args, what)
+    return run_discharged(_donating_executable(plan, placement), plan.info, args, what)
 
 
 def clear_caches():
@@ -148,8 +150,8 @@ def clear_caches():
 
 
 @functools.lru_cache(maxsize=1024)
-def _donating_executable(plan: "DonatingProgram"):
-    return plan.wrap(xla.compile_jaxpr(plan.program, plan.donate_argnums))
+def _donating_executable(plan: "DonatingProgram", placement: tuple = ()):
+    return plan.wrap(xla.compile_jaxpr(plan.program, plan.donate_argnums, placement))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)     # one object per arrangement (`arrange`)

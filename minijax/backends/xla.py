@@ -24,6 +24,7 @@ This module never sees a ref: refs are discharged before lowering.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -398,17 +399,35 @@ def _reversed_positions(eqn) -> list:
                    if operand in position})
 
 
+def placement_key(placement: dict | None) -> tuple:
+    """`jit`'s `device`/`backend`/`compiler_options` (a dict, those given) as a
+    hashable key for the caches of compiled programs."""
+    return tuple(sorted((name, tuple(sorted(value.items())) if isinstance(value, dict)
+                         else value) for name, value in (placement or {}).items()))
+
+
+def jit_with_placement(run, placement: tuple = (), **options):
+    """`jax.jit(run, **options)`, compiled with the `placement` of `placement_key`."""
+    given = {name: dict(value) if name == "compiler_options" else value
+             for name, value in placement}
+    with warnings.catch_warnings():
+        # the user's `jit(device=...)` already gave JAX's deprecation warning
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return jax.jit(run, **options, **given)
+
+
 @functools.lru_cache(maxsize=4096)
-def compile_jaxpr(jaxpr, donate_argnums: tuple = ()):
+def compile_jaxpr(jaxpr, donate_argnums: tuple = (), placement: tuple = ()):
     """One `jax.jit` function running `jaxpr` (constvars first, then invars). The
     inputs at `donate_argnums` are donated: XLA may reuse their buffers for outputs,
-    and the arrays passed there are deleted by the call, as in `jax.jit`."""
+    and the arrays passed there are deleted by the call, as in `jax.jit`. `placement`
+    (`placement_key`) is the device, backend and XLA options of the user's `jit`."""
     n_consts = len(jaxpr.constvars)
 
     def run(*args):
         return lower_jaxpr(jaxpr, args[:n_consts], args[n_consts:])
     run.__name__ = "minijax_program"
-    return jax.jit(run, donate_argnums=donate_argnums)
+    return jit_with_placement(run, placement, donate_argnums=donate_argnums)
 
 
 # exact text of a jaxpr -> its compiled function. Cleared by `clear_caches`.
@@ -431,7 +450,7 @@ def compile_jaxpr_by_text(jaxpr):
 
 
 def lower_closed_jaxpr(closed_jaxpr, out_tree, args, kwargs, donate_argnums: tuple = (),
-                       donate_argnames: tuple = ()):
+                       donate_argnames: tuple = (), placement: tuple = ()):
     """JAX's `Lowered` object for `closed_jaxpr` (consts embedded) as a function of
     the pytrees `(args, kwargs)`, whose leaves are its inputs, returning the pytree
     `out_tree` of its outputs; the positional arguments at `donate_argnums` and the
@@ -444,8 +463,8 @@ def lower_closed_jaxpr(closed_jaxpr, out_tree, args, kwargs, donate_argnums: tup
         outs = lower_jaxpr(jaxpr, consts, jax.tree_util.tree_leaves((args, kwargs)))
         return jax.tree_util.tree_unflatten(out_tree, outs)
     run.__name__ = "minijax_program"
-    return jax.jit(run, donate_argnums=donate_argnums,
-                   donate_argnames=donate_argnames).lower(*args, **kwargs)
+    return jit_with_placement(run, placement, donate_argnums=donate_argnums,
+                    donate_argnames=donate_argnames).lower(*args, **kwargs)
 
 
 def clear_caches():

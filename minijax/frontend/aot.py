@@ -46,12 +46,14 @@ class Lowered:
                 staged.call_jaxpr, inputs, tuple(len(self._consts) + k for k in donated))
             values = self._plan.inputs([value_of(x) for x in inputs])
             self._lowered = xla.compile_jaxpr(
-                self._plan.program, self._plan.donate_argnums).lower(*values)
+                self._plan.program, self._plan.donate_argnums,
+                xla.placement_key(jitted.placement)).lower(*values)
         else:
             self._plan = None
             positions, names = jitted.donated_arguments(args, kwargs)
-            self._lowered = xla.lower_closed_jaxpr(staged.closed, staged.out_tree,
-                                                   dyn_args, dyn_kwargs, positions, names)
+            self._lowered = xla.lower_closed_jaxpr(
+                staged.closed, staged.out_tree, dyn_args, dyn_kwargs, positions, names,
+                xla.placement_key(jitted.placement))
 
     def as_text(self, *args, **kwargs) -> str:
         return self._lowered.as_text(*args, **kwargs)

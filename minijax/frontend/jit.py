@@ -245,6 +245,7 @@ class JitFunction:
         # `device`/`backend`/`compiler_options`, those given: JAX's jit applies them
         # where it compiles the function (the calls at the root, `_fast_function`)
         self._placement = dict(placement or {})
+        self._placement_key = xla.placement_key(self._placement)
         options = tuple(self._jax_options.items()) + tuple(
             (k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
             for k, v in self._placement.items())
@@ -298,10 +299,7 @@ class JitFunction:
             run.__signature__ = inspect.signature(self._fun)
         except (TypeError, ValueError):
             pass
-        with warnings.catch_warnings():
-            # `jit` itself gave JAX's deprecation warning of device/backend, once
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return jax.jit(run, **self._jax_options, **self._placement)
+        return xla.jit_with_placement(run, self._placement_key, **self._jax_options)
 
     def __call__(self, *args, **kwargs):
         # The cached call: one test (`ir/root_modes.py`: at the root trace, jit on,
@@ -418,13 +416,20 @@ class JitFunction:
         inputs = [*staged.closed.consts, *leaves]
         name = fun_name(self._fun)
         check_call_writes(staged.call_jaxpr, inputs, name)
-        donated = self.donated_leaves(args, kwargs) if type(current_trace()) is EvalTrace else ()
-        if donated:
-            # At the root a call with donation runs here rather than as a `jit`
-            # equation: the donated buffers are a fact of this call, not of the program.
+        at_root = type(current_trace()) is EvalTrace
+        donated = self.donated_leaves(args, kwargs) if at_root else ()
+        if donated or (at_root and self._placement):
+            # At the root a call with donation, or with the device/backend/XLA options
+            # of its `jit`, runs here rather than as a `jit` equation: they are facts
+            # of this call, not of the program. (Under a transformation or inside
+            # another program the call is compiled with the program around it, which
+            # is also where JAX's options stop applying.)
             n_consts = len(staged.closed.consts)
             outs = call_donating(staged.call_jaxpr, inputs,
-                                 tuple(n_consts + k for k in donated), f"jit({name})")
+                                 tuple(n_consts + k for k in donated), f"jit({name})",
+                                 self._placement_key)
+            if float_checks_on():
+                self._check_float_outputs(outs, args, kwargs)
         elif type(current_trace()) is EvalTrace and float_checks_on():
             try:
                 outs = bind(P.jit_p, *inputs, jaxpr=staged.call_jaxpr, name=name,
@@ -474,6 +479,11 @@ class JitFunction:
             offset += count
         return tuple(leaf_positions)
 
+    @property
+    def placement(self) -> dict:
+        """The `device`/`backend`/`compiler_options` given to this `jit`."""
+        return dict(self._placement)
+
     def trace(self, *args, **kwargs) -> ClosedJaxpr:
         """The closed jaxpr this function stages for these arguments."""
         return self._stage(args, kwargs)[0].closed
@@ -515,9 +525,11 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
     call like any other.
 
     `device`/`backend` (deprecated in JAX, with JAX's warning) place the compiled
-    program, and `compiler_options` (XLA's flags, a dict) go to its compilation: JAX's
-    own jit receives them for the calls at the root, which JAX compiles; a call staged
-    into another program is compiled with that program, as in JAX."""
+    program, and `compiler_options` (XLA's flags, a dict) go to its compilation. They
+    apply wherever a call of this function is compiled on its own: the calls at the
+    root (JAX's jit receives them), those that take minijax's own path there (refs,
+    donation, NaN checks), and `.lower()`. A call staged into another program, or
+    transformed, is compiled with the program around it, as in JAX."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames,

@@ -79,19 +79,19 @@ def _undo_reorder(x, axis):
     return out.at[tuple(index)].set(second)
 
 
-def _split_complex(fun, x, **kwargs):
-    return lax.complex(fun(jnp.real(x), **kwargs), fun(jnp.imag(x), **kwargs))
-
-
-@jitted_eagerly("type", "n", "axis", "norm")
-def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
-    """The type-II DCT of `x` along `axis`, zero-padded or truncated to `n` first."""
-    x = _operand("dct", x)
-    _check("dct", type, norm)
+def _one_axis(fname, core, x, type, n, axis, norm):
+    """What `dct` and `idct` share: check the arguments, transform a complex input's
+    real and imaginary parts apart, resize to `n`, then run `core(x, axis, norm)`."""
+    x = _operand(fname, x)
+    _check(fname, type, norm)
     if jnp.iscomplexobj(x):
-        return _split_complex(dct, x, type=type, n=n, axis=axis, norm=norm)
-    axis = canonicalize_axis("dct", axis, x.ndim)
-    x = _resize(x, axis, n)
+        parts = (jnp.real(x), jnp.imag(x))
+        return lax.complex(*(_one_axis(fname, core, part, type, n, axis, norm) for part in parts))
+    axis = canonicalize_axis(fname, axis, x.ndim)
+    return core(_resize(x, axis, n), axis, norm)
+
+
+def _dct_core(x, axis, norm):
     size = x.shape[axis]
     spectrum = jnp_fft.fft(_evens_then_odds_reversed(x, axis), axis=axis)
     k = _along(jnp.arange(size, dtype=jnp.real(spectrum).dtype), axis, x.ndim)
@@ -99,15 +99,7 @@ def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None
     return _ortho_scale(out, axis) if norm == "ortho" else out
 
 
-@jitted_eagerly("type", "n", "axis", "norm")
-def idct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
-    """The inverse of `dct`: idct(dct(x)) == x for either norm."""
-    x = _operand("idct", x)
-    _check("idct", type, norm)
-    if jnp.iscomplexobj(x):
-        return _split_complex(idct, x, type=type, n=n, axis=axis, norm=norm)
-    axis = canonicalize_axis("idct", axis, x.ndim)
-    x = _resize(x, axis, n)
+def _idct_core(x, axis, norm):
     size = x.shape[axis]
     x, = promote_dtypes_inexact("idct", x)
     if norm != "ortho":
@@ -117,6 +109,18 @@ def idct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | Non
     turn = _turn(size, k)
     x = x.astype(turn.dtype) / turn * 2 * size
     return _undo_reorder(jnp.real(jnp_fft.ifft(x, axis=axis)), axis)
+
+
+@jitted_eagerly("type", "n", "axis", "norm")
+def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
+    """The type-II DCT of `x` along `axis`, zero-padded or truncated to `n` first."""
+    return _one_axis("dct", _dct_core, x, type, n, axis, norm)
+
+
+@jitted_eagerly("type", "n", "axis", "norm")
+def idct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
+    """The inverse of `dct`: idct(dct(x)) == x for either norm."""
+    return _one_axis("idct", _idct_core, x, type, n, axis, norm)
 
 
 def _shape_and_axes(fname, x, s, axes):
