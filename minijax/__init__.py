@@ -68,13 +68,15 @@ from .memory_report import memory_report  # noqa: E402
 from . import interop  # noqa: E402
 
 # Libraries on top, loaded on first use: jax.random, jax.nn, jax.scipy, jax.image,
-# jax.test_util, jax.ops, jax.experimental, jax.custom_batching, jax.custom_derivatives. `minijax.scipy` (or `import minijax.scipy`) imports the module then;
+# jax.test_util, jax.ops, jax.experimental, jax.custom_batching, jax.custom_derivatives,
+# jax.profiler, jax.dlpack. `minijax.scipy` (or `import minijax.scipy`) imports the module then;
 # they register no rules, so nothing depends on whether they were loaded, and a
 # program that never reads them does not pay for them. Like JAX's,
 # minijax.example_libraries is imported explicitly (it registers its OptimizerState as
 # a pytree when it is).
 _LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "test_util", "ops",
-                                "experimental", "custom_batching", "custom_derivatives"})
+                                "experimental", "custom_batching", "custom_derivatives",
+                                "profiler", "dlpack"})
 
 
 __getattr__, __dir__ = _lazy_submodules(__name__, _LAZY_SUBMODULES)

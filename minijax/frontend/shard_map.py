@@ -79,15 +79,17 @@ def _block_aval(aval, spec, mesh_sizes):
     return aval.update(shape=block_shape(aval.shape, spec, mesh_sizes))
 
 
-def _broadcast_specs(specs, tree, what) -> list:
+def broadcast_specs(specs, tree, what, caller="shard_map") -> list:
+    """One `PartitionSpec` (or None) per leaf of `tree`, from `specs`, a tree prefix
+    of it; `what` and `caller` name them in the error for a prefix that does not fit."""
     flat = []
     try:
         tree_util.tree_map(lambda spec, sub: flat.extend(
             [spec] * len(tree_util.tree_leaves(sub))), specs, tree,
             is_leaf=lambda x: isinstance(x, PartitionSpec) or x is None)
     except ValueError:
-        raise ValueError(f"shard_map {what} must be a tree prefix of the "
-                         f"{'arguments' if what == 'in_specs' else 'outputs'}, got "
+        subject = {"in_specs": "arguments", "out_specs": "outputs"}.get(what, "values")
+        raise ValueError(f"{caller} {what} must be a tree prefix of the {subject}, got "
                          f"{specs!r}") from None
     return flat
 
@@ -122,7 +124,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         leaves, in_tree = tree_util.tree_flatten(args)
         prefix = tuple(in_specs) if isinstance(in_specs, list) else in_specs
         specs = [_spec_tuple(s, mesh_sizes, "in_specs", auto)
-                 for s in _broadcast_specs(prefix, args, "in_specs")]
+                 for s in broadcast_specs(prefix, args, "in_specs")]
         block_avals = [_block_aval(aval_of(x), spec, mesh_sizes)
                        for x, spec in zip(leaves, specs)]
         out_tree_box = []
@@ -142,7 +144,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
             closed = trace_to_jaxpr(body, block_avals)
         outs_example, out_tree = out_tree_box[0]
         o_specs = [_spec_tuple(s, mesh_sizes, "out_specs", auto)
-                   for s in _broadcast_specs(out_specs, outs_example, "out_specs")]
+                   for s in broadcast_specs(out_specs, outs_example, "out_specs")]
         n_consts = len(closed.jaxpr.constvars)
         jaxpr = convert_constvars_to_invars(closed.jaxpr)
         results = bind(shard_map_p, *closed.consts, *leaves, jaxpr=jaxpr,

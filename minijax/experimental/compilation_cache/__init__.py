@@ -1,0 +1,1 @@
+"""`minijax.experimental.compilation_cache`: see its `compilation_cache` module."""
