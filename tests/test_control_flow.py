@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import minijax
+import minijax.testing
 from minijax import lax
 import minijax.numpy as mnp
 import jax.numpy as jnp
@@ -169,6 +170,33 @@ def test_scan_reverse_unroll_and_no_xs(reverse):
 def test_scan_weakly_typed_initial_carry_is_promoted():
     make = lambda ns: lambda x: ns.lax.scan(lambda c, xi: (c + xi, c), 0.0, x)  # noqa: E731
     check_transforms(make, randn(4), hows=("eval", "jit", "grad"))
+
+
+# Initial carries JAX promotes to the body's dtype (an int 0 accumulating floats, a
+# Python float accumulating bfloat16s), where minijax used to refuse the loop.
+WEAK_INITS = {
+    "fori int to f32": lambda lib, x: lib.lax.fori_loop(0, 3, lambda i, c: c + lib.numpy.asarray(x)[i], 0),
+    "scan int to f32": lambda lib, x: lib.lax.scan(lambda c, xi: (c + xi, c * 2), 0, x),
+    "while int to f32": lambda lib, x: lib.lax.while_loop(
+        lambda c: c < 2, lambda c: c + x[0] * 0 + 0.5, 0),
+    "fori float to bf16": lambda lib, x: lib.lax.fori_loop(
+        0, 3, lambda i, c: c + lib.numpy.asarray(x)[i].astype(lib.numpy.bfloat16), 1.0),
+    "scan tuple": lambda lib, x: lib.lax.scan(
+        lambda c, xi: ((c[0] + xi, c[1] + 1), c[0]), (0, 0), x),
+}
+
+
+@pytest.mark.parametrize("name", list(WEAK_INITS))
+def test_weak_initial_carries_take_the_bodys_dtype_as_jaxs(name):
+    fn, x = WEAK_INITS[name], randn(4)
+    for wrap in (lambda f: f, minijax.jit):
+        got = wrap(lambda x: fn(minijax, x))(x)
+        want = (jax.jit if wrap is minijax.jit else (lambda f: f))(lambda x: fn(jax, x))(x)
+        minijax.testing.assert_trees_match(got, want, rtol=1e-6)
+    if "bf16" not in name and "while" not in name:   # (no reverse mode through a while)
+        total = lambda lib: lambda x: sum(lib.numpy.sum(leaf) for leaf in   # noqa: E731
+                                          lib.tree_util.tree_leaves(fn(lib, x)))
+        assert_close(minijax.grad(total(minijax))(x), jax.grad(total(jax))(x))
 
 
 def test_scan_carry_type_mismatch_is_a_clear_error():

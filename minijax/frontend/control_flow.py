@@ -121,15 +121,22 @@ def _show_tree(treedef, avals) -> str:
                                                   else str(a) for a in avals]))
 
 
-def _strengthen(leaves, avals, out_avals):
-    """Where a carry starts weakly typed (a Python scalar) but the body returns a
-    strongly typed value, start it strongly typed instead, as JAX does."""
+def _promote_weak_carries(leaves, avals, out_avals):
+    """JAX's promotion of weakly typed initial carries (Python scalars, say) to what
+    the body returns: a carry whose dtype differs from the body's output is converted
+    to the dtype promotion gives the two (`fori_loop(..., 0)` whose body adds floats
+    carries a float32), and one the body only makes strong starts strong. Returns
+    `(changed, leaves, avals)`."""
+    from ..numpy._promotion import result_type   # (jnp is built on this module)
     changed = False
     new_leaves, new_avals = [], []
     for leaf, aval, out in zip(leaves, avals, out_avals):
-        if isinstance(aval, ShapedArray) and aval.weak_type and not out.weak_type:
-            leaf = _lax.convert_element_type(leaf, aval.dtype, weak_type=False)
-            aval = aval.strip_weak_type()
+        if isinstance(aval, ShapedArray) and aval.weak_type and not out.weak_type or (
+                isinstance(aval, ShapedArray) and aval.weak_type
+                and isinstance(out, ShapedArray) and aval.dtype != out.dtype):
+            dtype = aval.dtype if aval.dtype == out.dtype else result_type(leaf, out.dtype)
+            leaf = _lax.convert_element_type(leaf, dtype, weak_type=False)
+            aval = ShapedArray(aval.shape, dtype)
             changed = True
         new_leaves.append(leaf)
         new_avals.append(aval)
@@ -139,24 +146,27 @@ def _strengthen(leaves, avals, out_avals):
 def _trace_loop_body(fun, in_tree, carry_leaves, carry_tree, carry_avals, extra_avals,
                      where, carry_of_output):
     """Trace a loop body whose output carry must match its input carry. Returns
-    `(body, carry_leaves, carry_avals)` after at most one retrace that strengthens
-    weakly typed initial carries the body makes strong."""
-    for attempt in range(2):
+    `(body, carry_leaves, carry_avals)` once the types agree: each retrace promotes
+    weakly typed initial carries the body changes (`_promote_weak_carries`), and a
+    promoted carry stays strong, so it takes at most one retrace per carry."""
+    for _ in range(len(carry_avals) + 2):
         body = _trace_body(fun, in_tree, carry_avals + extra_avals, where)
         out_tree, out_avals = carry_of_output(body)
         if out_tree != carry_tree:
             raise ControlFlowError(
                 f"{where} must return a carry with the same structure as its input "
                 f"carry: the input carry is {carry_tree} but the body returns {out_tree}")
-        if _types_differ_beyond_weakness(out_avals, carry_avals):
-            raise ControlFlowError(
-                f"{where} must return a carry of the same types as its input carry: the "
-                f"input carry has types {_show_tree(carry_tree, carry_avals)} but the "
-                f"body returns {_show_tree(carry_tree, out_avals)}")
-        changed, carry_leaves, carry_avals = _strengthen(carry_leaves, carry_avals, out_avals)
+        changed, new_leaves, new_avals = _promote_weak_carries(carry_leaves, carry_avals,
+                                                               out_avals)
         if not changed:
+            if _types_differ_beyond_weakness(out_avals, carry_avals):
+                raise ControlFlowError(
+                    f"{where} must return a carry of the same types as its input carry: "
+                    f"the input carry has types {_show_tree(carry_tree, carry_avals)} but "
+                    f"the body returns {_show_tree(carry_tree, out_avals)}")
             return body, carry_leaves, carry_avals
-    return body, carry_leaves, carry_avals
+        carry_leaves, carry_avals = new_leaves, new_avals
+    raise AssertionError(f"{where}: the carry types did not settle")  # (each pass fixes one)
 
 
 def scan_length(x_leaves, length, where: str) -> int:
