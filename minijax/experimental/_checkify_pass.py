@@ -27,8 +27,10 @@ error an empty slot for each (`with_placeholders`). Each check site gets a *code
 from the `Context` as the pass meets it; the message for a code is stored once, in
 the context's metadata, and becomes the returned `Error`'s aux data.
 
-Checks inside `custom_jvp`/`custom_vjp` functions are not seen: those calls are bound
-unchanged, so their custom rules keep working under `grad` (JAX checkifies inside them).
+A `custom_jvp` call whose body can fail is rebuilt as a new `custom_jvp` whose
+function is the checkified body and whose rule is the original one (the error gets no
+tangent), so its derivative is still the user's. Checks inside a `custom_vjp` function
+are not seen: that call is bound unchanged (JAX checkifies inside it).
 """
 from __future__ import annotations
 
@@ -41,6 +43,8 @@ from ..ir import control_flow_primitives as CF
 from ..ir.core import Literal, literal_value
 from ..ir.source_info import source_info_from
 from ..ir.trace import current_trace
+from ..ir.types import float0
+from ..transforms.custom_derivatives import custom_jvp
 from ._checkify_errors import (DivisionByZeroError, Error, NaNError,
                                OOBError, ERROR_CLASSES, flatten_slots, throw_error,
                                unflatten_slots, update_error, with_placeholders)
@@ -139,6 +143,8 @@ def _bodies(eqn):
         return [params["jaxpr"]]
     if name_of(eqn) in ("jit", "remat"):
         return [params["jaxpr"]]
+    if name_of(eqn) == "custom_jvp_call":
+        return [params["call_jaxpr"]]
     return []
 
 
@@ -179,6 +185,8 @@ def _run_equation(ctx, error, eqn, inputs):
         return _scan(ctx, error, eqn, inputs)
     if name in ("jit", "remat"):
         return checkify_jaxpr(ctx, eqn.params["jaxpr"], [], error, inputs)
+    if name == "custom_jvp_call" and effects_of(eqn.params["call_jaxpr"], ctx.enabled):
+        return _custom_jvp(ctx, error, eqn, inputs)
     if name == "div" and ctx.on(DivisionByZeroError):
         error = ctx.add(error, DivisionByZeroError, (), jnp.any(jnp.equal(inputs[1], 0)))
     outs = _bind(eqn, inputs)
@@ -348,3 +356,31 @@ def _scan(ctx, error, eqn, inputs):
                                    length=p["length"], reverse=p["reverse"],
                                    unroll=p["unroll"])
     return unflatten_slots(order, leaves, metadata), [*carry, *ys]
+
+
+def _custom_jvp(ctx, error, eqn, inputs):
+    p = eqn.params
+    leaves, order = _padded(ctx, error, [p["call_jaxpr"]])
+    metadata = error._metadata
+    consts, args = inputs[:p["num_consts"]], inputs[p["num_consts"]:]
+    rule = p["rule"]
+
+    def checked(error_leaves, consts, args):
+        err = unflatten_slots(order, error_leaves, metadata)
+        err, outs = checkify_jaxpr(ctx, p["call_jaxpr"], [], err, [*consts, *args])
+        return flatten_slots(err)[0], outs
+
+    call = custom_jvp(checked)
+
+    def call_jvp(primals, tangents):
+        error_leaves, consts, args = primals
+        out_leaves, outs = call(error_leaves, consts, args)
+        site = rule.site
+        _, tangents_out = rule.jvp(*site.nondiff, site.dyn_tree(list(args)),
+                                   site.dyn_tree(list(tangents[2])))
+        no_tangents = [np.zeros(np.shape(x), float0) for x in out_leaves]
+        return (out_leaves, outs), (no_tangents, tree_util.tree_leaves(tangents_out))
+
+    call.defjvp(call_jvp)
+    leaves, outs = call(leaves, list(consts), list(args))
+    return unflatten_slots(order, leaves, metadata), list(outs)
