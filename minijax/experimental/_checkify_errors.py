@@ -17,8 +17,6 @@ and minijax keeps it so messages and the choice of error agree with JAX's.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from jax import tree_util
 
@@ -36,7 +34,6 @@ class JaxRuntimeError(ValueError):
 class JaxException(Exception):
     """An error `checkify` can report. `_static` is what the message needs that is known
     when the program is traced; `_payload` the runtime values."""
-    payload_types: tuple = ()
 
     def __init__(self, static=(), payload=()):
         super().__init__()
@@ -227,7 +224,3 @@ def reduce_batched(error: Error) -> Error:
         pred[effect], code[effect] = pick(errs), pick(error._code[effect])
         payload[effect] = [pick(p) for p in error._payload[effect]]
     return Error(pred, code, error._metadata, payload)
-
-
-def metadata_entry(cls: type, static: Any) -> tuple:
-    return (cls.__name__, static)
