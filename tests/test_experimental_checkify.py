@@ -3,7 +3,8 @@ on both libraries and the error messages (`Error.get()`), the exceptions and the
 values must be the same -- user checks with runtime format arguments, the automatic
 NaN / division / index checks and which one is reported first, under jit, vmap
 (batched errors), grad, scan, cond and while_loop, `check_error` inside `checkify`, the
-`Error` pytree, checks inside a `custom_jvp` function, and the mistakes JAX rejects.
+`Error` pytree, checks inside `custom_jvp` and `custom_vjp`
+functions, and the mistakes JAX rejects.
 
 Known difference, not tested: a negative index below `-len` is clamped by minijax's
 indexing before its `dynamic_slice`, so no out-of-bounds error is reported for it
@@ -127,17 +128,18 @@ def test_checkify_of_vmap_and_of_grad():
     assert_same(program)
 
 
-def test_checks_inside_a_custom_jvp_function_keep_its_rule():
-    # The NaN is made inside the custom function; the gradient is the rule's 7, not
-    # the body's derivative.
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+def test_checks_inside_a_custom_function_keep_its_rule(kind):
+    # The NaN is made inside the custom function; the gradient is the rule's (7 times
+    # the incoming tangent or cotangent), not the body's derivative.
     def program(lib, np_lib, ck):
-        @lib.custom_jvp
-        def f(x, n):
+        def body(x, n):
             return np_lib.sqrt(x) * n
-
-        @f.defjvp
-        def f_jvp(primals, tangents):
-            return f(*primals), 7. * tangents[0]
+        f = getattr(lib, kind)(body)
+        if kind == "custom_jvp":
+            f.defjvp(lambda primals, tangents: (f(*primals), 7. * tangents[0]))
+        else:
+            f.defvjp(lambda x, n: (f(x, n), None), lambda _, g: (7. * g, None))
         checked = ck.checkify(lambda x: f(x, 3) + 1., errors=ck.nan_checks)
         return (messages(*lib.jit(checked)(np.float32(-1.))),
                 lib.grad(lambda x: checked(x)[1])(np.float32(4.)))

@@ -27,10 +27,9 @@ error an empty slot for each (`with_placeholders`). Each check site gets a *code
 from the `Context` as the pass meets it; the message for a code is stored once, in
 the context's metadata, and becomes the returned `Error`'s aux data.
 
-A `custom_jvp` call whose body can fail is rebuilt as a new `custom_jvp` whose
-function is the checkified body and whose rule is the original one (the error gets no
-tangent), so its derivative is still the user's. Checks inside a `custom_vjp` function
-are not seen: that call is bound unchanged (JAX checkifies inside it).
+A `custom_jvp` or `custom_vjp` call whose body can fail is rebuilt as a new custom
+function whose body is the checkified one and whose rules are the original ones (the
+error gets no tangent or cotangent), so its derivative is still the user's.
 """
 from __future__ import annotations
 
@@ -44,7 +43,7 @@ from ..ir.core import Literal, literal_value
 from ..ir.source_info import source_info_from
 from ..ir.trace import current_trace
 from ..ir.types import float0
-from ..transforms.custom_derivatives import custom_jvp
+from ..transforms.custom_derivatives import custom_jvp, custom_vjp
 from ._checkify_errors import (DivisionByZeroError, Error, NaNError,
                                OOBError, ERROR_CLASSES, flatten_slots, throw_error,
                                unflatten_slots, update_error, with_placeholders)
@@ -143,7 +142,7 @@ def _bodies(eqn):
         return [params["jaxpr"]]
     if name_of(eqn) in ("jit", "remat"):
         return [params["jaxpr"]]
-    if name_of(eqn) == "custom_jvp_call":
+    if name_of(eqn) in ("custom_jvp_call", "custom_vjp_call"):
         return [params["call_jaxpr"]]
     return []
 
@@ -185,8 +184,10 @@ def _run_equation(ctx, error, eqn, inputs):
         return _scan(ctx, error, eqn, inputs)
     if name in ("jit", "remat"):
         return checkify_jaxpr(ctx, eqn.params["jaxpr"], [], error, inputs)
-    if name == "custom_jvp_call" and effects_of(eqn.params["call_jaxpr"], ctx.enabled):
-        return _custom_jvp(ctx, error, eqn, inputs)
+    if name in ("custom_jvp_call", "custom_vjp_call") and effects_of(
+            eqn.params["call_jaxpr"], ctx.enabled):
+        rebuild = _custom_jvp if name == "custom_jvp_call" else _custom_vjp
+        return rebuild(ctx, error, eqn, inputs)
     if name == "div" and ctx.on(DivisionByZeroError):
         error = ctx.add(error, DivisionByZeroError, (), jnp.any(jnp.equal(inputs[1], 0)))
     outs = _bind(eqn, inputs)
@@ -358,18 +359,28 @@ def _scan(ctx, error, eqn, inputs):
     return unflatten_slots(order, leaves, metadata), [*carry, *ys]
 
 
-def _custom_jvp(ctx, error, eqn, inputs):
+def _checked_call(ctx, error, eqn, inputs):
+    """The pieces both custom calls are rebuilt from: the padded error leaves and a
+    function running the checkified body on (error leaves, consts, args)."""
     p = eqn.params
     leaves, order = _padded(ctx, error, [p["call_jaxpr"]])
     metadata = error._metadata
-    consts, args = inputs[:p["num_consts"]], inputs[p["num_consts"]:]
-    rule = p["rule"]
 
     def checked(error_leaves, consts, args):
         err = unflatten_slots(order, error_leaves, metadata)
         err, outs = checkify_jaxpr(ctx, p["call_jaxpr"], [], err, [*consts, *args])
         return flatten_slots(err)[0], outs
 
+    def finish(call):
+        consts, args = inputs[:p["num_consts"]], inputs[p["num_consts"]:]
+        out_leaves, outs = call(leaves, list(consts), list(args))
+        return unflatten_slots(order, out_leaves, metadata), list(outs)
+    return checked, finish
+
+
+def _custom_jvp(ctx, error, eqn, inputs):
+    checked, finish = _checked_call(ctx, error, eqn, inputs)
+    rule = eqn.params["rule"]
     call = custom_jvp(checked)
 
     def call_jvp(primals, tangents):
@@ -382,5 +393,30 @@ def _custom_jvp(ctx, error, eqn, inputs):
         return (out_leaves, outs), (no_tangents, tree_util.tree_leaves(tangents_out))
 
     call.defjvp(call_jvp)
-    leaves, outs = call(leaves, list(consts), list(args))
-    return unflatten_slots(order, leaves, metadata), list(outs)
+    return finish(call)
+
+
+def _custom_vjp(ctx, error, eqn, inputs):
+    checked, finish = _checked_call(ctx, error, eqn, inputs)
+    rule = eqn.params["rule"]
+    site = rule.site
+    call = custom_vjp(checked)
+
+    def call_fwd(error_leaves, consts, args):
+        # The checks run on the body; the residuals are the user's fwd's.
+        out = checked(error_leaves, consts, args)
+        _, residuals = rule.fwd(*site.full_args(list(args)))
+        return out, residuals
+
+    def call_bwd(residuals, cts):
+        ct = tree_util.tree_unflatten(site.out_tree, list(cts[1]))
+        cts_in = rule.bwd(*site.nondiff, residuals, ct)
+        arg_cts = []
+        for ct_in, arg in zip(cts_in, site.dyn_tree(site.leaves)):
+            n = len(tree_util.tree_leaves(arg))
+            arg_cts += [None] * n if ct_in is None else tree_util.tree_leaves(
+                ct_in, is_leaf=lambda x: x is None)
+        return None, None, arg_cts
+
+    call.defvjp(call_fwd, call_bwd)
+    return finish(call)
