@@ -151,7 +151,8 @@ def test_grad_of_checkified_softplus():
     # Registry entry "checkify_grad_of_custom_jvp_with_nan_checks_crashes": JAX fails
     # inside; minijax differentiates through softplus's rule.
     def loss(lib, np_lib, ck):
-        checked = ck.checkify(lambda x: np_lib.sum(lib.nn.softplus(x)), errors=ck.nan_checks)
+        checked = ck.checkify(lambda x: np_lib.sum(lib.nn.softplus(x)),
+                              errors=ck.nan_checks)
         return lib.grad(lambda x: checked(x)[1])(X)
     with pytest.raises(ValueError, match="foreach"):
         loss(*SIDES["jax"])
