@@ -131,10 +131,9 @@ def _promote_weak_carries(leaves, avals, out_avals):
     changed = False
     new_leaves, new_avals = [], []
     for leaf, aval, out in zip(leaves, avals, out_avals):
-        if isinstance(aval, ShapedArray) and aval.weak_type and not out.weak_type or (
-                isinstance(aval, ShapedArray) and aval.weak_type
+        if (isinstance(aval, ShapedArray) and aval.weak_type
                 and isinstance(out, ShapedArray) and aval.dtype != out.dtype):
-            dtype = aval.dtype if aval.dtype == out.dtype else result_type(leaf, out.dtype)
+            dtype = result_type(leaf, out.dtype)
             leaf = _lax.convert_element_type(leaf, dtype, weak_type=False)
             aval = ShapedArray(aval.shape, dtype)
             changed = True

@@ -152,7 +152,8 @@ def _while_rule(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     if not same_types(body_jaxpr.out_avals, carry):
         _fail("while", f"body_jaxpr returns {types_text(body_jaxpr.out_avals)} but the "
               f"carry is {types_text(carry)}")
-    return [a for a in carry]
+    # the body's output, as JAX types it (a weak initial carry the body makes strong)
+    return list(body_jaxpr.out_avals)
 
 
 def _while_effects(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):

@@ -361,7 +361,9 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, u
     res_consts = [x for x, lin in zip(const_args, const_lin) if not lin]
     res_xs = [x for x, lin in zip(x_args, x_lin) if not lin]
     lin_const_avals = [x.aval for x, lin in zip(const_args, const_lin) if lin]
-    carry_avals = [aval_of(v) for v in jaxpr.invars[num_consts:num_consts + num_carry]]
+    # The cotangent carry has the types of the carry coming out, as in JAX: where a
+    # weakly typed initial carry comes out strong, so do the cotangents.
+    carry_avals = list(jaxpr.out_avals[:num_carry])
     ct_carry, ct_ys = split_list(cts, [num_carry])
     y_avals = [v.aval for v in jaxpr.outvars[num_carry:]]
     n_rc, n_lc, n_rx = len(res_consts), len(lin_const_avals), len(res_xs)
