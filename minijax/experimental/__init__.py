@@ -3,6 +3,8 @@
 Here: `io_callback` (`frontend/callbacks.py`). Its submodules are imported by name, as
 JAX's are (`import minijax.experimental.pjit`). `jax.experimental` holds more, and a
 name minijax lacks is an AttributeError here rather than a stub.
+
+Submodules: `jet` (Taylor-mode differentiation; `transforms/jet.py`).
 """
 from ..frontend.callbacks import io_callback
 
