@@ -43,6 +43,14 @@ def _exp2(np_, x):
     return np_.exp2(x)
 
 
+def _one_minus_square(lax, x):
+    # jax.lax.one_minus_square (and its jet rule) is new in JAX 0.11; before, the
+    # product it stands for.
+    if lax is jlax and JAX_VERSION < (0, 11):
+        return (1 + x) * (1 - x)
+    return lax.one_minus_square(x)
+
+
 def _bound(value):
     return np.full(3, value, np.float32)
 
@@ -57,8 +65,9 @@ CASES = {
                      (X,)),
     "expm1 log2 log1p": (lambda np_, lax: lambda x: np_.expm1(x) * np_.log2(x)
                          - np_.log1p(x), (X,)),
-    "sqrt rsqrt square": (lambda np_, lax: lambda x: np_.sqrt(x) + lax.rsqrt(x)
-                          * np_.square(x), (X,)),
+    "sqrt rsqrt square one_minus_square": (lambda np_, lax: lambda x: np_.sqrt(x)
+                                         + lax.rsqrt(x) * np_.square(x)
+                                         - _one_minus_square(lax, x), (X,)),
     "pow integer_pow": (lambda np_, lax: lambda x, y: lax.pow(x, y) + x ** 3
                         - lax.integer_pow(x, -2) + lax.integer_pow(x, 0), (X, Y)),
     "erf erfc erf_inv": (lambda np_, lax: lambda x: lax.erf(x) * lax.erfc(x)
@@ -70,16 +79,20 @@ CASES = {
     "selections and comparisons": (lambda np_, lax: lambda x, y: lax.max(x, y)
                                    * lax.min(x, y) + lax.clamp(_bound(0.4), x, _bound(0.6))
                                    + lax.abs(x - 0.5) + np_.where(x > 0.5, x * x, -x)
-                                   + np_.sign(x) + np_.floor(x), (X, Y)),
+                                   + np_.sign(x) + np_.floor(x) + np_.ceil(y)
+                                   + np_.round(x) + lax.stop_gradient(y) * x, (X, Y)),
     "reduce_sum/max/min": (lambda np_, lax: lambda x: np_.sum(x * x) * np_.max(x)
                            - np_.min(np_.sin(x)), (X,)),
     "cumulative": (lambda np_, lax: lambda x: np_.cumsum(x) * lax.cumprod(x)
                    + lax.cummax(np_.sin(3 * x)) + lax.cummin(x * x, reverse=True), (X,)),
-    "dot_general": (lambda np_, lax: lambda x, w: np_.sin(x @ w) @ w.T, (X, W)),
+    "dot_general conv": (lambda np_, lax: lambda x, w: np_.sin(x @ w) @ w.T + lax.conv(
+        x[None, None], w[None, None, :, 0], (1,), "SAME")[0, 0], (X, W)),
     "shapes": (lambda np_, lax: lambda x: np_.concatenate(
         [np_.broadcast_to(x, (2, 3)).T.reshape(6), np_.pad(x[::-1], 1)[1:4],
          lax.expand_dims(x, (0,))[0],
-         lax.convert_element_type(x, np.float16).astype(np.float32) * x]), (X,)),
+         lax.convert_element_type(x, np.float16).astype(np.float32) * x,
+         lax.squeeze(lax.rev(x, (0,))[None], (0,)), np_.fft.fft(x).real,
+         lax.reduce_window(x, 0., lax.add, (2,), (1,), "VALID")]), (X,)),
     "indexing": (lambda np_, lax: lambda x, y: x[IDX] * lax.dynamic_slice(y, (1,), (2,))[0]
                  + lax.dynamic_update_slice(x, y[:1], (1,)) + x.at[IDX].add(y), (X, Y)),
 }
