@@ -29,9 +29,9 @@ in the JVP trace). The rules are in `jet_rules.py`, one per primitive, in famili
   `exp` (c = v), `log` (u' = u v', solved for v_k), `sin`/`cos` and `sinh`/`cosh` (each
   the other's c, in pairs), `logistic` (c = v (1 - v), whose series is built along
   with v's), `tanh` (through logistic) and `pow` (exp of y log x) use it directly;
-  `erf`, `asinh` and `erf_inv` take `c` from a jet of the derivative. This is Faà di
-  Bruno's formula organised so that order K costs O(K^2) products, not a sum over
-  partitions.
+  `erf`, `asinh` and `atan2` take `c` from a jet of the derivative, and `erf_inv`
+  builds it from its own output's terms, one step behind. This is Faà di Bruno's
+  formula organised so that order K costs O(K^2) products, not a sum over partitions.
 * **compositions**: a rule that can be written with other primitives runs a jet of
   that composition (`sqrt` as `x ** 0.5`, `log1p` as `log(1 + x)`, `integer_pow` by
   repeated squaring, ...), as JAX's `def_comp` does.
