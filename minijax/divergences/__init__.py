@@ -20,7 +20,7 @@ from .registry import Divergence, DIVERGENCES, known_divergences, register  # no
 from . import (remat, control_flow, refs, refs_transforms, refs_jit,  # noqa: F401
                refs_surface, refs_vmap, refs_control_flow, refs_found, windows, random,
                fuzz, collectives, lax_extras, numpy, jit, autodiff, linalg, scipy,
-               custom_batching, experimental)
+               custom_batching, experimental, jet)
 
 DIVERGENCES_BY_NAME = {d.name: d for d in DIVERGENCES}
 

@@ -11,6 +11,8 @@ Autodiff, in reading order:
   calls.py         call primitives (`jit`, `remat`): rules written once for every pass
   custom_derivatives.py  `custom_jvp` / `custom_vjp` and their primitives
   custom_vmap_rules.py   `custom_vmap`'s primitive: the user's vmap rule, and its jvp
+  jet.py           Taylor mode for `minijax.experimental.jet` (rules: jet_rules.py);
+                   loaded with that module, not listed below
 
 Printing every stage of `grad` for one function is in docs/autodiff.md:
 
