@@ -17,7 +17,7 @@ from .. import lax
 from .. import numpy as jnp
 from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
-from ..numpy._promotion import promote_args_inexact, dtype_of, like
+from ..numpy._promotion import promote_args_inexact, dtype_of
 
 __all__ = ["hyp1f1", "hyp2f1"]
 
