@@ -12,3 +12,14 @@ register(
     "istft computes that length for this very case; passing nfft explicitly "
     "(nfft=nperseg) already gives the result minijax gives",
     transforms=("istft",))
+
+register(
+    "bessel_jn_complex_type_error", "0.10.2, 0.11.2, 0.12.0.1",
+    "jax.scipy.special.bessel_jn of a complex argument raises a TypeError from deep in "
+    "its recurrence (rem does not accept complex64): its check for complex input, "
+    "meant to raise ValueError('complex input not supported.'), asks "
+    "issubdtype(dtype, complex), which is False for complex64",
+    "raises the ValueError bessel_jn's check and docstring promise, before tracing",
+    "bessel_jn documents 'ValueError if elements of array z are not float' and "
+    "writes the check for it; the TypeError names an internal rem, not the mistake",
+    transforms=("bessel_jn",))

@@ -93,10 +93,11 @@ _erfcx.defjvps(lambda g, ans, x: g * _erfcx_slope(x, ans))
 @jitted_eagerly()
 def erfcx(x):
     """The scaled complementary error function exp(x^2) erfc(x), accurate where erfc
-    underflows (real arguments: JAX's complex branch, through wofz, is not provided)."""
+    underflows; of a complex x, the Faddeeva function w(ix), as JAX's."""
     x, = promote_args_inexact("erfcx", x)
     if dtype_of(x).kind == "c":
-        raise NotImplementedError("erfcx: complex arguments are not supported")
+        from ._special_more import erfcx_complex
+        return erfcx_complex(x)
     # strong, as JAX's (whose polynomial coefficients are strong arrays)
     return _erfcx(lax.convert_element_type(x, dtype_of(x), weak_type=False))
 
@@ -385,13 +386,10 @@ def _fresnel_jvp(primals, tangents):
 @jitted_eagerly()
 def fresnel(x):
     """The Fresnel integrals (S(x), C(x)): the integrals from 0 to x of sin(pi t^2 / 2)
-    and cos(pi t^2 / 2). float32 (and narrower floats, computed in float32) with
-    Cephes's single-precision fits; float64 is not provided."""
+    and cos(pi t^2 / 2), with Cephes's single-precision fits (narrower floats are
+    computed in float32; minijax has no float64)."""
     x, = promote_args_inexact("fresnel", x)
     if dtype_of(x).kind == "c":
         raise NotImplementedError("Support for complex-valued inputs is not implemented "
                                   "yet.")
-    if dtype_of(x).itemsize > 4:
-        raise NotImplementedError(f"fresnel: {dtype_of(x)} is not supported (JAX's "
-                                  "double-precision fit is not provided); pass float32")
     return _fresnel(lax.convert_element_type(x, dtype_of(x), weak_type=False))

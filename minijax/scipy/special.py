@@ -9,7 +9,7 @@ or to a short formula. Where JAX takes care over numerics, so does this module:
 * `xlogy`, `xlog1py` and `entr` are 0 where `x` is 0 (not NaN), with derivatives
   defined by `custom_jvp` so that the zero does not poison the gradient;
 * `ndtr` switches between `erf` and `erfc` to keep precision in both tails;
-  `log_ndtr` uses the asymptotic series far in the lower tail.
+  `log_ndtr` uses the asymptotic series far in the lower tail (`series_order=`).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ __all__ = ["logsumexp", "erf", "erfc", "erfinv", "ndtri", "expit", "logit", "gam
            "gamma", "beta", "factorial", "rel_entr", "kl_div", "i0", "i0e", "i1", "i1e",
            "zeta", "loggamma", "multigammaln", "poch", "comb", "boxcox", "boxcox1p",
            "bernoulli", "expn", "exp1", "expi", "erfcx", "dawsn", "spence", "sici",
-           "fresnel"]
+           "fresnel", "hyp1f1", "hyp2f1", "bessel_jn", "wofz", "owens_t", "sph_harm_y"]
 
 
 def _masked(x, where, fill):
@@ -298,15 +298,18 @@ def ndtri(p):
                                                               like(p, 1))))
 
 
-def _log_ndtr_lower_tail(x, series_order=3):
-    """log ndtr(x) for very negative x: the asymptotic series of the Mills ratio."""
+def _log_ndtr_lower_tail(x, series_order):
+    """log ndtr(x) for very negative x: the asymptotic series of the Mills ratio,
+    1 - 1/x^2 + 3/x^4 - ..., to `series_order` terms."""
     x_2 = lax.square(x)
     log_scale = lax.sub(lax.sub(lax.mul(like(x, -0.5), x_2), lax.log(lax.neg(x))),
                         like(x, 0.5 * np.log(2 * np.pi)))
+    if series_order == 0:
+        return lax.add(log_scale, lax.log(like(x, 1.0)))
     even, odd = like(x, 0), like(x, 0)
     x_2n = x_2                                   # x^(2n)
     for n in range(1, series_order + 1):
-        term = lax.div(like(x, float(np.prod(np.arange(2 * n - 1, 0, -2)))), x_2n)
+        term = lax.div(like(x, float(np.prod(np.arange(2 * n - 1, 1, -2)))), x_2n)
         if n % 2:
             odd = lax.add(odd, term)
         else:
@@ -315,22 +318,39 @@ def _log_ndtr_lower_tail(x, series_order=3):
     return lax.add(log_scale, lax.log(lax.sub(lax.add(like(x, 1), even), odd)))
 
 
-@custom_jvp
-def log_ndtr(x):
-    """log of the standard normal CDF, accurate far into both tails."""
-    x, = promote_args_inexact("log_ndtr", x)
+def log_ndtr(x, series_order=3):
+    """log of the standard normal CDF, accurate far into both tails: log(ndtr(x))
+    in the middle, -ndtr(-x) above 5 (float32; 8 for float64) and the asymptotic
+    series to `series_order` terms (a Python int in [0, 30]) below -10 (-20)."""
+    if not isinstance(series_order, int):
+        raise TypeError("series_order must be a Python integer.")
+    if series_order < 0:
+        raise ValueError("series_order must be non-negative.")
+    if series_order > 30:
+        raise ValueError("series_order must be <= 30.")
+    x = jnp.asarray(x)
+    if dtype_of(x) not in (np.float32, np.float64):
+        # as JAX's: no promotion, so integers and half floats are refused
+        raise TypeError(f"x.dtype={dtype_of(x)} is not supported.")
+    return _log_ndtr(x, series_order)
+
+
+def _log_ndtr_value(x, series_order):
     lower, upper = (-20.0, 8.0) if dtype_of(x) == np.float64 else (-10.0, 5.0)
-    upper_branch = lax.neg(ndtr(lax.neg(x)))     # log1p(-ndtr(-x)) ~ -ndtr(-x) there
-    middle = lax.log(ndtr(lax.max(x, like(x, lower))))
-    tail = _log_ndtr_lower_tail(lax.min(x, like(x, lower)))
-    return jnp.where(x > upper, upper_branch,
-                     jnp.where(x > lower, middle, tail))
+    above = lax.gt(x, like(x, upper))
+    # one ndtr for both branches: of -x above `upper` (log1p(-p) ~ -p there)
+    p = ndtr(jnp.where(above, lax.neg(x), lax.max(x, like(x, lower))))
+    tail = _log_ndtr_lower_tail(lax.min(x, like(x, lower)), series_order)
+    return jnp.where(above, lax.neg(p), jnp.where(lax.gt(x, like(x, lower)), lax.log(p), tail))
 
 
-@log_ndtr.defjvp
-def _log_ndtr_jvp(primals, tangents):
+_log_ndtr = custom_jvp(_log_ndtr_value, nondiff_argnums=(1,))
+
+
+@_log_ndtr.defjvp
+def _log_ndtr_jvp(series_order, primals, tangents):
     (x,), (t,) = primals, tangents
-    ans = log_ndtr(x)
+    ans = _log_ndtr(x, series_order)
     log_pdf = lax.sub(lax.mul(like(x, -0.5), lax.square(x)), like(x, 0.5 * np.log(2 * np.pi)))
     return ans, lax.mul(t, lax.exp(lax.sub(log_pdf, ans)))
 
@@ -352,3 +372,6 @@ from ._special_extra import (loggamma, multigammaln, poch, comb, boxcox,  # noqa
 from ._expint import expn, exp1, expi  # noqa: E402,F401
 from ._special_integrals import (erfcx, dawsn, spence, sici,  # noqa: E402,F401
                                  fresnel)
+from ._special_hyper import hyp1f1, hyp2f1  # noqa: E402,F401
+from ._special_more import (bessel_jn, wofz, owens_t,  # noqa: E402,F401
+                            sph_harm_y)
