@@ -28,3 +28,12 @@ from ..frontend.lax_extras import (top_k, approx_max_k, approx_min_k,  # noqa: F
                                    GatherScatterMode, DotDimensionNumbers)
 from ..frontend.lax_reduce import reduce, reduce_xor  # noqa: F401
 from ..frontend.implicit_solves import custom_root, custom_linear_solve  # noqa: F401
+from ..frontend.lax_conv_extras import (ConvGeneralDilatedDimensionNumbers,  # noqa: F401
+                                        conv_general_dilated_patches,
+                                        conv_general_dilated_local, conv_shape_tuple,
+                                        conv_general_shape_tuple,
+                                        conv_transpose_shape_tuple,
+                                        conv_general_permutations,
+                                        reduce_window_shape_tuple)
+from ..frontend.lax_ragged import (ragged_dot, ragged_dot_general,  # noqa: F401
+                                   RaggedDotDimensionNumbers)
