@@ -283,7 +283,7 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
                                   num_consts=num_consts, rule=rule, name=name)
     site = rule.site
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    if rule.symbolic_zeros:
+    if getattr(rule, "symbolic_zeros", False):
         tangent_leaves = [t if type(t) is not Zero and is_differentiable(aval_of(a)) else
                           SymbolicZero(tangent_aval(aval_of(a)))
                           for a, t in zip(args, arg_tangents)]
@@ -399,7 +399,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
     site = rule.site
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
     fwd_args = args
-    if rule.symbolic_zeros:
+    if getattr(rule, "symbolic_zeros", False):
         fwd_args = [CustomVJPPrimal(a, type(t) is not Zero and is_differentiable(aval_of(a)))
                     for a, t in zip(args, arg_tangents)]
     with user_code():        # its equations come from the rule's own lines, as in JAX
@@ -429,7 +429,7 @@ def _custom_lin_transpose(cts, *inputs, rule, num_residuals, name):
     vjp_rule = rule.vjp_rule
     site = vjp_rule.site
     residuals = tree_util.tree_unflatten(rule.residual_tree, list(inputs[:num_residuals]))
-    if vjp_rule.symbolic_zeros:
+    if getattr(vjp_rule, "symbolic_zeros", False):
         ct_iter = iter(SymbolicZero(ct.aval) if type(ct) is Zero else ct for ct in cts)
         ct_leaves = [next(ct_iter) if is_differentiable(a) else SymbolicZero(tangent_aval(a))
                      for a in rule.out_avals]
