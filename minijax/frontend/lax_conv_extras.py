@@ -25,7 +25,8 @@ import numpy as np
 from ..ir import window_primitives as W
 from ..ir.trace import aval_of
 from . import lax_ops as lax_
-from .lax_dot import canonicalize_precision, dot_general
+from .eager_jit import jitted_eagerly
+from .lax_dot import Precision, canonicalize_precision, dot_general
 from .windows import (ConvDimensionNumbers, conv_dimension_numbers, conv_general_dilated,
                       _spec_permutations, _conv_transpose_padding)
 
@@ -55,6 +56,13 @@ def _moveaxis(x, source, destination):
     return x if perm == list(range(ndim)) else lax_.transpose(x, perm)
 
 
+# One primitive's worth of work in JAX: an eager call is one compiled program here
+# too (when the static arguments are hashable).
+_STATIC = ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "dimension_numbers",
+           "precision")
+
+
+@jitted_eagerly("filter_shape", "preferred_element_type", *_STATIC)
 def conv_general_dilated_patches(lhs, filter_shape: Sequence[int],
                                  window_strides: Sequence[int], padding,
                                  lhs_dilation=None, rhs_dilation=None,
@@ -79,10 +87,11 @@ def conv_general_dilated_patches(lhs, filter_shape: Sequence[int],
     return conv_general_dilated(
         lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dnums,
-        precision=None if precision is None else (precision, "DEFAULT"),
+        precision=None if precision is None else (precision, Precision.DEFAULT),
         feature_group_count=n_channels, preferred_element_type=preferred_element_type)
 
 
+@jitted_eagerly("filter_shape", *_STATIC)
 def conv_general_dilated_local(lhs, rhs, window_strides: Sequence[int], padding,
                                filter_shape: Sequence[int], lhs_dilation=None,
                                rhs_dilation=None, dimension_numbers=None,
@@ -136,7 +145,7 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
         batch = lhs_shape[0] // batch_group_count
     else:
         batch = lhs_shape[0]
-    return (batch, rhs_shape[0]) + space
+    return tuple(int(d) for d in (batch, rhs_shape[0]) + space)
 
 
 def _in_spec_order(lhs_shape, rhs_shape, dimension_numbers):

@@ -6,8 +6,7 @@ platform the computation runs on. JAX stages every branch into a `cond` on a
 minijax lowers for the default backend only, so it picks the branch when it traces
 (the same branch, and so the same values, that JAX's program runs there). JAX's errors
 are kept: a branch that is not callable, the name 'gpu', and no branch for the
-platform (JAX's `NotImplementedError`, which its jit of a single branch skips by
-running that branch).
+platform (JAX's `NotImplementedError`, eagerly and under jit).
 """
 from __future__ import annotations
 
@@ -45,16 +44,9 @@ def platform_dependent(*args, default=None, **per_platform):
         return per_platform[platform](*args)
     if default is not None:
         return default(*args)
-    if len(set(map(id, per_platform.values()))) == 1 and _traced(args):
-        # JAX's switch of one branch is that branch, so its jit never asks.
-        return next(iter(per_platform.values()))(*args)
     groups = tuple((name,) for name in per_platform)
     raise NotImplementedError(f"MLIR translation rule for primitive 'platform_index("
                               f"platforms={groups})' not found for platform {platform}")
-
-
-def _traced(args) -> bool:
-    return any(isinstance(leaf, Tracer) for leaf in jax.tree_util.tree_leaves(args))
 
 
 def dtype(x):

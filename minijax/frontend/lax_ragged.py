@@ -20,6 +20,7 @@ import numpy as np
 from ..ir.trace import aval_of
 from ..ir.types import is_integer
 from . import lax_ops as lax_
+from .eager_jit import jitted_eagerly
 from .lax_dot import dot_general
 
 __all__ = ["RaggedDotDimensionNumbers", "ragged_dot", "ragged_dot_general"]
@@ -150,6 +151,9 @@ def _expand(x, dim, gs, prefix):
     return lax_.select(mask, x, lax_.full_like(x, 0))
 
 
+# JAX's is one primitive: an eager call is one compiled program here too.
+@jitted_eagerly("ragged_dot_dimension_numbers", "precision", "preferred_element_type",
+                "group_offset", "out_sharding")
 def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers,
                        precision=None, preferred_element_type=None, group_offset=None,
                        out_sharding=None):
