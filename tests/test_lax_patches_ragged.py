@@ -5,6 +5,7 @@ each of their three modes (values, jit, grad, vmap, JAX's errors),
 `platform_dependent` and `dtype`."""
 from __future__ import annotations
 
+import functools
 import typing
 
 import jax
@@ -263,3 +264,28 @@ def test_dtype():
     for lib in (lax, jax.lax):
         with pytest.raises(ValueError):
             lib.dtype(None)
+
+
+def test_composite():
+    def make(lib):
+        @functools.partial(lib.composite, name="my.tangent", version=2)
+        def tangent(x, /, *, scale):
+            return lib.sin(x) / lib.cos(x) * scale
+        return tangent
+    x = np.array([0.0, 0.5, -1.0], np.float32)
+    ours, theirs = make(lax), make(jax.lax)
+    assert ours.__name__ == theirs.__name__ == "tangent"
+    _same(ours(x, scale=2.0), theirs(x, scale=2.0))
+    _same(minijax.jit(lambda x: ours(x, scale=3.0))(x),
+          jax.jit(lambda x: theirs(x, scale=3.0))(x))
+    # JAX has no jvp or batching rule for its composite primitive; minijax runs the
+    # decomposition, so both follow it (compared with JAX on the decomposition).
+    plain = lambda x: jax.numpy.sin(x) / jax.numpy.cos(x) * 2.0
+    with pytest.raises(ValueError, match="JVP rule for composite"):
+        jax.grad(lambda x: theirs(x, scale=2.0))(0.5)
+    _same(minijax.grad(lambda x: ours(x, scale=2.0))(np.float32(0.5)),
+          jax.grad(plain)(np.float32(0.5)))
+    _same(minijax.vmap(lambda x: ours(x, scale=2.0))(x), jax.vmap(plain)(x))
+    for lib, jit in ((lax, minijax.jit), (jax.lax, jax.jit)):
+        with pytest.raises(jax.errors.UnexpectedTracerError, match="attribute"):
+            jit(lambda x, s: make(lib)(x, scale=s))(x, 2.0)

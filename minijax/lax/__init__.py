@@ -38,4 +38,4 @@ from ..frontend.lax_conv_extras import (ConvGeneralDilatedDimensionNumbers,  # n
                                         reduce_window_shape_tuple)
 from ..frontend.lax_ragged import (ragged_dot, ragged_dot_general,  # noqa: F401
                                    RaggedDotDimensionNumbers)
-from ..frontend.lax_platform import platform_dependent, dtype  # noqa: F401
+from ..frontend.lax_platform import platform_dependent, composite, dtype  # noqa: F401
