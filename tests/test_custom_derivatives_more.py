@@ -166,11 +166,17 @@ def test_linear_call_under_vmap():
     np.testing.assert_array_equal(grads, 3 * XS)
 
 
-def test_linear_call_residuals_are_constants():
-    # JAX 0.10-0.12 fail with a bare AssertionError here (its transpose rule asserts
-    # the residuals are not being differentiated); minijax treats them as the
-    # constants JAX's docs call them, so their cotangent is zero.
-    f = _scaled(minijax)
-    assert minijax.grad(lambda s: f(s, X))(Y) == 0.0
+def test_linear_call_residuals_are_not_differentiable():
+    # fun need not be linear in the residuals. JAX 0.10-0.12 fail an internal
+    # assertion; minijax names the mistake.
+    for transform in (lambda f: minijax.grad(f), lambda f: lambda s: minijax.jvp(f, (s,),
+                                                                                 (Y,))):
+        with pytest.raises(TypeError, match="residual_args cannot be differentiated"):
+            transform(lambda s: _scaled(minijax)(s, X))(Y)
     with pytest.raises(AssertionError):
         jax.grad(lambda s: _scaled(jax)(s, X))(Y)
+    # Differentiating the linear arguments of a call that also reads a perturbed value
+    # elsewhere is fine.
+    f = _scaled(minijax)
+    assert minijax.grad(lambda s: f(X, s) * s)(Y) == jax.grad(
+        lambda s: _scaled(jax)(X, s) * s)(Y)
