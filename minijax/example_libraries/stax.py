@@ -11,7 +11,8 @@ Shapes are tuples; -1 marks a size unknown at init (a batch size). Parameters ar
 drawn with `minijax.random` and `minijax.nn.initializers`, so the same key gives the
 same parameters as `jax.example_libraries.stax`.
 
-`Conv`/`GeneralConv` need `minijax.lax.conv_general_dilated` and the pooling layers
+`Conv`/`GeneralConv` (and the transposed `ConvTranspose`/`Conv1DTranspose`/
+`GeneralConvTranspose`) need `minijax.lax.conv_general_dilated` and the pooling layers
 `minijax.lax.reduce_window`; both are looked up when a layer is applied.
 """
 from __future__ import annotations
@@ -27,7 +28,8 @@ from ..nn import (relu, log_softmax, softmax, softplus, sigmoid, elu, leaky_relu
 from ..nn.initializers import glorot_normal, normal, ones, zeros
 
 __all__ = ["Dense", "GeneralConv", "Conv", "GeneralConvTranspose", "ConvTranspose",
-           "Conv1DTranspose", "glorot", "randn", "logsoftmax", "BatchNorm", "elementwise", "Tanh", "Relu",
+           "Conv1DTranspose", "glorot", "randn", "logsoftmax", "BatchNorm", "elementwise",
+           "Tanh", "Relu",
            "Exp", "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu", "LeakyRelu",
            "Selu", "Gelu", "MaxPool", "SumPool", "AvgPool", "Flatten", "Identity",
            "FanOut", "FanInSum", "FanInConcat", "Dropout", "serial", "parallel",

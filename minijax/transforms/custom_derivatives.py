@@ -41,8 +41,8 @@ from ..ir.trace import (MinijaxError, EvalTrace, bind, aval_of, current_trace, e
                         set_current_trace)
 from ..ir.types import float0, RefType
 from ..ir.ref_box import Ref, RefError
-from .ad_util import (Zero, SymbolicZero, tangent_aval, is_differentiable, instantiate, eval_jaxpr, zeros,
-                      as_results)
+from .ad_util import (Zero, SymbolicZero, tangent_aval, is_differentiable, instantiate,
+                      eval_jaxpr, zeros, as_results)
 from .jvp import jvp_rules, JvpResult, JVPTrace, JVPTracer
 from .partial_eval import PartialEvalTrace
 from .transpose import transpose_rules
