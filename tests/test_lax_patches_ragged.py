@@ -67,6 +67,10 @@ def test_local(dn):
     with pytest.raises(ValueError, match="precision"):
         lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2), precision="bad",
                                        **kw)
+    for lib in (lax, jax.lax):
+        with pytest.raises(ValueError, match="Unsupported precision"):
+            lib.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2),
+                                           precision="F32_F32_F32", **kw)
 
 
 def test_shape_helpers():

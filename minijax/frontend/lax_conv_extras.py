@@ -100,6 +100,9 @@ def conv_general_dilated_local(lhs, rhs, window_strides: Sequence[int], padding,
     `I` axis holds (channel, window position) pairs, in the patches' order."""
     lhs = _as_array(lhs)
     c_precision = canonicalize_precision(precision)
+    if c_precision is not None and not isinstance(c_precision, tuple):
+        raise ValueError(f"Unsupported precision for conv_general_dilated_local: "
+                         f"{precision}")
     lhs_precision = None if c_precision is None else c_precision[0]
     patches = conv_general_dilated_patches(
         lhs, filter_shape, window_strides, padding, lhs_dilation=lhs_dilation,
