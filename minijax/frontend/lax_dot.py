@@ -64,14 +64,16 @@ def canonicalize_precision(precision):
         return precision        # upper case: JAX's Precision names are lower case
     pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
     if len(pair) != 2 or any(p is None for p in pair):
-        raise ValueError(f"precision must be None, a lax.Precision value or its name, or "
-                         f"a pair of them; got {precision!r}")
+        raise ValueError(f"precision must be None, a lax.Precision value or its name, a "
+                         f"pair of them, or a lax.DotAlgorithmPreset or its name; got "
+                         f"{precision!r}")
     try:
         return tuple(Precision(p).name for p in pair)
     except (ValueError, TypeError):
         raise ValueError(f"precision must be None, a lax.Precision value or its name "
-                         f"({', '.join(p.name.lower() for p in Precision)}), or a pair "
-                         f"of them; got {precision!r}") from None
+                         f"({', '.join(p.name.lower() for p in Precision)}), a pair of "
+                         f"them, or a lax.DotAlgorithmPreset or its name; got "
+                         f"{precision!r}") from None
 
 
 def _dot_dimension_numbers(dimension_numbers):
