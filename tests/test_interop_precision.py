@@ -154,8 +154,10 @@ def test_minijax_takes_dot_algorithm_presets():
     assert_trees_match(minijax.lax.dot(A, B, precision=preset),
                        lax.dot(A, B, precision=preset), rtol=0, atol=0)
     assert not np.array_equal(lax.dot(A, B, precision=preset), lax.dot(A, B))
+    assert minijax.lax.DotAlgorithmPreset is lax.DotAlgorithmPreset
     with pytest.raises(ValueError, match="precision"):
-        minijax.lax.dot(A, B, precision=_ALGORITHM)
+        minijax.lax.dot(A, B, precision=minijax.lax.DotAlgorithm(np.float32, np.float32,
+                                                                 np.float32))
 
 
 @pytest.mark.parametrize("pair", [("HIGHEST", "HIGHEST"), ("HIGH", "HIGHEST")])

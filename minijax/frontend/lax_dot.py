@@ -24,6 +24,7 @@ Precision = _jax_lax.Precision
 # A named dot algorithm (JAX's enum, `precision=lax.DotAlgorithmPreset.F32_F32_F32` or
 # its name): the param holds the name, one string for both operands.
 DotAlgorithmPreset = _jax_lax.DotAlgorithmPreset
+DotAlgorithm = _jax_lax.DotAlgorithm     # the name only: `precision=` refuses one
 
 
 # jax_default_matmul_precision's values (JAX's names) and the Precision each means.
