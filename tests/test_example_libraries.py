@@ -230,6 +230,29 @@ def test_conv(padding):
                    x.transpose(0, 3, 1, 2))
 
 
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+def test_conv_transpose(padding):
+    x = np.random.default_rng(4).standard_normal((2, 4, 3, 3)).astype(np.float32)
+    _compare_layer(lambda lib: lib.serial(lib.ConvTranspose(2, (3, 2), strides=(2, 1),
+                                                            padding=padding),
+                                          lib.Flatten, lib.Dense(2)), (2, 4, 3, 3), x)
+    _compare_layer(lambda lib: lib.Conv1DTranspose(3, (2,), strides=(3,), padding=padding),
+                   (2, 4, 3), x[..., 0])
+    _compare_layer(lambda lib: lib.GeneralConvTranspose(("NCHW", "OIHW", "NCHW"), 2, (2, 2),
+                                                        padding=padding), (2, 3, 4, 3),
+                   x.transpose(0, 3, 1, 2))
+
+
+def test_old_short_names():
+    key, shape = minijax.random.PRNGKey(5), (3, 4)
+    assert_trees_match(stax.glorot()(key, shape),
+                       jax_stax.glorot()(jax.random.PRNGKey(5), shape))
+    assert_trees_match(stax.randn(0.5)(key, shape),
+                       jax_stax.randn(0.5)(jax.random.PRNGKey(5), shape))
+    x = np.linspace(-1, 2, 6, dtype=np.float32).reshape(2, 3)
+    assert_trees_match(stax.logsoftmax(x), jax_stax.logsoftmax(x), **TOL)
+
+
 @pytest.mark.skipif(not hasattr(minijax.lax, "reduce_window"),
                     reason="minijax.lax.reduce_window comes from the conv branch")
 @pytest.mark.parametrize("name", ["MaxPool", "AvgPool", "SumPool"])

@@ -5,8 +5,9 @@ how many bfloat16 passes they take; the CPU ignores it, so these tests compare t
 programs' params and texts, and the values only as a check that nothing else changed.
 A JAX program's precision -- given as `precision=`, or filled in from
 `jax_default_matmul_precision` when JAX traced it -- is imported as minijax's pair of
-`Precision` names, exported back as JAX's, and written by `to_python_source`; a dot
-algorithm, which minijax does not model, is refused by name. Last, a gradient's
+`Precision` names (or a `DotAlgorithmPreset`'s name), exported back as JAX's, and
+written by `to_python_source`; a `DotAlgorithm`, which minijax does not model, is
+refused by name. Last, a gradient's
 contractions keep the forward one's precision, as JAX's transpose rule does, and the
 derivatives of the factorizations ask for the precision JAX's rules ask for.
 """
@@ -44,6 +45,12 @@ CASES = {
                                                                   precision="highest"),
                                          jnp.dot(x[0, 0], x[0, 1], precision=None)),
                            (IMAGE, KERNEL), [("HIGHEST", "HIGHEST"), None]),
+    # a dot algorithm preset: its name, one for both operands
+    "dot_preset": (lambda a, b: lax.dot(a, b, precision=lax.DotAlgorithmPreset.F16_F16_F16),
+                   (A, B), ["F16_F16_F16"]),
+    "conv_preset": (lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                                          precision="BF16_BF16_F32"),
+                    (IMAGE, KERNEL), ["BF16_BF16_F32"]),
 }
 
 
@@ -82,7 +89,8 @@ def test_exported_precision_is_jaxs_own(name):
     assert dumps(import_jaxpr(exported)) == dumps(imported)
     namespace = {}
     source = to_python_source(imported)
-    assert "lax.Precision." in source
+    presets = [p for p in _precisions(imported.jaxpr.eqns) if isinstance(p, str)]
+    assert (f"lax.DotAlgorithmPreset.{presets[0]}" if presets else "lax.Precision.") in source
     exec(compile(source, f"<{name}>", "exec"), namespace)
     assert_trees_match(jax.tree_util.tree_leaves(namespace["program"](*args)),
                        jax.tree_util.tree_leaves(fun(*args)))
@@ -120,14 +128,36 @@ _ALGORITHM = lax.DotAlgorithm(lhs_precision_type=np.float32, rhs_precision_type=
 
 
 @pytest.mark.parametrize("fun, args", [
-    (lambda a, b: lax.dot(a, b, precision=lax.DotAlgorithmPreset.F32_F32_F32), (A, B)),
     (lambda a, b: lax.dot(a, b, precision=_ALGORITHM), (A, B)),
-    (lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID",
-                                           precision=lax.DotAlgorithmPreset.TF32_TF32_F32),
+    (lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID", precision=_ALGORITHM),
      (IMAGE, KERNEL))])
 def test_dot_algorithms_are_refused_by_name(fun, args):
-    with pytest.raises(UnsupportedParamError, match="not dot algorithms"):
+    with pytest.raises(UnsupportedParamError, match="not lax.DotAlgorithm"):
         import_jaxpr(jax.make_jaxpr(fun)(*args))
+
+
+def test_minijax_takes_dot_algorithm_presets():
+    """`precision=` a preset (or its name) is one param for both operands, lowered as
+    JAX's: on CPU F16_F16_F16 multiplies in float16, so the values show it was passed.
+    A gradient's contractions keep it. A `DotAlgorithm` is refused (JAX's CPU refuses
+    every one when it lowers)."""
+    preset = lax.DotAlgorithmPreset.F16_F16_F16
+    loss = lambda lib, p: lambda a, b: lib.numpy.sum(lib.numpy.tanh(lib.lax.dot(
+        a, b, precision=p)))
+    for p in (preset, "F16_F16_F16"):
+        ours = minijax.make_jaxpr(minijax.grad(loss(minijax, p), argnums=(0, 1)))(A, B)
+        assert _precisions(ours.jaxpr.eqns) == ["F16_F16_F16"] * 3
+        assert minijax.ir.dumps(minijax.ir.loads(dumps(ours))) == dumps(ours)
+        assert_trees_match(minijax.jit(minijax.grad(loss(minijax, p), argnums=(0, 1)))(A, B),
+                           jax.jit(jax.grad(loss(jax, p), argnums=(0, 1)))(A, B),
+                           rtol=0, atol=0)
+    assert_trees_match(minijax.lax.dot(A, B, precision=preset),
+                       lax.dot(A, B, precision=preset), rtol=0, atol=0)
+    assert not np.array_equal(lax.dot(A, B, precision=preset), lax.dot(A, B))
+    assert minijax.lax.DotAlgorithmPreset is lax.DotAlgorithmPreset
+    with pytest.raises(ValueError, match="precision"):
+        minijax.lax.dot(A, B, precision=minijax.lax.DotAlgorithm(np.float32, np.float32,
+                                                                 np.float32))
 
 
 @pytest.mark.parametrize("pair", [("HIGHEST", "HIGHEST"), ("HIGH", "HIGHEST")])

@@ -226,8 +226,11 @@ _register_single(P.argmin_p, lambda x, *, axes, index_dtype:
 
 
 def precision_enum(precision):
-    """A contraction's `precision` param (None or a pair of names such as
-    ('HIGHEST', 'HIGHEST')) as the `lax.Precision` members JAX takes."""
+    """A contraction's `precision` param (None, a pair of names such as
+    ('HIGHEST', 'HIGHEST'), or a dot algorithm preset's name) as the `lax.Precision`
+    members or `lax.DotAlgorithmPreset` JAX takes."""
+    if isinstance(precision, str):
+        return lax.DotAlgorithmPreset[precision]
     return None if precision is None else tuple(lax.Precision[name] for name in precision)
 
 

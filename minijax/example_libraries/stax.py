@@ -11,7 +11,8 @@ Shapes are tuples; -1 marks a size unknown at init (a batch size). Parameters ar
 drawn with `minijax.random` and `minijax.nn.initializers`, so the same key gives the
 same parameters as `jax.example_libraries.stax`.
 
-`Conv`/`GeneralConv` need `minijax.lax.conv_general_dilated` and the pooling layers
+`Conv`/`GeneralConv` (and the transposed `ConvTranspose`/`Conv1DTranspose`/
+`GeneralConvTranspose`) need `minijax.lax.conv_general_dilated` and the pooling layers
 `minijax.lax.reduce_window`; both are looked up when a layer is applied.
 """
 from __future__ import annotations
@@ -26,11 +27,18 @@ from ..nn import (relu, log_softmax, softmax, softplus, sigmoid, elu, leaky_relu
                   gelu, standardize)
 from ..nn.initializers import glorot_normal, normal, ones, zeros
 
-__all__ = ["Dense", "GeneralConv", "Conv", "BatchNorm", "elementwise", "Tanh", "Relu",
+__all__ = ["Dense", "GeneralConv", "Conv", "GeneralConvTranspose", "ConvTranspose",
+           "Conv1DTranspose", "glorot", "randn", "logsoftmax", "BatchNorm", "elementwise",
+           "Tanh", "Relu",
            "Exp", "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu", "LeakyRelu",
            "Selu", "Gelu", "MaxPool", "SumPool", "AvgPool", "Flatten", "Identity",
            "FanOut", "FanInSum", "FanInConcat", "Dropout", "serial", "parallel",
            "shape_dependent"]
+
+# JAX's module keeps these older short names.
+glorot = glorot_normal
+randn = normal
+logsoftmax = log_softmax
 
 
 # -- layers ------------------------------------------------------------------------
@@ -96,6 +104,35 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
+
+
+def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None,
+                         padding="VALID", W_init=None, b_init=normal(1e-6)):
+    """A transposed convolution (`lax.conv_transpose`) in the layout
+    `dimension_numbers`."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    strides = strides or (1,) * len(filter_shape)
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng, input_shape):
+        filter_sizes = iter(filter_shape)
+        kernel_shape = [out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I"
+                        else next(filter_sizes) for c in rhs_spec]
+        output_shape = lax.conv_transpose_shape_tuple(input_shape, kernel_shape, strides,
+                                                      padding, dimension_numbers)
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+
+    def apply_fun(params, inputs, **kwargs):
+        W, b = params
+        return lax.conv_transpose(inputs, W, strides, padding,
+                                  dimension_numbers=dimension_numbers) + b
+    return init_fun, apply_fun
+
+
+Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
+ConvTranspose = functools.partial(GeneralConvTranspose, ("NHWC", "HWIO", "NHWC"))
 
 
 def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=zeros,

@@ -21,6 +21,10 @@ from ..ir.types import canonical_dtype
 # The precision of a contraction on accelerators, JAX's own enum (DEFAULT, HIGH,
 # HIGHEST; also spelt as strings such as 'highest' or 'float32'). CPU ignores it.
 Precision = _jax_lax.Precision
+# A named dot algorithm (JAX's enum, `precision=lax.DotAlgorithmPreset.F32_F32_F32` or
+# its name): the param holds the name, one string for both operands.
+DotAlgorithmPreset = _jax_lax.DotAlgorithmPreset
+DotAlgorithm = _jax_lax.DotAlgorithm     # the name only: `precision=` refuses one
 
 
 # jax_default_matmul_precision's values (JAX's names) and the Precision each means.
@@ -46,23 +50,31 @@ def set_matmul_precision_default(name):
 
 
 def canonicalize_precision(precision):
-    """`precision=` as the `dot_general`/`conv` param: None, or a pair of `Precision`
-    names (one per operand), which the text form prints and parses as strings. None
-    takes `jax_default_matmul_precision` when that is set, as JAX's contractions do."""
+    """`precision=` as the `dot_general`/`conv` param: None, a pair of `Precision`
+    names (one per operand), or a `DotAlgorithmPreset` name, which the text form prints
+    and parses as strings. None takes `jax_default_matmul_precision` when that is set,
+    as JAX's contractions do. A `lax.DotAlgorithm` is refused (minijax does not model
+    it; JAX's CPU rejects every one)."""
     if precision is None:
         precision = MATMUL_PRECISIONS[matmul_precision.name]
     if precision is None:
         return None
+    if isinstance(precision, DotAlgorithmPreset):
+        return precision.name
+    if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
+        return precision        # upper case: JAX's Precision names are lower case
     pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
     if len(pair) != 2 or any(p is None for p in pair):
-        raise ValueError(f"precision must be None, a lax.Precision value or its name, or "
-                         f"a pair of them; got {precision!r}")
+        raise ValueError(f"precision must be None, a lax.Precision value or its name, a "
+                         f"pair of them, or a lax.DotAlgorithmPreset or its name; got "
+                         f"{precision!r}")
     try:
         return tuple(Precision(p).name for p in pair)
     except (ValueError, TypeError):
         raise ValueError(f"precision must be None, a lax.Precision value or its name "
-                         f"({', '.join(p.name.lower() for p in Precision)}), or a pair "
-                         f"of them; got {precision!r}") from None
+                         f"({', '.join(p.name.lower() for p in Precision)}), a pair of "
+                         f"them, or a lax.DotAlgorithmPreset or its name; got "
+                         f"{precision!r}") from None
 
 
 def _dot_dimension_numbers(dimension_numbers):

@@ -176,17 +176,18 @@ for _prim in (P.argmax_p, P.argmin_p):
 def import_precision(prim_name, precision):
     """A contraction's JAX `precision` param as minijax's: None, or a pair of
     `lax.Precision` names. JAX's trace holds None, a pair of `Precision` values (what
-    `precision=` and `jax_default_matmul_precision` canonicalize to), or a dot
-    algorithm (`lax.DotAlgorithmPreset`, `lax.DotAlgorithm`), which minijax does not
-    model and refuses."""
+    `precision=` and `jax_default_matmul_precision` canonicalize to), a
+    `lax.DotAlgorithmPreset` (its name), or a `lax.DotAlgorithm`, which minijax does
+    not model and refuses."""
     if precision is None:
         return None
+    if isinstance(precision, lax.DotAlgorithmPreset):
+        return precision.name
     pair = precision if isinstance(precision, (tuple, list)) else (precision, precision)
     if len(pair) != 2 or not all(isinstance(p, lax.Precision) for p in pair):
         raise UnsupportedParamError(
             f"cannot import {prim_name} with precision={precision!r}: minijax models "
-            f"lax.Precision values only, not dot algorithms (lax.DotAlgorithmPreset, "
-            f"lax.DotAlgorithm)")
+            f"lax.Precision values and lax.DotAlgorithmPreset, not lax.DotAlgorithm")
     return tuple(p.name for p in pair)
 
 

@@ -62,6 +62,8 @@ def _precision(precision) -> _Raw:
     which JAX fills in from its jax_default_matmul_precision when it runs the source."""
     if precision is None:
         return _Raw("None")
+    if isinstance(precision, str):
+        return _Raw(f"lax.DotAlgorithmPreset.{precision}")
     return _Raw("(" + ", ".join(f"lax.Precision.{name}" for name in precision) + ")")
 
 

@@ -3,8 +3,9 @@
 One thin function per primitive (`frontend/lax_ops.py`: operands must already agree
 in dtype and shape, as in `jax.lax`) and the structured control flow
 (`frontend/control_flow.py`: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`,
-`map`). This package only gathers them; its submodule `linalg` is
-`jax.lax.linalg`'s counterpart.
+`map`), and the rest of `jax.lax` from `frontend/` modules (convolution patches and
+shape helpers, `ragged_dot`, `platform_dependent`, ...). This package only gathers
+them; its submodule `linalg` is `jax.lax.linalg`'s counterpart.
 """
 from ..frontend.lax_ops import *  # noqa: F401,F403
 from ..frontend.lax_ops import RoundingMethod  # noqa: F401
@@ -28,3 +29,14 @@ from ..frontend.lax_extras import (top_k, approx_max_k, approx_min_k,  # noqa: F
                                    GatherScatterMode, DotDimensionNumbers)
 from ..frontend.lax_reduce import reduce, reduce_xor  # noqa: F401
 from ..frontend.implicit_solves import custom_root, custom_linear_solve  # noqa: F401
+from ..frontend.lax_conv_extras import (ConvGeneralDilatedDimensionNumbers,  # noqa: F401
+                                        conv_general_dilated_patches,
+                                        conv_general_dilated_local, conv_shape_tuple,
+                                        conv_general_shape_tuple,
+                                        conv_transpose_shape_tuple,
+                                        conv_general_permutations,
+                                        reduce_window_shape_tuple)
+from ..frontend.lax_ragged import (ragged_dot, ragged_dot_general,  # noqa: F401
+                                   RaggedDotDimensionNumbers)
+from ..frontend.lax_platform import platform_dependent, composite, dtype  # noqa: F401
+from ..frontend.lax_dot import DotAlgorithmPreset, DotAlgorithm  # noqa: F401

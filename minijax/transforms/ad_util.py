@@ -37,6 +37,27 @@ class Zero:
         return f"Zero({self.aval})"
 
 
+class SymbolicZero:
+    """The user-facing symbolic zero: what a `symbolic_zeros=True` custom rule sees in
+    place of a zero tangent or cotangent (and may return for one). Its attributes are
+    its tangent type's (`shape`, `dtype`, `ndim`, ...), as in JAX."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return "SymbolicZero"
+
+    def __getattr__(self, name):
+        if name == "aval":          # not set yet (copying an instance)
+            raise AttributeError(name)
+        return getattr(self.aval, name)
+
+    @staticmethod
+    def from_primal_value(val) -> "SymbolicZero":
+        return SymbolicZero(tangent_aval(aval_of(val)))
+
+
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """The type of a tangent of a value of type `aval`: the same for inexact dtypes,
     `float0` (same shape) for integers and booleans."""

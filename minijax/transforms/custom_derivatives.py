@@ -26,6 +26,7 @@ them as constants -- JAX's rule too.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 
@@ -40,8 +41,8 @@ from ..ir.trace import (MinijaxError, EvalTrace, bind, aval_of, current_trace, e
                         set_current_trace)
 from ..ir.types import float0, RefType
 from ..ir.ref_box import Ref, RefError
-from .ad_util import (Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr, zeros,
-                      as_results)
+from .ad_util import (Zero, SymbolicZero, tangent_aval, is_differentiable, instantiate,
+                      eval_jaxpr, zeros, as_results)
 from .jvp import jvp_rules, JvpResult, JVPTrace, JVPTracer
 from .partial_eval import PartialEvalTrace
 from .transpose import transpose_rules
@@ -206,7 +207,7 @@ def _check_like(where, value, expected_tree, expected_avals, tangent=False):
                                     f"expected {expected_tree}")
     for leaf, want in zip(leaves, expected_avals):
         want = tangent_aval(want) if tangent else want
-        got = aval_of(leaf)
+        got = leaf.aval if type(leaf) is SymbolicZero else aval_of(leaf)
         if got.shape != want.shape or got.dtype != want.dtype:
             raise CustomDerivativeError(f"{where} returned a value of type {got} where "
                                         f"{want} was expected")
@@ -226,8 +227,8 @@ def _forward_attr(self, name):
 class _JvpRule:
     """The `rule` param of a `custom_jvp_call`: the user's jvp function at one call site."""
 
-    def __init__(self, jvp, site: _CallSite):
-        self.jvp, self.site = jvp, site
+    def __init__(self, jvp, site: _CallSite, symbolic_zeros=False):
+        self.jvp, self.site, self.symbolic_zeros = jvp, site, symbolic_zeros
 
     def __repr__(self):
         return f"jvp={getattr(self.jvp, '__name__', 'rule')}"
@@ -243,11 +244,14 @@ class custom_jvp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
+        self.symbolic_zeros = False
 
     __getattr__ = _forward_attr
 
     def defjvp(self, jvp, symbolic_zeros: bool = False):
-        self.jvp = jvp
+        """`symbolic_zeros=True`: the rule sees a `SymbolicZero` for each zero input
+        tangent, and may return one for an output tangent."""
+        self.jvp, self.symbolic_zeros = jvp, bool(symbolic_zeros)
         return jvp
 
     def defjvps(self, *jvps):
@@ -269,7 +273,8 @@ class custom_jvp:
             name = getattr(self.fun, "__name__", "custom_jvp")
             raise CustomDerivativeError(f"no JVP rule defined for custom_jvp function "
                                         f"{name}: use defjvp")
-        return _call(self, args, kwargs, lambda site: _JvpRule(self.jvp, site))
+        return _call(self, args, kwargs,
+                     lambda site: _JvpRule(self.jvp, site, self.symbolic_zeros))
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
@@ -278,8 +283,13 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
                                   num_consts=num_consts, rule=rule, name=name)
     site = rule.site
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
-    tangent_leaves = [instantiate(t) if is_differentiable(aval_of(a)) else
-                      _float0_zeros(aval_of(a)) for a, t in zip(args, arg_tangents)]
+    if getattr(rule, "symbolic_zeros", False):
+        tangent_leaves = [t if type(t) is not Zero and is_differentiable(aval_of(a)) else
+                          SymbolicZero(tangent_aval(aval_of(a)))
+                          for a, t in zip(args, arg_tangents)]
+    else:
+        tangent_leaves = [instantiate(t) if is_differentiable(aval_of(a)) else
+                          _float0_zeros(aval_of(a)) for a, t in zip(args, arg_tangents)]
     with user_code():        # its equations come from the rule's own lines, as in JAX
         result = rule.jvp(*site.nondiff, site.dyn_tree(args), site.dyn_tree(tangent_leaves))
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -289,7 +299,8 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
     out_avals = _out_avals(where, call_jaxpr, site, result[0])
     primals_out = _check_like(where, result[0], site.out_tree, out_avals)
     tangents_out = _check_like(where, result[1], site.out_tree, out_avals, tangent=True)
-    return JvpResult(primals_out, [t if is_differentiable(a) else Zero(tangent_aval(a))
+    return JvpResult(primals_out, [t if is_differentiable(a) and type(t) is not SymbolicZero
+                                   else Zero(tangent_aval(a))
                                    for t, a in zip(tangents_out, out_avals)])
 
 
@@ -310,9 +321,10 @@ eager_impls[custom_vjp_call_p] = _custom_call_impl
 class _VjpRule:
     """The `rule` param of a `custom_vjp_call`: the user's fwd and bwd at one call site."""
 
-    def __init__(self, fwd, bwd, site: _CallSite, linear_forward=None):
+    def __init__(self, fwd, bwd, site: _CallSite, linear_forward=None,
+                 symbolic_zeros=False):
         self.fwd, self.bwd, self.site = fwd, bwd, site
-        self.linear_forward = linear_forward
+        self.linear_forward, self.symbolic_zeros = linear_forward, symbolic_zeros
 
     def __repr__(self):
         return (f"fwd={getattr(self.fwd, '__name__', 'fwd')} "
@@ -334,6 +346,22 @@ class _LinRule:
         return f"bwd={getattr(self.vjp_rule.bwd, '__name__', 'bwd')}"
 
 
+@dataclasses.dataclass
+class CustomVJPPrimal:
+    """A primal argument leaf as a `symbolic_zeros=True` fwd rule receives it."""
+    value: object
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+    """`tree` with each `CustomVJPPrimal` leaf replaced by its value."""
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_util.tree_map(value, tree)
+
+
 class custom_vjp:
     """`f = custom_vjp(fun)`, then `f.defvjp(fwd, bwd)` with `fwd(*args) -> (out,
     residuals)` and `bwd(*nondiff_args, residuals, out_cotangent) -> tuple of
@@ -344,11 +372,15 @@ class custom_vjp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
+        self.symbolic_zeros = False
 
     __getattr__ = _forward_attr
 
     def defvjp(self, fwd, bwd, symbolic_zeros: bool = False):
-        self.fwd, self.bwd = fwd, bwd
+        """`symbolic_zeros=True`: fwd gets each argument leaf as a `CustomVJPPrimal`
+        (its value, and whether it is differentiated), and bwd a `SymbolicZero` for
+        each zero output cotangent."""
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, bool(symbolic_zeros)
 
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
@@ -356,7 +388,8 @@ class custom_vjp:
             raise CustomDerivativeError(f"no VJP rule defined for custom_vjp function "
                                         f"{name}: use defvjp")
         return _call(self, args, kwargs, lambda site: _VjpRule(
-            self.fwd, self.bwd, site, getattr(self, "_linear_forward", None)))
+            self.fwd, self.bwd, site, getattr(self, "_linear_forward", None),
+            self.symbolic_zeros))
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, name):
@@ -365,8 +398,12 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
                                   num_consts=num_consts, rule=rule, name=name)
     site = rule.site
     args, arg_tangents = primals[num_consts:], tangents[num_consts:]
+    fwd_args = args
+    if getattr(rule, "symbolic_zeros", False):
+        fwd_args = [CustomVJPPrimal(a, type(t) is not Zero and is_differentiable(aval_of(a)))
+                    for a, t in zip(args, arg_tangents)]
     with user_code():        # its equations come from the rule's own lines, as in JAX
-        result = rule.fwd(*site.full_args(args))
+        result = rule.fwd(*site.full_args(fwd_args))
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise CustomDerivativeError(f"the fwd rule of {name} must return a pair "
                                     f"(output, residuals)")
@@ -392,9 +429,14 @@ def _custom_lin_transpose(cts, *inputs, rule, num_residuals, name):
     vjp_rule = rule.vjp_rule
     site = vjp_rule.site
     residuals = tree_util.tree_unflatten(rule.residual_tree, list(inputs[:num_residuals]))
-    ct_iter = iter(instantiate(ct) for ct in cts)
-    ct_leaves = [next(ct_iter) if is_differentiable(a) else _float0_zeros(a)
-                 for a in rule.out_avals]
+    if getattr(vjp_rule, "symbolic_zeros", False):
+        ct_iter = iter(SymbolicZero(ct.aval) if type(ct) is Zero else ct for ct in cts)
+        ct_leaves = [next(ct_iter) if is_differentiable(a) else SymbolicZero(tangent_aval(a))
+                     for a in rule.out_avals]
+    else:
+        ct_iter = iter(instantiate(ct) for ct in cts)
+        ct_leaves = [next(ct_iter) if is_differentiable(a) else _float0_zeros(a)
+                     for a in rule.out_avals]
     ct = tree_util.tree_unflatten(site.out_tree, ct_leaves)
     cts_in = vjp_rule.bwd(*site.nondiff, residuals, ct)
     return [None] * num_residuals + _bwd_float_leaves(name, cts_in, site)
@@ -425,6 +467,13 @@ def _bwd_float_leaves(name, cts_in, site: _CallSite):
         if not is_differentiable(aval):
             continue
         if leaf is None:
+            out.append(Zero(aval))
+            continue
+        if type(leaf) is SymbolicZero:
+            if leaf.aval.shape != aval.shape or leaf.aval.dtype != tangent_aval(aval).dtype:
+                raise ValueError(f"the bwd rule of {name} returned a SymbolicZero of type "
+                                 f"{leaf.aval} for an argument of type {aval}; return None "
+                                 f"there instead")
             out.append(Zero(aval))
             continue
         if aval_of(leaf).shape != aval.shape:

@@ -332,7 +332,8 @@ def _dot_general_transpose_one_side(ct, other, this_aval, this_contract, other_c
         # JAX's rule multiplies (ct, other) with the pair as given; here the operands
         # come the other way round, so the pair does too: each gets the precision JAX's does
         result = bind(P.dot_general_p, other, ct, dimension_numbers=dims,
-                      precision=None if precision is None else precision[::-1],
+                      precision=precision[::-1] if isinstance(precision, tuple)
+                      else precision,
                       preferred_element_type=preferred_element_type)
         source_axes = list(this_batch) + this_contract_in_other_order + this_free
     result = transpose(result, _argsort(source_axes))

@@ -30,7 +30,7 @@ from jax import tree_util
 from ..ir import primitives as P
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.trace import aval_of
-from .ad_util import is_differentiable
+from .ad_util import is_differentiable, SymbolicZero, zeros
 from .vmap import (Batched, vmap_rules, vmap_jaxpr, batch_function, moveaxis, batch_at,
                    shift_axes, unbatched_ndim, not_mapped)
 
@@ -452,19 +452,28 @@ class _BatchedVjpRule:
         self.inner, self.site = rule, site
         self.arg_dims, self.axis_size = list(arg_dims), axis_size
         self.axis_name = axis_name
+        self.symbolic_zeros = getattr(rule, "symbolic_zeros", False)
 
     def fwd(self, *full_args):
         site = self.site
         dyn = tuple(a for i, a in enumerate(full_args) if i not in site.nondiff_positions)
         trees = []
+        # symbolic_zeros: the leaves come as CustomVJPPrimal records; batch the values
+        # and hand each example the records again.
+        leaves = tree_util.tree_leaves(dyn)
+        records = [(type(x), getattr(x, "perturbed", None)) for x in leaves]
+        dyn_values = [getattr(x, "value", x) if p is not None else x
+                      for x, (_, p) in zip(leaves, records)]
 
         def per_example(*leaves):
+            leaves = [kind(x, p) if p is not None else x
+                      for x, (kind, p) in zip(leaves, records)]
             out, residuals = self.inner.fwd(*site.full_args(leaves))
             out_leaves, out_tree = tree_util.tree_flatten(out)
             residual_leaves, residual_tree = tree_util.tree_flatten(residuals)
             trees[:] = [out_tree, residual_tree, len(out_leaves)]
             return out_leaves + residual_leaves
-        result = batch_function(per_example, tree_util.tree_leaves(dyn), self.arg_dims,
+        result = batch_function(per_example, dyn_values, self.arg_dims,
                                 self.axis_size, self.axis_name)
         outs = [batch_at(v, d, 0, self.axis_size) for v, d in zip(*result)]
         out_tree, residual_tree, k = trees
@@ -475,6 +484,9 @@ class _BatchedVjpRule:
         nondiff, residuals, cotangent = args[:-2], args[-2], args[-1]
         residual_leaves, residual_tree = tree_util.tree_flatten(residuals)
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
+        # Examples see zero cotangents as arrays; one they return as a SymbolicZero
+        # counts as None.
+        ct_leaves = [zeros(x.aval) if type(x) is SymbolicZero else x for x in ct_leaves]
         n, layout = len(residual_leaves), []
 
         def per_example(*leaves):
@@ -489,6 +501,7 @@ class _BatchedVjpRule:
             for i, ct in enumerate(cts):
                 if ct is not None:
                     flat, tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
+                    flat = [None if type(x) is SymbolicZero else x for x in flat]
                     layout.append((i, tree, [leaf is None for leaf in flat]))
                     arrays += [leaf for leaf in flat if leaf is not None]
             return arrays
