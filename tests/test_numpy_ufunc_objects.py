@@ -56,6 +56,7 @@ def test_call():
              (lambda np_, x, y, n=n: getattr(np_, n)(x, y),
               (_operand(n), 2 if n in BITS else 1.5)) for n in NAMES]
     cases.append((lambda np_, x, y: _user(np_)(x, y), (F32, F32)))
+    cases.append((lambda np_, x: np_.frompyfunc(lambda a: (a + 1, a * 2), 1, 2)(x), (F32,)))
     fn, args = together(cases)
     check(fn, *args)
 

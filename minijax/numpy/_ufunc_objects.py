@@ -229,12 +229,14 @@ def _index_tuple(fname, indices):
 
 
 def _vectorized(func):
+    """A user ufunc's call: `func` vectorized, one compiled program eagerly (JAX's
+    is a `jax.jit` of it too)."""
     body = vectorize(func)
 
     def call(*args):
         return body(*args)
     call.__name__ = getattr(func, "__name__", "ufunc")
-    return call
+    return jitted_eagerly()(call)
 
 
 # -- the generic paths (JAX's for a user ufunc), each one compiled program eagerly --------
@@ -397,6 +399,7 @@ def _logsumexp(a, axis=None, dtype=None, keepdims=False, initial=None, where=Non
     return result if initial is None else _extras.logaddexp(initial, result)
 
 
+@jitted_eagerly("axis", "dtype", "keepdims")
 def _logsumexp2(a, axis=None, dtype=None, keepdims=False, initial=None, where=None):
     ln2 = float(np.log(2))
     _arraylike("logsumexp2", a)
