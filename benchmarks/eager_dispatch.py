@@ -141,6 +141,20 @@ save that, at the price of keeping a count of threads off the root), the operand
 types and keyword names about 0.01 each. So `sin` stays 3-5% above JAX, the
 keyword-static functions 8-12%, `block` 13% (the walk of its lists).
 
+Session 15 (ufunc15) made `jnp.add`, `jnp.multiply` and the other names JAX makes
+`jnp.ufunc` instances into minijax `ufunc` objects, whose `__call__` calls the same
+`jitted_eagerly` function: one more Python frame. Python 3.12, jax 0.11.2, load 13-14,
+the command above with `/tmp/v312/bin/python`, two runs each (before: the tree without
+the change, on PYTHONPATH):
+
+    op                        before (ratio)   after (ratio)
+    jnp.add                    0.80  0.80       0.88  0.90
+    jnp.multiply by scalar     0.83  0.81       0.84  0.85
+
+Timed in one process against the function itself (interleaved, jax 0.10.2), the
+instance costs 1.03-1.09 of the function's time (0.3-0.5 us), and stays 0.84-0.90 of
+JAX's `jnp.add`/`multiply`/`negative`, which are ufunc objects in JAX too.
+
 On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12, a
 16-core host; `JAX_PLATFORMS=cuda`, one run of the command above), every
 eager call costs 60-180 us of CPU time on both sides, most of it in JAX's GPU runtime,

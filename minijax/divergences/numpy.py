@@ -121,3 +121,43 @@ register(
     "jax.numpy's functions return jax.Arrays whatever array-like they are given; the "
     "type of a reshape's result should not depend on where its input came from",
     transforms=("numpy.reshape",))
+
+register(
+    "ufunc_at_refuses_slice_indices", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.ufunc.at with a slice among its indices (jnp.add.at(x, (slice(None), 1), v, "
+    "inplace=False)) raises TypeError: at is a jax.jit function whose indices are a "
+    "traced argument, and a slice is not an array",
+    "applies the function at the slice's elements, as x.at[:, 1] does",
+    "JAX's docstring of ufunc.at documents indices as an 'index, slice, or tuple of "
+    "indices and slices', and the generic implementation behind it handles slices",
+    transforms=("ufunc.at",))
+
+register(
+    "extremum_ufunc_reduce_refuses_dtype", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.maximum.reduce(x, dtype=...) and jnp.minimum.reduce raise TypeError: the "
+    "max/min reduction they use is a jax.jit function that does not mark dtype "
+    "static, so the dtype is taken as an array argument",
+    "the reduction in the given dtype, as every other ufunc's reduce",
+    "ufunc.reduce documents dtype as the output's type for every ufunc, and the "
+    "reduction JAX calls takes a dtype parameter",
+    transforms=("ufunc.reduce",))
+
+register(
+    "logaddexp_reduce_with_an_int_initial_fails", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.logaddexp.reduce(x, initial=2) of a float32 x raises an internal "
+    "AssertionError: the initial value meets the result in lax's logaddexp, which "
+    "asserts that both have one dtype instead of promoting (a float initial works)",
+    "promotes the initial value as jnp.logaddexp does: the same result as initial=2.0",
+    "an internal assertion is never the intended answer; ufunc.reduce documents "
+    "initial as an int or array",
+    transforms=("ufunc.reduce",))
+
+register(
+    "ufunc_reduce_out_array_is_an_unhashable_static", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.add.reduce(x, out=y) with an array y raises ValueError ('Non-hashable static "
+    "arguments are not supported'): reduce is a jax.jit function with out static",
+    "NotImplementedError('out argument of add.reduce()'), which JAX raises for any "
+    "hashable out and for an array out of accumulate and reduceat",
+    "JAX's reduce checks out itself to raise NotImplementedError; the jit's complaint "
+    "about hashing comes first only by accident",
+    transforms=("ufunc.reduce",))

@@ -31,6 +31,7 @@ Read in this order:
   _polynomials.py     poly, polyadd/sub/mul/div, polyder/polyint, polyfit
   _grids.py           mgrid, ogrid, r_, c_
   _convolve.py        convolve, correlate (one conv_general_dilated each)
+  _ufunc_objects.py   jnp.ufunc: add.reduce/outer/at/..., frompyfunc
   _tracer_methods.py  operators and methods on tracers (`x + y`, `x.sum()`, `x.T`)
 """
 import numpy as _np
@@ -61,6 +62,7 @@ from ._index_tricks import *  # noqa: F401,F403
 from ._calculus import *  # noqa: F401,F403
 from ._convolve import convolve, correlate
 from ._complex import *  # noqa: F401,F403
+from ._ufunc_objects import *  # noqa: F401,F403  (last: jnp.add & co. become ufuncs)
 from . import linalg  # noqa: F401  (jnp.linalg)
 from . import fft  # noqa: F401  (jnp.fft)
 from . import _tracer_methods  # noqa: F401  (its methods are attached by minijax/__init__.py)
