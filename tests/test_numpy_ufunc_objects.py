@@ -1,5 +1,5 @@
 """`jnp.ufunc` and its instances (`jnp.add.reduce`, `jnp.multiply.outer`,
-`jnp.add.at`, ...), `jnp.frompyfunc`, `jnp.fromiter` and `jnp.from_dlpack`, each
+`jnp.add.at`, ...), `jnp.frompyfunc` and `jnp.from_dlpack`, each
 against jax.numpy: values traced, under jit and eagerly, dtypes and weak types, and
 gradients and vmap. One program per method and instance: each test puts its cases
 together."""
@@ -219,8 +219,6 @@ ERRORS = {
     "reduceat of a scalar": lambda np_: np_.subtract.reduceat(np.float32(1), np.array([0])),
     "reduceat 2-d indices": lambda np_: np_.add.reduceat(F32, np.zeros((1, 1), np.int32)),
     "at list index": lambda np_: np_.subtract.at(F32, [0, 1], 1., inplace=False),
-    "fromiter": lambda np_: np_.fromiter(iter([1, 2]), dtype=float),
-    "fromfile": lambda np_: np_.fromfile("data.bin"),
 }
 
 

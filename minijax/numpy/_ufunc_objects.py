@@ -456,28 +456,13 @@ logaddexp = _binary_ufunc(_extras.logaddexp, -np.inf, _reduction(_logsumexp))
 logaddexp2 = _binary_ufunc(_math_more.logaddexp2, -np.inf, _reduction(_logsumexp2))
 
 
-def _impure(name, what):
-    def refuse(*args, **kwargs):
-        raise NotImplementedError(
-            f"jnp.{name}() is not implemented: consuming {what} is a side effect, which "
-            f"jit and the other transformations do not preserve. Use "
-            f"jnp.asarray(np.{name}(...)) outside of transformed functions instead.")
-    refuse.__name__ = name
-    refuse.__doc__ = f"Not supported, as in JAX: `jnp.asarray(np.{name}(...))` instead."
-    return refuse
-
-
-fromiter = _impure("fromiter", "an iterator")
-fromfile = _impure("fromfile", "a file")
-
-
 def from_dlpack(x, /, *, device=None, copy=None):
     """An array sharing (or, with copy=True, copying) the memory of an object that
     implements the DLPack protocol (`__dlpack__`), as `jax.numpy.from_dlpack`."""
     return jax.dlpack.from_dlpack(x, device=device, copy=copy)
 
 
-__all__ = ["ufunc", "frompyfunc", "fromiter", "fromfile", "from_dlpack", "add", "multiply",
+__all__ = ["ufunc", "frompyfunc", "from_dlpack", "add", "multiply",
            "subtract", "negative", "maximum", "minimum", "bitwise_and", "bitwise_or",
            "bitwise_xor", "logical_and", "logical_or", "logical_xor", "logaddexp",
            "logaddexp2"]
