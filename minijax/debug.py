@@ -37,7 +37,7 @@ from .frontend.pytrees import check_valid_leaf, flatten_checked
 from .ir import control_flow_primitives as CF
 from .ir.trace import bind
 
-__all__ = ["print", "callback", "log", "inspect_array_sharding", "visualize_array_sharding",
+__all__ = ["print", "callback", "breakpoint", "log", "inspect_array_sharding", "visualize_array_sharding",
            "visualize_sharding"]
 
 
@@ -110,3 +110,4 @@ def callback(callback: Callable, *args, ordered: bool = False, partitioned: bool
 # log and the sharding views: frontend/debugging.py
 from .frontend.debugging import (log, inspect_array_sharding,  # noqa: E402
                                  visualize_array_sharding, visualize_sharding)
+from .frontend.debugger import breakpoint  # noqa: E402

@@ -1,6 +1,7 @@
 """`minijax.debug.log` and the sharding views against JAX's: the records logged
 (text, level, the user's file and line) eagerly, under jit, vmap and grad; format
 errors; and `inspect_array_sharding` / `visualize_*` on concrete arrays."""
+import io
 import logging
 
 import jax
@@ -84,3 +85,54 @@ def test_visualize_sharding_matches_jax(capsys):
                  _outcome(lambda: lib.debug.visualize_sharding(x.shape, x.sharding), capsys))
                 for lib in (jax, minijax)]
     assert outcomes[0] == outcomes[1]
+
+
+# -- breakpoint ----------------------------------------------------------------------------
+
+def _stopped(lib, np_lib, x, commands, transform, **options):
+    """What the text debugger printed when `transform(f)(x)` ran, with `commands`
+    typed in (JAX's `stdin=`/`stdout=` options of the cli debugger)."""
+    out = io.StringIO()
+
+    def f(x):
+        y = np_lib.sin(x)
+        label = "here"
+        lib.debug.breakpoint(stdin=io.StringIO(commands), stdout=out, backend="cli",
+                             num_frames=2, **options)
+        return y.sum()
+
+    def outer(x):
+        return f(x) * 2
+    wrapped = {"eager": outer, "jit": lib.jit(outer), "vmap": lib.vmap(outer),
+               "grad": lib.grad(outer)}[transform]
+    wrapped(x)
+    lib.effects_barrier()
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("transform", ["eager", "jit", "vmap", "grad"])
+def test_breakpoint_session_matches_jax(transform):
+    x = np.arange(1, 3, dtype=np.float32) if transform != "grad" else np.float32(0.5)
+    commands = "p y\npp label\nzz\nw\nl\nu\nd\nu\nc\n"
+    if transform == "vmap":      # one session per example, reading the same stdin
+        commands *= 2
+    expected = _stopped(jax, jnp, x, commands, transform)
+    assert expected.count("Entering jdb:") == (2 if transform == "vmap" else 1)
+    assert "(jdb) *** NameError: name 'zz' is not defined" in expected
+    assert _stopped(minijax, mnp, x, commands, transform) == expected
+
+
+def test_breakpoint_token_and_errors_match_jax():
+    x = np.arange(3, dtype=np.float32)
+    seen = {}
+    for lib in (jax, minijax):
+        def f(x, lib=lib):
+            out = io.StringIO()
+            token = lib.debug.breakpoint(stdin=io.StringIO("p x\nc\n"), stdout=out,
+                                         token=x * 2)
+            seen[lib] = out
+            return token + 1
+        np.testing.assert_array_equal(lib.jit(f)(x), x * 2 + 1)
+        with pytest.raises(ValueError, match="`ordered` and `token` are mutually exclusive"):
+            lib.debug.breakpoint(ordered=True, token=x)
+    assert seen[minijax].getvalue() == seen[jax].getvalue() != ""
