@@ -265,11 +265,11 @@ class FlagContext:
         return config.read(self._name)
 
     @contextlib.contextmanager
-    def __call__(self, new_value=True):
+    def __call__(self, new_val=True):
         read, set_here, _, validate = _MODELLED[self._name]
-        new_value = validate(new_value)
+        new_val = validate(new_val)
         previous = read()
-        set_here(new_value)
+        set_here(new_val)
         try:
             yield
         finally:

@@ -156,11 +156,11 @@ class JaxValueOnly:
         return getattr(jax.config, self._name)
 
     @contextlib.contextmanager
-    def __call__(self, new_value=True):
+    def __call__(self, new_val=True):
         from .config import config
-        if not (self._name.startswith("jax_transfer_guard") and new_value == "allow"
+        if not (self._name.startswith("jax_transfer_guard") and new_val == "allow"
                 and self.value is None):         # unset is 'allow' to JAX
-            config.update(self._name, new_value)
+            config.update(self._name, new_val)
         yield
 
     def __repr__(self):
