@@ -75,6 +75,26 @@ def test_strict_add_matches_jax(jit):
         assert outs[0] == outs[1], (a, b)
 
 
+_STRICT_FUNCTIONS = [
+    ("nanmean", lambda L: (L.ones(4, "float32"),)),
+    ("percentile", lambda L: (L.arange(1, 5, dtype="int32"), L.arange(1, 5, dtype="int32"))),
+    ("histogram", lambda L: (L.arange(1, 5, dtype="int32"), L.arange(1, 5, dtype="int32"))),
+    ("histogram_bin_edges", lambda L: (L.arange(4, dtype="int32"), L.arange(3, dtype="int32")))]
+
+
+def test_functions_that_promote_inside_match_jax():
+    # Each promotes its operands in steps of its own (JAX's), which 'strict' allows;
+    # the edges given as an int array are in a's inexact dtype in either mode.
+    for mode, (name, args) in [("strict", case) for case in _STRICT_FUNCTIONS] + [
+            ("standard", _STRICT_FUNCTIONS[-1])]:
+        outs = []
+        for lib, np_lib in ((jax, jnp), (minijax, mnp)):
+            with lib.numpy_dtype_promotion(mode):
+                out = getattr(np_lib, name)(*args(np_lib))
+            outs.append([(x.dtype, np.asarray(x).tolist()) for x in jax.tree.leaves(out)])
+        assert outs[1] == outs[0], name
+
+
 def test_dtype_promotion_flag_reads_and_refuses_as_jax():
     assert minijax.config.jax_numpy_dtype_promotion == jax.config.jax_numpy_dtype_promotion
     minijax.config.update("jax_numpy_dtype_promotion", "strict")
