@@ -13,6 +13,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax.ir import staging
+from minijax.testing import JAX_VERSION
 
 
 @pytest.fixture(autouse=True)
@@ -173,13 +174,42 @@ def test_default_device_is_jax_answer_on_one_process():
                 pass
 
 
+def _leak_error(lib, transform):
+    leaked = []
+
+    def keep(x):
+        leaked.append(x)
+        return x * 2
+    with lib.checking_leaks():
+        assert lib.config.jax_check_tracer_leaks is True
+        lib.jit(lambda x: lib.numpy.sin(x) * x)(1.0)      # nothing kept: no error
+        try:
+            transform(lib)(keep)(1.0)
+        except Exception as error:       # noqa: BLE001  (JAX raises a plain Exception)
+            return type(error), str(error).split(".")[0]
+    return None
+
+
+@pytest.mark.parametrize("transform", ["jit", "grad"])
+def test_checking_leaks_raises_as_jax(transform):
+    pick = lambda lib: getattr(lib, transform)           # noqa: E731
+    expected = _leak_error(jax, pick)
+    if transform == "grad" and JAX_VERSION < (0, 11):
+        assert expected is None     # JAX 0.10 does not check grad's trace; 0.11 on do
+    else:
+        assert expected is not None and expected[0] is Exception
+        assert expected[1].startswith("Leaked trace")
+    assert _leak_error(minijax, pick)[0] is Exception
+    assert _leak_error(minijax, pick)[1].startswith("Leaked trace")
+    assert minijax.config.jax_check_tracer_leaks is False
+
+
 # -- flags minijax does not model: JAX's value only --------------------------------------------
 
 _JAX_VALUE_ONLY = {"transfer_guard_host_to_device": ("allow", "disallow"),
                    "transfer_guard_device_to_device": ("allow", "disallow"),
                    "transfer_guard_device_to_host": ("allow", "disallow"),
                    "explain_cache_misses": (False, True),
-                   "check_tracer_leaks": (False, True),
                    "debug_key_reuse": (False, True),
                    "default_prng_impl": ("threefry2x32", "rbg"),
                    "threefry_partitionable": (True, False),
@@ -202,7 +232,4 @@ def test_unmodelled_flags_accept_jax_value_only():
         pass
     with pytest.raises(ValueError, match="minijax does not change JAX's configuration"):
         with minijax.transfer_guard("disallow"):
-            pass
-    with pytest.raises(ValueError, match="jax_check_tracer_leaks"):
-        with minijax.checking_leaks():
             pass

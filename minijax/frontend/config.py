@@ -289,3 +289,11 @@ enable_checks = FlagContext("jax_enable_checks")
 log_compiles = FlagContext("jax_log_compiles")
 no_tracing = FlagContext("jax_no_tracing")
 default_device = FlagContext("jax_default_device")
+check_tracer_leaks = FlagContext("jax_check_tracer_leaks")
+
+
+@contextlib.contextmanager
+def checking_leaks():
+    """`check_tracer_leaks(True)` for the block, as `jax.checking_leaks`."""
+    with check_tracer_leaks(True):
+        yield

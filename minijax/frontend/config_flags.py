@@ -12,6 +12,8 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
 * `jax_log_compiles`: a `jit` trace of a new signature is logged (logger `minijax`,
   level WARNING) with the message JAX logs when it compiles that function.
 * `jax_no_tracing`: a `jit` trace of a new signature is JAX's RuntimeError instead.
+* `jax_check_tracer_leaks`: a finished trace with tracers still referenced is an
+  error (`ir/leak_checks.py`); `checking_leaks()` turns it on for a block.
 * `jax_default_device`: None or this process's device (or its platform's name).
   minijax runs on JAX's default device, and on a machine with one device every
   accepted value names that device.
@@ -29,7 +31,7 @@ import threading
 
 import jax
 
-from ..ir import checks
+from ..ir import checks, leak_checks
 
 DTYPE_PROMOTIONS = ("standard", "strict")
 logger = logging.getLogger("minijax")
@@ -110,11 +112,14 @@ MODELLED = {
     "jax_default_device": default_device.entry(),
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
                           _bool("jax_enable_checks")),
+    "jax_check_tracer_leaks": (lambda: leak_checks.checking.on, leak_checks.set_here,
+                               leak_checks.set_default, _bool("jax_check_tracer_leaks")),
 }
 # Where each starts (before JAX's environment variable, which config.py reads):
 # minijax's checks start from MINIJAX_ENABLE_CHECKS.
 DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_log_compiles": False,
             "jax_no_tracing": False, "jax_default_device": None,
+            "jax_check_tracer_leaks": False,
             "jax_enable_checks": os.environ.get("MINIJAX_ENABLE_CHECKS", "")
             not in ("", "0")}
 
@@ -175,18 +180,10 @@ def transfer_guard(new_val: str):
     return stack
 
 
-@contextlib.contextmanager
-def checking_leaks():
-    """`check_tracer_leaks(True)` for the block, as `jax.checking_leaks`."""
-    with check_tracer_leaks(True):
-        yield
-
-
 transfer_guard_host_to_device = JaxValueOnly("jax_transfer_guard_host_to_device")
 transfer_guard_device_to_device = JaxValueOnly("jax_transfer_guard_device_to_device")
 transfer_guard_device_to_host = JaxValueOnly("jax_transfer_guard_device_to_host")
 explain_cache_misses = JaxValueOnly("jax_explain_cache_misses")
-check_tracer_leaks = JaxValueOnly("jax_check_tracer_leaks")
 debug_key_reuse = JaxValueOnly("jax_debug_key_reuse")
 default_prng_impl = JaxValueOnly("jax_default_prng_impl")
 threefry_partitionable = JaxValueOnly("jax_threefry_partitionable")
