@@ -230,6 +230,7 @@ def test_unmodelled_flags_accept_jax_value_only():
                 pass
     with minijax.transfer_guard("allow"):
         pass
+    minijax.config.update("jax_transfer_guard", "allow")     # unset is 'allow' to JAX
     with pytest.raises(ValueError, match="minijax does not change JAX's configuration"):
         with minijax.transfer_guard("disallow"):
             pass

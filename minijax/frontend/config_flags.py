@@ -149,6 +149,13 @@ def before_trace(where: str, in_avals, fun):
                        _tuple_text(["UnspecifiedValue"] * len(in_avals)))
 
 
+def same_as_jax(name: str, value) -> bool:
+    """Whether `value` is JAX's value of the flag `name` spelt another way: an unset
+    transfer guard (None) is 'allow' to JAX."""
+    return (name.startswith("jax_transfer_guard") and value == "allow"
+            and getattr(jax.config, name) is None)
+
+
 class JaxValueOnly:
     """The context manager of a JAX flag minijax does not model: JAX's current value
     is accepted (and changes nothing), another one refused as `config.update` does."""
@@ -163,9 +170,7 @@ class JaxValueOnly:
     @contextlib.contextmanager
     def __call__(self, new_val=True):
         from .config import config
-        if not (self._name.startswith("jax_transfer_guard") and new_val == "allow"
-                and self.value is None):         # unset is 'allow' to JAX
-            config.update(self._name, new_val)
+        config.update(self._name, new_val)
         yield
 
     def __repr__(self):
