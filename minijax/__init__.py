@@ -15,11 +15,23 @@ from .frontend.jit import jit, disable_jit, clear_caches, ensure_compile_time_ev
 from .frontend.lazy_modules import lazy_submodules as _lazy_submodules
 from .frontend.tracing import make_jaxpr, eval_shape
 from .frontend.config import (config, enable_x64, debug_nans, debug_infs,
-                              default_matmul_precision, numpy_rank_promotion)
+                              default_matmul_precision, numpy_rank_promotion,
+                              numpy_dtype_promotion, enable_checks, log_compiles,
+                              no_tracing, default_device, check_tracer_leaks,
+                              checking_leaks)
+from .frontend.config_flags import (  # noqa: F401  (JAX's value only: config_flags.py)
+    transfer_guard, transfer_guard_host_to_device, transfer_guard_device_to_device,
+    transfer_guard_device_to_host, explain_cache_misses, debug_key_reuse, default_prng_impl, threefry_partitionable, legacy_prng_key,
+    enable_custom_prng, softmax_custom_jvp, no_execution)
 from .frontend.devices import (device_put, devices, local_devices, device_count,
                                local_device_count, process_index, process_count,
                                default_backend, block_until_ready, device_get,
                                named_call, named_scope)
+from .frontend.processes import (host_id, host_count, host_ids, process_indices,
+                                 print_environment_info, live_arrays,
+                                 make_array_from_callback,
+                                 make_array_from_single_device_arrays,
+                                 make_array_from_process_local_data, copy_to_host_async)
 from . import lax
 from . import numpy
 from . import tree_util, tree  # pytrees are JAX's own

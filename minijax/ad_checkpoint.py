@@ -28,31 +28,36 @@ from typing import Callable
 from jax import tree_util
 
 from .frontend.tracing import stage_cached
-from .frontend.pytrees import FlatFun, split_static_args, fun_name
+from .frontend.pytrees import (FlatFun, split_static_args, fun_name,
+                               static_argnums_from_names, static_argnames_from_nums)
 from .ir import primitives as P
 from .ir.core import Literal, Var
 from .ir.remat_primitive import remat_p, name_p
 from .ir.staging import trace_to_jaxpr
 from .ir.trace import bind, aval_of
 from .ir.types import RefType, dtype_short_name
-from .transforms.policies import as_policy, checkpoint_policies  # noqa: F401
+from .transforms.policies import (as_policy, checkpoint_policies,  # noqa: F401
+                                  Offloadable, Recompute, Saveable)
 from .transforms.linearize import linearize_flat
 from .frontend.checkpointed_loops import (checkpointed_scan, checkpointed_while_loop,  # noqa: F401
                                checkpoint_schedule)
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "saved_residuals",
            "print_saved_residuals", "checkpoint_policies", "checkpointed_scan",
-           "checkpointed_while_loop", "checkpoint_schedule"]
+           "checkpointed_while_loop", "checkpoint_schedule", "Offloadable", "Recompute",
+           "Saveable"]
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None,
-               static_argnums: int | tuple = ()) -> Callable:
+               static_argnums: int | tuple = (), static_argnames=()) -> Callable:
     """`fun`, made to recompute its intermediate values in the backward pass instead of
     saving them, except those `policy` allows (default: save nothing but the inputs).
 
-    As `jax.checkpoint`: works under every transformation; the `static_argnums`
-    positional arguments are passed as Python values and baked into the trace, one
-    trace per value (an unhashable one is told apart by identity, as in JAX)."""
+    As `jax.checkpoint`: works under every transformation; the static arguments
+    (`static_argnums` by position, `static_argnames` by name, each also static when
+    passed the other way, as JAX infers them from the signature) are passed as Python
+    values and baked into the trace, one trace per value (an unhashable positional one
+    is told apart by identity, as in JAX)."""
     if not callable(fun):
         raise TypeError(f"checkpoint expects a callable, got {fun!r}")
     policy = as_policy(policy)
@@ -62,14 +67,26 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None,
     if static_argnums is None or not all(isinstance(n, int) for n in static_argnums):
         raise TypeError(f"checkpoint: static_argnums must be an int or a tuple of "
                         f"ints, got {given!r}")
+    given_names = static_argnames
+    static_argnames = (given_names,) if isinstance(given_names, str) else \
+        tuple(given_names) if isinstance(given_names, (tuple, list, set, frozenset)) else None
+    if static_argnames is None or not all(isinstance(n, str) for n in static_argnames):
+        raise TypeError(f"checkpoint: static_argnames must be a str or a tuple of "
+                        f"strs, got {given_names!r}")
+    given_nums = static_argnums
+    static_argnums = tuple(sorted(set(static_argnums)
+                                  | set(static_argnums_from_names(fun, static_argnames))))
+    static_argnames = tuple(sorted(set(static_argnames)
+                                   | set(static_argnames_from_nums(fun, static_argnums))))
     cache: dict = {}
     where = f"checkpoint({fun_name(fun)})"
 
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
-        args = _static_by_identity(args, static_argnums)
+        args = _static_by_identity(args, static_argnums, given_nums)
+        kwargs = {k: _hashable(v) if k in static_argnames else v for k, v in kwargs.items()}
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
-            _unwrapping(fun), args, kwargs, static_argnums, ())
+            _unwrapping(fun), args, kwargs, static_argnums, static_argnames)
         staged, leaves = stage_cached(cache, rebuild, dyn_args, dyn_kwargs, static_key,
                                       where)
         outs = bind(remat_p, *staged.closed.consts, *leaves, jaxpr=staged.call_jaxpr,
@@ -95,28 +112,30 @@ class _ByIdentity:
         return type(other) is _ByIdentity and other.value is self.value
 
 
-def _static_by_identity(args, static_argnums):
+def _static_by_identity(args, static_argnums, given_nums):
     if not static_argnums:
         return args
-    if not all(-len(args) <= n < len(args) for n in static_argnums):
-        raise ValueError(f"checkpoint: static_argnums {static_argnums} names a position "
+    # (A position inferred from `static_argnames` may be passed by keyword instead.)
+    if not all(-len(args) <= n < len(args) for n in given_nums):
+        raise ValueError(f"checkpoint: static_argnums {given_nums} names a position "
                          f"past the {len(args)} positional argument(s) of this call; "
                          f"pass static arguments positionally")
-    static = {n % len(args) for n in static_argnums}
-    out = []
-    for i, arg in enumerate(args):
-        if i in static:
-            try:
-                hash(arg)
-            except TypeError:
-                arg = _ByIdentity(arg)
-        out.append(arg)
-    return tuple(out)
+    static = {n % len(args) for n in static_argnums if -len(args) <= n < len(args)}
+    return tuple(_hashable(arg) if i in static else arg for i, arg in enumerate(args))
+
+
+def _hashable(arg):
+    try:
+        hash(arg)
+    except TypeError:
+        return _ByIdentity(arg)
+    return arg
 
 
 def _unwrapping(fun):
     def call(*args, **kwargs):
-        return fun(*[a.value if type(a) is _ByIdentity else a for a in args], **kwargs)
+        return fun(*[a.value if type(a) is _ByIdentity else a for a in args],
+                   **{k: v.value if type(v) is _ByIdentity else v for k, v in kwargs.items()})
     return call
 
 

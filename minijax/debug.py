@@ -37,7 +37,8 @@ from .frontend.pytrees import check_valid_leaf, flatten_checked
 from .ir import control_flow_primitives as CF
 from .ir.trace import bind
 
-__all__ = ["print", "callback"]
+__all__ = ["print", "callback", "breakpoint", "log", "inspect_array_sharding", "visualize_array_sharding",
+           "visualize_sharding"]
 
 
 def print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
@@ -104,3 +105,9 @@ def callback(callback: Callable, *args, ordered: bool = False, partitioned: bool
         raise TypeError(f"debug.callback: expected a callable, got {callback!r}")
     leaves, in_tree = flatten_checked((args, kwargs), "debug.callback: value")
     bind(CF.debug_callback_p, *leaves, callback=_FlatCallback.of(callback, in_tree))
+
+
+# log and the sharding views: frontend/debugging.py
+from .frontend.debugging import (log, inspect_array_sharding,  # noqa: E402
+                                 visualize_array_sharding, visualize_sharding)
+from .frontend.debugger import breakpoint  # noqa: E402

@@ -28,3 +28,14 @@ register(
     "issue 7: debug.print inside a remat-ed function follows the rule of ref effects, "
     "which run once, in the forward pass (JAX PR #33050's intent for effects)",
     transforms=("remat", "grad", "vjp", "debug", "print"))
+register(
+    "checkpoint_static_argnames_ignored", "0.10.2, 0.11.2, 0.12.0.1",
+    "jax.checkpoint(f, static_argnames=...) accepts the parameter and only uses it to "
+    "name arguments in its debug information: a named argument is still traced, so a "
+    "str one is refused ('not a valid JAX type') and a numeric one cannot steer Python "
+    "control flow",
+    "the named arguments are static, by keyword or by position, as jax.jit's "
+    "static_argnames and checkpoint's own static_argnums make them",
+    "the parameter's name, its type (str | Iterable[str]) in checkpoint's signature, "
+    "and jit's parameter of the same name all say the named arguments are static",
+    transforms=("checkpoint", "remat"))

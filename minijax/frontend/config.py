@@ -6,8 +6,8 @@ minijax answers the same calls with its own configuration object; it never chang
 JAX's. A flag is one of three kinds:
 
 * modelled by minijax (`_MODELLED` below): `jax_disable_jit`, `jax_debug_nans`,
-  `jax_debug_infs`, `jax_default_matmul_precision` and `jax_numpy_rank_promotion`
-  act as in JAX;
+  `jax_debug_infs`, `jax_default_matmul_precision`, `jax_numpy_rank_promotion` and
+  those of `config_flags.py` act as in JAX;
   `jax_enable_x64` reads False, and setting it True is refused with a ValueError,
   because minijax's types are JAX's default 32-bit ones (`ir/types.py`,
   `canonical_dtype`), so a program asking for 64-bit values would silently get
@@ -43,6 +43,7 @@ import jax
 from ..ir import float_checks
 from .jit import clear_caches, jit_disabled, set_jit_disabled_by_config
 from .lax_dot import MATMUL_PRECISIONS, matmul_precision, set_matmul_precision_default
+from . import config_flags
 
 _X64_REFUSED = (
     "minijax does not model 64-bit types: its values are JAX's default 32-bit ones "
@@ -137,6 +138,7 @@ _MODELLED = {
                                      _set_precision_here, _set_precision_default, _precision),
     "jax_numpy_rank_promotion": (lambda: rank_promotion.mode, _set_rank_promotion_here,
                                  _set_rank_promotion_default, _rank_promotion_mode),
+    **config_flags.MODELLED,
 }
 _PLATFORM_FLAGS = ("jax_platform_name", "jax_platforms")
 
@@ -144,7 +146,7 @@ _PLATFORM_FLAGS = ("jax_platform_name", "jax_platforms")
 
 _DEFAULTS = {"jax_enable_x64": False, "jax_disable_jit": False, "jax_debug_nans": False,
              "jax_debug_infs": False, "jax_default_matmul_precision": None,
-             "jax_numpy_rank_promotion": "allow"}
+             "jax_numpy_rank_promotion": "allow", **config_flags.DEFAULTS}
 # How JAX spells a bool in its environment variables (its `bool_env`).
 _TRUE_WORDS = ("y", "yes", "t", "true", "on", "1")
 _FALSE_WORDS = ("n", "no", "f", "false", "off", "0")
@@ -190,6 +192,8 @@ class Config:
         self._check_jax_flag(name)
         if name in _PLATFORM_FLAGS:
             self._check_platform(name, value)
+        elif config_flags.same_as_jax(name, value):
+            return
         elif value != getattr(jax.config, name):
             raise ValueError(
                 f"minijax does not change JAX's configuration: {name} is "
@@ -263,11 +267,11 @@ class FlagContext:
         return config.read(self._name)
 
     @contextlib.contextmanager
-    def __call__(self, new_value=True):
+    def __call__(self, new_val=True):
         read, set_here, _, validate = _MODELLED[self._name]
-        new_value = validate(new_value)
+        new_val = validate(new_val)
         previous = read()
-        set_here(new_value)
+        set_here(new_val)
         try:
             yield
         finally:
@@ -282,3 +286,16 @@ debug_nans = FlagContext("jax_debug_nans")
 debug_infs = FlagContext("jax_debug_infs")
 default_matmul_precision = FlagContext("jax_default_matmul_precision")
 numpy_rank_promotion = FlagContext("jax_numpy_rank_promotion")
+numpy_dtype_promotion = FlagContext("jax_numpy_dtype_promotion")
+enable_checks = FlagContext("jax_enable_checks")
+log_compiles = FlagContext("jax_log_compiles")
+no_tracing = FlagContext("jax_no_tracing")
+default_device = FlagContext("jax_default_device")
+check_tracer_leaks = FlagContext("jax_check_tracer_leaks")
+
+
+@contextlib.contextmanager
+def checking_leaks():
+    """`check_tracer_leaks(True)` for the block, as `jax.checking_leaks`."""
+    with check_tracer_leaks(True):
+        yield

@@ -57,6 +57,7 @@ from ..backends.eager_ref_runtime import call_donating
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings
 from .tracing import Staged, eval_shape, stage_cached, staging_key
+from .config_flags import before_trace
 from ..transforms.discharge import mentions_refs
 from .aot import Lowered
 
@@ -284,6 +285,7 @@ class JitFunction:
             key = staging_key(in_tree, in_avals, static_key)
             staged = traces.get(key)
             if staged is None:
+                before_trace(where, in_avals, fun_ref())
                 # JAX is tracing `run`, but minijax's trace is over minijax's own
                 # tracers: what it evaluates eagerly (a constant folded on concrete
                 # values) must run now, not be staged into JAX's program.
@@ -408,8 +410,10 @@ class JitFunction:
     def _stage(self, args, kwargs):
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             self._fun, args, kwargs, self._static_argnums, self._static_argnames)
+        where = f"jit({fun_name(self._fun)})"
         return stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
-                            static_key, f"jit({fun_name(self._fun)})")
+                            static_key, where,
+                            lambda in_avals: before_trace(where, in_avals, self._fun))
 
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .checks import checks_enabled, check_traced
+from . import leak_checks
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr, literal_value
 from .elementwise import convert_element_type_p
 from .primitives import jit_p, signature_of
@@ -194,6 +195,8 @@ def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:
         # The tracers go before the collector resumes (its first pass scans every
         # object made while it was paused): only the jaxpr is left to scan.
         del outs
+    if leak_checks.checking.on:
+        leak_checks.check_no_leaks(trace)
     if checks_enabled():
         with no_source_info():      # what the check parses back is not the user's code
             check_traced(closed)

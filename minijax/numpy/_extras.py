@@ -169,7 +169,9 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
         return R.mean(a, axis, dtype, out, keepdims, where=where)
     count = R.sum(U.logical_not(isnan(a)), axis=axis, keepdims=keepdims, where=where)
     total = nansum(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    return U.true_divide(total, count)
+    # The count in the total's dtype, as JAX divides: no promotion of an int
+    # (which jax_numpy_dtype_promotion='strict' would refuse).
+    return U.true_divide(total, convert("nanmean", count, dtype_of(total)))
 
 
 @jitted_eagerly("axis")

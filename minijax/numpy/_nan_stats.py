@@ -19,6 +19,7 @@ from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, like, canonicalize_axes,
                          convert, is_inexact, promote_dtypes_inexact)
 from ._reductions import _mean_dtypes, strong
+from ..frontend.config_flags import dtype_promotion
 from . import _reductions as R
 from . import _ufuncs as U
 from ._classify import isnan
@@ -91,7 +92,13 @@ def _quantile(fname, a, q, axis, out, overwrite_input, method, keepdims, squash_
     q = as_operand(fname, q)
     if is_complex(dtype_of(a)) or is_complex(dtype_of(q)):
         raise ValueError(f"{fname} does not support complex input")
-    a, q = promote_dtypes_inexact(fname, a, q)
+    if dtype_promotion.value == "strict":
+        # JAX makes each inexact on its own, then computes with q in a's dtype; the
+        # joint promotion below would refuse an int `a` with a float `q`.
+        (a,), (q,) = promote_dtypes_inexact(fname, a), promote_dtypes_inexact(fname, q)
+        q = convert(fname, q, dtype_of(a))
+    else:
+        a, q = promote_dtypes_inexact(fname, a, q)
     q = strong(fname, q)
     if len(shape_of(q)) > 1:
         raise ValueError(f"{fname}: q must be a scalar or 1-d, got shape {shape_of(q)}")
@@ -254,7 +261,8 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 
 
 def _percentile(name, a, q, *rest, squash_nans: bool, weights=None):
-    return _quantile(name, a, U.true_divide(as_operand(name, q), 100.0), *rest,
+    q, = promote_dtypes_inexact(name, as_operand(name, q))     # as JAX: before `/ 100`
+    return _quantile(name, a, U.true_divide(q, 100.0), *rest,
                      squash_nans=squash_nans, weights=weights)
 
 

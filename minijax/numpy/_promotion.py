@@ -28,6 +28,7 @@ import jax
 
 from .. import lax
 from ..frontend.config import rank_promotion
+from ..frontend.config_flags import dtype_promotion
 from ..ir.trace import Tracer, aval_of
 from ..ir.types import (PYTHON_SCALAR_AVALS, ShapedArray, canonical_dtype, is_complex,
                         is_float, is_inexact, is_integer, is_bool, is_key)
@@ -152,12 +153,55 @@ def result_type_and_weak(*args) -> tuple[np.dtype, bool]:
 
 
 def _result_of_representatives(reps):
-    key = tuple((type(r), r) for r in reps)
+    strict = dtype_promotion.value == "strict"
+    key = (strict, *((type(r), r) for r in reps))
     found = _promotion_cache.get(key)
     if found is None:
-        dtype, weak = jax.dtypes.result_type(*reps, return_weak_type_flag=True)
-        found = _promotion_cache[key] = (canonical_dtype(dtype), bool(weak))
+        if strict:
+            found = _strict_result(reps)
+        else:
+            dtype, weak = jax.dtypes.result_type(*reps, return_weak_type_flag=True)
+            found = (canonical_dtype(dtype), bool(weak))
+        _promotion_cache[key] = found
     return found
+
+
+# Under jax_numpy_dtype_promotion='strict' JAX's lattice has no edge between two
+# concrete dtypes; a weak int may become any number type, a weak float any inexact
+# one, a weak complex any complex one (and weak int < weak float < weak complex).
+_WEAK_DTYPES = {int: np.dtype(np.int32), float: np.dtype(np.float32),
+                complex: np.dtype(np.complex64)}
+_WEAK_REACHES = {int: "ifc", float: "fc", complex: "c"}
+
+
+def _python_type(rep):
+    """int, float or complex for a weak representative (a Python scalar or type);
+    None for a dtype (a Python bool is a concrete bool to JAX)."""
+    kind = rep if isinstance(rep, type) and issubclass(rep, PY_SCALARS) else type(rep)
+    return kind if kind in _WEAK_DTYPES else None
+
+
+def _strong_dtype(rep):
+    return np.dtype(np.bool_ if rep is bool or type(rep) is bool else rep)
+
+
+def _strict_result(reps):
+    weak = [w for w in map(_python_type, reps) if w is not None]
+    strong = {_strong_dtype(r) for r in reps if _python_type(r) is None}
+    if not strong:
+        return max(map(_WEAK_DTYPES.get, weak), key=lambda d: "ifc".index(d.kind)), True
+    if len(strong) == 1:
+        (dtype,) = strong
+        category = ("c" if is_complex(dtype) else "f" if is_float(dtype)
+                    else "i" if is_integer(dtype) else "b")
+        if all(category in _WEAK_REACHES[w] for w in weak):
+            return canonical_dtype(dtype), False
+    shown = ", ".join(repr(str(_strong_dtype(r))) if _python_type(r) is None
+                      else repr(str(_python_type(r))) for r in reps)
+    raise jax.dtypes.TypePromotionError(
+        f"Input dtypes ({shown}) have no available implicit dtype promotion path when "
+        f"jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+        f"output type, or set jax_numpy_dtype_promotion=standard.")
 
 
 def result_type(*args) -> np.dtype:

@@ -23,7 +23,7 @@ from ..ir.types import is_complex, is_integer
 from ._creation import asarray, linspace, ones_like, zeros
 from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, convert, promote_dtypes_inexact,
-                         static_int)
+                         static_int, to_inexact)
 from . import _reductions as R
 from . import _ufuncs as U
 from ._calculus import diff
@@ -89,8 +89,8 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     a = as_operand("histogram_bin_edges", a)
     if not isinstance(bins, int) and not isinstance(bins, (str, bytes)):
         edges = as_operand("histogram_bin_edges", bins)
-        if len(shape_of(edges)) == 1:
-            return edges
+        if len(shape_of(edges)) == 1:       # in a's inexact dtype, as JAX gives them
+            return convert("histogram_bin_edges", edges, to_inexact(dtype_of(a), False)[0])
     if isinstance(bins, str):
         raise NotImplementedError("histogram_bin_edges: string values for bins are not "
                                   "supported (as in JAX)")

@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
+from ..ir import leak_checks
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
@@ -124,7 +125,11 @@ def jvp_flat(fun, primals, tangents, parent: Trace) -> JvpResult:
     inputs = [trace.make_tracer(p, t) for p, t in zip(primals, tangents)]
     with set_current_trace(trace):
         outs = fun(*inputs)
-    return trace.unpack_all(outs)
+    result = trace.unpack_all(outs)
+    if leak_checks.checking.on:
+        del inputs, outs
+        leak_checks.check_no_leaks(trace)
+    return result
 
 
 class JvpJaxpr(NamedTuple):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..ir import leak_checks
 from ..ir import primitives as P
 from ..ir.core import ClosedJaxpr
 from ..ir.trace import aval_of, current_trace, set_current_trace
@@ -65,6 +66,9 @@ def linearize_flat(fun, primals, policy=everything_saveable) -> Linearized:
     # (sign, floor) discards saves nothing, and a custom_vjp call whose result is
     # unused leaves no custom_lin to fail when the linear function runs.
     linear = dce_jaxpr(linear).jaxpr
+    if leak_checks.checking.on:
+        del inputs
+        leak_checks.check_no_leaks(jvp_trace)
     return Linearized(primals_out, linear, differentiable, out_differentiable)
 
 

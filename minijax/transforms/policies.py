@@ -30,6 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import SimpleNamespace
 
+# What a policy may answer besides a bool: JAX's own marker objects, so that a policy
+# written for JAX works unchanged (and `minijax.ad_checkpoint` exports the same ones).
+from jax.ad_checkpoint import Offloadable, Recompute, Saveable
+
 from ..ir import primitives as P
 from ..ir.printer import register_param_type
 from ..ir.remat_primitive import name_p
@@ -193,7 +197,15 @@ class CustomPolicy(Policy):
         return (f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}",)
 
     def saveable(self, prim, in_avals, params):
-        return self.fn(prim, *in_avals, **params)
+        answer = self.fn(prim, *in_avals, **params)
+        # JAX's markers (`jax.ad_checkpoint`): Recompute is an object, and a truthy one.
+        if answer is Recompute:
+            return False
+        if answer is Saveable or isinstance(answer, Offloadable):
+            # Offloading saves the residual in another memory (host memory); minijax
+            # does not model memory kinds, so it is saved where the others are.
+            return True
+        return answer
 
 
 def _custom_from_text(qualified: str):
