@@ -10,10 +10,10 @@ Read this first when learning the IR. Every variable in a jaxpr carries one of:
 * Key arrays (`minijax.random`) are `ShapedArray`s of the key dtype `KEY_DTYPE`: each
   element is one threefry2x32 key (see `random_primitives.py`).
 
-Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`. The human
-view omits weak types, exactly as `jax.make_jaxpr` does; the exact form
-(`minijax.ir.dumps`) marks them with a trailing `~` (`f32[]~`) so a round trip loses
-nothing.
+Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`, and JAX's
+short names of the narrow dtypes (`f8_e4m3fn[4]`, `i4[]`). The human view omits weak
+types, exactly as `jax.make_jaxpr` does; the exact form (`minijax.ir.dumps`) marks them
+with a trailing `~` (`f32[]~`) so a round trip loses nothing.
 """
 from __future__ import annotations
 
