@@ -76,7 +76,7 @@ def test_names_dtypes_and_info_match_jax():
             assert np.array_equal(getattr(info(mine), field), getattr(jax_info(dtype), field),
                                   equal_nan=True), (name, field)
     # JAX's short names ('f8_e4m3fn', the jaxpr text's) are no dtype names to NumPy.
-    for bad in ("f8_e4m3fn", "i4_narrow"):
+    for bad in ("f8_e4m3fn", "f4_e2m1fn"):
         assert _outcome(mnp.dtype, bad) is _outcome(jnp.dtype, bad) is TypeError
 
 
@@ -91,6 +91,10 @@ def test_promotion_table_matches_jax_including_weak_scalars():
             theirs = _outcome(jax.dtypes.result_type, a, scalar,
                               return_weak_type_flag=True)
             assert mine == theirs, (a, scalar, mine, theirs)
+    # The jnp names stand for their dtypes in promotion, as JAX's do.
+    for name in NARROW:
+        assert _promotion_outcome(mnp.result_type, getattr(mnp, name), 1.0, mnp.int8) == \
+            _promotion_outcome(jnp.result_type, getattr(jnp, name), 1.0, jnp.int8), name
 
 
 def test_mixing_narrow_dtypes_in_an_op_raises_jaxs_error():
@@ -336,3 +340,10 @@ def test_float4_six_converts_to_six():
     assert jax.jit(to_ints(jnp))(x).tolist() == [1, 2**31 - 1, -2**31, -4]
     assert minijax.jit(to_ints(mnp))(x).tolist() == [1, 6, -6, -4]
     assert mnp.astype(mnp.astype(x, mnp.float4_e2m1fn), mnp.int32).tolist() == [1, 6, -6, -4]
+
+
+def test_the_repl_shows_narrow_values_as_numbers():
+    from minijax.repl.render import format_value
+    assert format_value(np.array([1.5, 2], ml_dtypes.float8_e4m3fn)) == "[1.5, 2]"
+    assert format_value(np.array([1, -2], ml_dtypes.int4)) == "[1, -2]"
+    assert format_value(np.zeros(2, minijax.dtypes.float0)) == "float0[2]"
