@@ -153,7 +153,6 @@ def test_conversions_are_bit_equal_to_jaxs():
 def test_conversions_xla_cannot_run_fail_or_agree_as_in_jax(name):
     expected = _outcome(jax.jit(_converter(jnp, [name])), *ARGS)
     if isinstance(expected, type):       # float6 and uint1 on CPU
-        assert name != "int1"
         assert _outcome(minijax.jit(_converter(mnp, [name])), *ARGS) is expected
     else:                                # int1: XLA's values, which minijax's are
         assert_trees_match(minijax.jit(_converter(mnp, [name]))(*ARGS), expected)
@@ -220,9 +219,12 @@ def test_dot_general_into_float32():
         assert_trees_match(minijax.jit(dot(mlax))(a, b), jax.jit(dot(jax.lax))(a, b))
     # XLA on CPU cannot widen int4 operands inside a dot (JAX's own program fails).
     a, b = np.asarray(x, jnp.int4), np.asarray(y, jnp.int4)
-    assert _outcome(mlax.dot_general, a, b, dims, preferred_element_type=np.int32) is \
-        _outcome(jax.lax.dot_general, a, b, dims, preferred_element_type=np.int32) is \
-        jax.errors.JaxRuntimeError
+    mine = _outcome(mlax.dot_general, a, b, dims, preferred_element_type=np.int32)
+    theirs = _outcome(jax.lax.dot_general, a, b, dims, preferred_element_type=np.int32)
+    if jax.default_backend() == "cpu":
+        assert mine is theirs is jax.errors.JaxRuntimeError
+    else:
+        assert_trees_match(mine, theirs)
     # lax.dot_general takes operands of different dtypes (float8 weights, float32
     # activations) and computes in the wider one.
     a, b = np.asarray(x, jnp.float8_e4m3fn), y
@@ -340,7 +342,8 @@ def test_float4_six_converts_to_six():
 
     def to_ints(lib):
         return lambda a: lib.astype(lib.astype(a, lib.float4_e2m1fn), lib.int32)
-    assert jax.jit(to_ints(jnp))(x).tolist() == [1, 2**31 - 1, -2**31, -4]
+    if jax.default_backend() == "cpu":      # the record is of XLA's CPU conversion
+        assert jax.jit(to_ints(jnp))(x).tolist() == [1, 2**31 - 1, -2**31, -4]
     assert minijax.jit(to_ints(mnp))(x).tolist() == [1, 6, -6, -4]
     assert mnp.astype(mnp.astype(x, mnp.float4_e2m1fn), mnp.int32).tolist() == [1, 6, -6, -4]
 
