@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from ..ir import primitives as P
@@ -223,7 +224,7 @@ def _convert_element_type(x, *, new_dtype, weak_type=False):
     if is_bool(new_dtype):
         return x != 0
     if is_inexact(x.dtype) and is_integer(new_dtype):
-        info = np.iinfo(new_dtype)
+        info = ml_dtypes.iinfo(new_dtype)     # NumPy's iinfo knows no int4
         truncated = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0))
         high, low = truncated >= float(info.max), truncated <= float(info.min)
         inside = np.where(high | low, 0, truncated).astype(new_dtype)

@@ -29,10 +29,12 @@ import warnings
 import jax
 import jax.numpy as jnp
 from jax import lax
+import ml_dtypes
 import numpy as np
 
 from ..ir import primitives as P
 from ..ir.core import Eqn, Jaxpr, Literal, Var, literal_value
+from ..ir.types import is_integer
 from ..ir.selection_primitives import optimization_barrier_p
 from ..ir.printer import dumps, NotSerializableError
 from ..ir.primitives import register_rule_table, GenericPath
@@ -162,12 +164,20 @@ def weak_as_typed(avals, values) -> list:
             for aval, value in zip(avals, values)]
 
 
+_FLOAT4 = np.dtype(ml_dtypes.float4_e2m1fn)
+
+
 def _convert_element_type(x, *, new_dtype, weak_type=False):
     if (np.iscomplexobj(x) if not hasattr(x, "dtype") else
             np.issubdtype(x.dtype, np.complexfloating)) and not np.issubdtype(
                 new_dtype, np.complexfloating):
         # JAX's lowering keeps the real part; its traced convert warns while doing so
         x = lax.real(x)
+    if getattr(x, "dtype", None) == _FLOAT4 and is_integer(new_dtype):
+        # XLA on CPU sends float4's largest value, 6.0, to the integer's maximum (as
+        # if it were infinite); float32 holds every float4 exactly, so go through it
+        # (divergence float4_six_converts_to_the_int_maximum).
+        x = lax.convert_element_type(x, np.float32)
     converted = lax.convert_element_type(x, new_dtype)
     return weakened(converted) if weak_type else converted
 

@@ -24,3 +24,29 @@ register(
     "associative_scan canonicalises its axis (so axis=-1 works without reverse), and "
     "jax.lax's axis arguments accept negative numbers throughout",
     transforms=("associative_scan",))
+
+register(
+    "convert_of_a_numpy_float_to_int_eagerly_wraps", "0.11.2, 0.12.0.1",
+    "eagerly, lax.convert_element_type of a NumPy float array to an integer dtype "
+    "computes with NumPy's astype, which wraps out-of-range values (500.0 -> int4 is 4, "
+    "-> int8 is -12, 1e10 -> int32 is -2**31); the same call on a jax.Array, under "
+    "jax.jit, or `.astype` of a jax.Array saturates (7, 127, 2**31-1), as 0.10.2 did "
+    "eagerly too",
+    "float -> int conversions saturate at the integer's range (and send NaN to 0) on "
+    "every path, NumPy input or not",
+    "a conversion's value must not depend on whether the operand was NumPy data or a "
+    "jax.Array, nor on jit; every other path of JAX's, and XLA's ConvertElementType, "
+    "saturate",
+    transforms=("convert_element_type",), intended_on="0.10.2")
+
+register(
+    "float4_six_converts_to_the_int_maximum", "0.10.2, 0.11.2, 0.12.0.1",
+    "on CPU, lax.convert_element_type of float4_e2m1fn's largest value, 6.0 (and "
+    "-6.0), to an integer dtype gives the integer's maximum (minimum): 2**31-1 for "
+    "int32, 127 for int8, eagerly and under jit; every smaller float4 value converts "
+    "exactly",
+    "6.0 converts to 6 (through float32, which holds every float4 value exactly)",
+    "a float -> int conversion truncates the value toward zero and saturates only "
+    "out of the integer's range; 6.0 is a finite float4 (the format has no infinity) "
+    "and converts to 6 through float32, or from any other float type",
+    transforms=("convert_element_type",))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.core import Literal, ClosedJaxpr
+from ..ir.types import is_float, is_narrow
 from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
 from ..ir.control_flow_primitives import rebuild_from_layout
 from ..ir.linear_solve_primitive import split_operands
@@ -53,8 +54,9 @@ class _Raw(str):
 
 
 def _dtype(dtype) -> _Raw:
-    return _Raw(f"np.{np.dtype(dtype).name}" if np.dtype(dtype).name != "bfloat16"
-                else "jnp.bfloat16")
+    # bfloat16 and the narrow dtypes (ml_dtypes') are named by jnp, not by NumPy
+    name = np.dtype(dtype).name
+    return _Raw(f"jnp.{name}" if name == "bfloat16" or is_narrow(dtype) else f"np.{name}")
 
 
 def _precision(precision) -> _Raw:
@@ -285,6 +287,10 @@ def value_source(value, weak: bool = False) -> str:
     if array.dtype.name == "bfloat16":
         return (f"jnp.asarray(np.array({_literal_text(array.astype(np.float32).tolist())}), "
                 f"jnp.bfloat16)")
+    if is_narrow(array.dtype):     # every value is exact as a Python float or int
+        values = array.astype(np.float32 if is_float(array.dtype) else np.int32)
+        return (f"np.array({_literal_text(values.tolist())}, "
+                f"dtype=jnp.dtype({array.dtype.name!r}))")
     return f"np.array({_literal_text(array.tolist())}, dtype=np.{array.dtype.name})"
 
 

@@ -57,7 +57,8 @@ import numpy as np
 
 from .core import Jaxpr, ClosedJaxpr, Var, Literal
 from .trace import MinijaxError
-from .types import RefType, bfloat16, float0, KEY_DTYPE, keys_as_numpy
+from .types import (RefType, bfloat16, float0, KEY_DTYPE, keys_as_numpy, is_float,
+                    is_integer, NARROW_FLOATS, NARROW_INTS)
 from .ref_indexing import (RefIndexer, indexer_shapes, index_text, view_text,
                            decode_indexer)
 
@@ -89,6 +90,7 @@ DTYPES_BY_NAME: dict[str, np.dtype] = {
         "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
         "float16", "float32", "float64", "complex64", "complex128")},
     "bfloat16": bfloat16, "float0": float0,
+    **{d.name: d for d in (*NARROW_FLOATS, *NARROW_INTS)},
 }
 _NAMES_BY_DTYPE = {dtype: name for name, dtype in DTYPES_BY_NAME.items()}
 
@@ -154,17 +156,20 @@ def float_array(values, dtype) -> np.ndarray:
 
 def _shortest_text(x: float, dtype) -> str:
     # NumPy prints float16/32/64 scalars with the shortest round-tripping digits, but
-    # not bfloat16 (ml_dtypes prints 6 significant digits): search the precision.
+    # not bfloat16 and the narrow floats (ml_dtypes prints 6 significant digits):
+    # search the precision.
     for precision in range(1, 10):
         text = f"{x:.{precision}g}"
         if float_array([float(text)], dtype)[0] == x:
+            if "e" in text and "e" not in repr(x):
+                return repr(x)      # 448.0, not 4.5e+02: the exact value reads better
             return text if any(c in text for c in ".en") else text + ".0"
     return repr(x)
 
 
 def _float_texts(flat: np.ndarray) -> list[str]:
     dtype = flat.dtype
-    if dtype == bfloat16:
+    if dtype == bfloat16 or dtype in NARROW_FLOATS:
         texts = [_shortest_text(x, dtype) for x in flat.astype(np.float32).tolist()]
     elif dtype == np.float64:
         texts = [repr(x) for x in flat.tolist()]
@@ -192,12 +197,12 @@ def _element_texts(flat: np.ndarray) -> list[str]:
     kind = flat.dtype.kind
     if flat.dtype == np.bool_:
         return ["True" if x else "False" for x in flat.tolist()]
-    if kind in "iu":
-        return [str(x) for x in flat.tolist()]
+    if is_integer(flat.dtype):     # NumPy's ints, and the narrow ones as Python ints
+        return [str(x) for x in flat.astype(np.int64).tolist()]
     if kind == "c":
         real, imag = _float_texts(flat.real.copy()), _float_texts(flat.imag.copy())
         return [f"complex({r}, {i})" for r, i in zip(real, imag)]
-    if kind == "f" or flat.dtype == bfloat16:
+    if is_float(flat.dtype):
         return _float_texts(flat)
     if flat.dtype == float0:  # the tangent type of integers: no information, written 0
         return ["0"] * flat.size

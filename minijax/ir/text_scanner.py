@@ -35,7 +35,7 @@ from .trace import MinijaxError
 
 __all__ = ["scan", "line_and_column", "ParseError", "TokenReader"]
 
-_ARRAY_TYPE = r"[a-z][a-z0-9]*(?:<[a-z0-9]+>)?\[[0-9, ]*\]~?"
+_ARRAY_TYPE = r"[a-z][a-z0-9_]*(?:<[a-z0-9]+>)?\[[0-9, ]*\]~?"
 _OPAQUE_PARAM = r"<(?:[^<>\n]|<[^<>\n]*>)*>"       # a repr in <..>, nested once at most
 # Blanks before a token are part of its match (fewer matches to loop over); the
 # token itself is the named group that matched, `lastgroup`.

@@ -13,10 +13,12 @@ makes a `ParseError` pointing at `position`.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from .printer import Bits, float_array
-from .types import ShapedArray, bfloat16, float0, KEY_DTYPE, keys_as_jax
+from .types import (ShapedArray, float0, KEY_DTYPE, keys_as_jax, is_float, is_integer,
+                    NARROW_INTS)
 
 __all__ = ["Call", "number", "read_integer", "read_elements"]
 
@@ -97,13 +99,19 @@ def _array(flat, dtype, error) -> np.ndarray:
         return np.zeros(len(flat), float0)
     if dtype == np.bool_:
         return np.array([_bool(node, error) for node in flat], bool)
-    if dtype.kind in "iu":
+    if is_integer(dtype):
         values = [read_integer(node, "an integer", error) for node in flat]
+        if dtype in NARROW_INTS:     # ml_dtypes wraps out-of-range ints silently
+            info = ml_dtypes.iinfo(dtype)
+            for node, v in zip(flat, values):
+                if not info.min <= v <= info.max:
+                    raise error(f"Python integer {v} out of bounds for {dtype.name}",
+                                _position(node))
         try:
             return np.array(values, dtype)
         except OverflowError as e:
             raise error(f"{e} for {dtype.name}", _position(flat[0])) from None
-    if dtype.kind == "f" or dtype == bfloat16:
+    if is_float(dtype):
         return float_array([_float(node, error) for node in flat], dtype)
     if dtype.kind == "c":
         parts = [_complex_parts(node, error) for node in flat]

@@ -10,10 +10,10 @@ Read this first when learning the IR. Every variable in a jaxpr carries one of:
 * Key arrays (`minijax.random`) are `ShapedArray`s of the key dtype `KEY_DTYPE`: each
   element is one threefry2x32 key (see `random_primitives.py`).
 
-Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`. The human
-view omits weak types, exactly as `jax.make_jaxpr` does; the exact form
-(`minijax.ir.dumps`) marks them with a trailing `~` (`f32[]~`) so a round trip loses
-nothing.
+Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`, and JAX's
+short names of the narrow dtypes (`f8_e4m3fn[4]`, `i4[]`). The human view omits weak
+types, exactly as `jax.make_jaxpr` does; the exact form (`minijax.ir.dumps`) marks them
+with a trailing `~` (`f32[]~`) so a round trip loses nothing.
 """
 from __future__ import annotations
 
@@ -24,6 +24,23 @@ import ml_dtypes
 
 float0 = np.dtype([("float0", np.void, 0)])
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+# JAX's narrow dtypes (quantization formats), all from ml_dtypes, with the short names
+# JAX's jaxprs print. NumPy reports most of them as kind 'V' (void), so the kind tests
+# below name them explicitly. Each is one byte per element in memory.
+NARROW_FLOAT_NAMES = {
+    "float8_e4m3fn": "f8_e4m3fn", "float8_e5m2": "f8_e5m2",
+    "float8_e4m3fnuz": "f8_e4m3fnuz", "float8_e5m2fnuz": "f8_e5m2fnuz",
+    "float8_e4m3b11fnuz": "f8_e4m3b11fnuz", "float8_e4m3": "f8_e4m3",
+    "float8_e3m4": "f8_e3m4", "float8_e8m0fnu": "f8_e8m0fnu",
+    "float4_e2m1fn": "f4_e2m1fn", "float6_e2m3fn": "f6_e2m3fn",
+    "float6_e3m2fn": "f6_e3m2fn"}
+NARROW_INT_NAMES = {"int4": "i4", "uint4": "u4", "int2": "i2", "uint2": "u2",
+                    "int1": "i1", "uint1": "u1"}
+NARROW_FLOATS = frozenset(np.dtype(getattr(ml_dtypes, n)) for n in NARROW_FLOAT_NAMES)
+NARROW_INTS = frozenset(np.dtype(getattr(ml_dtypes, n)) for n in NARROW_INT_NAMES)
+_NARROW_UNSIGNED = frozenset(np.dtype(getattr(ml_dtypes, n)) for n in NARROW_INT_NAMES
+                             if n.startswith("u"))
 # The dtype of a threefry2x32 key: one element holds the key's two uint32 words. Shape
 # ops move whole keys; arithmetic refuses the dtype (`is_key`).
 KEY_DTYPE = np.dtype([("fry", np.uint32, (2,))])
@@ -39,6 +56,8 @@ _SHORT_NAMES = {
     np.dtype("float32"): "f32", np.dtype("float64"): "f64",
     np.dtype("complex64"): "c64", np.dtype("complex128"): "c128",
     float0: "float0", KEY_DTYPE: "key<fry>",
+    **{np.dtype(getattr(ml_dtypes, long)): short
+       for long, short in {**NARROW_FLOAT_NAMES, **NARROW_INT_NAMES}.items()},
 }
 _DTYPES_BY_SHORT_NAME = {name: dtype for dtype, name in _SHORT_NAMES.items()}
 
@@ -66,10 +85,11 @@ _X32 = {np.dtype("float64"): np.dtype("float32"), np.dtype("int64"): np.dtype("i
 
 
 # Dtype kinds by NumPy's one-letter code ('f' float, 'c' complex, 'i'/'u' integer,
-# 'b' bool); bfloat16 from ml_dtypes reports kind 'V', so it is named explicitly.
+# 'b' bool); bfloat16 and the narrow dtypes from ml_dtypes report kind 'V', so they
+# are named explicitly.
 def is_float(dtype) -> bool:
     dtype = np.dtype(dtype)
-    return dtype.kind == "f" or dtype == bfloat16
+    return dtype.kind == "f" or dtype == bfloat16 or dtype in NARROW_FLOATS
 
 
 def is_complex(dtype) -> bool:
@@ -81,7 +101,19 @@ def is_inexact(dtype) -> bool:
 
 
 def is_integer(dtype) -> bool:
-    return np.dtype(dtype).kind in "iu"
+    dtype = np.dtype(dtype)
+    return dtype.kind in "iu" or dtype in NARROW_INTS
+
+
+def is_unsigned(dtype) -> bool:
+    dtype = np.dtype(dtype)
+    return dtype.kind == "u" or dtype in _NARROW_UNSIGNED
+
+
+def is_narrow(dtype) -> bool:
+    """A narrow float or integer (under 8 bits of value, or an 8-bit float)."""
+    dtype = np.dtype(dtype)
+    return dtype in NARROW_FLOATS or dtype in NARROW_INTS
 
 
 def is_bool(dtype) -> bool:

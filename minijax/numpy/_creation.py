@@ -21,7 +21,7 @@ import numpy as np
 from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
 from ..ir.trace import Tracer
-from ..ir.types import canonical_dtype, bfloat16
+from ..ir.types import canonical_dtype, is_float, is_integer
 from ._dtypes import canonicalize_dtype, _ScalarType
 from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
                          result_type_and_weak, to_inexact, broadcast_to_shape,
@@ -83,7 +83,8 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0):
         out = _weak_scalar_array(object)
     else:
         value = np.asarray(object)
-        if value.dtype.kind not in "biufc" and value.dtype != bfloat16:
+        if value.dtype.kind not in "biufc" and not is_float(value.dtype) \
+                and not is_integer(value.dtype):
             raise TypeError(f"array: cannot make an array from {type(object).__name__} "
                             f"with NumPy dtype {value.dtype}")
         out = concrete_array(value, None if dtype is None else _dtype_arg(dtype))

@@ -17,6 +17,8 @@ import jax.numpy as _jax_numpy
 
 from ..ir.trace import Tracer
 from ..ir.types import bfloat16 as _bfloat16_dtype, canonical_dtype
+from ..ir.types import NARROW_FLOAT_NAMES as _NARROW_FLOAT_NAMES
+from ..ir.types import NARROW_INT_NAMES as _NARROW_INT_NAMES
 
 
 class _ScalarType:
@@ -62,6 +64,18 @@ float32 = _ScalarType("float32", np.float32)
 float64 = _ScalarType("float64", np.float64)
 complex64 = _ScalarType("complex64", np.complex64)
 complex128 = _ScalarType("complex128", np.complex128)
+# JAX's narrow dtypes (quantization formats, from ml_dtypes): jnp.float8_e4m3fn, jnp.int4,
+# ... Bound one by one so that linters and readers see each name.
+_NARROW = {name: _ScalarType(name, np.dtype(name))
+           for name in (*_NARROW_FLOAT_NAMES, *_NARROW_INT_NAMES)}
+float8_e4m3fn, float8_e5m2 = _NARROW["float8_e4m3fn"], _NARROW["float8_e5m2"]
+float8_e4m3fnuz, float8_e5m2fnuz = _NARROW["float8_e4m3fnuz"], _NARROW["float8_e5m2fnuz"]
+float8_e4m3b11fnuz, float8_e4m3 = _NARROW["float8_e4m3b11fnuz"], _NARROW["float8_e4m3"]
+float8_e3m4, float8_e8m0fnu = _NARROW["float8_e3m4"], _NARROW["float8_e8m0fnu"]
+float4_e2m1fn = _NARROW["float4_e2m1fn"]
+float6_e2m3fn, float6_e3m2fn = _NARROW["float6_e2m3fn"], _NARROW["float6_e3m2fn"]
+int4, uint4, int2, uint2 = _NARROW["int4"], _NARROW["uint4"], _NARROW["int2"], _NARROW["uint2"]
+int1, uint1 = _NARROW["int1"], _NARROW["uint1"]
 # The defaults of a JAX program with x64 off.
 int_ = int32
 uint = uint32
@@ -141,5 +155,5 @@ __all__ = [
     "complexfloating", "integer", "single", "double", "csingle", "cdouble", "character",
     "flexible", "object_", "signedinteger", "unsignedinteger", "finfo", "iinfo",
     "ndarray", "dtype", "issubdtype", "isdtype",
-    "can_cast",
+    "can_cast", *_NARROW,
 ]

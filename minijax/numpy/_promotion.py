@@ -81,7 +81,8 @@ def as_operand(fname: str, x):
         # array's dtype as text.
         if not isinstance(dtype, np.dtype) and str(dtype).startswith("key<"):
             return x                        # a jax.Array of keys (minijax.random)
-        if np.dtype(dtype).kind not in _SUPPORTED_KINDS and not is_float(dtype):
+        if np.dtype(dtype).kind not in _SUPPORTED_KINDS and not is_float(dtype) \
+                and not is_integer(dtype):
             raise TypeError(f"{fname}: arrays of dtype {np.dtype(dtype)} are not "
                             f"supported (minijax handles bool, int, float and complex)")
         return x

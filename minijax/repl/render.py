@@ -14,6 +14,7 @@ import re
 import numpy as np
 
 from ..ir.primitives import primitives_by_name
+from ..ir.types import float0
 
 # ANSI styles: dim types, bold primitives, yellow for anything touching a ref.
 _STYLE = {"type": "\033[2;36m", "prim": "\033[1m", "ref": "\033[33m",
@@ -69,7 +70,7 @@ def format_value(value) -> str:
         array = np.asarray(value)
     except Exception:  # anything NumPy cannot hold is shown as Python shows it
         return repr(value)
-    if array.dtype.kind == "V":
+    if array.dtype == float0:   # (bfloat16 and the narrow dtypes are kind 'V' too)
         return f"float0{list(array.shape)}"
     if array.ndim == 0:
         return str(array[()])

@@ -8,7 +8,7 @@ from typing import Callable
 import numpy as np
 from jax import tree_util
 
-from ..ir.types import bfloat16
+from ..ir.types import bfloat16, is_narrow
 
 # Tolerances by dtype, loose enough for XLA's transcendental approximations.
 _TOLERANCES = {
@@ -49,6 +49,13 @@ def assert_trees_match(actual, expected, *, rtol=None, atol=None, check_dtypes=T
         if check_weak_types and hasattr(a, "weak_type") and hasattr(e, "weak_type") \
                 and bool(a.weak_type) != bool(e.weak_type):
             raise AssertionError(f"{where}: weak_type {a.weak_type} != jax's {e.weak_type}")
+        if is_narrow(e_np.dtype) and a_np.dtype == e_np.dtype:
+            # Narrow formats are compared bit for bit: every value of one is exact,
+            # and their NaNs and signed zeros are part of what a conversion decides.
+            if not np.array_equal(a_np.view(np.uint8), e_np.view(np.uint8)):
+                raise AssertionError(f"{where} differs from jax bit for bit:\n  minijax: "
+                                     f"{a_np}\n  jax:     {e_np}")
+            continue
         r, t = _tolerance(e_np.dtype, rtol, atol)
         if e_np.dtype == bfloat16 or a_np.dtype == bfloat16:
             a_np, e_np = a_np.astype(np.float32), e_np.astype(np.float32)
