@@ -64,8 +64,9 @@ import functools
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import Trace, Tracer, aval_of, bind, current_trace, set_current_trace
+from ..ir.trace import Trace, aval_of, bind, current_trace, set_current_trace
 from .ad_util import zeros, eval_jaxpr, fresh_root
+from .jvp import PrimalTracer
 
 
 class ZeroSeries:
@@ -93,21 +94,13 @@ zero_term = ZeroTerm()
 jet_rules: dict = {}
 
 
-class JetTracer(Tracer):
+class JetTracer(PrimalTracer):
     __slots__ = ("primal", "terms")
 
     def __init__(self, trace: "JetTrace", primal, terms):
         self._trace = trace
         self.primal = primal
         self.terms = terms            # a list of K arrays, or zero_series
-
-    @property
-    def aval(self):
-        return aval_of(self.primal)
-
-    def concrete_value(self):
-        primal = self.primal
-        return primal.concrete_value() if isinstance(primal, Tracer) else primal
 
 
 class JetTrace(Trace):

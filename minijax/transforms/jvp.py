@@ -50,13 +50,11 @@ class JvpResult(NamedTuple):
 jvp_rules: dict = register_rule_table("jvp", {})
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
-
-    def __init__(self, trace: "JVPTrace", primal, tangent):
-        self._trace = trace
-        self.primal = primal
-        self.tangent = tangent      # never a Zero: zero tangents are not wrapped
+class PrimalTracer(Tracer):
+    """A tracer of a forward-mode trace: a primal value (its `primal` slot) and what
+    the transformation carries beside it (a tangent here, a Taylor series in
+    `jet.py`). Its type and concrete value are the primal's."""
+    __slots__ = ()
 
     @property
     def aval(self):
@@ -65,6 +63,15 @@ class JVPTracer(Tracer):
     def concrete_value(self):
         primal = self.primal
         return primal.concrete_value() if isinstance(primal, Tracer) else primal
+
+
+class JVPTracer(PrimalTracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: "JVPTrace", primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent      # never a Zero: zero tangents are not wrapped
 
 
 class JVPTrace(Trace):
