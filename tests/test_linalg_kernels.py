@@ -189,3 +189,40 @@ def test_text_form_and_importing_jax():
     assert_trees_match(reference_eval(imported.jaxpr, imported.consts, G, B),
                        [jax.lax.linalg.schur(G)[0], jax.lax.linalg.tridiagonal_solve(DL, D, DU, B)],
                        check_weak_types=False, rtol=2e-5, atol=2e-5)
+
+
+# -- scipy.linalg on the kernels: hessenberg, schur, sqrtm (CPU only, as JAX) -----------------
+
+SCIPY_CASES = {
+    "hessenberg": lambda sl, a: sl.hessenberg(a),
+    "hessenberg_q": lambda sl, a: sl.hessenberg(a, calc_q=True),
+    "schur": lambda sl, a: sl.schur(a),
+    "schur_complex": lambda sl, a: sl.schur(a, output="complex"),
+    "sqrtm": lambda sl, a: sl.sqrtm(a),
+}
+
+
+@cpu_only
+@pytest.mark.parametrize("name", sorted(SCIPY_CASES))
+def test_scipy_schur_family_matches_jax(name):
+    import jax.scipy.linalg as jsl
+    import minijax.scipy.linalg as msl
+    fn = SCIPY_CASES[name]
+    want = fn(jsl, G)
+    assert_trees_match(fn(msl, G), want, **EXACT)
+    assert_trees_match(minijax.jit(lambda a: fn(msl, a))(G), want, **EXACT)
+
+
+@cpu_only
+def test_scipy_schur_family_vmap_and_errors():
+    import jax.scipy.linalg as jsl
+    import minijax.scipy.linalg as msl
+    batch = np.stack([G, S])
+    f = lambda sl: lambda a: sl.hessenberg(a, calc_q=True)
+    assert_trees_match(minijax.vmap(f(msl))(batch), jax.vmap(f(jsl))(batch), **EXACT)
+    for bad in (lambda sl: sl.schur(G, output="upper"), lambda sl: sl.hessenberg(G[:3]),
+                lambda sl: sl.sqrtm(G, blocksize=2)):
+        with pytest.raises(Exception) as expected:
+            bad(jsl)
+        with pytest.raises(type(expected.value)):
+            bad(msl)

@@ -146,8 +146,8 @@ reference_rules[L.eig_p] = _eig
 
 def _lapack(name, dtype):
     from scipy.linalg import lapack
-    return getattr(lapack, {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}[
-        np.dtype(dtype)] + name)
+    prefix = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+    return getattr(lapack, prefix[np.dtype(dtype).name] + name)
 
 
 def _tridiagonal(a, *, lower=True):
@@ -185,8 +185,10 @@ def _hessenberg(a):
 
 def _schur(a, *, compute_schur_vectors=True):
     def one(m):
-        t, _, _, _, z, _, _ = _lapack("gees", m.dtype)(lambda *_: None, m,
-                                                      compute_v=int(compute_schur_vectors))
+        # gees returns (t, sdim, wr, wi, z, ...) for real matrices, (t, sdim, w, z, ...)
+        # for complex ones
+        out = _lapack("gees", m.dtype)(lambda *_: None, m, compute_v=int(compute_schur_vectors))
+        t, z = out[0], out[3 if np.iscomplexobj(m) else 4]
         return [t, z] if compute_schur_vectors else [t]
     return _per_matrix(one, a)
 

@@ -6,7 +6,8 @@ and minijax composes the same way (an eager call runs as one compiled program, a
 JAX's one primitive does).
 
 The checks here raise JAX's exception types with JAX's messages. As elsewhere in
-minijax's linear algebra, matrices are real: a complex one is a NotImplementedError.
+minijax's linear algebra, matrices are real (a complex one is a NotImplementedError),
+except for `schur`, which has no derivative rules to conjugate and takes complex ones.
 """
 from __future__ import annotations
 
@@ -23,16 +24,16 @@ __all__ = ["tridiagonal", "tridiagonal_solve", "householder_product", "hessenber
            "ormqr", "symmetric_product", "cholesky_update"]
 
 
-def _check(name, x, position=0, rank=2):
-    """JAX's operand checks: rank at least `rank`, real floating point."""
+def _check(name, x, position=0, rank=2, complex_ok=False):
+    """JAX's operand checks: rank at least `rank`, real floating point (or complex)."""
     aval = aval_of(x)
     if aval.ndim < rank:
         raise TypeError(f"Input {position} to {name} must have rank at least {rank}, but "
                         f"got shape={aval.shape}")
-    if is_complex(aval.dtype):
+    if is_complex(aval.dtype) and not complex_ok:
         raise NotImplementedError(f"lax.linalg.{name}: minijax's linear algebra takes real "
                                   "matrices only; JAX's also takes complex ones")
-    if not is_float(aval.dtype):
+    if not (is_float(aval.dtype) or is_complex(aval.dtype)):
         raise TypeError(f"{name} does not accept dtype {aval.dtype} at position {position}. "
                         f"Accepted dtypes at position {position} are subtypes of floating, "
                         "complexfloating.")
@@ -107,7 +108,7 @@ def schur(x, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
     for complex pairs) and z orthogonal; (t,) without `compute_schur_vectors`. JAX
     computes it on the CPU only."""
     x = _as_array(x)
-    aval = _check("schur", x)
+    aval = _check("schur", x, complex_ok=True)
     if aval.shape[-1] != aval.shape[-2]:
         raise ValueError(f"The input to schur must be a square matrix. Got shape "
                          f"{aval.shape[-2:]}.")

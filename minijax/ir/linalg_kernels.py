@@ -9,6 +9,7 @@ the same name (`backends/xla_linalg.py`), as `eig` is:
     householder_product  a[..., m, n], taus[..., k]   -> q[..., m, n]      (m >= n >= k)
     hessenberg           a[..., n, n]                 -> a', taus[..., n-1]
     schur                a[..., n, n]                 -> t (, z if compute_schur_vectors)
+                                                         (a real or complex)
     ormqr                a[..., m, k], taus, c        -> Q c, Qᵀ c, c Q or c Qᵀ
 
 (a' holds the reduced matrix with the Householder vectors below it, LAPACK's packing.)
@@ -19,8 +20,8 @@ messages, are in `frontend/linalg_kernels.py`; these type rules guard the IR.
 """
 from __future__ import annotations
 
-from .types import ShapedArray
-from .registry import Primitive, type_rules, _fail
+from .types import ShapedArray, is_float, is_complex
+from .registry import Primitive, type_rules, _fail, _array
 from .linalg_primitives import _matrix
 
 __all__ = ["tridiagonal_p", "tridiagonal_solve_p", "householder_product_p", "hessenberg_p",
@@ -88,7 +89,12 @@ schur_p = Primitive("schur", multiple_results=True)
 
 
 def _schur_rule(a, *, compute_schur_vectors=True):
-    _matrix("schur", a, square=True)
+    # complex matrices too: schur has no derivative rules that would need conjugation
+    _array("schur", a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or not (is_float(a.dtype)
+                                                        or is_complex(a.dtype)):
+        _fail("schur", f"operand must be a (batch of) square floating-point or complex "
+              f"matrices, got {a}")
     return [_like(a)] * (2 if compute_schur_vectors else 1)
 
 
