@@ -7,9 +7,8 @@ clamped away from zero as LAPACK's `stebz` does). The Gershgorin bounds, the piv
 floor, the tolerance and the iteration limit are JAX's, so the bisection visits the
 same midpoints and the eigenvalues come out as JAX's.
 
-JAX finds the eigenvectors by inverse iteration from random vectors, solving with
-its `tridiagonal_solve` kernel; minijax has no such primitive yet, so
-`eigvals_only=False` raises a NotImplementedError that says so.
+The eigenvectors are JAX's too: inverse iteration from the same random vectors (a
+PRNG key, 42 by default), solving with the `tridiagonal_solve` kernel.
 
 `qr_multiply(a, c)` is c @ Q (or Q @ c) with the Q of a's reduced QR, and that R.
 JAX applies LAPACK's Householder reflectors (`geqrf`, `ormqr`) without forming Q;
@@ -22,6 +21,8 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from .. import random
+from ..frontend import linalg_kernels as kernels
 from ..frontend import linalg_ops as lax_linalg
 from ..frontend.eager_jit import jitted_eagerly
 from ..numpy._promotion import promote_dtypes_inexact, shape_of, dtype_of
@@ -67,10 +68,6 @@ def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
         if eigvals_only:
             return jnp.real(alpha)
         return jnp.real(alpha), jnp.eye(n, dtype=dtype_of(alpha))
-    if not eigvals_only:
-        raise NotImplementedError(
-            "eigh_tridiagonal: eigenvectors (eigvals_only=False) need a tridiagonal "
-            "solve kernel minijax does not have yet; pass eigvals_only=True")
     if np.issubdtype(dtype_of(alpha), np.complexfloating):
         alpha = jnp.real(alpha)
         beta_sq = jnp.real(beta * jnp.conj(beta))
@@ -131,7 +128,64 @@ def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
         return i + 1, lower, 0.5 * (lower + upper), upper
 
     _, _, mid, _ = lax.while_loop(cond, body, (0, lower, mid, upper))
-    return mid
+    if eigvals_only:
+        return mid
+    if key is None:
+        key = random.key(42)
+    return mid, _eigenvectors(alpha, jnp.asarray(e), mid, key).T
+
+
+def _eigenvectors(alpha, beta, eigvals, key):
+    """Inverse iteration from random unit vectors, all eigenvectors at once (JAX's):
+    at most 5 steps (LAPACK's stein), stopping once no norm grows by 10%; vectors of
+    eigenvalues closer than sqrt(eps) |T| are orthonormalised together after each step."""
+    n, k = shape_of(alpha)[0], shape_of(eigvals)[0]
+    dl = jnp.pad(jnp.conj(beta), (1, 0))
+    du = jnp.pad(beta, (0, 1))
+    eps = np.finfo(dtype_of(eigvals)).eps
+    t_norm = jnp.maximum(jnp.abs(eigvals[0]), jnp.abs(eigvals[-1]))
+    close = (eigvals[1:] - eigvals[:-1]) < np.sqrt(eps) * t_norm
+    left_close = jnp.pad(close, (1, 0), constant_values=False)
+    right_close = jnp.pad(close, (0, 1), constant_values=False)
+    max_clusters = k // 2 + 1
+    starts = jnp.nonzero(~left_close & right_close, size=max_clusters)[0]
+    ends = jnp.nonzero(left_close & ~right_close, size=max_clusters)[0] + 1
+    num_clusters = jnp.sum(~left_close & right_close)
+    arange_k = jnp.arange(k)
+    solve_dtype = np.result_type(dtype_of(alpha), dtype_of(beta))
+    v = random.normal(key, (k, n), dtype=np.finfo(solve_dtype).dtype).astype(solve_dtype)
+    v = v / jnp.linalg.norm(v, axis=-1, keepdims=True).astype(solve_dtype)
+
+    def orthogonalize_cluster(i, ev):
+        start, end = starts[i], ends[i]
+        block = lax.dynamic_slice(jnp.pad(ev, ((0, k), (0, 0))), (start, 0), (k, n))
+        mask = (arange_k < end - start).astype(dtype_of(ev))
+        q, _ = jnp.linalg.qr((block * mask[:, None]).T)
+        update = lax.dynamic_update_slice(jnp.zeros((2 * k, n), dtype_of(ev)),
+                                          q.T * mask[:, None], (start, 0))[:k, :]
+        inside = (arange_k >= start) & (arange_k < end)
+        return jnp.where(inside[:, None], update, ev)
+
+    shifted = alpha[None, :] - eigvals[:, None]
+    dl_k = jnp.broadcast_to(dl[None, :], (k, n)).astype(solve_dtype)
+    du_k = jnp.broadcast_to(du[None, :], (k, n)).astype(solve_dtype)
+
+    def step(state):
+        i, v, norm, _ = state
+        v_new = kernels.tridiagonal_solve(dl_k, shifted.astype(solve_dtype), du_k,
+                                          v[:, :, None].astype(solve_dtype),
+                                          perturb_singular=True)[..., 0]
+        norm_new = jnp.linalg.norm(v_new, axis=-1, keepdims=True)
+        v_new = v_new / norm_new.astype(dtype_of(v_new))
+        v_new = lax.fori_loop(0, num_clusters, orthogonalize_cluster, v_new)
+        return i + 1, v_new, norm_new[:, 0], norm
+
+    def growing(state):
+        i, _, norm, old = state
+        return jnp.logical_and(i < 5, jnp.any(norm >= 1.1 * old))
+
+    init = (0, v, jnp.ones(k, dtype_of(eigvals)), jnp.zeros(k, dtype_of(eigvals)))
+    return lax.while_loop(growing, step, init)[1]
 
 
 def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
