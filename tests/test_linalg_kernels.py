@@ -226,3 +226,25 @@ def test_scipy_schur_family_vmap_and_errors():
             bad(jsl)
         with pytest.raises(type(expected.value)):
             bad(msl)
+
+
+@cpu_only
+def test_solve_sylvester_matches_jax():
+    import jax.scipy.linalg as jsl
+    import minijax.scipy.linalg as msl
+    a, b, c = G, S[:3, :3], np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    assert_trees_match(msl.solve_sylvester(a, b, c), jsl.solve_sylvester(a, b, c),
+                       rtol=1e-6, atol=1e-6)
+    loss = lambda sl: lambda c: sl.solve_sylvester(a, b, c).sum()
+    assert_trees_match(minijax.grad(loss(msl))(c), jax.grad(loss(jsl))(c), rtol=1e-5,
+                       atol=1e-6)
+    for bad in (lambda sl: sl.solve_sylvester(a, b, c.T),
+                lambda sl: sl.solve_sylvester(a, b, c, method="qz")):
+        with pytest.raises(Exception) as expected:
+            bad(jsl)
+        with pytest.raises(type(expected.value)):
+            bad(msl)
+    # JAX's method='eigen' solves with complex eigenvector matrices, which minijax's
+    # linear algebra does not take
+    with pytest.raises(NotImplementedError, match="eigen"):
+        msl.solve_sylvester(a, b, c, method="eigen")

@@ -1,5 +1,5 @@
-"""`scipy.linalg.hessenberg`, `schur` and `sqrtm`, on the kernels of `lax.linalg`, as
-JAX's.
+"""`scipy.linalg.hessenberg`, `schur`, `sqrtm` and `solve_sylvester`, on the kernels
+of `lax.linalg`, as JAX's.
 
 JAX computes both with LAPACK on the CPU only (`gehrd`, `gees`); elsewhere a program
 holding them fails with JAX's own error when it is compiled. Neither has a derivative
@@ -13,9 +13,9 @@ from .. import lax
 from .. import numpy as jnp
 from ..frontend import linalg_kernels as kernels
 from ..frontend.eager_jit import jitted_eagerly
-from ..numpy._promotion import shape_of, dtype_of
+from ..numpy._promotion import shape_of, dtype_of, promote_dtypes_inexact
 
-__all__ = ["hessenberg", "schur", "sqrtm"]
+__all__ = ["hessenberg", "schur", "sqrtm", "solve_sylvester"]
 
 
 @jitted_eagerly("calc_q", "check_finite", "overwrite_a")
@@ -91,3 +91,55 @@ def _sqrtm(a):
     root = _sqrtm_triu(t)
     return jnp.matmul(jnp.matmul(z, root, precision=lax.Precision.HIGHEST), jnp.conj(z.T),
                       precision=lax.Precision.HIGHEST)
+
+
+@jitted_eagerly("method")
+def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
+    """X with A X + X B = C (Bartels-Stewart on the complex Schur forms of A and Bᴴ,
+    JAX's algorithm); NaNs where some eigenvalues of A and B sum to under `tol`."""
+    A, B, C = promote_dtypes_inexact("solve_sylvester", jnp.asarray(A), jnp.asarray(B),
+                                     jnp.asarray(C))
+    m, n = shape_of(C)[-2:]
+    if tuple(shape_of(A)[-2:]) != (m, m) or tuple(shape_of(B)[-2:]) != (n, n):
+        raise ValueError(f"Incompatible shapes for Sylvester equation:\nA: "
+                         f"{tuple(shape_of(A))}\nB: {tuple(shape_of(B))}\nC: "
+                         f"{tuple(shape_of(C))}")
+    if method not in ("schur", "eigen"):
+        raise ValueError(f'Unrecognized method {method}. The two valid methods are either '
+                         f'"schur" or "eigen".')
+    if method == "eigen":
+        raise NotImplementedError("solve_sylvester: method='eigen' needs a solve with "
+                                  "complex eigenvector matrices, which minijax's linear "
+                                  "algebra does not take; use method='schur'")
+    return jnp.vectorize(lambda a, b, c: _solve_sylvester_2d(a, b, c, tol),
+                         signature="(m,m),(n,n),(m,n)->(m,n)")(A, B, C)
+
+
+def _solve_sylvester_2d(a, b, c, tol):
+    r, u = _schur(a, "complex")
+    s, v = _schur(jnp.conj(b.T), "complex")
+    f = jnp.conj(u.T) @ c.astype(dtype_of(r)) @ v
+    y = _sylvester_triangular(r, jnp.conj(s.T), f)
+    x = u @ y @ jnp.conj(v.T)
+    if not np.issubdtype(dtype_of(c), np.complexfloating):
+        x = jnp.real(x)
+    sums = jnp.linalg.eigvals(a)[:, None] + jnp.linalg.eigvals(b)[None, :]
+    return jnp.where(jnp.any(jnp.abs(sums) < tol), jnp.zeros_like(x) * np.nan, x)
+
+
+def _sylvester_triangular(r, s, f):
+    """Y with R Y + Y Sᵀ = F for upper triangular R and S: entry by entry from the
+    bottom-right corner, each from those below it and to its right (a scan)."""
+    m, n = shape_of(f)
+    rows, cols = jnp.arange(m), jnp.arange(n)
+
+    def step(y_flat, idx):
+        i, j = idx // n, idx % n
+        y = y_flat.reshape((m, n))
+        row_term = jnp.sum(jnp.where(rows > i, r[i, :] * y[:, j], 0.0))
+        col_term = jnp.sum(jnp.where(cols > j, y[i, :] * s[:, j], 0.0))
+        value = (f[i, j] - (row_term + col_term)) / (r[i, i] + s[j, j])
+        return y_flat.at[i * n + j].set(value), None
+
+    y_flat, _ = lax.scan(step, jnp.zeros((m * n,), dtype_of(f)), jnp.arange(m * n - 1, -1, -1))
+    return y_flat.reshape((m, n))
