@@ -248,3 +248,17 @@ def test_solve_sylvester_matches_jax():
     # linear algebra does not take
     with pytest.raises(NotImplementedError, match="eigen"):
         msl.solve_sylvester(a, b, c, method="eigen")
+
+
+def test_qdwh_matches_jax():
+    tall = np.concatenate([G, G[:2] * 0.5])[:, :3]
+    padded = np.pad(G[:3, :2], ((0, 1), (0, 1)))
+    for f in (lambda L: L.qdwh(G),
+              lambda L: (minijax.jit if L is mlax.linalg else jax.jit)(
+                  lambda x: L.qdwh(x, max_iterations=3))(tall),
+              lambda L: L.qdwh(padded, dynamic_shape=(3, 2))):
+        assert_trees_match(f(mlax.linalg), f(jax.lax.linalg), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError):
+        jax.lax.linalg.qdwh(G[:2])
+    with pytest.raises(ValueError):
+        mlax.linalg.qdwh(G[:2])

@@ -10,7 +10,8 @@ from ..frontend.linalg_ops import (cholesky, triangular_solve, lu,  # noqa: F401
 from ..frontend.linalg_kernels import (tridiagonal, tridiagonal_solve,  # noqa: F401
                                        householder_product, hessenberg, schur, ormqr,
                                        symmetric_product, cholesky_update)
+from ._qdwh import qdwh  # noqa: F401
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "eigh",
            "svd", "qr", "eig", "tridiagonal", "tridiagonal_solve", "householder_product",
-           "hessenberg", "schur", "ormqr", "symmetric_product", "cholesky_update"]
+           "hessenberg", "schur", "ormqr", "symmetric_product", "cholesky_update", "qdwh"]
