@@ -35,8 +35,7 @@ MODULES = ["numpy", "numpy.linalg", "numpy.fft", "nn", "scipy.special", "scipy.l
 
 # JAX jit functions whose minijax counterpart is not compiled whole, and why. (Those
 # minijax lacks altogether are API gaps, not this test's matter; on JAX 0.10.2:
-# special.bessel_jn, and scipy.linalg's eigh_tridiagonal, hessenberg, rsf2csf,
-# solve_sylvester.)
+# special.bessel_jn and scipy.linalg.rsf2csf.)
 NOT_COMPILED_WHOLE = {
     # None now: every present counterpart is compiled whole. An entry names the
     # function ("numpy.block") and says why it cannot be.

@@ -27,6 +27,15 @@ NOT_GENERATED = {
                         "tests/test_custom_batching.py compares custom_vmap with JAX's",
     "eig": "JAX lowers it on the CPU only, and a fuzz program may run on any backend: "
            "tests/test_linalg_eig.py compares it with JAX's (sorted eigenvalues)",
+    "tridiagonal": "its outputs are LAPACK's packed Householder reflectors, inputs for "
+                   "householder_product/ormqr, not values a fuzz program computes with: "
+                   "tests/test_linalg_kernels.py compares all six kernels with JAX's",
+    "householder_product": "reads LAPACK's packed reflectors (see tridiagonal)",
+    "ormqr": "reads LAPACK's packed reflectors (see tridiagonal)",
+    "hessenberg": "JAX lowers it on the CPU only, as eig (tests/test_linalg_kernels.py)",
+    "schur": "JAX lowers it on the CPU only, as eig (tests/test_linalg_kernels.py)",
+    "tridiagonal_solve": "tests/test_linalg_kernels.py compares it, its jvp, transpose and "
+                         "vmap with JAX's",
     "empty_ref": "minijax's explicit-lifetime refs have no JAX counterpart to compare with",
     "free_ref": "minijax's explicit-lifetime refs have no JAX counterpart to compare with",
     "shard_map": "needs several devices; the fuzz process has one (tests/test_shard_map.py "

@@ -97,8 +97,9 @@ def test_every_primitive_has_a_reference_rule():
 def test_every_primitive_has_test_inputs():
     from tests.test_reference_programs import PROGRAM_PRIMITIVES
     from tests.test_linalg_primitives import LINALG_PRIMITIVES
+    from tests.test_linalg_kernels import KERNEL_PRIMITIVES
     tested = ({c.prim_name for c in CASES} | REF_PRIMITIVES | PROGRAM_PRIMITIVES
-              | LINALG_PRIMITIVES | NAMED_AXIS_PRIMITIVES)
+              | LINALG_PRIMITIVES | KERNEL_PRIMITIVES | NAMED_AXIS_PRIMITIVES)
     missing = sorted(set(primitives_by_name) - tested)
     assert not missing, f"add test cases to tests/reference_cases.py for {missing}"
 
@@ -122,6 +123,9 @@ def test_reference_rule_matches_xla_lowering(prim_name):
     from tests.test_linalg_primitives import LINALG_PRIMITIVES
     if prim_name in LINALG_PRIMITIVES:
         pytest.skip("compared up to sign conventions in test_linalg_primitives.py")
+    from tests.test_linalg_kernels import KERNEL_PRIMITIVES
+    if prim_name in KERNEL_PRIMITIVES:
+        pytest.skip("compared with SciPy's LAPACK in test_linalg_kernels.py")
     if prim_name in NAMED_AXIS_PRIMITIVES:
         pytest.skip("needs a bound axis name or a mesh: the reference evaluator runs it "
                     "under shard_map in tests/shard_map_cases.py, against JAX")

@@ -17,7 +17,9 @@ KNOWN_HOLES = {
     # Forward mode through a custom_vjp function is an error (as in JAX); custom_lin
     # only exists between linearize and transpose, where no batching happens.
     # JAX has no derivative of igamma_grad_a (d/da of igamma) either.
-    "jvp": {"custom_lin", "igamma_grad_a"}, "vmap": {"custom_lin"},
+    # Nor of the LAPACK kernels but tridiagonal_solve (JAX raises NotImplementedError).
+    "jvp": {"custom_lin", "igamma_grad_a", "tridiagonal", "householder_product", "hessenberg",
+            "schur", "ormqr"}, "vmap": {"custom_lin"},
     # No JAX primitive lands on custom_lin: JAX keeps its own inside its AD.
     # (expand_dims, which JAX spells as broadcast_in_dim, is reached by importing
     # JAX's `stack`.) JAX's custom_vmap_call holds its vmap rule as Python code written

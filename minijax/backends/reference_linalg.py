@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import linalg_primitives as L
+from ..ir import linalg_kernels as K
 from .reference import reference_rules
 
 
@@ -137,3 +138,73 @@ reference_rules[L.eigh_p] = _eigh
 reference_rules[L.svd_p] = _svd
 reference_rules[L.qr_p] = _qr
 reference_rules[L.eig_p] = _eig
+
+
+# -- the LAPACK kernels (ir/linalg_kernels.py) -------------------------------------------------
+# Their outputs are LAPACK's packed forms, which only LAPACK itself defines; SciPy's
+# wrappers of the same routines (SciPy comes with JAX) give them. Loaded on first use.
+
+def _lapack(name, dtype):
+    from scipy.linalg import lapack
+    prefix = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+    return getattr(lapack, prefix[np.dtype(dtype).name] + name)
+
+
+def _tridiagonal(a, *, lower=True):
+    def one(m):
+        packed, d, e, taus, _ = _lapack("sytrd", m.dtype)(m, lower=int(lower))
+        return [packed, d, e, taus]
+    return _per_matrix(one, a)
+
+
+def _tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
+    def one(dl, d, du, b):
+        t = np.diag(d) + np.diag(dl[1:], -1) + np.diag(du[:-1], 1)
+        return [np.linalg.solve(t, b).astype(b.dtype)]
+    return _per_vectors(one, dl, d, du, b)
+
+
+def _per_vectors(fn, dl, d, du, b):
+    """`_per_matrix` for operands that are a batch of vectors (the diagonals) and b."""
+    return _per_matrix(lambda dl, d, du, b: fn(dl[:, 0], d[:, 0], du[:, 0], b),
+                       dl[..., None], d[..., None], du[..., None], b)
+
+
+def _householder_product(a, taus):
+    def one(m, t):
+        return [_lapack("orgqr", m.dtype)(m, t[0])[0]]
+    return _per_matrix(one, a, taus[..., None, :])
+
+
+def _hessenberg(a):
+    def one(m):
+        packed, taus, _ = _lapack("gehrd", m.dtype)(m)
+        return [packed, taus]
+    return _per_matrix(one, a)
+
+
+def _schur(a, *, compute_schur_vectors=True):
+    def one(m):
+        # gees returns (t, sdim, wr, wi, z, ...) for real matrices, (t, sdim, w, z, ...)
+        # for complex ones
+        out = _lapack("gees", m.dtype)(lambda *_: None, m, compute_v=int(compute_schur_vectors))
+        t, z = out[0], out[3 if np.iscomplexobj(m) else 4]
+        return [t, z] if compute_schur_vectors else [t]
+    return _per_matrix(one, a)
+
+
+def _ormqr(a, taus, c, *, left=True, transpose=False):
+    def one(m, t, c):
+        lwork = max(1, c.shape[0] * c.shape[1]) * 4
+        out = _lapack("ormqr", m.dtype)("L" if left else "R", "T" if transpose else "N",
+                                        m, t[0], c, lwork)
+        return [out[0]]
+    return _per_matrix(one, a, taus[..., None, :], c)
+
+
+reference_rules[K.tridiagonal_p] = _tridiagonal
+reference_rules[K.tridiagonal_solve_p] = _tridiagonal_solve
+reference_rules[K.householder_product_p] = _householder_product
+reference_rules[K.hessenberg_p] = _hessenberg
+reference_rules[K.schur_p] = _schur
+reference_rules[K.ormqr_p] = _ormqr

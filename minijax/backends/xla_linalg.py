@@ -13,6 +13,7 @@ import functools
 from jax.lax import linalg as lax_linalg
 
 from ..ir import linalg_primitives as L
+from ..ir import linalg_kernels as K
 from .eager_dispatch import apply_primitive
 from .xla import lowering_rules
 from ..ir.trace import eager_impls
@@ -53,8 +54,37 @@ def _eig(a, **params):
     return list(lax_linalg.eig(a, **params))
 
 
+def _tridiagonal(a, *, lower=True):
+    return list(lax_linalg.tridiagonal(a, lower=lower))
+
+
+def _tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
+    return [lax_linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=perturb_singular)]
+
+
+def _householder_product(a, taus):
+    return [lax_linalg.householder_product(a, taus)]
+
+
+def _hessenberg(a):
+    # CPU only in JAX (LAPACK's gehrd): elsewhere JAX's own error
+    return list(lax_linalg.hessenberg(a))
+
+
+def _schur(a, *, compute_schur_vectors=True):
+    # CPU only in JAX (LAPACK's gees), as hessenberg
+    return list(lax_linalg.schur(a, compute_schur_vectors=compute_schur_vectors))
+
+
+def _ormqr(a, taus, c, *, left=True, transpose=False):
+    return [lax_linalg.ormqr(a, taus, c, left=left, transpose=transpose)]
+
+
 _RULES = {L.cholesky_p: _cholesky, L.triangular_solve_p: _triangular_solve, L.lu_p: _lu,
-          L.eigh_p: _eigh, L.svd_p: _svd, L.qr_p: _qr, L.eig_p: _eig}
+          L.eigh_p: _eigh, L.svd_p: _svd, L.qr_p: _qr, L.eig_p: _eig,
+          K.tridiagonal_p: _tridiagonal, K.tridiagonal_solve_p: _tridiagonal_solve,
+          K.householder_product_p: _householder_product, K.hessenberg_p: _hessenberg,
+          K.schur_p: _schur, K.ormqr_p: _ormqr}
 for _prim, _rule in _RULES.items():
     lowering_rules[_prim] = _rule
     eager_impls[_prim] = functools.partial(apply_primitive, _prim)

@@ -94,13 +94,41 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
     return v, w
 
 
-def svd(x, *, full_matrices: bool = True, compute_uv: bool = True):
-    """(u, s, vh) with x = u diag(s) vh, s descending; only s if not compute_uv."""
+def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
+        algorithm=None):
+    """(u, s, vh) with x = u diag(s) vh, s descending; only s if not compute_uv.
+
+    `subset_by_index=(start, end)` asks for singular values start..end-1 only. JAX
+    computes such a subset on the TPU alone; on the CPU and GPU, the backends minijax
+    lowers to, it accepts only the whole range (0, min(m, n)), with JAX's errors
+    otherwise. `algorithm` (JAX's choice of LAPACK driver) must stay unset."""
+    if algorithm is not None:
+        raise NotImplementedError("lax.linalg.svd: minijax runs JAX's default SVD "
+                                  "algorithm; algorithm must be left unset")
+    check_svd_subset(aval_of(x).shape, full_matrices, subset_by_index)
     outs = bind(L.svd_p, x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     if not compute_uv:
         return outs[0]
     s, u, vt = outs
     return u, s, vt
+
+
+def check_svd_subset(shape, full_matrices, subset_by_index):
+    """JAX's checks of `subset_by_index` (its shape rule's, then its CPU/GPU lowering's)."""
+    if subset_by_index is None:
+        return
+    try:
+        hash(subset_by_index)
+    except TypeError:
+        # JAX's params (and jnp's static arguments) must hash; a list fails there
+        raise TypeError(f"svd: subset_by_index must be a tuple (start, end), got "
+                        f"{subset_by_index!r}") from None
+    rank = min(shape[-2:]) if len(shape) >= 2 else None
+    if tuple(subset_by_index) == (0, rank):
+        return
+    if full_matrices:
+        raise ValueError("full_matrices and subset_by_index cannot both be set")
+    raise NotImplementedError("subset_by_index not implemented for CPU and GPU")
 
 
 def qr(x, *, full_matrices: bool = True):

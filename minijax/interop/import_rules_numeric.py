@@ -34,6 +34,7 @@ from ..ir import primitives as P
 from ..ir import special_primitives as S
 from ..ir import random_primitives as R
 from ..ir import linalg_primitives as L
+from ..ir import linalg_kernels as K
 from ..ir import complex_primitives as C
 from ..ir import window_primitives as W
 from ..ir import fft_primitives as F
@@ -200,6 +201,15 @@ register_import("eig", L.eig_p, _linalg(L.eig_p, ("compute_left_eigenvectors",
                                                   "compute_right_eigenvectors",
                                                   "enable_eigvec_derivs"),
                                         ("implementation", "use_magma")))
+register_import("tridiagonal", K.tridiagonal_p, _linalg(K.tridiagonal_p, ("lower",)))
+register_import("tridiagonal_solve", K.tridiagonal_solve_p,
+                _linalg(K.tridiagonal_solve_p, ("perturb_singular",)))
+register_import("householder_product", K.householder_product_p,
+                _linalg(K.householder_product_p, ()))
+register_import("hessenberg", K.hessenberg_p, _linalg(K.hessenberg_p, ()))
+register_import("schur", K.schur_p, _linalg(K.schur_p, ("compute_schur_vectors",),
+                                            ("sort_eig_vals", "select_callable")))
+register_import("ormqr", K.ormqr_p, _linalg(K.ormqr_p, ("left", "transpose")))
 
 
 # -- convolution and windowed reductions ------------------------------------------------------

@@ -2,10 +2,16 @@
 
 `import minijax.lax.linalg`, `from minijax.lax import linalg` and `minijax.lax.linalg`
 after `import minijax.lax` all reach this module, as they reach `jax.lax.linalg` in
-JAX. The functions live in `frontend/linalg_ops.py`; this module only gathers them.
+JAX. The functions live in `frontend/linalg_ops.py` and `frontend/linalg_kernels.py`;
+this module only gathers them.
 """
 from ..frontend.linalg_ops import (cholesky, triangular_solve, lu,  # noqa: F401
                                    lu_pivots_to_permutation, eigh, svd, qr, eig)
+from ..frontend.linalg_kernels import (tridiagonal, tridiagonal_solve,  # noqa: F401
+                                       householder_product, hessenberg, schur, ormqr,
+                                       symmetric_product, cholesky_update)
+from ._qdwh import qdwh  # noqa: F401
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "eigh",
-           "svd", "qr", "eig"]
+           "svd", "qr", "eig", "tridiagonal", "tridiagonal_solve", "householder_product",
+           "hessenberg", "schur", "ormqr", "symmetric_product", "cholesky_update", "qdwh"]

@@ -118,16 +118,31 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
-@jitted_eagerly("full_matrices", "compute_uv", "hermitian")
-def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
-    """`u, s, vh` with a = u @ diag(s) @ vh and s descending (or only s)."""
+@jitted_eagerly("full_matrices", "compute_uv", "hermitian", "subset_by_index")
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
+        subset_by_index=None):
+    """`u, s, vh` with a = u @ diag(s) @ vh and s descending (or only s).
+
+    `subset_by_index` is JAX's: on the CPU and GPU only the whole range is accepted
+    (see `lax.linalg.svd`); with `hermitian=True` it goes to the eigendecomposition,
+    which accepts the whole range (0, n) alone, as JAX's `eigh` there."""
+    try:
+        hash(subset_by_index)
+    except TypeError:
+        # a static argument of JAX's jitted svd: hashing it fails first, a ValueError
+        raise ValueError(f"svd: subset_by_index is a static argument and must be "
+                         f"hashable, a tuple (start, end); got {subset_by_index!r}") from None
     a, = _inexact("svd", a)
     _check_matrix("svd", a, error=TypeError)
     if hermitian:
+        if subset_by_index is not None and tuple(subset_by_index) != (0, shape_of(a)[-1]):
+            raise NotImplementedError("subset_by_index not supported on CPU and GPU")
         return _hermitian_svd(a, compute_uv)
     if compute_uv:
-        return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True))
-    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False)
+        return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True,
+                                         subset_by_index=subset_by_index))
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False,
+                          subset_by_index=subset_by_index)
 
 
 def _hermitian_svd(a, compute_uv):
