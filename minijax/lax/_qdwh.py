@@ -17,7 +17,10 @@ import functools
 import numpy as np
 
 from ..frontend import linalg_ops as lax_linalg
-from .. import lax   # this package, complete by the time any function here runs
+from ..frontend.control_flow import fori_loop, while_loop
+from ..frontend.lax_extras import dynamic_index_in_dim
+from ..frontend.lax_ops import (broadcasted_iota, dynamic_slice_in_dim,
+                                dynamic_update_slice_in_dim, rsqrt)
 from ..frontend.eager_jit import jitted_eagerly
 
 __all__ = ["qdwh"]
@@ -30,7 +33,7 @@ def _mask(x, dims, alternative=0):
     mask = None
     for i, d in enumerate(dims):
         if d is not None:
-            inside = lax.broadcasted_iota(np.int32, x.shape, i) < d
+            inside = broadcasted_iota(np.int32, x.shape, i) < d
             mask = inside if mask is None else (mask & inside)
     return x if mask is None else jnp.where(mask, x, alternative)
 
@@ -41,10 +44,10 @@ def _use_qr(u, m, n, params):
     rows, cols = u.shape
     eye = jnp.eye(cols, dtype=u.dtype)
     padded = jnp.pad(sqrt_c * u, ((0, cols), (0, 0)))
-    y = lax.dynamic_update_slice_in_dim(padded, eye, m, 0)
+    y = dynamic_update_slice_in_dim(padded, eye, m, 0)
     q, _ = lax_linalg.qr(y, full_matrices=False)
     q1 = _mask(q[:rows, :cols], (m, n))
-    q2 = jnp.conj(_mask(lax.dynamic_slice_in_dim(q, m, cols, axis=0), (n, n)).T)
+    q2 = jnp.conj(_mask(dynamic_slice_in_dim(q, m, cols, axis=0), (n, n)).T)
     return e * u + a_minus_e_by_sqrt_c * (q1 @ q2)
 
 
@@ -95,14 +98,14 @@ def _qdwh(x, m, n, max_iterations, eps):
         eps = float(np.finfo(x.dtype).eps)
     one_norm = jnp.linalg.norm(x, ord=1)
     inf_norm = jnp.linalg.norm(x, ord=np.inf)
-    alpha_inverse = jnp.where(one_norm == 0, 1, lax.rsqrt(one_norm) * lax.rsqrt(inf_norm))
+    alpha_inverse = jnp.where(one_norm == 0, 1, rsqrt(one_norm) * rsqrt(inf_norm))
     u = x * alpha_inverse.astype(x.dtype)
     tol_norm = np.cbrt(10.0 * eps / 2.0)
     qr_coefs, chol_coefs, halley = _weights(eps, max_iterations)
 
     def iteration(k, state, update_fn, coefs, test_convergence):
         u_prev, _ = state
-        params = halley if coefs is None else lax.dynamic_index_in_dim(coefs, k,
+        params = halley if coefs is None else dynamic_index_in_dim(coefs, k,
                                                                        keepdims=False)
         u = update_fn(u_prev, m, n, params)
         if not test_convergence:
@@ -114,7 +117,7 @@ def _qdwh(x, m, n, max_iterations, eps):
             return u, True
         coefs = jnp.array(coefs).astype(x.dtype)
         body = functools.partial(iteration, coefs=coefs, **kwargs)
-        return lax.fori_loop(0, len(coefs), body, (u, True))
+        return fori_loop(0, len(coefs), body, (u, True))
 
     u, _ = iterate(u, coefs=qr_coefs, update_fn=_use_qr, test_convergence=False)
     u, not_converged = iterate(u, coefs=chol_coefs, update_fn=_use_cholesky,
@@ -131,7 +134,7 @@ def _qdwh(x, m, n, max_iterations, eps):
         return k + 1, u, not_converged
 
     start = len(qr_coefs) + len(chol_coefs)
-    num_iters, u, not_converged = lax.while_loop(cond, body, (start, u, not_converged))
+    num_iters, u, not_converged = while_loop(cond, body, (start, u, not_converged))
     u = 1.5 * u - 0.5 * u @ (jnp.conj(u.T) @ u)
     h = jnp.conj(u.T) @ x
     h = (h + jnp.conj(h.T)) / 2
