@@ -52,16 +52,8 @@ _X64_REFUSED = (
 
 # -- the modelled flags: name -> (read, set in this thread, set the default, validate) ----
 
-def _bool(name):
-    def validate(value):
-        if value not in (True, False, 0, 1):
-            raise ValueError(f"{name} takes a bool, got {value!r}")
-        return bool(value)
-    return validate
-
-
 def _x64(value):
-    if _bool("jax_enable_x64")(value):
+    if config_flags.bool_flag("jax_enable_x64")(value):
         raise ValueError(_X64_REFUSED)
     return False
 
@@ -127,13 +119,13 @@ def _set_check_here(which):
 _MODELLED = {
     "jax_enable_x64": (lambda: False, lambda value: None, lambda value: None, _x64),
     "jax_disable_jit": (jit_disabled, None, set_jit_disabled_by_config,
-                        _bool("jax_disable_jit")),
+                        config_flags.bool_flag("jax_disable_jit")),
     "jax_debug_nans": (lambda: float_checks.float_checks.nans, _set_check_here("nans"),
                        lambda value: float_checks.set_default("nans", value),
-                       _bool("jax_debug_nans")),
+                       config_flags.bool_flag("jax_debug_nans")),
     "jax_debug_infs": (lambda: float_checks.float_checks.infs, _set_check_here("infs"),
                        lambda value: float_checks.set_default("infs", value),
-                       _bool("jax_debug_infs")),
+                       config_flags.bool_flag("jax_debug_infs")),
     "jax_default_matmul_precision": (lambda: matmul_precision.name,
                                      _set_precision_here, _set_precision_default, _precision),
     "jax_numpy_rank_promotion": (lambda: rank_promotion.mode, _set_rank_promotion_here,

@@ -65,7 +65,8 @@ class ThreadFlag:
         return (lambda: self.value, self.set_here, self.set_default, self.validate)
 
 
-def _bool(name):
+def bool_flag(name):
+    """The validator of a bool flag: 0/1 and the bools, as JAX's flags take them."""
     def validate(value):
         if value not in (True, False, 0, 1):
             raise ValueError(f"{name} takes a bool, got {value!r}")
@@ -96,8 +97,8 @@ def _device(value):
 
 dtype_promotion = ThreadFlag("jax_numpy_dtype_promotion", "standard", _dtype_promotion,
                              clears_caches=True)
-log_compiles = ThreadFlag("jax_log_compiles", False, _bool("jax_log_compiles"), False)
-no_tracing = ThreadFlag("jax_no_tracing", False, _bool("jax_no_tracing"), False)
+log_compiles = ThreadFlag("jax_log_compiles", False, bool_flag("jax_log_compiles"), False)
+no_tracing = ThreadFlag("jax_no_tracing", False, bool_flag("jax_no_tracing"), False)
 default_device = ThreadFlag("jax_default_device", None, _device, False)
 
 
@@ -111,9 +112,9 @@ MODELLED = {
     "jax_no_tracing": no_tracing.entry(),
     "jax_default_device": default_device.entry(),
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
-                          _bool("jax_enable_checks")),
+                          bool_flag("jax_enable_checks")),
     "jax_check_tracer_leaks": (lambda: leak_checks.checking.on, leak_checks.set_here,
-                               leak_checks.set_default, _bool("jax_check_tracer_leaks")),
+                               leak_checks.set_default, bool_flag("jax_check_tracer_leaks")),
 }
 # Where each starts (before JAX's environment variable, which config.py reads):
 # minijax's checks start from MINIJAX_ENABLE_CHECKS.
