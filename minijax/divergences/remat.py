@@ -38,4 +38,4 @@ register(
     "static_argnames and checkpoint's own static_argnums make them",
     "the parameter's name, its type (str | Iterable[str]) in checkpoint's signature, "
     "and jit's parameter of the same name all say the named arguments are static",
-    transforms=("checkpoint", "remat"))
+    transforms=("checkpoint", "remat", "static_argnames"))

@@ -250,7 +250,11 @@ def gcd(x1, x2, /):
         # JAX's constants: weak only for scalars, so a weak array (a Python int beside
         # a bool array) gives a strong result, as in JAX
         remainder = lax.rem(a, U.where(nonzero, b, lax_const_like(b, 1)))
-        return U.where(nonzero, b, a), U.where(nonzero, remainder, lax_const_like(b, 0))
+        a, b = U.where(nonzero, b, a), U.where(nonzero, remainder, lax_const_like(b, 0))
+        # JAX's step ends by putting the larger first (already so: b < a after a step),
+        # which makes both strong when one is, so the loop returns JAX's weak types
+        larger_second = U.less(a, b)
+        return U.where(larger_second, b, a), U.where(larger_second, a, b)
     return lax.while_loop(not_done, euclid_step, (x1, x2))[0]
 
 
