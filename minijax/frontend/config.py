@@ -6,8 +6,8 @@ minijax answers the same calls with its own configuration object; it never chang
 JAX's. A flag is one of three kinds:
 
 * modelled by minijax (`_MODELLED` below): `jax_disable_jit`, `jax_debug_nans`,
-  `jax_debug_infs`, `jax_default_matmul_precision`, `jax_numpy_rank_promotion` and
-  those of `config_flags.py` act as in JAX;
+  `jax_debug_infs`, `jax_default_matmul_precision` and those of `config_flags.py`
+  (`jax_numpy_rank_promotion` among them) act as in JAX;
   `jax_enable_x64` reads False, and setting it True is refused with a ValueError,
   because minijax's types are JAX's default 32-bit ones (`ir/types.py`,
   `canonical_dtype`), so a program asking for 64-bit values would silently get
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 
 import jax
 
@@ -78,38 +77,6 @@ def _set_precision_default(value):
     _set_precision_here(value)
 
 
-_RANK_PROMOTIONS = ("allow", "warn", "raise")
-
-
-class _RankPromotion(threading.local):
-    """This thread's `jax_numpy_rank_promotion`, which `minijax.numpy`'s elementwise
-    functions read when they broadcast operands of different ranks."""
-    def __init__(self):
-        self.mode = _rank_promotion_default[0]
-
-
-_rank_promotion_default = ["allow"]      # what `config.update` set: each thread's start
-rank_promotion = _RankPromotion()
-
-
-def _rank_promotion_mode(value):
-    if value not in _RANK_PROMOTIONS:
-        raise ValueError(f"jax_numpy_rank_promotion takes one of {_RANK_PROMOTIONS}, "
-                         f"got {value!r}")
-    return value
-
-
-def _set_rank_promotion_here(value):
-    if value != rank_promotion.mode:
-        rank_promotion.mode = value
-        clear_caches()       # a cached trace would skip the check (or keep a refusal)
-
-
-def _set_rank_promotion_default(value):
-    _rank_promotion_default[0] = value
-    _set_rank_promotion_here(value)
-
-
 def _set_check_here(which):
     def set_here(value):
         float_checks.set_here(which, value)
@@ -128,8 +95,6 @@ _MODELLED = {
                        config_flags.bool_flag("jax_debug_infs")),
     "jax_default_matmul_precision": (lambda: matmul_precision.name,
                                      _set_precision_here, _set_precision_default, _precision),
-    "jax_numpy_rank_promotion": (lambda: rank_promotion.mode, _set_rank_promotion_here,
-                                 _set_rank_promotion_default, _rank_promotion_mode),
     **config_flags.MODELLED,
 }
 _PLATFORM_FLAGS = ("jax_platform_name", "jax_platforms")
@@ -138,7 +103,7 @@ _PLATFORM_FLAGS = ("jax_platform_name", "jax_platforms")
 
 _DEFAULTS = {"jax_enable_x64": False, "jax_disable_jit": False, "jax_debug_nans": False,
              "jax_debug_infs": False, "jax_default_matmul_precision": None,
-             "jax_numpy_rank_promotion": "allow", **config_flags.DEFAULTS}
+             **config_flags.DEFAULTS}
 # How JAX spells a bool in its environment variables (its `bool_env`).
 _TRUE_WORDS = ("y", "yes", "t", "true", "on", "1")
 _FALSE_WORDS = ("n", "no", "f", "false", "off", "0")

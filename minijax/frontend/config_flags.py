@@ -34,6 +34,7 @@ import jax
 from ..ir import checks, leak_checks
 
 DTYPE_PROMOTIONS = ("standard", "strict")
+RANK_PROMOTIONS = ("allow", "warn", "raise")
 logger = logging.getLogger("minijax")
 
 
@@ -74,11 +75,13 @@ def bool_flag(name):
     return validate
 
 
-def _dtype_promotion(value):
-    if value not in DTYPE_PROMOTIONS:
-        raise ValueError(f"jax_numpy_dtype_promotion takes one of {DTYPE_PROMOTIONS}, "
-                         f"got {value!r}")
-    return value
+def one_of(name, choices):
+    """The validator of a flag that takes one of `choices`."""
+    def validate(value):
+        if value not in choices:
+            raise ValueError(f"{name} takes one of {choices}, got {value!r}")
+        return value
+    return validate
 
 
 def _device(value):
@@ -95,8 +98,14 @@ def _device(value):
     return value
 
 
-dtype_promotion = ThreadFlag("jax_numpy_dtype_promotion", "standard", _dtype_promotion,
+dtype_promotion = ThreadFlag("jax_numpy_dtype_promotion", "standard",
+                             one_of("jax_numpy_dtype_promotion", DTYPE_PROMOTIONS),
                              clears_caches=True)
+# read by `minijax.numpy`'s elementwise functions when they broadcast operands of
+# different ranks; a cached trace would skip the check (or keep a refusal)
+rank_promotion = ThreadFlag("jax_numpy_rank_promotion", "allow",
+                            one_of("jax_numpy_rank_promotion", RANK_PROMOTIONS),
+                            clears_caches=True)
 log_compiles = ThreadFlag("jax_log_compiles", False, bool_flag("jax_log_compiles"), False)
 no_tracing = ThreadFlag("jax_no_tracing", False, bool_flag("jax_no_tracing"), False)
 default_device = ThreadFlag("jax_default_device", None, _device, False)
@@ -108,6 +117,7 @@ def _set_checks(value):
 
 MODELLED = {
     "jax_numpy_dtype_promotion": dtype_promotion.entry(),
+    "jax_numpy_rank_promotion": rank_promotion.entry(),
     "jax_log_compiles": log_compiles.entry(),
     "jax_no_tracing": no_tracing.entry(),
     "jax_default_device": default_device.entry(),
@@ -118,7 +128,8 @@ MODELLED = {
 }
 # Where each starts (before JAX's environment variable, which config.py reads):
 # minijax's checks start from MINIJAX_ENABLE_CHECKS.
-DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_log_compiles": False,
+DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_numpy_rank_promotion": "allow",
+            "jax_log_compiles": False,
             "jax_no_tracing": False, "jax_default_device": None,
             "jax_check_tracer_leaks": False,
             "jax_enable_checks": os.environ.get("MINIJAX_ENABLE_CHECKS", "")

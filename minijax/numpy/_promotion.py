@@ -27,8 +27,7 @@ import numpy as np
 import jax
 
 from .. import lax
-from ..frontend.config import rank_promotion
-from ..frontend.config_flags import dtype_promotion
+from ..frontend.config_flags import dtype_promotion, rank_promotion
 from ..ir.trace import Tracer, aval_of
 from ..ir.types import (PYTHON_SCALAR_AVALS, ShapedArray, canonical_dtype, is_complex,
                         is_float, is_inexact, is_integer, is_bool, is_key)
@@ -359,7 +358,7 @@ def _promoting_ranks(fname, shapes):
     """`jax_numpy_rank_promotion` at work: operands of different ranks (rank-0 ones
     aside, as in JAX) are a warning ('warn') or JAX's ValueError ('raise')."""
     shown = " ".join(str(tuple(s)) for s in shapes)
-    if rank_promotion.mode == "raise":
+    if rank_promotion.value == "raise":
         raise ValueError(f"{fname}: operands of shapes {shown} have different ranks, and "
                          f"jax_numpy_rank_promotion='raise' forbids broadcasting them "
                          f"together; expand the lower-rank operand's dimensions yourself")
@@ -401,7 +400,7 @@ def promote_args_numeric(fname, *args, keep_scalars=True):
 def _broadcast_all(fname, args, shapes, keep_scalars):
     if keep_scalars and all(s == shapes[0] or not s for s in shapes):
         return args  # equal shapes, or rank-0 operands that the op splats
-    if rank_promotion.mode != "allow" and len({len(s) for s in shapes if s}) > 1:
+    if rank_promotion.value != "allow" and len({len(s) for s in shapes if s}) > 1:
         _promoting_ranks(fname, shapes)
     shape = broadcast_shapes(fname, *shapes)
     return [broadcast_to_shape(fname, a, shape, keep_scalars) for a in args]
