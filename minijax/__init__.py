@@ -9,7 +9,8 @@ from jax import Array, ShapeDtypeStruct, Device
 
 from . import ir
 from . import backends
-from .ir.trace import MinijaxError, TracerError
+from .ir.errors import MinijaxError
+from . import errors
 from .ir.types import float0
 from .frontend.jit import jit, disable_jit, clear_caches, ensure_compile_time_eval
 from .frontend.lazy_modules import lazy_submodules as _lazy_submodules

@@ -192,7 +192,7 @@ def test_without_ensure_compile_time_eval_the_value_is_abstract():
     @minijax.jit
     def f(x):
         return int(mnp.argmax(mnp.arange(4.0)))
-    with pytest.raises(minijax.TracerError):
+    with pytest.raises(minijax.errors.ConcretizationTypeError):
         f(1.0)
 
 

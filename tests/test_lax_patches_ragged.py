@@ -290,6 +290,6 @@ def test_composite():
     _same(minijax.grad(lambda x: ours(x, scale=2.0))(np.float32(0.5)),
           jax.grad(plain)(np.float32(0.5)))
     _same(minijax.vmap(lambda x: ours(x, scale=2.0))(x), jax.vmap(plain)(x))
-    for lib, jit in ((lax, minijax.jit), (jax.lax, jax.jit)):
-        with pytest.raises(jax.errors.UnexpectedTracerError, match="attribute"):
-            jit(lambda x, s: make(lib)(x, scale=s))(x, 2.0)
+    for lib, api in ((lax, minijax), (jax.lax, jax)):
+        with pytest.raises(api.errors.UnexpectedTracerError, match="attribute"):
+            api.jit(lambda x, s: make(lib)(x, scale=s))(x, 2.0)

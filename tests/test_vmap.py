@@ -347,5 +347,5 @@ def test_numpy_programs_under_vmap():
 def test_error_python_control_flow_on_a_batched_value():
     def f(x):
         return mlax.neg(x) if x > 0 else x
-    with pytest.raises(minijax.TracerError, match="differs from example to example"):
+    with pytest.raises(minijax.errors.TracerBoolConversionError, match="differs from example to example"):
         minijax.vmap(f)(randn(3))

@@ -23,6 +23,7 @@ import functools
 import jax
 import numpy as np
 
+from ..ir.errors import UnexpectedTracerError
 from ..ir.trace import Tracer
 
 __all__ = ["platform_dependent", "composite", "dtype"]
@@ -73,7 +74,7 @@ def composite(decomposition, name: str, version: int = 0):
     @functools.wraps(decomposition)
     def call(*args, **kwargs):
         if any(isinstance(leaf, Tracer) for leaf in jax.tree_util.tree_leaves(kwargs)):
-            raise jax.errors.UnexpectedTracerError(
+            raise UnexpectedTracerError(
                 f"Found a JAX Tracer as an attribute in the decomposition for the "
                 f"composite op '{name}'. Attributes must be known when tracing: pass "
                 f"traced values as positional arguments of the composite.")

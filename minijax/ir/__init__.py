@@ -21,7 +21,8 @@ from .core import (Var, Literal, Eqn, Jaxpr, ClosedJaxpr, ReadEffect, WriteEffec
                    AccumEffect, AllocEffect, DebugEffect)
 from . import primitives
 from .primitives import Primitive, type_rules, effect_rules, primitives_by_name
-from .trace import (Trace, Tracer, EvalTrace, MinijaxError, TracerError, bind,
+from .errors import MinijaxError
+from .trace import (Trace, Tracer, EvalTrace, bind,
                     current_trace, set_current_trace, reset_trace_state)
 from .staging import trace_to_jaxpr, convert_constvars_to_invars
 from .printer import pp_jaxpr, dumps

@@ -30,7 +30,8 @@ from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr, literal_value
 from .elementwise import convert_element_type_p
 from .primitives import jit_p, signature_of
 from .source_info import caller_source_info, current_source_info, no_source_info
-from .trace import Trace, Tracer, TracerError, current_trace, set_current_trace, aval_of
+from .errors import UnexpectedTracerError
+from .trace import Trace, Tracer, current_trace, set_current_trace, aval_of
 from .types import ShapedArray, is_key
 
 
@@ -79,7 +80,7 @@ class StagingTrace(Trace):
             if x._trace is self:
                 return x.ir_var
             if not x._trace.is_ancestor_of(self):
-                raise TracerError(
+                raise UnexpectedTracerError(
                     f"an escaped tracer {x!r} was used in a function being traced; it "
                     f"belongs to a transformation that has already finished.")
             return self._closed_over(x, aval_of(x))

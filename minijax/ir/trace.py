@@ -25,14 +25,9 @@ from . import root_modes
 from .ref_ledger import RefLedger
 from .source_info import begin_operation, end_operation, source_context
 from .types import aval_of_value
-
-
-class MinijaxError(Exception):
-    """Base class of every error minijax raises about a user's program."""
-
-
-class TracerError(MinijaxError, TypeError):
-    """A tracer was used where a concrete value is needed, or escaped its trace."""
+from .errors import (MinijaxError, ConcretizationTypeError, TracerBoolConversionError,
+                     TracerIntegerConversionError, TracerArrayConversionError,
+                     UnexpectedTracerError)
 
 
 class Trace:
@@ -96,10 +91,11 @@ class Tracer:
         """The underlying concrete value, or None if it depends on traced inputs."""
         return None
 
-    def _concrete_or_raise(self, what):
+    def _concrete_or_raise(self, what, error=ConcretizationTypeError):
+        """The concrete value, or `error` (JAX's class for the mistake) if it is traced."""
         value = self.concrete_value()
         if value is None:
-            raise TracerError(
+            raise error(
                 f"{what} needs a concrete value, but this is an abstract tracer of type "
                 f"{self.aval} inside {type(self._trace).__name__}. Python control flow "
                 f"cannot depend on values traced by jit; use lax.cond / jnp.where, or "
@@ -107,7 +103,7 @@ class Tracer:
         return value
 
     def __bool__(self):
-        return bool(self._concrete_or_raise("bool()"))
+        return bool(self._concrete_or_raise("bool()", TracerBoolConversionError))
 
     def __int__(self):
         return int(self._concrete_or_raise("int()"))
@@ -116,7 +112,8 @@ class Tracer:
         return float(self._concrete_or_raise("float()"))
 
     def __index__(self):
-        return int(self._concrete_or_raise("an index (__index__)"))
+        return int(self._concrete_or_raise("an index (__index__)",
+                                           TracerIntegerConversionError))
 
     def __len__(self):
         if not self.aval.shape:
@@ -127,7 +124,8 @@ class Tracer:
         raise TypeError(f"unhashable type: {type(self).__name__} (tracers are not hashable)")
 
     def __array__(self, *args, **kwargs):
-        value = self._concrete_or_raise("conversion to a NumPy array")
+        value = self._concrete_or_raise("conversion to a NumPy array",
+                                        TracerArrayConversionError)
         import numpy as np
         return np.asarray(value, *args, **kwargs)
 
@@ -152,7 +150,7 @@ class EvalTrace(Trace):
     def process_primitive(self, prim, args, params):
         for arg in args:
             if isinstance(arg, Tracer):
-                raise TracerError(
+                raise UnexpectedTracerError(
                     f"an escaped tracer {arg!r} reached {prim.name} outside its "
                     f"transformation. A traced value was stored somewhere (a global, a "
                     f"list, an attribute) and used after the function returned.")

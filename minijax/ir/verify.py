@@ -35,7 +35,7 @@ from .types import ShapedArray, RefType, canonical_dtype, aval_of_value
 CONTEXT_EQNS = 3
 
 
-class VerifierError(MinijaxError):
+class VerifierError(MinijaxError, TypeError):
     """A jaxpr is ill scoped or ill typed. The message names the equation."""
 
 

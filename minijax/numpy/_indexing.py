@@ -39,6 +39,7 @@ import numpy as np
 from .. import lax
 from ..frontend.control_flow import while_loop
 from ..frontend.vmap import vmap
+from ..ir.errors import JAXIndexError, NonConcreteBooleanIndexError
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
@@ -60,8 +61,10 @@ def _static_slice(s: slice, n: int):
     parts = []
     for part in (s.start, s.stop, s.step):
         if isinstance(part, Tracer):
+            # an IndexError, as JAX's: the index, not the array, is at fault
             part = part._concrete_or_raise("a slice bound in indexing (slice bounds must "
-                                           "be static; use lax.dynamic_slice)")
+                                           "be static; use lax.dynamic_slice)",
+                                           JAXIndexError)
         parts.append(None if part is None else int(np.asarray(part)))
     start, stop, step = slice(*parts).indices(n)
     return start, len(range(start, stop, step)), step
@@ -115,7 +118,8 @@ def _expand(fname, shape, idx, for_update=False):
             if isinstance(item, Tracer):
                 item = item._concrete_or_raise(
                     f"{fname}: a boolean mask index (the result's shape depends on its "
-                    f"values; use jnp.where(mask, x, 0) instead)")
+                    f"values; use jnp.where(mask, x, 0) instead)",
+                    NonConcreteBooleanIndexError)
             mask = np.asarray(item)
             if mask.ndim == 0:
                 raise IndexError(f"{fname}: boolean scalar indices are not supported")

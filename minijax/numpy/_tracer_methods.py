@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
-from ..ir.trace import Tracer, TracerError
+from ..ir.errors import ConcretizationTypeError
+from ..ir.trace import Tracer
 from . import (_array_edit, _complex, _creation, _dtypes, _indexing, _linalg, _reductions,
                _shape, _sorting, _take, _ufuncs)
 
@@ -151,9 +152,9 @@ def _byteswap(self, inplace=False):
 
 def _refuse_concrete(what):
     """A jax.Array query about a concrete buffer (its device, shards, bytes...): a traced
-    value has no buffer, so it raises TracerError, JAX's ConcretizationTypeError's kin."""
+    value has no buffer, so it raises ConcretizationTypeError."""
     def refuse(self, *args, **kwargs):
-        raise TracerError(f"The {what} is not available on a traced array of type "
+        raise ConcretizationTypeError(f"The {what} is not available on a traced array of type "
                           f"{self.aval}: it has no buffer while it is traced. Query it on "
                           f"the concrete result, outside the traced function.")
     return refuse

@@ -11,7 +11,8 @@ from typing import NamedTuple
 from ..ir import primitives as P
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.registry import register_rule_table, GenericPath
-from ..ir.trace import (Trace, Tracer, MinijaxError, TracerError, aval_of, current_trace,
+from ..ir.errors import ConcretizationTypeError
+from ..ir.trace import (Trace, Tracer, MinijaxError, aval_of, current_trace,
                         set_current_trace)
 from ..ir.types import RefType
 
@@ -80,8 +81,8 @@ class BatchTracer(Tracer):
                 self._aval = stacked.update(shape=shape[:d] + shape[d + 1:])
         return self._aval
 
-    def _concrete_or_raise(self, what):
-        raise TracerError(
+    def _concrete_or_raise(self, what, error=ConcretizationTypeError):
+        raise error(
             f"{what} needs one concrete value, but this {self.aval} differs from example "
             f"to example: it depends on an input mapped by vmap. Python control flow "
             f"cannot branch per example; use lax.select / jnp.where or lax.cond, or pass "

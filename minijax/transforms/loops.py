@@ -45,7 +45,7 @@ from .collective_rules import refuse_per_example_collectives
 while_p = CF.while_p
 
 
-class WhileLoopReverseModeError(MinijaxError, TypeError):
+class WhileLoopReverseModeError(MinijaxError, ValueError):
     """Reverse-mode differentiation of a `while_loop` (or dynamic-bound `fori_loop`)."""
 
 
