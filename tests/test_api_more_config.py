@@ -199,14 +199,19 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_debug_nans_raises_where_jax_does(case):
+def test_debug_nans_raises_where_jax_does(case, capsys):
     make, x, where = CASES[case]
     with jax.debug_nans(True):
         expected = _raised(make(jnp, jax), x)
+    printed_by_jax = capsys.readouterr().out
     with minijax.debug_nans(True):
         got = _raised(make(mnp, minijax), x)
     assert got == f"invalid value (nan) encountered in {where}"
     assert expected == got or case == "eager mul"
+    # Each jitted call that finds the NaN (a jnp function is one) says on stdout that
+    # it runs again op by op, in JAX's words: once per level of nesting.
+    assert capsys.readouterr().out == printed_by_jax
+    assert "de-optimized" in printed_by_jax
     # Off again after the block: the NaN comes back as a value.
     assert np.isnan(make(mnp, minijax)(x))
 

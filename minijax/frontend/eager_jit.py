@@ -165,10 +165,13 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                     pass
                 return compiled.call_after_miss(args, kwargs)
             trace = current_trace()
-            if float_checks_on() or stages_a_program(trace):
+            at_root = type(trace) is EvalTrace
+            if stages_a_program(trace) or (float_checks_on() and not at_root):
                 return fun(*args, **kwargs)
-            if type(trace) is EvalTrace:
-                # (`disable_jit`: `compiled` runs `fun` op by op.)
+            if at_root:
+                # (`disable_jit`: `compiled` runs `fun` op by op. Under NaN checks
+                # `compiled` checks its outputs and runs `fun` again op by op to find
+                # the operation, as JAX does with its jitted jnp function.)
                 return (compiled(*args, **kwargs) if operands_plain(args, kwargs)
                         else fun(*args, **kwargs))
             # An eager transformation: one inline `jit` call, which its rules

@@ -350,8 +350,12 @@ class JitFunction:
         if self._jit_cache.refs_seen or _has_minijax_leaves((args, kwargs)):
             # Running it again would write its refs twice.
             raise FloatingPointError(f"invalid value ({found}) encountered in {name}")
-        with disable_jit():
-            self._fun(*args, **kwargs)      # raises FloatingPointError at the op
+        # As JAX: say so on stdout (a program then prints the same under both
+        # libraries), and call the function as if it were not jitted. Its own jitted
+        # calls stay compiled and do the same in turn, down to the operation.
+        print("Invalid nan value encountered in the output of a jax.jit function. "
+              "Calling the de-optimized version.")
+        self._fun(*args, **kwargs)          # raises FloatingPointError at the op
         raise FloatingPointError(
             f"invalid value ({found}) encountered in {name}. Because jax_debug_nans or "
             f"jax_debug_infs is set, the function ran again op by op (as without jit) "
