@@ -89,7 +89,7 @@ from . import interop  # noqa: E402
 # a pytree when it is).
 _LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "test_util", "ops",
                                 "experimental", "custom_batching", "custom_derivatives",
-                                "profiler", "dlpack"})
+                                "profiler", "dlpack", "core"})
 
 
 __getattr__, __dir__ = _lazy_submodules(__name__, _LAZY_SUBMODULES)
