@@ -14,6 +14,8 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
 * `jax_no_tracing`: a `jit` trace of a new signature is JAX's RuntimeError instead.
 * `jax_check_tracer_leaks`: a finished trace with tracers still referenced is an
   error (`ir/leak_checks.py`); `checking_leaks()` turns it on for a block.
+* `jax_debug_key_reuse`: a PRNG key used twice is a `KeyReuseError`
+  (`transforms/key_reuse.py`); one of this thread's root modes (`ir/root_modes.py`).
 * `jax_default_device`: None or this process's device (or its platform's name).
   minijax runs on JAX's default device, and on a machine with one device every
   accepted value names that device.
@@ -31,7 +33,7 @@ import threading
 
 import jax
 
-from ..ir import checks, leak_checks
+from ..ir import checks, leak_checks, root_modes
 
 DTYPE_PROMOTIONS = ("standard", "strict")
 RANK_PROMOTIONS = ("allow", "warn", "raise")
@@ -111,6 +113,17 @@ no_tracing = ThreadFlag("jax_no_tracing", False, bool_flag("jax_no_tracing"), Fa
 default_device = ThreadFlag("jax_default_device", None, _device, False)
 
 
+def _key_reuse_setter(set_mode):
+    def set_key_reuse(value):
+        if value != root_modes.modes.key_reuse:
+            set_mode("key_reuse", value)
+            from .jit import clear_caches       # (jit.py imports this module)
+            clear_caches()     # the samplers mark the keys they use only while it is on
+        else:
+            set_mode("key_reuse", value)
+    return set_key_reuse
+
+
 def _set_checks(value):
     checks.enable_checks(value)
 
@@ -123,6 +136,10 @@ MODELLED = {
     "jax_default_device": default_device.entry(),
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
                           bool_flag("jax_enable_checks")),
+    "jax_debug_key_reuse": (lambda: root_modes.modes.key_reuse,
+                            _key_reuse_setter(root_modes.set_here),
+                            _key_reuse_setter(root_modes.set_default),
+                            bool_flag("jax_debug_key_reuse")),
     "jax_check_tracer_leaks": (lambda: leak_checks.checking.on, leak_checks.set_here,
                                leak_checks.set_default, bool_flag("jax_check_tracer_leaks")),
 }
@@ -131,7 +148,7 @@ MODELLED = {
 DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_numpy_rank_promotion": "allow",
             "jax_log_compiles": False,
             "jax_no_tracing": False, "jax_default_device": None,
-            "jax_check_tracer_leaks": False,
+            "jax_check_tracer_leaks": False, "jax_debug_key_reuse": False,
             "jax_enable_checks": os.environ.get("MINIJAX_ENABLE_CHECKS", "")
             not in ("", "0")}
 
@@ -201,7 +218,6 @@ transfer_guard_host_to_device = JaxValueOnly("jax_transfer_guard_host_to_device"
 transfer_guard_device_to_device = JaxValueOnly("jax_transfer_guard_device_to_device")
 transfer_guard_device_to_host = JaxValueOnly("jax_transfer_guard_device_to_host")
 explain_cache_misses = JaxValueOnly("jax_explain_cache_misses")
-debug_key_reuse = JaxValueOnly("jax_debug_key_reuse")
 default_prng_impl = JaxValueOnly("jax_default_prng_impl")
 threefry_partitionable = JaxValueOnly("jax_threefry_partitionable")
 legacy_prng_key = JaxValueOnly("jax_legacy_prng_key")

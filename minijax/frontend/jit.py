@@ -59,6 +59,7 @@ from .sharding import constrain_jit_shardings
 from .tracing import Staged, eval_shape, stage_cached, staging_key
 from .config_flags import before_trace
 from ..transforms.discharge import mentions_refs
+from ..transforms.key_reuse import check_jaxpr as check_key_reuse
 from .aot import Lowered
 
 
@@ -365,7 +366,9 @@ class JitFunction:
         if _root_modes.jit_disabled:
             return self._fun(*args, **kwargs)
         cache = self._jit_cache
-        if type(current_trace()) is not EvalTrace or cache.refs_seen:
+        # (Under jax_debug_key_reuse a call at the root binds `jit`, so that the root
+        # trace checks and marks the keys it uses: transforms/key_reuse.py.)
+        if type(current_trace()) is not EvalTrace or cache.refs_seen or _root_modes.key_reuse:
             return self._call_staged(args, kwargs)
         fast = cache.fast
         if fast is None:
@@ -411,9 +414,12 @@ class JitFunction:
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             self._fun, args, kwargs, self._static_argnums, self._static_argnames)
         where = f"jit({fun_name(self._fun)})"
-        return stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
-                            static_key, where,
-                            lambda in_avals: before_trace(where, in_avals, self._fun))
+        staged, leaves = stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
+                                      static_key, where,
+                                      lambda in_avals: before_trace(where, in_avals, self._fun))
+        if _root_modes.key_reuse:           # as JAX checks each jit trace
+            check_key_reuse(staged.call_jaxpr)
+        return staged, leaves
 
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)

@@ -18,6 +18,7 @@ from .. import numpy as jnp
 from .jit import jit
 from .sharding import constrain
 from ..ir import random_primitives as R
+from ..ir import root_modes
 from ..ir.trace import aval_of, bind
 from ..ir.types import canonical_dtype, is_key, is_float, is_inexact, is_integer
 
@@ -138,6 +139,8 @@ def _hash_counters(typed_key, shape):
     low = lax.iota(_U32, size) if shape else np.uint32(0)
     if len(shape) > 1:
         low = lax.reshape(low, shape)
+    if root_modes.modes.key_reuse:     # hashing a key for bits or children uses it up
+        typed_key = bind(R.random_consume_p, typed_key)
     k1, k2 = _key_words(typed_key)
     return bind(R.threefry2x32_p, k1, k2, np.uint32(0), low)
 

@@ -30,6 +30,8 @@ from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import Tracer
 from ..ir.types import RefType
 from ..ir.verify import verify_jaxpr
+from ..ir import root_modes
+from ..transforms.key_reuse import check_jaxpr as check_key_reuse
 from ..backends.xla_collectives import context_mesh
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs
 from .collectives import bound_axis_env
@@ -84,6 +86,8 @@ def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
         leaves, in_avals, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
         closed, out_tree = trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_avals,
                                        in_tree, where)
+        if root_modes.modes.key_reuse:      # JAX's make_jaxpr is a jit trace, checked too
+            check_key_reuse(closed.jaxpr)
         if not return_shape:
             return closed
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
