@@ -186,3 +186,11 @@ def test_one_rule_table_for_every_primitive():
     sig = key_reuse.signature_of(P.slice_p, [key_aval], dict(
         start_indices=(1,), limit_indices=(2,), strides=None))
     assert sig.sinks[0].tolist() == [False, True, False] and sig.sources == {0}
+
+
+def test_experimental_module_has_jax_public_names():
+    import jax.experimental.key_reuse as jax_module
+    import minijax.experimental.key_reuse as module
+    public = lambda m: sorted(n for n in dir(m) if not n.startswith("_"))   # noqa: E731
+    assert public(module) == public(jax_module)
+    assert "jax_debug_key_reuse" in module.__doc__
