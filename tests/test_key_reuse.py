@@ -33,6 +33,11 @@ def _split_step(j):
     return step
 
 
+def _traced(j, f):
+    """`f` traced by `jit` and not compiled: the check runs on the trace."""
+    return lambda *args: j.jit(f).trace(*args)
+
+
 # name -> (program of a library `j`, verdict on every jax release tested)
 CASES = {
     # eager: the root trace remembers consumed keys
@@ -68,39 +73,39 @@ CASES = {
                                              + j.random.normal(k))(1.0, j.random.key(0)),
                             REFUSED),
     # traced: each jit (and make_jaxpr) trace is checked
-    "jit: two samplers": (lambda j: j.jit(lambda k: j.random.normal(k) + j.random.uniform(k))(
+    "jit: two samplers": (lambda j: _traced(j, lambda k: j.random.normal(k) + j.random.uniform(k))(
         j.random.key(0)), REFUSED),
-    "jit: each child once": (lambda j: j.jit(
+    "jit: each child once": (lambda j: _traced(j, 
         lambda k: [j.random.normal(c) for c in j.random.split(k)])(j.random.key(0)), ACCEPTED),
-    "jit: one slice twice": (lambda j: j.jit(lambda ks: (j.random.normal(ks[0]), j.random.normal(
+    "jit: one slice twice": (lambda j: _traced(j, lambda ks: (j.random.normal(ks[0]), j.random.normal(
         ks[0])))(j.random.split(j.random.key(0), 3)), REFUSED),
-    "jit: two slices": (lambda j: j.jit(lambda ks: (j.random.normal(ks[0]), j.random.normal(
+    "jit: two slices": (lambda j: _traced(j, lambda ks: (j.random.normal(ks[0]), j.random.normal(
         ks[1])))(j.random.split(j.random.key(0), 3)), ACCEPTED),
-    "jit: a reshaped key is the key": (lambda j: j.jit(lambda k: (
+    "jit: a reshaped key is the key": (lambda j: _traced(j, lambda k: (
         j.random.normal(k.reshape((1,))[0]), j.random.normal(k)))(j.random.key(0)), REFUSED),
-    "jit: where uses both operands": (lambda j: j.jit(lambda p, a, b: (
+    "jit: where uses both operands": (lambda j: _traced(j, lambda p, a, b: (
         j.random.normal(j.numpy.where(p, a, b)), j.random.normal(a)))(
         True, j.random.key(0), j.random.key(1)), REFUSED),
-    "jit: clone": (lambda j: j.jit(lambda k: j.random.normal(j.random.clone(k))
+    "jit: clone": (lambda j: _traced(j, lambda k: j.random.normal(j.random.clone(k))
                                    + j.random.normal(k))(j.random.key(0)), ACCEPTED),
     "make_jaxpr: two samplers": (lambda j: j.make_jaxpr(
         lambda k: j.random.normal(k) + j.random.normal(k))(j.random.key(0)), REFUSED),
-    "checkpoint: two samplers": (lambda j: j.jit(j.checkpoint(
+    "checkpoint: two samplers": (lambda j: _traced(j, j.checkpoint(
         lambda k: j.random.normal(k) + j.random.normal(k)))(j.random.key(0)), REFUSED),
-    "cond: one use per branch": (lambda j: j.jit(lambda p, k: _cond_samples(j, p, k))(
+    "cond: one use per branch": (lambda j: _traced(j, lambda p, k: _cond_samples(j, p, k))(
         True, j.random.key(0)), ACCEPTED),
-    "cond, then the key": (lambda j: j.jit(lambda p, k: _cond_samples(j, p, k)
+    "cond, then the key": (lambda j: _traced(j, lambda p, k: _cond_samples(j, p, k)
                                            + j.random.normal(k))(True, j.random.key(0)),
                            REFUSED),
-    "fori_loop: body uses a closed-over key": (lambda j: j.jit(lambda k: j.lax.fori_loop(
+    "fori_loop: body uses a closed-over key": (lambda j: _traced(j, lambda k: j.lax.fori_loop(
         0, 3, lambda i, x: x + j.random.normal(k), 0.0))(j.random.key(0)), REFUSED),
-    "fori_loop: carried key split each step": (lambda j: j.jit(lambda k: j.lax.fori_loop(
+    "fori_loop: carried key split each step": (lambda j: _traced(j, lambda k: j.lax.fori_loop(
         0, 3, _split_step(j), (k, 0.0)))(j.random.key(0)), ACCEPTED),
-    "scan: carried key used, not renewed": (lambda j: j.jit(lambda k: j.lax.scan(
+    "scan: carried key used, not renewed": (lambda j: _traced(j, lambda k: j.lax.scan(
         lambda c, x: (c, j.random.normal(c)), k, None, length=3))(j.random.key(0)), REFUSED),
-    "while_loop: carried key renewed": (lambda j: j.lax.while_loop(
+    "while_loop: carried key renewed": (lambda j: _traced(j, lambda k: j.lax.while_loop(
         lambda c: c[1] < 3, lambda c: (j.random.split(c[0])[0], c[1] + 1),
-        (j.random.key(0), 0)), ACCEPTED),
+        (k, 0)))(j.random.key(0)), ACCEPTED),
     "while_loop: body uses a closed-over key": (lambda j: (lambda k: j.lax.while_loop(
         lambda c: c < 3.0, lambda c: c + j.random.uniform(k), 0.0))(j.random.key(0)), REFUSED),
 }

@@ -113,17 +113,6 @@ no_tracing = ThreadFlag("jax_no_tracing", False, bool_flag("jax_no_tracing"), Fa
 default_device = ThreadFlag("jax_default_device", None, _device, False)
 
 
-def _key_reuse_setter(set_mode):
-    def set_key_reuse(value):
-        if value != root_modes.modes.key_reuse:
-            set_mode("key_reuse", value)
-            from .jit import clear_caches       # (jit.py imports this module)
-            clear_caches()     # the samplers mark the keys they use only while it is on
-        else:
-            set_mode("key_reuse", value)
-    return set_key_reuse
-
-
 def _set_checks(value):
     checks.enable_checks(value)
 
@@ -136,9 +125,10 @@ MODELLED = {
     "jax_default_device": default_device.entry(),
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
                           bool_flag("jax_enable_checks")),
+    # (A trace made while it is on is cached apart: frontend/tracing.py, staging_key.)
     "jax_debug_key_reuse": (lambda: root_modes.modes.key_reuse,
-                            _key_reuse_setter(root_modes.set_here),
-                            _key_reuse_setter(root_modes.set_default),
+                            lambda value: root_modes.set_here("key_reuse", value),
+                            lambda value: root_modes.set_default("key_reuse", value),
                             bool_flag("jax_debug_key_reuse")),
     "jax_check_tracer_leaks": (lambda: leak_checks.checking.on, leak_checks.set_here,
                                leak_checks.set_default, bool_flag("jax_check_tracer_leaks")),

@@ -143,9 +143,11 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str, on_mis
 def staging_key(in_tree, in_avals, static_key) -> tuple:
     """The key of a trace in a staging cache, at the root (`stage_cached` adds the
     named axes bound around a call): the inputs' structure and avals, the static
-    arguments, the JAX flags a trace reads and the context mesh. `jit`'s fast path
+    arguments, the JAX flags a trace reads, whether keys are checked for reuse (the
+    samplers mark the keys they use only then) and the context mesh. `jit`'s fast path
     (`frontend/jit.py`) looks its traces up by this key too, so the two share them."""
-    return (in_tree, tuple(in_avals), static_key, flags_key()) + mesh_key()
+    return ((in_tree, tuple(in_avals), static_key, flags_key(), root_modes.modes.key_reuse)
+            + mesh_key())
 
 
 def flags_key() -> bool:
