@@ -2,11 +2,13 @@
 flag on in both libraries, and both must refuse it (KeyReuseError) or both accept it.
 Every verdict is also written down, so the table checks both outcomes and a checker
 that refused, or accepted, everything would fail here. The same on jax 0.10.2,
-0.11.2 and 0.12.0.1.
+0.11.2 and 0.12.0.1. Then the two flags about raw `uint32` keys,
+`jax_legacy_prng_key` and `jax_enable_custom_prng`, against JAX's.
 """
 from __future__ import annotations
 
 import threading
+import warnings
 
 import jax
 import numpy as np
@@ -59,20 +61,18 @@ CASES = {
         j.random.wrap_key_data(j.random.key_data(k)))))(j.random.key(0)), ACCEPTED),
     "raw PRNGKey twice": (lambda j: (lambda k: (j.random.normal(k), j.random.normal(k)))(
         j.random.PRNGKey(0)), ACCEPTED),
-    "bernoulli then randint": (lambda j: (lambda k: (j.random.bernoulli(k),
-                                                     j.random.randint(k, (), 0, 3)))(
-        j.random.key(0)), REFUSED),
     "jitted sampler called twice": (lambda j: (lambda f, k: (f(k), f(k)))(
         j.jit(lambda k: j.random.normal(k)), j.random.key(0)), REFUSED),
     "eager where, then its operand": (lambda j: (lambda a, b: (
         j.numpy.where(True, a, b), j.random.normal(a)))(j.random.key(0), j.random.key(1)),
         REFUSED),
-    "vmap: one key twice": (lambda j: j.vmap(lambda k: j.random.normal(k) + j.random.normal(k))(
-        j.random.split(j.random.key(0), 3)), REFUSED),
     "grad: one key twice": (lambda j: j.grad(lambda x, k: x * j.random.normal(k)
                                              + j.random.normal(k))(1.0, j.random.key(0)),
                             REFUSED),
     # traced: each jit (and make_jaxpr) trace is checked
+    "vmap: one key twice": (lambda j: _traced(j, lambda k: j.vmap(
+        lambda k: j.random.normal(k) + j.random.bits(k))(j.random.split(k, 3)))(
+        j.random.key(0)), REFUSED),
     "jit: two samplers": (lambda j: _traced(j, lambda k: j.random.normal(k) + j.random.uniform(k))(
         j.random.key(0)), REFUSED),
     "jit: each child once": (lambda j: _traced(j, 
@@ -148,10 +148,10 @@ def test_flag_off_checks_nothing_and_adds_nothing():
 def test_clone_keeps_the_key_value():
     key = minijax.random.key(3)
     with minijax.debug_key_reuse(True):
-        a = minijax.random.normal(minijax.random.clone(key), (2,))
-        b = minijax.random.normal(key, (2,))
+        a = minijax.random.normal(minijax.random.clone(key))
+        b = minijax.random.normal(key)
     np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(a, jax.random.normal(jax.random.key(3), (2,)))
+    np.testing.assert_array_equal(a, jax.random.normal(jax.random.key(3)))
 
 
 def test_config_update_read_and_threads():
@@ -199,3 +199,58 @@ def test_experimental_module_has_jax_public_names():
     public = lambda m: sorted(n for n in dir(m) if not n.startswith("_"))   # noqa: E731
     assert public(module) == public(jax_module)
     assert "jax_debug_key_reuse" in module.__doc__
+
+
+# -- raw keys: jax_legacy_prng_key, jax_enable_custom_prng ---------------------------------
+
+RAW_KEY_PROGRAMS = {
+    "sampler": lambda j: j.random.normal(j.random.PRNGKey(0)),
+    "split": lambda j: j.random.split(j.random.PRNGKey(0)),
+    "under jit": lambda j: j.jit(lambda k: j.random.uniform(k))(j.random.PRNGKey(1)),
+    "typed key": lambda j: j.random.normal(j.random.key(0)),
+}
+
+
+def _raw_key_outcomes(lib, flag, value):
+    """What each program gives with `flag` at `value`: its result's dtype or its error,
+    and the warnings (category, message) it gave. (One block for all: a change of
+    these flags empties minijax's trace caches.)"""
+    outcomes = {}
+    with getattr(lib, flag)(value):
+        for name, program in RAW_KEY_PROGRAMS.items():
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    result = str(program(lib).dtype)
+                except ValueError as error:
+                    result = f"ValueError: {error}"
+            outcomes[name] = result, sorted({(w.category.__name__, str(w.message))
+                                             for w in caught})
+    return outcomes
+
+
+@pytest.mark.parametrize("flag, value", [("legacy_prng_key", "warn"),
+                                         ("legacy_prng_key", "error"),
+                                         ("enable_custom_prng", True)])
+def test_raw_key_flags_as_jax(flag, value):
+    outcomes = _raw_key_outcomes(minijax, flag, value)
+    assert outcomes == _raw_key_outcomes(jax, flag, value)
+    assert outcomes["typed key"] == ("float32", [])      # typed keys are never affected
+    if value == "warn":
+        [(category, message)] = outcomes["split"][1]
+        assert category == "UserWarning" and message.startswith("Legacy uint32 key array")
+    elif value == "error":
+        assert outcomes["sampler"][0].startswith("ValueError: Legacy uint32 key array")
+    else:      # custom PRNG: raw keys in, typed keys out
+        assert outcomes["split"] == ("key<fry>", [])
+    assert minijax.config.read(f"jax_{flag}") == getattr(jax.config, f"jax_{flag}")
+
+
+def test_raw_key_flags_refuse_other_values():
+    with pytest.raises(ValueError, match="jax_legacy_prng_key"):
+        minijax.config.update("jax_legacy_prng_key", "raise")
+    with pytest.raises(ValueError, match="jax_enable_custom_prng"):
+        with minijax.enable_custom_prng("yes"):
+            pass
+    assert minijax.config.jax_legacy_prng_key == "allow"
+    assert minijax.random.PRNGKey(0).dtype == np.uint32
