@@ -61,8 +61,9 @@ CASES = {
         j.random.wrap_key_data(j.random.key_data(k)))))(j.random.key(0)), ACCEPTED),
     "raw PRNGKey twice": (lambda j: (lambda k: (j.random.normal(k), j.random.normal(k)))(
         j.random.PRNGKey(0)), ACCEPTED),
-    "jitted sampler called twice": (lambda j: (lambda f, k: (f(k), f(k)))(
-        j.jit(lambda k: j.random.normal(k)), j.random.key(0)), REFUSED),
+    "jitted, donating, called twice": (lambda j: (lambda f, k: (f(k, j.numpy.ones(2)), f(
+        k, j.numpy.ones(2))))(j.jit(lambda k, x: x + j.random.normal(k), donate_argnums=1),
+                             j.random.key(0)), REFUSED),
     "eager where, then its operand": (lambda j: (lambda a, b: (
         j.numpy.where(True, a, b), j.random.normal(a)))(j.random.key(0), j.random.key(1)),
         REFUSED),
@@ -86,6 +87,8 @@ CASES = {
     "jit: where uses both operands": (lambda j: _traced(j, lambda p, a, b: (
         j.random.normal(j.numpy.where(p, a, b)), j.random.normal(a)))(
         True, j.random.key(0), j.random.key(1)), REFUSED),
+    "jit: stop_gradient does not use a key": (lambda j: _traced(j, lambda k: (
+        j.lax.stop_gradient(k), j.random.normal(k)))(j.random.key(0)), ACCEPTED),
     "jit: clone": (lambda j: _traced(j, lambda k: j.random.normal(j.random.clone(k))
                                    + j.random.normal(k))(j.random.key(0)), ACCEPTED),
     "make_jaxpr: two samplers": (lambda j: j.make_jaxpr(

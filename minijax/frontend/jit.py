@@ -59,7 +59,7 @@ from .sharding import constrain_jit_shardings
 from .tracing import Staged, eval_shape, stage_cached, staging_key
 from .config_flags import before_trace
 from ..transforms.discharge import mentions_refs
-from ..transforms.key_reuse import check_jaxpr as check_key_reuse
+from ..transforms.key_reuse import check_jaxpr as check_key_reuse, eager_call as eager_key_reuse_call
 from .aot import Lowered
 
 
@@ -435,9 +435,13 @@ class JitFunction:
             # another program the call is compiled with the program around it, which
             # is also where JAX's options stop applying.)
             n_consts = len(staged.closed.consts)
-            outs = call_donating(staged.call_jaxpr, inputs,
-                                 tuple(n_consts + k for k in donated), f"jit({name})",
-                                 self._placement_key)
+            run = lambda *inputs, **_: call_donating(      # noqa: E731
+                staged.call_jaxpr, inputs, tuple(n_consts + k for k in donated),
+                f"jit({name})", self._placement_key)
+            if _root_modes.key_reuse:       # checked as the root trace checks a `jit`
+                outs = eager_key_reuse_call(P.jit_p, inputs, {"jaxpr": staged.call_jaxpr}, run)
+            else:
+                outs = run(*inputs)
             if float_checks_on():
                 self._check_float_outputs(outs, args, kwargs)
         elif type(current_trace()) is EvalTrace and float_checks_on():

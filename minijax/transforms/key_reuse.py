@@ -94,7 +94,8 @@ key_reuse_rules: dict = register_rule_table(
 
 for _prim in (P.broadcast_in_dim_p, P.expand_dims_p, P.convert_element_type_p,
               P.reshape_p, P.squeeze_p, sharding_constraint_p, P.dynamic_slice_p,
-              P.gather_p):
+              P.gather_p,
+              P.stop_gradient_p):   # (JAX's stop_gradient returns a key as it is)
     key_reuse_rules[_prim] = FORWARD
 for _prim in (P.eq_p, P.ne_p, R.random_unwrap_p, debug_print_p, debug_callback_p):
     key_reuse_rules[_prim] = UNCHANGED
