@@ -109,6 +109,15 @@ CASES = {
     "while_loop: carried key renewed": (lambda j: _traced(j, lambda k: j.lax.while_loop(
         lambda c: c[1] < 3, lambda c: (j.random.split(c[0])[0], c[1] + 1),
         (k, 0)))(j.random.key(0)), ACCEPTED),
+    "while_loop: cond and body use one carried key": (lambda j: _traced(
+        j, lambda k: j.lax.while_loop(lambda c: j.random.uniform(c[0]) < 2, lambda c: (
+            j.random.split(c[0])[0], c[1] + 1), (k, 0)))(j.random.key(0)), REFUSED),
+    "scan over keys": (lambda j: _traced(j, lambda k: j.lax.scan(
+        lambda c, k: (c + j.random.normal(k), None), 0.0, j.random.split(k, 3)))(
+        j.random.key(0)), ACCEPTED),
+    "jit: stack uses its keys": (lambda j: _traced(j, lambda a, b: (
+        j.numpy.stack([a, b]), j.random.normal(a)))(j.random.key(0), j.random.key(1)),
+        REFUSED),
     "while_loop: body uses a closed-over key": (lambda j: (lambda k: j.lax.while_loop(
         lambda c: c < 3.0, lambda c: c + j.random.uniform(k), 0.0))(j.random.key(0)), REFUSED),
 }
@@ -181,7 +190,7 @@ def test_config_update_read_and_threads():
         minijax.config.update("jax_debug_key_reuse", "yes")
 
 
-def test_one_rule_table_for_every_primitive():
+def test_rule_table_signatures():
     P = minijax.ir.primitives
     assert key_reuse.key_reuse_rules[P.reshape_p] is key_reuse.FORWARD
     assert key_reuse.key_reuse_rules[P.eq_p] is key_reuse.UNCHANGED
