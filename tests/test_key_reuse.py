@@ -154,7 +154,7 @@ def test_flag_off_checks_nothing_and_adds_nothing():
     with minijax.debug_key_reuse(True):
         on = _primitives(minijax.make_jaxpr(sample)(key))
     assert {random_consume_p, random_clone_p} <= on
-    assert _primitives(minijax.make_jaxpr(sample)(key)) == off   # traced afresh
+    assert _primitives(minijax.make_jaxpr(sample)(key)) == off   # off again: no marks
 
 
 def test_clone_keeps_the_key_value():
