@@ -210,11 +210,8 @@ _JAX_VALUE_ONLY = {"transfer_guard_host_to_device": ("allow", "disallow"),
                    "transfer_guard_device_to_device": ("allow", "disallow"),
                    "transfer_guard_device_to_host": ("allow", "disallow"),
                    "explain_cache_misses": (False, True),
-                   "debug_key_reuse": (False, True),
                    "default_prng_impl": ("threefry2x32", "rbg"),
                    "threefry_partitionable": (True, False),
-                   "legacy_prng_key": ("allow", "error"),
-                   "enable_custom_prng": (False, True),
                    "softmax_custom_jvp": (False, True),
                    "no_execution": (False, True)}
 

@@ -71,7 +71,7 @@ CASES = {
     "seed": (lambda s: (jax.random.key(s), jax.random.PRNGKey(s)), np.int32(-7)),
     "split": (lambda k: (jax.random.split(k, 3), jax.random.split(k, (2, 2))), KEY),
     "raw_split": (lambda k: jax.random.split(k), RAW_KEY),
-    "fold_in": (lambda k: jax.random.fold_in(k, 5), KEY),
+    "fold_in": (lambda k: (jax.random.fold_in(k, 5), jax.random.clone(k)), KEY),
     "bits": (lambda k: (jax.random.bits(k, (2, 3)), jax.random.bits(k, (5,), jnp.uint8),
                         jax.random.bits(k, (), jnp.uint16)), KEY),
     "samplers": (lambda k: (jax.random.uniform(k, (3,)), jax.random.normal(k, (2,)),

@@ -24,7 +24,9 @@ KNOWN_HOLES = {
     # (expand_dims, which JAX spells as broadcast_in_dim, is reached by importing
     # JAX's `stack`.) JAX's custom_vmap_call holds its vmap rule as Python code written
     # with JAX's functions, which cannot run on minijax's tracers.
-    "import": {"custom_lin", "custom_vmap_call"},
+    # random_consume is the mark minijax's key-reuse checker reads; JAX's checker
+    # reads its own primitives' signatures, and binds no such mark in user programs.
+    "import": {"custom_lin", "custom_vmap_call", "random_consume"},
 }
 
 

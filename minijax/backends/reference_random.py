@@ -200,6 +200,16 @@ def _random_unwrap(keys):
     return np.array(keys_as_numpy(keys)["fry"])
 
 
+@_rule(R.random_consume_p)
+def _random_consume(keys):
+    return keys
+
+
+@_rule(R.random_clone_p)
+def _random_clone(keys):
+    return np.array(keys)
+
+
 def _threefry2x32(k1, k2, x1, x2):
     with np.errstate(over="ignore"):   # uint32 arithmetic wraps around, as intended
         return [np.asarray(y, np.uint32)

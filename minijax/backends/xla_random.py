@@ -35,6 +35,9 @@ _register_single(R.bitcast_convert_type_p, lambda x, *, new_dtype:
 _register_single(R.random_wrap_p, lambda words: jax.random.wrap_key_data(
     words, impl="threefry2x32"))
 _register_single(R.random_unwrap_p, jax.random.key_data)
+# The key-reuse checker's marks compute nothing.
+_register_single(R.random_consume_p, lambda keys: keys)
+_register_single(R.random_clone_p, lambda keys: keys)
 
 
 def _threefry2x32(k1, k2, x1, x2):

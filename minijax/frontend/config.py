@@ -249,6 +249,9 @@ log_compiles = FlagContext("jax_log_compiles")
 no_tracing = FlagContext("jax_no_tracing")
 default_device = FlagContext("jax_default_device")
 check_tracer_leaks = FlagContext("jax_check_tracer_leaks")
+debug_key_reuse = FlagContext("jax_debug_key_reuse")
+legacy_prng_key = FlagContext("jax_legacy_prng_key")
+enable_custom_prng = FlagContext("jax_enable_custom_prng")
 
 
 @contextlib.contextmanager

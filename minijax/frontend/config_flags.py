@@ -14,6 +14,13 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
 * `jax_no_tracing`: a `jit` trace of a new signature is JAX's RuntimeError instead.
 * `jax_check_tracer_leaks`: a finished trace with tracers still referenced is an
   error (`ir/leak_checks.py`); `checking_leaks()` turns it on for a block.
+* `jax_debug_key_reuse`: a PRNG key used twice is a `KeyReuseError`
+  (`transforms/key_reuse.py`); one of this thread's root modes (`ir/root_modes.py`).
+* `jax_legacy_prng_key`: 'allow', 'warn' or 'error': what a raw `uint32` key given
+  to a `minijax.random` function does (nothing, JAX's UserWarning, JAX's ValueError);
+  `frontend/random_core.py` reads it.
+* `jax_enable_custom_prng`: `PRNGKey`, and `split`/`fold_in` of a raw key, return
+  typed keys, and a raw key given to a random function is JAX's FutureWarning.
 * `jax_default_device`: None or this process's device (or its platform's name).
   minijax runs on JAX's default device, and on a machine with one device every
   accepted value names that device.
@@ -31,10 +38,11 @@ import threading
 
 import jax
 
-from ..ir import checks, leak_checks
+from ..ir import checks, leak_checks, root_modes
 
 DTYPE_PROMOTIONS = ("standard", "strict")
 RANK_PROMOTIONS = ("allow", "warn", "raise")
+LEGACY_PRNG_KEYS = ("allow", "warn", "error")
 logger = logging.getLogger("minijax")
 
 
@@ -109,6 +117,11 @@ rank_promotion = ThreadFlag("jax_numpy_rank_promotion", "allow",
 log_compiles = ThreadFlag("jax_log_compiles", False, bool_flag("jax_log_compiles"), False)
 no_tracing = ThreadFlag("jax_no_tracing", False, bool_flag("jax_no_tracing"), False)
 default_device = ThreadFlag("jax_default_device", None, _device, False)
+# Both are read when a random function is called, which a cached trace skips.
+raw_key_policy = ThreadFlag("jax_legacy_prng_key", "allow",
+                            one_of("jax_legacy_prng_key", LEGACY_PRNG_KEYS), clears_caches=True)
+custom_prng = ThreadFlag("jax_enable_custom_prng", False, bool_flag("jax_enable_custom_prng"),
+                         clears_caches=True)
 
 
 def _set_checks(value):
@@ -121,8 +134,15 @@ MODELLED = {
     "jax_log_compiles": log_compiles.entry(),
     "jax_no_tracing": no_tracing.entry(),
     "jax_default_device": default_device.entry(),
+    "jax_legacy_prng_key": raw_key_policy.entry(),
+    "jax_enable_custom_prng": custom_prng.entry(),
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
                           bool_flag("jax_enable_checks")),
+    # (A trace made while it is on is cached apart: frontend/tracing.py, staging_key.)
+    "jax_debug_key_reuse": (lambda: root_modes.modes.key_reuse,
+                            lambda value: root_modes.set_here("key_reuse", value),
+                            lambda value: root_modes.set_default("key_reuse", value),
+                            bool_flag("jax_debug_key_reuse")),
     "jax_check_tracer_leaks": (lambda: leak_checks.checking.on, leak_checks.set_here,
                                leak_checks.set_default, bool_flag("jax_check_tracer_leaks")),
 }
@@ -131,7 +151,8 @@ MODELLED = {
 DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_numpy_rank_promotion": "allow",
             "jax_log_compiles": False,
             "jax_no_tracing": False, "jax_default_device": None,
-            "jax_check_tracer_leaks": False,
+            "jax_check_tracer_leaks": False, "jax_debug_key_reuse": False,
+            "jax_legacy_prng_key": "allow", "jax_enable_custom_prng": False,
             "jax_enable_checks": os.environ.get("MINIJAX_ENABLE_CHECKS", "")
             not in ("", "0")}
 
@@ -201,10 +222,7 @@ transfer_guard_host_to_device = JaxValueOnly("jax_transfer_guard_host_to_device"
 transfer_guard_device_to_device = JaxValueOnly("jax_transfer_guard_device_to_device")
 transfer_guard_device_to_host = JaxValueOnly("jax_transfer_guard_device_to_host")
 explain_cache_misses = JaxValueOnly("jax_explain_cache_misses")
-debug_key_reuse = JaxValueOnly("jax_debug_key_reuse")
 default_prng_impl = JaxValueOnly("jax_default_prng_impl")
 threefry_partitionable = JaxValueOnly("jax_threefry_partitionable")
-legacy_prng_key = JaxValueOnly("jax_legacy_prng_key")
-enable_custom_prng = JaxValueOnly("jax_enable_custom_prng")
 softmax_custom_jvp = JaxValueOnly("jax_softmax_custom_jvp")
 no_execution = JaxValueOnly("jax_no_execution")

@@ -59,6 +59,7 @@ from .sharding import constrain_jit_shardings
 from .tracing import Staged, eval_shape, stage_cached, staging_key
 from .config_flags import before_trace
 from ..transforms.discharge import mentions_refs
+from ..transforms.key_reuse import check_jaxpr as check_key_reuse, eager_call as eager_key_reuse_call
 from .aot import Lowered
 
 
@@ -369,7 +370,9 @@ class JitFunction:
         if _root_modes.jit_disabled:
             return self._fun(*args, **kwargs)
         cache = self._jit_cache
-        if type(current_trace()) is not EvalTrace or cache.refs_seen:
+        # (Under jax_debug_key_reuse a call at the root binds `jit`, so that the root
+        # trace checks and marks the keys it uses: transforms/key_reuse.py.)
+        if type(current_trace()) is not EvalTrace or cache.refs_seen or _root_modes.key_reuse:
             return self._call_staged(args, kwargs)
         fast = cache.fast
         if fast is None:
@@ -415,9 +418,12 @@ class JitFunction:
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             self._fun, args, kwargs, self._static_argnums, self._static_argnames)
         where = f"jit({fun_name(self._fun)})"
-        return stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
-                            static_key, where,
-                            lambda in_avals: before_trace(where, in_avals, self._fun))
+        staged, leaves = stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
+                                      static_key, where,
+                                      lambda in_avals: before_trace(where, in_avals, self._fun))
+        if _root_modes.key_reuse:           # as JAX checks each jit trace
+            check_key_reuse(staged.call_jaxpr)
+        return staged, leaves
 
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)
@@ -433,9 +439,13 @@ class JitFunction:
             # another program the call is compiled with the program around it, which
             # is also where JAX's options stop applying.)
             n_consts = len(staged.closed.consts)
-            outs = call_donating(staged.call_jaxpr, inputs,
-                                 tuple(n_consts + k for k in donated), f"jit({name})",
-                                 self._placement_key)
+            run = lambda *inputs, **_: call_donating(      # noqa: E731
+                staged.call_jaxpr, inputs, tuple(n_consts + k for k in donated),
+                f"jit({name})", self._placement_key)
+            if _root_modes.key_reuse:       # checked as the root trace checks a `jit`
+                outs = eager_key_reuse_call(P.jit_p, inputs, {"jaxpr": staged.call_jaxpr}, run)
+            else:
+                outs = run(*inputs)
             if float_checks_on():
                 self._check_float_outputs(outs, args, kwargs)
         elif type(current_trace()) is EvalTrace and float_checks_on():

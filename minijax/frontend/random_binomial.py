@@ -26,7 +26,8 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from .jit import jit
-from ..ir.trace import aval_of
+from ..ir import random_primitives as R, root_modes
+from ..ir.trace import aval_of, bind
 from .control_flow import scan, while_loop
 from .random_core import (_IMPL, _check_key, _check_impl, _float, _shape, _check_shape,
                           _split, _uniform)
@@ -176,10 +177,13 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
 
 
 def clone(key):
-    """`key` itself: minijax has no key-reuse checker, which is what `jax.random.clone`
-    marks a key for; outside that checker JAX's is the identity too."""
-    _check_key("clone", key, allow_batched=True)
-    return key
+    """`key` as a fresh key: under `jax_debug_key_reuse` the copy may be used though
+    `key` is (or will be) used too; otherwise `key` itself, as JAX's is outside that
+    checker."""
+    typed, raw = _check_key("clone", key, allow_batched=True)
+    if raw or not root_modes.modes.key_reuse:
+        return key
+    return bind(R.random_clone_p, typed)
 
 
 def key_dtype(impl=None):

@@ -7,6 +7,7 @@ import functools
 import inspect
 import math
 import operator
+import warnings
 from typing import Sequence
 
 import ml_dtypes
@@ -15,9 +16,11 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from .. import lax
 from .. import numpy as jnp
+from .config_flags import raw_key_policy, custom_prng
 from .jit import jit
 from .sharding import constrain
 from ..ir import random_primitives as R
+from ..ir import root_modes
 from ..ir.trace import aval_of, bind
 from ..ir.types import canonical_dtype, is_key, is_float, is_inexact, is_integer
 
@@ -46,6 +49,11 @@ def _check_key_data(data):
                         f"{_IMPL}, got shape {aval.shape}")
 
 
+_LEGACY_KEY = ("Legacy uint32 key array passed as key to jax.random function. Please create "
+               "keys using jax.random.key(). If use of a raw key array was intended, set "
+               "jax_legacy_prng_key=\"allow\".")
+
+
 def _check_key(name, key, allow_batched=False):
     """The typed key of `key` (typed or raw), and whether it was raw."""
     if _is_key_array(key):
@@ -53,6 +61,15 @@ def _check_key(name, key, allow_batched=False):
     else:
         _check_key_data(key)
         typed, raw = bind(R.random_wrap_p, key), True
+        policy = raw_key_policy.value
+        if policy == "error":
+            raise ValueError(_LEGACY_KEY)
+        if policy == "warn":
+            warnings.warn(_LEGACY_KEY, stacklevel=3)
+        elif custom_prng.value:
+            warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
+                          "Assuming valid threefry2x32 key for now.", FutureWarning,
+                          stacklevel=3)
     if not allow_batched and aval_of(typed).ndim:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                          f"{aval_of(typed).shape} != (). Use vmap for batching.")
@@ -100,9 +117,12 @@ def key(seed, *, impl=None):
 
 
 def PRNGKey(seed, *, impl=None):
-    """A raw key: the uint32[2] data of `key(seed)`."""
+    """A raw key: the uint32[2] data of `key(seed)` (under `jax_enable_custom_prng`, the
+    typed key itself, as JAX's)."""
     _check_impl(impl)
     words = _seed_words("PRNGKey", seed)
+    if custom_prng.value:
+        return bind(R.random_wrap_p, words)
     return jnp.asarray(words) if isinstance(words, np.ndarray) else words
 
 
@@ -138,6 +158,8 @@ def _hash_counters(typed_key, shape):
     low = lax.iota(_U32, size) if shape else np.uint32(0)
     if len(shape) > 1:
         low = lax.reshape(low, shape)
+    if root_modes.modes.key_reuse:     # hashing a key for bits or children uses it up
+        typed_key = bind(R.random_consume_p, typed_key)
     k1, k2 = _key_words(typed_key)
     return bind(R.threefry2x32_p, k1, k2, np.uint32(0), low)
 
@@ -161,7 +183,7 @@ def _random_bits(typed_key, bit_width, shape):
 
 
 def _returned(raw, typed):
-    return bind(R.random_unwrap_p, typed) if raw else typed
+    return bind(R.random_unwrap_p, typed) if raw and not custom_prng.value else typed
 
 
 def split(key, num=2):

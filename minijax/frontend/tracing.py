@@ -30,6 +30,8 @@ from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import Tracer
 from ..ir.types import RefType
 from ..ir.verify import verify_jaxpr
+from ..ir import root_modes
+from ..transforms.key_reuse import check_jaxpr as check_key_reuse
 from ..backends.xla_collectives import context_mesh
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs
 from .collectives import bound_axis_env
@@ -84,6 +86,8 @@ def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
         leaves, in_avals, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
         closed, out_tree = trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_avals,
                                        in_tree, where)
+        if root_modes.modes.key_reuse:      # JAX's make_jaxpr is a jit trace, checked too
+            check_key_reuse(closed.jaxpr)
         if not return_shape:
             return closed
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
@@ -139,9 +143,11 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str, on_mis
 def staging_key(in_tree, in_avals, static_key) -> tuple:
     """The key of a trace in a staging cache, at the root (`stage_cached` adds the
     named axes bound around a call): the inputs' structure and avals, the static
-    arguments, the JAX flags a trace reads and the context mesh. `jit`'s fast path
+    arguments, the JAX flags a trace reads, whether keys are checked for reuse (the
+    samplers mark the keys they use only then) and the context mesh. `jit`'s fast path
     (`frontend/jit.py`) looks its traces up by this key too, so the two share them."""
-    return (in_tree, tuple(in_avals), static_key, flags_key()) + mesh_key()
+    return ((in_tree, tuple(in_avals), static_key, flags_key(), root_modes.modes.key_reuse)
+            + mesh_key())
 
 
 def flags_key() -> bool:

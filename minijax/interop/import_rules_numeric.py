@@ -346,6 +346,7 @@ def _draw_gamma(keys, a, *, log_space):
 register_import("random_seed", [R.random_wrap_p, P.jit_p], _random_seed)
 register_import("random_wrap", R.random_wrap_p, _random_wrap)
 register_import("random_unwrap", R.random_unwrap_p, _single(R.random_unwrap_p))
+register_import("random_clone", R.random_clone_p, _single(R.random_clone_p))
 register_import("random_split", [R.threefry2x32_p, R.random_wrap_p, P.jit_p], _random_split)
 register_import("random_fold_in", [R.threefry2x32_p, R.random_wrap_p, P.jit_p],
                 _random_fold_in)

@@ -535,6 +535,12 @@ class _Writer:
     def _random_unwrap(self, eqn, ins, indent):
         return f"jax.random.key_data({ins[0]})"
 
+    def _random_clone(self, eqn, ins, indent):
+        return f"jax.random.clone({ins[0]})"
+
+    def _random_consume(self, eqn, ins, indent):
+        return ins[0]        # the key-reuse checker's mark computes nothing
+
     def _threefry2x32(self, eqn, ins, indent):
         # JAX's public spelling of the bare hash is its primitive, in jax.extend (so
         # such a reproducer runs on JAX only).

@@ -38,6 +38,14 @@ primitives cross between keys and their bits:
   `u32` arrays of one shape (a rank-0 operand stands for a splat), giving two. It is
   the one hash every key operation and sampler reduces to.
 
+Two identity primitives on key arrays exist only for the key-reuse checker
+(`jax_debug_key_reuse`, `transforms/key_reuse.py`), and are bound only while it is on,
+so programs traced without it hold neither:
+
+* `random_consume k` -- `k` itself, marked as used up: the samplers and `split` bind
+  it on the key they hash (JAX's `random_bits` and `random_split` consume their key);
+* `random_clone k` -- `k` itself as a fresh, unused key (`random.clone`).
+
 Why `threefry2x32` is a primitive rather than its ~120 shift/xor/add equations: the
 hash has no derivative and batches elementwise, so one equation is all any pass needs
 to know, and a program that draws random numbers stays readable. Its two
@@ -55,7 +63,8 @@ from .elementwise import _unary, _nary, _binary_shape
 __all__ = ["shift_left_p", "shift_right_logical_p", "shift_right_arithmetic_p",
            "population_count_p", "bitcast_convert_type_p", "nextafter_p", "erf_inv_p",
            "random_gamma_grad_p", "reduce_precision_p",
-           "random_wrap_p", "random_unwrap_p", "threefry2x32_p", "random_primitives"]
+           "random_wrap_p", "random_unwrap_p", "threefry2x32_p", "random_consume_p",
+           "random_clone_p", "random_primitives"]
 
 # -- bit operations -------------------------------------------------------------------
 
@@ -105,6 +114,8 @@ type_rules[bitcast_convert_type_p] = _bitcast_rule
 random_wrap_p = Primitive("random_wrap")
 random_unwrap_p = Primitive("random_unwrap")
 threefry2x32_p = Primitive("threefry2x32", multiple_results=True)
+random_consume_p = Primitive("random_consume")
+random_clone_p = Primitive("random_clone")
 
 
 def _random_wrap_rule(x):
@@ -136,7 +147,21 @@ type_rules[random_wrap_p] = _random_wrap_rule
 type_rules[random_unwrap_p] = _random_unwrap_rule
 type_rules[threefry2x32_p] = _threefry2x32_rule
 
-random_primitives = (random_wrap_p, random_unwrap_p, threefry2x32_p)
+
+def _key_identity_rule(name):
+    def rule(keys):
+        _array(name, keys)
+        if not is_key(keys.dtype):
+            _fail(name, f"expects a key array, got {keys}")
+        return [keys]
+    return rule
+
+
+type_rules[random_consume_p] = _key_identity_rule("random_consume")
+type_rules[random_clone_p] = _key_identity_rule("random_clone")
+
+random_primitives = (random_wrap_p, random_unwrap_p, threefry2x32_p, random_consume_p,
+                     random_clone_p)
 bit_primitives = (shift_left_p, shift_right_logical_p, shift_right_arithmetic_p,
                   population_count_p)
 

@@ -7,7 +7,9 @@ thread is
 * at the root trace (not inside a minijax transformation, nor in an
   `ensure_compile_time_eval` block),
 * not inside `disable_jit` (`jax_disable_jit`), and
-* checking no values for NaN or infinity (`jax_debug_nans` / `jax_debug_infs`).
+* checking no values for NaN or infinity (`jax_debug_nans` / `jax_debug_infs`), and
+* checking no keys for reuse (`jax_debug_key_reuse`: each eager call must look at
+  which keys it consumes, `transforms/key_reuse.py`).
 
 Testing those three one by one (`current_trace()`, `float_checks.checks_on()`, ...)
 cost about half of minijax's Python in front of JAX's C++ dispatch. So the modes live
@@ -28,7 +30,7 @@ from __future__ import annotations
 import threading
 
 # The values each thread starts from (set by `config.update`).
-_defaults = {"nans": False, "infs": False, "jit_disabled": False}
+_defaults = {"nans": False, "infs": False, "jit_disabled": False, "key_reuse": False}
 
 
 class _RootModes(threading.local):
@@ -37,18 +39,21 @@ class _RootModes(threading.local):
         self.nans = _defaults["nans"]
         self.infs = _defaults["infs"]
         self.jit_disabled = _defaults["jit_disabled"]
+        self.key_reuse = _defaults["key_reuse"]
         self.direct = _direct(self)
 
 
 def _direct(state) -> bool:
-    return state.at_root and not (state.nans or state.infs or state.jit_disabled)
+    return state.at_root and not (state.nans or state.infs or state.jit_disabled
+                                  or state.key_reuse)
 
 
 modes = _RootModes()
 
 
 def set_here(mode: str, flag: bool):
-    """This thread's `mode` ("at_root", "nans", "infs" or "jit_disabled") is `flag`.
+    """This thread's `mode` ("at_root", "nans", "infs", "jit_disabled" or "key_reuse")
+    is `flag`.
     (Called whenever a transformation enters or leaves the root, so the name is not
     checked here: the callers are minijax's own, and `set_default` checks.)"""
     setattr(modes, mode, bool(flag))

@@ -159,7 +159,10 @@ class EvalTrace(Trace):
         except KeyError:
             raise NotImplementedError(f"no eager implementation registered for "
                                       f"{prim.name}; import minijax first") from None
-        outs = impl(*args, **params)
+        if root_modes.modes.key_reuse and eager_key_reuse:
+            outs = eager_key_reuse[0](prim, args, params, impl)
+        else:
+            outs = impl(*args, **params)
         if _float_checks.checks_on():      # jax_debug_nans / jax_debug_infs
             name = params.get("name")    # a call primitive's function: jit(f)
             _float_checks.check_outputs(
@@ -190,6 +193,10 @@ class CompileTimeEvalTrace(EvalTrace):
 _state = _TraceState()
 # Filled by minijax.backends: primitive -> function(*concrete_args, **params).
 eager_impls: dict = {}
+# `transforms/key_reuse.py` puts here the function `(prim, args, params, impl) -> outs`
+# that runs an eager primitive while `jax_debug_key_reuse` is on: its consumed keys
+# are refused and marked, as JAX's root trace does.
+eager_key_reuse: list = []
 
 
 def current_trace() -> Trace:

@@ -92,7 +92,13 @@ def _threefry2x32_rule(axis_size, values, dims):
     return Batched(R.threefry2x32_p.bind(*operands), [target, target])
 
 
+def _key_mark_rule(prim):
+    return lambda axis_size, values, dims: Batched([prim.bind(values[0])], [dims[0]])
+
+
 vmap_rules[R.random_wrap_p] = _random_wrap_rule
 vmap_rules[R.random_unwrap_p] = _random_unwrap_rule
 vmap_rules[R.bitcast_convert_type_p] = _bitcast_rule
 vmap_rules[R.threefry2x32_p] = _threefry2x32_rule
+vmap_rules[R.random_consume_p] = _key_mark_rule(R.random_consume_p)
+vmap_rules[R.random_clone_p] = _key_mark_rule(R.random_clone_p)
