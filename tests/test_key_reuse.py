@@ -13,7 +13,6 @@ import warnings
 import jax
 import numpy as np
 import pytest
-from jax.errors import KeyReuseError
 
 import minijax
 from minijax.ir.core import eqns_nested
@@ -127,7 +126,7 @@ def _verdict(lib, program):
     with lib.debug_key_reuse(True):
         try:
             program(lib)
-        except KeyReuseError:
+        except lib.errors.KeyReuseError:
             return REFUSED
     return ACCEPTED
 
@@ -174,7 +173,7 @@ def test_config_update_read_and_threads():
         assert minijax.config.read("jax_debug_key_reuse") is True
         key = minijax.random.key(0)
         minijax.random.normal(key)
-        with pytest.raises(KeyReuseError, match="Previously-consumed key"):
+        with pytest.raises(minijax.errors.KeyReuseError, match="Previously-consumed key"):
             minijax.random.normal(key)
         with minijax.debug_key_reuse(False):
             minijax.random.normal(key)        # off for the block, in this thread

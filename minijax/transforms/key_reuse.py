@@ -38,7 +38,7 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from jax.errors import KeyReuseError
+from ..ir.errors import KeyReuseError
 
 from ..ir import primitives as P
 from ..ir import random_primitives as R
