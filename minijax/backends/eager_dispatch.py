@@ -55,13 +55,17 @@ def _compiled_primitive(prim, params_key, in_avals):
     # Named and shaped as JAX's own eager program for the primitive (`jit_sin`, one
     # result returned bare): the same operation on the same types lowers to the same
     # module text, so a persistent compilation cache compiles it once for both.
-    if prim.multiple_results:
-        def run(*args):
-            return weak_as_typed(out_avals, rule(*args, **params))
-    else:
-        def run(*args):
-            return weak_as_typed(out_avals, rule(*args, **params))[0]
-    run.__name__ = run.__qualname__ = JAX_PRIMITIVE_NAMES.get(prim.name, prim.name)
+    name = JAX_PRIMITIVE_NAMES.get(prim.name, prim.name)
+
+    # JAX runs this body only when it traces (a new signature), which is where JAX's
+    # own eager dispatch logs under `jax_log_compiles` and refuses under
+    # `jax_no_tracing`; imported here, as the frontend imports the backends.
+    def run(*args):
+        from ..frontend.config_flags import before_trace
+        before_trace(f"jit({name})", in_avals, run)
+        outs = weak_as_typed(out_avals, rule(*args, **params))
+        return outs if prim.multiple_results else outs[0]
+    run.__name__ = run.__qualname__ = name
     return jax.jit(run)
 
 
