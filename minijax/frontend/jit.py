@@ -360,8 +360,15 @@ class JitFunction:
 
     def call_checked(self, args, kwargs):
         """The call `__call__` makes when it cannot go straight to the fast path (the
-        first call, or one under a transformation, `disable_jit` or the NaN/inf
-        checks), with every check made."""
+        first call, or one under a transformation, `disable_jit`, the NaN/inf checks
+        or a flag applied through JAX's context: a transfer guard), with every check
+        made."""
+        if _root_modes.jax_applied:
+            with root_modes.applied_to_jax():
+                return self._call_checked(args, kwargs)
+        return self._call_checked(args, kwargs)
+
+    def _call_checked(self, args, kwargs):
         if _root_modes.jit_disabled:
             return self._fun(*args, **kwargs)
         cache = self._jit_cache

@@ -7,7 +7,10 @@ thread is
 * at the root trace (not inside a minijax transformation, nor in an
   `ensure_compile_time_eval` block),
 * not inside `disable_jit` (`jax_disable_jit`), and
-* checking no values for NaN or infinity (`jax_debug_nans` / `jax_debug_infs`).
+* checking no values for NaN or infinity (`jax_debug_nans` / `jax_debug_infs`), and
+* not under a flag minijax applies by entering JAX's own context manager around its
+  dispatch (`jax_applied`: a transfer guard, `jax_no_execution`;
+  `frontend/config_flags.py` registers that context as `applied_to_jax`).
 
 Testing those three one by one (`current_trace()`, `float_checks.checks_on()`, ...)
 cost about half of minijax's Python in front of JAX's C++ dispatch. So the modes live
@@ -25,10 +28,11 @@ configurable ones back where they started, through `float_checks.set_default` an
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
 # The values each thread starts from (set by `config.update`).
-_defaults = {"nans": False, "infs": False, "jit_disabled": False}
+_defaults = {"nans": False, "infs": False, "jit_disabled": False, "jax_applied": False}
 
 
 class _RootModes(threading.local):
@@ -37,11 +41,13 @@ class _RootModes(threading.local):
         self.nans = _defaults["nans"]
         self.infs = _defaults["infs"]
         self.jit_disabled = _defaults["jit_disabled"]
+        self.jax_applied = _defaults["jax_applied"]
         self.direct = _direct(self)
 
 
 def _direct(state) -> bool:
-    return state.at_root and not (state.nans or state.infs or state.jit_disabled)
+    return state.at_root and not (state.nans or state.infs or state.jit_disabled
+                                  or state.jax_applied)
 
 
 modes = _RootModes()
@@ -62,3 +68,14 @@ def set_default(mode: str, flag: bool):
     _defaults[mode] = bool(flag)
     set_here(mode, flag)
 
+
+
+# What `applied_to_jax` enters: set by `frontend/config_flags.py` (this module sits
+# below the frontend, and the root trace's dispatch reads it).
+_jax_context = [contextlib.nullcontext]
+
+
+def applied_to_jax():
+    """JAX's context managers for the flags minijax applies through them, with this
+    thread's values: entered around a dispatch while `modes.jax_applied`."""
+    return _jax_context[0]()

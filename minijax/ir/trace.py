@@ -161,7 +161,11 @@ class EvalTrace(Trace):
         except KeyError:
             raise NotImplementedError(f"no eager implementation registered for "
                                       f"{prim.name}; import minijax first") from None
-        outs = impl(*args, **params)
+        if root_modes.modes.jax_applied:    # a transfer guard, jax_no_execution
+            with root_modes.applied_to_jax():
+                outs = impl(*args, **params)
+        else:
+            outs = impl(*args, **params)
         if _float_checks.checks_on():      # jax_debug_nans / jax_debug_infs
             name = params.get("name")    # a call primitive's function: jit(f)
             _float_checks.check_outputs(
