@@ -171,6 +171,9 @@ rank_promotion = ThreadFlag("jax_numpy_rank_promotion", "allow",
 log_compiles = ThreadFlag("jax_log_compiles", False, bool_flag("jax_log_compiles"), False)
 no_tracing = ThreadFlag("jax_no_tracing", False, bool_flag("jax_no_tracing"), False)
 default_device = ThreadFlag("jax_default_device", None, _device, False)
+# read by `jit` when it is about to trace (`frontend/cache_misses.py`)
+explain_cache_misses = ThreadFlag("jax_explain_cache_misses", False,
+                                  bool_flag("jax_explain_cache_misses"), False)
 # read by `nn.softmax` as it traces: a cached trace would keep the other rule
 softmax_custom_jvp = ThreadFlag("jax_softmax_custom_jvp", False,
                                 bool_flag("jax_softmax_custom_jvp"), clears_caches=True)
@@ -246,6 +249,7 @@ MODELLED = {
     "jax_no_tracing": no_tracing.entry(),
     "jax_default_device": default_device.entry(),
     "jax_softmax_custom_jvp": softmax_custom_jvp.entry(),
+    "jax_explain_cache_misses": explain_cache_misses.entry(),
     **{flag.name: flag.entry() for flag in (*_APPLIED, _all_transfer_guards)},
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
                           bool_flag("jax_enable_checks")),
@@ -257,7 +261,7 @@ MODELLED = {
 DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_numpy_rank_promotion": "allow",
             "jax_log_compiles": False,
             "jax_no_tracing": False, "jax_default_device": None,
-            "jax_softmax_custom_jvp": False,
+            "jax_softmax_custom_jvp": False, "jax_explain_cache_misses": False,
             **{flag.name: flag.unset for flag in _APPLIED}, "jax_transfer_guard": None,
             "jax_check_tracer_leaks": False,
             "jax_enable_checks": os.environ.get("MINIJAX_ENABLE_CHECKS", "")
@@ -310,7 +314,6 @@ class JaxValueOnly:
         return f"JaxValueOnly({self._name}={self.value!r})"
 
 
-explain_cache_misses = JaxValueOnly("jax_explain_cache_misses")
 debug_key_reuse = JaxValueOnly("jax_debug_key_reuse")
 default_prng_impl = JaxValueOnly("jax_default_prng_impl")
 threefry_partitionable = JaxValueOnly("jax_threefry_partitionable")

@@ -57,7 +57,8 @@ from ..backends.eager_ref_runtime import call_donating
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings
 from .tracing import Staged, eval_shape, stage_cached, staging_key
-from .config_flags import before_trace
+from .cache_misses import explain_cache_miss
+from .config_flags import before_trace, explain_cache_misses
 from ..transforms.discharge import mentions_refs
 from .aot import Lowered
 
@@ -285,6 +286,8 @@ class JitFunction:
             key = staging_key(in_tree, in_avals, static_key)
             staged = traces.get(key)
             if staged is None:
+                if explain_cache_misses.value:
+                    explain_cache_miss(fun_ref(), traces, key)
                 before_trace(where, in_avals, fun_ref())
                 # JAX is tracing `run`, but minijax's trace is over minijax's own
                 # tracers: what it evaluates eagerly (a constant folded on concrete
@@ -418,9 +421,14 @@ class JitFunction:
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             self._fun, args, kwargs, self._static_argnums, self._static_argnames)
         where = f"jit({fun_name(self._fun)})"
-        return stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
-                            static_key, where,
-                            lambda in_avals: before_trace(where, in_avals, self._fun))
+        traces = self._jit_cache.traces
+
+        def on_miss(in_avals, key):
+            if explain_cache_misses.value:
+                explain_cache_miss(self._fun, traces, key)
+            before_trace(where, in_avals, self._fun)
+        return stage_cached(traces, rebuild, dyn_args, dyn_kwargs, static_key, where,
+                            on_miss)
 
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)
