@@ -206,8 +206,7 @@ def test_checking_leaks_raises_as_jax(transform):
 
 # -- flags minijax does not model: JAX's value only --------------------------------------------
 
-_JAX_VALUE_ONLY = {"explain_cache_misses": (False, True),
-                   "debug_key_reuse": (False, True),
+_JAX_VALUE_ONLY = {"debug_key_reuse": (False, True),
                    "default_prng_impl": ("threefry2x32", "rbg"),
                    "threefry_partitionable": (True, False),
                    "legacy_prng_key": ("allow", "error"),

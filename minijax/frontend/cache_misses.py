@@ -54,9 +54,9 @@ def explain_cache_miss(fun, traces: dict, key: tuple):
         logger.warning("\n".join(lines))
         return
     names = _ArgumentNames(fun, key)
-    # (the latest of equally close keys: the one the program most likely meant)
-    closest = min((_differences(key, old, names) for old in reversed(list(traces))),
-                  key=_count)
+    # (among equally close keys, the first by text, as JAX picks)
+    closest = min((_differences(key, old, names) for old in traces),
+                  key=lambda diffs: (_count(diffs), repr(diffs)))
     lines.append(f"  for {name}{defined}")
     lines.append("  all previously seen cache keys differ. For the closest previous key:")
     for title, items in closest:
