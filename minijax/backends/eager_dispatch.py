@@ -45,6 +45,12 @@ JAX_PRIMITIVE_NAMES = {name: name.replace("_", "-") for name in
                        ("scatter_add", "scatter_mul", "scatter_min", "scatter_max")}
 
 
+# What runs before JAX traces one primitive's program: `jax_log_compiles` and
+# `jax_no_tracing`, which live in the frontend, above this layer (`frontend/jit.py`
+# puts `config_flags.before_trace` here).
+before_trace = [lambda where, in_avals, fun: None]
+
+
 @functools.lru_cache(maxsize=8192)
 def _compiled_primitive(prim, params_key, in_avals):
     params = dict(params_key)
@@ -58,11 +64,9 @@ def _compiled_primitive(prim, params_key, in_avals):
     name = JAX_PRIMITIVE_NAMES.get(prim.name, prim.name)
 
     # JAX runs this body only when it traces (a new signature), which is where JAX's
-    # own eager dispatch logs under `jax_log_compiles` and refuses under
-    # `jax_no_tracing`; imported here, as the frontend imports the backends.
+    # own eager dispatch logs under `jax_log_compiles` and refuses under `jax_no_tracing`.
     def run(*args):
-        from ..frontend.config_flags import before_trace
-        before_trace(f"jit({name})", in_avals, run)
+        before_trace[0](f"jit({name})", in_avals, run)
         outs = weak_as_typed(out_avals, rule(*args, **params))
         return outs if prim.multiple_results else outs[0]
     run.__name__ = run.__qualname__ = name

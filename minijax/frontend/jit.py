@@ -61,6 +61,9 @@ from .cache_misses import explain_cache_miss
 from .config_flags import before_trace, explain_cache_misses
 from ..transforms.discharge import mentions_refs
 from .aot import Lowered
+from ..backends import eager_dispatch
+
+eager_dispatch.before_trace[0] = before_trace     # eager primitives log and refuse too
 
 
 class _UsesRefs(Exception):
