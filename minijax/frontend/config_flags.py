@@ -10,15 +10,21 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
 * `jax_enable_checks`: minijax's self-checks (`ir/checks.py`: every traced jaxpr is
   verified and round-tripped). One process-wide switch, as `MINIJAX_ENABLE_CHECKS`.
 * `jax_log_compiles`: a `jit` trace of a new signature is logged (logger `minijax`,
-  level WARNING) with the message JAX logs when it compiles that function.
-* `jax_no_tracing`: a `jit` trace of a new signature is JAX's RuntimeError instead.
+  level WARNING) with the message JAX logs when it compiles that function; so is an
+  eager primitive's first program per signature (`backends/eager_dispatch.py`).
+* `jax_no_tracing`: either of those is JAX's RuntimeError instead.
+* `jax_explain_cache_misses`: a `jit` trace of a new signature logs why
+  (`frontend/cache_misses.py`).
+* `jax_softmax_custom_jvp`: which derivative `nn.softmax` has (`nn/functions.py`).
+* the transfer guards and `jax_no_execution` (`JaxApplied`): JAX's runtime is
+  minijax's, so these are JAX's own, entered around minijax's dispatch while set.
 * `jax_check_tracer_leaks`: a finished trace with tracers still referenced is an
   error (`ir/leak_checks.py`); `checking_leaks()` turns it on for a block.
 * `jax_default_device`: None or this process's device (or its platform's name).
   minijax runs on JAX's default device, and on a machine with one device every
   accepted value names that device.
 
-Any other JAX flag (the transfer guards, `jax_default_prng_impl`, ...) still reads as
+Any other JAX flag (`jax_default_prng_impl`, ...) still reads as
 JAX's value; its context manager accepts that value (a no-op) and refuses others,
 as `config.update` does (`config.py`).
 """
