@@ -252,3 +252,18 @@ def test_explain_cache_misses_static_values_and_trees(caplog):
         caplog.clear()
         mnp.cos(np.ones((3, 1, 2), np.float32))      # a library function: not explained
         assert not [r for r in caplog.records if "CACHE MISS" in r.getMessage()]
+
+
+def test_transfer_guard_log_levels_log_what_jax_logs(capfd):
+    # JAX's guard logs from C++ to the process's stderr: one line per transfer
+    logged = {}
+    for lib, np_lib in LIBS:
+        calls = _transfers(lib, np_lib)
+        for level in ("log", "log_explicit"):
+            capfd.readouterr()
+            with lib.transfer_guard(level):
+                for name in ("jit of a NumPy array", "device_put", "asarray"):
+                    calls[name]()
+            logged[lib, level] = capfd.readouterr().err.count("host-to-device transfer")
+    assert logged[jax, "log"] == 2 and logged[jax, "log_explicit"] == 3
+    assert logged[minijax, "log"] == 2 and logged[minijax, "log_explicit"] == 3
