@@ -45,6 +45,12 @@ JAX_PRIMITIVE_NAMES = {name: name.replace("_", "-") for name in
                        ("scatter_add", "scatter_mul", "scatter_min", "scatter_max")}
 
 
+# What runs before JAX traces one primitive's program: `jax_log_compiles` and
+# `jax_no_tracing`, which live in the frontend, above this layer (`frontend/jit.py`
+# puts `config_flags.before_trace` here).
+before_trace = [lambda where, in_avals, fun: None]
+
+
 @functools.lru_cache(maxsize=8192)
 def _compiled_primitive(prim, params_key, in_avals):
     params = dict(params_key)
@@ -55,13 +61,15 @@ def _compiled_primitive(prim, params_key, in_avals):
     # Named and shaped as JAX's own eager program for the primitive (`jit_sin`, one
     # result returned bare): the same operation on the same types lowers to the same
     # module text, so a persistent compilation cache compiles it once for both.
-    if prim.multiple_results:
-        def run(*args):
-            return weak_as_typed(out_avals, rule(*args, **params))
-    else:
-        def run(*args):
-            return weak_as_typed(out_avals, rule(*args, **params))[0]
-    run.__name__ = run.__qualname__ = JAX_PRIMITIVE_NAMES.get(prim.name, prim.name)
+    name = JAX_PRIMITIVE_NAMES.get(prim.name, prim.name)
+
+    # JAX runs this body only when it traces (a new signature), which is where JAX's
+    # own eager dispatch logs under `jax_log_compiles` and refuses under `jax_no_tracing`.
+    def run(*args):
+        before_trace[0](f"jit({name})", in_avals, run)
+        outs = weak_as_typed(out_avals, rule(*args, **params))
+        return outs if prim.multiple_results else outs[0]
+    run.__name__ = run.__qualname__ = name
     return jax.jit(run)
 
 

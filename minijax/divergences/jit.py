@@ -26,3 +26,17 @@ register(
     "jit means to run what runs eagerly; the float16 inputs are valid and JAX's own "
     "eager call accepts them on the same CPU",
     transforms=("jit", "dot_product_attention", "float16"))
+
+register(
+    "jax_explain_cache_misses_cannot_explain_a_static_argument_change",
+    "0.11.2, 0.12.0.1",
+    "under jax.explain_cache_misses, a jit call that traces again because a static "
+    "argument's value changed (f(x, 1), then f(x, 3) with static_argnums=1) logs "
+    "'cache miss explanation unavailable' for the closest previous key; 0.10.2 "
+    "named the static node whose value differs",
+    "'different static arguments:' and '* at n (by position), now 3 and before 1' "
+    "(frontend/cache_misses.py)",
+    "the flag exists to say why a call traced again, and a changed static value is "
+    "the cause JAX's own jit documentation names first for retracing",
+    transforms=("jit", "explain_cache_misses", "static_argnums"),
+    intended_on="0.10.2")

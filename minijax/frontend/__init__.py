@@ -7,6 +7,7 @@ through `minijax/backends`. The public modules at the package root (`minijax`,
 `minijax.lax`, `minijax.ref`, `minijax.ad_checkpoint`, ...) re-export from here.
 
   jit.py              `jit`, `disable_jit`, `ensure_compile_time_eval`
+  cache_misses.py     why a `jit` call traced again (`jax_explain_cache_misses`)
   tracing.py          `make_jaxpr`, `eval_shape`; the checks every staged call
                       makes and the staging cache `jit` and `checkpoint` share
                       (`stage_cached`)

@@ -149,8 +149,6 @@ class Config:
         self._check_jax_flag(name)
         if name in _PLATFORM_FLAGS:
             self._check_platform(name, value)
-        elif config_flags.same_as_jax(name, value):
-            return
         elif value != getattr(jax.config, name):
             raise ValueError(
                 f"minijax does not change JAX's configuration: {name} is "

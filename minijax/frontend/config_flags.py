@@ -10,8 +10,14 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
 * `jax_enable_checks`: minijax's self-checks (`ir/checks.py`: every traced jaxpr is
   verified and round-tripped). One process-wide switch, as `MINIJAX_ENABLE_CHECKS`.
 * `jax_log_compiles`: a `jit` trace of a new signature is logged (logger `minijax`,
-  level WARNING) with the message JAX logs when it compiles that function.
-* `jax_no_tracing`: a `jit` trace of a new signature is JAX's RuntimeError instead.
+  level WARNING) with the message JAX logs when it compiles that function; so is an
+  eager primitive's first program per signature (`backends/eager_dispatch.py`).
+* `jax_no_tracing`: either of those is JAX's RuntimeError instead.
+* `jax_explain_cache_misses`: a `jit` trace of a new signature logs why
+  (`frontend/cache_misses.py`).
+* `jax_softmax_custom_jvp`: which derivative `nn.softmax` has (`nn/functions.py`).
+* the transfer guards and `jax_no_execution` (`JaxApplied`): JAX's runtime is
+  minijax's, so these are JAX's own, entered around minijax's dispatch while set.
 * `jax_check_tracer_leaks`: a finished trace with tracers still referenced is an
   error (`ir/leak_checks.py`); `checking_leaks()` turns it on for a block.
 * `jax_debug_key_reuse`: a PRNG key used twice is a `KeyReuseError`
@@ -25,7 +31,7 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
   minijax runs on JAX's default device, and on a machine with one device every
   accepted value names that device.
 
-Any other JAX flag (the transfer guards, `jax_default_prng_impl`, ...) still reads as
+Any other JAX flag (`jax_default_prng_impl`, ...) still reads as
 JAX's value; its context manager accepts that value (a no-op) and refuses others,
 as `config.update` does (`config.py`).
 """
@@ -73,6 +79,21 @@ class ThreadFlag:
         """The (read, set here, set default, validate) row of `config._MODELLED`."""
         return (lambda: self.value, self.set_here, self.set_default, self.validate)
 
+    @contextlib.contextmanager
+    def __call__(self, new_val=True):
+        """The flag set in this thread for a block, as JAX's flag objects are used
+        (`with minijax.softmax_custom_jvp(True):`)."""
+        new_val = self.validate(new_val)
+        previous = self.value
+        self.set_here(new_val)
+        try:
+            yield
+        finally:
+            self.set_here(previous)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.name}={self.value!r})"
+
 
 def bool_flag(name):
     """The validator of a bool flag: 0/1 and the bools, as JAX's flags take them."""
@@ -90,6 +111,53 @@ def one_of(name, choices):
             raise ValueError(f"{name} takes one of {choices}, got {value!r}")
         return value
     return validate
+
+
+TRANSFER_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+
+
+def optional_level(name):
+    """The validator of a transfer guard: None (unset) or one of JAX's levels."""
+    def validate(value):
+        if value is not None and value not in TRANSFER_LEVELS:
+            raise ValueError(f"{name} takes None or one of {list(TRANSFER_LEVELS)}, "
+                             f"got {value!r}")
+        return value
+    return validate
+
+
+class JaxApplied(ThreadFlag):
+    """A flag whose meaning is JAX's runtime itself (a transfer guard, no execution):
+    minijax's programs are `jax.jit` executables and its arrays JAX's, so while the
+    flag is set in a thread, minijax's dispatch there runs inside JAX's own context
+    manager for it with minijax's value (`ir/root_modes.py`: `jax_applied` sends
+    calls off their fast paths to where that context is entered). The flag's own
+    context manager also enters JAX's for its block, so what a program does with
+    its arrays there (`float(x)`, `np.asarray(x)`) is guarded as in JAX. Unset, JAX
+    is not touched: importing minijax changes nothing in JAX's configuration."""
+
+    def __init__(self, name, unset, validate, jax_context):
+        super().__init__(name, unset, validate, clears_caches=False)
+        self.unset, self._jax_context = unset, jax_context
+
+    def set_here(self, value):
+        super().set_here(value)
+        root_modes.set_here("jax_applied", any(f.value != f.unset for f in _APPLIED))
+
+    def set_default(self, value):
+        self.default = value
+        root_modes.set_default("jax_applied", any(f.default != f.unset for f in _APPLIED))
+        self.set_here(value)
+
+    @contextlib.contextmanager
+    def __call__(self, new_val=True):
+        new_val = self.validate(new_val)
+        with super().__call__(new_val), self._jax_context(new_val):
+            yield
+
+    def enter_jax(self, stack):
+        if self.value != self.unset:
+            stack.enter_context(self._jax_context(self.value))
 
 
 def _device(value):
@@ -122,6 +190,71 @@ raw_key_policy = ThreadFlag("jax_legacy_prng_key", "allow",
                             one_of("jax_legacy_prng_key", LEGACY_PRNG_KEYS), clears_caches=True)
 custom_prng = ThreadFlag("jax_enable_custom_prng", False, bool_flag("jax_enable_custom_prng"),
                          clears_caches=True)
+# read by `jit` when it is about to trace (`frontend/cache_misses.py`)
+explain_cache_misses = ThreadFlag("jax_explain_cache_misses", False,
+                                  bool_flag("jax_explain_cache_misses"), False)
+# read by `nn.softmax` as it traces: a cached trace would keep the other rule
+softmax_custom_jvp = ThreadFlag("jax_softmax_custom_jvp", False,
+                                bool_flag("jax_softmax_custom_jvp"), clears_caches=True)
+
+
+transfer_guard_host_to_device = JaxApplied(
+    "jax_transfer_guard_host_to_device", None,
+    optional_level("jax_transfer_guard_host_to_device"), jax.transfer_guard_host_to_device)
+transfer_guard_device_to_device = JaxApplied(
+    "jax_transfer_guard_device_to_device", None,
+    optional_level("jax_transfer_guard_device_to_device"),
+    jax.transfer_guard_device_to_device)
+transfer_guard_device_to_host = JaxApplied(
+    "jax_transfer_guard_device_to_host", None,
+    optional_level("jax_transfer_guard_device_to_host"), jax.transfer_guard_device_to_host)
+no_execution = JaxApplied("jax_no_execution", False, bool_flag("jax_no_execution"),
+                          jax.no_execution)
+_APPLIED = (transfer_guard_host_to_device, transfer_guard_device_to_device,
+            transfer_guard_device_to_host, no_execution)
+_DIRECTIONS = _APPLIED[:3]
+
+
+@contextlib.contextmanager
+def _applied_to_jax():
+    with contextlib.ExitStack() as stack:
+        for flag in _APPLIED:
+            flag.enter_jax(stack)
+        yield
+
+
+root_modes._jax_context[0] = _applied_to_jax
+
+
+def host_transfers_guarded() -> bool:
+    """Whether a host-to-device transfer guard other than 'allow' applies in this
+    thread, minijax's or JAX's own: then a transfer JAX makes implicitly must be made
+    implicitly (`numpy/_creation.py`), since its levels tell the two apart."""
+    level = transfer_guard_host_to_device.value or jax.config.jax_transfer_guard_host_to_device
+    return level not in (None, "allow")
+
+
+class _AllTransferGuards(ThreadFlag):
+    """`jax_transfer_guard`: set, it sets the three directions, as JAX's does (where
+    it is only ever set: a direction's own flag says what applies to it)."""
+
+    def set_default(self, value):
+        super().set_default(value)
+        for flag in _DIRECTIONS:
+            flag.set_default(value)
+
+
+_all_transfer_guards = _AllTransferGuards("jax_transfer_guard", None,
+                                          optional_level("jax_transfer_guard"), False)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str):
+    """All three transfer guards for a block, as `jax.transfer_guard`."""
+    with contextlib.ExitStack() as stack:
+        for flag in (*_DIRECTIONS, _all_transfer_guards):
+            stack.enter_context(flag(new_val))
+        yield
 
 
 def _set_checks(value):
@@ -136,6 +269,9 @@ MODELLED = {
     "jax_default_device": default_device.entry(),
     "jax_legacy_prng_key": raw_key_policy.entry(),
     "jax_enable_custom_prng": custom_prng.entry(),
+    "jax_softmax_custom_jvp": softmax_custom_jvp.entry(),
+    "jax_explain_cache_misses": explain_cache_misses.entry(),
+    **{flag.name: flag.entry() for flag in (*_APPLIED, _all_transfer_guards)},
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
                           bool_flag("jax_enable_checks")),
     # (A trace made while it is on is cached apart: frontend/tracing.py, staging_key.)
@@ -153,6 +289,8 @@ DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_numpy_rank_promotion":
             "jax_no_tracing": False, "jax_default_device": None,
             "jax_check_tracer_leaks": False, "jax_debug_key_reuse": False,
             "jax_legacy_prng_key": "allow", "jax_enable_custom_prng": False,
+            "jax_softmax_custom_jvp": False, "jax_explain_cache_misses": False,
+            **{flag.name: flag.unset for flag in _APPLIED}, "jax_transfer_guard": None,
             "jax_enable_checks": os.environ.get("MINIJAX_ENABLE_CHECKS", "")
             not in ("", "0")}
 
@@ -182,13 +320,6 @@ def before_trace(where: str, in_avals, fun):
                        _tuple_text(["UnspecifiedValue"] * len(in_avals)))
 
 
-def same_as_jax(name: str, value) -> bool:
-    """Whether `value` is JAX's value of the flag `name` spelt another way: an unset
-    transfer guard (None) is 'allow' to JAX."""
-    return (name.startswith("jax_transfer_guard") and value == "allow"
-            and getattr(jax.config, name) is None)
-
-
 class JaxValueOnly:
     """The context manager of a JAX flag minijax does not model: JAX's current value
     is accepted (and changes nothing), another one refused as `config.update` does."""
@@ -210,19 +341,5 @@ class JaxValueOnly:
         return f"JaxValueOnly({self._name}={self.value!r})"
 
 
-def transfer_guard(new_val: str):
-    """All three transfer guards at once, as `jax.transfer_guard`."""
-    stack = contextlib.ExitStack()
-    for direction in ("host_to_device", "device_to_device", "device_to_host"):
-        stack.enter_context(JaxValueOnly(f"jax_transfer_guard_{direction}")(new_val))
-    return stack
-
-
-transfer_guard_host_to_device = JaxValueOnly("jax_transfer_guard_host_to_device")
-transfer_guard_device_to_device = JaxValueOnly("jax_transfer_guard_device_to_device")
-transfer_guard_device_to_host = JaxValueOnly("jax_transfer_guard_device_to_host")
-explain_cache_misses = JaxValueOnly("jax_explain_cache_misses")
 default_prng_impl = JaxValueOnly("jax_default_prng_impl")
 threefry_partitionable = JaxValueOnly("jax_threefry_partitionable")
-softmax_custom_jvp = JaxValueOnly("jax_softmax_custom_jvp")
-no_execution = JaxValueOnly("jax_no_execution")

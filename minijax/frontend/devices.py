@@ -22,6 +22,7 @@ import numpy as np
 from jax import tree_util
 from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
 
+from ..ir import root_modes
 from ..ir.ref_box import Ref
 from ..ir.trace import Tracer
 from .sharding import constrain
@@ -84,6 +85,9 @@ def device_put(x, device=None, *, src=None, donate: bool = False, may_alias=None
             return jax.device_put(leaf, device, src=src, donate=donate,
                                   may_alias=may_alias)
         return tree_util.tree_map(put, x)
+    if root_modes.modes.jax_applied:      # a transfer guard set by config.update
+        with root_modes.applied_to_jax():
+            return jax.device_put(x, device, src=src, donate=donate, may_alias=may_alias)
     return jax.device_put(x, device, src=src, donate=donate, may_alias=may_alias)
 
 

@@ -57,10 +57,14 @@ from ..backends.eager_ref_runtime import call_donating
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings
 from .tracing import Staged, eval_shape, stage_cached, staging_key
-from .config_flags import before_trace
+from .cache_misses import explain_cache_miss
+from .config_flags import before_trace, explain_cache_misses
 from ..transforms.discharge import mentions_refs
 from ..transforms.key_reuse import check_jaxpr as check_key_reuse, eager_call as eager_key_reuse_call
 from .aot import Lowered
+from ..backends import eager_dispatch
+
+eager_dispatch.before_trace[0] = before_trace     # eager primitives log and refuse too
 
 
 class _UsesRefs(Exception):
@@ -286,6 +290,8 @@ class JitFunction:
             key = staging_key(in_tree, in_avals, static_key)
             staged = traces.get(key)
             if staged is None:
+                if explain_cache_misses.value:
+                    explain_cache_miss(fun_ref(), traces, key)
                 before_trace(where, in_avals, fun_ref())
                 # JAX is tracing `run`, but minijax's trace is over minijax's own
                 # tracers: what it evaluates eagerly (a constant folded on concrete
@@ -365,8 +371,15 @@ class JitFunction:
 
     def call_checked(self, args, kwargs):
         """The call `__call__` makes when it cannot go straight to the fast path (the
-        first call, or one under a transformation, `disable_jit` or the NaN/inf
-        checks), with every check made."""
+        first call, or one under a transformation, `disable_jit`, the NaN/inf checks
+        or a flag applied through JAX's context: a transfer guard), with every check
+        made."""
+        if _root_modes.jax_applied:
+            with root_modes.applied_to_jax():
+                return self._call_checked(args, kwargs)
+        return self._call_checked(args, kwargs)
+
+    def _call_checked(self, args, kwargs):
         if _root_modes.jit_disabled:
             return self._fun(*args, **kwargs)
         cache = self._jit_cache
@@ -418,9 +431,14 @@ class JitFunction:
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             self._fun, args, kwargs, self._static_argnums, self._static_argnames)
         where = f"jit({fun_name(self._fun)})"
-        staged, leaves = stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
-                                      static_key, where,
-                                      lambda in_avals: before_trace(where, in_avals, self._fun))
+        traces = self._jit_cache.traces
+
+        def on_miss(in_avals, key):
+            if explain_cache_misses.value:
+                explain_cache_miss(self._fun, traces, key)
+            before_trace(where, in_avals, self._fun)
+        staged, leaves = stage_cached(traces, rebuild, dyn_args, dyn_kwargs, static_key,
+                                      where, on_miss)
         if _root_modes.key_reuse:           # as JAX checks each jit trace
             check_key_reuse(staged.call_jaxpr)
         return staged, leaves

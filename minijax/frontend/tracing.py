@@ -116,8 +116,8 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str, on_mis
     """`(staged, leaves)`: the trace of `fun(*args, **kwargs)` from `traces`, made and
     stored on a miss, and the call's input leaves. `args` and `kwargs` are the
     dynamic arguments (`fun` puts the static ones back; `static_key` names them).
-    The one staging cache of `jit` and `checkpoint`; `on_miss(in_avals)` runs before
-    a trace is made."""
+    The one staging cache of `jit` and `checkpoint`; `on_miss(in_avals, key)` runs
+    before a trace is made."""
     leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
     # A ref's aval is its RefType, so a trace for one ref type is never reused
     # for another (or for an array of the same shape).
@@ -128,7 +128,7 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str, on_mis
     staged = traces.get(key)
     if staged is None:
         if on_miss is not None:
-            on_miss(in_avals)
+            on_miss(in_avals, key)
         staged = Staged.trace(fun, args, kwargs, leaves, in_avals, in_tree, where)
         # A trace that closed over tracers of an enclosing transformation is only
         # valid inside that transformation, so it is not cached.

@@ -27,6 +27,7 @@ from jax import tree_util
 
 from .ref_checks import check_ref_arguments
 from .pytrees import check_valid_leaf, fun_name
+from ..ir import leak_checks
 from ..ir.trace import current_trace, set_current_trace, aval_of
 from .refs import is_ref
 from ..transforms.vmap import BatchTrace, move_batch_axis
@@ -92,6 +93,10 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name=None,
             value, batch_dim = trace.to_batched(leaf)
             results.append(move_batch_axis(value, batch_dim, out_axis, size,
                                            _OutputName(path)))
+        if leak_checks.checking.on:
+            # (This frame's own references go first, or they would count as leaks.)
+            inputs = batched_args = batched_kwargs = out = out_paths_and_leaves = leaf = None
+            leak_checks.check_no_leaks(trace)
         return tree_util.tree_unflatten(out_tree, results)
 
     return vmap_f

@@ -9,7 +9,10 @@ thread is
 * not inside `disable_jit` (`jax_disable_jit`), and
 * checking no values for NaN or infinity (`jax_debug_nans` / `jax_debug_infs`), and
 * checking no keys for reuse (`jax_debug_key_reuse`: each eager call must look at
-  which keys it consumes, `transforms/key_reuse.py`).
+  which keys it consumes, `transforms/key_reuse.py`), and
+* not under a flag minijax applies by entering JAX's own context manager around its
+  dispatch (`jax_applied`: a transfer guard, `jax_no_execution`;
+  `frontend/config_flags.py` registers that context as `applied_to_jax`).
 
 Testing those three one by one (`current_trace()`, `float_checks.checks_on()`, ...)
 cost about half of minijax's Python in front of JAX's C++ dispatch. So the modes live
@@ -27,10 +30,12 @@ configurable ones back where they started, through `float_checks.set_default` an
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 
 # The values each thread starts from (set by `config.update`).
-_defaults = {"nans": False, "infs": False, "jit_disabled": False, "key_reuse": False}
+_defaults = {"nans": False, "infs": False, "jit_disabled": False, "key_reuse": False,
+             "jax_applied": False}
 
 
 class _RootModes(threading.local):
@@ -40,12 +45,13 @@ class _RootModes(threading.local):
         self.infs = _defaults["infs"]
         self.jit_disabled = _defaults["jit_disabled"]
         self.key_reuse = _defaults["key_reuse"]
+        self.jax_applied = _defaults["jax_applied"]
         self.direct = _direct(self)
 
 
 def _direct(state) -> bool:
     return state.at_root and not (state.nans or state.infs or state.jit_disabled
-                                  or state.key_reuse)
+                                  or state.key_reuse or state.jax_applied)
 
 
 modes = _RootModes()
@@ -67,3 +73,14 @@ def set_default(mode: str, flag: bool):
     _defaults[mode] = bool(flag)
     set_here(mode, flag)
 
+
+
+# What `applied_to_jax` enters: set by `frontend/config_flags.py` (this module sits
+# below the frontend, and the root trace's dispatch reads it).
+_jax_context = [contextlib.nullcontext]
+
+
+def applied_to_jax():
+    """JAX's context managers for the flags minijax applies through them, with this
+    thread's values: entered around a dispatch while `modes.jax_applied`."""
+    return _jax_context[0]()

@@ -160,7 +160,12 @@ class EvalTrace(Trace):
             raise NotImplementedError(f"no eager implementation registered for "
                                       f"{prim.name}; import minijax first") from None
         if root_modes.modes.key_reuse and eager_key_reuse:
-            outs = eager_key_reuse[0](prim, args, params, impl)
+            # the keys this operation consumes are checked against those used before
+            check_keys, run = eager_key_reuse[0], impl
+            impl = lambda *args, **params: check_keys(prim, args, params, run)
+        if root_modes.modes.jax_applied:    # a transfer guard, jax_no_execution
+            with root_modes.applied_to_jax():
+                outs = impl(*args, **params)
         else:
             outs = impl(*args, **params)
         if _float_checks.checks_on():      # jax_debug_nans / jax_debug_infs

@@ -6,8 +6,10 @@ computes what `jax.nn`'s function of the same name computes, derivatives include
 * `relu` and `relu6` are `custom_jvp` functions whose derivative at the kinks is 0
   (plain `max(x, 0)` would give 1/2 at 0 under JAX's tie rule for `max`);
 * `softplus` is `logaddexp(x, 0)`, so large inputs do not overflow `exp`;
-* `softmax` has a `custom_jvp` that reuses its output, `y * (t - sum(y * t))`, and
-  `log_softmax` subtracts the (constant) maximum first;
+* `softmax` has a `custom_jvp` that reuses its output, `y * (t - sum(y * t))`, when
+  `jax_softmax_custom_jvp` is set (JAX's default is unset: plain differentiation
+  with the maximum held constant); `log_softmax` subtracts the (constant) maximum
+  first either way;
 * `where=` masks in `softmax`, `log_softmax` and `standardize` leave out elements:
   masked elements of `softmax` are 0, of `log_softmax` -inf.
 
@@ -23,6 +25,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from ..frontend.config_flags import softmax_custom_jvp
 from ..frontend.eager_jit import jitted_eagerly
 from ..transforms.custom_derivatives import custom_jvp
 from ..numpy._promotion import (promote_args_inexact, as_operand, dtype_of, shape_of,
@@ -236,11 +239,26 @@ def _softmax_jvp(axis, primals, tangents):
     return y, y * (x_dot - jnp.sum(_masked(y * x_dot, where, 0), axis, keepdims=True))
 
 
+def _softmax_differentiated(x, axis, where):
+    """JAX's softmax under `jax_softmax_custom_jvp=False` (its default): the maximum
+    is held constant and the rest differentiated as written, so a derivative saves
+    `exp`'s output and the sum's rather than the result alone."""
+    x_safe = _masked(x, where, -np.inf)
+    x_max = jnp.max(x_safe, axis, initial=-np.inf, keepdims=True)
+    unnormalized = jnp.exp(x_safe - lax.stop_gradient(x_max))
+    result = unnormalized / jnp.sum(_masked(unnormalized, where, 0), axis, keepdims=True)
+    return result if where is None else jnp.where(where, result, 0)
+
+
 def softmax(x, axis=-1, where=None):
-    """exp(x) / sum(exp(x)) along `axis`; masked-out elements (where=False) are 0."""
+    """exp(x) / sum(exp(x)) along `axis`; masked-out elements (where=False) are 0.
+    Its derivative follows `jax_softmax_custom_jvp`, as JAX's: the custom_jvp rule
+    when it is set, plain differentiation otherwise."""
     x = as_operand("softmax", x)
     axis = canonicalize_axes("softmax", axis, len(shape_of(x)))
-    return _softmax(x, axis, where)
+    if softmax_custom_jvp.value:
+        return _softmax(x, axis, where)
+    return _softmax_differentiated(x, axis, where)
 
 
 @jitted_eagerly("axis", "keepdims")

@@ -19,7 +19,9 @@ import jax
 import numpy as np
 
 from .. import lax
+from ..frontend.config_flags import host_transfers_guarded
 from ..frontend.eager_jit import jitted_eagerly
+from ..ir import root_modes
 from ..ir.trace import Tracer
 from ..ir.types import canonical_dtype, is_float, is_integer
 from ._dtypes import canonicalize_dtype, _ScalarType
@@ -53,13 +55,28 @@ def concrete_array(value, dtype=None):
     it to its canonical dtype (x64 is off) and it is transferred as it is."""
     value = np.asarray(value)
     dtype = canonical_dtype(value.dtype if dtype is None else dtype)
-    return jax.device_put(value if value.dtype == dtype else value.astype(dtype))
+    return _transfer(value if value.dtype == dtype else value.astype(dtype))
 
 
 def _weak_scalar_array(value):
     """A Python scalar as a weakly typed rank-0 jax.Array: JAX's transfer keeps its weak
     type, and raises JAX's OverflowError for an int out of int32's range."""
+    return _transfer(value)
+
+
+def _transfer(value):
+    """Host data on the device. JAX's `jnp.asarray` transfers implicitly, which a
+    transfer guard tells from an explicit `device_put` ('disallow' refuses only the
+    implicit one): so while a guard is set, at the root, the value goes in as a
+    jitted identity's argument, a transfer JAX guards as implicit. Otherwise
+    `device_put`, which compiles nothing."""
+    if root_modes.modes.at_root and host_transfers_guarded():
+        with root_modes.applied_to_jax():
+            return _implicit_transfer(value)
     return jax.device_put(value)
+
+
+_implicit_transfer = jax.jit(lambda value: value)
 
 
 def _contains_traced(obj) -> bool:
