@@ -337,7 +337,13 @@ def test_newly_compiled_functions_keep_their_errors_and_direct_paths():
 
 def test_eager_linspace_rounds_as_jax_does():
     # JAX's linspace is one jitted program, whose fused interpolation rounds one point
-    # of these 1 ulp away from the op-by-op result minijax gave before it ran whole.
-    got, want = mnp.linspace(-1.0, 1.0, 8), jnp.linspace(-1.0, 1.0, 8)
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-    assert got.dtype == want.dtype
+    # of (-1, 1, 8) 1 ulp away from the op-by-op result minijax gave before it ran
+    # whole. (1, 5, 4) and (0.1, 7.3, 13) tell JAX 0.12's formula from the older one
+    # (backends/jax_features.py, LINSPACE_SCALES_STOP_FIRST): bit for bit on each.
+    def points(m):
+        return [m.linspace(-1.0, 1.0, 8), m.linspace(1.0, 5.0, 4), m.linspace(0.1, 7.3, 13),
+                m.linspace(1 + 1j, 3 - 2j, 4), m.linspace(0.0, 3.0, 7, dtype=m.bfloat16),
+                m.histogram_bin_edges(np.array([3.0, 1.0, 2.0, 5.0, 4.0], np.float32), 3)]
+    for got, want in zip(points(mnp), points(jnp)):
+        assert got.dtype == want.dtype
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (got, want)

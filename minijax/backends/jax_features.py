@@ -21,6 +21,7 @@ import jax
 from jax import lax
 
 __all__ = ["JAX_VERSION", "parse_version", "LAX_HAS_LOG2", "LAX_HAS_ONE_MINUS_SQUARE",
+           "LINSPACE_SCALES_STOP_FIRST",
            "TOP_K_TAKES_IS_STABLE"]
 
 
@@ -44,6 +45,12 @@ LAX_HAS_LOG2 = hasattr(lax, "log2")
 
 # JAX 0.11 added `lax.one_minus_square`, with a derivative rule of its own (-2x).
 LAX_HAS_ONE_MINUS_SQUARE = hasattr(lax, "one_minus_square")
+
+# JAX 0.12's `jnp.linspace` interpolates as `start * (1 - t) + (stop / div) * i` (with
+# `t = i / div`), which gives integer points exactly; before, `start * (1 - t) + stop * t`.
+# The two round some points 1 ulp apart. (A function's body, not its API: no
+# attribute tells them apart.)
+LINSPACE_SCALES_STOP_FIRST = JAX_VERSION >= (0, 12)
 
 # JAX 0.11 added `lax.top_k`'s `is_stable`; before, top_k was always stable.
 TOP_K_TAKES_IS_STABLE = "is_stable" in inspect.signature(lax.top_k).parameters

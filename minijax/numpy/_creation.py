@@ -22,6 +22,7 @@ from .. import lax
 from ..frontend.config_flags import host_transfers_guarded
 from ..frontend.eager_jit import jitted_eagerly
 from ..ir import root_modes
+from ..backends.jax_features import LINSPACE_SCALES_STOP_FIRST
 from ..ir.trace import Tracer
 from ..ir.types import canonical_dtype, is_float, is_integer
 from ._dtypes import canonicalize_dtype, _ScalarType
@@ -261,10 +262,16 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     if num > 1:
         iota_shape = [1] * len(with_axis)
         iota_shape[axis] = div
-        t = reshape(lax.iota(compute, div), iota_shape)
-        t = lax.div(t, _const(div, compute))
-        out = add(multiply(reshape(start, with_axis), subtract(1.0, t)),
-                  multiply(reshape(stop, with_axis), t))
+        # The position as a fraction `t = i / div` in the real dtype, as JAX's does.
+        real = np.zeros((), compute).real.dtype     # float32 for complex64
+        i = reshape(lax.iota(real, div), iota_shape)
+        t = lax.convert_element_type(lax.div(i, _const(div, real)), compute)
+        if LINSPACE_SCALES_STOP_FIRST:
+            stop_part = multiply(lax.div(reshape(stop, with_axis), _const(div, compute)),
+                                 lax.convert_element_type(i, compute))
+        else:
+            stop_part = multiply(reshape(stop, with_axis), t)
+        out = add(multiply(reshape(start, with_axis), subtract(1.0, t)), stop_part)
         if endpoint:
             out = concatenate([out, expand_dims(stop, axis)], axis)
         delta = lax.div(subtract(stop, start), _const(div, compute))
