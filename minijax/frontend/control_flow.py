@@ -135,7 +135,8 @@ def _show_tree(treedef, avals) -> str:
 
 def _first_mismatch(treedef, expected, actual) -> tuple[str, object, object, str]:
     """Where two leaf-type lists of one tree first differ beyond weak types: the leaf's
-    path (`[1]`, `['b']`, empty for a bare leaf), both types, and what differs."""
+    path (`[1]`, `['b']`, empty for a bare leaf), both types, and what differs. The
+    messages show the types without weak marks (`str_short`), as JAX's do."""
     paths = [tree_util.keystr(path) for path, _ in tree_util.tree_flatten_with_path(
         tree_util.tree_unflatten(treedef, list(range(treedef.num_leaves))))[0]]
     for path, e, a in zip(paths, expected, actual):
@@ -190,9 +191,9 @@ def _trace_loop_body(fun, in_tree, carry_leaves, carry_tree, carry_avals, extra_
                 component = f" component {path}" if path else ""
                 raise ControlFlowError(
                     f"{where} must return a carry of the same types as its input carry: "
-                    f"the input carry{component} has type {expected} but the "
-                    f"corresponding output carry component has type {actual}, so the "
-                    f"{what} do not match")
+                    f"the input carry{component} has type {expected.str_short()} but the "
+                    f"corresponding output carry component has type {actual.str_short()}, "
+                    f"so the {what} do not match")
             return body, carry_leaves, carry_avals
         carry_leaves, carry_avals = new_leaves, new_avals
     raise AssertionError(f"{where}: the carry types did not settle")  # (each pass fixes one)
@@ -360,10 +361,10 @@ def _check_branches_agree(bodies, branches, where):
                 first.out_tree, bodies[j].out_avals, bodies[k].out_avals)
             at = f" at path {path}" if path else ""
             raise ControlFlowError(
-                f"{where}: the branches must return the same types, but the output of "
-                f"{names[j]} ({fun_name(branches[j])}){at} has type {expected} and the "
-                f"corresponding output of {names[k]} ({fun_name(branches[k])}) has type "
-                f"{actual}, so the {what} do not match")
+                f"{where}: the branches must return the same types: the output of "
+                f"{names[j]} ({fun_name(branches[j])}){at} has type {expected.str_short()} "
+                f"but the corresponding output of {names[k]} ({fun_name(branches[k])}) has "
+                f"type {actual.str_short()}, so the {what} do not match")
 
 
 # -- while_loop and fori_loop --------------------------------------------------------------
