@@ -434,7 +434,8 @@ def _const_array(value, var: Var) -> np.ndarray:
         # A closed-over ref is a live mutable box (say, an eager minijax.Ref): text
         # could hold its current contents but not the box itself.
         raise NotSerializableError(f"the exact text form cannot carry a closed-over ref "
-                                   f"({var.aval.type_text()}); pass the ref as an argument instead")
+                                   f"({var.aval.type_text()}); pass the ref as an argument "
+                                   f"instead")
     array = keys_as_numpy(value) if var.aval.dtype == KEY_DTYPE else np.asarray(value)
     if array.dtype != var.aval.dtype:
         array = array.astype(var.aval.dtype)

@@ -71,8 +71,8 @@ def _flatten(node, shape, aval, flat, anchor, error):
         flat.append(node)
         return
     if not isinstance(node, list) or len(node) != shape[0]:
-        raise error(f"the value does not have the shape of {aval.type_text()}: expected a list of "
-                    f"{shape[0]} along an axis", anchor)
+        raise error(f"the value does not have the shape of {aval.type_text()}: expected a "
+                    f"list of {shape[0]} along an axis", anchor)
     for item in node:
         _flatten(item, shape[1:], aval, flat, anchor, error)
 
