@@ -35,7 +35,6 @@ from .ir.core import Literal, Var
 from .ir.remat_primitive import remat_p, name_p
 from .ir.staging import trace_to_jaxpr
 from .ir.trace import bind, aval_of
-from .ir.types import RefType, dtype_short_name
 from .transforms.policies import (as_policy, checkpoint_policies,  # noqa: F401
                                   Offloadable, Recompute, Saveable)
 from .transforms.linearize import linearize_flat
@@ -214,11 +213,8 @@ def _describe_residuals(jaxpr, arg_names) -> list:
 
 
 def aval_text(aval) -> str:
-    """`f32[3,3]`, `Ref{f32[]}`: JAX's `str_short(short_dtypes=True)`."""
-    if isinstance(aval, RefType):
-        return f"Ref{{{aval_text(aval.inner)}}}"
-    dims = ",".join(str(d) for d in aval.shape)
-    return f"{dtype_short_name(aval.dtype)}[{dims}]"
+    """`f32[3,3]`, `Ref{f32[]}`: as JAX prints a residual."""
+    return aval.str_short(short_dtypes=True)
 
 
 def print_saved_residuals(f: Callable, *args, **kwargs) -> None:

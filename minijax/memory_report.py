@@ -63,7 +63,8 @@ class MemoryReport(NamedTuple):
         if live:
             out.append("live at the peak:")
             for v in live[:12]:
-                out.append(f"  {str(v.aval):<18} {human_bytes(v.nbytes):>10}  {v.source}")
+                out.append(f"  {v.aval.type_text():<18} {human_bytes(v.nbytes):>10}  "
+                           f"{v.source}")
             if len(live) > 12:
                 out.append(f"  ... and {len(live) - 12} smaller values")
         out.append("temporary bytes over the program (each row: a run of steps):")

@@ -43,7 +43,7 @@ class Case:
 
     @property
     def id(self):
-        types = ",".join(aval_of_value(a).str_short() for a in self.args)
+        types = ",".join(aval_of_value(a).type_text() for a in self.args)
         return f"{self.prim_name}({types})"
 
 

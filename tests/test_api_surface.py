@@ -160,7 +160,8 @@ def test_named_call_and_named_scope_change_nothing():
 
 
 def test_typeof_gives_the_aval():
-    assert str(minijax.typeof(np.ones((2, 3), np.float32))) == "f32[2,3]"
+    x = np.ones((2, 3), np.float32)
+    assert str(minijax.typeof(x)) == str(jax.typeof(x)) == "float32[2,3]"
     assert minijax.typeof(1.0).weak_type
     assert jax.typeof(1.0).weak_type
 

@@ -142,7 +142,7 @@ def test_import_keeps_weak_types_literals_and_constants():
 def test_import_refs_as_arguments_and_closed_over():
     ref_arg = jax.new_ref(X.copy())
     closed = import_jaxpr(jax.make_jaxpr(_ref_argument_program)(ref_arg, X))
-    assert str(closed.jaxpr.invars[0].aval) == "Ref{f32[3]}"
+    assert str(closed.jaxpr.invars[0].aval) == "Ref{float32[3]}"
     mini_ref = minijax.new_ref(X.copy())
     out = eval_jaxpr(closed.jaxpr, closed.consts, [mini_ref, X])
     jax_ref = jax.new_ref(X.copy())
@@ -219,7 +219,7 @@ def test_import_closed_over_ref_gets_its_own_copy():
         counter[...] += y
         return counter[...] * y
     closed = trace_with_jax(bump)(np.float32(3.0))
-    assert len(closed.consts) == 1 and str(closed.jaxpr.constvars[0].aval) == "Ref{f32[]}"
+    assert len(closed.consts) == 1 and str(closed.jaxpr.constvars[0].aval) == "Ref{float32[]}"
     out = _run_minijax(closed, (np.float32(3.0),))
     assert_trees_match(out, [np.float32(15.0)])
     assert float(counter[...]) == 2.0        # JAX's ref is not touched by minijax

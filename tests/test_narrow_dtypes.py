@@ -307,7 +307,7 @@ def test_text_form_round_trip_verifier_and_interop():
     exec(interop.to_python_source(closed), namespace)    # a standalone reproducer
     assert_trees_match(jax.jit(namespace["program"])(x), want)
     imported = interop.trace_with_jax(_program(jnp))(x)
-    assert [str(v.aval) for v in imported.jaxpr.outvars] == ["f8_e4m3fn[4]", "i4[4]",
+    assert [v.aval.type_text() for v in imported.jaxpr.outvars] == ["f8_e4m3fn[4]", "i4[4]",
                                                              "f4_e2m1fn[4]"]
 
 

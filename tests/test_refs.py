@@ -189,7 +189,7 @@ def test_surface():
     r = minijax.new_ref(X)
     assert isinstance(r, minijax.Ref) and not isinstance(r, jax.Array)
     assert (r.shape, r.dtype, r.ndim, r.size, len(r)) == ((4, 5), np.float32, 2, 20, 4)
-    assert str(minijax.typeof(r)) == "Ref{f32[4,5]}"
+    assert str(minijax.typeof(r)) == "Ref{float32[4,5]}"
     assert repr(minijax.new_ref(np.float32(1.5))) == "Ref(1.5, dtype=float32)"
     e = minijax.empty_ref(jax.ShapeDtypeStruct((2, 3), jnp.int32))
     assert minijax.typeof(e) == minijax.typeof(minijax.new_ref(np.zeros((2, 3), np.int32)))
@@ -286,7 +286,7 @@ def test_trace_cache_is_keyed_by_ref_type():
     f(minijax.new_ref(np.ones(2, np.float32)))
     f(minijax.new_ref(np.ones(2, np.int32)))
     assert np.array_equal(f(np.ones(2, np.float32)), np.full(2, 2.0))
-    assert [str(t) for t in traces] == ["Ref{f32[]}", "Ref{f32[2]}", "Ref{i32[2]}", "f32[2]"]
+    assert [str(t) for t in traces] == ["Ref{float32[]}", "Ref{float32[2]}", "Ref{int32[2]}", "float32[2]"]
 
 
 # -- misuse --------------------------------------------------------------------------------
@@ -323,7 +323,7 @@ def test_arithmetic_and_numpy_on_a_ref_are_rejected():
     _raises(lambda: 2 * r, minijax.RefError, r"Read its value with r\[...\]")
     _raises(lambda: np.asarray(r), minijax.RefError, r"np.asarray\(r\[...\]\)")
     _raises(lambda: minijax.numpy.sin(r), TypeError, r"a ref is not an array: read its value")
-    _raises(lambda: minijax.jit(lambda r: r * 2)(r), TypeError, r"got the ref Ref\{f32\[4,5\]\}")
+    _raises(lambda: minijax.jit(lambda r: r * 2)(r), TypeError, r"got the ref Ref\{float32\[4,5\]\}")
     _raises(lambda: minijax.new_ref(r), minijax.RefError, "cannot make a ref of a ref")
     _raises(lambda: minijax.new_ref({"a": 1.0}), minijax.RefError,
             r"tree_map\(minijax.new_ref, tree\)")
@@ -332,7 +332,7 @@ def test_arithmetic_and_numpy_on_a_ref_are_rejected():
 def test_returning_a_ref_from_jit():
     r = minijax.new_ref(X)
     _raises(lambda: minijax.jit(lambda r: r)(r), minijax.RefError,
-            r"returns the Ref\{f32\[4,5\]\} created at .*test_refs.py:\d+; a ref cannot be "
+            r"returns the Ref\{float32\[4,5\]\} created at .*test_refs.py:\d+; a ref cannot be "
             r"returned")
     _raises(lambda: minijax.jit(lambda x: {"r": minijax.new_ref(x)})(1.0), minijax.RefError,
             r"Return its value r\[...\]")
@@ -376,7 +376,7 @@ def test_use_after_freeze_and_free(use_jit):
         return r[...]
     x = np.float32(1)
     _raises(lambda: wrap(read_after_freeze)(x), minijax.RefError,
-            r"Ref\{f32\[\]\} created at .*test_refs.py:\d+ is used after freeze \(at "
+            r"Ref\{float32\[\]\} created at .*test_refs.py:\d+ is used after freeze \(at "
             r".*test_refs.py:\d+\) by get")
     _raises(lambda: wrap(freeze_twice)(x), minijax.RefError, "is used after freeze .* by freeze")
     _raises(lambda: wrap(read_after_free)(x), minijax.RefError, "is used after free_ref")

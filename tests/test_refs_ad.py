@@ -280,15 +280,15 @@ def test_jvp_with_a_ref_primal_writes_into_its_tangent_ref():
 def test_jvp_ref_primal_needs_a_ref_tangent():
     r = minijax.new_ref(V.copy())
     f = lambda r, x: _increments(MJ, r, x)
-    with pytest.raises(minijax.MinijaxError, match=r"a primal of type Ref\{f32\[3\]\} needs "
-                       r"a tangent of type Ref\{f32\[3\]\}, got f32\[3\]: the tangent of a "
+    with pytest.raises(minijax.MinijaxError, match=r"a primal of type Ref\{float32\[3\]\} needs "
+                       r"a tangent of type Ref\{float32\[3\]\}, got float32\[3\]: the tangent of a "
                        r"ref is a ref"):
         minijax.jvp(f, (r, V), (np.ones(3, np.float32), V))
-    with pytest.raises(minijax.MinijaxError, match=r"a primal of type f32\[3\] needs a "
-                       r"tangent of type f32\[3\], got Ref\{f32\[3\]\}"):
+    with pytest.raises(minijax.MinijaxError, match=r"a primal of type float32\[3\] needs a "
+                       r"tangent of type float32\[3\], got Ref\{float32\[3\]\}"):
         minijax.jvp(lambda x: x, (V,), (minijax.new_ref(V),))
-    with pytest.raises(minijax.MinijaxError, match=r"a ref primal of type Ref\{f32\[3\]\} "
-                       r"needs a tangent ref of the same type, got Ref\{f32\[2\]\}"):
+    with pytest.raises(minijax.MinijaxError, match=r"a ref primal of type Ref\{float32\[3\]\} "
+                       r"needs a tangent ref of the same type, got Ref\{float32\[2\]\}"):
         minijax.jvp(f, (r, V), (minijax.new_ref(V[:2]), V))
     np.testing.assert_array_equal(np.asarray(r[...]), V)
 

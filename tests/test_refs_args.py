@@ -32,7 +32,7 @@ def increments(r):
     return r[...].sum()
 
 
-WRITE_MESSAGE = (r"writes \(by set\) the Ref\{f32\[3\]\} passed as a differentiated input; "
+WRITE_MESSAGE = (r"writes \(by set\) the Ref\{float32\[3\]\} passed as a differentiated input; "
                  r"differentiating with respect to a ref that is written is not supported\. "
                  r"Pass its value r\[\.\.\.\] as the argument instead")
 

@@ -408,21 +408,21 @@ def _threaded(how):
 
 
 _THREADED = {
-    "scan_carry": r"scan: the Ref\{f32\[3\]\} " + _HERE + r" is passed as the loop carry \(init\)",
-    "scan_xs_returns_row": r"scan body \(<lambda>\) returns a view of the Ref\{f32\[3\]\} "
+    "scan_carry": r"scan: the Ref\{float32\[3\]\} " + _HERE + r" is passed as the loop carry \(init\)",
+    "scan_xs_returns_row": r"scan body \(<lambda>\) returns a view of the Ref\{float32\[3\]\} "
                            + _HERE,
-    "fori_carry": r"fori_loop: the Ref\{f32\[3\]\} " + _HERE + r" is passed as the loop carry "
+    "fori_carry": r"fori_loop: the Ref\{float32\[3\]\} " + _HERE + r" is passed as the loop carry "
                   r"\(init_val\) at \[1\]",
-    "while_carry": r"while_loop: the Ref\{f32\[3\]\} " + _HERE + " is passed as the loop carry",
-    "map_xs_in_batches": r"map: the Ref\{f32\[3\]\} " + _HERE + r" is passed as the "
+    "while_carry": r"while_loop: the Ref\{float32\[3\]\} " + _HERE + " is passed as the loop carry",
+    "map_xs_in_batches": r"map: the Ref\{float32\[3\]\} " + _HERE + r" is passed as the "
                          r"mapped-over values \(xs\) with batch_size",
-    "cond_returns": r"cond branch <lambda> returns the Ref\{f32\[3\]\} " + _HERE + "; a ref "
+    "cond_returns": r"cond branch <lambda> returns the Ref\{float32\[3\]\} " + _HERE + "; a ref "
                     r"cannot leave a control-flow body",
-    "switch_returns": r"switch branch <lambda> returns the Ref\{f32\[3\]\} " + _HERE,
-    "scan_returns": r"scan body \(<lambda>\) returns the Ref\{f32\[3\]\} " + _HERE
+    "switch_returns": r"switch branch <lambda> returns the Ref\{float32\[3\]\} " + _HERE,
+    "scan_returns": r"scan body \(<lambda>\) returns the Ref\{float32\[3\]\} " + _HERE
                     + r" \(as output \[1\]\)",
-    "map_returns": r"returns the Ref\{f32\[\]\} " + _HERE,
-    "while_body_returns": r"while_loop body_fun \(<lambda>\) returns the Ref\{f32\[\]\} " + _HERE,
+    "map_returns": r"returns the Ref\{float32\[\]\} " + _HERE,
+    "while_body_returns": r"while_loop body_fun \(<lambda>\) returns the Ref\{float32\[\]\} " + _HERE,
 }
 
 
@@ -441,9 +441,9 @@ def test_a_ref_threaded_through_a_loop_or_returned_is_a_ref_error(how, transform
 
 def test_a_threaded_box_is_named_and_left_unchanged():
     r = minijax.new_ref(V)
-    with pytest.raises(minijax.RefError, match=r"the Ref\{f32\[3\]\} " + _HERE):
+    with pytest.raises(minijax.RefError, match=r"the Ref\{float32\[3\]\} " + _HERE):
         minijax.lax.fori_loop(0, 2, lambda i, c: c, r)
-    with pytest.raises(minijax.RefError, match=r"returns a view of the Ref\{f32\[3\]\} " + _HERE):
+    with pytest.raises(minijax.RefError, match=r"returns a view of the Ref\{float32\[3\]\} " + _HERE):
         minijax.jit(lambda: minijax.lax.cond(True, lambda: r.at[0], lambda: r.at[1]))()
     np.testing.assert_array_equal(np.asarray(r[...]), V)
 
@@ -462,11 +462,11 @@ def test_aliased_cond_operands_are_rejected(how, use_jit):
         if how == "operand_and_closure":
             return lax.cond(True, lambda a: a.__setitem__(0, r[1]), lambda a: None, r)
         return lax.cond(True, lambda v: v.__setitem__(..., 1.0), lambda v: None, r.at[1:])
-    expected = {"twice": r"cond operands: the Ref\{f32\[3\]\} " + _HERE + r" is passed twice, "
+    expected = {"twice": r"cond operands: the Ref\{float32\[3\]\} " + _HERE + r" is passed twice, "
                          r"as args\[0\] and as args\[1\]",
                 "pytree": r"switch operands: .* is passed twice, as args\[0\]\[0\] and as "
                           r"args\[0\]\[1\]",
-                "operand_and_closure": r"the Ref\{f32\[3\]\} " + _HERE + " is both closed over",
+                "operand_and_closure": r"the Ref\{float32\[3\]\} " + _HERE + " is both closed over",
                 "view": r"args\[0\] is a view of a ref; pass the ref itself"}[how]
     with pytest.raises(minijax.RefError, match=expected):
         (minijax.jit(f) if use_jit else f)()
@@ -533,7 +533,7 @@ def test_make_jaxpr_rejects_what_jit_rejects():
         (lambda a, b: a[...] + b[...], (r, r), r"passed twice, as args\[0\] and as args\[1\]"),
         (lambda t: t[0][...], ((r, r),), r"passed twice, as args\[0\]\[0\] and as args\[0\]\[1\]"),
         (lambda a: a[...] + r[...], (r,), "both closed over by the function and passed"),
-        (lambda x: minijax.new_ref(x), (1.0,), r"returns the Ref\{f32\[\]\} " + _HERE),
+        (lambda x: minijax.new_ref(x), (1.0,), r"returns the Ref\{float32\[\]\} " + _HERE),
         (lambda x: {"out": [x, minijax.new_ref(x)]}, (1.0,), r"\(as output \['out'\]\[1\]\)"),
     ]
     for fun, args, message in cases:
@@ -567,7 +567,7 @@ def test_trace_cache_keyed_by_ref_type_inside_bodies():
     assert float(loop(np.float32(0))) == 12.0
     assert float(minijax.jit(loop)(np.float32(1))) == 13.0
     assert float(total(a)) == 3.0 and int(total(b)) == 3
-    assert sorted(set(traces)) == ["Ref{f32[3]}", "Ref{i32[3]}"]
+    assert sorted(set(traces)) == ["Ref{float32[3]}", "Ref{int32[3]}"]
 
 
 def test_an_eager_branch_over_refs_compiles_once():

@@ -175,7 +175,7 @@ def test_type_rules_check_indexers():
         P.type_rules[P.get_p](ref, ShapedArray((), np.float32), indexer=idx)
     with pytest.raises(TypeError, match=r"transpose\(1, 0, 2\) is not a permutation"):
         P.type_rules[P.get_p](ref, indexer=RefIndexer((Transpose((1, 0, 2)), Index())))
-    with pytest.raises(TypeError, match=r"swap: value f32\[3\] does not match"):
+    with pytest.raises(TypeError, match=r"swap: value float32\[3\] does not match"):
         P.type_rules[P.swap_p](ref, ShapedArray((3,), np.float32), indexer=RefIndexer(
             (Index((0,)),)))
 

@@ -333,8 +333,8 @@ def test_transpose_jaxpr_takes_a_cotangent_ref_for_a_linear_ref_input():
     jaxpr = minijax.make_jaxpr(linear)(minijax.new_ref(V), V).jaxpr
     transposed = transpose_jaxpr(jaxpr)
     check_jaxpr(transposed)
-    assert [str(v.aval) for v in transposed.invars] == ["Ref{f32[3]}", "f32[3]"]
-    assert [str(v.aval) for v in transposed.outvars] == ["f32[3]"]
+    assert [str(v.aval) for v in transposed.invars] == ["Ref{float32[3]}", "float32[3]"]
+    assert [str(v.aval) for v in transposed.outvars] == ["float32[3]"]
     # y = 2 (t0 + 3 v): the cotangent ref gets 2 ct_y, v's cotangent is 6 ct_y
     ct_ref = minijax.new_ref(np.zeros(3, np.float32))
     ct_v, = eval_jaxpr(transposed, [], [ct_ref, V])

@@ -107,7 +107,7 @@ def test_grad_wrt_a_ref_argument_written_in_a_jit_is_an_error():
         g(r, x)
         return r[...].sum()
     r = minijax.new_ref(np.ones(3, np.float32))
-    with pytest.raises(minijax.MinijaxError, match=r"writes .* the Ref\{f32\[3\]\} passed "
+    with pytest.raises(minijax.MinijaxError, match=r"writes .* the Ref\{float32\[3\]\} passed "
                        r"as a differentiated input.*Pass its value r\[\.\.\.\]"):
         minijax.grad(f)(r, V)
     _match(np.asarray(r[...]), np.ones(3, np.float32))
@@ -115,7 +115,7 @@ def test_grad_wrt_a_ref_argument_written_in_a_jit_is_an_error():
 
 # -- a differentiated value written into a ref from outside ----------------------------------
 
-_EXTERNAL_WRITE = (r"`{prim}` writes a differentiated value into a Ref\{{f32\[3\]\}} whose "
+_EXTERNAL_WRITE = (r"`{prim}` writes a differentiated value into a Ref\{{float32\[3\]\}} whose "
                    r"tangent is not tracked.*Create the ref inside the function, or write "
                    r"lax.stop_gradient\(value\)")
 

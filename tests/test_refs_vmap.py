@@ -166,11 +166,11 @@ def test_unbatched_write_to_closed_over_ref_happens_once():
 def test_batched_write_to_closed_over_ref_is_an_error():
     ref = minijax.new_ref(np.zeros(4, np.float32))
     with pytest.raises(minijax.MinijaxError, match=r"writes a value that differs per "
-                       r"example into a Ref\{f32\[4\]\} that is the same for every "
+                       r"example into a Ref\{float32\[4\]\} that is the same for every "
                        r"example.*Map the ref too"):
         minijax.vmap(lambda x: ref.__setitem__(..., x))(X)
     with pytest.raises(minijax.MinijaxError, match=r"`addupdate` adds an amount that "
-                       r"differs per example to a Ref\{f32\[4\]\} that is the same for "
+                       r"differs per example to a Ref\{float32\[4\]\} that is the same for "
                        r"every example.*Map the ref too.*add their sum to the ref"):
         minijax.vmap(lambda x: minijax.ref.addupdate(ref, (), x))(X)
     _match(ref[...], np.zeros(4, np.float32))

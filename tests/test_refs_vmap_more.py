@@ -56,7 +56,7 @@ def _alias_twice(a, b):
 def test_one_ref_passed_twice_is_rejected(use_jit):
     ref = minijax.new_ref(np.zeros(3, np.float32))
     wrap = minijax.jit if use_jit else (lambda f: f)
-    with pytest.raises(minijax.RefError, match=r"(jit|vmap)\(_alias_twice\): the Ref\{f32\[3\]\} "
+    with pytest.raises(minijax.RefError, match=r"(jit|vmap)\(_alias_twice\): the Ref\{float32\[3\]\} "
                        r"created at .* is passed twice, as args\[0\] and as args\[1\].*"
                        r"\(aliasing\)"):
         wrap(minijax.vmap(_alias_twice))(ref, ref)
@@ -78,7 +78,7 @@ def test_ref_both_closed_over_and_mapped_is_rejected(use_jit):
         a[...] += 1.0              # runs before the closure is met: undone on failure
         return ref[...]
     wrap = minijax.jit if use_jit else (lambda g: g)
-    with pytest.raises(minijax.RefError, match=r"Ref\{f32\[3\]\} created at .* is both "
+    with pytest.raises(minijax.RefError, match=r"Ref\{float32\[3\]\} created at .* is both "
                        r"closed over by the (vmapped )?function and passed to it as "
                        r"(argument a|an argument) \(aliasing\)"):
         wrap(minijax.vmap(f))(ref)
@@ -112,7 +112,7 @@ def test_failed_vmap_leaves_every_ref_unchanged():
 
 # -- increments of a ref from outside ------------------------------------------------------
 
-_AMBIGUOUS = (r"Ref\{f32\[\]\} that is the same for every example \(a ref from outside "
+_AMBIGUOUS = (r"Ref\{float32\[\]\} that is the same for every example \(a ref from outside "
               r"the vmapped function, or mapped with in_axes=None\)\. An increment of it "
               r"is ambiguous: should it happen once, or once per example.*To update it "
               r"once, do it outside the vmapped function\. To update it once per "
@@ -180,7 +180,7 @@ def test_batched_increment_of_outside_ref_says_so():
     ref = minijax.new_ref(np.float32(0))
     with pytest.raises(BatchingError, match=r"an increment \(`r\[idx\] \+= v`: a "
                        r"read, then a write\) adds an amount that differs per example to "
-                       r"a Ref\{f32\[\]\}.*every example would update the one ref\. Map "
+                       r"a Ref\{float32\[\]\}.*every example would update the one ref\. Map "
                        r"the ref too .* return the amounts from the vmapped function and "
                        r"add their sum to the ref outside it"):
         minijax.vmap(lambda x: ref.__setitem__(..., ref[...] + x))(X[:, 0])
@@ -304,7 +304,7 @@ def test_batched_predicate_writing_a_closed_over_ref_is_an_error(wrap):
     ref = minijax.new_ref(np.float32(0))
     for branch in (lambda x: ref.__setitem__(..., 1.0), lambda x: ref.__setitem__(..., x)):
         with pytest.raises(BatchingError, match=r"a cond/switch whose predicate differs "
-                           r"per example writes a Ref\{f32\[\]\} that is the same for every "
+                           r"per example writes a Ref\{float32\[\]\} that is the same for every "
                            r"example .*only the examples that take the branch would write "
                            r"it\. Map the ref too"):
             _vmapped(lambda p, x: minijax.lax.cond(p, lambda: branch(x[0]), lambda: None),

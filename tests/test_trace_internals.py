@@ -42,7 +42,7 @@ def test_jaxprs_traced_from_shared_avals_are_unchanged():
             x = minijax.lax.tanh(minijax.lax.dot(x, w))
         return x
     closed = minijax.make_jaxpr(f)(params, np.ones(3, np.float32))
-    assert [str(v.aval) for v in closed.jaxpr.invars] == ["f32[3,3]"] * 3 + ["f32[3]"]
+    assert [str(v.aval) for v in closed.jaxpr.invars] == ["float32[3,3]"] * 3 + ["float32[3]"]
     assert len(closed.eqns) == 6
 
 

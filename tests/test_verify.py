@@ -119,8 +119,8 @@ def test_mismatched_shapes_in_add():
     x, y, z = Var(F32_3), Var(ShapedArray((4,), f32)), Var(F32_3)
     jaxpr = Jaxpr([], [x, y], [Eqn(P.add_p, [x, y], {}, [z])], [z])
     message = rejection(jaxpr)
-    assert message.startswith("equation 0 (add): ill-typed: add: operands must have equal "
-                              "shapes")
+    assert message.startswith("equation 0 (add): ill-typed: add got incompatible shapes for "
+                              "broadcasting: (3,), (4,).")
     assert marked(message) == ">>>     c:f32[3] = add a b"
 
 

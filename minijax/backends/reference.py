@@ -60,7 +60,7 @@ class RefBox:
     def __repr__(self):
         state = "" if self.state == "live" else f", {self.state}"
         contents = np.array2string(self.value, separator=", ", threshold=20)
-        return f"RefBox({self.aval.inner}{state}: {contents})"
+        return f"RefBox({self.aval.inner.type_text()}{state}: {contents})"
 
 
 # -- refs -------------------------------------------------------------------------------

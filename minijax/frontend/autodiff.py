@@ -29,7 +29,7 @@ from .vmap import vmap
 from ..backends.eager_ref_runtime import all_or_nothing
 from ..ir import primitives as P
 from ..ir.trace import MinijaxError, aval_of, bind, current_trace
-from ..ir.types import (RefType, float0, is_inexact, is_float, is_complex, dtype_short_name,
+from ..ir.types import (RefType, float0, is_inexact, is_float, is_complex, dtype_long_name,
                         canonical_dtype)
 from ..transforms.ad_util import Zero, tangent_aval, instantiate, scalar, as_results
 from ..transforms.jvp import jvp_flat
@@ -197,9 +197,9 @@ def _check_tangent(primal, tangent):
     expected = tangent_aval(p_aval)
     if t_aval.dtype != expected.dtype:
         raise TangentDtypeError(
-            f"jvp: a primal of dtype {dtype_short_name(p_aval.dtype)} needs a tangent of "
-            f"dtype {dtype_short_name(expected.dtype)} (float0 for integer and boolean "
-            f"primals), got {dtype_short_name(t_aval.dtype)}")
+            f"jvp: a primal of dtype {dtype_long_name(p_aval.dtype)} needs a tangent of "
+            f"dtype {dtype_long_name(expected.dtype)} (float0 for integer and boolean "
+            f"primals), got {dtype_long_name(t_aval.dtype)}")
     if t_aval.shape != p_aval.shape:
         raise TangentMismatchError(f"jvp: primal shape {p_aval.shape} and tangent shape "
                                    f"{t_aval.shape} differ")

@@ -74,8 +74,7 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()):
         if any(ct.shape != out.shape or ct.dtype != out.dtype
                for ct, out in zip(ct_avals, out_avals)):
             raise TypeError(f"cotangent type does not match function output, expected "
-                            f"{[a.str_short() for a in out_avals]} but got "
-                            f"{[a.str_short() for a in ct_avals]}")
+                            f"{tuple(out_avals)} but got {ct_avals}")
         cts = backward_pass(closed.jaxpr, closed.consts,
                             [UndefinedPrimal(a) for a in in_avals], ct_leaves)
         cts = [zeros(a) if type(ct) is Zero else ct for ct, a in zip(cts, in_avals)]

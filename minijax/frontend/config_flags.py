@@ -300,11 +300,6 @@ def _tuple_text(items) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def _aval_text(a) -> str:
-    weak = ", weak_type=True" if a.weak_type else ""
-    return f"ShapedArray({a.dtype.name}[{','.join(map(str, a.shape))}]{weak})"
-
-
 def before_trace(where: str, in_avals, fun):
     """What `jit` does before it traces `fun` for a signature it has not seen: refuse
     under `jax_no_tracing`, log under `jax_log_compiles` (JAX's words for both)."""
@@ -316,7 +311,7 @@ def before_trace(where: str, in_avals, fun):
                            f"'no_tracing' is set")
     if log_compiles.value:
         logger.warning("Compiling %s with global shapes and types %s. Argument mapping: "
-                       "%s.", where, _tuple_text([_aval_text(a) for a in in_avals]),
+                       "%s.", where, _tuple_text([repr(a) for a in in_avals]),
                        _tuple_text(["UnspecifiedValue"] * len(in_avals)))
 
 

@@ -116,9 +116,36 @@ def _types_differ_beyond_weakness(actual, expected) -> bool:
     return not CF.same_types(actual, expected)
 
 
+class _Shown:
+    """A leaf that prints as the given text, so a tree of types prints without quotes."""
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+    __str__ = __repr__
+
+
 def _show_tree(treedef, avals) -> str:
-    return str(tree_util.tree_unflatten(treedef, [a.str_short() if hasattr(a, "str_short")
-                                                  else str(a) for a in avals]))
+    return str(tree_util.tree_unflatten(treedef, [_Shown(str(a)) for a in avals]))
+
+
+def _first_mismatch(treedef, expected, actual) -> tuple[str, object, object, str]:
+    """Where two leaf-type lists of one tree first differ beyond weak types: the leaf's
+    path (`[1]`, `['b']`, empty for a bare leaf), both types, and what differs. The
+    messages show the types without weak marks (`str_short`), as JAX's do."""
+    paths = [tree_util.keystr(path) for path, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(treedef, list(range(treedef.num_leaves))))[0]]
+    for path, e, a in zip(paths, expected, actual):
+        if not CF.same_types([a], [e]):
+            what = ("shapes" if getattr(e, "shape", None) != getattr(a, "shape", None) else
+                    "dtypes" if getattr(e, "dtype", None) != getattr(a, "dtype", None)
+                    else "types")
+            return path, e, a, what
+    raise AssertionError("the types agree")
 
 
 def _promote_weak_carries(leaves, avals, out_avals):
@@ -159,10 +186,14 @@ def _trace_loop_body(fun, in_tree, carry_leaves, carry_tree, carry_avals, extra_
                                                                out_avals)
         if not changed:
             if _types_differ_beyond_weakness(out_avals, carry_avals):
+                path, expected, actual, what = _first_mismatch(carry_tree, carry_avals,
+                                                               out_avals)
+                component = f" component {path}" if path else ""
                 raise ControlFlowError(
                     f"{where} must return a carry of the same types as its input carry: "
-                    f"the input carry has types {_show_tree(carry_tree, carry_avals)} but "
-                    f"the body returns {_show_tree(carry_tree, out_avals)}")
+                    f"the input carry{component} has type {expected.str_short()} but the "
+                    f"corresponding output carry component has type {actual.str_short()}, "
+                    f"so the {what} do not match")
             return body, carry_leaves, carry_avals
         carry_leaves, carry_avals = new_leaves, new_avals
     raise AssertionError(f"{where}: the carry types did not settle")  # (each pass fixes one)
@@ -316,14 +347,24 @@ def _check_branches_agree(bodies, branches, where):
     names = ["false_fun", "true_fun"] if where == "cond" else \
         [f"branch {i}" for i in range(len(branches))]
     for i, body in enumerate(bodies[1:], 1):
-        if body.out_tree != first.out_tree or _types_differ_beyond_weakness(
-                body.out_avals, first.out_avals):
+        if body.out_tree != first.out_tree:
             raise ControlFlowError(
                 f"{where}: the branches must return the same types, but {names[0]} "
                 f"({fun_name(branches[0])}) returns "
                 f"{_show_tree(first.out_tree, first.out_avals)} and {names[i]} "
                 f"({fun_name(branches[i])}) returns "
                 f"{_show_tree(body.out_tree, body.out_avals)}")
+        if _types_differ_beyond_weakness(body.out_avals, first.out_avals):
+            # cond names true_fun first, as JAX's message does
+            j, k = (i, 0) if where == "cond" else (0, i)
+            path, expected, actual, what = _first_mismatch(
+                first.out_tree, bodies[j].out_avals, bodies[k].out_avals)
+            at = f" at path {path}" if path else ""
+            raise ControlFlowError(
+                f"{where}: the branches must return the same types: the output of "
+                f"{names[j]} ({fun_name(branches[j])}){at} has type {expected.str_short()} "
+                f"but the corresponding output of {names[k]} ({fun_name(branches[k])}) has "
+                f"type {actual.str_short()}, so the {what} do not match")
 
 
 # -- while_loop and fori_loop --------------------------------------------------------------

@@ -51,7 +51,8 @@ def is_ref(x) -> bool:
 
 
 def typeof(x):
-    """The type minijax gives `x`: `Ref{f32[3]}` for a ref, `f32[3]` for an array."""
+    """The type minijax gives `x`, printed as JAX prints it: `Ref{float32[3]}` for a ref,
+    `float32[3]` for an array, `~float32[]` for a weakly typed scalar."""
     if isinstance(x, RefView):
         raise RefError("a ref view has no type of its own; typeof its base ref, or "
                        "read it with v[...]")

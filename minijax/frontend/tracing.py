@@ -28,7 +28,7 @@ from .pytrees import FlatFun, checked_avals, split_static_args, fun_name
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
 from ..ir.trace import Tracer
-from ..ir.types import RefType
+from ..ir.types import RefType, is_key
 from ..ir.verify import verify_jaxpr
 from ..ir import root_modes
 from ..transforms.key_reuse import check_jaxpr as check_key_reuse
@@ -90,7 +90,7 @@ def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
             check_key_reuse(closed.jaxpr)
         if not return_shape:
             return closed
-        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals]
+        shapes = [shape_dtype_struct(a) for a in closed.out_avals]
         return closed, tree_util.tree_unflatten(out_tree, shapes)
     return make_jaxpr_f
 
@@ -166,6 +166,13 @@ def mesh_key() -> tuple:
 
 
 
+def shape_dtype_struct(aval) -> jax.ShapeDtypeStruct:
+    """The `jax.ShapeDtypeStruct` JAX gives a value of type `aval`: weak type kept, and
+    a key array's dtype JAX's `key<fry>` (minijax's own is a NumPy struct)."""
+    dtype = jax.random.key_dtype("threefry2x32") if is_key(aval.dtype) else aval.dtype
+    return jax.ShapeDtypeStruct(aval.shape, dtype, weak_type=aval.weak_type)
+
+
 def eval_shape(fun: Callable, *args, **kwargs):
     """The output of `fun(*args, **kwargs)` as a pytree of `jax.ShapeDtypeStruct`s,
     computed by tracing only (nothing runs), as `jax.eval_shape`. Arguments may be
@@ -173,6 +180,5 @@ def eval_shape(fun: Callable, *args, **kwargs):
     where = f"eval_shape({fun_name(fun)})"
     leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
     closed, out_tree = trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where)
-    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-              for a in closed.out_avals]
+    shapes = [shape_dtype_struct(a) for a in closed.out_avals]
     return tree_util.tree_unflatten(out_tree, shapes)

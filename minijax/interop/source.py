@@ -598,7 +598,7 @@ def to_python_source(closed_jaxpr: ClosedJaxpr, name: str = "program",
     for var, value in zip(closed_jaxpr.jaxpr.constvars, closed_jaxpr.consts):
         consts[var] = writer.fresh("const")
         const_lines.append(f"{consts[var]} = {value_source(np.asarray(value))}")
-    signature = ", ".join(f"{v.aval.str_short(exact=True)}" for v in closed_jaxpr.jaxpr.invars)
+    signature = ", ".join(f"{v.aval.type_text(exact=True)}" for v in closed_jaxpr.jaxpr.invars)
     writer.lines.append(f"# {name}({signature})")
     writer.function(name, closed_jaxpr.jaxpr, consts)
     header = ["import jax", "import jax.ad_checkpoint", "import jax.numpy as jnp",

@@ -43,7 +43,7 @@ class Var:
         self.suggested_name = suggested_name
 
     def __repr__(self):
-        return f"Var({self.aval}@{id(self):x})"
+        return f"Var({self.aval.type_text()}@{id(self):x})"
 
 
 class Literal:
@@ -55,7 +55,7 @@ class Literal:
         self.value = np.asarray(value, dtype=aval.dtype).reshape(aval.shape)
 
     def __repr__(self):
-        return f"Literal({self.value!r}:{self.aval})"
+        return f"Literal({self.value!r}:{self.aval.type_text()})"
 
 
 Atom = Var | Literal

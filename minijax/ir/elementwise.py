@@ -40,8 +40,9 @@ def _unary(name, accepts, out_dtype=None, accepts_keys=False):
 def _binary_shape(name, avals):
     shapes = {a.shape for a in avals if a.shape != ()}
     if len(shapes) > 1:
-        _fail(name, "operands must have equal shapes (or be rank-0), got "
-              + ", ".join(str(a) for a in avals))
+        # JAX's words; the IR also lets a rank-0 operand stand for a splat.
+        raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                        + ", ".join(str(a.shape) for a in avals) + ".")
     return shapes.pop() if shapes else ()
 
 

@@ -343,8 +343,8 @@ class _Parser(TokenReader):
         index = self.bracketed_index()
         ref = self.lookup(name)
         if not isinstance(ref.aval, RefType):
-            raise self.error(f"'{name[1]}' is indexed like a ref but has type {ref.aval}",
-                             name[2])
+            raise self.error(f"'{name[1]}' is indexed like a ref but has type "
+                             f"{ref.aval.type_text()}", name[2])
         shape, steps, dynamic = ref.aval.shape, [], []
         for kind, payload in [*views, ("index", index)]:
             values = []
@@ -444,8 +444,8 @@ class _Parser(TokenReader):
     def literal(self, node, type_token) -> Literal:
         aval = self.aval(type_token)
         if not isinstance(aval, ShapedArray) or aval.shape != ():
-            raise self.error(f"a literal must have a scalar array type, not {aval}",
-                             type_token[2])
+            raise self.error(f"a literal must have a scalar array type, not "
+                             f"{aval.type_text()}", type_token[2])
         return Literal(read_elements(node, aval, type_token[2], self.error), aval)
 
     def value(self, raw: bool):

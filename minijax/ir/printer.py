@@ -265,7 +265,7 @@ class _Printer:
     def type_text(self, aval) -> str:
         text = self._type_texts.get(aval)
         if text is None:
-            text = self._type_texts[aval] = aval.str_short(self.exact)
+            text = self._type_texts[aval] = aval.type_text(self.exact)
         return text
 
     def name(self, var: Var) -> str:
@@ -434,13 +434,14 @@ def _const_array(value, var: Var) -> np.ndarray:
         # A closed-over ref is a live mutable box (say, an eager minijax.Ref): text
         # could hold its current contents but not the box itself.
         raise NotSerializableError(f"the exact text form cannot carry a closed-over ref "
-                                   f"({var.aval}); pass the ref as an argument instead")
+                                   f"({var.aval.type_text()}); pass the ref as an argument "
+                                   f"instead")
     array = keys_as_numpy(value) if var.aval.dtype == KEY_DTYPE else np.asarray(value)
     if array.dtype != var.aval.dtype:
         array = array.astype(var.aval.dtype)
     if array.shape != var.aval.shape:
         raise ValueError(f"a constant of shape {array.shape} is bound to a constvar of "
-                         f"type {var.aval}")
+                         f"type {var.aval.type_text()}")
     return array
 
 

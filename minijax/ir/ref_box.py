@@ -91,7 +91,7 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 def describe_ref(ref) -> str:
     """How error messages name a ref: its type and where it was created."""
     if isinstance(ref, Ref):
-        kind = "Ref" if ref._value is None else f"Ref{{{ref.aval.inner}}}"
+        kind = "Ref" if ref._value is None else str(ref.aval)
         return f"the {kind} created at {ref._origin}"
     return f"the traced ref of type {getattr(ref, 'aval', '?')}"
 

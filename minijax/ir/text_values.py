@@ -53,7 +53,7 @@ def read_elements(node, aval, anchor: int, error) -> np.ndarray:
     """The array of type `aval` that `node` (a scalar or nested lists) spells; shape
     errors point at `anchor`."""
     if not isinstance(aval, ShapedArray):
-        raise error(f"cannot write a value for type {aval}", anchor)
+        raise error(f"cannot write a value for type {aval.type_text()}", anchor)
     if not aval.shape and type(node) is tuple:     # a literal: the common case
         flat = [node]
     else:
@@ -67,12 +67,12 @@ def read_elements(node, aval, anchor: int, error) -> np.ndarray:
 def _flatten(node, shape, aval, flat, anchor, error):
     if not shape:
         if isinstance(node, list):
-            raise error(f"expected a scalar element of {aval}, got a list", anchor)
+            raise error(f"expected a scalar element of {aval.type_text()}, got a list", anchor)
         flat.append(node)
         return
     if not isinstance(node, list) or len(node) != shape[0]:
-        raise error(f"the value does not have the shape of {aval}: expected a list of "
-                    f"{shape[0]} along an axis", anchor)
+        raise error(f"the value does not have the shape of {aval.type_text()}: expected a "
+                    f"list of {shape[0]} along an axis", anchor)
     for item in node:
         _flatten(item, shape[1:], aval, flat, anchor, error)
 

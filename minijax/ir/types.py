@@ -10,10 +10,13 @@ Read this first when learning the IR. Every variable in a jaxpr carries one of:
 * Key arrays (`minijax.random`) are `ShapedArray`s of the key dtype `KEY_DTYPE`: each
   element is one threefry2x32 key (see `random_primitives.py`).
 
-Text form: `f32[3,4]`, `i32[]`, `bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`, and JAX's
-short names of the narrow dtypes (`f8_e4m3fn[4]`, `i4[]`). The human view omits weak
-types, exactly as `jax.make_jaxpr` does; the exact form (`minijax.ir.dumps`) marks them
-with a trailing `~` (`f32[]~`) so a round trip loses nothing.
+Two spellings. As Python objects avals print as JAX's do (`str(jax.typeof(x))`):
+`float32[3,4]`, `~float32[]` for a weak type, `Ref{float32[3]}`, `key<fry>[3]`, and
+`repr` is `ShapedArray(float32[3,4], weak_type=True)`; error messages show that. The
+IR's text form (`type_text`) uses the short names a jaxpr prints: `f32[3,4]`, `i32[]`,
+`bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`, `f8_e4m3fn[4]`, `i4[]`. Its human view omits
+weak types, exactly as `jax.make_jaxpr` does; the exact form (`minijax.ir.dumps`) marks
+them with a trailing `~` (`f32[]~`) so a round trip loses nothing.
 """
 from __future__ import annotations
 
@@ -60,10 +63,22 @@ _SHORT_NAMES = {
        for long, short in {**NARROW_FLOAT_NAMES, **NARROW_INT_NAMES}.items()},
 }
 _DTYPES_BY_SHORT_NAME = {name: dtype for dtype, name in _SHORT_NAMES.items()}
+_LONG_NAMES = {float0: "float0", KEY_DTYPE: "key<fry>", bfloat16: "bfloat16",
+               **{np.dtype(getattr(ml_dtypes, n)): n
+                  for n in (*NARROW_FLOAT_NAMES, *NARROW_INT_NAMES)}}
 
 
 def dtype_short_name(dtype) -> str:
     return _SHORT_NAMES[np.dtype(dtype)]
+
+
+def dtype_long_name(dtype) -> str:
+    """The dtype's name as JAX prints it in an aval (`float32`, `bfloat16`, `int4`,
+    `float0`, `key<fry>`): NumPy's own name except where NumPy's is a structured
+    `void` or ml_dtypes' class name."""
+    dtype = np.dtype(dtype)
+    name = _LONG_NAMES.get(dtype)
+    return name if name is not None else dtype.name
 
 
 def dtype_from_short_name(name: str) -> np.dtype:
@@ -181,16 +196,24 @@ class ShapedArray:
     def __hash__(self):
         return self._hash
 
-    def str_short(self, exact: bool = False) -> str:
+    def type_text(self, exact: bool = False) -> str:
+        """The type in the IR's text form: `f32[3]`; `f32[]~` when `exact` and weak."""
         text = f"{dtype_short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
         return text + "~" if exact and self.weak_type else text
 
+    def str_short(self, short_dtypes: bool = False, mesh_axis_types: bool = False) -> str:
+        """JAX's method: `float32[3]` (`f32[3]` with `short_dtypes`), no weak mark.
+        minijax's avals carry no sharding, so `mesh_axis_types` adds nothing."""
+        if short_dtypes:
+            return self.type_text()
+        return f"{dtype_long_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
     def __str__(self):
-        return self.str_short()
+        return "~" + self.str_short() if self.weak_type else self.str_short()
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.shape}, {self.dtype.name}{weak})"
+        return f"ShapedArray({self.str_short()}{weak})"
 
 
 class RefType:
@@ -217,14 +240,14 @@ class RefType:
     def __hash__(self):
         return hash(("Ref", self.inner))
 
-    def str_short(self, exact: bool = False) -> str:
-        return f"Ref{{{self.inner.str_short(exact)}}}"
+    def type_text(self, exact: bool = False) -> str:
+        return f"Ref{{{self.inner.type_text(exact)}}}"
 
-    def __str__(self):
-        return self.str_short()
+    # JAX prints a ref's type without its contents' weak mark, in str and repr alike.
+    def str_short(self, short_dtypes: bool = False, mesh_axis_types: bool = False) -> str:
+        return f"Ref{{{self.inner.str_short(short_dtypes, mesh_axis_types)}}}"
 
-    def __repr__(self):
-        return f"RefType({self.inner!r})"
+    __str__ = __repr__ = str_short
 
 
 PYTHON_SCALAR_AVALS = {bool: ShapedArray((), np.bool_), int: ShapedArray((), np.int32, True),

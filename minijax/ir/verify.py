@@ -89,7 +89,7 @@ class _Verifier:
                 dtype = aval_of_value(const).dtype
             if tuple(shape) != aval.shape or canonical_dtype(dtype) != aval.dtype:
                 problem = _Problem(f"const {i} has shape {tuple(shape)} and dtype "
-                                   f"{np.dtype(dtype).name}, but its constvar is {aval}",
+                                   f"{np.dtype(dtype).name}, but its constvar is {_text(aval)}",
                                    None, "binders")
                 raise VerifierError(_describe(closed.jaxpr, problem, enclosing))
 
@@ -164,7 +164,7 @@ class _Verifier:
 def _check_literal(literal, what, eqn_index, where):
     aval, value = literal.aval, literal.value
     if not isinstance(aval, ShapedArray) or aval.shape != ():
-        raise _Problem(f"{what} is a literal of type {aval}; literals must be rank-0 "
+        raise _Problem(f"{what} is a literal of type {_text(aval)}; literals must be rank-0 "
                        f"arrays", eqn_index, where)
     if getattr(value, "dtype", None) != aval.dtype or np.shape(value) != ():
         raise _Problem(f"{what} is a literal {value!r} whose value is not a rank-0 "
@@ -179,7 +179,12 @@ def _sub_jaxprs(params):
 
 
 def _exact(aval) -> str:
-    return aval.str_short(exact=True) if isinstance(aval, (ShapedArray, RefType)) else repr(aval)
+    return aval.type_text(exact=True) if isinstance(aval, (ShapedArray, RefType)) else repr(aval)
+
+
+# The verifier shows the program in its text form, so its messages name types that way.
+def _text(aval) -> str:
+    return aval.type_text() if isinstance(aval, (ShapedArray, RefType)) else str(aval)
 
 
 def _effects(effects) -> str:
@@ -274,10 +279,10 @@ def _fallback_listing(jaxpr) -> tuple[str, list[str], str]:
         return names[id(var)]
 
     def atom(a):
-        return f"{a.value!s}:{a.aval}" if isinstance(a, Literal) else name(a)
+        return f"{a.value!s}:{_text(a.aval)}" if isinstance(a, Literal) else name(a)
 
     def binder(var):
-        return f"{name(var)}:{getattr(var, 'aval', '?')}"
+        return f"{name(var)}:{_text(getattr(var, 'aval', '?'))}"
 
     def param(value):
         if isinstance(value, (Jaxpr, ClosedJaxpr)):

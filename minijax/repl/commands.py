@@ -186,7 +186,7 @@ def _discharge(session, rest):
                     else "no refs: discharge changes nothing")
         return
     for position in info.ref_inputs:
-        aval = binders[position].aval
+        aval = binders[position].aval.type_text()   # as the jaxpr shown beside it
         if position in info.written:
             k = info.num_outputs + list(info.written).index(position)
             session.say(f"{named(position)} ({aval}) became a value; its final contents "

@@ -79,7 +79,7 @@ def show_passes(session, target: Target):
         previous_jvp = previous
         stage("known (forward)", lambda: split.known_jaxpr,
               f"primal outputs then {_count(split.num_residuals, 'residual')}: "
-              + (" ".join(str(v.aval) for v in split.residuals) or "none"))
+              + (" ".join(v.aval.type_text() for v in split.residuals) or "none"))
         previous = previous_jvp
         staged = stage("staged (linear)", lambda: split.staged_jaxpr,
                        "inputs: residuals then tangents")
@@ -157,6 +157,6 @@ def show_residuals(session, target: Target, policy=None, **options):
     total = sum(nbytes(aval) for aval, _ in rows)
     session.title(f"== {_count(len(rows), 'residual')}, {human_bytes(total)}")
     for aval, description in rows:
-        text = str(aval) if not hasattr(aval, "shape") or hasattr(aval, "str_short") \
-            else f"{aval.dtype}{list(aval.shape)}"
+        text = aval.type_text() if hasattr(aval, "type_text") else str(aval) \
+            if not hasattr(aval, "shape") else f"{aval.dtype}{list(aval.shape)}"
         session.say(f"  {text:<14} {human_bytes(nbytes(aval)):>9}  {description}")

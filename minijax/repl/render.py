@@ -114,8 +114,8 @@ def primitive_counts(program) -> collections.Counter:
 
 def signature(program) -> str:
     jaxpr = _jaxpr_of(program)
-    ins = " ".join(str(v.aval) for v in jaxpr.invars) or "()"
-    outs = " ".join(str(getattr(v, "aval", "?")) for v in jaxpr.outvars) or "()"
+    ins = " ".join(v.aval.type_text() for v in jaxpr.invars) or "()"
+    outs = " ".join(v.aval.type_text() for v in jaxpr.outvars) or "()"
     return f"({ins}) -> ({outs})"
 
 
