@@ -563,6 +563,10 @@ _words = ints(3, 2, lo=0, hi=2**31 - 1).astype(np.uint32)
 case("random_wrap", [_words], lambda w: jax.random.wrap_key_data(w, impl="threefry2x32"))
 case("random_unwrap", [jax.random.wrap_key_data(_words, impl="threefry2x32")],
      jax.random.key_data)
+# The key-reuse checker's marks (bound only under jax_debug_key_reuse): the key as it is.
+_keys = jax.random.wrap_key_data(_words, impl="threefry2x32")
+case("random_clone", [_keys], jax.random.clone)
+case("random_consume", [_keys], lambda k: k)     # no JAX primitive: the identity
 _threefry = jax.extend.random.threefry2x32_p.bind
 case("threefry2x32", [np.uint32(0), np.uint32(42), _U32[:4], _U32[2:]], lambda *a: _threefry(
     *(np.broadcast_to(x, (4,)) for x in a)))

@@ -36,6 +36,10 @@ NOT_GENERATED = {
     "schur": "JAX lowers it on the CPU only, as eig (tests/test_linalg_kernels.py)",
     "tridiagonal_solve": "tests/test_linalg_kernels.py compares it, its jvp, transpose and "
                          "vmap with JAX's",
+    "random_clone": "a mark of the key-reuse checker, bound only under "
+                    "jax_debug_key_reuse (the key as it is): tests/test_key_reuse.py "
+                    "compares the checker's verdicts with JAX's",
+    "random_consume": "a mark of the key-reuse checker, as random_clone",
     "empty_ref": "minijax's explicit-lifetime refs have no JAX counterpart to compare with",
     "free_ref": "minijax's explicit-lifetime refs have no JAX counterpart to compare with",
     "shard_map": "needs several devices; the fuzz process has one (tests/test_shard_map.py "

@@ -202,12 +202,12 @@ def _random_unwrap(keys):
 
 @_rule(R.random_consume_p)
 def _random_consume(keys):
-    return keys
+    return keys_as_numpy(keys)
 
 
 @_rule(R.random_clone_p)
 def _random_clone(keys):
-    return np.array(keys)
+    return keys_as_numpy(keys).copy()
 
 
 def _threefry2x32(k1, k2, x1, x2):
