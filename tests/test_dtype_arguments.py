@@ -34,6 +34,10 @@ def _init(name, *args):
     return lambda L, d: getattr(L.nn.initializers, name)(*args)(_key(L), (2, 2), d)
 
 
+def _random(name, *args):
+    return lambda L, d: getattr(L.random, name)(_key(L), *args, dtype=d)
+
+
 # name -> (call(L, dtype) with L the library, a dtype the function accepts)
 CASES = {
     "numpy.zeros": (lambda L, d: L.numpy.zeros(2, dtype=d), np.int8),
@@ -150,6 +154,40 @@ CASES = {
     "nn.initializers.glorot_normal": (_init("glorot_normal"), np.float16),
     "nn.initializers.he_uniform": (_init("he_uniform"), np.float16),
     "nn.initializers.orthogonal": (_init("orthogonal"), np.float32),
+    # The rest share the checks above; each is still its own call site.
+    **{f"random.{name}": (_random(name, *args), np.float32) for name, *args in (
+        ("gamma", 2., (2,)), ("beta", 2., 2., (2,)), ("binomial", 3., .5, (2,)),
+        ("ball", 2), ("chisquare", 2., (2,)), ("dirichlet", np.ones(2, np.float32)),
+        ("f", 2., 3., (2,)), ("t", 2., (2,)), ("laplace", (2,)), ("logistic", (2,)),
+        ("cauchy", (2,)), ("gumbel", (2,)), ("loggamma", 2., (2,)),
+        ("lognormal", 1., (2,)), ("maxwell", (2,)),
+        ("double_sided_maxwell", 0., 1., (2,)), ("weibull_min", 1., 1., (2,)),
+        ("pareto", 2., (2,)), ("rayleigh", 1., (2,)), ("wald", 1., (2,)),
+        ("triangular", 0., .5, 1., (2,)), ("generalized_normal", 2., (2,)),
+        ("multinomial", 3., np.array([.5, .5], np.float32)))},
+    "lax.conv_transpose": (lambda L, d: L.lax.conv_transpose(
+        M[None, None], M[None, None], (1, 1), "SAME", preferred_element_type=d), np.float32),
+    "lax.conv_with_general_padding": (lambda L, d: L.lax.conv_with_general_padding(
+        M[None, None], M[None, None], (1, 1), ((0, 0), (0, 0)), None, None,
+        preferred_element_type=d), np.float32),
+    "lax.conv_general_dilated_patches": (lambda L, d: L.lax.conv_general_dilated_patches(
+        M[None, None], (1, 1), (1, 1), "SAME", preferred_element_type=d), np.float32),
+    "lax.ragged_dot_general": (lambda L, d: L.lax.ragged_dot_general(
+        M, M[None], np.array([2], np.int32), L.lax.RaggedDotDimensionNumbers(
+            (((1,), (1,)), ((), ())), (0,), (0,)), preferred_element_type=d), np.float32),
+    "numpy.linalg.matmul": (lambda L, d: L.numpy.linalg.matmul(
+        M, M, preferred_element_type=d), np.float32),
+    "numpy.linalg.tensordot": (lambda L, d: L.numpy.linalg.tensordot(
+        M, M, preferred_element_type=d), np.float32),
+    "numpy.linalg.vecdot": (lambda L, d: L.numpy.linalg.vecdot(
+        X, X, preferred_element_type=d), np.float32),
+    "numpy.fromstring": (lambda L, d: L.numpy.fromstring("1 2", dtype=d, sep=" "), np.int8),
+    **{f"nn.initializers.{name}": (_init(name, *args), np.float32) for name, *args in (
+        ("glorot_uniform",), ("he_normal",), ("lecun_normal",), ("lecun_uniform",),
+        ("kaiming_normal",), ("xavier_uniform",),
+        ("variance_scaling", 1., "fan_in", "normal"))},
+    "nn.initializers.delta_orthogonal": (lambda L, d: L.nn.initializers.delta_orthogonal()(
+        _key(L), (3, 3, 2, 2), d), np.float32),
     "scipy.linalg.dft": (lambda L, d: L.scipy.linalg.dft(2, dtype=d), np.complex64),
     "scipy.linalg.hadamard": (lambda L, d: L.scipy.linalg.hadamard(2, dtype=d), np.int8),
 }
@@ -178,7 +216,8 @@ def _outcome(fun):
 _ACCIDENTS = ("Non-hashable static arguments are not supported", "unhashable type",
               "As of JAX v0.7, parameters to jaxpr equations must have __hash__",
               "The truth value of an array with more than one element is ambiguous")
-_OWN_ERRORS = {"jax.Array": (ValueError, ARRAY_AS_DTYPE), "tracer": (ValueError, ARRAY_AS_DTYPE),
+_OWN_ERRORS = {"jax.Array": (ValueError, ARRAY_AS_DTYPE),
+               "tracer": (ValueError, ARRAY_AS_DTYPE),
                "NumPy array": (TypeError, "Cannot construct a dtype from an array")}
 # minijax's own refusals of a dtype argument, whatever words JAX's failure has.
 _DTYPE_ERRORS = (ARRAY_AS_DTYPE, "Cannot construct a dtype from an array",

@@ -152,9 +152,12 @@ def issubdtype(arg1, arg2) -> bool:
     return bool(_jax_numpy.issubdtype(arg1, arg2))
 
 
-def isdtype(dtype_, kind) -> bool:
+_as_numpy_dtype = dtype     # for the functions below, whose parameter is named `dtype`
+
+
+def isdtype(dtype, kind) -> bool:
     """The array-API `isdtype` (kinds such as 'real floating', 'integral', 'bool')."""
-    return bool(_jax_numpy.isdtype(canonical_dtype(dtype(dtype_)), kind))
+    return bool(_jax_numpy.isdtype(canonical_dtype(_as_numpy_dtype(dtype)), kind))
 
 
 def can_cast(from_, to, casting: str = "safe") -> bool:
