@@ -283,6 +283,12 @@ def test_the_astype_method_of_a_tracer():
     assert jax.jit(f(jnp))(X).dtype == minijax.jit(f(mnp))(X).dtype == np.int8
 
 
+def test_an_int_dtype_after_an_int_shape_suggests_a_tuple():
+    for name in ("zeros", "ones", "empty"):
+        assert _outcome(lambda: getattr(mnp, name)(2, 3)) == \
+            _outcome(lambda: getattr(jnp, name)(2, 3))
+
+
 @pytest.mark.parametrize("operand, preferred", [(M, np.float16), (M, np.int32),
                                                 (M.astype(np.int8), np.uint8),
                                                 (M.astype(np.int8), np.float32)])

@@ -126,16 +126,28 @@ def _filled(fname, shape, fill_value, dtype, weak):
     return broadcast_to_shape(fname, fill_value, shape)
 
 
+def _forgot_shape_tuple(fname, shape, dtype):
+    """`zeros(2, 3)` for `zeros((2, 3))`: JAX's error says so."""
+    if isinstance(dtype, int) and isinstance(shape, int):
+        raise TypeError(f"Cannot interpret '{dtype}' as a data type.\n\nDid you accidentally "
+                        f"write `jax.numpy.{fname}({shape}, {dtype})` when you meant "
+                        f"`jax.numpy.{fname}(({shape}, {dtype}))`, i.e. with a single tuple "
+                        f"argument for the shape?")
+
+
 def zeros(shape, dtype=None):
+    _forgot_shape_tuple("zeros", shape, dtype)
     return _filled("zeros", _shape_arg("zeros", shape), 0, _dtype_arg(dtype, "zeros"), False)
 
 
 def ones(shape, dtype=None):
+    _forgot_shape_tuple("ones", shape, dtype)
     return _filled("ones", _shape_arg("ones", shape), 1, _dtype_arg(dtype, "ones"), False)
 
 
 def empty(shape, dtype=None):
     """`jnp.empty`: XLA has no uninitialised memory, so this is `zeros` (as in JAX)."""
+    _forgot_shape_tuple("empty", shape, dtype)
     return _filled("empty", _shape_arg("empty", shape), 0, _dtype_arg(dtype, "empty"), False)
 
 
