@@ -14,7 +14,9 @@ import numpy as np
 
 from .ir.trace import Tracer
 from .ir.types import float0, is_key, is_bool, is_integer, is_float, is_complex
-from .numpy._dtypes import dtype as _dtype_of, canonicalize_dtype as _canonical
+from .ir.dtype_args import is_array_value
+from .ir.types import canonical_dtype
+from .numpy._dtypes import dtype as _dtype_of
 from .numpy._dtypes import issubdtype as _numpy_issubdtype, finfo, iinfo
 from .numpy._promotion import result_type_and_weak
 
@@ -39,12 +41,16 @@ def canonicalize_dtype(dtype, allow_extended_dtype: bool = False):
     """The dtype a value requested as `dtype` gets (64-bit requests become 32-bit).
     A key dtype is returned as it is with `allow_extended_dtype=True`, and refused
     (ValueError) otherwise, as in JAX."""
+    # JAX's is cached on its argument, so an array (or a list) is a TypeError there.
+    hash(dtype)
+    if is_array_value(dtype):
+        raise TypeError(f"unhashable type: {type(dtype).__name__!r}")
     if _is_key_dtype(dtype):
         if allow_extended_dtype:
             return dtype
         raise ValueError(f"canonicalize_dtype called on extended dtype {dtype} with "
                          f"allow_extended_dtype=False")
-    return _canonical(dtype)
+    return canonical_dtype(_dtype_of(dtype))
 
 
 def issubdtype(a, b) -> bool:
@@ -68,7 +74,8 @@ def scalar_type_of(x) -> type:
     """The Python scalar type of `x`'s kind: bool, int, float or complex."""
     if type(x) in (bool, int, float, complex):
         return type(x)
-    dtype = _dtype_of(x)
+    # An array's own dtype: making a dtype of the array itself is deprecated in JAX.
+    dtype = x.dtype if hasattr(x, "dtype") and not isinstance(x, type) else _dtype_of(x)
     for test, kind in ((is_bool, bool), (is_integer, int), (is_float, float),
                        (is_complex, complex)):
         if test(dtype):

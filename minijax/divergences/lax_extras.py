@@ -50,3 +50,15 @@ register(
     "out of the integer's range; 6.0 is a finite float4 (the format has no infinity) "
     "and converts to 6 through float32, or from any other float type",
     transforms=("convert_element_type",))
+
+register(
+    "lax_full_like_takes_an_array_as_dtype", "0.10.2, 0.11.2, 0.12.0.1",
+    "lax.full_like(x, 1, dtype=a) with an array a (a jax.Array, a tracer or a NumPy "
+    "array) fills with a's dtype, silently: it reads the dtype with jax.dtypes.dtype, "
+    "which takes values",
+    "ValueError('Passing an array as a dtype argument is no longer supported; ...') "
+    "for a jax.Array or a tracer, NumPy's TypeError('Cannot construct a dtype from an "
+    "array'), as every other dtype argument",
+    "JAX refuses arrays as dtype arguments everywhere else (lax.full, "
+    "convert_element_type, jnp.full_like) and deprecates turning an array into a dtype",
+    transforms=("full_like", "dtype argument"))

@@ -161,3 +161,20 @@ register(
     "JAX's reduce checks out itself to raise NotImplementedError; the jit's complaint "
     "about hashing comes first only by accident",
     transforms=("ufunc.reduce",))
+
+register(
+    "array_as_dtype_argument_fails_by_accident", "0.10.2, 0.11.2, 0.12.0.1",
+    "where a function never reaches its dtype check, an array given as its dtype fails "
+    "on something else: jnp.sum(x, dtype=a) with a jax.Array, tracer or NumPy array a "
+    "raises ValueError('Non-hashable static arguments are not supported') (so do mean, "
+    "var, cumsum, linspace, trace, ...: jax.jit functions with dtype static); "
+    "lax.empty and lax.ragged_dot a TypeError (a primitive's parameter must be "
+    "hashable); jnp.fft.fftfreq and rfftfreq ValueError('The truth value of an array "
+    "... is ambiguous', from `dtype or default`)",
+    "the dtype argument's own error, which JAX's jnp.zeros gives: ValueError('Passing "
+    "an array as a dtype argument is no longer supported; ...') for a jax.Array or a "
+    "tracer, NumPy's TypeError('Cannot construct a dtype from an array') for a NumPy "
+    "array",
+    "JAX checks dtype arguments (check_and_canonicalize_user_dtype) to give these "
+    "errors; the complaints about hashing or truth come first only by accident",
+    transforms=("dtype argument",))

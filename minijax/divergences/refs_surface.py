@@ -231,3 +231,13 @@ register(
     "jacrev and jacfwd of one function must agree; get and addupdate transpose into "
     "each other with the same index meaning (issue 6)",
     transforms=("grad", "vjp", "jacrev", "new_ref"))
+register(
+    "ref_as_a_dtype_argument_is_taken", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.zeros(2, dtype=r) with a ref r = jax.new_ref(x) (or a traced ref; on 0.12.0.1 "
+    "also a view r.at[...]) makes an array of r's dtype: a ref is no jax.Array, so the check "
+    "that refuses arrays as dtypes lets it through to NumPy, which reads its .dtype",
+    "ValueError('Passing an array as a dtype argument is no longer supported; instead "
+    "of dtype=arr use dtype=arr.dtype.'), as for an array",
+    "JAX refuses values as dtype arguments and deprecates turning an array into a "
+    "dtype; a ref is a mutable array, and dtype=r.dtype says what is meant",
+    transforms=("new_ref", "dtype argument"))

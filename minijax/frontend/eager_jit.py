@@ -64,6 +64,7 @@ import jax
 import numpy as np
 
 from .jit import UncheckedCall, jit
+from ..ir.dtype_args import dtype_argument
 from ..ir.float_checks import checks_on as float_checks_on
 from ..ir.root_modes import modes as _root_modes
 from ..ir.trace import EvalTrace, Tracer, current_trace, stages_a_program
@@ -78,6 +79,7 @@ from ..ir.types import RefType, jax_array_type
 _PLAIN_TYPES = {float, complex, bool}
 _SAFE_INTS = range(0, 128)     # a Python int the body would accept for every int dtype
 _NUMERIC_KINDS = frozenset("biufc")   # NumPy dtypes JAX takes as arguments as they are
+_DTYPE_ARGS = frozenset({"dtype", "preferred_element_type"})
 
 
 def _plain(value) -> bool:
@@ -135,6 +137,10 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
         static_positions = frozenset(positions[name] for name in static if name in positions)
         compiled = jit(fun, static_argnames=tuple(static) or None, inline=True)
         static_keys = static_positions | static     # positions and names
+        # An array given as a dtype is refused before the body runs op by op, as
+        # JAX's jit refuses it (unhashable) before its function runs.
+        dtype_keys = frozenset(k for k in static_keys if k in _DTYPE_ARGS or
+                               k in static_positions and parameters[k].name in _DTYPE_ARGS)
         cache = compiled.call_cache()
         modes, plain_types = _root_modes, _PLAIN_TYPES
 
@@ -144,6 +150,8 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                     try:
                         hash(value)
                     except TypeError:
+                        if key in dtype_keys:
+                            dtype_argument(value)    # raises, as the body would
                         return False
                 elif type(value) not in plain_types and not plain(value):
                     return False

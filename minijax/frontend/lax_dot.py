@@ -16,7 +16,7 @@ from jax import lax as _jax_lax
 
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
-from ..ir.types import canonical_dtype
+from ..ir.dtype_args import canonical_dtype_argument
 
 # The precision of a contraction on accelerators, JAX's own enum (DEFAULT, HIGH,
 # HIGHEST; also spelt as strings such as 'highest' or 'float32'). CPU ignores it.
@@ -93,7 +93,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         dnums = _dot_dimension_numbers_memo(dimension_numbers)
     except TypeError:       # lists are not hashable (or it is malformed: raise from here)
         dnums = _dot_dimension_numbers(dimension_numbers)
-    pref = None if preferred_element_type is None else canonical_dtype(preferred_element_type)
+    pref = None if preferred_element_type is None else canonical_dtype_argument(
+        preferred_element_type, "dot_general")
     return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dnums,
                 precision=canonicalize_precision(precision), preferred_element_type=pref)
 

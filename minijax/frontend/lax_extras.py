@@ -57,6 +57,7 @@ from jax import tree_util
 
 from ..ir import random_primitives as R
 from ..ir import selection_primitives as SEL
+from ..ir.dtype_args import canonical_dtype_argument
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_complex, is_float, is_integer
 from ..transforms.custom_derivatives import custom_jvp
@@ -426,7 +427,7 @@ def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers, *
 
 def empty(shape, dtype, *, out_sharding=None):
     """An array of `shape` and `dtype` whose contents do not matter (zeros here)."""
-    return _zeros(tuple(shape), dtype)
+    return _zeros(tuple(shape), canonical_dtype_argument(dtype, "empty"))
 
 
 @jitted_eagerly("shape", "dtype")

@@ -18,6 +18,7 @@ from ..ir import primitives as P
 from ..ir import random_primitives as R, special_primitives as S
 from ..ir.trace import bind, aval_of, Tracer
 from ..transforms.ad_util import window_inside
+from ..ir.dtype_args import canonical_dtype_argument
 from ..ir.types import canonical_dtype, is_float, is_inexact, is_integer
 # The contractions and their precision live in lax_dot.py; `minijax.lax` and the
 # modules that use this one as `lax` read them here.
@@ -179,7 +180,7 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
 
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
-    new_dtype = canonical_dtype(new_dtype)
+    new_dtype = canonical_dtype_argument(new_dtype, "convert_element_type")
     aval = aval_of(x)
     # A conversion of an array to the type it already has is no conversion (Python
     # scalars and NumPy values still go through, to become jax.Arrays, as in JAX).
@@ -371,7 +372,7 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(
 def _arg_reduction(prim):
     def op(operand, axis: int, index_dtype):
         return bind(prim, operand, axes=(int(axis) % aval_of(operand).ndim,),
-                    index_dtype=canonical_dtype(index_dtype))
+                    index_dtype=canonical_dtype_argument(index_dtype, prim.name))
     op.__name__ = prim.name
     op.__doc__ = f"The index of the `{prim.name[3:]}` along `axis`, as `index_dtype`."
     return op
@@ -385,12 +386,13 @@ def iota(dtype, size: int):
 
 
 def broadcasted_iota(dtype, shape, dimension: int):
-    return bind(P.iota_p, dtype=canonical_dtype(dtype), shape=tuple(int(n) for n in shape),
+    return bind(P.iota_p, dtype=canonical_dtype_argument(dtype, "broadcasted_iota"), shape=tuple(int(n) for n in shape),
                 dimension=int(dimension))
 
 
 def full(shape, fill_value, dtype=None):
-    dtype = canonical_dtype(dtype if dtype is not None else aval_of(fill_value).dtype)
+    dtype = (aval_of(fill_value).dtype if dtype is None
+             else canonical_dtype_argument(dtype, "full"))
     value = convert_element_type(fill_value, dtype)
     if aval_of(value).ndim:
         raise TypeError(f"full needs a scalar fill value, got shape {aval_of(value).shape}")
@@ -402,7 +404,7 @@ def full_like(x, fill_value, dtype=None, shape=None):
     dtype is given) filled with `fill_value`."""
     aval = aval_of(x)
     weak_type = dtype is None and (isinstance(x, _PY_SCALARS) or aval.weak_type)
-    dtype = aval.dtype if dtype is None else canonical_dtype(dtype)
+    dtype = aval.dtype if dtype is None else canonical_dtype_argument(dtype, "full_like")
     shape = aval.shape if shape is None else tuple(shape)
     if weak_type and isinstance(fill_value, _PY_SCALARS):
         # A Python scalar of the result's kind is itself weak of that dtype, and stays
@@ -531,7 +533,8 @@ population_count, erf_inv = _unary(R.population_count_p), _unary(R.erf_inv_p)
 def bitcast_convert_type(operand, new_dtype):
     """Reinterpret the bits of `operand` as `new_dtype` (a narrower dtype adds a
     trailing axis, a wider one consumes the trailing axis)."""
-    return bind(R.bitcast_convert_type_p, operand, new_dtype=canonical_dtype(new_dtype))
+    return bind(R.bitcast_convert_type_p, operand, new_dtype=canonical_dtype_argument(
+        new_dtype, "bitcast_convert_type"))
 
 
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):

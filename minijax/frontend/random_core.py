@@ -22,7 +22,8 @@ from .sharding import constrain
 from ..ir import random_primitives as R
 from ..ir import root_modes
 from ..ir.trace import aval_of, bind
-from ..ir.types import canonical_dtype, is_key, is_float, is_inexact, is_integer
+from ..ir.dtype_args import canonical_dtype_argument
+from ..ir.types import is_key, is_float, is_inexact, is_integer
 
 
 _IMPL = "threefry2x32"
@@ -209,7 +210,7 @@ def fold_in(key, data):
 # -- samplers ------------------------------------------------------------------------------
 
 def _dtype(name, dtype, default, accepts, kind):
-    dtype = canonical_dtype(default if dtype is None else dtype)
+    dtype = canonical_dtype_argument(default if dtype is None else dtype, name)
     if not accepts(dtype):
         raise ValueError(f"dtype argument to `{name}` must be a {kind} dtype, got {dtype}")
     return dtype
@@ -372,7 +373,7 @@ def _clip_to(value, dtype):
 def randint(key, shape, minval, maxval, dtype=None):
     """Integers in [minval, maxval), from 2 x 32 (or more) random bits per value."""
     typed, _ = _check_key("randint", key)
-    dtype = canonical_dtype(np.int32 if dtype is None else dtype)
+    dtype = canonical_dtype_argument(np.int32 if dtype is None else dtype, "randint")
     if not is_integer(dtype):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     shape = _shape("randint", shape)

@@ -23,6 +23,7 @@ from ..transforms.custom_derivatives import custom_jvp
 from .vmap import vmap
 from ..ir.trace import aval_of, MinijaxError
 from ..ir.types import is_float, is_integer
+from ..numpy._promotion import promote_dtypes_inexact
 from .random_core import (_check_key, _shape, _shape_with, _float, _dtype, _check_shape, _split,
                      _random_bits, _uniform, _normal_real, randint, normal, rademacher)
 
@@ -473,9 +474,10 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     typed, _ = _check_key("multivariate_normal", key)
     if method not in {"svd", "eigh", "cholesky"}:
         raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
-    mean, cov = jnp.asarray(mean), jnp.asarray(cov)
-    dtype = jnp.result_type(mean, cov, np.float32) if dtype is None else dtype
-    dtype = _float("multivariate_normal", dtype)
+    # As in JAX, mean and cov keep their (inexact) common dtype; `dtype` is the samples'.
+    mean, cov = promote_dtypes_inexact("multivariate_normal", jnp.asarray(mean),
+                                       jnp.asarray(cov))
+    dtype = _float("multivariate_normal", mean.dtype if dtype is None else dtype)
     if mean.ndim < 1:
         raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
                          f"{mean.ndim}")
@@ -491,7 +493,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     shape = _shape("multivariate_normal", shape)
     _check_shape("normal", shape, mean.shape[:-1], cov.shape[:-2])
     linalg = _needs(jnp, "linalg", "multivariate_normal")
-    mean, cov = mean.astype(dtype), cov.astype(dtype)
     if method == "svd":
         u, s, _ = linalg.svd(cov)
         factor = u * jnp.sqrt(s[..., None, :])

@@ -30,6 +30,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ..ir.dtype_args import counts_as_array
 from ..ir.ref_box import (Ref, RefError, check_live, describe_ref as _describe_box,
                           used_after_message, _user_frame)
 from ..ir import primitives as P
@@ -355,6 +356,7 @@ def addupdate(ref, idx, x):
 
 # -- views -------------------------------------------------------------------------------
 
+@counts_as_array
 class RefView:
     """A view of a ref: `r.at[idx]`, `r.T`, `r.reshape(...)`, and views of views.
 

@@ -18,13 +18,14 @@ import math
 import operator
 from typing import NamedTuple, Sequence
 
+import jax
 import numpy as np
 import jax.lax as jax_lax
 from jax.lax import Precision  # the enum users pass; minijax stores its member names
 
 from ..ir import primitives as P, window_primitives as W
 from ..ir.trace import bind, aval_of, Tracer
-from ..ir.types import canonical_dtype
+from ..ir.dtype_args import canonical_dtype_argument
 from ..transforms.ad_util import reverse_axes
 from . import lax_ops as lax_
 from .lax_dot import canonicalize_precision
@@ -117,6 +118,28 @@ def _explicit_padding(fname, padding, n):
     return pads
 
 
+def _check_preferred_element_type(input_dtype, preferred):
+    """JAX's conditions on a convolution's `preferred_element_type`: the same kind as
+    the operands (or float for integers), the same signedness, and no narrower."""
+    kinds = (np.integer, np.floating, np.complexfloating)
+    int_to_float = (jax.dtypes.issubdtype(input_dtype, np.integer)
+                    and jax.dtypes.issubdtype(preferred, np.floating))
+    if not int_to_float:
+        if any(jax.dtypes.issubdtype(input_dtype, k)
+               and not jax.dtypes.issubdtype(preferred, k) for k in kinds):
+            raise TypeError("Input type is incompatible with `preferred_element_type`. The "
+                            "compatible combinations of (input_type, preferred_element_type) "
+                            "are (integral, integral), (integral, floating), (floating, "
+                            "floating), (complex, complex.")
+        if (jax.dtypes.issubdtype(input_dtype, np.signedinteger)
+                and not jax.dtypes.issubdtype(preferred, np.signedinteger)):
+            raise TypeError("`preferred_element_type` must have the same signedness as the "
+                            "original type.")
+    if np.dtype(preferred).itemsize < np.dtype(input_dtype).itemsize:
+        raise TypeError("`preferred_element_type` must not be narrower than the original "
+                        "type.")
+
+
 def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding,
                          lhs_dilation=None, rhs_dilation=None, dimension_numbers=None,
                          feature_group_count: int = 1, batch_group_count: int = 1,
@@ -141,8 +164,10 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding,
                                     kernel, window_strides, padding)
     else:
         padding = _explicit_padding("conv_general_dilated", padding, n)
-    pref = None if preferred_element_type is None else canonical_dtype(
-        preferred_element_type)
+    pref = None if preferred_element_type is None else canonical_dtype_argument(
+        preferred_element_type, "conv_general_dilated")
+    if pref is not None:
+        _check_preferred_element_type(lhs_aval.dtype, pref)
     return bind(W.conv_general_dilated_p, lhs, rhs, window_strides=window_strides,
                 padding=padding, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
                 dimension_numbers=tuple(tuple(s) for s in dnums),

@@ -45,8 +45,8 @@ def _shape_arg(fname, shape) -> tuple:
     return dims
 
 
-def _dtype_arg(dtype, default=np.float32):
-    return canonicalize_dtype(default if dtype is None else dtype)
+def _dtype_arg(dtype, fname=None, default=np.float32):
+    return canonicalize_dtype(default if dtype is None else dtype, fname)
 
 
 # -- constants ----------------------------------------------------------------------------
@@ -96,7 +96,7 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0):
     if isinstance(object, (list, tuple)) and _contains_traced(object):
         out = _stack_nested(object, dtype)
     elif isinstance(object, Tracer) or hasattr(object, "aval"):
-        out = object if dtype is None else convert("array", object, _dtype_arg(dtype))
+        out = object if dtype is None else convert("array", object, _dtype_arg(dtype, "array"))
     elif isinstance(object, PY_SCALARS) and dtype is None:
         out = _weak_scalar_array(object)
     else:
@@ -105,7 +105,7 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0):
                 and not is_integer(value.dtype):
             raise TypeError(f"array: cannot make an array from {type(object).__name__} "
                             f"with NumPy dtype {value.dtype}")
-        out = concrete_array(value, None if dtype is None else _dtype_arg(dtype))
+        out = concrete_array(value, None if dtype is None else _dtype_arg(dtype, "array"))
     ndim = len(shape_of(out))
     if ndmin > ndim:
         out = lax.expand_dims(out, tuple(range(ndmin - ndim)))
@@ -121,7 +121,7 @@ def _stack_nested(items, dtype):
     leaves = [_stack_nested(i, None) if isinstance(i, (list, tuple)) else as_operand("array", i)
               for i in items]
     out = stack(leaves) if leaves else concrete_array(np.zeros((0,), np.float32))
-    return out if dtype is None else convert("array", out, _dtype_arg(dtype))
+    return out if dtype is None else convert("array", out, _dtype_arg(dtype, "array"))
 
 
 def copy(a):
@@ -130,7 +130,7 @@ def copy(a):
 
 def astype(x, dtype, /, *, copy: bool = False):
     """`jnp.astype`: `x` converted to `dtype` (a strongly typed result)."""
-    return as_array(convert("astype", as_operand("astype", x), _dtype_arg(dtype)))
+    return as_array(convert("astype", as_operand("astype", x), _dtype_arg(dtype, "astype")))
 
 
 # -- filled arrays ------------------------------------------------------------------------
@@ -144,17 +144,29 @@ def _filled(fname, shape, fill_value, dtype, weak):
     return broadcast_to_shape(fname, fill_value, shape)
 
 
+def _forgot_shape_tuple(fname, shape, dtype):
+    """`zeros(2, 3)` for `zeros((2, 3))`: JAX's error says so."""
+    if isinstance(dtype, int) and isinstance(shape, int):
+        raise TypeError(f"Cannot interpret '{dtype}' as a data type.\n\nDid you accidentally "
+                        f"write `jax.numpy.{fname}({shape}, {dtype})` when you meant "
+                        f"`jax.numpy.{fname}(({shape}, {dtype}))`, i.e. with a single tuple "
+                        f"argument for the shape?")
+
+
 def zeros(shape, dtype=None):
-    return _filled("zeros", _shape_arg("zeros", shape), 0, _dtype_arg(dtype), False)
+    _forgot_shape_tuple("zeros", shape, dtype)
+    return _filled("zeros", _shape_arg("zeros", shape), 0, _dtype_arg(dtype, "zeros"), False)
 
 
 def ones(shape, dtype=None):
-    return _filled("ones", _shape_arg("ones", shape), 1, _dtype_arg(dtype), False)
+    _forgot_shape_tuple("ones", shape, dtype)
+    return _filled("ones", _shape_arg("ones", shape), 1, _dtype_arg(dtype, "ones"), False)
 
 
 def empty(shape, dtype=None):
     """`jnp.empty`: XLA has no uninitialised memory, so this is `zeros` (as in JAX)."""
-    return _filled("empty", _shape_arg("empty", shape), 0, _dtype_arg(dtype), False)
+    _forgot_shape_tuple("empty", shape, dtype)
+    return _filled("empty", _shape_arg("empty", shape), 0, _dtype_arg(dtype, "empty"), False)
 
 
 def full(shape, fill_value, dtype=None):
@@ -164,7 +176,7 @@ def full(shape, fill_value, dtype=None):
     if dtype is None:
         fill_dtype, weak = result_type_and_weak(fill_value)
         return _filled("full", shape, fill_value, fill_dtype, weak)
-    return _filled("full", shape, fill_value, _dtype_arg(dtype), False)
+    return _filled("full", shape, fill_value, _dtype_arg(dtype, "full"), False)
 
 
 def _like(fname, a, fill_value, dtype, shape):
@@ -173,7 +185,7 @@ def _like(fname, a, fill_value, dtype, shape):
     if dtype is None:
         a_dtype, weak = result_type_and_weak(a)
         return _filled(fname, a_shape, fill_value, a_dtype, weak)
-    return _filled(fname, a_shape, fill_value, _dtype_arg(dtype), False)
+    return _filled(fname, a_shape, fill_value, _dtype_arg(dtype, fname), False)
 
 
 def zeros_like(a, dtype=None, shape=None):
@@ -215,7 +227,7 @@ def arange(start, stop=None, step=None, dtype=None):
     if builtins.any(isinstance(v, complex) for v in (start, stop, step)):
         raise ValueError("arange: complex start/stop/step are not supported")
     bounds = [v for v in (start, stop, step) if v is not None]
-    dtype = result_type(*bounds) if dtype is None else _dtype_arg(dtype)
+    dtype = result_type(*bounds) if dtype is None else _dtype_arg(dtype, "arange")
     if stop is None:
         start, stop = 0, start
     if step is not None:
@@ -250,7 +262,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     if dtype is None:
         dtype = to_inexact(*result_type_and_weak(start, stop))[0]
     else:
-        dtype = _dtype_arg(dtype)
+        dtype = _dtype_arg(dtype, "linspace")
     compute = dtype if is_inexact(dtype) else np.dtype(np.float32)
     start, stop = convert("linspace", start, compute), convert("linspace", stop, compute)
     bounds = list(broadcast_shapes("linspace", shape_of(start), shape_of(stop)))
@@ -292,7 +304,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 def _spacing_dtypes(fname, start, stop, dtype):
     """(result dtype, the float dtype the points are computed in)."""
     dtype = (to_inexact(*result_type_and_weak(start, stop))[0] if dtype is None
-             else _dtype_arg(dtype))
+             else _dtype_arg(dtype, fname))
     return dtype, (dtype if is_inexact(dtype) else np.dtype(np.float32))
 
 
@@ -338,8 +350,8 @@ def _index_mask(fname, n, m, k, compare):
 
 def eye(N, M=None, k=0, dtype=None):
     """`jnp.eye`: ones on the `k`-th diagonal, from two `iota`s and a comparison."""
-    mask = _index_mask("eye", N, M, k, lax.eq)
-    return convert("eye", mask, _dtype_arg(dtype))
+    dtype = _dtype_arg(dtype, "eye")      # refused before anything runs
+    return convert("eye", _index_mask("eye", N, M, k, lax.eq), dtype)
 
 
 def identity(n, dtype=None):
@@ -348,8 +360,8 @@ def identity(n, dtype=None):
 
 def tri(N, M=None, k=0, dtype=None):
     """`jnp.tri`: ones at and below the `k`-th diagonal."""
-    mask = _index_mask("tri", N, M, k, lax.ge)
-    return convert("tri", mask, _dtype_arg(dtype))
+    dtype = _dtype_arg(dtype, "tri")      # refused before anything runs
+    return convert("tri", _index_mask("tri", N, M, k, lax.ge), dtype)
 
 
 def _triangle(fname, m, k, lower):

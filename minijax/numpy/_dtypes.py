@@ -11,10 +11,13 @@ The promotion lattice itself is JAX's (`jax.dtypes.result_type`); see `_promotio
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import jax
 import jax.numpy as _jax_numpy
 
+from ..ir.dtype_args import canonical_dtype_argument
 from ..ir.trace import Tracer
 from ..ir.types import bfloat16 as _bfloat16_dtype, canonical_dtype
 from ..ir.types import NARROW_FLOAT_NAMES as _NARROW_FLOAT_NAMES
@@ -106,29 +109,39 @@ class ndarray(metaclass=_ArrayMeta):
 
 
 def _as_dtype_like(obj):
-    """Unwrap minijax scalar types and tracers to something NumPy understands."""
-    if isinstance(obj, _ScalarType):
-        return obj.dtype
-    if isinstance(obj, Tracer):
+    """What NumPy's dtype functions take for `obj`: a tracer stands for its dtype, as
+    JAX's tracers do there (their `.dtype`, with no warning), and a minijax scalar
+    type for its dtype. A jax.Array goes on as it is, so that NumPy's conversion gives
+    JAX's DeprecationWarning (a concrete array as a dtype)."""
+    if isinstance(obj, (_ScalarType, Tracer)):
         return obj.dtype
     return obj
 
 
-def dtype(obj, align: bool = False, copy: bool = False) -> np.dtype:
-    """`numpy.dtype`, also accepting minijax scalar types, arrays and tracers."""
-    obj = _as_dtype_like(obj)
-    if obj is None:
-        return np.dtype(np.float32)
-    if isinstance(obj, str) and obj == "bfloat16":
+def dtype(dtype, align: bool = False, copy: bool = False) -> np.dtype:
+    """`numpy.dtype`, which is what `jax.numpy.dtype` is, also taking minijax's scalar
+    types and tracers. A concrete jax.Array gives its dtype with JAX's
+    DeprecationWarning, a NumPy array is NumPy's TypeError, and `None` is float64, as
+    NumPy has it. Functions' `dtype=` arguments are stricter (`ir/dtype_args.py`)."""
+    if isinstance(dtype, jax.Array) and not isinstance(dtype, Tracer):
+        warnings.warn(_ARRAY_TO_DTYPE, DeprecationWarning, stacklevel=2)
+        return dtype.dtype
+    dtype = _as_dtype_like(dtype)
+    if isinstance(dtype, str) and dtype == "bfloat16":
         return _bfloat16_dtype
-    if not isinstance(obj, (np.dtype, type, str)) and hasattr(obj, "dtype"):
-        return np.dtype(obj.dtype)
-    return np.dtype(obj, align=align, copy=copy)
+    return np.dtype(dtype, align=align, copy=copy)
 
 
-def canonicalize_dtype(obj) -> np.dtype:
-    """The dtype a value requested as `obj` actually gets (x64 off: 64-bit -> 32-bit)."""
-    return canonical_dtype(dtype(obj))
+# JAX's words (jax.Array's `__numpy_dtype__`, jax 0.10.2 to 0.12.0.1).
+_ARRAY_TO_DTYPE = ("Implicit conversion of an array to a dtype is deprecated; rather than "
+                   "dtype=arr use dtype=arr.dtype. In the future this will result in an "
+                   "error.")
+
+
+def canonicalize_dtype(dtype, fun_name: str | None = None) -> np.dtype:
+    """The dtype a `dtype=` argument gets (x64 off: 64-bit -> 32-bit); arrays and
+    dtypes JAX has no arrays of are refused as JAX refuses them."""
+    return canonical_dtype_argument(dtype, fun_name)
 
 
 def issubdtype(arg1, arg2) -> bool:
@@ -139,9 +152,12 @@ def issubdtype(arg1, arg2) -> bool:
     return bool(_jax_numpy.issubdtype(arg1, arg2))
 
 
-def isdtype(dtype_, kind) -> bool:
+_as_numpy_dtype = dtype     # for the functions below, whose parameter is named `dtype`
+
+
+def isdtype(dtype, kind) -> bool:
     """The array-API `isdtype` (kinds such as 'real floating', 'integral', 'bool')."""
-    return bool(_jax_numpy.isdtype(canonicalize_dtype(dtype_), kind))
+    return bool(_jax_numpy.isdtype(canonical_dtype(_as_numpy_dtype(dtype)), kind))
 
 
 def can_cast(from_, to, casting: str = "safe") -> bool:

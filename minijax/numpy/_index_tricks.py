@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from .. import lax
+from ..ir.dtype_args import canonical_dtype_argument
 from ._creation import asarray
 from ._promotion import as_operand, shape_of, dtype_of
 from ._ufuncs import divmod as _divmod, greater, less, where
@@ -92,7 +93,7 @@ def indices(dimensions, dtype=None, sparse=False):
     array (len(dimensions), *dimensions), or with `sparse` a tuple of broadcastable
     arrays."""
     dimensions = tuple(_static_int("indices", "each dimension", d) for d in dimensions)
-    dtype = np.dtype(np.int32 if dtype is None else dtype)
+    dtype = canonical_dtype_argument(np.int32 if dtype is None else dtype, "indices")
     grid = np.indices(dimensions, dtype=dtype, sparse=sparse)
     return tuple(asarray(g) for g in grid) if sparse else asarray(grid)
 

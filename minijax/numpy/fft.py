@@ -24,6 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..ir.dtype_args import refuse_array
 from ..frontend.fft_ops import fft as _lax_fft
 from ._promotion import as_operand, shape_of, ndim_of, dtype_of
 from ._creation import asarray, arange, array
@@ -231,17 +232,22 @@ def _frequency_args(func_name, n, d):
                          f"value. Got d = {list(d)}.")
 
 
+def _frequency_dtype(dtype):
+    refuse_array(dtype)
+    return np.dtype(np.float32 if dtype is None else dtype)
+
+
 def _float_dtype_for(dtype):
-    dtype = np.dtype(np.float32 if dtype is None else dtype)
-    return dtype if dtype.kind in "fc" else np.dtype(np.float32)
+    # Not a number at all (`object`): kept, so that finfo's ValueError names it, as JAX's.
+    return dtype if dtype.kind in "fcOUSMm" else np.dtype(np.float32)
 
 
 def fftfreq(n: int, d=1.0, *, dtype=None, device=None):
     """The sample frequencies of an n-point FFT with sample spacing d:
     [0, 1, ..., n // 2 - 1 (or (n-1) // 2), -(n // 2), ..., -1] / (d n)."""
     _frequency_args("fftfreq", n, d)
-    out_dtype = np.dtype(np.float32 if dtype is None else dtype)
-    compute = np.dtype(np.finfo(_float_dtype_for(dtype)).dtype)
+    out_dtype = _frequency_dtype(dtype)
+    compute = np.dtype(np.finfo(_float_dtype_for(out_dtype)).dtype)
     i = arange(n, dtype=compute)
     k = (i + n // 2) % n - n // 2
     return (k / array(d * n, dtype=compute)).astype(out_dtype)
@@ -250,7 +256,7 @@ def fftfreq(n: int, d=1.0, *, dtype=None, device=None):
 def rfftfreq(n: int, d=1.0, *, dtype=None, device=None):
     """The non-negative sample frequencies of an n-point RFFT: [0, ..., n // 2] / (d n)."""
     _frequency_args("rfftfreq", n, d)
-    dtype = np.dtype(np.float32 if dtype is None else dtype)
+    dtype = _frequency_dtype(dtype)
     k = arange(0, n // 2 + 1, dtype=dtype)
     return k / array(d * n, dtype=dtype)
 

@@ -21,6 +21,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from ..frontend.eager_jit import jitted_eagerly
+from ..ir.dtype_args import canonical_dtype_argument
 from ..numpy._promotion import as_operand, promote_args_inexact, promote_dtypes
 
 __all__ = ["toeplitz", "hankel", "circulant", "companion", "convolution_matrix", "dft",
@@ -136,7 +137,7 @@ def dft(n: int, scale: str | None = None, *, dtype=None):
     if dtype is None:
         dtype = np.complex64
     else:
-        dtype = jnp.dtype(dtype)
+        dtype = canonical_dtype_argument(dtype, "dft")
         if not jnp.issubdtype(dtype, np.complexfloating):
             raise ValueError(f"dtype must be a complex floating-point type; got {dtype}.")
     k = jnp.arange(n, dtype=dtype)
