@@ -354,3 +354,14 @@ register_import("random_gamma", [R.threefry2x32_p, R.random_gamma_grad_p, P.jit_
                 _random_gamma)
 register_import("threefry2x32", R.threefry2x32_p,
                 lambda *words: list(bind(R.threefry2x32_p, *words)))
+
+
+def _rng_bit_generator(key, *, shape, dtype, algorithm, out_sharding=None):
+    _refuse_hint("rng_bit_generator", {"out_sharding": out_sharding}, "out_sharding")
+    return list(bind(R.rng_bit_generator_p, key, shape=_ints(shape), dtype=np.dtype(dtype),
+                     algorithm=int(algorithm)))
+
+
+register_import("rng_bit_generator", R.rng_bit_generator_p, _rng_bit_generator)
+register_import("rng_uniform", R.rng_uniform_p, lambda a, b, *, shape: [
+    bind(R.rng_uniform_p, a, b, shape=_ints(shape))])
