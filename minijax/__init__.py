@@ -18,10 +18,10 @@ from .frontend.config import (config, enable_x64, debug_nans, debug_infs,
                               default_matmul_precision, numpy_rank_promotion,
                               numpy_dtype_promotion, enable_checks, log_compiles,
                               no_tracing, default_device, check_tracer_leaks,
-                              checking_leaks)
+                              checking_leaks, default_prng_impl)
 from .frontend.config_flags import (  # noqa: F401  (JAX's value only: config_flags.py)
     transfer_guard, transfer_guard_host_to_device, transfer_guard_device_to_device,
-    transfer_guard_device_to_host, explain_cache_misses, debug_key_reuse, default_prng_impl, threefry_partitionable, legacy_prng_key,
+    transfer_guard_device_to_host, explain_cache_misses, debug_key_reuse, threefry_partitionable, legacy_prng_key,
     enable_custom_prng, softmax_custom_jvp, no_execution)
 from .frontend.devices import (device_put, devices, local_devices, device_count,
                                local_device_count, process_index, process_count,

@@ -249,6 +249,7 @@ log_compiles = FlagContext("jax_log_compiles")
 no_tracing = FlagContext("jax_no_tracing")
 default_device = FlagContext("jax_default_device")
 check_tracer_leaks = FlagContext("jax_check_tracer_leaks")
+default_prng_impl = FlagContext("jax_default_prng_impl")
 
 
 @contextlib.contextmanager

@@ -14,11 +14,13 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
 * `jax_no_tracing`: a `jit` trace of a new signature is JAX's RuntimeError instead.
 * `jax_check_tracer_leaks`: a finished trace with tracers still referenced is an
   error (`ir/leak_checks.py`); `checking_leaks()` turns it on for a block.
+* `jax_default_prng_impl`: 'threefry2x32', 'rbg' or 'unsafe_rbg': the implementation
+  of the keys `minijax.random` makes, and of raw key data it is given.
 * `jax_default_device`: None or this process's device (or its platform's name).
   minijax runs on JAX's default device, and on a machine with one device every
   accepted value names that device.
 
-Any other JAX flag (the transfer guards, `jax_default_prng_impl`, ...) still reads as
+Any other JAX flag (the transfer guards, `jax_threefry_partitionable`, ...) still reads as
 JAX's value; its context manager accepts that value (a no-op) and refuses others,
 as `config.update` does (`config.py`).
 """
@@ -109,6 +111,12 @@ rank_promotion = ThreadFlag("jax_numpy_rank_promotion", "allow",
 log_compiles = ThreadFlag("jax_log_compiles", False, bool_flag("jax_log_compiles"), False)
 no_tracing = ThreadFlag("jax_no_tracing", False, bool_flag("jax_no_tracing"), False)
 default_device = ThreadFlag("jax_default_device", None, _device, False)
+# read by `minijax.random` when it makes a key or reads raw key data; a cached trace
+# would keep the old implementation
+default_prng_impl = ThreadFlag("jax_default_prng_impl", "threefry2x32",
+                               one_of("jax_default_prng_impl",
+                                      ("threefry2x32", "rbg", "unsafe_rbg")),
+                               clears_caches=True)
 
 
 def _set_checks(value):
@@ -121,6 +129,7 @@ MODELLED = {
     "jax_log_compiles": log_compiles.entry(),
     "jax_no_tracing": no_tracing.entry(),
     "jax_default_device": default_device.entry(),
+    "jax_default_prng_impl": default_prng_impl.entry(),
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
                           bool_flag("jax_enable_checks")),
     "jax_check_tracer_leaks": (lambda: leak_checks.checking.on, leak_checks.set_here,
@@ -131,6 +140,7 @@ MODELLED = {
 DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_numpy_rank_promotion": "allow",
             "jax_log_compiles": False,
             "jax_no_tracing": False, "jax_default_device": None,
+            "jax_default_prng_impl": "threefry2x32",
             "jax_check_tracer_leaks": False,
             "jax_enable_checks": os.environ.get("MINIJAX_ENABLE_CHECKS", "")
             not in ("", "0")}
@@ -202,7 +212,6 @@ transfer_guard_device_to_device = JaxValueOnly("jax_transfer_guard_device_to_dev
 transfer_guard_device_to_host = JaxValueOnly("jax_transfer_guard_device_to_host")
 explain_cache_misses = JaxValueOnly("jax_explain_cache_misses")
 debug_key_reuse = JaxValueOnly("jax_debug_key_reuse")
-default_prng_impl = JaxValueOnly("jax_default_prng_impl")
 threefry_partitionable = JaxValueOnly("jax_threefry_partitionable")
 legacy_prng_key = JaxValueOnly("jax_legacy_prng_key")
 enable_custom_prng = JaxValueOnly("jax_enable_custom_prng")

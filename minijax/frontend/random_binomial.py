@@ -28,7 +28,7 @@ from .. import numpy as jnp
 from .jit import jit
 from ..ir.trace import aval_of
 from .control_flow import scan, while_loop
-from .random_core import (_IMPL, _check_key, _check_impl, _float, _shape, _check_shape,
+from .random_core import (_check_key, _check_impl, _float, _shape, _check_shape,
                           _split, _uniform)
 
 _STIRLING_TAIL = [0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
@@ -183,7 +183,6 @@ def clone(key):
 
 
 def key_dtype(impl=None):
-    """The dtype of typed keys (`key<fry>`), as `jax.random.key_dtype`: minijax has one
-    implementation, threefry2x32."""
-    _check_impl(impl)
-    return jax.random.key_dtype(_IMPL)
+    """The dtype of typed keys of `impl` (`key<fry>`, `key<rbg>`, `key<urbg>`; None: the
+    default implementation's), as `jax.random.key_dtype`."""
+    return jax.random.key_dtype(_check_impl(impl))
