@@ -24,19 +24,23 @@ Bit operations (also useful on their own; `minijax.lax` exposes them under JAX's
   `random_gamma_grad a x`: the derivative of a Gamma(a) sample x with respect to a,
   at fixed CDF value (the implicit reparametrization gradient of `random.gamma`).
 
-Keys. A key array has a *key dtype*, `key<fry>` (threefry2x32, JAX's default and the
-only implementation here): an aval `ShapedArray(shape, KEY_DTYPE)` whose every element
-is one key. Behind the dtype is a NumPy structured dtype with one field of two
-uint32s, so shape operations (reshape, broadcast, slicing, gather, concatenate,
+Keys. A key array has a *key dtype*, `key<fry>` (threefry2x32, JAX's default), or
+`key<rbg>` / `key<urbg>` (JAX's 'rbg' and 'unsafe_rbg'): an aval
+`ShapedArray(shape, KEY_DTYPE)` whose every element is one key. Behind the dtype is a
+NumPy structured dtype with one field of two uint32s (four for rbg keys), so shape operations (reshape, broadcast, slicing, gather, concatenate,
 select_n, scan stacking, vmap's moving of axes) work on key arrays exactly as on any
 array, in every pass and in the NumPy evaluator, while arithmetic refuses them. Three
 primitives cross between keys and their bits:
 
-* `random_wrap x` -- `u32[..., 2]` -> `key<fry>[...]`;
-* `random_unwrap k` -- `key<fry>[...]` -> `u32[..., 2]`;
+* `random_wrap x` -- `u32[..., 2]` -> `key<fry>[...]`; with the param `impl='rbg'`
+  (or 'unsafe_rbg'), `u32[..., 4]` -> `key<rbg>[...]` (absent, it is threefry2x32);
+* `random_unwrap k` -- `key<fry>[...]` -> `u32[..., 2]` (or 4 words);
 * `threefry2x32 k1 k2 x1 x2` -- the Threefry-2x32 block cipher (20 rounds), on four
   `u32` arrays of one shape (a rank-0 operand stands for a splat), giving two. It is
-  the one hash every key operation and sampler reduces to.
+  the one hash every threefry key operation and sampler reduces to.
+
+rbg keys draw their bits from XLA's generator, `rng_bit_generator` (end of this
+module).
 
 Why `threefry2x32` is a primitive rather than its ~120 shift/xor/add equations: the
 hash has no derivative and batches elementwise, so one equation is all any pass needs

@@ -159,6 +159,8 @@ def keys_as_numpy(keys) -> np.ndarray:
     """`keys` (a jax.Array of keys, or already NumPy) as a NumPy array of a key dtype."""
     if isinstance(keys, np.ndarray) and is_key(keys.dtype):
         return keys
+    if isinstance(keys, np.void) and is_key(keys.dtype):   # one element of a key array
+        return np.asarray(keys)
     from jax import random
     words = np.ascontiguousarray(random.key_data(keys), np.uint32)
     return words.view(dtype_of_jax(keys.dtype))[..., 0]
