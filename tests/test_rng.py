@@ -248,9 +248,11 @@ def test_key_constructors_and_impl(impl):
     _same(mr.wrap_key_data(words, impl=impl), jr.wrap_key_data(words, impl=impl))
     assert mr.key_impl(mr.key(1, impl=impl)) == str(jr.key_impl(jr.key(1, impl=impl))) == impl
     assert mr.key_dtype(impl) == jr.key_dtype(impl)
-    # impl given as a key dtype, JAX's or a key's
+    # impl given as a key dtype, JAX's or a key's, or as dtype=
     _same(mr.key(2, impl=jr.key(0, impl=impl).dtype), jr.key(2, impl=impl))
     _same(mr.key(2, impl=mr.key(0, impl=impl).dtype), jr.key(2, impl=impl))
+    _same(mr.key(2, dtype=mr.key_dtype(impl)), jr.key(2, dtype=jr.key_dtype(impl)))
+    _same(mr.wrap_key_data(words, dtype=impl), jr.wrap_key_data(words, dtype=impl))
     for lib in (mr, jr):
         with pytest.raises(TypeError, match="invalid PRNG key data"):
             lib.wrap_key_data(np.zeros(2, np.uint32), impl=impl)
@@ -258,6 +260,8 @@ def test_key_constructors_and_impl(impl):
             lib.key(0, impl="no_such_prng")
         with pytest.raises(TypeError, match="unrecognized type"):
             lib.key(0, impl=3)
+        with pytest.raises(ValueError, match="Cannot specify both `impl` and `dtype`"):
+            lib.key(0, impl=impl, dtype=impl)
 
 
 def test_default_prng_impl_flag():

@@ -182,7 +182,7 @@ def clone(key):
     return key
 
 
-def key_dtype(impl=None):
-    """The dtype of typed keys of `impl` (`key<fry>`, `key<rbg>`, `key<urbg>`; None: the
-    default implementation's), as `jax.random.key_dtype`."""
-    return jax.random.key_dtype(_check_impl(impl))
+def key_dtype(impl_spec=None):
+    """The dtype of typed keys of `impl_spec` (`key<fry>`, `key<rbg>`, `key<urbg>`;
+    None: the default implementation's), as `jax.random.key_dtype`."""
+    return jax.random.key_dtype(_check_impl(impl_spec))

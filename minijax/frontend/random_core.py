@@ -143,10 +143,20 @@ def _seed_key_words(ctor, seed, impl):
     return lax.concatenate([words, words], 0)
 
 
-def key(seed, *, impl=None):
+def _impl_or_dtype(fn_name, impl, dtype):
+    if dtype is not None:
+        if impl is not None:
+            raise ValueError(f"Cannot specify both `impl` and `dtype` arguments to "
+                             f"jax.random.{fn_name}")
+        impl = dtype
+    return _impl_name(impl)
+
+
+def key(seed, *, impl=None, dtype=None):
     """A typed key (shape (); dtype key<fry>, key<rbg> or key<urbg>) from an integer
-    seed."""
-    impl = _impl_name(impl)
+    seed; `dtype` (a key dtype or an implementation's name) is the newer spelling of
+    `impl`."""
+    impl = _impl_or_dtype("key", impl, dtype)
     return _wrap(_seed_key_words("key", seed, impl), impl)
 
 
@@ -162,9 +172,9 @@ def key_data(keys):
     return bind(R.random_unwrap_p, typed)
 
 
-def wrap_key_data(key_bits_array, *, impl=None):
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     """Typed keys from their uint32 words (the inverse of `key_data`)."""
-    impl = _impl_name(impl)
+    impl = _impl_or_dtype("wrap_key_data", impl, dtype)
     _check_key_data(key_bits_array, impl)
     return _wrap(key_bits_array, impl)
 
