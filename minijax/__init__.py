@@ -20,10 +20,10 @@ from .frontend.config import (config, enable_x64, debug_nans, debug_infs,
                               numpy_dtype_promotion, enable_checks, log_compiles,
                               no_tracing, default_device, check_tracer_leaks,
                               checking_leaks, debug_key_reuse, legacy_prng_key,
-                              enable_custom_prng)
-from .frontend.config_flags import (  # noqa: F401  (JAX's value only: config_flags.py)
+                              enable_custom_prng, default_prng_impl)
+from .frontend.config_flags import (  # noqa: F401  (config_flags.py)
     transfer_guard, transfer_guard_host_to_device, transfer_guard_device_to_device,
-    transfer_guard_device_to_host, explain_cache_misses, default_prng_impl, threefry_partitionable,
+    transfer_guard_device_to_host, explain_cache_misses, threefry_partitionable,
     softmax_custom_jvp, no_execution)
 from .frontend.devices import (device_put, devices, local_devices, device_count,
                                local_device_count, process_index, process_count,

@@ -572,6 +572,21 @@ case("threefry2x32", [np.uint32(0), np.uint32(42), _U32[:4], _U32[2:]], lambda *
     *(np.broadcast_to(x, (4,)) for x in a)))
 case("threefry2x32", [*(ints(2, 3, lo=0, hi=2**31 - 1).astype(np.uint32) for _ in range(4))],
      _threefry)
+_rbg_words = ints(2, 4, lo=0, hi=2**31 - 1).astype(np.uint32)
+case("random_wrap", [_rbg_words], lambda w: jax.random.wrap_key_data(w, impl="rbg"), impl="rbg")
+case("random_unwrap", [jax.random.wrap_key_data(_rbg_words, impl="unsafe_rbg")],
+     jax.random.key_data)
+# XLA's RngBitGenerator, bit for bit: Threefry's halved-and-interleaved layout on an odd
+# shape, Philox with a counter that carries into the key word, 64-bit words.
+_state = np.array([7, 9, 0xFFFFFFFF, 0xFFFFFFFF], np.uint32)
+for _shape, _dtype, _algorithm in [((3, 5), np.uint8, 1), ((2, 3), np.uint32, 2),
+                                   ((5,), np.uint16, 0)]:
+    case("rng_bit_generator", [_state], lambda k, s=_shape, d=_dtype, a=_algorithm:
+         lax.rng_bit_generator(k, s, d, lax.RandomAlgorithm(a)),
+         shape=_shape, dtype=np.dtype(_dtype), algorithm=_algorithm)
+# A range of one value is the one draw of XLA's stateful generator anyone can predict.
+case("rng_uniform", [np.int32(5), np.int32(6)], lambda a, b: lax.rng_uniform(a, b, (3,)),
+     shape=(3,))
 
 
 # -- calls --------------------------------------------------------------------------------

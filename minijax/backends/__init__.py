@@ -28,6 +28,7 @@ from . import (xla,                     # noqa: F401  lowering of the catalogue
                reference_selection,     # noqa: F401
                xla_random,              # noqa: F401  bit ops, erf_inv, keys, threefry2x32
                reference_random,        # noqa: F401
+               reference_rng,           # noqa: F401  rng_bit_generator, rng_uniform
                xla_collectives,         # noqa: F401  psum, all_gather, ...: JAX's collectives
                reference_collectives)   # noqa: F401
 

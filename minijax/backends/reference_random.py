@@ -5,7 +5,7 @@ unsigned, and a shift by the bit width or more gives 0 (the sign fill for
 `shift_right_arithmetic`). `erf_inv` is Giles' polynomial approximation polished by
 Newton steps on `math.erf` in float64, then rounded once; `random_gamma_grad` sums
 the series of the incomplete gamma function and of its derivative. Keys are NumPy
-arrays of `KEY_DTYPE` here, so wrapping and unwrapping are views of the same bytes;
+arrays of their key dtype here, so wrapping and unwrapping are views of the same bytes;
 `threefry2x32` runs the shared description of the cipher
 (`ir/random_primitives.threefry2x32_rounds`) on NumPy uint32 arrays.
 """
@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 
 from ..ir import random_primitives as R
-from ..ir.types import KEY_DTYPE, keys_as_numpy
+from ..ir.types import KEY_DTYPES, key_tag, keys_as_numpy
 from .reference_rules import reference_rules, _rule, _wide
 
 
@@ -191,13 +191,14 @@ def _random_gamma_grad(a, x):
 
 
 @_rule(R.random_wrap_p)
-def _random_wrap(words):
-    return np.ascontiguousarray(words, np.uint32).view(KEY_DTYPE)[..., 0]
+def _random_wrap(words, impl="threefry2x32"):
+    return np.ascontiguousarray(words, np.uint32).view(KEY_DTYPES[impl])[..., 0]
 
 
 @_rule(R.random_unwrap_p)
 def _random_unwrap(keys):
-    return np.array(keys_as_numpy(keys)["fry"])
+    keys = keys_as_numpy(keys)
+    return np.array(keys[key_tag(keys.dtype)])
 
 
 @_rule(R.random_consume_p)

@@ -5,7 +5,9 @@ Read `xla.py` first (the `lowering_rules` table), then `ir/random_primitives.py`
 map one to one onto `jax.lax`. Keys are jax.Arrays of JAX's `key<fry>` dtype at run time: `random_wrap` /
 `random_unwrap` convert with `jax.random.wrap_key_data` / `key_data` (data only), and
 `threefry2x32` is minijax's own cipher (`threefry2x32_rounds`) written in `jax.lax`
-arithmetic; no JAX random function computes a result.
+arithmetic. `rng_bit_generator` and `rng_uniform` are XLA's own generators, reached
+through `jax.lax`'s functions of those names; no other JAX random function computes a
+result.
 """
 from __future__ import annotations
 
@@ -32,8 +34,8 @@ _register_single(R.reduce_precision_p, lambda x, *, exponent_bits, mantissa_bits
 _register_single(R.bitcast_convert_type_p, lambda x, *, new_dtype:
                  lax.bitcast_convert_type(x, new_dtype))
 
-_register_single(R.random_wrap_p, lambda words: jax.random.wrap_key_data(
-    words, impl="threefry2x32"))
+_register_single(R.random_wrap_p, lambda words, impl="threefry2x32": jax.random.wrap_key_data(
+    words, impl=impl))
 _register_single(R.random_unwrap_p, jax.random.key_data)
 # The key-reuse checker's marks compute nothing.
 _register_single(R.random_consume_p, lambda keys: keys)
@@ -46,7 +48,15 @@ def _threefry2x32(k1, k2, x1, x2):
 
 lowering_rules[R.threefry2x32_p] = _threefry2x32
 
+
+def _rng_bit_generator(key, *, shape, dtype, algorithm):
+    return list(lax.rng_bit_generator(key, shape, dtype, lax.RandomAlgorithm(algorithm)))
+
+
+lowering_rules[R.rng_bit_generator_p] = _rng_bit_generator
+_register_single(R.rng_uniform_p, lambda a, b, *, shape: lax.rng_uniform(a, b, shape))
+
 for _prim in (*_BINARY, R.population_count_p, R.erf_inv_p, R.reduce_precision_p,
               R.bitcast_convert_type_p,
-              *R.random_primitives):
+              *R.random_primitives, R.rng_bit_generator_p, R.rng_uniform_p):
     eager_impls[_prim] = functools.partial(apply_primitive, _prim)

@@ -250,6 +250,7 @@ check_tracer_leaks = FlagContext("jax_check_tracer_leaks")
 debug_key_reuse = FlagContext("jax_debug_key_reuse")
 legacy_prng_key = FlagContext("jax_legacy_prng_key")
 enable_custom_prng = FlagContext("jax_enable_custom_prng")
+default_prng_impl = FlagContext("jax_default_prng_impl")
 
 
 @contextlib.contextmanager

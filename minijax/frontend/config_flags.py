@@ -27,11 +27,13 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
   `frontend/random_core.py` reads it.
 * `jax_enable_custom_prng`: `PRNGKey`, and `split`/`fold_in` of a raw key, return
   typed keys, and a raw key given to a random function is JAX's FutureWarning.
+* `jax_default_prng_impl`: 'threefry2x32', 'rbg' or 'unsafe_rbg': the implementation
+  of the keys `minijax.random` makes, and of raw key data it is given.
 * `jax_default_device`: None or this process's device (or its platform's name).
   minijax runs on JAX's default device, and on a machine with one device every
   accepted value names that device.
 
-Any other JAX flag (`jax_default_prng_impl`, ...) still reads as
+Any other JAX flag (`jax_threefry_partitionable`) still reads as
 JAX's value; its context manager accepts that value (a no-op) and refuses others,
 as `config.update` does (`config.py`).
 """
@@ -255,6 +257,12 @@ def transfer_guard(new_val: str):
         for flag in (*_DIRECTIONS, _all_transfer_guards):
             stack.enter_context(flag(new_val))
         yield
+# read by `minijax.random` when it makes a key or reads raw key data; a cached trace
+# would keep the old implementation
+default_prng_impl = ThreadFlag("jax_default_prng_impl", "threefry2x32",
+                               one_of("jax_default_prng_impl",
+                                      ("threefry2x32", "rbg", "unsafe_rbg")),
+                               clears_caches=True)
 
 
 def _set_checks(value):
@@ -272,6 +280,7 @@ MODELLED = {
     "jax_softmax_custom_jvp": softmax_custom_jvp.entry(),
     "jax_explain_cache_misses": explain_cache_misses.entry(),
     **{flag.name: flag.entry() for flag in (*_APPLIED, _all_transfer_guards)},
+    "jax_default_prng_impl": default_prng_impl.entry(),
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
                           bool_flag("jax_enable_checks")),
     # (A trace made while it is on is cached apart: frontend/tracing.py, staging_key.)
@@ -291,6 +300,7 @@ DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_numpy_rank_promotion":
             "jax_legacy_prng_key": "allow", "jax_enable_custom_prng": False,
             "jax_softmax_custom_jvp": False, "jax_explain_cache_misses": False,
             **{flag.name: flag.unset for flag in _APPLIED}, "jax_transfer_guard": None,
+            "jax_default_prng_impl": "threefry2x32",
             "jax_enable_checks": os.environ.get("MINIJAX_ENABLE_CHECKS", "")
             not in ("", "0")}
 
@@ -336,5 +346,4 @@ class JaxValueOnly:
         return f"JaxValueOnly({self._name}={self.value!r})"
 
 
-default_prng_impl = JaxValueOnly("jax_default_prng_impl")
 threefry_partitionable = JaxValueOnly("jax_threefry_partitionable")

@@ -29,7 +29,7 @@ from .jit import jit
 from ..ir import random_primitives as R, root_modes
 from ..ir.trace import aval_of, bind
 from .control_flow import scan, while_loop
-from .random_core import (_IMPL, _check_key, _check_impl, _float, _shape, _check_shape,
+from .random_core import (_check_key, _check_impl, _float, _shape, _check_shape,
                           _split, _uniform)
 
 _STIRLING_TAIL = [0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
@@ -186,8 +186,7 @@ def clone(key):
     return bind(R.random_clone_p, typed)
 
 
-def key_dtype(impl=None):
-    """The dtype of typed keys (`key<fry>`), as `jax.random.key_dtype`: minijax has one
-    implementation, threefry2x32."""
-    _check_impl(impl)
-    return jax.random.key_dtype(_IMPL)
+def key_dtype(impl_spec=None):
+    """The dtype of typed keys of `impl_spec` (`key<fry>`, `key<rbg>`, `key<urbg>`;
+    None: the default implementation's), as `jax.random.key_dtype`."""
+    return jax.random.key_dtype(_check_impl(impl_spec))

@@ -16,38 +16,77 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from .. import lax
 from .. import numpy as jnp
-from .config_flags import raw_key_policy, custom_prng
+from .config_flags import custom_prng, default_prng_impl, raw_key_policy
 from .jit import jit
+from .lax_rng import rng_bit_generator
 from .sharding import constrain
 from ..ir import random_primitives as R
 from ..ir import root_modes
 from ..ir.trace import aval_of, bind
 from ..ir.dtype_args import canonical_dtype_argument
-from ..ir.types import is_key, is_float, is_inexact, is_integer
+from ..ir.types import (KEY_DTYPES, canonical_dtype, is_key, is_float, is_inexact,
+                        is_integer, key_impl_name, key_size)
 
 
 _IMPL = "threefry2x32"
 _UINT_BY_BITS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32)}
 _U32 = np.dtype(np.uint32)
+_IMPL_BY_TAG = {dtype.names[0]: impl for impl, dtype in KEY_DTYPES.items()}
 
 
 # -- keys ------------------------------------------------------------------------------
+# Three implementations, as JAX names them. 'threefry2x32' (the default): two words,
+# and every operation a Threefry hash. 'rbg': four words, two threefry keys side by
+# side that split and fold in as threefry keys do; its bits come from XLA's
+# RngBitGenerator. 'unsafe_rbg': the same keys and bits, but split and fold_in made of
+# RngBitGenerator draws too (cheaper, and without threefry's guarantees).
 
 def _is_key_array(x) -> bool:
     return is_key(aval_of(x).dtype)
 
 
-def _check_key_data(data):
-    """`data` must be raw key data: uint32 with a last axis of 2 (threefry2x32)."""
+def _impl_name(impl) -> str:
+    """JAX's name of the implementation `impl` names (a name, a key dtype, or JAX's
+    PRNGSpec/PRNGImpl); None is the `jax_default_prng_impl` flag's."""
+    if impl is None:
+        return default_prng_impl.value
+    if isinstance(impl, str):
+        name = impl
+    elif str(impl).startswith("key<"):   # a key dtype, JAX's or minijax's
+        name = _IMPL_BY_TAG.get(str(impl)[4:-1], str(impl))
+    elif isinstance(impl, np.dtype) and is_key(impl):
+        name = key_impl_name(impl)
+    elif isinstance(getattr(impl, "name", None), str):
+        name = impl.name
+    else:
+        raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG "
+                        f"implementation.")
+    if name not in KEY_DTYPES:
+        raise ValueError(f'unrecognized PRNG implementation "{name}": minijax.random '
+                         f'implements {", ".join(map(repr, KEY_DTYPES))}')
+    return name
+
+
+def _check_key_data(data, impl):
+    """`data` must be raw key data of `impl`: uint32 with a last axis of its key size."""
+    size = key_size(KEY_DTYPES[impl])
     if not hasattr(data, "shape") or not hasattr(data, "dtype"):
         raise TypeError(f"invalid PRNG key data: expected a uint32 array whose shape ends "
-                        f"with (2,), got {data!r}")
+                        f"with ({size},), got {data!r}")
     aval = aval_of(data)
     if aval.dtype != _U32:
         raise TypeError(f"invalid PRNG key data: expected dtype uint32, got {aval.dtype.name}")
-    if aval.shape[-1:] != (2,):
-        raise TypeError(f"invalid PRNG key data: expected a shape ending with (2,) for "
-                        f"{_IMPL}, got shape {aval.shape}")
+    if aval.shape[-1:] != (size,):
+        raise TypeError(f"invalid PRNG key data: expected a shape ending with ({size},) for "
+                        f"{impl}, got shape {aval.shape}")
+
+
+def _wrap(words, impl):
+    # threefry's wrap carries no impl param, so programs that use only threefry keys
+    # read as they always have.
+    if impl == _IMPL:
+        return bind(R.random_wrap_p, words)
+    return bind(R.random_wrap_p, words, impl=impl)
 
 
 _LEGACY_KEY = ("Legacy uint32 key array passed as key to jax.random function. Please create "
@@ -56,12 +95,14 @@ _LEGACY_KEY = ("Legacy uint32 key array passed as key to jax.random function. Pl
 
 
 def _check_key(name, key, allow_batched=False):
-    """The typed key of `key` (typed or raw), and whether it was raw."""
+    """The typed key of `key` (typed, or raw data of the default implementation), and
+    whether it was raw."""
     if _is_key_array(key):
         typed, raw = key, False
     else:
-        _check_key_data(key)
-        typed, raw = bind(R.random_wrap_p, key), True
+        impl = _impl_name(None)
+        _check_key_data(key, impl)
+        typed, raw = _wrap(key, impl), True
         policy = raw_key_policy.value
         if policy == "error":
             raise ValueError(_LEGACY_KEY)
@@ -78,9 +119,7 @@ def _check_key(name, key, allow_batched=False):
 
 
 def _check_impl(impl):
-    name = getattr(impl, "name", impl)
-    if name not in (None, _IMPL, "fry") and str(impl) != "key<fry>":
-        raise ValueError(f"minijax.random implements only the {_IMPL} PRNG, got {impl!r}")
+    return _impl_name(impl)
 
 
 def _shape(name, shape) -> tuple:
@@ -111,75 +150,132 @@ def _words_of_seed(seed):
     return lax.concatenate([np.zeros(1, _U32), low], 0)
 
 
-def key(seed, *, impl=None):
-    """A typed key (shape (), dtype key<fry>) from an integer seed."""
-    _check_impl(impl)
-    return bind(R.random_wrap_p, _seed_words("key", seed))
+def _seed_key_words(ctor, seed, impl):
+    words = _seed_words(ctor, seed)
+    if impl == _IMPL:
+        return words
+    # rbg's seed: threefry's two words, twice.
+    if isinstance(words, np.ndarray):
+        return np.concatenate([words, words])
+    return lax.concatenate([words, words], 0)
+
+
+def _impl_or_dtype(fn_name, impl, dtype):
+    if dtype is not None:
+        if impl is not None:
+            raise ValueError(f"Cannot specify both `impl` and `dtype` arguments to "
+                             f"jax.random.{fn_name}")
+        impl = dtype
+    return _impl_name(impl)
+
+
+def key(seed, *, impl=None, dtype=None):
+    """A typed key (shape (); dtype key<fry>, key<rbg> or key<urbg>) from an integer
+    seed; `dtype` (a key dtype or an implementation's name) is the newer spelling of
+    `impl`."""
+    impl = _impl_or_dtype("key", impl, dtype)
+    return _wrap(_seed_key_words("key", seed, impl), impl)
 
 
 def PRNGKey(seed, *, impl=None):
-    """A raw key: the uint32[2] data of `key(seed)` (under `jax_enable_custom_prng`, the
-    typed key itself, as JAX's)."""
-    _check_impl(impl)
-    words = _seed_words("PRNGKey", seed)
+    """A raw key: the uint32 data of `key(seed, impl=impl)` (two words, or four; under
+    `jax_enable_custom_prng`, the typed key itself, as JAX's)."""
+    impl = _impl_name(impl)
+    words = _seed_key_words("PRNGKey", seed, impl)
     if custom_prng.value:
-        return bind(R.random_wrap_p, words)
+        return _wrap(words, impl)
     return jnp.asarray(words) if isinstance(words, np.ndarray) else words
 
 
 def key_data(keys):
-    """The uint32 words of `keys`: shape `keys.shape + (2,)`."""
+    """The uint32 words of `keys`: shape `keys.shape + (2,)` (threefry) or `+ (4,)`."""
     typed, _ = _check_key("key_data", keys, allow_batched=True)
     return bind(R.random_unwrap_p, typed)
 
 
-def wrap_key_data(key_bits_array, *, impl=None):
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     """Typed keys from their uint32 words (the inverse of `key_data`)."""
-    _check_impl(impl)
-    _check_key_data(key_bits_array)
-    return bind(R.random_wrap_p, key_bits_array)
+    impl = _impl_or_dtype("wrap_key_data", impl, dtype)
+    _check_key_data(key_bits_array, impl)
+    return _wrap(key_bits_array, impl)
 
 
 def key_impl(keys) -> str:
-    _check_key("key_impl", keys, allow_batched=True)
-    return _IMPL
+    typed, _ = _check_key("key_impl", keys, allow_batched=True)
+    return key_impl_name(aval_of(typed).dtype)
+
+
+def _impl_of(typed_key) -> str:
+    return key_impl_name(aval_of(typed_key).dtype)
 
 
 def _key_words(typed_key):
+    """The words of a single key, one scalar each."""
     words = bind(R.random_unwrap_p, typed_key)
-    return lax.index_in_dim(words, 0, keepdims=False), lax.index_in_dim(words, 1, keepdims=False)
+    return [lax.index_in_dim(words, i, keepdims=False) for i in range(aval_of(words).shape[-1])]
 
 
-def _hash_counters(typed_key, shape):
-    """threefry2x32 of the key and each element's index (a 64-bit counter in two
-    words, the high one 0 for fewer than 2**32 elements): two u32 arrays of `shape`."""
+def _hash_counters(pair, shape):
+    """threefry2x32 under the key `pair` (two words) of each element's index (a 64-bit
+    counter in two words, the high one 0 for fewer than 2**32 elements): two u32 arrays
+    of `shape`."""
     size = math.prod(shape)
     if size >= 2**32:
         raise ValueError(f"cannot draw {size} random values at once (at most 2**32 - 1)")
     low = lax.iota(_U32, size) if shape else np.uint32(0)
     if len(shape) > 1:
         low = lax.reshape(low, shape)
-    if root_modes.modes.key_reuse:     # hashing a key for bits or children uses it up
-        typed_key = bind(R.random_consume_p, typed_key)
-    k1, k2 = _key_words(typed_key)
-    return bind(R.threefry2x32_p, k1, k2, np.uint32(0), low)
+    return bind(R.threefry2x32_p, *pair, np.uint32(0), low)
+
+
+def _threefry_halves(typed_key):
+    """The threefry keys (word pairs) a key is made of: one, or two for rbg keys."""
+    words = _key_words(typed_key)
+    return [words[i:i + 2] for i in range(0, len(words), 2)]
+
+
+def _used_up(typed_key):
+    """`typed_key`, marked as used up for the key-reuse checker when it is on: drawing
+    bits from a key, or splitting it, consumes it (`transforms/key_reuse.py`)."""
+    return bind(R.random_consume_p, typed_key) if root_modes.modes.key_reuse else typed_key
 
 
 @functools.partial(jit, static_argnums=1)
 def _split(typed_key, shape):
-    words = jnp.stack(_hash_counters(typed_key, shape), axis=-1)
-    return bind(R.random_wrap_p, words)
+    typed_key = _used_up(typed_key)
+    impl = _impl_of(typed_key)
+    if impl == "unsafe_rbg":   # every tenth row of a long RngBitGenerator draw
+        count = math.prod(shape)
+        _, rows = rng_bit_generator(bind(R.random_unwrap_p, typed_key), (10 * count, 4), _U32)
+        words = lax.reshape(lax.slice(rows, (0, 0), (10 * count, 4), (10, 1)), (*shape, 4))
+    else:   # threefry's split of each threefry half, the halves side by side
+        words = jnp.concatenate([jnp.stack(_hash_counters(pair, shape), axis=-1)
+                                 for pair in _threefry_halves(typed_key)], axis=-1)
+    return _wrap(words, impl)
 
 
 @jit
 def _fold_in(typed_key, data):
-    k1, k2 = _key_words(typed_key)
-    words = jnp.stack(bind(R.threefry2x32_p, k1, k2, np.uint32(0), data), axis=-1)
-    return bind(R.random_wrap_p, words)
+    impl = _impl_of(typed_key)
+    if impl == "unsafe_rbg":   # the key xor the last row of a draw from data's rbg seed
+        seed = jnp.stack([np.uint32(0), data, np.uint32(0), data])
+        _, rows = rng_bit_generator(seed, (10, 4), _U32)
+        words = lax.bitwise_xor(bind(R.random_unwrap_p, typed_key),
+                                lax.index_in_dim(rows, 9, keepdims=False))
+    else:
+        words = jnp.concatenate([
+            jnp.stack(bind(R.threefry2x32_p, *pair, np.uint32(0), data), axis=-1)
+            for pair in _threefry_halves(typed_key)], axis=-1)
+    return _wrap(words, impl)
 
 
 def _random_bits(typed_key, bit_width, shape):
-    bits = lax.bitwise_xor(*_hash_counters(typed_key, shape))
+    typed_key = _used_up(typed_key)
+    if _impl_of(typed_key) != _IMPL:   # rbg and unsafe_rbg: XLA's generator
+        _, bits = rng_bit_generator(bind(R.random_unwrap_p, typed_key), shape,
+                                    _UINT_BY_BITS[bit_width])
+        return bits
+    bits = lax.bitwise_xor(*_hash_counters(_key_words(typed_key), shape))
     return bits if bit_width == 32 else lax.convert_element_type(bits, _UINT_BY_BITS[bit_width])
 
 

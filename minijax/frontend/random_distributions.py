@@ -22,7 +22,7 @@ from .jit import jit
 from ..transforms.custom_derivatives import custom_jvp
 from .vmap import vmap
 from ..ir.trace import aval_of, MinijaxError
-from ..ir.types import is_float, is_integer
+from ..ir.types import is_float, is_integer, is_key, key_impl_name
 from ..numpy._promotion import promote_dtypes_inexact
 from .random_core import (_check_key, _shape, _shape_with, _float, _dtype, _check_shape, _split,
                      _random_bits, _uniform, _normal_real, randint, normal, rademacher)
@@ -300,7 +300,12 @@ def _gamma_draws(log_space, keys, alphas):
     """One gamma draw per key and alpha. Its derivative with respect to alpha is the
     implicit one (the sample moves with alpha at a fixed value of its CDF), not the
     derivative of the rejection loop, as in JAX."""
-    return vmap(functools.partial(_gamma_one, log_space=log_space))(keys, alphas)
+    one = functools.partial(_gamma_one, log_space=log_space)
+    if not is_key(aval_of(keys).dtype) or key_impl_name(aval_of(keys).dtype) == "threefry2x32":
+        return vmap(one)(keys, alphas)
+    # JAX on CPU draws the keys one after another (lax.map): for rbg keys, whose bits
+    # come from rng_bit_generator, a vmap would draw every sample from the first key.
+    return lax.map(lambda key_alpha: one(*key_alpha), (keys, alphas))
 
 
 @_gamma_draws.defjvp

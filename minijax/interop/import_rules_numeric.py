@@ -17,7 +17,8 @@ The exceptions:
   `threefry2x32` hash and `random_wrap`/`random_unwrap`, so each is imported by
   expanding it into the hashing that `minijax.random` itself does
   (`frontend/random_core.py`), which gives JAX's bits for the default
-  (partitionable) scheme. Only the threefry2x32 implementation is importable. A
+  (partitionable) scheme. The threefry2x32, rbg and unsafe_rbg implementations are
+  importable (rbg's bits come from `rng_bit_generator`, imported as itself). A
   batched key operation (JAX's key primitives take key arrays of any shape) is
   imported as minijax's `vmap` of the single-key expansion, as JAX's own batching
   rule means it. `random_gamma` (JAX's sampler primitive) is expanded into
@@ -256,9 +257,10 @@ register_import("scatter-max", P.scatter_max_p, _scatter(P.scatter_max_p))
 
 def _check_impl(prim_name, impl):
     name = getattr(impl, "name", None)
-    if name != "threefry2x32":
+    if name not in ("threefry2x32", "rbg", "unsafe_rbg"):
         raise UnsupportedParamError(f"cannot import {prim_name} with impl={impl!r}: minijax "
-                                    f"implements only the threefry2x32 PRNG")
+                                    f"implements the threefry2x32, rbg and unsafe_rbg PRNGs")
+    return name
 
 
 def _check_partitionable(prim_name):
@@ -279,17 +281,15 @@ def _per_key(fn, keys, *others):
 
 
 def _random_seed(seed, *, impl):
-    _check_impl("random_seed", impl)
-    return as_one_call("random_seed", _seed_keys, seed)
+    return as_one_call("random_seed", _seed_keys, seed, impl=_check_impl("random_seed", impl))
 
 
-def _seed_keys(seed):
-    return [_per_key(random_core.key, seed)]
+def _seed_keys(seed, *, impl):
+    return [_per_key(lambda s: random_core.key(s, impl=impl), seed)]
 
 
 def _random_wrap(words, *, impl):
-    _check_impl("random_wrap", impl)
-    return [bind(R.random_wrap_p, words)]
+    return [random_core._wrap(words, _check_impl("random_wrap", impl))]
 
 
 # The checks run on every import (the flag may change between two); the key
@@ -355,3 +355,14 @@ register_import("random_gamma", [R.threefry2x32_p, R.random_gamma_grad_p, P.jit_
                 _random_gamma)
 register_import("threefry2x32", R.threefry2x32_p,
                 lambda *words: list(bind(R.threefry2x32_p, *words)))
+
+
+def _rng_bit_generator(key, *, shape, dtype, algorithm, out_sharding=None):
+    _refuse_hint("rng_bit_generator", {"out_sharding": out_sharding}, "out_sharding")
+    return list(bind(R.rng_bit_generator_p, key, shape=_ints(shape), dtype=np.dtype(dtype),
+                     algorithm=int(algorithm)))
+
+
+register_import("rng_bit_generator", R.rng_bit_generator_p, _rng_bit_generator)
+register_import("rng_uniform", R.rng_uniform_p, lambda a, b, *, shape: [
+    bind(R.rng_uniform_p, a, b, shape=_ints(shape))])

@@ -240,6 +240,10 @@ source_rules["optimization_barrier"] = lambda ins, p: \
 source_rules["reduce_precision"] = lambda ins, p: _call("lax.reduce_precision", ins, **p)
 source_rules["bitcast_convert_type"] = lambda ins, p: _call(
     "lax.bitcast_convert_type", ins, new_dtype=_dtype(p["new_dtype"]))
+source_rules["rng_bit_generator"] = lambda ins, p: _call(
+    "lax.rng_bit_generator", ins, shape=tuple(p["shape"]), dtype=_dtype(p["dtype"]),
+    algorithm=_Raw(f"lax.RandomAlgorithm({p['algorithm']})"))
+source_rules["rng_uniform"] = lambda ins, p: _call("lax.rng_uniform", ins, shape=p["shape"])
 
 source_rules.update({
     "cholesky": lambda ins, p: f"lax.linalg.cholesky({ins[0]}, symmetrize_input=False)",
@@ -530,7 +534,8 @@ class _Writer:
 
     # Keys.
     def _random_wrap(self, eqn, ins, indent):
-        return f"jax.random.wrap_key_data({ins[0]}, impl='threefry2x32')"
+        impl = eqn.params.get("impl", "threefry2x32")
+        return f"jax.random.wrap_key_data({ins[0]}, impl={impl!r})"
 
     def _random_unwrap(self, eqn, ins, indent):
         return f"jax.random.key_data({ins[0]})"

@@ -57,7 +57,7 @@ import numpy as np
 
 from .core import Jaxpr, ClosedJaxpr, Var, Literal
 from .trace import MinijaxError
-from .types import (RefType, bfloat16, float0, KEY_DTYPE, keys_as_numpy, is_float,
+from .types import (RefType, bfloat16, float0, is_key, key_tag, keys_as_numpy, is_float,
                     is_integer, NARROW_FLOATS, NARROW_INTS)
 from .ref_indexing import (RefIndexer, indexer_shapes, index_text, view_text,
                            decode_indexer)
@@ -206,8 +206,9 @@ def _element_texts(flat: np.ndarray) -> list[str]:
         return _float_texts(flat)
     if flat.dtype == float0:  # the tangent type of integers: no information, written 0
         return ["0"] * flat.size
-    if flat.dtype == KEY_DTYPE:  # a threefry key by its two words
-        return [f"fry({a}, {b})" for a, b in flat["fry"].tolist()]
+    if is_key(flat.dtype):  # a key by its words: fry(a, b), rbg(a, b, c, d), ...
+        tag = key_tag(flat.dtype)
+        return [f"{tag}({', '.join(map(str, words))})" for words in flat[tag].tolist()]
     raise ValueError(f"the text form cannot write values of dtype {flat.dtype}")
 
 
@@ -436,7 +437,7 @@ def _const_array(value, var: Var) -> np.ndarray:
         raise NotSerializableError(f"the exact text form cannot carry a closed-over ref "
                                    f"({var.aval.type_text()}); pass the ref as an argument "
                                    f"instead")
-    array = keys_as_numpy(value) if var.aval.dtype == KEY_DTYPE else np.asarray(value)
+    array = keys_as_numpy(value) if is_key(var.aval.dtype) else np.asarray(value)
     if array.dtype != var.aval.dtype:
         array = array.astype(var.aval.dtype)
     if array.shape != var.aval.shape:

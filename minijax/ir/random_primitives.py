@@ -24,19 +24,23 @@ Bit operations (also useful on their own; `minijax.lax` exposes them under JAX's
   `random_gamma_grad a x`: the derivative of a Gamma(a) sample x with respect to a,
   at fixed CDF value (the implicit reparametrization gradient of `random.gamma`).
 
-Keys. A key array has a *key dtype*, `key<fry>` (threefry2x32, JAX's default and the
-only implementation here): an aval `ShapedArray(shape, KEY_DTYPE)` whose every element
-is one key. Behind the dtype is a NumPy structured dtype with one field of two
-uint32s, so shape operations (reshape, broadcast, slicing, gather, concatenate,
+Keys. A key array has a *key dtype*, `key<fry>` (threefry2x32, JAX's default), or
+`key<rbg>` / `key<urbg>` (JAX's 'rbg' and 'unsafe_rbg'): an aval
+`ShapedArray(shape, KEY_DTYPE)` whose every element is one key. Behind the dtype is a
+NumPy structured dtype with one field of two uint32s (four for rbg keys), so shape operations (reshape, broadcast, slicing, gather, concatenate,
 select_n, scan stacking, vmap's moving of axes) work on key arrays exactly as on any
 array, in every pass and in the NumPy evaluator, while arithmetic refuses them. Three
 primitives cross between keys and their bits:
 
-* `random_wrap x` -- `u32[..., 2]` -> `key<fry>[...]`;
-* `random_unwrap k` -- `key<fry>[...]` -> `u32[..., 2]`;
+* `random_wrap x` -- `u32[..., 2]` -> `key<fry>[...]`; with the param `impl='rbg'`
+  (or 'unsafe_rbg'), `u32[..., 4]` -> `key<rbg>[...]` (absent, it is threefry2x32);
+* `random_unwrap k` -- `key<fry>[...]` -> `u32[..., 2]` (or 4 words);
 * `threefry2x32 k1 k2 x1 x2` -- the Threefry-2x32 block cipher (20 rounds), on four
   `u32` arrays of one shape (a rank-0 operand stands for a splat), giving two. It is
-  the one hash every key operation and sampler reduces to.
+  the one hash every threefry key operation and sampler reduces to.
+
+rbg keys draw their bits from XLA's generator, `rng_bit_generator` (end of this
+module).
 
 Two identity primitives on key arrays exist only for the key-reuse checker
 (`jax_debug_key_reuse`, `transforms/key_reuse.py`), and are bound only while it is on,
@@ -56,7 +60,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .types import ShapedArray, KEY_DTYPE, is_key, is_float, is_integer, is_bool, is_complex
+from .types import (ShapedArray, KEY_DTYPES, bfloat16, is_key, key_size, is_float, is_integer, is_bool,
+                    is_complex)
 from .registry import Primitive, type_rules, _array, _fail
 from .elementwise import _unary, _nary, _binary_shape
 
@@ -64,7 +69,8 @@ __all__ = ["shift_left_p", "shift_right_logical_p", "shift_right_arithmetic_p",
            "population_count_p", "bitcast_convert_type_p", "nextafter_p", "erf_inv_p",
            "random_gamma_grad_p", "reduce_precision_p",
            "random_wrap_p", "random_unwrap_p", "threefry2x32_p", "random_consume_p",
-           "random_clone_p", "random_primitives"]
+           "random_clone_p", "random_primitives", "rng_bit_generator_p", "rng_uniform_p",
+           "RNG_BITS_DTYPES"]
 
 # -- bit operations -------------------------------------------------------------------
 
@@ -118,19 +124,22 @@ random_consume_p = Primitive("random_consume")
 random_clone_p = Primitive("random_clone")
 
 
-def _random_wrap_rule(x):
+def _random_wrap_rule(x, *, impl="threefry2x32"):
     _array("random_wrap", x)
-    if x.dtype != np.uint32 or not x.shape or x.shape[-1] != 2:
-        _fail("random_wrap", f"key data must be uint32 with a last axis of size 2 "
-              f"(threefry2x32), got {x}")
-    return [ShapedArray(x.shape[:-1], KEY_DTYPE)]
+    if impl not in KEY_DTYPES:
+        _fail("random_wrap", f"impl must be one of {sorted(KEY_DTYPES)}, got {impl!r}")
+    size = key_size(KEY_DTYPES[impl])
+    if x.dtype != np.uint32 or not x.shape or x.shape[-1] != size:
+        _fail("random_wrap", f"key data must be uint32 with a last axis of size {size} "
+              f"({impl}), got {x}")
+    return [ShapedArray(x.shape[:-1], KEY_DTYPES[impl])]
 
 
 def _random_unwrap_rule(keys):
     _array("random_unwrap", keys)
     if not is_key(keys.dtype):
         _fail("random_unwrap", f"expects a key array, got {keys}")
-    return [ShapedArray((*keys.shape, 2), np.uint32)]
+    return [ShapedArray((*keys.shape, key_size(keys.dtype)), np.uint32)]
 
 
 def _threefry2x32_rule(*operands):
@@ -159,6 +168,54 @@ def _key_identity_rule(name):
 
 type_rules[random_consume_p] = _key_identity_rule("random_consume")
 type_rules[random_clone_p] = _key_identity_rule("random_clone")
+
+# -- XLA's bit generators ----------------------------------------------------------------
+# `rng_bit_generator[shape, dtype, algorithm] key` -> (new key, bits): XLA's
+# RngBitGenerator. The key is the generator's state, u32[4] (or u64[2], XLA's own
+# form): a 64-bit key and a 64-bit counter. `algorithm` is `lax.RandomAlgorithm` as an
+# int: 0 the platform's default, 1 THREE_FRY, 2 PHILOX. The bits are a pure function
+# of the key; the new key is the old one with its counter advanced past them.
+# `rng_uniform[shape] a b` -> values in [a, b) from XLA's stateful generator: each run
+# draws afresh, so no two runs, and no two backends, agree on its values.
+
+rng_bit_generator_p = Primitive("rng_bit_generator", multiple_results=True)
+rng_uniform_p = Primitive("rng_uniform")
+RNG_BITS_DTYPES = tuple(np.dtype(d) for d in (np.uint8, np.uint16, np.uint32, np.uint64))
+# What XLA's stateful uniform generator draws (it aborts the process on anything else).
+RNG_UNIFORM_DTYPES = (np.dtype(bfloat16), *(np.dtype(d) for d in (
+    "float16", "float32", "float64", "int32", "uint32", "int64", "uint64")))
+
+
+def _rng_bit_generator_rule(key, *, shape, dtype, algorithm):
+    _array("rng_bit_generator", key)
+    if not ((key.dtype == np.uint32 and key.shape == (4,))
+            or (key.dtype == np.uint64 and key.shape == (2,))):
+        _fail("rng_bit_generator", f"the key must be uint32[4] (or uint64[2]), got {key}")
+    if np.dtype(dtype) not in RNG_BITS_DTYPES:
+        _fail("rng_bit_generator", f"unsupported dtype {np.dtype(dtype).name}: the bits are "
+              f"uint8, uint16, uint32 or uint64")
+    if algorithm not in (0, 1, 2):
+        _fail("rng_bit_generator", f"algorithm must be 0 (RNG_DEFAULT), 1 (RNG_THREE_FRY) "
+              f"or 2 (RNG_PHILOX), got {algorithm!r}")
+    return [key, ShapedArray(tuple(shape), np.dtype(dtype))]
+
+
+def _rng_uniform_rule(a, b, *, shape):
+    _array("rng_uniform", a)
+    _array("rng_uniform", b)
+    if a.dtype != b.dtype:
+        _fail("rng_uniform", f"a and b must have one dtype, got {a.dtype.name} and "
+              f"{b.dtype.name}")
+    if a.shape or b.shape:
+        _fail("rng_uniform", f"a and b must be scalars, got shapes {a.shape} and {b.shape}")
+    if a.dtype not in RNG_UNIFORM_DTYPES:
+        _fail("rng_uniform", f"draws {', '.join(d.name for d in RNG_UNIFORM_DTYPES)}, got "
+              f"{a.dtype.name}")
+    return [ShapedArray(tuple(shape), a.dtype, a.weak_type and b.weak_type)]
+
+
+type_rules[rng_bit_generator_p] = _rng_bit_generator_rule
+type_rules[rng_uniform_p] = _rng_uniform_rule
 
 random_primitives = (random_wrap_p, random_unwrap_p, threefry2x32_p, random_consume_p,
                      random_clone_p)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .source_info import user_location as _user_frame
 from .trace import MinijaxError
-from .types import RefType, aval_of_value, is_key, keys_as_numpy
+from .types import RefType, aval_of_value, is_key, key_tag, keys_as_numpy
 
 
 class RefError(MinijaxError, TypeError, ValueError):
@@ -56,9 +56,10 @@ class Ref:
         if self._state != "live":
             return f"Ref(<{self._state}>)"
         if is_key(self.dtype):   # keys show their words, as JAX prints key arrays
-            body = np.array2string(keys_as_numpy(self._value)["fry"], separator=", ",
+            tag = key_tag(self.dtype)
+            body = np.array2string(keys_as_numpy(self._value)[tag], separator=", ",
                                    prefix="Ref(")
-            return f"Ref({body}, dtype=key<fry>)"
+            return f"Ref({body}, dtype=key<{tag}>)"
         body = np.array2string(np.asarray(self._value), separator=", ", prefix="Ref(")
         return f"Ref({body}, dtype={self.dtype.name})"
 

@@ -17,8 +17,8 @@ import ml_dtypes
 import numpy as np
 
 from .printer import Bits, float_array
-from .types import (ShapedArray, float0, KEY_DTYPE, keys_as_jax, is_float, is_integer,
-                    NARROW_INTS)
+from .types import (ShapedArray, float0, is_key, key_tag, key_size, keys_as_jax, is_float,
+                    is_integer, NARROW_INTS)
 
 __all__ = ["Call", "number", "read_integer", "read_elements"]
 
@@ -59,8 +59,8 @@ def read_elements(node, aval, anchor: int, error) -> np.ndarray:
     else:
         flat = []
         _flatten(node, aval.shape, aval, flat, anchor, error)
-    if aval.dtype == KEY_DTYPE:   # keys are jax.Arrays at run time
-        return keys_as_jax(_keys(flat, error).reshape(aval.shape))
+    if is_key(aval.dtype):   # keys are jax.Arrays at run time
+        return keys_as_jax(_keys(flat, aval.dtype, error).reshape(aval.shape))
     return _array(flat, aval.dtype, error).reshape(aval.shape)
 
 
@@ -77,18 +77,21 @@ def _flatten(node, shape, aval, flat, anchor, error):
         _flatten(item, shape[1:], aval, flat, anchor, error)
 
 
-def _keys(flat, error) -> np.ndarray:
-    """Keys written `fry(k1, k2)`, as a NumPy array of KEY_DTYPE."""
+def _keys(flat, dtype, error) -> np.ndarray:
+    """Keys written by their words, `fry(k1, k2)` (or `rbg(...)`, `urbg(...)` with four),
+    as a NumPy array of the key dtype `dtype`."""
+    tag, size = key_tag(dtype), key_size(dtype)
     words = []
     for node in flat:
-        if not (isinstance(node, Call) and node.name[1] == "fry" and len(node.args) == 2):
-            raise error("a key is written fry(WORD, WORD)", _position(node))
+        if not (isinstance(node, Call) and node.name[1] == tag and len(node.args) == size):
+            raise error(f"a key is written {tag}({', '.join(['WORD'] * size)})",
+                        _position(node))
         words.append([read_integer(arg, "a uint32 word", error) for arg in node.args])
     try:
-        array = np.array(words, np.uint32).reshape(len(flat), 2)
+        array = np.array(words, np.uint32).reshape(len(flat), size)
     except OverflowError as e:
         raise error(f"{e} for a key word (uint32)", _position(flat[0])) from None
-    return array.view(KEY_DTYPE)[:, 0]
+    return array.view(dtype)[:, 0]
 
 
 def _array(flat, dtype, error) -> np.ndarray:

@@ -7,16 +7,18 @@ Read this first when learning the IR. Every variable in a jaxpr carries one of:
   dtype of whatever strongly typed value they meet (`x_f16 * 2.0` stays f16).
 * `RefType(ShapedArray)` -- a mutable box holding an array of that type. A ref is
   never an array: it is read with `get` and written with `swap`/`addupdate`.
-* Key arrays (`minijax.random`) are `ShapedArray`s of the key dtype `KEY_DTYPE`: each
-  element is one threefry2x32 key (see `random_primitives.py`).
+* Key arrays (`minijax.random`) are `ShapedArray`s of a key dtype: `KEY_DTYPE` (each
+  element one threefry2x32 key), or `RBG_KEY_DTYPE` / `URBG_KEY_DTYPE` (JAX's 'rbg'
+  and 'unsafe_rbg' keys, four words each); see `random_primitives.py`.
 
 Two spellings. As Python objects avals print as JAX's do (`str(jax.typeof(x))`):
 `float32[3,4]`, `~float32[]` for a weak type, `Ref{float32[3]}`, `key<fry>[3]`, and
 `repr` is `ShapedArray(float32[3,4], weak_type=True)`; error messages show that. The
 IR's text form (`type_text`) uses the short names a jaxpr prints: `f32[3,4]`, `i32[]`,
-`bool[2]`, `Ref{f32[3]}`, `key<fry>[3]`, `f8_e4m3fn[4]`, `i4[]`. Its human view omits
-weak types, exactly as `jax.make_jaxpr` does; the exact form (`minijax.ir.dumps`) marks
-them with a trailing `~` (`f32[]~`) so a round trip loses nothing.
+`bool[2]`, `Ref{f32[3]}`, `key<fry>[3]` (`key<rbg>`, `key<urbg>`), `f8_e4m3fn[4]`, `i4[]`.
+Its human view omits weak types, exactly as `jax.make_jaxpr` does; the exact form
+(`minijax.ir.dumps`) marks them with a trailing `~` (`f32[]~`) so a round trip loses
+nothing.
 """
 from __future__ import annotations
 
@@ -47,6 +49,14 @@ _NARROW_UNSIGNED = frozenset(np.dtype(getattr(ml_dtypes, n)) for n in NARROW_INT
 # The dtype of a threefry2x32 key: one element holds the key's two uint32 words. Shape
 # ops move whole keys; arithmetic refuses the dtype (`is_key`).
 KEY_DTYPE = np.dtype([("fry", np.uint32, (2,))])
+# The keys of JAX's other two implementations, 'rbg' and 'unsafe_rbg': four words each.
+# The field name is JAX's tag for the implementation (`key<rbg>`, `key<urbg>`).
+RBG_KEY_DTYPE = np.dtype([("rbg", np.uint32, (4,))])
+URBG_KEY_DTYPE = np.dtype([("urbg", np.uint32, (4,))])
+# JAX's name of each implementation, and its key dtype here.
+KEY_DTYPES = {"threefry2x32": KEY_DTYPE, "rbg": RBG_KEY_DTYPE, "unsafe_rbg": URBG_KEY_DTYPE}
+_IMPL_OF_KEY_DTYPE = {dtype: impl for impl, dtype in KEY_DTYPES.items()}
+_KEY_DTYPE_OF_TAG = {dtype.names[0]: dtype for dtype in KEY_DTYPES.values()}
 
 # Short names used in the text form, in both directions.
 _SHORT_NAMES = {
@@ -58,7 +68,8 @@ _SHORT_NAMES = {
     np.dtype("float16"): "f16", bfloat16: "bf16",
     np.dtype("float32"): "f32", np.dtype("float64"): "f64",
     np.dtype("complex64"): "c64", np.dtype("complex128"): "c128",
-    float0: "float0", KEY_DTYPE: "key<fry>",
+    float0: "float0", KEY_DTYPE: "key<fry>", RBG_KEY_DTYPE: "key<rbg>",
+    URBG_KEY_DTYPE: "key<urbg>",
     **{np.dtype(getattr(ml_dtypes, long)): short
        for long, short in {**NARROW_FLOAT_NAMES, **NARROW_INT_NAMES}.items()},
 }
@@ -136,7 +147,23 @@ def is_bool(dtype) -> bool:
 
 
 def is_key(dtype) -> bool:
-    return np.dtype(dtype) == KEY_DTYPE
+    return np.dtype(dtype) in _IMPL_OF_KEY_DTYPE
+
+
+def key_impl_name(dtype) -> str:
+    """JAX's name of the PRNG implementation whose keys have `dtype`."""
+    return _IMPL_OF_KEY_DTYPE[np.dtype(dtype)]
+
+
+def key_tag(dtype) -> str:
+    """The tag of a key dtype (`fry`, `rbg`, `urbg`): its one field."""
+    return np.dtype(dtype).names[0]
+
+
+def key_size(dtype) -> int:
+    """How many uint32 words one key of `dtype` holds."""
+    dtype = np.dtype(dtype)
+    return dtype.fields[dtype.names[0]][0].shape[0]
 
 
 # A key array's value at run time is a jax.Array of JAX's own `key<fry>` dtype (so it
@@ -145,20 +172,23 @@ def is_key(dtype) -> bool:
 # they are the only place the IR layer touches JAX, and only to unwrap or wrap data.
 
 def keys_as_numpy(keys) -> np.ndarray:
-    """`keys` (a jax.Array of keys, or already NumPy) as a NumPy array of KEY_DTYPE."""
-    if isinstance(keys, np.ndarray) and keys.dtype == KEY_DTYPE:
+    """`keys` (a jax.Array of keys, or already NumPy) as a NumPy array of a key dtype."""
+    if isinstance(keys, np.ndarray) and is_key(keys.dtype):
         return keys
+    if isinstance(keys, np.void) and is_key(keys.dtype):   # one element of a key array
+        return np.asarray(keys)
     from jax import random
     words = np.ascontiguousarray(random.key_data(keys), np.uint32)
-    return words.view(KEY_DTYPE)[..., 0]
+    return words.view(dtype_of_jax(keys.dtype))[..., 0]
 
 
 def keys_as_jax(keys):
-    """`keys` (a NumPy array of KEY_DTYPE, or already a jax.Array) as a jax.Array of keys."""
-    if not (isinstance(keys, np.ndarray) and keys.dtype == KEY_DTYPE):
+    """`keys` (a NumPy array of a key dtype, or already a jax.Array) as a jax.Array of keys."""
+    if not (isinstance(keys, np.ndarray) and is_key(keys.dtype)):
         return keys
     from jax import random
-    return random.wrap_key_data(np.ascontiguousarray(keys["fry"]), impl="threefry2x32")
+    return random.wrap_key_data(np.ascontiguousarray(keys[key_tag(keys.dtype)]),
+                                impl=key_impl_name(keys.dtype))
 
 
 _PYTHON_INT = frozenset((int,))
@@ -260,13 +290,16 @@ def is_ref_type(aval) -> bool:
 
 
 def dtype_of_jax(dtype) -> np.dtype:
-    """The minijax dtype of a jax.Array or JAX tracer of `dtype`: JAX's threefry key
-    dtype is `KEY_DTYPE`; any other dtype is NumPy's own."""
-    if str(dtype).startswith("key<"):
-        if str(dtype) != "key<fry>":
-            raise TypeError(f"minijax keys use the threefry2x32 implementation ('fry'), "
-                            f"got a key array of dtype {dtype}")
-        return KEY_DTYPE
+    """The minijax dtype of a jax.Array or JAX tracer of `dtype`: JAX's key dtypes
+    `key<fry>`, `key<rbg>`, `key<urbg>` are the key dtypes here; any other dtype is
+    NumPy's own."""
+    text = str(dtype)
+    if text.startswith("key<"):
+        tag = text[4:-1]
+        if tag not in _KEY_DTYPE_OF_TAG:
+            raise TypeError(f"minijax keys use the threefry2x32, rbg and unsafe_rbg "
+                            f"implementations, got a key array of dtype {dtype}")
+        return _KEY_DTYPE_OF_TAG[tag]
     return np.dtype(dtype)
 
 

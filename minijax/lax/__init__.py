@@ -40,3 +40,4 @@ from ..frontend.lax_ragged import (ragged_dot, ragged_dot_general,  # noqa: F401
                                    RaggedDotDimensionNumbers)
 from ..frontend.lax_platform import platform_dependent, composite, dtype  # noqa: F401
 from ..frontend.lax_dot import DotAlgorithmPreset, DotAlgorithm  # noqa: F401
+from ..frontend.lax_rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: F401

@@ -220,4 +220,18 @@ def _random(b):
     return [values if x is None else lax.mul(values, x)]
 
 
+@op("random:rbg", ["rng_bit_generator"], "random", weight=0.2)
+def _random_rbg(b):
+    # rbg keys: threefry splits and folds, bits from XLA's RngBitGenerator
+    key = random.key(b.traced_index(1 << 20), impl=b.rng.choice(["rbg", "unsafe_rbg"]))
+    if b.rng.random() < 0.4:
+        key = random.split(key)[1]
+    if b.rng.random() < 0.3:
+        key = random.fold_in(key, 7)
+    shape = b.rng.choice([(), (3,), (2, 3)])
+    if b.rng.random() < 0.5:
+        return [random.bits(key, shape)]
+    return [random.uniform(key, shape)]
+
+
 __all__ = ["as_float32"]

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..ir import primitives as P
 from ..ir import random_primitives as R
 from ..ir.trace import aval_of
 from .ad_util import Zero, const_like, mul
@@ -25,7 +28,10 @@ from .vmap import (vmap_rules, Batched, broadcast_batched, moveaxis, _unary_rule
 
 # -- jvp ------------------------------------------------------------------------------
 
-for _prim in (*R.bit_primitives, R.bitcast_convert_type_p, *R.random_primitives):
+# rng_bit_generator: JAX has no jvp rule, and needs none: its key is an integer array,
+# so every tangent reaching it is a symbolic zero.
+for _prim in (*R.bit_primitives, R.bitcast_convert_type_p, *R.random_primitives,
+              R.rng_bit_generator_p):
     _defzero(_prim)
 
 # d/dx erfinv(x) = sqrt(pi)/2 * exp(erfinv(x)^2), multiplied in JAX's order.
@@ -35,11 +41,11 @@ _defjvp(R.erf_inv_p, lambda t, ans, x: mul(const_like(x, math.sqrt(math.pi) / 2)
 
 def _not_differentiable(prim):
     """JAX defines no derivative of `prim`: only constant operands may reach it."""
-    def rule(primals, tangents):
+    def rule(primals, tangents, **params):
         if any(type(t) is not Zero for t in tangents):
             raise NotImplementedError(f"Differentiation rule for '{prim.name}' not "
                                       f"implemented")
-        outs = _out(prim, primals, {})
+        outs = _out(prim, primals, params)
         return JvpResult(outs, [Zero(aval_of(outs[0]))])
     jvp_rules[prim] = rule
 
@@ -54,6 +60,7 @@ transpose_rules[R.reduce_precision_p] = lambda cts, x, **params: [
 
 _not_differentiable(R.nextafter_p)
 _not_differentiable(R.random_gamma_grad_p)
+_not_differentiable(R.rng_uniform_p)
 
 # -- vmap -----------------------------------------------------------------------------
 
@@ -72,9 +79,9 @@ def _off_last_axis(axis_size, x, d):
     return x, d
 
 
-def _random_wrap_rule(axis_size, values, dims):
+def _random_wrap_rule(axis_size, values, dims, **params):
     x, d = _off_last_axis(axis_size, values[0], dims[0])
-    return Batched([R.random_wrap_p.bind(x)], [d])
+    return Batched([R.random_wrap_p.bind(x, **params)], [d])
 
 
 def _random_unwrap_rule(axis_size, values, dims):
@@ -102,3 +109,29 @@ vmap_rules[R.bitcast_convert_type_p] = _bitcast_rule
 vmap_rules[R.threefry2x32_p] = _threefry2x32_rule
 vmap_rules[R.random_consume_p] = _key_mark_rule(R.random_consume_p)
 vmap_rules[R.random_clone_p] = _key_mark_rule(R.random_clone_p)
+
+
+def _rng_bit_generator_rule(axis_size, values, dims, *, shape, **params):
+    # As JAX batches it: one draw from the FIRST key for the whole batch, the batch
+    # axis leading the bits; only that key advances. (Not one draw per key.)
+    keys = moveaxis(values[0], dims[0], 0)
+    key_shape = aval_of(keys).shape[1:]
+    first = P.reshape_p.bind(P.slice_p.bind(keys, start_indices=(0,) * (1 + len(key_shape)),
+                                            limit_indices=(1, *key_shape), strides=None),
+                             new_sizes=key_shape, dimensions=None)
+    new_key, bits = R.rng_bit_generator_p.bind(first, shape=(axis_size, *shape), **params)
+    new_keys = P.dynamic_update_slice_p.bind(
+        keys, P.reshape_p.bind(new_key, new_sizes=(1, *key_shape), dimensions=None),
+        *[np.int32(0)] * (1 + len(key_shape)))
+    return Batched([new_keys, bits], [0, 0])
+
+
+def _unbatchable(prim):
+    def rule(axis_size, values, dims, **params):
+        raise NotImplementedError(f"Batching rule for '{prim.name}' not implemented")
+    return rule
+
+
+vmap_rules[R.rng_bit_generator_p] = _rng_bit_generator_rule
+# a and b are scalars: JAX has no way to batch them, and says so.
+vmap_rules[R.rng_uniform_p] = _unbatchable(R.rng_uniform_p)
