@@ -206,8 +206,7 @@ def test_checking_leaks_raises_as_jax(transform):
 
 # -- flags minijax does not model: JAX's value only --------------------------------------------
 
-_JAX_VALUE_ONLY = {"default_prng_impl": ("threefry2x32", "rbg"),
-                   "threefry_partitionable": (True, False)}
+_JAX_VALUE_ONLY = {"threefry_partitionable": (True, False)}
 
 
 def test_unmodelled_flags_accept_jax_value_only():
