@@ -18,8 +18,10 @@ from .. import numpy as jnp
 from .jit import jit
 from .sharding import constrain
 from ..ir import random_primitives as R
+from ..ir.root_modes import everywhere as _everywhere, modes as _root_modes
 from ..ir.trace import aval_of, bind
-from ..ir.types import canonical_dtype, is_key, is_float, is_inexact, is_integer
+from ..ir.types import (canonical_dtype, is_key, is_float, is_inexact, is_integer,
+                        jax_array_type)
 
 
 _IMPL = "threefry2x32"
@@ -57,6 +59,23 @@ def _check_key(name, key, allow_batched=False):
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                          f"{aval_of(typed).shape} != (). Use vmap for batching.")
     return typed, raw
+
+
+def _raw_key_at_root(key) -> bool:
+    """`key` is a concrete raw key (a JAX array, uint32[2]) met at the root trace with
+    jit on: the common eager call. Its sampler then runs the wrap inside its program
+    (`_wrapping`) instead of dispatching `random_wrap` eagerly before it, one compiled
+    call where JAX makes two. (Traced, the program keeps JAX's equations.)"""
+    return ((_everywhere.direct or _root_modes.direct) and type(key) is jax_array_type() and key.dtype == _U32
+            and key.shape == (2,))
+
+
+def _wrapping(sampler, static_argnums):
+    """`sampler` (a jitted function of a typed key), taking the raw key's data."""
+    def of_raw(key_data, *args):
+        return sampler(bind(R.random_wrap_p, key_data), *args)
+    of_raw.__name__ = of_raw.__qualname__ = sampler.__name__
+    return jit(of_raw, static_argnums=static_argnums)
 
 
 def _check_impl(impl):
@@ -241,6 +260,9 @@ def _bits(typed_key, shape, dtype):
 
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
     """Uniform floats in [minval, maxval)."""
+    if _raw_key_at_root(key):
+        return _uniform_of_raw(key, minval, maxval, _shape("uniform", shape),
+                               _float("uniform", dtype))
     typed, _ = _check_key("uniform", key)
     return _uniform(typed, minval, maxval, _shape("uniform", shape), _float("uniform", dtype))
 
@@ -261,8 +283,14 @@ def _uniform(typed_key, minval, maxval, shape, dtype):
     return jnp.maximum(minval, lax.reshape(scaled, shape))
 
 
+_uniform_of_raw = _wrapping(_uniform, (3, 4))
+
+
 def normal(key, shape=(), dtype=None):
     """Standard normal values (complex dtypes: real and imaginary parts each N(0, 1/2))."""
+    if _raw_key_at_root(key):
+        dtype = _dtype("normal", dtype, np.float32, is_inexact, "float or complex")
+        return _normal_of_raw(key, _shape("normal", shape), dtype)
     typed, _ = _check_key("normal", key)
     dtype = _dtype("normal", dtype, np.float32, is_inexact, "float or complex")
     return _normal(typed, _shape("normal", shape), dtype)
@@ -277,6 +305,9 @@ def _normal(typed_key, shape, dtype):
         im = _normal_real(key_im, shape, real).astype(dtype)
         return (re + 1j * im) / np.array(np.sqrt(2), dtype)
     return _normal_real(typed_key, shape, dtype)
+
+
+_normal_of_raw = _wrapping(_normal, (1, 2))
 
 
 def _erf_inv_domain_draw(typed_key, shape, dtype):
