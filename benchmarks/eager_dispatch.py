@@ -190,6 +190,7 @@ import numpy as np
 import minijax.lax as mlax
 import minijax.nn as mnn
 import minijax.numpy as mnp
+import minijax.random as mrandom
 from jit_dispatch import _interleaved_min_us   # this folder is on sys.path when run
 
 
@@ -225,6 +226,25 @@ def main():
         ("jnp.polyval", lambda: mnp.polyval(x, m), lambda: jnp.polyval(x, m)),
         ("jnp.block 2x2", lambda: mnp.block([[m, m], [m, m]]),
          lambda: jnp.block([[m, m], [m, m]])),
+    ]
+    # Session 16 (eager16): more of the eager calls users write most.
+    mask = x > 0
+    key, mkey = jax.random.PRNGKey(0), mrandom.PRNGKey(0)
+    cases += [
+        ("jnp.mean", lambda: mnp.mean(x), lambda: jnp.mean(x)),
+        ("jnp.mean, axis", lambda: mnp.mean(m, axis=0), lambda: jnp.mean(m, axis=0)),
+        ("jnp.where", lambda: mnp.where(mask, x, 0.0), lambda: jnp.where(mask, x, 0.0)),
+        ("jnp.matmul", lambda: mnp.matmul(m, m), lambda: jnp.matmul(m, m)),
+        ("jnp.concatenate of 2", lambda: mnp.concatenate([x, x]),
+         lambda: jnp.concatenate([x, x])),
+        ("nn.relu", lambda: mnn.relu(x), lambda: jax.nn.relu(x)),
+        ("random.normal", lambda: mrandom.normal(mkey, (16,)),
+         lambda: jax.random.normal(key, (16,))),
+        # An eager minijax result is a `jax.Array`, so these two run JAX's own methods
+        # on both sides (minijax's indexing hook exists only inside its transformations):
+        # what the machine's noise makes of a ratio of 1.0.
+        ("x[i] (JAX's own, both)", lambda: m[3], lambda: m[3]),
+        ("x @ m (JAX's own, both)", lambda: m @ m, lambda: m @ m),
     ]
     print(f"{'op':24s} {'minijax us':>11s} {'jax us':>9s} {'ratio':>7s}")
     for name, mini, ref in cases:
