@@ -230,6 +230,13 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
 _OMITTED = type("omitted", (), {"__repr__": lambda self: "<omitted>"})()
 
 
+# The names a generated frame reads besides its parameters.
+_FRAME_NAMES = frozenset([
+    "modes", "everywhere", "cache", "plain_types", "plain", "compiled", "_OMITTED",
+    "UncheckedCall", "off_the_fast_path", "arguments_given", "refuse", "list_type",
+    "chain", "type", "map", "all", "executable", "missed", "args", "kwargs"])
+
+
 def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
                  nested_lists, refused=(), refuse=None):
     """`fun`'s eager frame with `fun`'s own parameters, or None where it has `*args` or
@@ -256,7 +263,7 @@ def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
     kinds = [p.kind for p in parameters]
     if P.VAR_POSITIONAL in kinds or P.VAR_KEYWORD in kinds or any(
             p.kind is (P.KEYWORD_ONLY if p.default is P.empty else P.POSITIONAL_ONLY)
-            for p in parameters):
+            for p in parameters) or not _FRAME_NAMES.isdisjoint(required + optional):
         return None
     spelled = []
     for i, p in enumerate(parameters):
