@@ -155,6 +155,61 @@ Timed in one process against the function itself (interleaved, jax 0.10.2), the
 instance costs 1.03-1.09 of the function's time (0.3-0.5 us), and stays 0.84-0.90 of
 JAX's `jnp.add`/`multiply`/`negative`, which are ufunc objects in JAX too.
 
+Session 16 (eager16, issue 18): what ran in Python in front of JAX's C++ dispatch, per
+call, profiled row by row. A `jitted_eagerly` function's frame was `def call(*args,
+**kwargs)`: a tuple and a dict per call, a subset test of the keywords, a loop over the
+operands, and JAX unpacking the dict again; it is now generated with the function's own
+parameters (`_fast_caller` in `frontend/eager_jit.py`), and hands JAX the call spelled
+one way (required arguments by position, an optional one by literal keyword), so the
+keyword-static rows lost 8-17%. The per-thread flag read (50 ns, of a 3 us call) comes
+after one plain attribute that is True while every thread is direct
+(`root_modes.everywhere`). `block`'s list of lists is tested by C loops in the frame.
+A `jnp.ufunc` instance's `__call__` is a property handing Python that frame (no method
+frame). `jnp.where(c, x, y)` ran op by op; it is one cached program, as JAX's jitted
+`_where`. `random.normal` with a raw key dispatched `random_wrap` eagerly and then its
+program (JAX does the same); it now wraps inside the program. New rows: `jnp.mean`,
+`where`, `matmul`, `concatenate`, `nn.relu`, `random.normal` with a cached key, and
+`x[i]` / `x @ m`, which run JAX's own methods on both sides (an eager minijax result is
+a `jax.Array`): their ratio is the noise of a ratio of 1.0 on this machine (0.95-1.01).
+jax 0.10.2, Python 3.11, the command above; before: one run of the tree without the
+change at load 12; after: three runs at load 12-15 (the shared machine ran 2x slower
+than the tables above, so the us are not comparable with them, only the ratios):
+
+    op                          ratio before   ratio after (3 runs)
+    jnp.add                         0.88         0.76  0.80  0.82
+    jnp.multiply by scalar          0.88         0.81  0.82  0.82
+    jnp.sin                         1.08         1.02  1.03  1.00
+    jnp.sin, second shape           1.08         1.00  1.03  1.09
+    jnp.sum                         0.87         0.88  0.84  0.82
+    jnp.dot                         1.09         1.04  1.06  1.06
+    jnp.polyfit                     1.11         1.02  1.00  1.02
+    nn.logmeanexp                   1.16         1.04  1.03  1.00
+    jnp.nanmean                     1.11         1.02  1.03  1.06
+    jnp.nanmean, axis by pos        1.27         1.04  1.03  1.06
+    jnp.polyval                     1.02         1.01  1.00  1.07
+    jnp.block 2x2                   1.15         1.09  1.13  (runs 3 and 4, below)
+    jnp.mean                        0.88         0.87  0.88  0.90
+    jnp.mean, axis                  1.00         0.87  0.90  0.88
+    jnp.where                       6.35         0.86  0.87  0.78
+    jnp.matmul                      1.08         1.07  1.04  0.93
+    jnp.concatenate of 2            0.89         0.88  0.89  0.88
+    nn.relu                         0.10         0.09  0.08  0.09
+    random.normal                   2.50         0.40  0.45  0.44
+    x[i] (JAX's own, both)                       1.01  0.97  0.98
+    x @ m (JAX's own, both)                      0.97  0.95  0.96
+
+(`block`: the first two runs predate its frame's inline test of the lists, which a
+fourth run, load 3-7, includes: there the other rows read as above, 1.01-1.08 for the
+frame rows, 0.85-0.93 for `add`, `multiply`, `sum`, `mean`, `where`, `concatenate`. `block` stays 1.09-1.14: its frame still tests the
+lists and their items, which JAX's C++ flattens without Python.)
+
+What is left above 1.0 is the one Python frame in front of JAX's executable (JAX's
+`jnp.sin`, `dot`, `nanmean`, ... *are* C++ jit objects): 0-7% here, within the noise
+that the `x[i]` and `x @ m` rows show. Timed alone, a bare `def w(x): return fast(x)`
+around the same executable gives 0.98-1.02 of JAX's `jnp.sin`; for `nanmean(m,
+axis=0)` a frame with nanmean's own parameters gave 1.02 where the `*args, **kwargs`
+frame gave 1.17 (one run, load 8).
+
 On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12, a
 16-core host; `JAX_PLATFORMS=cuda`, one run of the command above), every
 eager call costs 60-180 us of CPU time on both sides, most of it in JAX's GPU runtime,
@@ -190,6 +245,7 @@ import numpy as np
 import minijax.lax as mlax
 import minijax.nn as mnn
 import minijax.numpy as mnp
+import minijax.random as mrandom
 from jit_dispatch import _interleaved_min_us   # this folder is on sys.path when run
 
 
@@ -225,6 +281,25 @@ def main():
         ("jnp.polyval", lambda: mnp.polyval(x, m), lambda: jnp.polyval(x, m)),
         ("jnp.block 2x2", lambda: mnp.block([[m, m], [m, m]]),
          lambda: jnp.block([[m, m], [m, m]])),
+    ]
+    # Session 16 (eager16): more of the eager calls users write most.
+    mask = x > 0
+    key, mkey = jax.random.PRNGKey(0), mrandom.PRNGKey(0)
+    cases += [
+        ("jnp.mean", lambda: mnp.mean(x), lambda: jnp.mean(x)),
+        ("jnp.mean, axis", lambda: mnp.mean(m, axis=0), lambda: jnp.mean(m, axis=0)),
+        ("jnp.where", lambda: mnp.where(mask, x, 0.0), lambda: jnp.where(mask, x, 0.0)),
+        ("jnp.matmul", lambda: mnp.matmul(m, m), lambda: jnp.matmul(m, m)),
+        ("jnp.concatenate of 2", lambda: mnp.concatenate([x, x]),
+         lambda: jnp.concatenate([x, x])),
+        ("nn.relu", lambda: mnn.relu(x), lambda: jax.nn.relu(x)),
+        ("random.normal", lambda: mrandom.normal(mkey, (16,)),
+         lambda: jax.random.normal(key, (16,))),
+        # An eager minijax result is a `jax.Array`, so these two run JAX's own methods
+        # on both sides (minijax's indexing hook exists only inside its transformations):
+        # what the machine's noise makes of a ratio of 1.0.
+        ("x[i] (JAX's own, both)", lambda: m[3], lambda: m[3]),
+        ("x @ m (JAX's own, both)", lambda: m @ m, lambda: m @ m),
     ]
     print(f"{'op':24s} {'minijax us':>11s} {'jax us':>9s} {'ratio':>7s}")
     for name, mini, ref in cases:

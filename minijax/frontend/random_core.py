@@ -22,10 +22,11 @@ from .lax_rng import rng_bit_generator
 from .sharding import constrain
 from ..ir import random_primitives as R
 from ..ir import root_modes
+from ..ir.root_modes import everywhere as _everywhere
 from ..ir.trace import aval_of, bind
 from ..ir.dtype_args import canonical_dtype_argument
 from ..ir.types import (KEY_DTYPES, canonical_dtype, is_key, is_float, is_inexact,
-                        is_integer, key_impl_name, key_size)
+                        is_integer, jax_array_type, key_impl_name, key_size)
 
 
 _IMPL = "threefry2x32"
@@ -116,6 +117,27 @@ def _check_key(name, key, allow_batched=False):
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                          f"{aval_of(typed).shape} != (). Use vmap for batching.")
     return typed, raw
+
+
+def _raw_key_at_root(key) -> bool:
+    """`key` is a concrete raw threefry key (a JAX array, uint32[2]) met at the root
+    trace with jit on, raw keys allowed silently: the common eager call. Its sampler
+    then runs the wrap inside its program (`_wrapping`) instead of dispatching
+    `random_wrap` eagerly before it, one compiled call where JAX makes two. (Traced,
+    the program keeps JAX's equations.) The flags that make a raw key warn, fail or
+    mean another implementation (`_check_key`) send it the usual way."""
+    return ((_everywhere.direct or root_modes.modes.direct)
+            and type(key) is jax_array_type() and key.dtype == _U32 and key.shape == (2,)
+            and raw_key_policy.value == "allow" and not custom_prng.value
+            and default_prng_impl.value == _IMPL)
+
+
+def _wrapping(sampler, static_argnums):
+    """`sampler` (a jitted function of a typed key), taking the raw key's data."""
+    def of_raw(key_data, *args):
+        return sampler(bind(R.random_wrap_p, key_data), *args)
+    of_raw.__name__ = of_raw.__qualname__ = sampler.__name__
+    return jit(of_raw, static_argnums=static_argnums)
 
 
 def _check_impl(impl):
@@ -360,6 +382,9 @@ def _bits(typed_key, shape, dtype):
 
 def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
     """Uniform floats in [minval, maxval)."""
+    if _raw_key_at_root(key):
+        return _uniform_of_raw(key, minval, maxval, _shape("uniform", shape),
+                               _float("uniform", dtype))
     typed, _ = _check_key("uniform", key)
     return _uniform(typed, minval, maxval, _shape("uniform", shape), _float("uniform", dtype))
 
@@ -380,8 +405,14 @@ def _uniform(typed_key, minval, maxval, shape, dtype):
     return jnp.maximum(minval, lax.reshape(scaled, shape))
 
 
+_uniform_of_raw = _wrapping(_uniform, (3, 4))
+
+
 def normal(key, shape=(), dtype=None):
     """Standard normal values (complex dtypes: real and imaginary parts each N(0, 1/2))."""
+    if _raw_key_at_root(key):
+        dtype = _dtype("normal", dtype, np.float32, is_inexact, "float or complex")
+        return _normal_of_raw(key, _shape("normal", shape), dtype)
     typed, _ = _check_key("normal", key)
     dtype = _dtype("normal", dtype, np.float32, is_inexact, "float or complex")
     return _normal(typed, _shape("normal", shape), dtype)
@@ -396,6 +427,9 @@ def _normal(typed_key, shape, dtype):
         im = _normal_real(key_im, shape, real).astype(dtype)
         return (re + 1j * im) / np.array(np.sqrt(2), dtype)
     return _normal_real(typed_key, shape, dtype)
+
+
+_normal_of_raw = _wrapping(_normal, (1, 2))
 
 
 def _erf_inv_domain_draw(typed_key, shape, dtype):

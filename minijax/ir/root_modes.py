@@ -22,6 +22,15 @@ recomputes `modes.direct`: the one attribute the hot paths read. `at_root` is ke
 changes the current trace. When `direct` is False, a caller that can still run
 compiled (at the root under NaN checks, say) makes the exact checks itself.
 
+Reading a per-thread attribute is itself most of that test (about 50 ns, a plain
+attribute 2 ns), so `everywhere.direct` says the same of every thread at once: True
+while no thread has left that state and a thread started now would start in it. A hot
+path reads it first and the per-thread flag only when it is False (some thread, maybe
+this one, is inside a transformation, `disable_jit` or NaN checks). Every change goes
+through `set_here` under one lock, so the set of threads that are not direct and the
+flag change together; a thread that ends takes itself out of the set (the flag is
+recomputed at the next change anywhere).
+
 The modes are per thread, as JAX's are: `set_default` (what `config.update` calls)
 sets the value every thread starts from and this thread's value; `set_here` (the
 context managers) changes this thread's value only. `config.reset()` puts the
@@ -47,11 +56,48 @@ class _RootModes(threading.local):
         self.key_reuse = _defaults["key_reuse"]
         self.jax_applied = _defaults["jax_applied"]
         self.direct = _direct(self)
+        # Dropped with this thread's modes when the thread ends.
+        self.departure = _Departure(threading.get_ident())
+        with _lock:
+            _note(self.direct)
 
 
 def _direct(state) -> bool:
     return state.at_root and not (state.nans or state.infs or state.jit_disabled
                                   or state.key_reuse or state.jax_applied)
+
+
+class _Everywhere:
+    __slots__ = ("direct",)
+
+
+class _Departure:
+    __slots__ = ("ident",)
+
+    def __init__(self, ident):
+        self.ident = ident
+
+    def __del__(self):
+        # (No lock here: this may run in any thread, at any point. Leaving the set
+        # can only make the flag True at the next recompute, never wrongly False.)
+        _not_direct.discard(self.ident)
+
+
+everywhere = _Everywhere()
+everywhere.direct = False     # until `modes` below is made
+_not_direct: set = set()      # the idents of threads whose modes are not direct
+# Reentrant: making a thread's modes (on its first read, which may happen under the
+# lock) takes it too.
+_lock = threading.RLock()
+
+
+def _note(direct: bool):
+    """Record this thread's `direct` (under `_lock`) and recompute `everywhere`."""
+    if direct:
+        _not_direct.discard(threading.get_ident())
+    else:
+        _not_direct.add(threading.get_ident())
+    everywhere.direct = not _not_direct and not any(_defaults.values())
 
 
 modes = _RootModes()
@@ -62,16 +108,19 @@ def set_here(mode: str, flag: bool):
     is `flag`.
     (Called whenever a transformation enters or leaves the root, so the name is not
     checked here: the callers are minijax's own, and `set_default` checks.)"""
-    setattr(modes, mode, bool(flag))
-    modes.direct = _direct(modes)
+    with _lock:
+        setattr(modes, mode, bool(flag))
+        modes.direct = direct = _direct(modes)
+        _note(direct)
 
 
 def set_default(mode: str, flag: bool):
     """`mode` is `flag` in every thread started from now on, and in this one."""
     if mode not in _defaults:
         raise ValueError(f"unknown configurable root mode {mode!r}")
-    _defaults[mode] = bool(flag)
-    set_here(mode, flag)
+    with _lock:
+        _defaults[mode] = bool(flag)
+        set_here(mode, flag)
 
 
 

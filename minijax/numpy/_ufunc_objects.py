@@ -14,12 +14,15 @@ primitives JAX's does. Otherwise it takes JAX's generic path: `reduce` is a
 (`frompyfunc`) always take the generic paths, and their call is the function
 `vectorize`d.
 
-Calling an instance goes straight to the elementwise function of `_ufuncs.py`
-(`jnp.add(x, y)` costs one more Python frame). minijax's own modules keep calling
-those functions, not the instances.
+Calling an instance runs the eager frame of the elementwise function of `_ufuncs.py`
+with `out` and `where` added (`jitted_eagerly`'s `frame_refusing`): `__call__` is a
+property that hands Python that frame, so `jnp.add(x, y)` costs the one Python frame
+the function does (a method frame in front of it cost 3-9% of the call). minijax's
+own modules keep calling the functions, not the instances.
 """
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 
@@ -66,10 +69,15 @@ class ufunc:
         self._nout = operator.index(nout)
         self._nargs = operator.index(nargs or nin)
         self._identity = identity
-        # The call `__call__` makes; for a user ufunc, the function vectorized.
-        self._call = call or _vectorized(func)
-        if hasattr(self._call, "eager_jit"):    # its compiled program, for tests
-            self.eager_jit = self._call.eager_jit
+        # What a call of the instance runs (`__call__` below): for a user ufunc, the
+        # function vectorized.
+        call = call or _vectorized(func)
+        frame_refusing = getattr(call, "frame_refusing", None)
+        self._call = (frame_refusing(("out", "where"), self._refuse) if frame_refusing
+                      else self._calling(call))
+        self.__signature__ = _CALL_SIGNATURE       # (`inspect` reads it off the instance)
+        if hasattr(call, "eager_jit"):    # its compiled program, for tests
+            self.eager_jit = call.eager_jit
         self._overrides = {"reduce": reduce, "accumulate": accumulate, "at": at,
                            "reduceat": reduceat}
 
@@ -91,9 +99,20 @@ class ufunc:
     def __repr__(self):
         return f"<jnp.ufunc '{self.__name__}'>"
 
-    def __call__(self, *args, out=None, where=None):
-        if out is None and where is None:
-            return self._call(*args)
+    # A C-level descriptor: `jnp.add(x, y)` runs `_call` with no Python method frame.
+    __call__ = property(operator.attrgetter("_call"))
+
+    def _calling(self, call):
+        """The instance's call for a function with no `frame_refusing`."""
+        def call_with(*args, out=None, where=None):
+            if out is None and where is None:
+                return call(*args)
+            return self._refuse(*args, out=out, where=where)
+        call_with.__name__ = call_with.__qualname__ = self.__name__
+        return call_with
+
+    def _refuse(self, *args, out=None, where=None):
+        """A call with `out` or `where`, which JAX's ufuncs do not implement."""
         _arraylike(self.__name__, *args)
         if out is not None:
             raise NotImplementedError(f"out argument of {self}")
@@ -226,6 +245,13 @@ def _index_tuple(fname, indices):
                         f"indexing is not allowed; use arr[array(seq)] instead of "
                         f"arr[seq]")
     return indices if isinstance(indices, tuple) else (indices,)
+
+
+def _call_signature(*args, out=None, where=None):
+    pass
+
+
+_CALL_SIGNATURE = inspect.signature(_call_signature)
 
 
 def _vectorized(func):

@@ -1,0 +1,136 @@
+"""The eager calls session 16 made cheaper (issue #18, benchmarks/eager_dispatch.py)
+keep their results and errors and stay on JAX's C++ dispatch when repeated:
+
+* `jitted_eagerly` functions run a generated frame with the function's own
+  parameters (`frontend/eager_jit.py`, `_fast_caller`): a call spelled with a static
+  argument by position or by keyword, or with two optional arguments, is one program;
+* `jnp.where(c, x, y)` is one cached program, as JAX's jitted `_where`;
+* `random.normal`/`uniform` with a concrete raw key wrap it inside their program;
+* a `jnp.ufunc` instance's call is its function's frame, with `out`/`where` refused;
+* `root_modes.everywhere`, the flag read before the per-thread one, is False while
+  any thread is off the direct path, so that thread's calls keep their checks.
+"""
+import inspect
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minijax
+import minijax.numpy as mnp
+import minijax.random as mrandom
+from minijax.ir import root_modes
+from minijax.testing import assert_trees_match
+from tests.program_counting import programs
+
+no_tracing = getattr(jax, "no_tracing", None)
+
+_M = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+_V = np.linspace(-1, 1, 5, dtype=np.float32)
+
+# name -> (minijax call, JAX call), each of the module (mnp / jnp, random).
+CALLS = {
+    "where": lambda np_, m, v: np_.where(v > 0, v, 0.0),
+    "where, int scalar": lambda np_, m, v: np_.where(v > 0, 2, v),
+    "nanmean, axis by position": lambda np_, m, v: np_.nanmean(m, 1),
+    "nanmean, two optionals": lambda np_, m, v: np_.nanmean(m, axis=0, keepdims=True),
+    "sum, where by keyword": lambda np_, m, v: np_.sum(m, where=m > 0.5),
+    "ufunc add": lambda np_, m, v: np_.add(m, 1.0),
+    "block": lambda np_, m, v: np_.block([[m, m], [m, m]]),
+}
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_calls_match_jax_and_repeat_in_cpp_dispatch(name):
+    call = CALLS[name]
+    m, v = jnp.asarray(_M), jnp.asarray(_V)
+    expected = call(jnp, m, v)
+    for _ in range(2):
+        assert_trees_match(call(mnp, m, v), expected)
+    if no_tracing is not None:      # (jax 0.10.2 has none)
+        with no_tracing():
+            assert_trees_match(call(mnp, m, v), expected)
+
+
+def test_static_argument_by_position_or_keyword_is_one_program():
+    m = jnp.asarray(_M[:2])       # a shape no other test here uses
+    with programs("lowered") as made:
+        by_keyword, by_position = mnp.nanmean(m, axis=1), mnp.nanmean(m, 1)
+    assert len(made) == 1
+    assert_trees_match([by_keyword, by_position], [jnp.nanmean(m, axis=1)] * 2)
+
+
+@pytest.mark.parametrize("sampler", ["normal", "uniform"])
+def test_random_with_a_raw_key_is_one_program_equal_to_jax_and_jit(sampler):
+    key = mrandom.PRNGKey(7)
+    draw = getattr(mrandom, sampler)
+    with programs("lowered") as made:
+        eager = draw(key, (6,))
+    assert len(made) == 1        # no eager random_wrap before the sampler's program
+    assert_trees_match(eager, getattr(jax.random, sampler)(jax.random.PRNGKey(7), (6,)))
+    assert_trees_match(eager, minijax.jit(lambda k: draw(k, (6,)))(key))
+    if no_tracing is not None:
+        draw(key, (6,))
+        with no_tracing():
+            assert_trees_match(draw(key, (6,)), eager)
+
+
+def test_random_keeps_its_key_errors():
+    for bad, jax_bad in [(jnp.zeros(3, np.uint32), jnp.zeros(3, np.uint32)),
+                         (jnp.zeros(2, np.int32), jnp.zeros(2, np.int32))]:
+        with pytest.raises(TypeError) as ours:
+            mrandom.normal(bad, (2,))
+        with pytest.raises(TypeError):
+            jax.random.normal(jax_bad, (2,))
+        assert "key" in str(ours.value)
+
+
+def test_ufunc_call_is_the_function_frame_with_numpy_keywords():
+    assert type(mnp.add) is mnp.ufunc and isinstance(mnp.multiply, mnp.ufunc)
+    assert str(inspect.signature(mnp.add)) == "(*args, out=None, where=None)"
+    v = jnp.asarray(_V)
+    assert_trees_match(mnp.add(v, v, out=None, where=None), jnp.add(v, v))
+    for keyword in ("out", "where"):
+        with pytest.raises(NotImplementedError, match=f"{keyword} argument of"):
+            mnp.add(v, v, **{keyword: v})
+        with pytest.raises(NotImplementedError):
+            jnp.add(v, v, **{keyword: v})
+    # The operands are checked first, as JAX's ufunc does.
+    with pytest.raises(TypeError):
+        jnp.add([1.0], v, out=v)
+    with pytest.raises(TypeError, match="add"):
+        mnp.add([1.0], v, out=v)
+    user = mnp.frompyfunc(lambda a, b: a * b + 1, 2, 1)
+    assert_trees_match(user(v, v), v * v + 1)
+    with pytest.raises(NotImplementedError, match="out argument of"):
+        user(v, v, out=v)
+
+
+def test_a_thread_off_the_direct_path_keeps_its_checks():
+    negative = jnp.asarray(_V[:1])     # -1
+    mnp.log(negative)           # cached: an unchecked call would return the NaN
+    inside, leave = threading.Event(), threading.Event()
+    seen = {}
+
+    def worker():
+        with minijax.debug_nans(True):
+            seen["flag"] = root_modes.everywhere.direct
+            inside.set()
+            leave.wait(10)
+            try:
+                mnp.log(negative)
+            except FloatingPointError as error:
+                seen["error"] = error
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    inside.wait(10)
+    # This thread is still direct: its calls run compiled while the other one checks.
+    assert not root_modes.everywhere.direct and root_modes.modes.direct
+    assert np.isnan(mnp.log(negative)).all()
+    leave.set()
+    thread.join(10)
+    assert seen["flag"] is False and "error" in seen
+    assert root_modes.everywhere.direct
