@@ -202,11 +202,13 @@ def _recomputed_final_carry(transform, program, row) -> bool:
     initial carry (and a const minijax's backward pass does not read) more."""
     unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
     scans = _eqns(program, ("scan",))
-    carries = [_aval_key(v.aval) for eqn in scans for v in _carries_read(eqn)]
-    # the backward scan that recomputes a final carry takes the loop's consts and
-    # initial carries again
-    carries += [_aval_key(a.aval) for eqn in _final_carry_read(program)
-                for a in eqn.inputs[:eqn.params["num_consts"] + eqn.params["num_carry"]]]
+    # what JAX's backward scans may take again, each value once: a loop's read
+    # carries, or, when its final carry is read after it, all its consts and carries
+    final_read = {id(eqn) for eqn in _final_carry_read(program)}
+    carries = Counter(
+        _aval_key(v.aval) for eqn in scans
+        for v in (eqn.inputs[:eqn.params["num_consts"] + eqn.params["num_carry"]]
+                  if id(eqn) in final_read else _carries_read(eqn)))
     stacked = {(dtype, (eqn.params["length"],) + shape)
                for eqn in scans
                for dtype, shape in map(_aval_key, (v.aval for v in
@@ -214,7 +216,7 @@ def _recomputed_final_carry(transform, program, row) -> bool:
     if not unmatched or not stacked:
         return False
     mini_only, jax_only = unmatched
-    if jax_only and all(r in carries for r in jax_only) and \
+    if jax_only and not Counter(jax_only) - carries and \
             all(r in stacked for r in mini_only) and len(mini_only) <= len(jax_only):
         return True
     if not any(r in stacked for r in jax_only):
