@@ -323,6 +323,29 @@ def test_jax_0_10_two_factor_tanh_residual_is_explained_with_another_finding():
     assert explaining_finding(row.transform, program, more) == ""
 
 
+def _custom_jvp_of_a_rounding(api):
+    def body(x, y):
+        return api.lax.round(y + y)
+    f = api.custom_jvp(body)
+    f.defjvp(lambda xs, ts: api.jvp(body, xs, ts))
+    return lambda x, y: api.numpy.sum(f(x, y))
+
+
+def test_a_tangent_no_input_reaches_is_no_residual():
+    # session 16's remat run (seed rm16): the custom rule's jvp instantiates round's
+    # zero tangent, so the summed output tangent is known; minijax's linearize kept it
+    # as a residual (`f32[]` under nothing_saveable), JAX returns a zero literal
+    x = np.array([-0.5, 0.4, 0.1], np.float32)
+    from minijax.testing.recipes import Side
+    for api in (minijax, jax):
+        remat = api.checkpoint(_custom_jvp_of_a_rounding(api),
+                               policy=api.checkpoint_policies.nothing_saveable)
+        assert Side(api.__name__, api, None).saved_residuals(remat, x, x) == (), api
+    got = minijax.linearize(_custom_jvp_of_a_rounding(minijax), x, x)[1](x, x)
+    want = jax.linearize(_custom_jvp_of_a_rounding(jax), x, x)[1](x, x)
+    assert_trees_match(got, want)
+
+
 # -- F74: to_jax of a custom_vjp whose bwd cannot be traced ----------------------------------
 
 def _custom_vjp_over_a_while_loop():
