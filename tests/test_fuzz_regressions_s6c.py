@@ -1,7 +1,8 @@
 """Regression tests for the fuzzer's findings F70-F79 (docs/fuzzing_findings.md), met
 by the default campaign (`python -m minijax fuzz`, seed 0) in session 6. Each test is
 the finding's shrunk reproducer (or the smallest program showing the cause), run
-through both APIs."""
+through both APIs. Session 16 added F73's three `fz14` rows (and F7 on JAX 0.10) and
+one row of its remat run (`rm16`)."""
 import jax
 import jax.ad_checkpoint
 import jax.extend.core

@@ -60,7 +60,7 @@ def linearize_flat(fun, primals, policy=everything_saveable) -> Linearized:
         # no tangent input reaches (a custom_jvp rule's instantiated zeros, summed): a
         # linear map's constant is zero, and returning the known value would make it a
         # residual (JAX's linearize returns a zero literal there).
-        tangents_out = [_staged_zeros(partial_trace, _as_zero(partial_trace, t))
+        tangents_out = [_staged_zeros(partial_trace, _as_zero(t))
                         if diff and (type(t) is Zero or not partial_trace.is_unknown(t))
                         else t for t, diff in zip(tangents_out, out_differentiable)]
     linear = partial_trace.to_jaxpr([t for t, diff in zip(tangents_out, out_differentiable)
@@ -80,7 +80,7 @@ def _aval(x):
     return aval_of(x)
 
 
-def _as_zero(partial_trace, t):
+def _as_zero(t):
     return t if type(t) is Zero else Zero(tangent_aval(aval_of(t)))
 
 
