@@ -1,7 +1,8 @@
 """Regression tests for the fuzzer's findings F70-F79 (docs/fuzzing_findings.md), met
 by the default campaign (`python -m minijax fuzz`, seed 0) in session 6. Each test is
 the finding's shrunk reproducer (or the smallest program showing the cause), run
-through both APIs."""
+through both APIs. Session 16 added F73's three `fz14` rows (and F7 on JAX 0.10) and
+one row of its remat run (`rm16`)."""
 import jax
 import jax.ad_checkpoint
 import jax.extend.core
@@ -244,6 +245,106 @@ def test_scan_body_reading_its_carry_residuals_are_explained():
                          (saved[0], saved[1][:2] + ["i32[]"])):
         assert explaining_finding("checkpoint[everything_saveable]", program,
                                   row(mini, theirs)) == "", (mini, theirs)
+
+
+def _scan_setting_its_carry_from_consts(api, length, init_scale=None):
+    lax = api.lax
+
+    def f(a):
+        def body(c, _):
+            k = 1.0 + a * a
+            l = lax.custom_linear_solve(lambda u: k * u, a, lambda mv, r: r / k,
+                                        symmetric=True)
+            return l, l
+        init = a if init_scale is None else a * init_scale
+        final, ys = lax.scan(body, init, None, length=length)
+        return final * final + api.numpy.sum(ys)
+    return f
+
+
+def _residuals_row(program_of, arg):
+    from minijax.testing.recipes import Side
+    saved = [sorted(Side(api.__name__, api, None).saved_residuals(
+        api.checkpoint(program_of(api), policy=api.checkpoint_policies.everything_saveable),
+        arg)) for api in (minijax, jax)]
+    assert_trees_match(minijax.grad(program_of(minijax))(arg), jax.grad(program_of(jax))(arg),
+                       rtol=1e-5)
+    return saved, minijax.make_jaxpr(program_of(minijax))(arg)
+
+
+def _residuals_differ(mini, theirs):
+    from minijax.testing.report import Row
+    return Row("checkpoint[everything_saveable]", "differ", detail=f"saved residuals "
+               f"differ: minijax saves {mini}, jax saves {theirs}")
+
+
+@pytest.mark.parametrize("length", [0, 2])
+def test_a_final_carry_set_from_consts_is_the_hoisted_residual(length):
+    # seed fz14:754: the body sets its carry from consts alone, so the whole body is
+    # hoisted; minijax saved the loop's final carry besides the hoisted solve result
+    # (the same value), JAX recomputes it in its backward scan. The final carry is now
+    # that const (or, when the loop does not run, the initial carry): one residual each
+    # of `a`, `1 + a*a` and the solve's result, on both sides.
+    saved, _ = _residuals_row(lambda api: _scan_setting_its_carry_from_consts(
+        api, length), np.float32(0.7))
+    assert saved == [["f32[]"] * 3] * 2, saved
+
+
+def test_the_initial_carry_jax_rereads_is_explained():
+    # the same loop from another initial carry: JAX's backward scan takes it again
+    from minijax.testing.fuzz_explained import explaining_finding
+    saved, program = _residuals_row(lambda api: _scan_setting_its_carry_from_consts(
+        api, 2, 3.0), np.float32(0.7))
+    assert saved == [["f32[]"] * 3, ["f32[]"] * 4], saved
+    row = _residuals_differ(*saved)
+    assert explaining_finding(row.transform, program, row) == "explained:F73"
+    # a JAX-only residual of a type the loop does not take is not F73
+    more = _residuals_differ(saved[0], saved[1] + ["i32[]"])
+    assert explaining_finding(row.transform, program, more) == ""
+
+
+def _tanh_of_a_scan_solving_its_carry(api):
+    return lambda b: api.numpy.tanh(_scan_solving_its_carry(api)(b))
+
+
+def test_jax_0_10_two_factor_tanh_residual_is_explained_with_another_finding():
+    # seeds fz14:344 and fz14:695: JAX 0.10's tanh rule saved tanh x and 1 - tanh x
+    # (its oracle for one_minus_square likewise 1 + x and 1 - x), where minijax and JAX
+    # 0.11 save one_minus_square(tanh x); here next to F73's difference in one row
+    from minijax.testing.fuzz_explained import explaining_finding
+    saved, program = _residuals_row(_tanh_of_a_scan_solving_its_carry, np.float32(0.7))
+    older = JAX_VERSION < (0, 11)
+    assert saved == [["f32[3]"] * 3 + ["f32[]"],
+                     ["f32[3]"] * 2 + ["f32[]"] * (3 if older else 2)], saved
+    row = _residuals_differ(*saved)
+    assert explaining_finding(row.transform, program, row) == \
+        ("explained:F7+F73" if older else "explained:F73")
+    # one residual more per tanh, no more: two scalars more than F73's is neither
+    more = _residuals_differ(saved[0], saved[1] + ["f32[]"] * (1 if older else 2))
+    assert explaining_finding(row.transform, program, more) == ""
+
+
+def _custom_jvp_of_a_rounding(api):
+    def body(x, y):
+        return api.lax.round(y + y)
+    f = api.custom_jvp(body)
+    f.defjvp(lambda xs, ts: api.jvp(body, xs, ts))
+    return lambda x, y: api.numpy.sum(f(x, y))
+
+
+def test_a_tangent_no_input_reaches_is_no_residual():
+    # session 16's remat run (seed rm16): the custom rule's jvp instantiates round's
+    # zero tangent, so the summed output tangent is known; minijax's linearize kept it
+    # as a residual (`f32[]` under nothing_saveable), JAX returns a zero literal
+    x = np.array([-0.5, 0.4, 0.1], np.float32)
+    from minijax.testing.recipes import Side
+    for api in (minijax, jax):
+        remat = api.checkpoint(_custom_jvp_of_a_rounding(api),
+                               policy=api.checkpoint_policies.nothing_saveable)
+        assert Side(api.__name__, api, None).saved_residuals(remat, x, x) == (), api
+    got = minijax.linearize(_custom_jvp_of_a_rounding(minijax), x, x)[1](x, x)
+    want = jax.linearize(_custom_jvp_of_a_rounding(jax), x, x)[1](x, x)
+    assert_trees_match(got, want)
 
 
 # -- F74: to_jax of a custom_vjp whose bwd cannot be traced ----------------------------------

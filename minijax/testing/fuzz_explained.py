@@ -1,5 +1,6 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F12, F13, the linear-algebra rules' F20-F22, F36, F37, F64, F65, F71, F73 and F76).
+F7 on JAX 0.10, F12, F13, the linear-algebra rules' F20-F22, F36, F37, F64, F65, F71,
+F73 and F76).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
+from itertools import combinations
 
 import numpy as np
 
@@ -157,6 +160,23 @@ def _carries_read(scan):
     return [v for v in binders if id(v) in read]
 
 
+def _final_carry_read(program):
+    """The `scan` equations whose final carry an equation after the loop (or the
+    enclosing body's result) reads."""
+    found, todo = [], [program.jaxpr if hasattr(program, "jaxpr") else program]
+    while todo:
+        jaxpr = todo.pop()
+        jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+        read = {id(a) for eqn in jaxpr.eqns for a in eqn.inputs if isinstance(a, Var)}
+        read.update(id(v) for v in jaxpr.outvars if isinstance(v, Var))
+        for eqn in jaxpr.eqns:
+            todo.extend(jaxprs_in_params(eqn.params))
+            if eqn.primitive.name == "scan" and any(
+                    id(v) in read for v in eqn.outputs[:eqn.params["num_carry"]]):
+                found.append(eqn)
+    return found
+
+
 def _recomputed_final_carry(transform, program, row) -> bool:
     """F73: when the backward pass needs the final carry of a `scan` (a staged
     operation reads it: `c * c`, a window max of it), minijax saves that carry. JAX's
@@ -176,10 +196,19 @@ def _recomputed_final_carry(transform, program, row) -> bool:
     the initial carry is JAX's, one stacked carry minijax's; otherwise JAX saves the
     initial carry more. The matcher accepts a row whose JAX-only residuals are initial
     carries (a carry's type) and whose minijax-only ones are at most as many stacked
-    carries."""
+    carries. Where the final carry is read after the loop, JAX's backward scan takes
+    the loop's consts too: a carry set to a const, or computed from consts alone (seed
+    `fz14:754`), is that const or a hoisted residual on both sides, and JAX saves the
+    initial carry (and a const minijax's backward pass does not read) more."""
     unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
     scans = _eqns(program, ("scan",))
-    carries = [_aval_key(v.aval) for eqn in scans for v in _carries_read(eqn)]
+    # what JAX's backward scans may take again, each value once: a loop's read
+    # carries, or, when its final carry is read after it, all its consts and carries
+    final_read = {id(eqn) for eqn in _final_carry_read(program)}
+    carries = Counter(
+        _aval_key(v.aval) for eqn in scans
+        for v in (eqn.inputs[:eqn.params["num_consts"] + eqn.params["num_carry"]]
+                  if id(eqn) in final_read else _carries_read(eqn)))
     stacked = {(dtype, (eqn.params["length"],) + shape)
                for eqn in scans
                for dtype, shape in map(_aval_key, (v.aval for v in
@@ -187,7 +216,7 @@ def _recomputed_final_carry(transform, program, row) -> bool:
     if not unmatched or not stacked:
         return False
     mini_only, jax_only = unmatched
-    if jax_only and all(r in carries for r in jax_only) and \
+    if jax_only and not Counter(jax_only) - carries and \
             all(r in stacked for r in mini_only) and len(mini_only) <= len(jax_only):
         return True
     if not any(r in stacked for r in jax_only):
@@ -380,6 +409,68 @@ def _batch_passed_through(transform, program, row) -> bool:
     return isinstance(out, Var) and any(out is v for v in program.jaxpr.invars)
 
 
+# JAX 0.10's derivatives of these formed 1 - x**2 from two saved factors (tanh: tanh x
+# and 1 - tanh x; atanh: 1/(1 + x) and 1 - x; one_minus_square, which JAX 0.10 lacks
+# and the oracle runs as (1 + x)(1 - x): 1 + x and 1 - x), where minijax's, like JAX
+# 0.11's, save one array.
+_TWO_FACTOR_RULES = ("tanh", "atanh", "one_minus_square")
+
+
+def _stackings(program, names):
+    """Per equation named in `names` (in any body), the types one of its results can
+    have as a residual: its own, or stacked by enclosing scans (outer length first;
+    a value hoisted out of a loop is not stacked by it)."""
+    found = []
+
+    def walk(jaxpr, lengths):
+        for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
+            if eqn.primitive.name in names:
+                dtype, shape = _aval_key(eqn.outputs[0].aval)
+                found.append({(dtype, tuple(p) + shape) for r in range(len(lengths) + 1)
+                              for p in combinations(lengths, r)})
+            inner = lengths + (eqn.params["length"],) if eqn.primitive.name == "scan" \
+                else lengths
+            for sub in jaxprs_in_params(eqn.params):
+                walk(sub, inner)
+    walk(program, ())
+    return found
+
+
+def _without_older_jax_factors(transform, program, row):
+    """F7, on JAX before 0.11: `row` without the JAX-only residuals that JAX's
+    two-factor rules of tanh, atanh and one_minus_square account for (at most one per
+    such equation, of its result's type, stacked as a loop stacks it), or None when
+    none is left out."""
+    from . import JAX_VERSION
+    unmatched = _unmatched(row) if transform.startswith("checkpoint") else None
+    if JAX_VERSION >= (0, 11) or not unmatched or not unmatched[1]:
+        return None
+    mini_only, jax_only = unmatched
+    owners = _stackings(program, _TWO_FACTOR_RULES)
+    owner_of = {}               # equation index -> index of the residual it accounts for
+
+    def assign(i, seen):        # augmenting path: a maximum matching
+        for e, types in enumerate(owners):
+            if jax_only[i] in types and e not in seen:
+                seen.add(e)
+                if e not in owner_of or assign(owner_of[e], seen):
+                    owner_of[e] = i
+                    return True
+        return False
+    for i in range(len(jax_only)):
+        assign(i, set())
+    if not owner_of:
+        return None
+    rest = [r for i, r in enumerate(jax_only) if i not in owner_of.values()]
+    if not mini_only and not rest:
+        return replace(row, status="agree", detail="")
+
+    def text(residuals):
+        return str([f"{d}[{','.join(map(str, shape))}]" for d, shape in sorted(residuals)])
+    return replace(row, detail=f"saved residuals differ: minijax saves {text(mini_only)}, "
+                               f"jax saves {text(rest)}")
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
     "F12": _cumulative_residuals,
@@ -407,4 +498,13 @@ def explaining_finding(transform: str, program, row) -> str:
     for finding, matches in EXPLAINED.items():
         if matches(transform, program, row):
             return f"explained:{finding}"
+    # on JAX 0.10, F7's residuals may come with another finding's in one row
+    rest = _without_older_jax_factors(transform, program, row)
+    if rest is None:
+        return ""
+    if rest.status == "agree":
+        return "explained:F7"
+    for finding, matches in EXPLAINED.items():
+        if matches(transform, program, rest):
+            return f"explained:F7+{finding}"
     return ""

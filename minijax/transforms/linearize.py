@@ -56,9 +56,13 @@ def linearize_flat(fun, primals, policy=everything_saveable) -> Linearized:
     out_differentiable = tuple(is_differentiable(_aval(p)) for p in primals_out)
     with set_current_trace(partial_trace):
         # A tangent that is provably zero still has to be an output of the linear
-        # jaxpr: materialise it there (staged, so it costs no residual).
-        tangents_out = [_staged_zeros(partial_trace, t) if type(t) is Zero and diff else t
-                        for t, diff in zip(tangents_out, out_differentiable)]
+        # jaxpr: materialise it there (staged, so it costs no residual). So is one that
+        # no tangent input reaches (a custom_jvp rule's instantiated zeros, summed): a
+        # linear map's constant is zero, and returning the known value would make it a
+        # residual (JAX's linearize returns a zero literal there).
+        tangents_out = [_staged_zeros(partial_trace, _as_zero(t))
+                        if diff and (type(t) is Zero or not partial_trace.is_unknown(t))
+                        else t for t, diff in zip(tangents_out, out_differentiable)]
     linear = partial_trace.to_jaxpr([t for t, diff in zip(tangents_out, out_differentiable)
                                      if diff])
     # Tangent equations no tangent output needs are dropped, with the residuals only
@@ -74,6 +78,10 @@ def linearize_flat(fun, primals, policy=everything_saveable) -> Linearized:
 
 def _aval(x):
     return aval_of(x)
+
+
+def _as_zero(t):
+    return t if type(t) is Zero else Zero(tangent_aval(aval_of(t)))
 
 
 def _staged_zeros(partial_trace: PartialEvalTrace, zero: Zero):

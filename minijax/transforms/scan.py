@@ -245,6 +245,8 @@ def _scan_partial_eval(trace, args, params):
         num_carry=len(known_init)), known_outs, [known_body])
     known_carry_out, known_ys, stacked_values = split_list(
         known_outs, [n_known_carry_out, n_known_out - n_known_carry_out])
+    known_carry_out = _forward_known_carries(known_carry_out, known_body, loop_consts,
+                                             known_init, length)
     stacked_iter, invariant_iter = iter(stacked_values), iter(invariant_values)
     residual_values = [next(invariant_iter) if k == "invariant" else
                        known_xs[x_side.index(v)] if k == "forwarded" else
@@ -269,6 +271,29 @@ def _scan_partial_eval(trace, args, params):
                        + list(staged_ys))
     known_iter = iter(list(known_carry_out) + list(known_ys))
     return [next(staged_iter) if u else next(known_iter) for u in out_uk]
+
+
+def _forward_known_carries(carry_out, body: Jaxpr, consts, init, length):
+    """The known final carries, each that is an input of the loop replaced by it: the
+    initial value when the loop does not run or the body passes the carry through, a
+    const when the body sets the carry to it and the loop runs at least once.
+
+    After hoisting, a carry whose new value the body computes from consts alone
+    (`c = solve(k, w)` for a closed-over `w`) is set to a const. A staged equation
+    that reads the final carry then reads the loop's input, which the backward pass
+    may keep anyway (the staged scan's invariant residual, an argument); the loop's
+    own output would be a second residual of the same value. JAX's rule saves none
+    for it: its backward scan produces the final carry again (fuzz finding F73, seed
+    `fz14:754`)."""
+    const_vars = body.invars[:len(consts)]
+    carry_vars = body.invars[len(consts):len(consts) + len(init)]
+    out = list(carry_out)
+    for i, v in enumerate(body.outvars[:len(carry_out)]):
+        if length == 0 or v is carry_vars[i]:
+            out[i] = init[i]
+        elif isinstance(v, Var) and v in const_vars:
+            out[i] = consts[const_vars.index(v)]
+    return out
 
 
 def _prune_recomputed_carries(body: Jaxpr, carry_start, carry_needed, n_ys, droppable):
