@@ -51,7 +51,8 @@ def test_the_repr_of_an_error_is_jaxs():
     assert mine["payload"] == jaxs["payload"]
     assert mine["pred"].startswith(
         "{ErrorEffect(error_type=<class 'FailedCheckError'>, "
-        "shape_dtypes=(ShapeDtypeStruct(shape=(), dtype=float32),)): Array(True, dtype=bool)")
+        "shape_dtypes=(ShapeDtypeStruct(shape=(), dtype=float32),)): "
+        "Array(True, dtype=bool)")
     # The codes' weak type is JAX's own detail (weak on 0.10 and 0.11, not on 0.12);
     # JAX's metadata holds each check's traceback, minijax's the message's parts.
     assert re.sub(r", weak_type=True", "", jaxs["code"]) == mine["code"]

@@ -4,7 +4,8 @@ Here: `io_callback` (`frontend/callbacks.py`). Its submodules (`ode`, `checkify`
 (Taylor-mode differentiation, `transforms/jet.py`), `mesh_utils`, `multihost_utils`,
 and the deprecated `pjit` and `shard_map`) are imported by name, as JAX's are
 (`from minijax.experimental import checkify`); like JAX's, `compilation_cache` comes
-with the package. `jax.experimental` holds more, and a name minijax lacks is an AttributeError here rather than a stub.
+with the package. `jax.experimental` holds more, and a name minijax lacks is an
+AttributeError here rather than a stub.
 """
 from ..frontend.callbacks import io_callback
 # JAX's `jax.experimental` brings this one along (it only forwards to JAX's cache).
