@@ -90,8 +90,9 @@ class Lowered(StagedFacts):
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         return self._lowered.as_text(dialect, debug_info=debug_info)
 
-    def compile(self, compiler_options=None, **kwargs) -> "Compiled":
-        return Compiled(self, self._lowered.compile(compiler_options, **kwargs))
+    def compile(self, compiler_options=None, *, device_assignment=None) -> "Compiled":
+        return Compiled(self, self._lowered.compile(compiler_options,
+                                                    device_assignment=device_assignment))
 
     def __getattr__(self, name):        # the rest of JAX's Lowered (cost_analysis, ...)
         return getattr(self._lowered, name)
