@@ -69,9 +69,8 @@ from .frontend.refs import install_tracer_dispatch as _install_ref_dispatch
 _attach_array_methods()
 _install_ref_dispatch()
 
-# remat
-from . import ad_checkpoint  # noqa: E402
-from .ad_checkpoint import checkpoint, remat  # noqa: E402
+# remat (`minijax.ad_checkpoint` itself is imported by name, as JAX's is)
+from .frontend.checkpoint import checkpoint, remat  # noqa: E402
 from .transforms.policies import checkpoint_policies  # noqa: E402
 # The function, not the module: `minijax.memory_report(f, *args)` as the issue names it
 # (`from minijax.memory_report import MemoryReport` still reads the module).
@@ -82,15 +81,16 @@ from .memory_report import memory_report  # noqa: E402
 from . import interop  # noqa: E402
 
 # Libraries on top, loaded on first use: jax.random, jax.nn, jax.scipy, jax.image,
-# jax.test_util, jax.ops, jax.experimental, jax.custom_batching, jax.custom_derivatives,
-# jax.profiler, jax.dlpack. `minijax.scipy` (or `import minijax.scipy`) imports the module then;
+# jax.ops, jax.experimental, jax.custom_batching, jax.custom_derivatives,
+# jax.profiler, jax.dlpack, jax.stages. `minijax.scipy` (or `import minijax.scipy`) imports the module then;
 # they register no rules, so nothing depends on whether they were loaded, and a
-# program that never reads them does not pay for them. Like JAX's,
-# minijax.example_libraries is imported explicitly (it registers its OptimizerState as
-# a pytree when it is).
-_LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "test_util", "ops",
+# program that never reads them does not pay for them. Like JAX's, test_util,
+# flatten_util, ad_checkpoint and example_libraries are imported by name: `import
+# minijax` alone leaves them unset, so a program that runs here runs on JAX
+# (tests/test_module_loading.py checks each against JAX's).
+_LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "ops",
                                 "experimental", "custom_batching", "custom_derivatives",
-                                "profiler", "dlpack", "core"})
+                                "profiler", "dlpack", "core", "stages"})
 
 
 __getattr__, __dir__ = _lazy_submodules(__name__, _LAZY_SUBMODULES)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from jax import tree_util
 
-from .ad_checkpoint import checkpoint
+from .frontend.checkpoint import checkpoint
 from .frontend.autodiff import grad
 from .frontend.jit import jit
 from .ir.trace import aval_of

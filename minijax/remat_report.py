@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 from jax import tree_util
 
-from .ad_checkpoint import saved_residuals, aval_text, _arg_names
+from .frontend.checkpoint import saved_residuals, aval_text, _arg_names
 from .frontend.pytrees import FlatFun
 from .ir.core import ClosedJaxpr, Jaxpr, Var, ReadEffect, WriteEffect, AccumEffect
 from .ir.control_flow_primitives import cond_p, scan_p, while_p

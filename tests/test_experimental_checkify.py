@@ -4,11 +4,7 @@ values must be the same -- user checks with runtime format arguments, the automa
 NaN / division / index checks and which one is reported first, under jit, vmap
 (batched errors), grad, scan, cond and while_loop, `check_error` inside `checkify`, the
 `Error` pytree, checks inside `custom_jvp` and `custom_vjp`
-functions, and the mistakes JAX rejects.
-
-Known difference, not tested: a negative index below `-len` is clamped by minijax's
-indexing before its `dynamic_slice`, so no out-of-bounds error is reported for it
-(JAX reports the index after adding `len`)."""
+functions, and the mistakes JAX rejects (more in test_experimental_checkify_more.py)."""
 import jax
 import jax.numpy as jnp
 import numpy as np

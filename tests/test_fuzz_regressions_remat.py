@@ -12,6 +12,7 @@ import minijax
 from minijax.testing import JAX_VERSION, assert_trees_match
 from minijax.testing.recipes import Side
 from minijax.testing.report import Row
+import minijax.ad_checkpoint  # noqa: F401 -- imported by name, as on JAX
 
 TRANSFORM = "checkpoint[everything_saveable]"
 

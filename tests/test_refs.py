@@ -271,7 +271,7 @@ def test_nested_jit_with_refs():
     mine, theirs = minijax.new_ref(X), jax.new_ref(X)
     assert_trees_match(outer(mine, np.float32(2)), jax.jit(outer_j)(theirs, np.float32(2)))
     np.testing.assert_array_equal(np.asarray(mine[...]), np.asarray(theirs[...]))
-    check_jaxpr(outer.trace(mine, np.float32(2)))
+    check_jaxpr(outer.trace(mine, np.float32(2)).jaxpr)
 
 
 def test_trace_cache_is_keyed_by_ref_type():

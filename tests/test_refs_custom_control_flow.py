@@ -9,6 +9,7 @@ import pytest
 
 import minijax
 from minijax.testing import JAX_VERSION, assert_trees_match
+import minijax.ad_checkpoint  # noqa: F401 -- imported by name, as on JAX
 from tests.test_divergences import pins
 from tests.test_refs_custom import (NP, own_refs_jvp, own_refs_vjp, reads_ref_jvp,
                                     reads_ref_vjp, stash_cotangent, writes_ref_jvp,

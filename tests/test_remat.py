@@ -13,7 +13,8 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
-from minijax.ad_checkpoint import checkpoint_name, saved_residuals, aval_text
+from minijax.ad_checkpoint import checkpoint_name, saved_residuals
+from minijax.frontend.checkpoint import aval_text
 from minijax.ir import dumps, loads, verify_jaxpr
 from minijax.divergences import DIVERGENCES_BY_NAME
 from tests.ad_helpers import assert_close

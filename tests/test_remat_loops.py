@@ -14,6 +14,7 @@ import pytest
 import minijax
 from minijax.remat_report import remat_report
 from minijax.testing import JAX_VERSION
+import minijax.ad_checkpoint  # noqa: F401 -- imported by name, as on JAX
 
 W = np.full((3,), 0.7, np.float32)
 W_MATRIX = (np.eye(3) * 0.5).astype(np.float32)

@@ -15,6 +15,7 @@ import pytest
 import minijax
 from minijax.testing import assert_trees_match
 from minijax.testing.recipes import Side
+import minijax.ad_checkpoint  # noqa: F401 -- imported by name, as on JAX
 
 
 def carry_dot(api):

@@ -18,6 +18,7 @@ import minijax.numpy as jnp
 from minijax import lax
 from minijax.ir import dumps, loads, parse_jaxpr, pp_jaxpr
 from minijax.ir.printer import NotSerializableError
+import minijax.ad_checkpoint  # noqa: F401 -- imported by name, as on JAX
 from tests.text_form_helpers import assert_same_program
 
 X = np.linspace(-1.0, 1.0, 6, dtype=np.float32).reshape(2, 3)

@@ -17,6 +17,7 @@ and minijax keeps it so messages and the choice of error agree with JAX's.
 """
 from __future__ import annotations
 
+import jax
 import numpy as np
 from jax import tree_util
 
@@ -40,10 +41,26 @@ class JaxException(Exception):
         self._static, self._payload = static, list(payload)
 
     @classmethod
-    def effect(cls, payload) -> tuple:
+    def effect(cls, payload) -> "ErrorEffect":
         """The slot an error of this class with this payload goes into."""
-        return (cls.__name__, tuple((tuple(np.shape(p)), np.dtype(p.dtype).name)
-                                    for p in payload))
+        return ErrorEffect(cls.__name__, tuple((tuple(np.shape(p)), np.dtype(p.dtype).name)
+                                               for p in payload))
+
+
+class ErrorEffect(tuple):
+    """An error effect: `(class name, ((shape, dtype name), ...))` for the payload. A
+    tuple, so effects sort and compare by value; shown as JAX shows its
+    `ErrorEffect(error_type=..., shape_dtypes=...)` in an `Error`'s repr."""
+
+    def __new__(cls, name: str, shape_dtypes: tuple):
+        return super().__new__(cls, (name, tuple(shape_dtypes)))
+
+    def __repr__(self):
+        name, shape_dtypes = self
+        structs = "".join(f"{jax.ShapeDtypeStruct(shape, np.dtype(dtype))!r},"
+                          for shape, dtype in shape_dtypes)
+        return (f"ErrorEffect(error_type={ERROR_CLASSES[name]!r}, "
+                f"shape_dtypes=({structs}))")
 
 
 class DivisionByZeroError(JaxException):
@@ -137,7 +154,12 @@ class Error:
     def __str__(self):
         return f"Error({self.get()})"
 
-    __repr__ = __str__
+    def __repr__(self):
+        # JAX's `Error` is a dataclass and shows its fields; `_metadata` holds
+        # minijax's (class name, static message parts) per code where JAX's holds a
+        # treedef with the check's traceback.
+        return (f"Error(_pred={self._pred!r}, _code={self._code!r}, "
+                f"_metadata={self._metadata!r}, _payload={self._payload!r})")
 
     def tree_flatten(self):
         return ((self._pred, self._code, self._payload),

@@ -44,7 +44,7 @@ from ..ir.source_info import source_info_from
 from ..ir.trace import current_trace
 from ..ir.types import float0
 from ..transforms.custom_derivatives import custom_jvp, custom_vjp
-from ._checkify_errors import (DivisionByZeroError, Error, NaNError,
+from ._checkify_errors import (DivisionByZeroError, Error, ErrorEffect, NaNError,
                                OOBError, ERROR_CLASSES, flatten_slots, throw_error,
                                unflatten_slots, update_error, with_placeholders)
 
@@ -60,9 +60,9 @@ SCATTERS = frozenset({"scatter", "scatter_add", "scatter_mul", "scatter_min",
                       "scatter_max"})
 INDEXING = frozenset({"gather", "dynamic_slice", "dynamic_update_slice"}) | SCATTERS
 
-NAN_EFFECT = ("NaNError", ())
-DIV_EFFECT = ("DivisionByZeroError", ())
-OOB_EFFECT = ("OOBError", (((3,), "int32"),))
+NAN_EFFECT = ErrorEffect("NaNError", ())
+DIV_EFFECT = ErrorEffect("DivisionByZeroError", ())
+OOB_EFFECT = ErrorEffect("OOBError", (((3,), "int32"),))
 
 
 class CheckMarker:

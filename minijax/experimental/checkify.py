@@ -27,7 +27,7 @@ from jax import tree_util
 from .. import numpy as jnp
 from ..ir import control_flow_primitives as CF
 from ..ir.staging import trace_to_jaxpr
-from ..ir.trace import Tracer, bind, current_trace, stages_a_program
+from ..ir.trace import Tracer, aval_of, bind, current_trace, stages_a_program
 from ._checkify_errors import (DivisionByZeroError, Error, FailedCheckError,
                                JaxException, JaxRuntimeError, NaNError, OOBError,
                                init_error, reduce_batched, throw_error)
@@ -74,19 +74,27 @@ def checkify(f, errors=user_checks):
     errors = frozenset(errors)
 
     def checked_fun(*args, **kwargs):
-        # The arguments are closed over, as JAX does: Python values stay Python values
-        # for `f`, arrays become the traced program's constants.
+        # Python and NumPy values stay what they are for `f`, as JAX's closure over
+        # the arguments leaves them; JAX arrays are traced, since JAX stages every
+        # operation on them too (an index read from one is still checked).
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        traced = [k for k, leaf in enumerate(leaves) if _is_array(leaf)]
         out_tree = []
 
-        def flat():
-            leaves, tree = tree_util.tree_flatten(f(*args, **kwargs))
+        def flat(*arrays):
+            values = list(leaves)
+            for k, array in zip(traced, arrays):
+                values[k] = array
+            call_args, call_kwargs = tree_util.tree_unflatten(in_tree, values)
+            outs, tree = tree_util.tree_flatten(f(*call_args, **call_kwargs))
             out_tree.append(tree)
-            return leaves
+            return outs
 
         with _tracing_checkified():
-            closed = trace_to_jaxpr(flat, [])
+            closed = trace_to_jaxpr(flat, [aval_of(leaves[k]) for k in traced])
         ctx = Context(errors)
-        error, outs = checkify_jaxpr(ctx, closed.jaxpr, closed.consts, init_error, [])
+        error, outs = checkify_jaxpr(ctx, closed.jaxpr, closed.consts, init_error,
+                                     [leaves[k] for k in traced])
         error = Error(error._pred, error._code, dict(ctx.metadata), error._payload)
         return error, tree_util.tree_unflatten(out_tree[0], outs)
 

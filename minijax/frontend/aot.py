@@ -11,6 +11,7 @@ from __future__ import annotations
 from jax import tree_util
 
 from .pytrees import fun_name
+from .stages import CallInfo, StagedFacts
 from .ref_checks import check_staged_refs, value_of
 from .tracing import flatten_call_inputs
 from ..backends import xla
@@ -19,7 +20,35 @@ from ..ir.trace import Tracer
 from ..transforms.discharge import mentions_refs
 
 
-class Lowered:
+class Traced(StagedFacts):
+    """`jit(f).trace(*args)`: minijax's trace of that call, as `jax.stages.Traced`.
+    `jaxpr` is the closed jaxpr a call binds; `lower()` lowers it to XLA without
+    tracing again."""
+
+    def __init__(self, jitted, args, kwargs):
+        staged, _ = jitted._stage(args, kwargs)
+        self._info = CallInfo(jitted, staged, args, kwargs)
+        self._args, self._kwargs = args, kwargs
+
+    @property
+    def jaxpr(self):
+        return self._info.staged.closed
+
+    @property
+    def fun_name(self) -> str:
+        return fun_name(self._info.jitted._fun)
+
+    out_avals = property(lambda self: self._info.out_avals)
+    out_info = property(lambda self: self._info.out_info())
+
+    def lower(self):
+        return Lowered(self._info.jitted, self._args, self._kwargs)
+
+    def __repr__(self):
+        return f"<Traced {self.fun_name}>"
+
+
+class Lowered(StagedFacts):
     """`jit(f).lower(...)`: JAX's `Lowered` object for the XLA program minijax emits,
     whose `.compile()` gives a function of `f`'s own dynamic arguments returning
     `f`'s own output pytree, as JAX's does. Donated arguments (`donate_argnums`) are donated as
@@ -36,8 +65,9 @@ class Lowered:
         # made this
         staged, leaves = jitted._stage(args, kwargs)
         self._jitted, self._staged = jitted, staged
+        self._info = CallInfo(jitted, staged, args, kwargs)
         dyn_args, dyn_kwargs = jitted.dynamic_arguments(args, kwargs)
-        self._in_tree = tree_util.tree_structure((dyn_args, dyn_kwargs))
+        self._in_tree = self._info.in_tree
         self._consts = list(staged.closed.consts)
         if mentions_refs(staged.closed.jaxpr):
             inputs = self._consts + list(leaves)
@@ -55,17 +85,20 @@ class Lowered:
                 staged.closed, staged.out_tree, dyn_args, dyn_kwargs, positions, names,
                 xla.placement_key(jitted.placement))
 
-    def as_text(self, *args, **kwargs) -> str:
-        return self._lowered.as_text(*args, **kwargs)
+    out_info = property(lambda self: self._info.out_info(weak_types=False))
 
-    def compile(self, *args, **kwargs) -> "Compiled":
-        return Compiled(self, self._lowered.compile(*args, **kwargs))
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        return self._lowered.as_text(dialect, debug_info=debug_info)
+
+    def compile(self, compiler_options=None, *, device_assignment=None) -> "Compiled":
+        return Compiled(self, self._lowered.compile(compiler_options,
+                                                    device_assignment=device_assignment))
 
     def __getattr__(self, name):        # the rest of JAX's Lowered (cost_analysis, ...)
         return getattr(self._lowered, name)
 
 
-class Compiled:
+class Compiled(StagedFacts):
     """The executable of a `Lowered`: call it with the dynamic arguments `lower` was
     given -- the static ones are part of the executable and are left out, as with
     JAX's -- of the types `lower` saw; refs' contents are updated as a call of the
@@ -83,6 +116,7 @@ class Compiled:
 
     def __init__(self, lowered: Lowered, compiled):
         self._from, self._compiled = lowered, compiled
+        self._info = lowered._info
         plan = lowered._plan
         self._run_with_refs = None if plan is None else plan.wrap(compiled)
 
@@ -101,6 +135,14 @@ class Compiled:
                               lowered._consts + self._checked_leaves(args, kwargs),
                               fun_name(lowered._jitted._fun))
         return tree_util.tree_unflatten(lowered._staged.out_tree, outs)
+
+    @property
+    def out_info(self):
+        # JAX's executable knows the outputs' shardings and layouts; with refs its
+        # outputs include the refs' contents, so minijax's trace answers.
+        if self._run_with_refs is None:
+            return self._compiled.out_info
+        return self._info.out_info(weak_types=False)
 
     def _checked_leaves(self, args, kwargs) -> list:
         """The call's leaves, after the checks of a staged call (valid values; refs

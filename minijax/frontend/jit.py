@@ -46,7 +46,6 @@ from ..ir.checks import forget_round_trips
 from ..ir.float_checks import checks_on as float_checks_on, invalid_value_in
 from ..ir import root_modes
 from ..ir.root_modes import modes as _root_modes
-from ..ir.core import ClosedJaxpr
 from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind,
                         current_trace, set_current_trace)
 from ..ir.types import ShapedArray, dtype_of_jax, forget_shared_avals
@@ -61,7 +60,8 @@ from .cache_misses import explain_cache_miss
 from .config_flags import before_trace, explain_cache_misses
 from ..transforms.discharge import mentions_refs
 from ..transforms.key_reuse import check_jaxpr as check_key_reuse, eager_call as eager_key_reuse_call
-from .aot import Lowered
+from .aot import Lowered, Traced
+from .stages import Wrapped
 from ..backends import eager_dispatch
 
 eager_dispatch.before_trace[0] = before_trace     # eager primitives log and refuse too
@@ -205,7 +205,7 @@ def _has_minijax_leaves(args_and_kwargs) -> bool:
         for leaf in tree_util.tree_leaves(args_and_kwargs))
 
 
-class JitFunction:
+class JitFunction(Wrapped):
     """What `minijax.jit(f)` returns: call it, or `.lower(...)` / `.trace(...)` it.
 
     A call outside every transformation takes the fast path: one `jax.jit` function
@@ -520,9 +520,10 @@ class JitFunction:
         """The `device`/`backend`/`compiler_options` given to this `jit`."""
         return dict(self._placement)
 
-    def trace(self, *args, **kwargs) -> ClosedJaxpr:
-        """The closed jaxpr this function stages for these arguments."""
-        return self._stage(args, kwargs)[0].closed
+    def trace(self, *args, **kwargs) -> Traced:
+        """This function's trace for these arguments, as JAX's `Traced`: its
+        `.jaxpr` is the closed jaxpr a call binds, `.lower()` lowers it."""
+        return Traced(self, args, kwargs)
 
     def lower(self, *args, **kwargs):
         """The XLA program minijax emits for these arguments (arrays, or

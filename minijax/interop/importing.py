@@ -106,7 +106,7 @@ def as_one_call(name: str, fn: Callable, *args, **params) -> list:
         hash(key)
     except TypeError:
         return list(fn(*args, **params))
-    closed = _applied_once.trace(*args, fn=fn, params=key)
+    closed = _applied_once.trace(*args, fn=fn, params=key).jaxpr
     body = closed.jaxpr
     if closed.consts:
         body = convert_constvars_to_invars(body)

@@ -244,11 +244,11 @@ def getitem(x, idx):
         starts = [np.int32(0)] * len(dims)
         sizes = list(dims)
         for e in dynamic:
-            # JAX's rule is "wrap a negative index once, then clamp". lax.dynamic_slice
-            # wraps once; raising indices below -n to -n first makes the primitive
-            # see a non-negative start, which every backend and rule then only clamps.
-            index = convert("indexing", e.value, np.int32)
-            starts[e.axis] = lax.max(index, np.int32(-dims[e.axis]))
+            # JAX's rule is "wrap a negative index once, then clamp": lax.dynamic_slice
+            # wraps, the primitive clamps. An index below -n stays negative after the
+            # wrap and is clamped to 0 (not raised to -n first), so that checkify sees
+            # it out of bounds as JAX's does.
+            starts[e.axis] = convert("indexing", e.value, np.int32)
             sizes[e.axis] = 1
         x = lax.dynamic_slice(x, starts, sizes)
     return as_array(_drop_and_insert_axes(x, entries))

@@ -30,6 +30,9 @@ import traceback
 import numpy as np
 
 import minijax
+# The REPL's `jax.ad_checkpoint...` works without an import line, as `jax.numpy` does
+# (a program imports it by name, as on JAX).
+import minijax.ad_checkpoint  # noqa: F401
 from minijax.ir import reset_trace_state
 from . import render
 from .commands import COMMANDS, bind_ir

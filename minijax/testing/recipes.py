@@ -10,6 +10,7 @@ shrinker (`shrink.py`) embeds its source verbatim, so the file runs under `pytho
 and applies the very transform that disagreed.
 """
 import contextlib
+import importlib
 import io
 
 import numpy as np
@@ -39,7 +40,9 @@ class Side:
         `print_saved_residuals` print them."""
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            self.api.ad_checkpoint.print_saved_residuals(f, *args)
+            # `ad_checkpoint` is imported by name on both sides
+            checkpoints = importlib.import_module(self.api.__name__ + ".ad_checkpoint")
+            checkpoints.print_saved_residuals(f, *args)
         return SavedResiduals(sorted(line.split(" ")[0]
                                      for line in out.getvalue().splitlines() if line))
 
