@@ -59,6 +59,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import os
 
 import jax
 import numpy as np
@@ -331,7 +332,10 @@ def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
                  "_OMITTED": _OMITTED, "UncheckedCall": UncheckedCall,
                  "off_the_fast_path": off_the_fast_path, "arguments_given": _arguments_given,
                  "refuse": refuse, "list_type": {list}, "chain": itertools.chain}
-    exec(compile("\n".join(lines), f"<eager frame of {fun.__qualname__}>", "exec"), namespace)
+    # Named as a file of minijax's folder, so that the source lines of what the frame
+    # stages skip it as minijax's own (`ir/source_info.py`), not the user's.
+    filename = os.path.join(os.path.dirname(__file__), f"<eager frame of {fun.__qualname__}>")
+    exec(compile("\n".join(lines), filename, "exec"), namespace)
     call = functools.wraps(fun)(namespace["frame"])
     call.eager_jit = compiled
     return call
