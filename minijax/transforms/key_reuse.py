@@ -38,7 +38,6 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from ..ir.errors import KeyReuseError
 
 from ..ir import primitives as P
 from ..ir import random_primitives as R
@@ -46,6 +45,7 @@ from ..ir import trace as _trace
 from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_print_p,
                                           debug_callback_p)
 from ..ir.core import Var
+from ..ir.errors import KeyReuseError
 from ..ir.primitives import register_rule_table, GenericPath
 from ..ir.remat_primitive import remat_p
 from ..ir.shard_map_primitive import shard_map_p, sharding_constraint_p
