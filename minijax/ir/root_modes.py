@@ -14,7 +14,7 @@ thread is
   dispatch (`jax_applied`: a transfer guard, `jax_no_execution`;
   `frontend/config_flags.py` registers that context as `applied_to_jax`).
 
-Testing those three one by one (`current_trace()`, `float_checks.checks_on()`, ...)
+Testing those one by one (`current_trace()`, `float_checks.checks_on()`, ...)
 cost about half of minijax's Python in front of JAX's C++ dispatch. So the modes live
 together here, each change goes through `set_here` (or `set_default`), and that
 recomputes `modes.direct`: the one attribute the hot paths read. `at_root` is kept by
