@@ -106,24 +106,10 @@ def _context_text(context) -> str:
     return ", ".join(parts)
 
 
-def _short_dtype(dtype) -> str:
-    name = dtype.name
-    if name == "bool":
-        return name
-    for long, short in (("bfloat", "bf"), ("float", "f"), ("uint", "u"), ("int", "i"),
-                        ("complex", "c")):
-        if name.startswith(long):
-            return short + name[len(long):]
-    return name
-
-
 def _type_text(aval, other) -> str:
     """`f32[3]` as JAX writes an input type here; `{weak_type=...}` where that is what
     differs from `other`."""
-    shape = getattr(aval, "shape", None)
-    if shape is None:       # (a ref's type, say)
-        return str(aval)
-    text = f"{_short_dtype(aval.dtype)}[{','.join(map(str, shape))}]"
+    text = aval.str_short(short_dtypes=True)
     if getattr(aval, "weak_type", False) != getattr(other, "weak_type", False):
         text += f"{{weak_type={getattr(aval, 'weak_type', False)}}}"
     return text

@@ -32,7 +32,6 @@ import functools
 import inspect
 import threading
 import types
-import warnings
 import weakref
 from typing import Callable
 
@@ -54,7 +53,7 @@ from .. import backends
 from ..backends import xla
 from ..backends.eager_ref_runtime import call_donating
 from .refs import RefView, check_call_writes, is_ref
-from .sharding import constrain_jit_shardings
+from .sharding import constrain_jit_shardings, jit_placement
 from .tracing import Staged, eval_shape, stage_cached, staging_key
 from .cache_misses import explain_cache_miss
 from .config_flags import before_trace, explain_cache_misses
@@ -197,6 +196,15 @@ def _normalize_nums(nums) -> tuple:
     return (nums,) if isinstance(nums, int) else tuple(nums)
 
 
+def _on_trace_miss(fun, traces, key, where: str, in_avals):
+    """What a `jit` call does before it traces a key its cache lacks, on either path
+    (JAX's fast one or minijax's own): explain the miss under
+    `jax_explain_cache_misses`, then refuse or log as `before_trace` says."""
+    if explain_cache_misses.value:
+        explain_cache_miss(fun, traces, key)
+    before_trace(where, in_avals, fun)
+
+
 def _has_minijax_leaves(args_and_kwargs) -> bool:
     """Whether a call's arguments hold a ref, a ref view or a tracer: values only
     minijax's own call path can take."""
@@ -290,9 +298,7 @@ class JitFunction(Wrapped):
             key = staging_key(in_tree, in_avals, static_key)
             staged = traces.get(key)
             if staged is None:
-                if explain_cache_misses.value:
-                    explain_cache_miss(fun_ref(), traces, key)
-                before_trace(where, in_avals, fun_ref())
+                _on_trace_miss(fun_ref(), traces, key, where, in_avals)
                 # JAX is tracing `run`, but minijax's trace is over minijax's own
                 # tracers: what it evaluates eagerly (a constant folded on concrete
                 # values) must run now, not be staged into JAX's program.
@@ -434,9 +440,7 @@ class JitFunction(Wrapped):
         traces = self._jit_cache.traces
 
         def on_miss(in_avals, key):
-            if explain_cache_misses.value:
-                explain_cache_miss(self._fun, traces, key)
-            before_trace(where, in_avals, self._fun)
+            _on_trace_miss(self._fun, traces, key, where, in_avals)
         staged, leaves = stage_cached(traces, rebuild, dyn_args, dyn_kwargs, static_key,
                                       where, on_miss)
         if _root_modes.key_reuse:           # as JAX checks each jit trace
@@ -575,29 +579,9 @@ def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,
                                  inline=inline, in_shardings=in_shardings,
                                  out_shardings=out_shardings, device=device,
                                  backend=backend, compiler_options=compiler_options)
-    placement = _placement(device, backend, compiler_options, in_shardings)
+    placement = jit_placement(device, backend, compiler_options, in_shardings)
     if in_shardings is not None or out_shardings is not None:
         static = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
         fun = constrain_jit_shardings(fun, in_shardings, out_shardings, static)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums,
                        donate_argnames, keep_unused, inline, placement)
-
-
-def _placement(device, backend, compiler_options, in_shardings) -> dict:
-    """The options of `jit` that JAX's jit applies as it compiles, checked as JAX does."""
-    if device is not None or backend is not None:
-        warnings.warn('backend and device argument on jit is deprecated. You can use '
-                      '`jax.device_put(..., jax.local_devices(backend="cpu")[0])` on the '
-                      'inputs to the jitted function to get the same behavior.',
-                      DeprecationWarning, stacklevel=3)
-        if device is not None and backend is not None:
-            raise ValueError(f"can't specify both a device and a backend for jit, got "
-                             f"device={device!r} and backend={backend!r}")
-        if in_shardings is not None:
-            raise ValueError("If backend or device is specified on jit, then in_shardings "
-                             "should not be specified.")
-    if compiler_options is not None and not isinstance(compiler_options, dict):
-        raise TypeError(f"jit: compiler_options must be a dict of XLA options, got "
-                        f"{compiler_options!r}")
-    given = dict(device=device, backend=backend, compiler_options=compiler_options or None)
-    return {k: v for k, v in given.items() if v is not None}

@@ -29,7 +29,7 @@ from .jit import jit
 from ..ir import random_primitives as R, root_modes
 from ..ir.trace import aval_of, bind
 from .control_flow import scan, while_loop
-from .random_core import (_check_key, _check_impl, _float, _shape, _check_shape,
+from .random_core import (_check_key, _float, _impl_name, _shape, _check_shape,
                           _split, _uniform)
 
 _STIRLING_TAIL = [0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
@@ -189,4 +189,4 @@ def clone(key):
 def key_dtype(impl_spec=None):
     """The dtype of typed keys of `impl_spec` (`key<fry>`, `key<rbg>`, `key<urbg>`;
     None: the default implementation's), as `jax.random.key_dtype`."""
-    return jax.random.key_dtype(_check_impl(impl_spec))
+    return jax.random.key_dtype(_impl_name(impl_spec))

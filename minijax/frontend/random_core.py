@@ -140,10 +140,6 @@ def _wrapping(sampler, static_argnums):
     return jit(of_raw, static_argnums=static_argnums)
 
 
-def _check_impl(impl):
-    return _impl_name(impl)
-
-
 def _shape(name, shape) -> tuple:
     if not isinstance(shape, Sequence):
         raise TypeError(f"{name}: shape must be a sequence of integers, got {shape!r}")

@@ -17,10 +17,14 @@ A bare `PartitionSpec` names the mesh `jax.set_mesh` put in context, as in JAX. 
 read through JAX's public `jax.sharding.get_abstract_mesh()`, which works inside
 `jax.jit` but names no devices, so the constraint's params say "the context mesh"
 (`device_ids=None`) and lowering hands XLA the bare spec under that same context.
+
+`jit_placement` checks `jit`'s other placement options (`device`, `backend`,
+`compiler_options`) as JAX does, for the compile that applies them.
 """
 from __future__ import annotations
 
 import functools
+import warnings
 
 from jax import tree_util
 from jax.sharding import (AxisType, NamedSharding, PartitionSpec, Sharding,
@@ -32,7 +36,7 @@ from ..ir.trace import bind
 from .shard_map import _spec_tuple, mesh_params, mesh_or_context
 
 __all__ = ["with_sharding_constraint", "reshard", "constrain_jit_shardings",
-           "sharding_params", "constrain"]
+           "jit_placement", "sharding_params", "constrain"]
 
 
 def sharding_params(sharding, what="sharding", error=RuntimeError, moves=False) -> dict:
@@ -148,3 +152,23 @@ def _check_explicit(sharding, what):
                                  f"which is not of type Explicit (reshard moves layouts "
                                  f"tracked in types; use with_sharding_constraint for an "
                                  f"Auto axis)")
+
+
+def jit_placement(device, backend, compiler_options, in_shardings) -> dict:
+    """The options of `jit` that JAX's jit applies as it compiles, checked as JAX does."""
+    if device is not None or backend is not None:
+        warnings.warn('backend and device argument on jit is deprecated. You can use '
+                      '`jax.device_put(..., jax.local_devices(backend="cpu")[0])` on the '
+                      'inputs to the jitted function to get the same behavior.',
+                      DeprecationWarning, stacklevel=3)
+        if device is not None and backend is not None:
+            raise ValueError(f"can't specify both a device and a backend for jit, got "
+                             f"device={device!r} and backend={backend!r}")
+        if in_shardings is not None:
+            raise ValueError("If backend or device is specified on jit, then in_shardings "
+                             "should not be specified.")
+    if compiler_options is not None and not isinstance(compiler_options, dict):
+        raise TypeError(f"jit: compiler_options must be a dict of XLA options, got "
+                        f"{compiler_options!r}")
+    given = dict(device=device, backend=backend, compiler_options=compiler_options or None)
+    return {k: v for k, v in given.items() if v is not None}
