@@ -16,7 +16,6 @@ import sys
 
 from . import interop  # noqa: F401  (registers the import/export columns of the bridge)
 from .ir.primitives import primitives_by_name, rule_tables, generic_paths
-from .repl import run_repl
 
 
 def coverage_table(primitives_by_name: dict, rule_tables: dict, generic_paths: dict, *,
@@ -67,6 +66,9 @@ def _rules(args) -> int:
 
 
 def _repl(args) -> int:
+    # Imported here: the REPL's session imports `minijax.ad_checkpoint` (its users
+    # need no import line), which a script under `run` must import itself, as on JAX.
+    from .repl import run_repl
     return run_repl(args.file, echo=args.echo)
 
 

@@ -49,6 +49,29 @@ def test_eval_jaxpr_runs_a_traced_program(transform):
     assert_trees_match(run(minijax), run(jax))
 
 
+def _interpret(jaxpr, consts, *args):
+    """A jaxpr interpreter as JAX's tutorials write one, with JAX's public field names
+    only (`invars`, `outvars`, a literal's `val`), binding each equation anew."""
+    env = {}
+    read = lambda v: v.val if hasattr(v, "val") else env[v]
+    env.update(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+    return [read(v) for v in jaxpr.outvars]
+
+
+def test_a_jaxpr_interpreter_written_for_jax_runs_on_minijax():
+    def run(api):
+        closed = api.make_jaxpr(lambda a: api.numpy.exp(api.numpy.tanh(a)) * 2.0)(
+            np.ones(3, np.float32))
+        f = lambda a: _interpret(closed.jaxpr, closed.consts, a)[0].sum()
+        x = np.array([0.1, 0.2, 0.3], np.float32)
+        return f(x), api.grad(f)(x), api.jit(f)(x)
+    assert_trees_match(run(minijax), run(jax))
+
+
 def _inside_eval_context(api):
     observed = []
 

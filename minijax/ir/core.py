@@ -54,6 +54,11 @@ class Literal:
         self.aval = aval
         self.value = np.asarray(value, dtype=aval.dtype).reshape(aval.shape)
 
+    @property
+    def val(self):
+        """JAX's name for `value` (a jaxpr interpreter written for JAX reads it)."""
+        return self.value
+
     def __repr__(self):
         return f"Literal({self.value!r}:{self.aval.type_text()})"
 
@@ -126,6 +131,16 @@ class Eqn:
         self.outputs = outputs if type(outputs) is tuple else tuple(outputs)
         self.effects = effects if type(effects) is frozenset else frozenset(effects)
         self.source_info = source_info
+
+    # JAX's names for `inputs` and `outputs`, read by jaxpr interpreters written for
+    # JAX (`for eqn in jaxpr.eqns: ... eqn.invars ...`).
+    @property
+    def invars(self) -> tuple:
+        return self.inputs
+
+    @property
+    def outvars(self) -> tuple:
+        return self.outputs
 
     def replace(self, **changes) -> "Eqn":
         fields = {"primitive": self.primitive, "inputs": self.inputs,
