@@ -382,3 +382,72 @@ def test_jnp_dtype_of_a_tracer_is_its_dtype():
     jax.jit(record(jnp, "jax"))(X)
     minijax.jit(record(mnp, "minijax"))(X)
     assert seen["minijax"] == seen["jax"]
+
+
+# -- a 64-bit dtype with x64 off: truncated, with JAX's warning -------------------------------
+
+_WIDE = {"f": np.float64, "c": np.complex128, "i": np.int64, "u": np.uint64}
+# JAX keeps the 64-bit type, unwarned, in these (x64 off; 0.10.2 to 0.12.0.1); minijax
+# truncates and warns as everywhere else.
+_JAX_KEEPS_WIDE = {"lax.empty", "lax.ragged_dot", "lax.ragged_dot_general"}
+
+
+def _truncation(lib, call, dtype):
+    """(the result's dtype under eval_shape, the truncation warnings' texts). Under
+    `disable_jit`, so that no jitted function's cached trace (an earlier test's)
+    skips the body that warns, in either library."""
+    with warnings.catch_warnings(record=True) as caught, lib.disable_jit():
+        warnings.simplefilter("always")
+        out = lib.eval_shape(lambda: call(lib, dtype))
+    texts = [str(w.message) for w in caught if "Explicitly requested" in str(w.message)]
+    return jax.tree.leaves(out)[0].dtype, texts
+
+
+# A 64-bit type these cannot take at all (a buffer's size, conv's operand type); and
+# JAX's rayleigh and wald fail under `disable_jit` with one (AttributeError, 0.10.2).
+_NO_WIDE_CASE = {"numpy.frombuffer", "numpy.fromstring", "lax.conv", "random.rayleigh",
+                 "random.wald"}
+
+
+@pytest.mark.parametrize("name", [n for n, (_, d) in CASES.items()
+                                  if np.dtype(d).kind in _WIDE and n not in _NO_WIDE_CASE])
+def test_a_64_bit_dtype_is_truncated_with_jax_s_warning(name):
+    call, accepted = CASES[name]
+    wide = _WIDE[np.dtype(accepted).kind]
+    ours, ours_warned = _truncation(minijax, call, wide)
+    theirs, theirs_warned = _truncation(jax, call, wide)
+    assert ours == minijax.dtypes.canonicalize_dtype(wide)
+    if name not in _JAX_KEEPS_WIDE:
+        assert ours == theirs
+        assert theirs_warned
+    assert ours_warned
+    # JAX's sentence; the function it names is the one the user called, or the one it
+    # went through (JAX names its own inner functions too: `std` warns as `var`).
+    for text in ours_warned:
+        assert text.startswith(f"Explicitly requested dtype {np.dtype(wide)}")
+        assert text.endswith(f"is not available, and will be truncated to dtype "
+                             f"{ours}. To enable more dtypes, set the jax_enable_x64 "
+                             f"configuration option or the JAX_ENABLE_X64 shell "
+                             f"environment variable. See "
+                             f"https://github.com/jax-ml/jax#current-gotchas for more.")
+
+
+@pytest.mark.parametrize("name", ["numpy.zeros", "numpy.ones", "numpy.full", "numpy.array",
+                                  "numpy.arange", "numpy.linspace", "numpy.eye",
+                                  "numpy.astype", "numpy.mean", "numpy.cumsum",
+                                  "numpy.einsum", "lax.convert_element_type",
+                                  "random.uniform", "random.randint"])
+def test_the_truncation_warning_reads_as_jax_s(name):
+    call, accepted = CASES[name]
+    wide = _WIDE[np.dtype(accepted).kind]
+    assert _truncation(minijax, call, wide)[1][0] == _truncation(jax, call, wide)[1][0]
+
+
+def test_the_truncation_warning_points_at_the_user_s_line():
+    with pytest.warns(UserWarning, match="Explicitly requested dtype float64") as caught:
+        mnp.zeros(2, np.float64)
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mnp.zeros(2, np.float32)                 # nothing to truncate: no warning
+        mnp.asarray(np.ones(2, np.float64))      # an input's own dtype: no warning

@@ -118,12 +118,16 @@ def test_isinstance_ndarray():
     assert not isinstance(np.ones(3), mnp.ndarray)
 
 
-def test_x64_names_canonicalize_without_warnings():
+def test_x64_names_canonicalize_and_only_a_requested_dtype_warns():
+    # An input's own 64-bit dtype is truncated silently; a 64-bit dtype asked for is
+    # truncated with JAX's warning (its text: tests/test_dtype_arguments.py).
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert mnp.zeros(3, mnp.float64).dtype == np.float32
         assert mnp.asarray(np.arange(3)).dtype == np.int32
         assert mnp.asarray(np.ones(3)).dtype == np.float32
+    with pytest.warns(UserWarning, match="requested in zeros"):
+        assert mnp.zeros(3, mnp.float64).dtype == np.float32
+    with pytest.warns(UserWarning, match="requested in arange"):
         assert mnp.arange(3, dtype=np.int64).dtype == np.int32
 
 

@@ -324,7 +324,8 @@ def fold_in(key, data):
 # -- samplers ------------------------------------------------------------------------------
 
 def _dtype(name, dtype, default, accepts, kind):
-    dtype = canonical_dtype_argument(default if dtype is None else dtype, name)
+    dtype = canonical_dtype_argument(default if dtype is None else dtype, name,
+                                     name_in_warning=False)
     if not accepts(dtype):
         raise ValueError(f"dtype argument to `{name}` must be a {kind} dtype, got {dtype}")
     return dtype
@@ -499,7 +500,8 @@ def _clip_to(value, dtype):
 def randint(key, shape, minval, maxval, dtype=None):
     """Integers in [minval, maxval), from 2 x 32 (or more) random bits per value."""
     typed, _ = _check_key("randint", key)
-    dtype = canonical_dtype_argument(np.int32 if dtype is None else dtype, "randint")
+    dtype = canonical_dtype_argument(np.int32 if dtype is None else dtype, "randint",
+                                     name_in_warning=False)
     if not is_integer(dtype):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     shape = _shape("randint", shape)

@@ -9,15 +9,22 @@ the same things. minijax's own values count as arrays here: its tracers, as JAX'
 tracers are jax.Arrays, and its refs and ref views (JAX takes a ref's dtype: see the
 divergence record `ref_as_a_dtype_argument_is_taken`).
 
+A 64-bit dtype asked for while x64 is off is truncated to its 32-bit kin with JAX's
+UserWarning, naming the function (`canonical_dtype_argument`): only a dtype the user
+gave is checked, never a default or an input's own dtype.
+
 `jnp.dtype` itself is NumPy's constructor in JAX and is more lenient; it lives in
 `minijax/numpy/_dtypes.py`.
 """
 from __future__ import annotations
 
+import warnings
+
 import jax
 import numpy as np
 
 from .ref_box import Ref
+from .source_info import user_stacklevel
 from .trace import Tracer
 from .types import KEY_DTYPE, NARROW_FLOATS, NARROW_INTS, bfloat16, canonical_dtype, float0
 
@@ -71,10 +78,27 @@ def dtype_argument(dtype, fun_name: str | None = None) -> np.dtype:
                     f"{dtype}{where}")
 
 
-def canonical_dtype_argument(dtype, fun_name: str | None = None) -> np.dtype:
-    """`dtype_argument`, then what minijax makes of it with x64 off (64 -> 32 bits)."""
+def canonical_dtype_argument(dtype, fun_name: str | None = None, *,
+                             name_in_warning: bool = True) -> np.dtype:
+    """`dtype_argument`, then what minijax makes of it with x64 off (64 -> 32 bits),
+    with JAX's warning when that truncates it (naming `fun_name` unless
+    `name_in_warning` is False: JAX's samplers do not name themselves there)."""
     wanted = dtype_argument(dtype, fun_name)
-    return wanted if not isinstance(wanted, np.dtype) else canonical_dtype(wanted)
+    if not isinstance(wanted, np.dtype):
+        return wanted
+    canonical = canonical_dtype(wanted)
+    if canonical != wanted:
+        where = f" requested in {fun_name}" if fun_name and name_in_warning else ""
+        warnings.warn(f"Explicitly requested dtype {wanted}{where} is not available, and "
+                      f"will be truncated to dtype {canonical}. {_X64_HINT}",
+                      stacklevel=user_stacklevel())
+    return canonical
+
+
+# JAX's words after the truncation warning (jax 0.10.2 to 0.12.0.1).
+_X64_HINT = ("To enable more dtypes, set the jax_enable_x64 configuration option or the "
+             "JAX_ENABLE_X64 shell environment variable. See "
+             "https://github.com/jax-ml/jax#current-gotchas for more.")
 
 
 def _is_extended(dtype) -> bool:

@@ -175,6 +175,16 @@ def user_source_info(depth: int = 1) -> SourceInfo | None:
     return walk_frames(_getframe(depth + 1))
 
 
+def user_stacklevel() -> int:
+    """The `stacklevel` that points a warning issued by the caller at the user's line
+    (the first frame outside minijax, JAX and the standard library), as JAX's
+    warnings point at the line that called JAX."""
+    frame, level, internal = _getframe(1), 1, internal_files
+    while frame is not None and internal[frame.f_code.co_filename]:
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 1
+
+
 def user_location() -> str:
     """'file:line' of the user's frame, for messages ('the ref created at ...')."""
     info = user_source_info(1)

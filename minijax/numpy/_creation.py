@@ -89,6 +89,18 @@ def _contains_traced(obj) -> bool:
 def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0):
     """`jnp.array`: Python scalars stay weakly typed; lists become arrays (stacked when
     they hold traced values); `dtype` converts; x64 is off (f64 data becomes f32)."""
+    return _array(object, dtype, order, ndmin, "array")
+
+
+def asarray(a, dtype=None, order=None, copy=None):
+    """`jnp.asarray`: as `array`, returning `a` itself when no conversion is needed."""
+    return _array(a, dtype, order, 0, "asarray")
+
+
+def _array(object, dtype, order, ndmin: int, fname: str):
+    # The dtype asked for is checked (and a 64-bit one truncated, with the warning)
+    # once, under the name of the function called; below it is already canonical.
+    dtype = None if dtype is None else _dtype_arg(dtype, fname)
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"array: order={order!r} is not supported")
     if isinstance(object, _ScalarType):
@@ -110,11 +122,6 @@ def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0):
     if ndmin > ndim:
         out = lax.expand_dims(out, tuple(range(ndmin - ndim)))
     return out
-
-
-def asarray(a, dtype=None, order=None, copy=None):
-    """`jnp.asarray`: as `array`, returning `a` itself when no conversion is needed."""
-    return array(a, dtype=dtype, copy=False, order=order)
 
 
 def _stack_nested(items, dtype):

@@ -37,7 +37,7 @@ def _contract(lhs, rhs, contracting, batch, preferred=None, precision=None):
 
 def _promoted(fname, a, b, preferred):
     a, b = promote_dtypes(fname, a, b)
-    return a, b, (dtype_of(a) if preferred is None else canonicalize_dtype(preferred))
+    return a, b, (dtype_of(a) if preferred is None else canonicalize_dtype(preferred, fname))
 
 
 def _typed_result(fname, out, out_dtype, promoted_operand, preferred):
@@ -289,7 +289,7 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
 def _einsum(subscripts, *operands, precision=None, preferred_element_type=None):
     operands = promote_dtypes("einsum", *operands)
     out_dtype = (dtype_of(operands[0]) if preferred_element_type is None
-                 else canonicalize_dtype(preferred_element_type))
+                 else canonicalize_dtype(preferred_element_type, "einsum"))
     in_labels, out_labels = _parse_einsum(subscripts, [shape_of(x) for x in operands])
     sizes = {}
     for x, labels in zip(operands, in_labels):

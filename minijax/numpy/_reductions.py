@@ -90,7 +90,7 @@ def _reduce(fname, reducer, a, axis, dtype, keepdims, initial, combine, widen=Tr
     axes = canonicalize_axes(fname, axis, ndim)
     in_dtype = dtype_of(a)
     if dtype is not None:
-        out_dtype = canonicalize_dtype(dtype)
+        out_dtype = canonicalize_dtype(dtype, fname)
     else:
         out_dtype = _accumulation_dtype(in_dtype) if widen else in_dtype
     compute = _compute_dtype(out_dtype)
@@ -192,7 +192,7 @@ def _mean_dtypes(fname, a, dtype):
     if dtype is None:
         out_dtype = dtype_of(a) if is_inexact(dtype_of(a)) else np.dtype(np.float32)
     else:
-        out_dtype = canonicalize_dtype(dtype)
+        out_dtype = canonicalize_dtype(dtype, fname)
     return a, out_dtype, _compute_dtype(out_dtype)
 
 
@@ -350,7 +350,7 @@ def _cumulative(fname, scan):
         else:
             axis = canonicalize_axis(fname, axis, len(shape))
         # Unlike sum, a scan keeps narrow integer types; only bools become int32.
-        out_dtype = (canonicalize_dtype(dtype) if dtype is not None
+        out_dtype = (canonicalize_dtype(dtype, fname) if dtype is not None
                      else np.dtype(np.int32) if is_bool(dtype_of(a)) else dtype_of(a))
         x = strong(fname, convert(fname, a, out_dtype))
         return scan(x, axis)

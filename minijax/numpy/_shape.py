@@ -241,7 +241,7 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("concatenate: need at least one array to concatenate")
     arrays = promote_dtypes("concatenate", *arrays)
     if dtype is not None:
-        arrays = [convert("concatenate", a, canonicalize_dtype(dtype)) for a in arrays]
+        arrays = [convert("concatenate", a, canonicalize_dtype(dtype, "concatenate")) for a in arrays]
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
@@ -283,7 +283,7 @@ def _stack_operands(*arrays, axis, dtype):
     axis = canonicalize_axis("stack", axis, len(shape_of(arrays[0])) + 1)
     arrays = promote_dtypes("stack", *arrays)
     if dtype is not None:
-        arrays = [convert("stack", a, canonicalize_dtype(dtype)) for a in arrays]
+        arrays = [convert("stack", a, canonicalize_dtype(dtype, "stack")) for a in arrays]
     return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis)
 
 

@@ -104,7 +104,7 @@ def _view(self, dtype=None, type=None):
         raise NotImplementedError("view: the `type` argument is not supported (as in JAX)")
     if dtype is None:
         return self
-    target = _dtypes.canonicalize_dtype(dtype)
+    target = _dtypes.canonicalize_dtype(dtype, "view")
     source = np.dtype(self.dtype)
     if self.ndim == 0:
         if source.itemsize != target.itemsize:
