@@ -42,6 +42,10 @@ CASES = {
     "vjp": lambda lib, np_, f: lib.vjp(f, 1.0),
     "linearize": lambda lib, np_, f: lib.linearize(f, np_.ones(2)),
     "jacrev": lambda lib, np_, f: lib.jacrev(f)(np_.ones(2)),
+    "vmap_of_jvp": lambda lib, np_, f: lib.vmap(
+        lambda x: lib.jvp(f, (x,), (x,)))(np_.ones((3, 2))),
+    "vmap_of_grad": lambda lib, np_, f: lib.vmap(
+        lib.grad(lambda x: f(x).sum()))(np_.ones((3, 2))),
     "vmap": lambda lib, np_, f: lib.vmap(f, in_axes=1)(np_.ones((2, 3))),
     "jit_of_vmap": lambda lib, np_, f: lib.jit(lib.vmap(f))(np_.ones((3, 2))),
     "vmap_of_jit": lambda lib, np_, f: lib.vmap(lib.jit(f))(np_.ones((3, 2))),
