@@ -37,8 +37,10 @@ from .errors import (MinijaxError, ConcretizationTypeError, TracerBoolConversion
 JAX_TRACER_NAMES = {
     "staging": "JitTracer",        # jit, make_jaxpr, eval_shape, checkpoint, loop bodies
     "partial_eval": "JaxprTracer",  # an unknown of linearize's tangent program
-    "jvp": "JVPTracer",            # jvp, jacfwd
-    "linearize": "GradTracer",     # grad, vjp, linearize, jacrev (JAX's LinearizeTracer)
+    "jvp": "JVPTracer",            # jvp
+    # grad, vjp, linearize, jacrev, and jacfwd here, which linearizes once (JAX's
+    # jacfwd is vmap of jvp); JAX's class is LinearizeTracer
+    "linearize": "GradTracer",
     "vmap": "VmapTracer",          # vmap (JAX's BatchTracer)
     "jet": "JetTracer",            # experimental.jet
 }
