@@ -90,7 +90,8 @@ from . import interop  # noqa: E402
 # (tests/test_module_loading.py checks each against JAX's).
 _LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "ops",
                                 "experimental", "custom_batching", "custom_derivatives",
-                                "profiler", "dlpack", "core", "stages"})
+                                "profiler", "dlpack", "core", "stages", "monitoring",
+                                "version", "distributed"})
 
 
 __getattr__, __dir__ = _lazy_submodules(__name__, _LAZY_SUBMODULES)

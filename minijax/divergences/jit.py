@@ -40,3 +40,14 @@ register(
     "the cause JAX's own jit documentation names first for retracing",
     transforms=("jit", "explain_cache_misses", "static_argnums"),
     intended_on="0.10.2")
+
+register(
+    "monitoring_clear_keeps_scalar_listeners", "0.10.2, 0.11.2, 0.12.0.1",
+    "jax.monitoring.clear_event_listeners() leaves the listeners registered with "
+    "register_scalar_listener in place: a later record_scalar still calls them (the "
+    "function's `global` statement omits `_scalar_listeners`, so it rebinds a local)",
+    "minijax.monitoring.clear_event_listeners() unregisters listeners of all four "
+    "kinds; a later record_scalar calls none",
+    "the function clears the registry (its docstring: 'Clear event listeners'), and "
+    "its body assigns the scalar list an empty one beside the other three",
+    transforms=("monitoring", "clear_event_listeners", "record_scalar"))

@@ -57,6 +57,7 @@ from .sharding import constrain_jit_shardings, jit_placement
 from .tracing import Staged, eval_shape, stage_cached, staging_key
 from .cache_misses import explain_cache_miss
 from .config_flags import before_trace, explain_cache_misses
+from .events import forwarding_jax_events
 from ..transforms.discharge import mentions_refs
 from ..transforms.key_reuse import check_jaxpr as check_key_reuse, eager_call as eager_key_reuse_call
 from .aot import Lowered, Traced
@@ -380,10 +381,13 @@ class JitFunction(Wrapped):
         first call, or one under a transformation, `disable_jit`, the NaN/inf checks
         or a flag applied through JAX's context: a transfer guard), with every check
         made."""
-        if _root_modes.jax_applied:
-            with root_modes.applied_to_jax():
-                return self._call_checked(args, kwargs)
-        return self._call_checked(args, kwargs)
+        # (What JAX records while it compiles this program reaches minijax.monitoring's
+        # listeners: frontend/events.py.)
+        with forwarding_jax_events(fun_name(self._fun)):
+            if _root_modes.jax_applied:
+                with root_modes.applied_to_jax():
+                    return self._call_checked(args, kwargs)
+            return self._call_checked(args, kwargs)
 
     def _call_checked(self, args, kwargs):
         if _root_modes.jit_disabled:

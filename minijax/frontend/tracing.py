@@ -24,6 +24,7 @@ from typing import Callable
 import jax
 from jax import tree_util
 
+from . import events
 from .pytrees import FlatFun, checked_avals, split_static_args, fun_name
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
@@ -64,7 +65,12 @@ def trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where: str):
         outs = flat_fun(*tracers)
         check_returned_refs(outs, flat_fun.out_tree, tracers, leaves, where, _RETURNED_REF)
         return outs
-    closed = trace_to_jaxpr(checked_fun, in_avals)
+    name = events.jit_trace_name(where)
+    if name is None:
+        closed = trace_to_jaxpr(checked_fun, in_avals)
+    else:
+        with events.timed(events.JAXPR_TRACE_EVENT, name):
+            closed = trace_to_jaxpr(checked_fun, in_avals)
     check_staged_refs(closed, leaves, where)
     return closed, flat_fun.out_tree
 

@@ -31,7 +31,8 @@ from .elementwise import convert_element_type_p
 from .primitives import jit_p, signature_of
 from .source_info import caller_source_info, current_source_info, no_source_info
 from .errors import UnexpectedTracerError
-from .trace import Trace, Tracer, current_trace, set_current_trace, aval_of
+from .trace import (Trace, Tracer, current_trace, set_current_trace, aval_of,
+                    JAX_TRACER_NAMES)
 from .types import ShapedArray, is_key
 
 
@@ -51,8 +52,12 @@ class StagingTracer(Tracer):
     # Read by every lax operation's dtype check: one property call rather than two.
     dtype = property(lambda self: self.ir_var.aval.dtype)
 
+    def _short_repr(self):
+        return f"{JAX_TRACER_NAMES[self._trace.kind]}({self.ir_var.aval})"
+
 
 class StagingTrace(Trace):
+    kind = "staging"
     expands_operations = False     # one application, one equation
     stages_program = True
 

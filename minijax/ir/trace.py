@@ -30,8 +30,26 @@ from .errors import (MinijaxError, ConcretizationTypeError, TracerBoolConversion
                      UnexpectedTracerError)
 
 
+# Which of JAX's tracer classes does the job of each of minijax's trace kinds (a
+# trace's `kind`): a tracer's repr reads as JAX's tracer's for the same program, so
+# `print(x)` inside a transformation and the error messages that show a tracer say
+# what JAX's say. The same on jax 0.10.2 through 0.12.0.1 (tests/test_tracer_repr.py).
+JAX_TRACER_NAMES = {
+    "staging": "JitTracer",        # jit, make_jaxpr, eval_shape, checkpoint, loop bodies
+    "partial_eval": "JaxprTracer",  # an unknown of linearize's tangent program
+    "jvp": "JVPTracer",            # jvp
+    # grad, vjp, linearize, jacrev, and jacfwd here, which linearizes once (JAX's
+    # jacfwd is vmap of jvp); JAX's class is LinearizeTracer
+    "linearize": "GradTracer",
+    "vmap": "VmapTracer",          # vmap (JAX's BatchTracer)
+    "jet": "JetTracer",            # experimental.jet
+}
+
+
 class Trace:
     """Base class: a context that interprets primitive applications."""
+    # The key of its tracers' name in `JAX_TRACER_NAMES` (None: it makes no tracers).
+    kind = None
     # Whether one primitive application may become several equations (a jvp rule
     # stages the primal and the tangent): `bind` then looks up the user's source line
     # once for all of them (`source_info.py`). Staging and evaluation make one.
@@ -96,8 +114,8 @@ class Tracer:
         value = self.concrete_value()
         if value is None:
             raise error(
-                f"{what} needs a concrete value, but this is an abstract tracer of type "
-                f"{self.aval} inside {type(self._trace).__name__}. Python control flow "
+                f"{what} needs a concrete value, but this is an abstract tracer, "
+                f"{self._short_repr()}. Python control flow "
                 f"cannot depend on values traced by jit; use lax.cond / jnp.where, or "
                 f"mark the argument static with static_argnums.")
         return value
@@ -130,7 +148,17 @@ class Tracer:
         return np.asarray(value, *args, **kwargs)
 
     def __repr__(self):
-        return f"Traced<{self.aval}>with<{type(self._trace).__name__}>"
+        return self._short_repr()
+
+    def _short_repr(self) -> str:
+        # JAX's default form, for the kinds whose tracers show no contents
+        return f"{JAX_TRACER_NAMES.get(self._trace.kind, 'Tracer')}<{self.aval}>"
+
+
+def short_repr(x) -> str:
+    """How a tracer shows a value it holds: a tracer by its own short form, anything
+    else by `str` (an array's values, as JAX prints a JVPTracer's primal)."""
+    return x._short_repr() if isinstance(x, Tracer) else str(x)
 
 
 # -- the current trace ----------------------------------------------------------------

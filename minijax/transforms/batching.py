@@ -13,7 +13,7 @@ from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.registry import register_rule_table, GenericPath
 from ..ir.errors import ConcretizationTypeError
 from ..ir.trace import (Trace, Tracer, MinijaxError, aval_of, current_trace,
-                        set_current_trace)
+                        set_current_trace, JAX_TRACER_NAMES)
 from ..ir.types import RefType
 
 not_mapped = None
@@ -80,6 +80,10 @@ class BatchTracer(Tracer):
             else:
                 self._aval = stacked.update(shape=shape[:d] + shape[d + 1:])
         return self._aval
+
+    def _short_repr(self):
+        return (f"{JAX_TRACER_NAMES[self._trace.kind]}(aval={self.aval}, "
+                f"batched={aval_of(self.value)})")
 
     def _concrete_or_raise(self, what, error=ConcretizationTypeError):
         raise error(

@@ -105,6 +105,7 @@ class JetTracer(PrimalTracer):
 
 class JetTrace(Trace):
     """Propagates a truncated Taylor series of `order` terms through each primitive."""
+    kind = "jet"
 
     def __init__(self, parent: Trace, order: int):
         super().__init__(parent)

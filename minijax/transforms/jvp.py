@@ -36,7 +36,8 @@ from ..ir import leak_checks
 from ..ir.core import Jaxpr, ClosedJaxpr
 from ..ir.primitives import register_rule_table
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import Trace, Tracer, aval_of, current_trace, set_current_trace
+from ..ir.trace import (Trace, Tracer, aval_of, current_trace, set_current_trace,
+                        JAX_TRACER_NAMES, short_repr)
 from ..ir.types import RefType, is_inexact
 from .ad_util import (Zero, tangent_aval, is_differentiable, instantiate, eval_jaxpr,
                       fresh_root)
@@ -73,6 +74,14 @@ class JVPTracer(PrimalTracer):
         self.primal = primal
         self.tangent = tangent      # never a Zero: zero tangents are not wrapped
 
+    def _short_repr(self):
+        kind = self._trace.kind
+        primal = short_repr(self.primal)
+        if kind == "linearize":     # the tangent is a variable of the linear program
+            tangent = aval_of(self.tangent).str_short(True)
+            return f"{JAX_TRACER_NAMES[kind]}(primal={primal}, typeof(tangent)={tangent})"
+        return f"{JAX_TRACER_NAMES[kind]}(primal={primal}, tangent={short_repr(self.tangent)})"
+
 
 class JVPTrace(Trace):
     """Differentiates every primitive applied to its tracers. `tag` names the
@@ -81,6 +90,10 @@ class JVPTrace(Trace):
     def __init__(self, parent: Trace, tag: str = "jvp"):
         super().__init__(parent)
         self.tag = tag
+
+    @property
+    def kind(self):
+        return self.tag
 
     def make_tracer(self, primal, tangent):
         """`primal` with `tangent`; a symbolic zero tangent needs no tracer at all."""

@@ -59,6 +59,7 @@ class PartialEvalTracer(StagingTracer):
     """An unknown value: a variable of the staged jaxpr. (A staging tracer of another
     type, so that each trace recognises its own tracers by type.)"""
     __slots__ = ()
+    _short_repr = Tracer._short_repr    # JAX's JaxprTracer shows no contents
 
 
 class _Recipe(NamedTuple):
@@ -71,6 +72,8 @@ class _Recipe(NamedTuple):
 
 
 class PartialEvalTrace(Trace):
+    kind = "partial_eval"
+
     def __init__(self, parent: Trace, policy=everything_saveable):
         super().__init__(parent)
         self.policy = None if policy is everything_saveable else policy

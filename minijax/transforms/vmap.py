@@ -65,6 +65,8 @@ from .batching import (not_mapped, Batched, BatchedJaxpr, BatchingError,  # noqa
 # -- the trace ---------------------------------------------------------------------
 
 class BatchTrace(Trace):
+    kind = "vmap"
+
     def __init__(self, parent: Trace, axis_size: int, axis_name=None):
         super().__init__(parent)
         self.axis_size = axis_size

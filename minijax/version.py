@@ -1,0 +1,8 @@
+"""`minijax.version`: minijax's version, as `jax.version` holds JAX's.
+
+`__version__` and `_version` are one string (the package's `minijax.__version__`);
+the rest of `jax.version` is JAX's build tooling, which minijax has no use for.
+"""
+from . import __version__
+
+_version = __version__
