@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from ..extend.core import Primitive
+from ..frontend.user_primitives import Primitive
 
 
 def check_user_primitive(prim, where: str):

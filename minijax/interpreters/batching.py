@@ -53,9 +53,13 @@ def defvectorized(prim):
     primitive_batchers[prim] = functools.partial(_vectorized, prim)
 
 
-def bdim_at_front(x, bdim, size):
+def bdim_at_front(x, bdim, size, mesh_axis=None):
     """`x` with its batch axis `bdim` moved to the front; an operand without one
-    (`bdim` None) is broadcast to `size` along a new leading axis."""
+    (`bdim` None) is broadcast to `size` along a new leading axis. (`mesh_axis`, a
+    sharding of the new axis in JAX, must be None: minijax's vmap does not shard.)"""
+    if mesh_axis is not None:
+        raise NotImplementedError("bdim_at_front: minijax's vmap does not shard the "
+                                  "batch axis; pass mesh_axis=None")
     aval = _aval_of(x)
     if bdim is None:
         return _bind(_P.broadcast_in_dim_p, x, shape=(size, *aval.shape),
