@@ -271,3 +271,17 @@ def test_jaxpr_as_fun_and_the_catalogues_primitives():
         mine, theirs = (getattr(lib.extend.core.primitives, name) for lib in (minijax, jax))
         assert isinstance(mine, minijax.extend.core.Primitive.__mro__[1])
         assert mine.name == theirs.name
+
+
+def test_two_primitives_of_one_name_are_two_programs():
+    # The same name, types and text, but different lowerings: no compiled program
+    # (nor a cached trace) of one may serve the other.
+    Primitive, ad, batching, mlir, core, jnp = _api("minijax")
+    results = []
+    for factor in (2.0, 3.0):
+        p = Primitive("scaled")
+        p.def_abstract_eval(lambda x: core.ShapedArray(x.shape, x.dtype))
+        mlir.register_lowering(p, mlir.lower_fun(lambda x, k=factor: k * x, False))
+        results.append(minijax.jit(lambda x, p=p: p.bind(x))(X))
+        results.append(minijax.lax.cond(True, p.bind, p.bind, X))
+    assert_trees_match(results, [2 * X, 2 * X, 3 * X, 3 * X])

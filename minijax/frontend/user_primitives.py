@@ -43,7 +43,7 @@ class Primitive(_registry.Primitive):
         raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented; "
                                   f"define one with p.def_impl")
 
-    def abstract_eval(self, *avals, **params):
+    def abstract_eval(self, *args, **params):
         raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented; "
                                   f"define one with p.def_abstract_eval")
 

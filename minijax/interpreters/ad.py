@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import functools
 
-from ..transforms.ad_util import Zero, add_tangents, instantiate, tangent_aval, zeros
+from ..transforms.ad_util import Zero, add_tangents as _add_tangents, instantiate, \
+    tangent_aval, zeros
 from ..transforms.jvp import JvpResult, jvp_rules as _jvp_rules
 from ..transforms.transpose import UndefinedPrimal, transpose_rules as _transpose_rules
 from ..ir.trace import aval_of as _aval_of
@@ -44,7 +45,12 @@ def zeros_like_aval(aval):
     return zeros(aval)
 
 
-def _outputs(prim, out, what):
+def add_tangents(x, y):
+    """`x + y` where either may be a symbolic `Zero`."""
+    return _add_tangents(x, y)
+
+
+def _outputs(prim, out):
     if not prim.multiple_results:
         return [out]
     return list(out)
@@ -58,8 +64,7 @@ def _translate_jvp(prim, rule):
         except (TypeError, ValueError):
             raise TypeError(f"the jvp rule of {prim.name} must return a pair "
                             f"(primal_out, tangent_out), got {out!r}") from None
-        return JvpResult(_outputs(prim, primal_out, "jvp"),
-                         _outputs(prim, tangent_out, "jvp"))
+        return JvpResult(_outputs(prim, primal_out), _outputs(prim, tangent_out))
     jvp_rule.__wrapped__ = rule
     return jvp_rule
 

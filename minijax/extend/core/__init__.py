@@ -14,7 +14,8 @@ not know it, and `python -m minijax rules` and the rule-coverage tests list the
 catalogue only, so a primitive a test makes does not show there.
 
 `Jaxpr`, `ClosedJaxpr`, `Literal` and `Var` are minijax's own (`ir/core.py`), so they
-have minijax's fields (an equation's `inputs`/`outputs`, not JAX's `invars`/`outvars`);
+have minijax's fields and constructors (an equation's `inputs`/`outputs`, not JAX's
+`invars`/`outvars`; `Jaxpr(constvars, invars, eqns, outvars)`);
 JAX's `JaxprEqn` and its jaxpr-building helpers are not here for that reason.
 """
 from __future__ import annotations
