@@ -231,14 +231,14 @@ def test_the_rule_tables_refuse_what_minijax_cannot_serve():
     p = Primitive("hand_lowered")
     with pytest.raises(NotImplementedError, match="register mlir.lower_fun"):
         mlir.register_lowering(p, lambda ctx, x: [x])
-    with pytest.raises(TypeError, match="made with minijax.extend.core.Primitive"):
+    with pytest.raises(TypeError, match="takes a primitive made with"):
         ad.primitive_jvps[minijax.extend.core.primitives.sin_p] = lambda ps, ts: ps
-    with pytest.raises(TypeError, match="multiple_results"):
-        p.multiple_results = True
+    p.multiple_results = True
+    with pytest.raises(TypeError, match="serves single-result primitives"):
         ad.defjvp(p, None)
     q = Primitive("bad_abstract_eval")
     q.def_abstract_eval(lambda x: jax.core.ShapedArray(x.shape, x.dtype))
-    with pytest.raises(TypeError, match="must return minijax.core.ShapedArray"):
+    with pytest.raises(TypeError, match="abstract eval of bad_abstract_eval must return"):
         minijax.make_jaxpr(q.bind)(X)
 
 
