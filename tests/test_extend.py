@@ -98,6 +98,8 @@ X, Y, Z = (np.array([0.5, -1.5, 2.0], np.float32), np.array([3.0, 0.25, -1.0], n
 TRANSFORMED = {
     "eager": (lambda lib, ma: ma, (X, Y, Z)),
     "jit": (lambda lib, ma: lib.jit(ma), (X, Y, Z)),
+    # weak operands, a strong result: the type is the abstract eval's, not the impl's
+    "jit of Python scalars": (lambda lib, ma: lib.jit(ma), (2.0, 3.0, 4.0)),
     "jvp": (lambda lib, ma: lambda x, y: lib.jvp(lambda a, b: ma(a, b, a), (x, y), (y, x)),
             (X, Y)),
     "grad": (lambda lib, ma: lib.grad(lambda x, y: ma(x, y, x).sum(), argnums=(0, 1)),

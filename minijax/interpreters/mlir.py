@@ -18,7 +18,8 @@ import numpy as np
 
 from ..backends.reference import eval_jaxpr as _reference_eval
 from ..backends.reference_rules import reference_rules as _reference_rules
-from ..backends.xla import lower_jaxpr as _lower_jaxpr, lowering_rules as _lowering_rules
+from ..backends.xla import (lower_jaxpr as _lower_jaxpr, lowering_rules as _lowering_rules,
+                            weakened as _weakened)
 from ..ir.registry import out_avals_of as _out_avals_of
 from ..ir.staging import trace_to_jaxpr as _trace_to_jaxpr
 from ..ir.trace import root_trace as _root_trace, set_current_trace as _set_current_trace
@@ -30,7 +31,8 @@ __all__ = ["lower_fun", "register_lowering"]
 
 class _LoweredFunction:
     """What `lower_fun` returns: `fun` to be traced with minijax, once per operand
-    types and params (`traced`)."""
+    types and params (`traced`: the jaxpr, and the out avals the abstract eval
+    declares)."""
 
     def __init__(self, fun, multiple_results):
         self.fun = fun
@@ -59,13 +61,15 @@ class _LoweredFunction:
             return list(out) if self.multiple_results else [out]
         with _set_current_trace(_root_trace()):
             closed = _trace_to_jaxpr(body, list(in_avals))
+        declared = _out_avals_of(prim, in_avals, params)
         got = [(a.shape, a.dtype) for a in closed.jaxpr.out_avals]
-        declared = [(a.shape, a.dtype) for a in _out_avals_of(prim, in_avals, params)]
-        if got != declared:
-            show = lambda pairs: ", ".join(f"{np.dtype(d).name}{list(s)}" for s, d in pairs)
+        if got != [(a.shape, a.dtype) for a in declared]:
+            show = lambda avals: ", ".join(f"{np.dtype(a.dtype).name}{list(a.shape)}"
+                                           for a in avals)
             raise TypeError(f"the function lower_fun lowers {prim.name} with returns "
-                            f"({show(got)}), but its abstract eval says ({show(declared)})")
-        return closed
+                            f"({show(closed.jaxpr.out_avals)}), but its abstract eval "
+                            f"says ({show(declared)})")
+        return closed, declared
 
 
 def lower_fun(fun, multiple_results: bool = True):
@@ -99,15 +103,24 @@ def _jax_value_aval(value):
     return _aval_of_value(value)
 
 
+def _as_declared(value, aval):
+    # The abstract eval, not the traced function, says whether a result is weak (a
+    # function of weak operands gives weak results; JAX's primitive gives its type's).
+    if aval.weak_type:
+        return _weakened(value)
+    return jax.lax.convert_element_type(value, value.dtype) if value.weak_type else value
+
+
 def _lower(prim, *values, **params):
     in_avals = tuple(_jax_value_aval(v) for v in values)
-    closed = _choose(prim).traced(prim, in_avals, params)
-    return _lower_jaxpr(closed.jaxpr, closed.consts, values)
+    closed, declared = _choose(prim).traced(prim, in_avals, params)
+    outs = _lower_jaxpr(closed.jaxpr, closed.consts, values)
+    return [_as_declared(v, a) for v, a in zip(outs, declared)]
 
 
 def _reference(prim, *values, **params):
     in_avals = tuple(_aval_of_value(v) for v in values)
-    closed = _choose(prim).traced(prim, in_avals, params)
+    closed, _ = _choose(prim).traced(prim, in_avals, params)
     return _reference_eval(closed.jaxpr, closed.consts, *values)
 
 
