@@ -15,6 +15,7 @@ _NOT_AT_IMPORT = ["jax.extend", "minijax.ir.parser", "minijax.random", "minijax.
                   "minijax.nn", "minijax.image", "minijax.test_util", "minijax.ops",
                   "minijax.flatten_util", "minijax.ad_checkpoint", "minijax.stages",
                   "minijax.monitoring", "minijax.version", "minijax.distributed",
+                  "minijax.interpreters", "minijax.extend",
                   # computing an array at import lowered a program with JAX's MHLO
                   "jaxlib.mlir.dialects.mhlo"]
 

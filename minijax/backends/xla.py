@@ -344,8 +344,9 @@ def interpret_with_table(jaxpr, consts, args, table: dict, missing) -> list:
 
 
 def _no_lowering(primitive):
-    return NotImplementedError(f"the XLA backend has no lowering for {primitive.name}; "
-                               f"refs must be discharged before lowering")
+    return primitive.missing_rule_error("xla", NotImplementedError(
+        f"the XLA backend has no lowering for {primitive.name}; "
+        f"refs must be discharged before lowering"))
 
 
 def lower_jaxpr(jaxpr, consts, args) -> list:

@@ -32,4 +32,6 @@ through `minijax/backends`. The public modules at the package root (`minijax`,
   ref_checks.py       the ref misuse `jit` and the control-flow bodies reject
   pytrees.py          `FlatFun` (a function on pytrees as one on flat leaves),
                       checked flattening, static arguments
+  user_primitives.py  `extend.core.Primitive`, a primitive of the user's (its
+                      other rules: `minijax/interpreters`)
 """

@@ -56,6 +56,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .core import Jaxpr, ClosedJaxpr, Var, Literal
+from .registry import primitives_by_name
 from .trace import MinijaxError
 from .types import (RefType, bfloat16, float0, is_key, key_tag, keys_as_numpy, is_float,
                     is_integer, NARROW_FLOATS, NARROW_INTS)
@@ -311,6 +312,11 @@ class _Printer:
         sugar = _REF_SUGAR.get(eqn.primitive.name)
         if sugar is not None and _is_sugarable(eqn):
             return " " * indent + sugar(self, eqn, used)
+        if self.exact and primitives_by_name.get(eqn.primitive.name) is not eqn.primitive:
+            # Names of user primitives may repeat, and `loads` knows the catalogue only:
+            # a text would stand for programs that differ (a compile cache keyed by it).
+            raise NotSerializableError(f"the exact text form cannot carry the user "
+                                       f"primitive {eqn.primitive.name}")
         lhs = " ".join(self.binder(v) for v in eqn.outputs)
         head = " " * indent + (f"{lhs} = " if lhs else "") + eqn.primitive.name
         params = [f"{k}={self.param(v, indent + 2)}" for k, v in sorted(eqn.params.items())]

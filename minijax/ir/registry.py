@@ -70,6 +70,12 @@ class Primitive:
     def __repr__(self):
         return self.name
 
+    def missing_rule_error(self, table: str, default: Exception) -> Exception:
+        """The error a pass raises when its `table` has no rule for this primitive.
+        Catalogue primitives give the pass's own `default`; a user's primitive
+        (`minijax.extend.core.Primitive`) says it as JAX does for its primitives."""
+        return default
+
 
 primitives_by_name: dict[str, Primitive] = {}
 type_rules: dict[Primitive, callable] = {}

@@ -129,8 +129,8 @@ class JVPTrace(Trace):
                     else Zero(tangent_aval(aval_of(x))) for x in args]
         rule = jvp_rules.get(prim)
         if rule is None:
-            raise NotImplementedError(f"differentiation rule for '{prim.name}' is not "
-                                      f"implemented (no jvp rule)")
+            raise prim.missing_rule_error("jvp", NotImplementedError(
+                f"differentiation rule for '{prim.name}' is not implemented (no jvp rule)"))
         with set_current_trace(parent):
             primals_out, tangents_out = rule(primals, tangents, **params)
         return [p if type(t) is Zero else JVPTracer(self, p, t)

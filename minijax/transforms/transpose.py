@@ -145,9 +145,9 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
             continue
         rule = transpose_rules.get(eqn.primitive)
         if rule is None:
-            raise NonLinearError(
+            raise eqn.primitive.missing_rule_error("transpose", NonLinearError(
                 f"cannot transpose '{eqn.primitive.name}': it has no transpose rule, so "
-                f"it must not be applied to a linear (tangent) value")
+                f"it must not be applied to a linear (tangent) value"))
         eqn_cts = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outputs, eqn_cts)]
         with source_info_from(eqn):     # its transpose is from the same line
             cts_in = rule(eqn_cts, *[read_linear(a) for a in eqn.inputs], **eqn.params)

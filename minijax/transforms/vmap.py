@@ -138,7 +138,8 @@ class BatchTrace(Trace):
 
 
 def _missing_rule(prim):
-    return BatchingError(f"vmap has no batching rule for the primitive `{prim.name}`")
+    return prim.missing_rule_error("vmap", BatchingError(
+        f"vmap has no batching rule for the primitive `{prim.name}`"))
 
 
 # -- elementwise rules ------------------------------------------------------------------
