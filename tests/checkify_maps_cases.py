@@ -48,15 +48,17 @@ def same(program, what):
     return ours
 
 
-def eager_and_jit(make, what, *args, errors=None):
-    """`make(lib, np_lib, ck)`: the function to checkify, compared eagerly and under jit."""
+def compare(make, what, *args, errors=None, eager=False):
+    """`make(lib, np_lib, ck)`: the function to checkify, compared under jit, and also
+    eagerly with `eager` (op by op on both sides: the costly way, so for a few)."""
     def program(jitted):
         def run(lib, np_lib, ck):
             kw = {} if errors is None else {"errors": getattr(ck, errors)}
             checked = ck.checkify(make(lib, np_lib, ck), **kw)
             return (lib.jit(checked) if jitted else checked)(*args)
         return run
-    same(program(False), f"{what} eager")
+    if eager:
+        same(program(False), f"{what} eager")
     return same(program(True), f"{what} jit")
 
 
@@ -70,7 +72,7 @@ def check_shard_map():
             ck.check(np_lib.all(x > 0), "shard {} has {}", lib.lax.axis_index("i"), x[0])
             return x * 2
         return shard_map(lib, body)
-    error = eager_and_jit(user, "user check, sharded in and out", X)
+    error = compare(user, "user check, sharded in and out", X, eager=True)
     assert error.get().count("\n") == 1, error.get()   # one line per failing shard
 
     def replicated_in(lib, np_lib, ck):
@@ -78,18 +80,18 @@ def check_shard_map():
             ck.check(x[lib.lax.axis_index("i")] > 0, "element {}", lib.lax.axis_index("i"))
             return x
         return shard_map(lib, body, in_specs=P(), out_specs=P())
-    eager_and_jit(replicated_in, "user check, replicated in and out", X[:4])
+    compare(replicated_in, "user check, replicated in and out", X[:4])
 
     def replicated_out(lib, np_lib, ck):
         def body(x):
             ck.check(np_lib.all(x > 0), "negative")
             return lib.lax.psum(x, "i")
         return shard_map(lib, body, out_specs=P())
-    eager_and_jit(replicated_out, "user check, replicated out", X)
+    compare(replicated_out, "user check, replicated out", X)
 
-    eager_and_jit(lambda lib, np_lib, ck: shard_map(lib, np_lib.log), "nan check", X,
-                  errors="nan_checks")
-    eager_and_jit(lambda lib, np_lib, ck: shard_map(
+    compare(lambda lib, np_lib, ck: shard_map(lib, np_lib.log), "nan check", X,
+            errors="nan_checks", eager=True)
+    compare(lambda lib, np_lib, ck: shard_map(
         lib, lambda x: 12 // (x.astype(np.int32) - 4)), "div check", X, errors="div_checks")
 
     def before(lib, np_lib, ck):    # an error made before the map is every device's
@@ -98,7 +100,7 @@ def check_shard_map():
             return shard_map(lib, lambda b: np_lib.sin(b))(x)
         return f
     # a JAX array: checkify leaves a NumPy argument a NumPy value, and `x[0] > 1` no array
-    eager_and_jit(before, "check before the map", jax.numpy.asarray(X), errors="all_checks")
+    compare(before, "check before the map", jax.numpy.asarray(X), errors="all_checks")
 
     def mesh_2d(lib, np_lib, ck):
         def body(x):
@@ -106,7 +108,7 @@ def check_shard_map():
                      lib.lax.axis_index("y"))
             return x
         return shard_map(lib, body, mesh=MESH_2D, in_specs=P("y"), out_specs=P("y"))
-    error = eager_and_jit(mesh_2d, "2-D mesh, replicated over x", X)
+    error = compare(mesh_2d, "2-D mesh, replicated over x", X)
     assert pred_shapes(error) == [(8,)], pred_shapes(error)
 
 
@@ -118,15 +120,13 @@ def check_transformed():
         return ck.checkify(shard_map(lib, body))
 
     stacked = np.stack([X, -X])
-    same(lambda lib, np_lib, ck: lib.vmap(checked(lib, np_lib, ck))(stacked),
-         "vmap of checkified shard_map")
     same(lambda lib, np_lib, ck: lib.jit(lib.vmap(checked(lib, np_lib, ck)))(stacked),
          "vmap of checkified shard_map, jit")
 
     def grad(lib, np_lib, ck):
         f = checked(lib, np_lib, ck)
-        return f(X)[0], lib.grad(lambda x: f(x)[1].sum())(X)
-    same(grad, "grad of checkified shard_map")
+        return lib.jit(f)(X)[0], lib.jit(lib.grad(lambda x: f(x)[1].sum()))(X)
+    same(grad, "grad of checkified shard_map, jit")
 
 
 def check_pmap():
@@ -137,10 +137,10 @@ def check_pmap():
             ck.check(np_lib.all(x > 0), "device {} has {}", lib.lax.axis_index("i"), x)
             return x + 1
         return lib.pmap(body, axis_name="i")
-    eager_and_jit(user, "pmap user check", blocks)
-    eager_and_jit(lambda lib, np_lib, ck: lib.pmap(np_lib.log, in_axes=1), "pmap nan check",
+    compare(user, "pmap user check", blocks, eager=True)
+    compare(lambda lib, np_lib, ck: lib.pmap(np_lib.log, in_axes=1), "pmap nan check",
                   X.reshape(2, 4), errors="nan_checks")
-    eager_and_jit(lambda lib, np_lib, ck: lib.pmap(lambda x: 12 // (x.astype(np.int32) - 4)),
+    compare(lambda lib, np_lib, ck: lib.pmap(lambda x: 12 // (x.astype(np.int32) - 4)),
                   "pmap div check", blocks, errors="div_checks")
     same(lambda lib, np_lib, ck: lib.pmap(ck.checkify(np_lib.log, errors=ck.nan_checks))(
         blocks), "pmap of checkify")
@@ -162,13 +162,14 @@ def check_where_jax_fails():
     def gather(np_lib):   # shard k reads its element x[0] (an index out of range: OOB)
         return lambda x: x[x[0].astype(np.int32)][None]
     blocks = X.reshape(4, 2)
-    want = jax.vmap(jax_checkify.checkify(gather(jax.numpy), errors=jax_checkify.index_checks)
-                    )(blocks)[0].get()
+    want = jax.jit(jax.vmap(jax_checkify.checkify(gather(jax.numpy),
+                                                  errors=jax_checkify.index_checks))
+                   )(blocks)[0].get()
     assert want.count("out-of-bounds") == 3, want
-    fails = jax_fails(lambda: jax_checkify.checkify(
-        shard_map(jax, gather(jax.numpy)), errors=jax_checkify.index_checks)(X), "foreach")
-    fails &= jax_fails(lambda: jax_checkify.checkify(
-        jax.pmap(gather(jax.numpy)), errors=jax_checkify.index_checks)(blocks), "foreach")
+    fails = jax_fails(lambda: jax.jit(jax_checkify.checkify(
+        shard_map(jax, gather(jax.numpy)), errors=jax_checkify.index_checks))(X), "foreach")
+    fails &= jax_fails(lambda: jax.jit(jax_checkify.checkify(
+        jax.pmap(gather(jax.numpy)), errors=jax_checkify.index_checks))(blocks), "foreach")
     print("jax fails checkify_index_check_inside_shard_map_crashes:", fails)
     index = checkify.checkify(shard_map(minijax, gather(mnp)), errors=checkify.index_checks)
     for name, f in (("eager", index), ("jit", minijax.jit(index))):
@@ -194,12 +195,10 @@ def check_where_jax_fails():
     want = jax.vmap(jax_checkify.checkify(per_device))(blocks)[0].get()
     assert want.count("\n") == 3, want            # every device fails, one after all
     print("jax fails checkify_after_shard_map_crashes:",
-          jax_fails(lambda: two_maps(*SIDES["jax"])(X), "same shapes"))
-    for name, f in (("eager", two_maps(*SIDES["minijax"])),
-                    ("jit", minijax.jit(two_maps(*SIDES["minijax"])))):
-        error, out = f(X)
-        assert error.get() == want, (name, error.get(), want)
-        np.testing.assert_array_equal(out, X)
+          jax_fails(lambda: jax.jit(two_maps(*SIDES["jax"]))(X), "same shapes"))
+    error, out = minijax.jit(two_maps(*SIDES["minijax"]))(X)
+    assert error.get() == want, (error.get(), want)
+    np.testing.assert_array_equal(out, X)
     print("ok checks after a shard_map")
 
 

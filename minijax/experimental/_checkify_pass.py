@@ -17,7 +17,8 @@ adds is one more value carried from equation to equation: the `Error`
 * carries bodies (`cond`, `while`, `scan`, `jit`, `remat`): the bodies are checkified
   too, with the error as an extra operand and result, and the control flow is rebuilt
   through the public `lax.switch` / `lax.while_loop` / `lax.scan`; a call (`jit`,
-  `remat`) is inlined;
+  `remat`) is inlined; a `shard_map` (and so a `pmap`) is rebound with the error as
+  extra operands and one row of it per device as extra results (`_shard_map`);
 * or none of these: it is bound unchanged.
 
 A loop carry and the branches of a `cond` must have the same types on every path, so
