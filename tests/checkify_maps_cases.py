@@ -201,6 +201,22 @@ def check_where_jax_fails():
     np.testing.assert_array_equal(out, X)
     print("ok checks after a shard_map")
 
+    def in_loop_and_cond(lib, np_lib, ck):   # the carry is per device from the start
+        inner = shard_map(lib, lambda b: (ck.check(np_lib.all(b > 0), "one {}", b[0]), b)[1])
+
+        def f(x):
+            x = lib.lax.scan(lambda c, _: (inner(c), None), x, None, length=2)[0]
+            return lib.lax.cond(x[0] > 0, inner, lambda x: -x, x)
+        return ck.checkify(f)
+    print("jax fails checkify_after_shard_map_crashes in scan:",
+          jax_fails(lambda: jax.jit(in_loop_and_cond(*SIDES["jax"]))(X), "shape"))
+    error, out = minijax.jit(in_loop_and_cond(*SIDES["minijax"]))(X)
+    want = jax.vmap(jax_checkify.checkify(lambda b: (jax_checkify.check(
+        jax.numpy.all(b > 0), "one {}", b[0]), b)[1]))(blocks)[0].get()
+    assert error.get() == want, (error.get(), want)
+    np.testing.assert_array_equal(out, X)
+    print("ok shard_map in scan and cond")
+
 
 if __name__ == "__main__":
     assert len(jax.devices()) == 8, jax.devices()

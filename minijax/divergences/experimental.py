@@ -40,11 +40,13 @@ register(
 register(
     "checkify_after_shard_map_crashes", "0.10.2, 0.11.2, 0.12.0.1",
     "checkify of a function that makes a check after a shard_map whose body has one "
-    "(or runs a second such shard_map) fails inside JAX: the shard_map's error has one "
-    "row per device and the next check's has none ('TypeError: select cases must have "
-    "the same shapes', or an IndexError when the error is read)",
+    "(or runs a second such shard_map, or runs one in a scan or cond) fails inside JAX: "
+    "the shard_map's error has one row per device and the next check's (or the loop "
+    "carry's) has none ('TypeError: select cases must have the same shapes', an "
+    "IndexError when the error is read, or a carry type mismatch)",
     "the later checks are made on every device's row, so get() names each device's "
-    "first error, in program order, the check after the map included",
+    "first error, in program order, the check after the map included; a loop or cond "
+    "around a shard_map carries the error per device from the start",
     "checkify's docstring: the Error holds 'the first error which occurred'; a check "
     "after a shard_map is an ordinary check, not a refusal",
     transforms=("checkify", "shard_map"))

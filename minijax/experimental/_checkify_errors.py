@@ -225,6 +225,15 @@ def with_placeholders(error: Error, effects) -> Error:
     return Error(pred, code, error._metadata, payload)
 
 
+def with_rows(error: Error, n: int) -> Error:
+    """`error` made per device for `n` devices: each row a copy of it."""
+    def rows(x):
+        return jnp.broadcast_to(x, (n,) + tuple(np.shape(x)))
+    return Error({e: rows(p) for e, p in error._pred.items()},
+                 {e: rows(c) for e, c in error._code.items()}, error._metadata,
+                 {e: [rows(p) for p in ps] for e, ps in error._payload.items()})
+
+
 def flatten_slots(error: Error) -> tuple[list, list]:
     """The slots' values as one flat list, and the effects in the order used."""
     effects = sorted(error._pred)

@@ -51,7 +51,7 @@ from ..transforms.batching import AxisFrame
 from ._checkify_errors import (DivisionByZeroError, Error, ErrorEffect, NaNError,
                                OOBError, ERROR_CLASSES, batch_shape, flatten_slots,
                                reduce_batched, throw_error, unflatten_slots, update_error,
-                               with_placeholders)
+                               with_placeholders, with_rows)
 
 # The primitives that can make a NaN, by name (JAX's list, as far as minijax has them).
 NAN_PRIMITIVES = frozenset("""
@@ -304,10 +304,15 @@ def _checkified_body(ctx, jaxpr, effects, metadata):
 
 
 def _padded(ctx, error, jaxprs):
-    effects = set()
+    effects, sizes = set(), set()
     for jaxpr in jaxprs:
         effects |= effects_of(jaxpr, ctx.enabled)
+        sizes |= _map_sizes(jaxpr)
     error = with_placeholders(error, effects)
+    # A shard_map in a body returns the error per device; the carry (or every branch)
+    # must have that type from the start. Maps of different sizes cannot share one.
+    if error._pred and len(sizes) == 1 and not batch_shape(error):
+        error = with_rows(error, sizes.pop())
     leaves, order = flatten_slots(error)
     return leaves, order
 
@@ -369,6 +374,23 @@ def _scan(ctx, error, eqn, inputs):
     return unflatten_slots(order, leaves, metadata), [*carry, *ys]
 
 
+def _device_count(params) -> int:
+    return int(np.prod([size for _, size in manual_axes(params["mesh_axes"],
+                                                        params.get("auto_axes", ()))]))
+
+
+def _map_sizes(jaxpr) -> set:
+    """The device counts of the shard_maps `jaxpr` runs (not those inside them)."""
+    sizes = set()
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is shard_map_p:
+            sizes.add(_device_count(eqn.params))
+        else:
+            for body in _bodies(eqn):
+                sizes |= _map_sizes(body)
+    return sizes
+
+
 def _shard_map(ctx, error, eqn, inputs):
     """A `shard_map` whose body is checkified on every device, as JAX's: the error
     goes in replicated, each device's error comes out as one row of an error with a
@@ -381,8 +403,7 @@ def _shard_map(ctx, error, eqn, inputs):
     p = eqn.params
     mesh = dict(manual_axes(p["mesh_axes"], p.get("auto_axes", ())))
     names = tuple(mesh)
-    n_devices = int(np.prod(list(mesh.values()), dtype=np.int64))
-    split = batch_shape(error) == (n_devices,)
+    split = batch_shape(error) == (_device_count(p),)
     if batch_shape(error) and not split:
         error = reduce_batched(error)
     leaves, order = _padded(ctx, error, [p["jaxpr"]])
