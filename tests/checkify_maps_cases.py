@@ -217,6 +217,18 @@ def check_where_jax_fails():
     np.testing.assert_array_equal(out, X)
     print("ok shard_map in scan and cond")
 
+    def of_grad(lib, np_lib, ck):   # grad runs the body's checks in two shard_maps
+        inner = shard_map(lib, lambda b: (ck.check(np_lib.all(b > 0), "one {}", b[0]),
+                                          np_lib.sin(b) * b)[1])
+        return ck.checkify(lib.grad(lambda x: inner(x).sum()), errors=ck.all_checks)
+    print("jax fails checkify_after_shard_map_crashes of grad:",
+          jax_fails(lambda: jax.jit(of_grad(*SIDES["jax"]))(X), "shape"))
+    error, grad = minijax.jit(of_grad(*SIDES["minijax"]))(X)
+    assert error.get() == want, (error.get(), want)
+    np.testing.assert_array_equal(
+        grad, jax.jit(jax.grad(lambda x: (jax.numpy.sin(x) * x).sum()))(X))
+    print("ok checkify of grad of shard_map")
+
 
 if __name__ == "__main__":
     assert len(jax.devices()) == 8, jax.devices()
