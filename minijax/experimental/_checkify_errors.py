@@ -180,10 +180,21 @@ def throw_error(error: Error):
         raise JaxRuntimeError(str(exception)) from exception
 
 
+def batch_shape(error: Error) -> tuple:
+    """The leading shape every slot of `error` has: `()`, or `(n,)` once a `shard_map`
+    has returned one error per device (all slots then carry it)."""
+    return next((tuple(np.shape(p)) for p in error._pred.values()), ())
+
+
 def update_error(error: Error, effect, pred, code, payload) -> Error:
     """`error` with a new error of `effect` recorded where `pred` holds, unless one of
-    that effect happened already (the first one wins)."""
+    that effect happened already (the first one wins). A per-device error (after a
+    `shard_map`) takes a check made outside every device's map on each device."""
     payload = list(payload)
+    batch = batch_shape(error)
+    if batch and np.shape(pred) != batch:
+        pred = jnp.broadcast_to(pred, batch)
+        payload = [jnp.broadcast_to(p, batch + tuple(np.shape(p))) for p in payload]
     if effect in error._pred:
         old_pred = error._pred[effect]
         new_pred = jnp.logical_or(old_pred, pred)
@@ -204,12 +215,23 @@ def with_placeholders(error: Error, effects) -> Error:
     """`error` with an empty slot for each effect it lacks, so a loop carry or the
     branches of a `cond` all hold the same slots."""
     pred, code, payload = dict(error._pred), dict(error._code), dict(error._payload)
+    batch = batch_shape(error)
     for effect in sorted(effects):
         if effect not in pred:
-            pred[effect] = np.bool_(False)
-            code[effect] = INACTIVE_CODE
-            payload[effect] = [np.ones(shape, dtype) for shape, dtype in effect[1]]
+            pred[effect] = np.zeros(batch, np.bool_)
+            code[effect] = np.full(batch, INACTIVE_CODE)
+            payload[effect] = [np.ones(batch + tuple(shape), dtype)
+                               for shape, dtype in effect[1]]
     return Error(pred, code, error._metadata, payload)
+
+
+def with_rows(error: Error, n: int) -> Error:
+    """`error` made per device for `n` devices: each row a copy of it."""
+    def rows(x):
+        return jnp.broadcast_to(x, (n,) + tuple(np.shape(x)))
+    return Error({e: rows(p) for e, p in error._pred.items()},
+                 {e: rows(c) for e, c in error._code.items()}, error._metadata,
+                 {e: [rows(p) for p in ps] for e, ps in error._payload.items()})
 
 
 def flatten_slots(error: Error) -> tuple[list, list]:

@@ -17,7 +17,8 @@ adds is one more value carried from equation to equation: the `Error`
 * carries bodies (`cond`, `while`, `scan`, `jit`, `remat`): the bodies are checkified
   too, with the error as an extra operand and result, and the control flow is rebuilt
   through the public `lax.switch` / `lax.while_loop` / `lax.scan`; a call (`jit`,
-  `remat`) is inlined;
+  `remat`) is inlined; a `shard_map` (and so a `pmap`) is rebound with the error as
+  extra operands and one row of it per device as extra results (`_shard_map`);
 * or none of these: it is bound unchanged.
 
 A loop carry and the branches of a `cond` must have the same types on every path, so
@@ -40,13 +41,17 @@ from .. import lax
 from .. import numpy as jnp
 from ..ir import control_flow_primitives as CF
 from ..ir.core import Literal, literal_value
+from ..ir.shard_map_primitive import block_shape, manual_axes, shard_map_p
+from ..ir.staging import convert_constvars_to_invars, trace_to_jaxpr
+from ..ir.trace import aval_of, bind, current_trace, set_current_trace
 from ..ir.source_info import source_info_from
-from ..ir.trace import current_trace
 from ..ir.types import float0
 from ..transforms.custom_derivatives import custom_jvp, custom_vjp
+from ..transforms.batching import AxisFrame
 from ._checkify_errors import (DivisionByZeroError, Error, ErrorEffect, NaNError,
-                               OOBError, ERROR_CLASSES, flatten_slots, throw_error,
-                               unflatten_slots, update_error, with_placeholders)
+                               OOBError, ERROR_CLASSES, batch_shape, flatten_slots,
+                               reduce_batched, throw_error, unflatten_slots, update_error,
+                               with_placeholders, with_rows)
 
 # The primitives that can make a NaN, by name (JAX's list, as far as minijax has them).
 NAN_PRIMITIVES = frozenset("""
@@ -144,6 +149,8 @@ def _bodies(eqn):
         return [params["jaxpr"]]
     if name_of(eqn) in ("custom_jvp_call", "custom_vjp_call"):
         return [params["call_jaxpr"]]
+    if eqn.primitive is shard_map_p:
+        return [params["jaxpr"]]
     return []
 
 
@@ -184,6 +191,9 @@ def _run_equation(ctx, error, eqn, inputs):
         return _scan(ctx, error, eqn, inputs)
     if name in ("jit", "remat"):
         return checkify_jaxpr(ctx, eqn.params["jaxpr"], [], error, inputs)
+    if eqn.primitive is shard_map_p and (error._pred or effects_of(eqn.params["jaxpr"],
+                                                                   ctx.enabled)):
+        return _shard_map(ctx, error, eqn, inputs)
     if name in ("custom_jvp_call", "custom_vjp_call") and effects_of(
             eqn.params["call_jaxpr"], ctx.enabled):
         rebuild = _custom_jvp if name == "custom_jvp_call" else _custom_vjp
@@ -294,10 +304,15 @@ def _checkified_body(ctx, jaxpr, effects, metadata):
 
 
 def _padded(ctx, error, jaxprs):
-    effects = set()
+    effects, sizes = set(), set()
     for jaxpr in jaxprs:
         effects |= effects_of(jaxpr, ctx.enabled)
+        sizes |= _map_sizes(jaxpr)
     error = with_placeholders(error, effects)
+    # A shard_map in a body returns the error per device; the carry (or every branch)
+    # must have that type from the start. Maps of different sizes cannot share one.
+    if error._pred and len(sizes) == 1 and not batch_shape(error):
+        error = with_rows(error, sizes.pop())
     leaves, order = flatten_slots(error)
     return leaves, order
 
@@ -357,6 +372,65 @@ def _scan(ctx, error, eqn, inputs):
                                    length=p["length"], reverse=p["reverse"],
                                    unroll=p["unroll"])
     return unflatten_slots(order, leaves, metadata), [*carry, *ys]
+
+
+def _device_count(params) -> int:
+    return int(np.prod([size for _, size in manual_axes(params["mesh_axes"],
+                                                        params.get("auto_axes", ()))]))
+
+
+def _map_sizes(jaxpr) -> set:
+    """The device counts of the shard_maps `jaxpr` runs (not those inside them)."""
+    sizes = set()
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is shard_map_p:
+            sizes.add(_device_count(eqn.params))
+        else:
+            for body in _bodies(eqn):
+                sizes |= _map_sizes(body)
+    return sizes
+
+
+def _shard_map(ctx, error, eqn, inputs):
+    """A `shard_map` whose body is checkified on every device, as JAX's: the error
+    goes in replicated, each device's error comes out as one row of an error with a
+    leading axis of the mesh's size (manual axes, row-major), so `get()` names each
+    failing device's first error ("at mapped index k: ..."), as for a vmap.
+
+    An error that is already per device (a shard_map ran before on a mesh of this
+    size) goes in split, row k to device k; one of another size is first reduced to
+    one error, as a `check` reduces a batched one."""
+    p = eqn.params
+    mesh = dict(manual_axes(p["mesh_axes"], p.get("auto_axes", ())))
+    names = tuple(mesh)
+    split = batch_shape(error) == (_device_count(p),)
+    if batch_shape(error) and not split:
+        error = reduce_batched(error)
+    leaves, order = _padded(ctx, error, [p["jaxpr"]])
+    metadata = error._metadata
+    error_specs = [(names,) if split else () for _ in leaves]
+    in_specs = (*error_specs, *p["in_specs"])
+    blocks = [aval_of(x).update(shape=block_shape(aval_of(x).shape, spec, mesh))
+              for x, spec in zip(leaves, error_specs)]
+    blocks += [v.aval for v in p["jaxpr"].invars]
+
+    def body(*args):
+        error_leaves = args[:len(leaves)]
+        if split:
+            error_leaves = [jnp.squeeze(e, 0) for e in error_leaves]
+        err = unflatten_slots(order, error_leaves, metadata)
+        err, outs = checkify_jaxpr(ctx, p["jaxpr"], [], err, list(args[len(leaves):]))
+        return [*(jnp.expand_dims(e, 0) for e in flatten_slots(err)[0]), *outs]
+
+    with set_current_trace(AxisFrame(current_trace(), mesh)):
+        closed = trace_to_jaxpr(body, blocks)
+    n_consts = len(closed.jaxpr.constvars)
+    params = dict(p, jaxpr=convert_constvars_to_invars(closed.jaxpr),
+                  in_specs=((),) * n_consts + in_specs,
+                  out_specs=((names,),) * len(leaves) + tuple(p["out_specs"]))
+    results = bind(shard_map_p, *closed.consts, *leaves, *inputs, **params)
+    return (unflatten_slots(order, results[:len(leaves)], metadata),
+            list(results[len(leaves):]))
 
 
 def _checked_call(ctx, error, eqn, inputs):
