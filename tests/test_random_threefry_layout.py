@@ -1,5 +1,5 @@
 """`jax_threefry_partitionable=False`: JAX's older layout of a threefry key's counters
-(`frontend/random_core.py`, `_hash_stream`), against JAX with the flag off on both
+(`frontend/threefry_layout.py`), against JAX with the flag off on both
 sides: `bits` of every width and of odd sizes, `split` (threefry and rbg keys),
 `fold_in`, samplers built on them, under jit, vmap and the NumPy evaluator, and the
 flag's own reading, setting and context manager. With the flag on (the default) the

@@ -32,7 +32,7 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
   minijax runs on JAX's default device, and on a machine with one device every
   accepted value names that device.
 * `jax_threefry_partitionable`: True (JAX's default) or False: how a threefry key's
-  `split` and `random_bits` lay out their counters (`frontend/random_core.py`).
+  `split` and `random_bits` lay out their counters (`frontend/threefry_layout.py`).
 """
 from __future__ import annotations
 

@@ -16,11 +16,11 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from .. import lax
 from .. import numpy as jnp
-from .config_flags import (custom_prng, default_prng_impl, raw_key_policy,
-                           threefry_partitionable)
+from .config_flags import custom_prng, default_prng_impl, raw_key_policy
 from .jit import jit
 from .lax_rng import rng_bit_generator
 from .sharding import constrain
+from .threefry_layout import split_words, threefry_bits
 from ..ir import random_primitives as R
 from ..ir import root_modes
 from ..ir.root_modes import everywhere as _everywhere
@@ -238,66 +238,6 @@ def _key_words(typed_key):
     return [lax.index_in_dim(words, i, keepdims=False) for i in range(aval_of(words).shape[-1])]
 
 
-def _hash_counters(pair, shape):
-    """threefry2x32 under the key `pair` (two words) of each element's index (a 64-bit
-    counter in two words, the high one 0 for fewer than 2**32 elements): two u32 arrays
-    of `shape`. The `jax_threefry_partitionable` layout: element i depends on i alone,
-    so any slice of a draw can be computed where it is placed."""
-    size = math.prod(shape)
-    if size >= 2**32:
-        raise ValueError(f"cannot draw {size} random values at once (at most 2**32 - 1)")
-    low = lax.iota(_U32, size) if shape else np.uint32(0)
-    if len(shape) > 1:
-        low = lax.reshape(low, shape)
-    return bind(R.threefry2x32_p, *pair, np.uint32(0), low)
-
-
-def _hash_stream(pair, count):
-    """`count` u32 words from the key `pair` as JAX lays them out with
-    `jax_threefry_partitionable` off: the counters 0..count-1 (and a 0 after them
-    when count is odd) cut in two halves, the first half hashed as the cipher's
-    first word and the second as its second, and the two outputs concatenated. Each
-    word thus depends on the whole draw's size."""
-    if count >= 2**32 - 1:
-        raise ValueError(f"cannot draw {count} random words at once with "
-                         f"jax_threefry_partitionable off (at most 2**32 - 2)")
-    half = (count + 1) // 2
-    counters = lax.iota(_U32, count)
-    if count % 2:
-        counters = lax.concatenate([counters, np.zeros(1, _U32)], 0)
-    first, second = (lax.slice(counters, (start,), (start + half,))
-                     for start in (0, half))
-    words = lax.concatenate(bind(R.threefry2x32_p, *pair, first, second), 0)
-    return words if count % 2 == 0 else lax.slice(words, (0,), (count,))
-
-
-def _split_words(pair, shape):
-    """The two words of each of the keys `split` makes from the threefry key `pair`:
-    u32 of `shape + (2,)`."""
-    if threefry_partitionable.value:
-        return jnp.stack(_hash_counters(pair, shape), axis=-1)
-    return lax.reshape(_hash_stream(pair, 2 * math.prod(shape)), (*shape, 2))
-
-
-def _threefry_bits(pair, bit_width, shape):
-    """`bit_width`-bit random values of `shape` from the threefry key `pair`."""
-    uint = _UINT_BY_BITS[bit_width]
-    if threefry_partitionable.value:
-        bits = lax.bitwise_xor(*_hash_counters(pair, shape))
-        return bits if bit_width == 32 else lax.convert_element_type(bits, uint)
-    size = math.prod(shape)
-    per_word = 32 // bit_width
-    count = -(-size * bit_width // 32)
-    words = _hash_stream(pair, count)
-    if per_word > 1:    # each word's narrow values, its low bits first (a little-endian view)
-        shifts = lax.mul(lax.iota(_U32, per_word), np.array(bit_width, _U32))
-        words = lax.shift_right_logical(
-            lax.broadcast_in_dim(words, (count, per_word), (0,)),
-            lax.broadcast_in_dim(shifts, (count, per_word), (1,)))
-        words = lax.slice(lax.reshape(words, (count * per_word,)), (0,), (size,))
-    return lax.reshape(lax.convert_element_type(words, uint), shape)
-
-
 def _threefry_halves(typed_key):
     """The threefry keys (word pairs) a key is made of: one, or two for rbg keys."""
     words = _key_words(typed_key)
@@ -319,7 +259,7 @@ def _split(typed_key, shape):
         _, rows = rng_bit_generator(bind(R.random_unwrap_p, typed_key), (10 * count, 4), _U32)
         words = lax.reshape(lax.slice(rows, (0, 0), (10 * count, 4), (10, 1)), (*shape, 4))
     else:   # threefry's split of each threefry half, the halves side by side
-        words = jnp.concatenate([_split_words(pair, shape)
+        words = jnp.concatenate([split_words(pair, shape)
                                  for pair in _threefry_halves(typed_key)], axis=-1)
     return _wrap(words, impl)
 
@@ -345,7 +285,7 @@ def _random_bits(typed_key, bit_width, shape):
         _, bits = rng_bit_generator(bind(R.random_unwrap_p, typed_key), shape,
                                     _UINT_BY_BITS[bit_width])
         return bits
-    return _threefry_bits(_key_words(typed_key), bit_width, shape)
+    return threefry_bits(_key_words(typed_key), bit_width, shape)
 
 
 def _returned(raw, typed):
