@@ -14,10 +14,11 @@ either; `split` and `fold_in` return the style they were given.
 
 How it works. Everything reduces to the Threefry-2x32 hash (the `threefry2x32`
 primitive, see `ir/random_primitives.py`) applied to a key's two words and a counter
-(JAX's `jax_threefry_partitionable` scheme, its default): element i of a draw of
+(JAX's `jax_threefry_partitionable` layout, its default): element i of a draw of
 shape S hashes the 64-bit counter i, split into two words, and the two output words
 are xor'ed into 32 random bits; `split(key, S)` keeps both words as the i-th child key;
-`fold_in(key, d)` hashes the counter (0, d). Samplers turn bits into values exactly as
+`fold_in(key, d)` hashes the counter (0, d). With the flag off, JAX's older layout
+(`docs/random.md`, "Counter layouts"). Samplers turn bits into values exactly as
 `jax.random` does (`uniform`: 23 random mantissa bits under the exponent of 1.0,
 minus 1; `normal`: `sqrt(2) * erf_inv(uniform(-1, 1))`; ...), so both libraries give
 identical numbers for the same key. Like JAX, each sampler is a jitted function with

@@ -202,19 +202,3 @@ def test_checking_leaks_raises_as_jax(transform):
     assert _leak_error(minijax, pick)[0] is Exception
     assert _leak_error(minijax, pick)[1].startswith("Leaked trace")
     assert minijax.config.jax_check_tracer_leaks is False
-
-
-# -- flags minijax does not model: JAX's value only --------------------------------------------
-
-_JAX_VALUE_ONLY = {"threefry_partitionable": (True, False)}
-
-
-def test_unmodelled_flags_accept_jax_value_only():
-    for name, (same, other) in _JAX_VALUE_ONLY.items():
-        flag = getattr(minijax, name)
-        assert flag.value == getattr(jax.config, f"jax_{name}"), name
-        with flag(same):
-            assert minijax.config.read(f"jax_{name}") == flag.value, name
-        with pytest.raises(ValueError, match=f"jax_{name}"):
-            with flag(other):
-                pass

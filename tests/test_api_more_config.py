@@ -49,7 +49,8 @@ def test_config_reads_as_jax_config_does():
 
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
 _MODELLED_VARIABLES = ("JAX_ENABLE_X64", "JAX_DISABLE_JIT", "JAX_DEBUG_NANS", "JAX_DEBUG_INFS",
-                       "JAX_DEFAULT_MATMUL_PRECISION", "JAX_NUMPY_RANK_PROMOTION")
+                       "JAX_DEFAULT_MATMUL_PRECISION", "JAX_NUMPY_RANK_PROMOTION",
+                       "JAX_THREEFRY_PARTITIONABLE")
 
 
 def _python_with(variables, script):
@@ -67,7 +68,7 @@ import json, jax, jax.numpy as jnp, numpy as np
 import minijax, minijax.numpy as mnp
 from minijax.interop import import_jaxpr
 names = ["jax_disable_jit", "jax_debug_nans", "jax_debug_infs", "jax_default_matmul_precision",
-         "jax_numpy_rank_promotion"]
+         "jax_numpy_rank_promotion", "jax_threefry_partitionable"]
 a = np.ones((2, 2), np.float32)
 out = {"minijax": [minijax.config.read(n) for n in names],
        "jax": [getattr(jax.config, n) for n in names],
@@ -83,10 +84,11 @@ print(json.dumps(out))
 def test_modelled_flags_start_from_jaxs_environment_variables():
     result = _python_with({"JAX_DEFAULT_MATMUL_PRECISION": "highest", "JAX_DEBUG_NANS": "1",
                            "JAX_DEBUG_INFS": "off", "JAX_DISABLE_JIT": "True",
-                           "JAX_NUMPY_RANK_PROMOTION": "warn"}, _READ_FLAGS)
+                           "JAX_NUMPY_RANK_PROMOTION": "warn",
+                           "JAX_THREEFRY_PARTITIONABLE": "0"}, _READ_FLAGS)
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout.splitlines()[-1])
-    assert out["minijax"] == out["jax"] == [True, True, False, "highest", "warn"]
+    assert out["minijax"] == out["jax"] == [True, True, False, "highest", "warn", False]
     # A contraction records the precision the variable set, as JAX's trace does.
     assert "precision=('HIGHEST', 'HIGHEST')" in out["traced"]
     assert "precision=('HIGHEST', 'HIGHEST')" in out["imported"]

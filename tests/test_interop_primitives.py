@@ -219,15 +219,19 @@ def test_other_key_implementations_are_refused():
         import_jaxpr(program)
 
 
-def test_non_partitionable_threefry_is_refused():
-    program = jax.make_jaxpr(lambda k: jax.random.split(k))(KEY)
-    previous = jax.config.jax_threefry_partitionable
-    jax.config.update("jax_threefry_partitionable", False)
-    try:
-        with pytest.raises(UnsupportedParamError, match="partitionable"):
-            import_jaxpr(program)
-    finally:
-        jax.config.update("jax_threefry_partitionable", previous)
+def test_imports_take_the_counter_layout_of_jax_flag():
+    # JAX reads jax_threefry_partitionable when it lowers, so an import reads JAX's
+    # flag as it stands then; minijax's own (left on here) does not decide it.
+    draw = lambda k: (jax.random.split(k, 3), jax.random.bits(k, (5,), jnp.uint8),  # noqa: E731
+                      jax.random.gamma(k, jnp.float32([0.5, 2.0])))
+    program = jax.make_jaxpr(draw)(KEY)
+    with jax.threefry_partitionable(False):
+        imported, expected = import_jaxpr(program), draw(KEY)
+    assert minijax.config.jax_threefry_partitionable is True
+    _assert_same(_run(imported, [KEY]), list(expected))
+    with minijax.threefry_partitionable(False):
+        imported = import_jaxpr(program)
+    _assert_same(_run(imported, [KEY]), list(draw(KEY)))
 
 
 def test_jax_threefry2x32_primitive_imports():

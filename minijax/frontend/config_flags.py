@@ -1,5 +1,4 @@
-"""The flags `config.py` models beyond its first five, and the context managers JAX
-has for flags minijax does not model.
+"""The flags `config.py` models beyond its first five.
 
 Modelled here (each readable and settable as `config.jax_<name>` and usable as
 `with minijax.<name>(value):`):
@@ -32,10 +31,8 @@ Modelled here (each readable and settable as `config.jax_<name>` and usable as
 * `jax_default_device`: None or this process's device (or its platform's name).
   minijax runs on JAX's default device, and on a machine with one device every
   accepted value names that device.
-
-Any other JAX flag (`jax_threefry_partitionable`) still reads as
-JAX's value; its context manager accepts that value (a no-op) and refuses others,
-as `config.update` does (`config.py`).
+* `jax_threefry_partitionable`: True (JAX's default) or False: how a threefry key's
+  `split` and `random_bits` lay out their counters (`frontend/threefry_layout.py`).
 """
 from __future__ import annotations
 
@@ -263,6 +260,10 @@ default_prng_impl = ThreadFlag("jax_default_prng_impl", "threefry2x32",
                                one_of("jax_default_prng_impl",
                                       ("threefry2x32", "rbg", "unsafe_rbg")),
                                clears_caches=True)
+# read as `split` and the samplers trace; a cached trace would keep the other layout
+threefry_partitionable = ThreadFlag("jax_threefry_partitionable", True,
+                                    bool_flag("jax_threefry_partitionable"),
+                                    clears_caches=True)
 
 
 def _set_checks(value):
@@ -281,6 +282,7 @@ MODELLED = {
     "jax_explain_cache_misses": explain_cache_misses.entry(),
     **{flag.name: flag.entry() for flag in (*_APPLIED, _all_transfer_guards)},
     "jax_default_prng_impl": default_prng_impl.entry(),
+    "jax_threefry_partitionable": threefry_partitionable.entry(),
     "jax_enable_checks": (checks.checks_enabled, _set_checks, _set_checks,
                           bool_flag("jax_enable_checks")),
     # (A trace made while it is on is cached apart: frontend/tracing.py, staging_key.)
@@ -300,7 +302,7 @@ DEFAULTS = {"jax_numpy_dtype_promotion": "standard", "jax_numpy_rank_promotion":
             "jax_legacy_prng_key": "allow", "jax_enable_custom_prng": False,
             "jax_softmax_custom_jvp": False, "jax_explain_cache_misses": False,
             **{flag.name: flag.unset for flag in _APPLIED}, "jax_transfer_guard": None,
-            "jax_default_prng_impl": "threefry2x32",
+            "jax_default_prng_impl": "threefry2x32", "jax_threefry_partitionable": True,
             "jax_enable_checks": os.environ.get("MINIJAX_ENABLE_CHECKS", "")
             not in ("", "0")}
 
@@ -323,27 +325,3 @@ def before_trace(where: str, in_avals, fun):
         logger.warning("Compiling %s with global shapes and types %s. Argument mapping: "
                        "%s.", where, _tuple_text([repr(a) for a in in_avals]),
                        _tuple_text(["UnspecifiedValue"] * len(in_avals)))
-
-
-class JaxValueOnly:
-    """The context manager of a JAX flag minijax does not model: JAX's current value
-    is accepted (and changes nothing), another one refused as `config.update` does."""
-
-    def __init__(self, name: str):
-        self._name = name
-
-    @property
-    def value(self):
-        return getattr(jax.config, self._name)
-
-    @contextlib.contextmanager
-    def __call__(self, new_val=True):
-        from .config import config
-        config.update(self._name, new_val)
-        yield
-
-    def __repr__(self):
-        return f"JaxValueOnly({self._name}={self.value!r})"
-
-
-threefry_partitionable = JaxValueOnly("jax_threefry_partitionable")

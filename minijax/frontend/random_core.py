@@ -20,6 +20,7 @@ from .config_flags import custom_prng, default_prng_impl, raw_key_policy
 from .jit import jit
 from .lax_rng import rng_bit_generator
 from .sharding import constrain
+from .threefry_layout import split_words, threefry_bits
 from ..ir import random_primitives as R
 from ..ir import root_modes
 from ..ir.root_modes import everywhere as _everywhere
@@ -233,19 +234,6 @@ def _key_words(typed_key):
     return [lax.index_in_dim(words, i, keepdims=False) for i in range(aval_of(words).shape[-1])]
 
 
-def _hash_counters(pair, shape):
-    """threefry2x32 under the key `pair` (two words) of each element's index (a 64-bit
-    counter in two words, the high one 0 for fewer than 2**32 elements): two u32 arrays
-    of `shape`."""
-    size = math.prod(shape)
-    if size >= 2**32:
-        raise ValueError(f"cannot draw {size} random values at once (at most 2**32 - 1)")
-    low = lax.iota(_U32, size) if shape else np.uint32(0)
-    if len(shape) > 1:
-        low = lax.reshape(low, shape)
-    return bind(R.threefry2x32_p, *pair, np.uint32(0), low)
-
-
 def _threefry_halves(typed_key):
     """The threefry keys (word pairs) a key is made of: one, or two for rbg keys."""
     words = _key_words(typed_key)
@@ -267,7 +255,7 @@ def _split(typed_key, shape):
         _, rows = rng_bit_generator(bind(R.random_unwrap_p, typed_key), (10 * count, 4), _U32)
         words = lax.reshape(lax.slice(rows, (0, 0), (10 * count, 4), (10, 1)), (*shape, 4))
     else:   # threefry's split of each threefry half, the halves side by side
-        words = jnp.concatenate([jnp.stack(_hash_counters(pair, shape), axis=-1)
+        words = jnp.concatenate([split_words(pair, shape)
                                  for pair in _threefry_halves(typed_key)], axis=-1)
     return _wrap(words, impl)
 
@@ -293,8 +281,7 @@ def _random_bits(typed_key, bit_width, shape):
         _, bits = rng_bit_generator(bind(R.random_unwrap_p, typed_key), shape,
                                     _UINT_BY_BITS[bit_width])
         return bits
-    bits = lax.bitwise_xor(*_hash_counters(_key_words(typed_key), shape))
-    return bits if bit_width == 32 else lax.convert_element_type(bits, _UINT_BY_BITS[bit_width])
+    return threefry_bits(_key_words(typed_key), bit_width, shape)
 
 
 def _returned(raw, typed):

@@ -16,12 +16,12 @@ The exceptions:
   implementation and on the `jax_threefry_partitionable` flag. minijax has only the
   `threefry2x32` hash and `random_wrap`/`random_unwrap`, so each is imported by
   expanding it into the hashing that `minijax.random` itself does
-  (`frontend/random_core.py`), which gives JAX's bits for the default
-  (partitionable) scheme. The threefry2x32, rbg and unsafe_rbg implementations are
-  importable (rbg's bits come from `rng_bit_generator`, imported as itself). A
-  batched key operation (JAX's key primitives take key arrays of any shape) is
-  imported as minijax's `vmap` of the single-key expansion, as JAX's own batching
-  rule means it. `random_gamma` (JAX's sampler primitive) is expanded into
+  (`frontend/random_core.py`), in the counter layout JAX's flag picks at the time of
+  the import (minijax's own flag aside: the program is JAX's). The threefry2x32, rbg
+  and unsafe_rbg implementations are importable (rbg's bits come from
+  `rng_bit_generator`, imported as itself). A batched key operation (JAX's key
+  primitives take key arrays of any shape) is imported as minijax's `vmap` of the
+  single-key expansion, as JAX's own batching rule means it. `random_gamma` (JAX's sampler primitive) is expanded into
   `minijax.random`'s gamma sampler the same way.
 """
 from __future__ import annotations
@@ -30,6 +30,7 @@ import jax
 import numpy as np
 
 from ..frontend import random_core, random_distributions, lax_extras, lax_reduce
+from ..frontend.config_flags import threefry_partitionable
 from ..frontend.vmap import vmap
 from ..ir import primitives as P
 from ..ir import special_primitives as S
@@ -263,13 +264,20 @@ def _check_impl(prim_name, impl):
     return name
 
 
-def _check_partitionable(prim_name):
+def _jax_layout() -> bool:
     # JAX reads the flag when it lowers, not when it traces: the jaxpr does not say,
     # so the flag as it stands now is what JAX would run the program with.
-    if not jax.config.jax_threefry_partitionable:
-        raise UnsupportedParamError(
-            f"cannot import {prim_name} with jax_threefry_partitionable off: minijax "
-            f"derives keys and bits with the partitionable scheme only")
+    return bool(jax.config.jax_threefry_partitionable)
+
+
+def _in_layout(fn):
+    """`fn` (an `as_one_call` body) traced with minijax's flag at the layout its
+    `partitionable` param names. Only a flag that differs from minijax's is set: that
+    empties the trace caches, as every change of the flag does."""
+    def laid_out(*args, partitionable, **params):
+        with threefry_partitionable(partitionable):
+            return fn(*args, **params)
+    return laid_out
 
 
 def _per_key(fn, keys, *others):
@@ -292,14 +300,15 @@ def _random_wrap(words, *, impl):
     return [random_core._wrap(words, _check_impl("random_wrap", impl))]
 
 
-# The checks run on every import (the flag may change between two); the key
-# arithmetic after them is one call (`as_one_call`), traced once per params and types.
+# JAX's flag is read on every import (it may change between two) and is a param of
+# the key arithmetic's one call (`as_one_call`), traced once per params and types.
 
 def _random_split(keys, *, shape):
-    _check_partitionable("random_split")
-    return as_one_call("random_split", _split_keys, keys, shape=_ints(shape))
+    return as_one_call("random_split", _split_keys, keys, shape=_ints(shape),
+                       partitionable=_jax_layout())
 
 
+@_in_layout
 def _split_keys(keys, *, shape):
     return [_per_key(lambda k: random_core._split(k, shape), keys)]
 
@@ -320,22 +329,24 @@ def _fold_in_keys(keys, msgs):
 
 
 def _random_bits(keys, *, bit_width, shape):
-    _check_partitionable("random_bits")
     if int(bit_width) not in (8, 16, 32):
         raise UnsupportedParamError(f"cannot import random_bits with bit_width={bit_width}: "
                                     f"minijax draws 8, 16 and 32 bits")
     return as_one_call("random_bits", _draw_bits, keys, bit_width=int(bit_width),
-                       shape=_ints(shape))
+                       shape=_ints(shape), partitionable=_jax_layout())
 
 
+@_in_layout
 def _draw_bits(keys, *, bit_width, shape):
     return [_per_key(lambda k: random_core._random_bits(k, bit_width, shape), keys)]
 
 
 def _random_gamma(keys, a, *, log_space):
-    return as_one_call("random_gamma", _draw_gamma, keys, a, log_space=bool(log_space))
+    return as_one_call("random_gamma", _draw_gamma, keys, a, log_space=bool(log_space),
+                       partitionable=_jax_layout())
 
 
+@_in_layout
 def _draw_gamma(keys, a, *, log_space):
     def one_key(key, a):
         a_aval = aval_of(a)
