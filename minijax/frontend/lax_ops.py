@@ -118,6 +118,16 @@ def _binary(prim):
         # own weak one), so there is nothing to convert.
         return bind(prim, x, y)
     op.__name__ = prim.name
+    if prim is P.mul_p:      # JAX's `mul` alone takes `out_dtype` (in the same frame)
+        def op(x, y, *, out_dtype=None):
+            if out_dtype is not None:
+                from .lax_extras import mul_with_out_dtype
+                return mul_with_out_dtype(x, y, out_dtype)
+            dtype = getattr(x, "dtype", None)
+            if getattr(y, "dtype", None) is not dtype or not isinstance(dtype, np.dtype):
+                check_same_dtypes(prim.name, x, y)
+            return bind(prim, x, y)
+        op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` of two operands of equal dtype."
     return op
 
