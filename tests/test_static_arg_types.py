@@ -93,7 +93,9 @@ def test_eager_transformation_keys_static_arguments_by_type():
     # Under an eager `grad`, a jnp function's call is staged from minijax's own cache.
     def make_calls(lib):
         x = lib.numpy.asarray(M)
-        grad_sum = lambda a: lib.grad(lambda v: lib.numpy.sum(v, axis=a).sum())(x)  # noqa: E731
+
+        def grad_sum(axis):
+            return lib.grad(lambda v: lib.numpy.sum(v, axis=axis).sum())(x)
         return [lambda: grad_sum(0), lambda: grad_sum(0.0)]
     _assert_same_sequence(make_calls)
 

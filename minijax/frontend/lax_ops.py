@@ -242,8 +242,8 @@ def transpose(operand, permutation: Sequence[int]):
 
 def squeeze(array, dimensions: Sequence[int]):
     ndim = aval_of(array).ndim
-    # (`operator.index`: `0.0 % ndim` would pass as an axis, and eager dispatch caches a program
-    # by its params, so `(0.0,)` would reuse the one compiled for `(0,)`.)
+    # (`operator.index`: `0.0 % ndim` would pass as an axis, and eager dispatch caches
+    # a program by its params, so `(0.0,)` would reuse the one compiled for `(0,)`.)
     return bind(P.squeeze_p, array,
                 dimensions=tuple(sorted(operator.index(d) % ndim for d in dimensions)))
 
