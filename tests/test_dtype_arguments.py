@@ -190,6 +190,12 @@ CASES = {
         _key(L), (3, 3, 2, 2), d), np.float32),
     "scipy.linalg.dft": (lambda L, d: L.scipy.linalg.dft(2, dtype=d), np.complex64),
     "scipy.linalg.hadamard": (lambda L, d: L.scipy.linalg.hadamard(2, dtype=d), np.int8),
+    "numpy.argsort": (lambda L, d: L.numpy.argsort(X, dtype=d), np.int8),
+    "numpy.cov": (lambda L, d: L.numpy.cov(M, dtype=d), np.float16),
+    "numpy.corrcoef": (lambda L, d: L.numpy.corrcoef(M, dtype=d), np.float16),
+    "numpy.ravel_multi_index": (lambda L, d: L.numpy.ravel_multi_index(
+        (np.array([0, 1]), np.array([1, 0])), (2, 2), "wrap", dtype=d), np.int8),
+    "lax.mul": (lambda L, d: L.lax.mul(X, X, out_dtype=d), np.int8),
 }
 
 ARRAY = jax.device_put(np.ones(2, np.float32))      # a jax.Array: minijax's values too

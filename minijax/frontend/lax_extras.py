@@ -491,3 +491,23 @@ def mulhi(x, y, /):
     high = lax.sub(high, lax.select(lax.lt(x, lax.full_like(x, 0)), uy, zero))
     high = lax.sub(high, lax.select(lax.lt(y, lax.full_like(y, 0)), ux, zero))
     return lax.bitcast_convert_type(high, x_dtype)
+
+
+def mul_with_out_dtype(x, y, out_dtype):
+    """`lax.mul(x, y, out_dtype=...)`: both operands converted to `out_dtype`, then
+    multiplied, which is what JAX's lowering of its `out_dtype` parameter emits. So,
+    as in JAX, the operands' dtypes need not agree (bools are refused), the result is
+    weak only if both operands are, and the derivative of each operand comes back in
+    its own dtype (through the conversion's transpose)."""
+    out_dtype = canonical_dtype_argument(out_dtype, "mul")
+    avals = [aval_of(x), aval_of(y)]
+    for position, aval in enumerate(avals):
+        if aval.dtype == np.dtype(bool) or not np.issubdtype(aval.dtype, np.number):
+            raise TypeError(f"mul does not accept dtype {np.dtype(aval.dtype).name} at "
+                            f"position {position}. Accepted dtypes at position {position} "
+                            f"are subtypes of integer, floating, complexfloating.")
+    weak_type = all(a.weak_type for a in avals)
+    x, y = (lax.convert_element_type(v, out_dtype, weak_type=weak_type) for v in (x, y))
+    if out_dtype == np.dtype(bool):      # a product of truth values is their `and`
+        return lax.bitwise_and(x, y)
+    return lax.mul(x, y)

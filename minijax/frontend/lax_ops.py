@@ -8,6 +8,7 @@ here ends in `bind`, so it works eagerly and under every transformation.
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Sequence
 
 import jax
@@ -117,6 +118,16 @@ def _binary(prim):
         # own weak one), so there is nothing to convert.
         return bind(prim, x, y)
     op.__name__ = prim.name
+    if prim is P.mul_p:      # JAX's `mul` alone takes `out_dtype` (in the same frame)
+        def op(x, y, *, out_dtype=None):
+            if out_dtype is not None:
+                from .lax_extras import mul_with_out_dtype
+                return mul_with_out_dtype(x, y, out_dtype)
+            dtype = getattr(x, "dtype", None)
+            if getattr(y, "dtype", None) is not dtype or not isinstance(dtype, np.dtype):
+                check_same_dtypes(prim.name, x, y)
+            return bind(prim, x, y)
+        op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}` of two operands of equal dtype."
     return op
 
@@ -231,12 +242,16 @@ def transpose(operand, permutation: Sequence[int]):
 
 def squeeze(array, dimensions: Sequence[int]):
     ndim = aval_of(array).ndim
-    return bind(P.squeeze_p, array, dimensions=tuple(sorted(d % ndim for d in dimensions)))
+    # (`operator.index`: `0.0 % ndim` would pass as an axis, and eager dispatch caches
+    # a program by its params, so `(0.0,)` would reuse the one compiled for `(0,)`.)
+    return bind(P.squeeze_p, array,
+                dimensions=tuple(sorted(operator.index(d) % ndim for d in dimensions)))
 
 
 def expand_dims(array, dimensions: Sequence[int]):
     ndim = aval_of(array).ndim + len(dimensions)
-    return bind(P.expand_dims_p, array, dimensions=tuple(sorted(d % ndim for d in dimensions)))
+    return bind(P.expand_dims_p, array,
+                dimensions=tuple(sorted(operator.index(d) % ndim for d in dimensions)))
 
 
 def rev(operand, dimensions: Sequence[int]):
@@ -391,12 +406,23 @@ def broadcasted_iota(dtype, shape, dimension: int):
 
 
 def full(shape, fill_value, dtype=None):
+    """As JAX's: weak when no dtype is given and `fill_value` is weak."""
+    weak_type = dtype is None and aval_of(fill_value).weak_type
     dtype = (aval_of(fill_value).dtype if dtype is None
              else canonical_dtype_argument(dtype, "full"))
-    value = convert_element_type(fill_value, dtype)
+    # (A weak Python scalar is broadcast as it is: converted, it would come back strong
+    # when run eagerly, as in `full_like`.)
+    value = (fill_value if weak_type and isinstance(fill_value, _PY_SCALARS)
+             else convert_element_type(fill_value, dtype, weak_type=weak_type))
     if aval_of(value).ndim:
         raise TypeError(f"full needs a scalar fill value, got shape {aval_of(value).shape}")
-    return broadcast_in_dim(value, tuple(shape), ())
+    try:     # checked here, as the eager program of `(2,)` would serve `(2.0,)`
+        shape = ((operator.index(shape),) if isinstance(shape, (int, np.integer))
+                 else tuple(map(operator.index, shape)))
+    except TypeError:
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {shape}.") from None
+    return broadcast_in_dim(value, shape, ())
 
 
 def full_like(x, fill_value, dtype=None, shape=None):

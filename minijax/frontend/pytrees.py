@@ -90,6 +90,29 @@ def check_valid_leaf(leaf, where: str):
                         f"(or mark it static)") from None
 
 
+class StaticValue:
+    """A static argument as a cache key: equal to another only if of the same type as
+    well, as JAX's jit keys them. `0` and `0.0`, `1` and `True`, `0` and `np.int32(0)`
+    compare equal, but a function may take them differently (`jnp.sum(x, axis=0.0)`
+    is a TypeError), so a trace made for one must not serve the other. Only the
+    argument itself is typed: inside a tuple, JAX's equality alone decides."""
+    __slots__ = ("value", "_hash")
+
+    def __init__(self, value):
+        self.value = value
+        self._hash = hash(value)
+
+    def __eq__(self, other):
+        return (type(other) is StaticValue and type(self.value) is type(other.value)
+                and self.value == other.value)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return repr(self.value)
+
+
 def split_static_args(fun: Callable, args: Sequence, kwargs: dict,
                       static_argnums: tuple, static_argnames: tuple):
     """Separate static from dynamic arguments.
@@ -103,9 +126,9 @@ def split_static_args(fun: Callable, args: Sequence, kwargs: dict,
     static_names = set(static_argnames)
     static_positional = tuple((i, args[i]) for i in sorted(static_nums))
     static_keywords = tuple(sorted((k, v) for k, v in kwargs.items() if k in static_names))
-    static_key = (static_positional, static_keywords)
     try:
-        hash(static_key)
+        static_key = (tuple((i, StaticValue(v)) for i, v in static_positional),
+                      tuple((k, StaticValue(v)) for k, v in static_keywords))
     except TypeError:
         raise ValueError("static arguments must be hashable; got "
                          + ", ".join(f"{type(v).__name__}" for _, v in

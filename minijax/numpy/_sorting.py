@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .. import lax
+from ..ir.dtype_args import canonical_dtype_argument
 from ..ir.trace import Tracer
 from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, canonicalize_axis,
@@ -67,24 +68,26 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return out
 
 
-@jitted_eagerly("axis", "kind", "order", "stable", "descending")
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """`jnp.argsort`: int32 indices that sort `a` along `axis`.
+@jitted_eagerly("axis", "kind", "order", "stable", "descending", "dtype")
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
+            dtype=None):
+    """`jnp.argsort`: indices that sort `a` along `axis`, int32 unless `dtype` says.
 
-    Descending order keeps equal elements in their original order: sort the reversed
-    array ascending, reverse the result and map reversed positions back."""
+    Descending and stable keeps equal elements in their original order: sort the
+    reversed array and positions ascending, then reverse the result."""
     _check_no_order("argsort", order)
+    index_dtype = (np.dtype(np.int32) if dtype is None
+                   else canonical_dtype_argument(dtype, "argsort"))
     a, axis = _sort_input("argsort", a, axis)
-    shape = shape_of(a)
-    if descending:
-        a = flip(a, axis)
-    positions = lax.broadcasted_iota(np.int32, shape, axis)
+    positions = lax.broadcasted_iota(index_dtype, shape_of(a), axis)
+    if descending and stable:
+        # (Unstable, the ascending order reversed, as JAX does: ties come out in JAX's
+        # order too.)
+        a, positions = flip(a, axis), flip(positions, axis)
     keys = sort_keys(a)
     indices = lax.sort((*keys, positions), dimension=axis, is_stable=bool(stable),
                        num_keys=len(keys))[-1]
-    if descending:
-        indices = lax.sub(np.int32(shape[axis] - 1), flip(indices, axis))
-    return indices
+    return flip(indices, axis) if descending else indices
 
 
 @jitted_eagerly("side", "method")

@@ -18,12 +18,13 @@ import math
 import numpy as np
 
 from .. import lax
+from ..ir.dtype_args import canonical_dtype_argument
 from ..ir.trace import Tracer
 from ..ir.types import is_complex, is_integer
 from ._creation import asarray, linspace, ones_like, zeros
 from ..frontend.eager_jit import jitted_eagerly
 from ._promotion import (as_operand, shape_of, dtype_of, convert, promote_dtypes_inexact,
-                         static_int, to_inexact)
+                         result_type, static_int, to_inexact)
 from . import _reductions as R
 from . import _ufuncs as U
 from ._calculus import diff
@@ -145,9 +146,11 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     return counts, edges
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
     """The flat index of each tuple of indices into an array of shape `dims`; `mode`
-    'clip' or 'wrap' treats out-of-range indices ('raise' needs concrete indices)."""
+    'clip' or 'wrap' treats out-of-range indices ('raise' needs concrete indices).
+    As JAX's, in `dtype`, or by default the indices' own integer type promoted with a
+    weak int (int8 indices give int8), refused if it cannot hold every flat index."""
     dims = tuple(static_int("ravel_multi_index", d, "dims") for d in dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for "
@@ -155,6 +158,13 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     if order not in ("C", "F"):
         raise ValueError(f"ravel_multi_index: order must be 'C' or 'F', got {order!r}")
     indices = [as_operand("ravel_multi_index", i) for i in multi_index]
+    dtype = (result_type(int, *indices) if dtype is None
+             else canonical_dtype_argument(dtype, "ravel_multi_index"))
+    if not is_integer(dtype):
+        raise ValueError(f"ravel_multi_index: dtype={dtype!r} is not an integer type.")
+    if math.prod(dims) - 1 > np.iinfo(dtype).max:
+        raise ValueError(f"ravel_multi_index: dtype={dtype!r} not large enough to hold "
+                         f"the flattened index for dims={dims}; pass a wider dtype")
     for i in indices:
         if not is_integer(dtype_of(i)):
             raise TypeError("ravel_multi_index: only int indices permitted")
@@ -174,9 +184,9 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         raise ValueError(f"ravel_multi_index: invalid mode={mode!r}; expected 'raise', "
                          f"'clip' or 'wrap'")
     order_of = list(range(len(dims)))[::-1] if order == "C" else list(range(len(dims)))
-    flat, stride = asarray(np.int32(0)), 1
+    flat, stride = asarray(0, dtype), 1
     for axis in order_of:
-        term = U.multiply(convert("ravel_multi_index", indices[axis], np.int32), stride)
+        term = U.multiply(convert("ravel_multi_index", indices[axis], dtype), stride)
         flat = U.add(flat, term)
         stride *= dims[axis]
     return flat
@@ -245,10 +255,23 @@ def _variables_as_rows(name, a, rowvar):
     return a
 
 
-@jitted_eagerly("rowvar", "bias", "ddof")
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+def _inexact_dtype_argument(fname, dtype):
+    # A class that is no inexact scalar type (`object`, `dict`) is this ValueError
+    # before it is looked at as a dtype, as in JAX.
+    wanted = dtype if isinstance(dtype, type) else canonical_dtype_argument(dtype, fname)
+    if not np.issubdtype(wanted, np.inexact):
+        raise ValueError(f"{fname}: dtype must be a subclass of float or complex; "
+                         f"got dtype={dtype!r}")
+    return wanted
+
+
+@jitted_eagerly("rowvar", "bias", "ddof", "dtype")
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+        dtype=None):
     """The covariance matrix of the variables in m's rows (columns if not `rowvar`),
-    with y's as more variables; `fweights` repeat observations, `aweights` weigh them."""
+    with y's as more variables; `fweights` repeat observations, `aweights` weigh them.
+    `dtype` (inexact): the variables and the weights are converted to it first, as
+    JAX does (the `aweights` of the correction term are not, so they may widen it)."""
     if ddof is not None and not isinstance(ddof, int):
         raise ValueError(f"cov: ddof must be an integer, got {ddof!r}")
     x = _variables_as_rows("m", m, rowvar)
@@ -256,6 +279,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         y = _variables_as_rows("y", y, rowvar)
         x = concatenate(list(promote_dtypes_inexact("cov", x, y)), axis=0)
     x, = promote_dtypes_inexact("cov", x)
+    if dtype is not None:
+        dtype = canonical_dtype_argument(_inexact_dtype_argument("cov", dtype), "cov")
+        x = convert("cov", x, dtype)
     if shape_of(x)[0] == 0:
         return zeros((0, 0), dtype_of(x))
     ddof = (0 if bias else 1) if ddof is None else ddof
@@ -273,6 +299,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         if len(shape_of(aweights)) > 1 or shape_of(aweights)[0] != n_obs:
             raise RuntimeError("cov: aweights must be 1-d with one entry per observation")
         w = aweights if w is None else U.multiply(w, aweights)
+    if w is not None and dtype is not None:
+        w = convert("cov", w, dtype)
     if w is None:
         avg = R.mean(x, axis=1)
         w_sum = asarray(np.asarray(n_obs, finfo(dtype_of(avg)).dtype))
@@ -290,8 +318,13 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     centred = U.subtract(x, avg[:, None])
     weighted = centred if w is None else U.multiply(centred, w)
     product = dot(weighted, conjugate(transpose(centred)))
-    real_dtype = finfo(dtype_of(product)).dtype
-    return _squeeze(U.true_divide(product, convert("cov", factor, real_dtype)))
+    factor_dtype = finfo(dtype_of(product)).dtype
+    if dtype is not None and aweights is not None and ddof != 0:
+        # JAX's correction term multiplies by the `aweights` given, not converted to
+        # `dtype`, so a wider aweights widens the result (float16 and float32 aweights
+        # make a float32 cov)
+        factor_dtype = result_type(factor_dtype, dtype_of(aweights))
+    return _squeeze(U.true_divide(product, convert("cov", factor, factor_dtype)))
 
 
 def _squeeze(c):
@@ -299,11 +332,13 @@ def _squeeze(c):
     return reshape(c, ()) if shape_of(c) == (1, 1) else c
 
 
-@jitted_eagerly("rowvar")
-def corrcoef(x, y=None, rowvar=True):
+@jitted_eagerly("rowvar", "dtype")
+def corrcoef(x, y=None, rowvar=True, dtype=None):
     """The correlation coefficients: cov normalised by the standard deviations, clipped
-    to [-1, 1] (the real and imaginary parts, for complex input)."""
-    c = cov(x, y, rowvar)
+    to [-1, 1] (the real and imaginary parts, for complex input); `dtype` as `cov`'s."""
+    if dtype is not None:
+        _inexact_dtype_argument("corrcoef", dtype)
+    c = cov(x, y, rowvar, dtype=dtype)
     if len(shape_of(c)) == 0:
         return U.true_divide(c, c)
     std = U.sqrt(real(diagonal(c)))
