@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
 from ... import lax
 from ... import numpy as jnp
+from ...frontend.jit import jit
 from ...frontend.tracing import eval_shape
 from .bcoo import BCOO, bcoo_todense, extract
 from ._util import nfold_vmap, validate
@@ -38,10 +40,12 @@ def bcoo_dot_general(lhs, rhs, *, dimension_numbers, precision=None,
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((_index_tuple(lc), _index_tuple(rc)), (_index_tuple(lb), _index_tuple(rb)))
     if isinstance(lhs, BCOO):
-        return _dot_general(lhs, jnp.asarray(rhs), dn, preferred_element_type)
+        return _dot_general(lhs.data, lhs.indices, jnp.asarray(rhs), lhs.shape, dn,
+                            preferred_element_type)
     if isinstance(rhs, BCOO):
         reversed_dn = tuple(d[::-1] for d in dn)
-        result = _dot_general(rhs, jnp.asarray(lhs), reversed_dn, preferred_element_type)
+        result = _dot_general(rhs.data, rhs.indices, jnp.asarray(lhs), rhs.shape, reversed_dn,
+                              preferred_element_type)
         n_contract, n_batch = len(dn[0][0]), len(dn[1][0])
         n_swap = len(rhs.shape) - n_contract
         perm = (*range(n_batch), *range(n_swap, result.ndim), *range(n_batch, n_swap))
@@ -49,13 +53,15 @@ def bcoo_dot_general(lhs, rhs, *, dimension_numbers, precision=None,
     return lax.dot_general(lhs, rhs, dn, preferred_element_type=preferred_element_type)
 
 
-def _dot_general(mat, rhs, dn, preferred_element_type):
-    lhs_data, lhs_indices = mat.data, mat.indices
+# One jitted function per operation: an eager call is then one program, as JAX's
+# primitive is, instead of one per step.
+@partial(jit, static_argnums=(3, 4, 5))
+def _dot_general(lhs_data, lhs_indices, rhs, shape, dn, preferred_element_type):
     out = eval_shape(
         lambda a, b: lax.dot_general(a, b, dn, preferred_element_type=preferred_element_type),
-        _struct(mat.shape, mat.dtype), _struct(rhs.shape, rhs.dtype))
+        _struct(shape, lhs_data.dtype), _struct(rhs.shape, rhs.dtype))
     (lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch) = dn
-    n_batch, n_sparse, _, _ = validate(lhs_data, lhs_indices, mat.shape)
+    n_batch, n_sparse, _, _ = validate(lhs_data, lhs_indices, shape)
     if lhs_batch and max(lhs_batch) >= n_batch:
         raise NotImplementedError(
             "bcoo_dot_general batch dimensions must be among the batch dimensions in the "
@@ -118,9 +124,15 @@ def bcoo_reduce_sum(mat, *, axes):
     if not all(0 <= a < len(shape) for a in axes):
         raise ValueError(f"bcoo_reduce_sum: axes {tuple(axes)} out of range for an array "
                          f"of {len(shape)} dimensions")
-    n_batch, n_sparse, _, nse = validate(mat.data, mat.indices, shape)
-    data, indices = mat.data, mat.indices
-    axes = sorted(set(axes))
+    validate(mat.data, mat.indices, shape)
+    data, indices = _reduce_sum(mat.data, mat.indices, shape, tuple(sorted(set(axes))))
+    return BCOO((data, indices), shape=tuple(shape[i] for i in range(len(shape))
+                                             if i not in axes))
+
+
+@partial(jit, static_argnums=(2, 3))
+def _reduce_sum(data, indices, shape, axes):
+    n_batch, n_sparse, _, nse = validate(data, indices, shape)
     dense_axes = tuple(ax - n_sparse + 1 for ax in axes if ax >= n_batch + n_sparse)
     data = data.sum(dense_axes)
     if n_sparse:
@@ -154,8 +166,7 @@ def bcoo_reduce_sum(mat, *, axes):
                        (*order, *range(n_batch, data.ndim)))
     indices = lax.reshape(indices, (*new_batch_shape, new_nse, *indices.shape[n_batch + 1:]),
                           (*order, *range(n_batch, indices.ndim)))
-    out_shape = tuple(shape[i] for i in range(len(shape)) if i not in axes)
-    return BCOO((data, indices), shape=out_shape)
+    return data, indices
 
 
 def bcoo_multiply_dense(sp_mat, v):

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 import operator
+from functools import partial
 
 import numpy as np
 
 from ... import lax
 from ... import numpy as jnp
+from ...frontend.jit import jit
 from ...ir.trace import Tracer
 from ...tree_util import register_pytree_node_class
 from ._util import (batch_and_sparse_index, nfold_vmap, static_nse, validate,
@@ -180,6 +182,10 @@ def bcoo_todense(mat):
     return _todense(mat.data, mat.indices, mat.shape)
 
 
+# The array work of each operation is one jitted function, so that an eager call runs
+# one program (as JAX's primitive does) rather than one per step; under a transform
+# the nested jit is traced through like any other.
+@partial(jit, static_argnames=("shape",))
 def _todense(data, indices, shape):
     n_batch, n_sparse, _, _ = validate(data, indices, shape)
     batch_ind, sparse_ind = batch_and_sparse_index(indices, shape, n_batch, n_sparse)
@@ -204,6 +210,7 @@ def extract(indices, arr):
     return result
 
 
+@partial(jit, static_argnames=("n_batch", "n_dense"))
 def _count_stored(mat, n_batch, n_dense):
     mask = mat != 0
     if n_dense > 0:
@@ -223,7 +230,13 @@ def bcoo_fromdense(mat, *, nse=None, n_batch=0, n_dense=0, index_dtype=jnp.int32
                          f"an array of {mat.ndim} dimensions")
     nse = static_nse(_count_stored(mat, n_batch, n_dense) if nse is None else nse,
                      "nse argument of bcoo_fromdense")
-    index_dtype = np.dtype(index_dtype)
+    data, indices = _fromdense(mat, nse, n_batch, n_dense, np.dtype(index_dtype))
+    return BCOO((data, indices), shape=mat.shape, indices_sorted=True, unique_indices=True)
+
+
+@partial(jit, static_argnums=(1, 2, 3, 4))
+def _fromdense(mat, nse, n_batch, n_dense, index_dtype):
+    n_sparse = mat.ndim - n_dense - n_batch
     mask = mat != 0
     if n_dense > 0:
         mask = mask.any([-(i + 1) for i in range(n_dense)])
@@ -239,7 +252,7 @@ def bcoo_fromdense(mat, *, nse=None, n_batch=0, n_dense=0, index_dtype=jnp.int32
                                          n_batch) < true_nse
     true_nonzeros = true_nonzeros[(n_batch + 1) * (slice(None),) + n_dense * (None,)]
     data = jnp.where(true_nonzeros, data, 0)
-    return BCOO((data, indices), shape=mat.shape, indices_sorted=True, unique_indices=True)
+    return data, indices
 
 
 def _validate_permutation(data, indices, permutation, shape):
@@ -288,13 +301,18 @@ def _sort_unbatched(indices):
     return jnp.column_stack(cols), perm
 
 
+@partial(jit, static_argnums=(2,))
+def _sort_all(data, indices, n_batch):
+    indices, perm = nfold_vmap(_sort_unbatched, n_batch, broadcasted=False)(indices)
+    return nfold_vmap(lambda d, p: d[p], n_batch)(data, perm), indices
+
+
 def bcoo_sort_indices(mat):
     """`mat` with each batch's indices in lexicographic order (duplicates kept)."""
     props = validate(mat.data, mat.indices, mat.shape)
     data, indices = mat.data, mat.indices
     if props.n_sparse:
-        indices, perm = nfold_vmap(_sort_unbatched, props.n_batch, broadcasted=False)(indices)
-        data = nfold_vmap(lambda d, p: d[p], props.n_batch)(data, perm)
+        data, indices = _sort_all(data, indices, props.n_batch)
     return BCOO((data, indices), shape=mat.shape, indices_sorted=True,
                 unique_indices=mat.unique_indices)
 
@@ -325,6 +343,22 @@ def _adjust_nse(indices, nse, sparse_shape):
     return jnp.concatenate([indices, fill], axis=indices.ndim - 2)
 
 
+@partial(jit, static_argnums=(1, 2))
+def _unique_all(indices, sparse_shape, n_batch):
+    unique = nfold_vmap(lambda i: _unique_unbatched(i, sparse_shape), n_batch,
+                        broadcasted=False)
+    indices_out, mapping, counts = unique(indices)
+    return indices_out, mapping, counts.max()
+
+
+@partial(jit, static_argnums=(3, 4, 5))
+def _sum_into(data, mapping, indices_out, nse, sparse_shape, n_batch):
+    batch = tuple(map(max, mapping.shape[:n_batch], data.shape[:n_batch]))
+    out = jnp.zeros((*batch, nse, *data.shape[n_batch + 1:]), data.dtype)
+    scatter = nfold_vmap(lambda o, m, d: o.at[m].add(d, mode="drop"), n_batch)
+    return scatter(out, mapping, data), _adjust_nse(indices_out, nse, sparse_shape)
+
+
 def bcoo_sum_duplicates(mat, nse=None):
     """`mat` with the data of equal indices added, indices sorted and unique. Without
     `nse` the output size is the most distinct indices any batch has (concrete `mat`
@@ -342,17 +376,10 @@ def bcoo_sum_duplicates(mat, nse=None):
         pad[n_batch] = (0, max(nse - 1, 0))
         data_out = jnp.pad(data, pad)[(slice(None),) * n_batch + (slice(nse),)]
     else:
-        unique = nfold_vmap(lambda i: _unique_unbatched(i, sparse_shape), n_batch,
-                            broadcasted=False)
-        indices_out, mapping, counts = unique(indices)
-        if nse is None:
-            nse = static_nse(counts.max(), "nse argument of bcoo_sum_duplicates")
-        else:
-            nse = static_nse(nse, "nse argument of bcoo_sum_duplicates")
-        indices_out = _adjust_nse(indices_out, nse, sparse_shape)
-        out = jnp.zeros((*batch, nse, *data.shape[n_batch + 1:]), data.dtype)
-        scatter = nfold_vmap(lambda o, m, d: o.at[m].add(d, mode="drop"), n_batch)
-        data_out = scatter(out, mapping, data)
+        indices_out, mapping, most = _unique_all(indices, sparse_shape, n_batch)
+        nse = static_nse(most if nse is None else nse, "nse argument of bcoo_sum_duplicates")
+        data_out, indices_out = _sum_into(data, mapping, indices_out, nse, sparse_shape,
+                                          n_batch)
     return BCOO((data_out, indices_out), shape=mat.shape, indices_sorted=True,
                 unique_indices=True)
 
