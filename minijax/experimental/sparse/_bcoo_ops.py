@@ -11,7 +11,7 @@ from ... import lax
 from ... import numpy as jnp
 from ...frontend.jit import jit
 from ...frontend.tracing import eval_shape
-from .bcoo import BCOO, bcoo_todense, extract
+from .bcoo import BCOO, extract
 from ._util import nfold_vmap, validate
 
 
@@ -282,4 +282,4 @@ def sparse_mul(mat, other):
 
 
 __all__ = ["bcoo_dot_general", "bcoo_reduce_sum", "bcoo_multiply_dense",
-           "bcoo_multiply_sparse", "bcoo_todense"]
+           "bcoo_multiply_sparse"]
