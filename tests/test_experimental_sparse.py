@@ -1,7 +1,8 @@
 """`minijax.experimental.sparse` (the BCOO core) against `jax.experimental.sparse` on
 the same inputs: layouts from `fromdense` (default and padded nse, batch and dense
-dimensions), the operations eagerly and under jit, grad through `data`, vmap over the
-dense arrays a BCOO is built from, and JAX's errors for bad layouts and shapes."""
+dimensions), the operations eagerly and under jit, grad through `data` (with and
+without checkpoint), vmap over the dense arrays a BCOO is built from, and JAX's errors
+for bad layouts and shapes."""
 from __future__ import annotations
 
 import jax
@@ -96,7 +97,10 @@ def test_grad_through_data():
             return ((sp @ j.numpy.asarray(V)) ** 2).sum() + s.bcoo_multiply_dense(sp, M).sum() \
                 + (sp.T.todense() ** 3).sum() + (s.bcoo_sum_duplicates(sp, nse=4).data * V).sum()
         return f
-    _match(lambda s, j: j.jit(j.grad(loss(s, j)))(VALS), "grad under jit")
+    # With and without remat, in one program.
+    _match(lambda s, j: j.jit(lambda x: (j.grad(loss(s, j))(x),
+                                         j.grad(j.checkpoint(loss(s, j)))(x)))(VALS),
+           "grad under jit")
 
 
 def test_vmap_over_the_dense_inputs():
