@@ -65,9 +65,8 @@ def test_operations_eagerly():
 
 def test_operations_under_jit():
     def program(s, j):
-        def f(m, b, v, w, vals, idx):
+        def f(m, b, v, w, dup):
             sp, spb = s.BCOO.fromdense(m, nse=6), s.BCOO.fromdense(b, n_batch=1, nse=4)
-            dup = s.BCOO((vals, idx), shape=(3, 4))
             made = (sp, spb, s.BCOO.fromdense(b, n_batch=1, n_dense=1, nse=3),
                     s.BCOO.fromdense(b, n_dense=1, nse=4), s.BCOO.fromdense(b, n_batch=3, nse=1),
                     s.BCOO.fromdense(m, nse=4, index_dtype=np.int8))
@@ -86,7 +85,8 @@ def test_operations_under_jit():
                 "empty and eye": (s.empty((2, 3), nse=2), s.eye(3, 4, k=1),
                                   s.eye(3, 4, k=-1, n_batch=1)),
             }
-        return j.jit(f)(M, B, V, W, VALS, IDX)
+        # A BCOO argument is a pytree of its data and indices.
+        return j.jit(f)(M, B, V, W, s.BCOO((VALS, IDX), shape=(3, 4)))
     _match(program, "operations under jit")
 
 
