@@ -34,7 +34,6 @@ from .bcoo import (BCOO, bcoo_fromdense, bcoo_sort_indices,
                    bcoo_sum_duplicates, bcoo_todense, bcoo_transpose)
 from ._bcoo_ops import (bcoo_dot_general, bcoo_multiply_dense, bcoo_multiply_sparse,
                         bcoo_reduce_sum)
-from ._util import SparseEfficiencyError, SparseEfficiencyWarning
 from ... import numpy as _jnp
 
 
@@ -69,4 +68,4 @@ def _check_format(sparse_format):
 __all__ = ["BCOO", "bcoo_dot_general", "bcoo_fromdense", "bcoo_multiply_dense",
            "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_sort_indices",
            "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "empty", "eye",
-           "todense", "SparseEfficiencyError", "SparseEfficiencyWarning"]
+           "todense"]

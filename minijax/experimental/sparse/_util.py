@@ -18,14 +18,6 @@ class BCOOProperties(NamedTuple):
     nse: int
 
 
-class SparseEfficiencyError(ValueError):
-    pass
-
-
-class SparseEfficiencyWarning(UserWarning):
-    pass
-
-
 def validate_indices(indices, shape) -> BCOOProperties:
     if not np.issubdtype(np.dtype(indices.dtype), np.integer):
         # JAX only asserts this; a TypeError names the mistake.
