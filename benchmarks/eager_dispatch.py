@@ -210,6 +210,33 @@ around the same executable gives 0.98-1.02 of JAX's `jnp.sin`; for `nanmean(m,
 axis=0)` a frame with nanmean's own parameters gave 1.02 where the `*args, **kwargs`
 frame gave 1.17 (one run, load 8).
 
+Session 17 (speed17, issue 18): the rows above 1.0, profiled again. `block`'s frame
+tested its list of lists with `map`, `chain`, `all` and `set.issuperset`; for a 2x2
+list those iterator objects cost more than the four items they look at (0.8 us at load
+8, against 0.35 us for two plain loops, `eager_jit._rows_plain`). The other frames were
+timed piece by piece against the same executable (jnp.sin, load 8, 40 interleaved
+rounds): the executable alone 5.60 us, inside a bare `def w(x)` 5.70, with the root-mode
+test 5.67, with the operand's type test 5.90, the whole frame 5.83, JAX's `jnp.sin`
+5.72 -- steps of 0.05-0.2 us that the load's noise covers; nothing else runs per
+call. jax 0.10.2, Python 3.11, the command above, load 10-13, two runs after
+interleaved with two before (the tree without the change, on PYTHONPATH):
+
+    op                          ratio before     ratio after
+    jnp.sin                      1.07  1.01       1.00  0.94
+    jnp.sin, second shape        1.01  1.07       1.06  0.99
+    jnp.dot                      1.00  1.03       0.96  0.99
+    nn.logmeanexp                1.08  1.07       1.03  1.02
+    jnp.nanmean                  1.12  1.07       1.04  1.08
+    jnp.nanmean, axis by pos     1.08  1.09       1.06  1.07
+    jnp.polyval                  1.02  1.03       1.08  1.10
+    jnp.block 2x2                1.16  1.26       1.10  1.08
+    jnp.matmul                   1.06  1.08       1.07  1.08
+    x[i] (JAX's own, both)       1.03  0.98       1.02  0.98
+    x @ m (JAX's own, both)      1.02  1.00       0.95  0.95
+
+Only `block` moved beyond the noise, which the two rows that run JAX's own code on
+both sides put at +-5%. The rest is the one Python frame, as above.
+
 On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12, a
 16-core host; `JAX_PLATFORMS=cuda`, one run of the command above), every
 eager call costs 60-180 us of CPU time on both sides, most of it in JAX's GPU runtime,
