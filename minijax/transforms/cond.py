@@ -12,8 +12,10 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
   outputs plus *residuals* for the staged `cond`. Branches save different residuals,
   but only one runs: residuals share slots by type (a branch's k-th residual of a
   type goes in that type's k-th slot, as in JAX), each known branch fills its own
-  slots and zeros the rest, and each staged branch reads only its own. An unknown
-  index stages the whole `cond`.
+  slots and zeros the rest, and each staged branch reads only its own. A residual
+  that is a known operand is no slot: the staged `cond` takes that operand. Each
+  staged branch is pruned of dead equations first, so their residuals take no slot.
+  An unknown index stages the whole `cond`.
 * transpose: branch-wise: the transposed `cond` runs the transpose of the branch that
   ran forward (the index is a residual), mapping output cotangents to operand ones.
 * vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
