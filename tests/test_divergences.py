@@ -307,3 +307,21 @@ def test_asinh_forward_derivative_of_a_python_scalar():
     result = minijax.hessian(f(minijax))(-0.25)
     assert result.weak_type and np.float32(result) == np.float32(expected)
     assert float(minijax.jacfwd(f(minijax))(-0.25)) == float(jax.grad(f(jax))(-0.25))
+
+
+@pins("jax_checkpoint_grad_of_a_barrier_with_a_constant_tangent_fails")
+def test_checkpoint_grad_of_a_barrier_with_a_constant_tangent():
+    def f(api):
+        g = api.custom_jvp(lambda d: d)
+        g.defjvp(lambda p, t: (p[0], api.numpy.zeros_like(t[0])))
+        return lambda a: api.lax.optimization_barrier((a, g(a)))[0]
+    assert float(jax.grad(f(jax))(1.0)) == 1.0          # without the checkpoint
+    if JAX_VERSION >= (0, 11):
+        with pytest.raises(AttributeError, match="has no attribute 'accum'"):
+            jax.grad(jax.checkpoint(f(jax)))(1.0)
+    else:                                                # 0.10.2 differentiates it
+        assert float(jax.grad(jax.checkpoint(f(jax)))(1.0)) == 1.0
+    for policy in ("nothing_saveable", "everything_saveable"):
+        remat = minijax.checkpoint(f(minijax),
+                                   policy=getattr(minijax.checkpoint_policies, policy))
+        assert float(minijax.grad(remat)(1.0)) == 1.0

@@ -402,3 +402,107 @@ def test_nested_checkpoint_residuals_are_explained(inner):
     # nor a minijax-only residual larger than what JAX saves instead
     big = _residual_row(["f32[3]"] * 9, ["f32[3]", "bool[3]"])
     assert fuzz.known_divergence(TRANSFORM, program, big) == ""
+
+
+# -- campaign rm16 (JAX 0.12.0.1, features elementwise,control_flow,custom_derivatives,remat)
+
+def _described(api, f, policy, *args):
+    """What `print_saved_residuals` prints, without the source lines."""
+    import contextlib
+    import importlib
+    import io
+    out = io.StringIO()
+    remat = api.checkpoint(f, policy=getattr(api.checkpoint_policies, policy))
+    with contextlib.redirect_stdout(out):
+        importlib.import_module(api.__name__ + ".ad_checkpoint").print_saved_residuals(
+            remat, *args)
+    return sorted(line.split(" from /")[0].split(" from <")[0]
+                  for line in out.getvalue().splitlines() if line)
+
+
+XY = (np.array([0.5, -1.0, 2.0], np.float32), np.array([1.5, 0.25, -0.5], np.float32))
+
+
+def _cond_keeping_operands(api):
+    jnp, lax = api.numpy, api.lax
+    g = api.custom_vjp(lambda a, b: jnp.sin(a) * b)
+    g.defvjp(lambda a, b: (g(a, b), (a, b)),
+             lambda res, ct: (ct * jnp.cos(res[0]) * res[1], ct * jnp.sin(res[0])))
+    branches = [lambda a, b: b, lambda a, b: -b,
+                lambda a, b: lax.clamp(-0.5, g(a, b), 0.75)]
+    return lambda x, y: jnp.sum(lax.switch(jnp.sum(y).astype(np.int32), branches, x, y))
+
+
+def test_cond_branch_residual_that_is_an_operand_is_the_operand():
+    # rm16:137: a branch's fwd keeps the cond's own operands. JAX's staged cond takes
+    # the known operands, so they are saved as the arguments they are; minijax's cond
+    # returned copies of them, two f32[3] outputs more
+    expected = {"everything_saveable": [
+        "bool[3] output of cond", "f32[3] from the argument x", "f32[3] from the argument y",
+        "f32[3] output of cond", "i32[] output of clamp"],
+        "nothing_saveable": ["f32[3] from the argument x", "f32[3] from the argument y"]}
+    for policy, saved in expected.items():
+        assert _described(jax, _cond_keeping_operands(jax), policy, *XY) == saved
+        assert _described(minijax, _cond_keeping_operands(minijax), policy, *XY) == saved
+    _grads_match(_cond_keeping_operands, *XY)
+
+
+def _cond_with_dead_code(api):
+    jnp, lax = api.numpy, api.lax
+
+    def one(a, b):
+        jnp.log1p(jnp.abs(b))           # dead: its tangent needs a residual no one reads
+        return jnp.exp2(jnp.sin(a) * 4.0)
+    return lambda x, y: jnp.sum(lax.cond(jnp.sum(y) > 0, one,
+                                         lambda a, b: jnp.tan(jnp.sin(b)), x, y))
+
+
+def test_cond_prunes_each_branch_before_its_residuals_share_slots():
+    # rm16:6, rm16:64, rm16:93: a branch's dead equations kept residuals, which took
+    # slots of their own. JAX 0.12 prunes each branch first, as minijax now does;
+    # before 0.12 JAX's checkpoint keeps the dead residual's slot (one f32[3] more).
+    mine = _described(minijax, _cond_with_dead_code(minijax), "everything_saveable", *XY)
+    theirs = _described(jax, _cond_with_dead_code(jax), "everything_saveable", *XY)
+    expected = ["f32[3] output of cond"] * 2 + ["f32[] output of cond",
+                                                "i32[] output of convert_element_type"]
+    assert mine == expected
+    assert theirs == sorted(expected + (["f32[3] output of cond"]
+                                        if JAX_VERSION < (0, 12) else []))
+    _grads_match(_cond_with_dead_code, *XY)
+
+
+def test_nested_checkpoint_mask_of_a_wider_input_is_explained():
+    # rm16:180 (F37): JAX saves the inner checkpoint's bool mask, minijax the f32 input
+    # it is computed from -- more bytes, as many arrays
+    from minijax.testing import fuzz
+    x = np.array([[0.3, -1.2, 2.0]], np.float32)
+
+    def f(api):
+        jnp = api.numpy
+        inner = api.checkpoint(lambda a: jnp.where(a > 0.5, a, -a),
+                               policy=api.checkpoint_policies.dots_saveable)
+        return lambda x: jnp.sum(inner(jnp.sin(x)))
+    saved = _both_saved(f, "everything_saveable", x)
+    assert saved == [("f32[1,3]", "f32[1,3]"), ("bool[1,3]", "f32[1,3]")]
+    _grads_match(f, x)
+    program = minijax.make_jaxpr(f(minijax))(x)
+    assert fuzz.known_divergence(TRANSFORM, program, _residual_row(*saved)) == "explained:F37"
+    more = _residual_row(["f32[1,3]"] * 3, saved[1])
+    assert fuzz.known_divergence(TRANSFORM, program, more) == ""
+
+
+def test_barrier_with_a_constant_tangent_error_is_the_registered_divergence():
+    # rm16:151: JAX (0.11, 0.12) raises in the checkpoint rows; the row is the registry's
+    # entry, and only for a checkpoint row where minijax ran
+    from minijax.testing import fuzz
+    g = minijax.custom_jvp(lambda d: d)
+    g.defjvp(lambda p, t: (p[0], minijax.numpy.zeros_like(t[0])))
+    program = minijax.make_jaxpr(
+        lambda a: minijax.lax.optimization_barrier((a, g(a)))[0])(1.0)
+    error = "AttributeError: object has no attribute 'accum'"
+    name = "jax_checkpoint_grad_of_a_barrier_with_a_constant_tangent_fails"
+    row = Row("checkpoint[nothing_saveable]", "error", jax_error=error)
+    assert fuzz.known_divergence(row.transform, program, row) == name
+    assert fuzz.known_divergence("grad", program, Row("grad", "error", jax_error=error)) == ""
+    both = Row(row.transform, "both raise", minijax_error=error, jax_error=error)
+    assert fuzz.known_divergence(row.transform, program, both) == ""

@@ -135,14 +135,14 @@ if JAX_VERSION < (0, 12):
         ["f32[3] from the argument w", "f32[3] output of squeeze", "f32[3] output of while",
          "f32[3] output of cos"],
         ["f32[3] from the argument w", "f32[3] output of while", "f32[3] output of cos"])
-if JAX_VERSION >= (0, 12):
-    # JAX 0.12 forwards a branch residual that is a cond operand (w, xs[0]) instead of
-    # returning it from the cond; minijax's cond returns every residual, in slots shared
-    # by the branches, and so saves one array fewer here.
+if JAX_VERSION < (0, 12):
+    # A branch residual that is a cond operand (w, xs[0]): JAX before 0.12 returns it
+    # from the plain vjp's cond, in a slot the other branch's residuals share; minijax,
+    # as JAX 0.12 and JAX's cond under a checkpoint, passes the operand itself.
     DIFFERENT["cond_loss", "plain"] = (
+        ["i32[] output of convert_element_type"] + ["f32[3] output of cond"] * 4,
         ["f32[3] from the argument w", "f32[3] output of squeeze",
-         "i32[] output of convert_element_type"] + ["f32[3] output of cond"] * 3,
-        ["i32[] output of convert_element_type"] + ["f32[3] output of cond"] * 4)
+         "i32[] output of convert_element_type"] + ["f32[3] output of cond"] * 3)
 if JAX_VERSION < (0, 11):
     # JAX 0.10's tanh keeps tanh(v * w) and 1 - tanh(v * w); minijax's, as JAX 0.11's,
     # keeps one_minus_square(tanh(v * w)) alone.

@@ -249,6 +249,11 @@ def _jax_while_loop_reverse_mode(transform, row) -> bool:
         "Reverse-mode differentiation does not work for lax.while_loop" in row.jax_error
 
 
+def _jax_barrier_constant_tangent(transform, row) -> bool:
+    return transform.startswith("checkpoint") and not row.minijax_error and \
+        "has no attribute 'accum'" in row.jax_error
+
+
 # Record name (of any area) -> predicate on (transform, row): the rows of the fuzzer a
 # record explains. A record listed here explains exactly these rows; the others are
 # matched by their words (minijax/testing/fuzz.py, known_divergence).
@@ -267,4 +272,6 @@ FUZZ_ROW_MATCHERS = {
     "jax_jit_of_grad_changes_its_weak_type": _jax_jit_grad_weak,
     "cholesky_derivative_reads_the_ignored_triangle": _jax_cholesky_tangent_unmirrored,
     "jax_while_loop_grad_of_a_passed_through_carry_fails": _jax_while_loop_reverse_mode,
+    "jax_checkpoint_grad_of_a_barrier_with_a_constant_tangent_fails":
+        _jax_barrier_constant_tangent,
 }

@@ -39,3 +39,21 @@ register(
     "the parameter's name, its type (str | Iterable[str]) in checkpoint's signature, "
     "and jit's parameter of the same name all say the named arguments are static",
     transforms=("checkpoint", "remat", "static_argnames"))
+register(
+    "jax_checkpoint_grad_of_a_barrier_with_a_constant_tangent_fails",
+    "0.11.2, 0.12.0.1",
+    "jax.grad of a jax.checkpoint function (any policy) that passes, through one "
+    "lax.optimization_barrier, a value with a tangent and a custom_jvp result whose "
+    "rule returns a concrete zero tangent (jnp.zeros_like) raises AttributeError: the "
+    "barrier's transpose rule calls `.accum` on every operand of the linearized "
+    "barrier, and that zero is a constant there, not a linear input. Without the "
+    "checkpoint, or with a barrier of the custom_jvp result alone, it works; 0.10.2 "
+    "gives the gradient",
+    "the gradient: 1.0 for optimization_barrier((a, g(a)))[0], as JAX 0.10.2 and "
+    "JAX without the checkpoint",
+    "checkpoint is documented as changing what is saved, not what is computed, and a "
+    "custom_jvp rule may return any tangent of the right type; an internal "
+    "AttributeError names nothing wrong with the program; found by the fuzzer (seed "
+    "rm16:151)",
+    transforms=("checkpoint", "grad", "optimization_barrier", "custom_jvp"),
+    intended_on="0.10.2")

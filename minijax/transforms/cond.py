@@ -12,8 +12,10 @@ Read `control_flow_common.py` first. A `cond` equation is `cond[branches] index,
   outputs plus *residuals* for the staged `cond`. Branches save different residuals,
   but only one runs: residuals share slots by type (a branch's k-th residual of a
   type goes in that type's k-th slot, as in JAX), each known branch fills its own
-  slots and zeros the rest, and each staged branch reads only its own. An unknown
-  index stages the whole `cond`.
+  slots and zeros the rest, and each staged branch reads only its own. A residual
+  that is a known operand is no slot: the staged `cond` takes that operand. Each
+  staged branch is pruned of dead equations first, so their residuals take no slot.
+  An unknown index stages the whole `cond`.
 * transpose: branch-wise: the transposed `cond` runs the transpose of the branch that
   ran forward (the index is a residual), mapping output cotangents to operand ones.
 * vmap: an unbatched index keeps one `cond` of batched branches. A *batched* index
@@ -119,29 +121,61 @@ def _cond_partial_eval(trace, args, params):
     unknowns = [trace.is_unknown(x) for x in operands]
     n_out = len(branches[0].outvars)
     splits, out_unknowns = _split_branches(branches, unknowns, trace.policy)
-    all_residual_avals, slots = _shared_residual_slots(
-        [[v.aval for v in split.residuals] for split in splits])
     n_known_out = n_out - sum(out_unknowns)
+    known_operands = [x for x, u in zip(operands, unknowns) if not u]
+    staged_bodies, plans = zip(*(_residual_plan(split, n_known_out) for split in splits))
+    passed = sorted({k for plan in plans for k in plan if type(k) is int})
+    all_residual_avals, slots = _shared_residual_slots(
+        [[v.aval for v, k in zip(split.residuals, plan) if k is _SLOT]
+         for split, plan in zip(splits, plans)])
 
     known_bodies = [_known_branch(split.known_jaxpr, n_known_out, own_slots,
-                                  all_residual_avals)
-                    for split, own_slots in zip(splits, slots)]
-    staged_jaxprs = [_staged_branch(split.staged_jaxpr.jaxpr, own_slots, all_residual_avals)
-                     for split, own_slots in zip(splits, slots)]
+                                  all_residual_avals, plan)
+                    for split, own_slots, plan in zip(splits, slots, plans)]
+    staged_jaxprs = [_staged_branch(staged, split, own_slots, all_residual_avals, plan,
+                                    passed)
+                     for staged, split, own_slots, plan
+                     in zip(staged_bodies, splits, slots, plans)]
     known_jaxprs, known_consts = merge_bodies(known_bodies)
-    known_operands = [x for x, u in zip(operands, unknowns) if not u]
     with set_current_trace(trace.parent):
         known_outs = bind(cond_p, index, *known_consts, *known_operands,
                           branches=tuple(known_jaxprs))
     trace.known_results(cond_p, [index, *known_consts, *known_operands],
                         dict(branches=tuple(strip_debug_effects(j) for j in known_jaxprs)),
                         known_outs, known_jaxprs)
-    residuals = known_outs[n_known_out:]
+    residuals = known_outs[n_known_out:] + [known_operands[k] for k in passed]
     unknown_operands = [x for x, u in zip(operands, unknowns) if u]
     staged_outs = trace.stage(cond_p, [index, *residuals, *unknown_operands],
                               dict(branches=tuple(staged_jaxprs)))
     known_iter, staged_iter = iter(known_outs[:n_known_out]), iter(staged_outs)
     return [next(staged_iter) if u else next(known_iter) for u in out_unknowns]
+
+
+_SLOT, _DEAD = "slot", "dead"
+
+
+def _residual_plan(split, n_known_out):
+    """The staged part of one branch without its dead equations, and for each of the
+    branch's residuals how the staged `cond` gets it: `_DEAD` when only dead equations
+    read it; the known operand it is (its index among the known operands), which the
+    staged `cond` takes as it is; or `_SLOT`, a value the known `cond` returns.
+
+    Both as JAX's `cond` does under a checkpoint: its staged `cond` takes the known
+    operands, so a residual that is one is neither a copy saved apart from the operand
+    nor a slot another branch's residual could use; and since JAX 0.12 it prunes each
+    branch before sharing slots, so a dead residual of one branch (a tangent no output
+    needs) cannot keep a slot that would otherwise be unused."""
+    staged = dce_jaxpr(split.staged_jaxpr.jaxpr)
+    known = split.known_jaxpr.jaxpr
+    position = {id(v): k for k, v in enumerate(known.invars)}
+    plan = []
+    for j in range(len(split.residuals)):
+        if not staged.used_inputs[j]:
+            plan.append(_DEAD)
+        else:
+            k = position.get(id(known.outvars[n_known_out + j]))
+            plan.append(_SLOT if k is None else k)
+    return staged.jaxpr, plan
 
 
 def _shared_residual_slots(residual_avals_per_branch):
@@ -165,13 +199,14 @@ def _shared_residual_slots(residual_avals_per_branch):
     return slot_avals, slots
 
 
-def _known_branch(known, n_known_out, own_slots, all_residual_avals) -> Body:
-    """The known part of one branch, returning every residual slot (its own residuals
-    in its slots, zeros in the others)."""
+def _known_branch(known, n_known_out, own_slots, all_residual_avals, plan) -> Body:
+    """The known part of one branch, returning every residual slot (its own computed
+    residuals in its slots, zeros in the others)."""
     def fun(*args):
         outs = eval_jaxpr(known.jaxpr, known.consts, list(args))
+        computed = [r for r, k in zip(outs[n_known_out:], plan) if k is _SLOT]
         residuals = [None] * len(all_residual_avals)
-        for slot, value in zip(own_slots, outs[n_known_out:]):
+        for slot, value in zip(own_slots, computed):
             residuals[slot] = value
         residuals = [zeros(a) if r is None else r
                      for r, a in zip(residuals, all_residual_avals)]
@@ -179,13 +214,21 @@ def _known_branch(known, n_known_out, own_slots, all_residual_avals) -> Body:
     return trace_body(fun, known.jaxpr.in_avals)
 
 
-def _staged_branch(staged: Jaxpr, own_slots, all_residual_avals) -> Jaxpr:
-    """The staged part of one branch, taking every residual slot (reading its own)."""
-    n_own = len(own_slots)
+def _staged_branch(staged: Jaxpr, split, own_slots, all_residual_avals, plan,
+                   passed) -> Jaxpr:
+    """The staged part of one branch, taking every residual slot (reading its own),
+    then the known operands any branch reads (`passed`), then the unknown operands."""
+    n_res = len(plan)
     slot_vars = [Var(a) for a in all_residual_avals]
-    for slot, var in zip(own_slots, staged.invars[:n_own]):
-        slot_vars[slot] = var
-    return Jaxpr((), slot_vars + list(staged.invars[n_own:]), staged.eqns, staged.outvars)
+    passed_vars = [Var(split.known_jaxpr.jaxpr.invars[k].aval) for k in passed]
+    own = iter(own_slots)
+    for var, k in zip(staged.invars[:n_res], plan):
+        if k is _SLOT:
+            slot_vars[next(own)] = var
+        elif k is not _DEAD:
+            passed_vars[passed.index(k)] = var
+    return Jaxpr((), slot_vars + passed_vars + list(staged.invars[n_res:]), staged.eqns,
+                 staged.outvars)
 
 
 partial_eval_rules[cond_p] = _cond_partial_eval
