@@ -62,6 +62,25 @@ def assert_raises_as_jax(fn, *, same_message=True):
     return ours, theirs
 
 
+def _outcome(fun):
+    """The call's result, or the type of the exception it raised."""
+    try:
+        return jax.block_until_ready(fun())
+    except Exception as e:   # noqa: BLE001 -- the type is what is compared
+        return type(e)
+
+
+def assert_same_outcome(case):
+    """`case(jax)` and `case(minijax)` both return matching trees, or both raise an
+    exception of one type."""
+    want, got = _outcome(lambda: case(jax)), _outcome(lambda: case(minijax))
+    if isinstance(want, type):
+        assert got is want, f"minijax gave {got!r} where JAX raised {want.__name__}"
+    else:
+        assert not isinstance(got, type), f"minijax raised {got.__name__}; JAX gave {want}"
+        assert_trees_match(got, want)
+
+
 def _summed(mod, fn, argnums):
     def total(*args):
         out = fn(mod, *args)

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 import minijax
-from minijax.testing import assert_trees_match
+from tests.library_helpers import assert_same_outcome
 
-# (JAX warns that argsort's int64 is int32 with x64 off; minijax does not)
+# (Both libraries warn that argsort's int64 is int32 with x64 off; the warning itself
+# is tested in test_dtype_arguments.py.)
 pytestmark = pytest.mark.filterwarnings("ignore:Explicitly requested dtype int64")
 
 X = np.array([3., 1., 2., 1.], np.float32)
@@ -69,29 +70,13 @@ CASES = {
 }
 
 
-def _outcome(call):
-    try:
-        return call()
-    except (TypeError, ValueError) as error:
-        return type(error)
-
-
-def _check(call):
-    expected, got = _outcome(lambda: call(jax)), _outcome(lambda: call(minijax))
-    if isinstance(expected, type):
-        assert got is expected, f"JAX raised {expected.__name__}, minijax gave {got!r}"
-    else:
-        assert not isinstance(got, type), f"minijax raised {got.__name__}"
-        assert_trees_match(got, expected)
-
-
 @pytest.mark.parametrize("name", CASES)
 def test_dtype_parameter_as_in_jax(name):
-    _check(CASES[name])
+    assert_same_outcome(CASES[name])
 
 
 def test_dtype_parameters_under_jit():
-    _check(lambda L: L.jit(lambda x, m, i: (
+    assert_same_outcome(lambda L: L.jit(lambda x, m, i: (
         L.numpy.argsort(x, dtype=np.int16), L.numpy.corrcoef(m, dtype=np.float16),
         L.numpy.ravel_multi_index((i, i), (2, 3), mode="wrap", dtype=np.int16),
         L.lax.mul(i, i, out_dtype=np.float32)))(X, M, ROWS))
@@ -99,7 +84,7 @@ def test_dtype_parameters_under_jit():
 
 def test_dtype_parameters_under_grad_and_vmap():
     # lax.mul's derivative comes back in each operand's own dtype
-    _check(lambda L: L.grad(lambda a, b: L.lax.mul(a, b, out_dtype=np.float16).sum(),
+    assert_same_outcome(lambda L: L.grad(lambda a, b: L.lax.mul(a, b, out_dtype=np.float16).sum(),
                             (0, 1))(F16.astype(np.float32), F16))
-    _check(lambda L: L.vmap(lambda v: (L.numpy.argsort(v, dtype=np.int8),
+    assert_same_outcome(lambda L: L.vmap(lambda v: (L.numpy.argsort(v, dtype=np.int8),
                                        L.lax.mul(v, v, out_dtype=np.float16)))(M))

@@ -28,24 +28,8 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax.testing import assert_trees_match
+from tests.library_helpers import assert_same_outcome
 from tests.program_counting import counted, programs
-
-
-def _outcome(fun):
-    """The call's result, or the type of the exception it raised."""
-    try:
-        return jax.block_until_ready(fun())
-    except Exception as e:   # noqa: BLE001 -- the type is what is compared
-        return type(e)
-
-
-def _assert_same_outcome(case):
-    want, got = _outcome(lambda: case(jax)), _outcome(lambda: case(minijax))
-    if isinstance(want, type):
-        assert got is want, f"minijax gave {got!r} where JAX raised {want.__name__}"
-    else:
-        assert not isinstance(got, type), f"minijax raised {got.__name__}; JAX gave {want}"
-        assert_trees_match(got, want)
 
 
 # -- 1. NumPy operands of an eager primitive ------------------------------------------------
@@ -167,7 +151,7 @@ def test_eager_stop_gradient_of_a_tree_and_of_non_values():
     assert made == 0 and got["a"] is tree["a"]
     assert_trees_match(jax.tree_util.tree_map(_as_jax_array, got), want)
     for bad in ("a", np.array(["x"])):
-        _assert_same_outcome(lambda lib: lib.lax.stop_gradient(bad))
+        assert_same_outcome(lambda lib: lib.lax.stop_gradient(bad))
 
 
 def test_stop_gradient_still_stops_gradients():
@@ -193,7 +177,7 @@ def test_scatter_apply_update_shape(update_shape, window):
             scatter_dims_to_operand_dims=(0,))
         return lib.lax.scatter_apply(operand, _ROWS, lambda v: v * 10 + 1, dnums,
                                      update_shape=update_shape)
-    _assert_same_outcome(case)
+    assert_same_outcome(case)
 
 
 def test_scatter_apply_wrong_update_shape_message():
@@ -244,7 +228,7 @@ def test_allow_negative_indices_static(name, allow):
     # a static negative index with negatives not allowed: the *_in_dim and plain
     # slices raise ValueError; JAX jits the *_index_in_dim helpers, so there the
     # index is traced and clamped
-    _assert_same_outcome(lambda lib: _index_cases(lib.lax, allow)[name]())
+    assert_same_outcome(lambda lib: _index_cases(lib.lax, allow)[name]())
 
 
 @pytest.mark.parametrize("allow", [True, False])
@@ -257,8 +241,8 @@ def test_allow_negative_indices_traced(name, allow):
     def batched(lib):
         return lib.vmap(lambda i: _index_cases(lib.lax, allow)[name](i))(
             np.array([1, -1, -9, 7], np.int32))
-    _assert_same_outcome(jitted)
-    _assert_same_outcome(batched)
+    assert_same_outcome(jitted)
+    assert_same_outcome(batched)
 
 
 # -- 6. static int indices out of range -------------------------------------------------------
@@ -282,10 +266,10 @@ OUT_OF_RANGE_READS = {
 @pytest.mark.parametrize("name", OUT_OF_RANGE_READS)
 def test_static_index_out_of_range_is_clamped(name):
     x, read = OUT_OF_RANGE_READS[name]
-    _assert_same_outcome(lambda lib: read(jnp.asarray(x)) if lib is jax
+    assert_same_outcome(lambda lib: read(jnp.asarray(x)) if lib is jax
                          else read(mnp.asarray(x)))
-    _assert_same_outcome(lambda lib: lib.jit(read)(x))
-    _assert_same_outcome(lambda lib: lib.vmap(read)(np.stack([x, -x])))
+    assert_same_outcome(lambda lib: lib.jit(read)(x))
+    assert_same_outcome(lambda lib: lib.vmap(read)(np.stack([x, -x])))
     if "[0, 2]" in name:
         # JAX's gradient leaves out the clamped position its forward pass read:
         # registered, "gather_gradient_drops_clamped_index" (test_divergences.py)
@@ -307,7 +291,7 @@ def _jax_checks_static_indices():
 def test_static_index_out_of_range_under_jaxs_check_flag(name):
     x, read = OUT_OF_RANGE_READS[name]
     with _jax_checks_static_indices():
-        _assert_same_outcome(lambda lib: lib.jit(lambda x: read(x))(x))
+        assert_same_outcome(lambda lib: lib.jit(lambda x: read(x))(x))
         with pytest.raises(IndexError, match="out of bounds"):
             minijax.make_jaxpr(read)(x)
 
@@ -324,4 +308,4 @@ def test_a_jitted_function_is_traced_again_when_jaxs_index_flag_changes():
 
 
 def test_static_index_of_an_empty_axis_is_an_index_error():
-    _assert_same_outcome(lambda lib: lib.jit(lambda x: x[0])(np.ones((0, 2), np.float32)))
+    assert_same_outcome(lambda lib: lib.jit(lambda x: x[0])(np.ones((0, 2), np.float32)))
