@@ -7,7 +7,6 @@ and weak type, or the exception's type. A few run under `jit`, `grad` and `vmap`
 Arrays, tracers and other non-dtypes given as these parameters are swept in
 `test_dtype_arguments.py` with every other dtype parameter.
 """
-import jax
 import numpy as np
 import pytest
 
