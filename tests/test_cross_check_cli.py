@@ -63,7 +63,7 @@ def test_run_uses_minijax_for_the_script_and_its_modules(scripts):
 
 
 def test_run_names_a_jax_module_minijax_lacks(scripts):
-    (scripts / "missing.py").write_text("import jax.experimental.sparse\n")
+    (scripts / "missing.py").write_text("import jax.ffi\n")
     done = run_minijax("run", "missing.py", cwd=scripts)
     assert done.returncode != 0
     assert "minijax does not provide" in done.stderr

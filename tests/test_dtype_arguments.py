@@ -459,3 +459,4 @@ def test_the_truncation_warning_points_at_the_user_s_line():
         warnings.simplefilter("error")
         mnp.zeros(2, np.float32)                 # nothing to truncate: no warning
         mnp.asarray(np.ones(2, np.float64))      # an input's own dtype: no warning
+        mnp.zeros(2, int), mnp.ones(2, float), mnp.zeros(2, complex)   # as JAX: none

@@ -11,7 +11,8 @@ divergence record `ref_as_a_dtype_argument_is_taken`).
 
 A 64-bit dtype asked for while x64 is off is truncated to its 32-bit kin with JAX's
 UserWarning, naming the function (`canonical_dtype_argument`): only a dtype the user
-gave is checked, never a default or an input's own dtype.
+gave is checked, never a default or an input's own dtype, and Python's `int`, `float`
+and `complex` (JAX's "default type" spellings) pass silently.
 
 `jnp.dtype` itself is NumPy's constructor in JAX and is more lenient; it lives in
 `minijax/numpy/_dtypes.py`.
@@ -87,13 +88,17 @@ def canonical_dtype_argument(dtype, fun_name: str | None = None, *,
     if not isinstance(wanted, np.dtype):
         return wanted
     canonical = canonical_dtype(wanted)
-    if canonical != wanted:
+    # Python's own `int`, `float` and `complex` mean "the default type" to JAX, which
+    # truncates them without a word.
+    if canonical != wanted and not (type(dtype) is type and dtype in _PYTHON_SCALAR_TYPES):
         where = f" requested in {fun_name}" if fun_name and name_in_warning else ""
         warnings.warn(f"Explicitly requested dtype {wanted}{where} is not available, and "
                       f"will be truncated to dtype {canonical}. {_X64_HINT}",
                       stacklevel=user_stacklevel())
     return canonical
 
+
+_PYTHON_SCALAR_TYPES = (int, float, complex)
 
 # JAX's words after the truncation warning (jax 0.10.2 to 0.12.0.1).
 _X64_HINT = ("To enable more dtypes, set the jax_enable_x64 configuration option or the "
