@@ -88,17 +88,6 @@ class timed:
             record_event_time_span(self.event, self.start, end, fun_name=self.fun_name)
 
 
-def jit_trace_name(where: str):
-    """The name JAX's trace event gives the function of a staged call whose `where`
-    is `where` (`jit(f)`, `make_jaxpr(f)`, `eval_shape(f)`): JAX traces these three
-    through `jit`. None for the others (`checkpoint`, loop bodies), which JAX records
-    no event for."""
-    for prefix in ("jit(", "make_jaxpr(", "eval_shape("):
-        if where.startswith(prefix) and where.endswith(")"):
-            return where[len(prefix):-1]
-    return None
-
-
 class _Forwarding(threading.local):
     def __init__(self):
         self.skipped: list = []     # the names of the programs being forwarded for

@@ -231,6 +231,8 @@ class JitFunction(Wrapped):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {fun!r}")
         self._fun = fun
+        # The name JAX's messages, events and reprs give the function.
+        self._name = fun_name(fun)
         # As given, for jax.jit (None: "infer from the other one and the signature").
         self._jax_options = dict(
             static_argnums=None if static_argnums is None else _normalize_nums(static_argnums),
@@ -276,7 +278,7 @@ class JitFunction(Wrapped):
     # -- the fast path ------------------------------------------------------------------
 
     def _fast_function(self):
-        where = f"jit({fun_name(self._fun)})"
+        name, where = self._name, f"jit({self._name})"
         static_argnums, static_argnames = self._static_argnums, self._static_argnames
         traces = self._jit_cache.traces
         # The cache is keyed weakly on the function, so what it holds must not hold
@@ -305,12 +307,12 @@ class JitFunction(Wrapped):
                 # values) must run now, not be staged into JAX's program.
                 with jax.ensure_compile_time_eval():
                     staged = traces[key] = Staged.trace(rebuild, dyn_args, dyn_kwargs, leaves,
-                                                         list(in_avals), in_tree, where)
+                                                         list(in_avals), in_tree, where, name)
             if mentions_refs(staged.closed.jaxpr):
                 raise _UsesRefs()
             outs = xla.lower_jaxpr(staged.closed.jaxpr, staged.closed.consts, leaves)
             return tree_util.tree_unflatten(staged.out_tree, outs)
-        run.__name__ = run.__qualname__ = fun_name(self._fun)
+        run.__name__ = run.__qualname__ = name
         try:     # JAX reads the signature to place static and donated names
             run.__signature__ = inspect.signature(self._fun)
         except (TypeError, ValueError):
@@ -360,7 +362,7 @@ class JitFunction(Wrapped):
             self._locate_invalid_value(found, args, kwargs)
 
     def _locate_invalid_value(self, found, args, kwargs):
-        name = f"jit({fun_name(self._fun)})"
+        name = f"jit({self._name})"
         if self._jit_cache.refs_seen or _has_minijax_leaves((args, kwargs)):
             # Running it again would write its refs twice.
             raise FloatingPointError(f"invalid value ({found}) encountered in {name}")
@@ -383,7 +385,7 @@ class JitFunction(Wrapped):
         made."""
         # (What JAX records while it compiles this program reaches minijax.monitoring's
         # listeners: frontend/events.py.)
-        with forwarding_jax_events(fun_name(self._fun)):
+        with forwarding_jax_events(self._name):
             if _root_modes.jax_applied:
                 with root_modes.applied_to_jax():
                     return self._call_checked(args, kwargs)
@@ -440,13 +442,13 @@ class JitFunction(Wrapped):
     def _stage(self, args, kwargs):
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             self._fun, args, kwargs, self._static_argnums, self._static_argnames)
-        where = f"jit({fun_name(self._fun)})"
+        where = f"jit({self._name})"
         traces = self._jit_cache.traces
 
         def on_miss(in_avals, key):
             _on_trace_miss(self._fun, traces, key, where, in_avals)
         staged, leaves = stage_cached(traces, rebuild, dyn_args, dyn_kwargs, static_key,
-                                      where, on_miss)
+                                      where, on_miss, event_name=self._name)
         if _root_modes.key_reuse:           # as JAX checks each jit trace
             check_key_reuse(staged.call_jaxpr)
         return staged, leaves
@@ -454,7 +456,7 @@ class JitFunction(Wrapped):
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)
         inputs = [*staged.closed.consts, *leaves]
-        name = fun_name(self._fun)
+        name = self._name
         check_call_writes(staged.call_jaxpr, inputs, name)
         at_root = type(current_trace()) is EvalTrace
         donated = self.donated_leaves(args, kwargs) if at_root else ()
@@ -548,7 +550,7 @@ class JitFunction(Wrapped):
         self._jit_cache.clear()
 
     def __repr__(self):
-        return f"<minijax.jit of {fun_name(self._fun)}>"
+        return f"<minijax.jit of {self._name}>"
 
 
 def jit(fun: Callable | None = None, *, in_shardings=None, out_shardings=None,

@@ -54,22 +54,26 @@ def flatten_call_inputs(args, kwargs, where: str):
     return leaves, in_avals, in_tree
 
 
-def trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where: str):
+def trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where: str,
+               event_name: str | None = None):
     """Trace `fun(*args, **kwargs)` into a closed jaxpr over the flattened inputs
     (`leaves`, of `in_avals`), then check what only the trace shows: no ref is
     returned, none is both closed over and passed in. `jit` and `make_jaxpr` share
-    this path, so a program one rejects the other rejects too, with the same message."""
+    this path, so a program one rejects the other rejects too, with the same message.
+
+    `event_name`: the function name of the trace event `minijax.monitoring` records,
+    for the traces JAX records one for (those of `jit`, `make_jaxpr` and `eval_shape`,
+    which JAX traces through `jit`); None records none (`checkpoint`)."""
     flat_fun = FlatFun(fun, in_tree, kwargs_in_tree=True)
 
     def checked_fun(*tracers):
         outs = flat_fun(*tracers)
         check_returned_refs(outs, flat_fun.out_tree, tracers, leaves, where, _RETURNED_REF)
         return outs
-    name = events.jit_trace_name(where)
-    if name is None:
+    if event_name is None:
         closed = trace_to_jaxpr(checked_fun, in_avals)
     else:
-        with events.timed(events.JAXPR_TRACE_EVENT, name):
+        with events.timed(events.JAXPR_TRACE_EVENT, event_name):
             closed = trace_to_jaxpr(checked_fun, in_avals)
     check_staged_refs(closed, leaves, where)
     return closed, flat_fun.out_tree
@@ -88,10 +92,11 @@ def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
     def make_jaxpr_f(*args, **kwargs):
         dyn_args, dyn_kwargs, _, rebuild = split_static_args(
             fun, args, kwargs, static_argnums, static_argnames)
-        where = f"make_jaxpr({fun_name(fun)})"
+        name = fun_name(fun)
+        where = f"make_jaxpr({name})"
         leaves, in_avals, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
         closed, out_tree = trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_avals,
-                                       in_tree, where)
+                                       in_tree, where, event_name=name)
         if root_modes.modes.key_reuse:      # JAX's make_jaxpr is a jit trace, checked too
             check_key_reuse(closed.jaxpr)
         if not return_shape:
@@ -111,19 +116,22 @@ class Staged:
         self.out_tree = out_tree
 
     @classmethod
-    def trace(cls, fun, args, kwargs, leaves, in_avals, in_tree, where: str):
+    def trace(cls, fun, args, kwargs, leaves, in_avals, in_tree, where: str,
+              event_name: str | None = None):
         """`fun` traced (`trace_flat`) and verified: what a staging cache stores."""
-        closed, out_tree = trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where)
+        closed, out_tree = trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where,
+                                      event_name)
         verify_jaxpr(closed)
         return cls(closed, out_tree)
 
 
-def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str, on_miss=None):
+def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str, on_miss=None,
+                 event_name: str | None = None):
     """`(staged, leaves)`: the trace of `fun(*args, **kwargs)` from `traces`, made and
     stored on a miss, and the call's input leaves. `args` and `kwargs` are the
     dynamic arguments (`fun` puts the static ones back; `static_key` names them).
     The one staging cache of `jit` and `checkpoint`; `on_miss(in_avals, key)` runs
-    before a trace is made."""
+    before a trace is made; `event_name` is `trace_flat`'s."""
     leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
     # A ref's aval is its RefType, so a trace for one ref type is never reused
     # for another (or for an array of the same shape).
@@ -135,7 +143,8 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str, on_mis
     if staged is None:
         if on_miss is not None:
             on_miss(in_avals, key)
-        staged = Staged.trace(fun, args, kwargs, leaves, in_avals, in_tree, where)
+        staged = Staged.trace(fun, args, kwargs, leaves, in_avals, in_tree, where,
+                              event_name)
         # A trace that closed over tracers of an enclosing transformation is only
         # valid inside that transformation, so it is not cached.
         if not any(isinstance(c, Tracer) for c in staged.closed.consts):
@@ -183,8 +192,10 @@ def eval_shape(fun: Callable, *args, **kwargs):
     """The output of `fun(*args, **kwargs)` as a pytree of `jax.ShapeDtypeStruct`s,
     computed by tracing only (nothing runs), as `jax.eval_shape`. Arguments may be
     arrays, scalars or `ShapeDtypeStruct`s."""
-    where = f"eval_shape({fun_name(fun)})"
+    name = fun_name(fun)
+    where = f"eval_shape({name})"
     leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
-    closed, out_tree = trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where)
+    closed, out_tree = trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where,
+                                  event_name=name)
     shapes = [shape_dtype_struct(a) for a in closed.out_avals]
     return tree_util.tree_unflatten(out_tree, shapes)
