@@ -62,8 +62,8 @@ def assert_raises_as_jax(fn, *, same_message=True):
     return ours, theirs
 
 
-def _outcome(fun):
-    """The call's result, or the type of the exception it raised."""
+def outcome(fun):
+    """What `fun()` gave: its result (ready), or the type of the exception it raised."""
     try:
         return jax.block_until_ready(fun())
     except Exception as e:   # noqa: BLE001 -- the type is what is compared
@@ -73,7 +73,7 @@ def _outcome(fun):
 def assert_same_outcome(case):
     """`case(jax)` and `case(minijax)` both return matching trees, or both raise an
     exception of one type."""
-    want, got = _outcome(lambda: case(jax)), _outcome(lambda: case(minijax))
+    want, got = outcome(lambda: case(jax)), outcome(lambda: case(minijax))
     if isinstance(want, type):
         assert got is want, f"minijax gave {got!r} where JAX raised {want.__name__}"
     else:

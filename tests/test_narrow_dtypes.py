@@ -22,6 +22,7 @@ import minijax.numpy as mnp
 from minijax import interop, ir
 from minijax.backends import reference
 from minijax.testing import JAX_VERSION, assert_trees_match
+from tests.library_helpers import outcome
 from tests.test_divergences import pins
 
 FLOAT8 = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
@@ -40,16 +41,8 @@ F32_SAMPLES = np.array([0.1, 1.3, -2.7, 500., -9., 8.6, 0.0, -0.0, 3e-3, 6.0,
 I32_SAMPLES = np.array([0, 7, 8, -9, 15, 16, 100, -100], np.int32)
 
 
-def _outcome(fun, *args, **kwargs):
-    """A function's result, or the type of the exception it raised."""
-    try:
-        return fun(*args, **kwargs)
-    except Exception as e:      # noqa: BLE001  (the type is what is compared)
-        return type(e)
-
-
 def _promotion_outcome(fun, *args):
-    out = _outcome(fun, *args)
+    out = outcome(lambda: fun(*args))
     return out if isinstance(out, type) else np.dtype(out)
 
 
@@ -77,7 +70,7 @@ def test_names_dtypes_and_info_match_jax():
                                   equal_nan=True), (name, field)
     # JAX's short names ('f8_e4m3fn', the jaxpr text's) are no dtype names to NumPy.
     for bad in ("f8_e4m3fn", "f4_e2m1fn"):
-        assert _outcome(mnp.dtype, bad) is _outcome(jnp.dtype, bad) is TypeError
+        assert outcome(lambda: mnp.dtype(bad)) is outcome(lambda: jnp.dtype(bad)) is TypeError
 
 
 def test_promotion_table_matches_jax_including_weak_scalars():
@@ -87,9 +80,9 @@ def test_promotion_table_matches_jax_including_weak_scalars():
             mine = _promotion_outcome(mnp.promote_types, a, b)
             assert mine == _promotion_outcome(jnp.promote_types, a, b), (a, b, mine)
         for scalar in (True, 1, 1.0, 1j):
-            mine = _outcome(mdtypes.result_type, a, scalar, return_weak_type_flag=True)
-            theirs = _outcome(jax.dtypes.result_type, a, scalar,
-                              return_weak_type_flag=True)
+            mine = outcome(lambda: mdtypes.result_type(a, scalar, return_weak_type_flag=True))
+            theirs = outcome(lambda: jax.dtypes.result_type(a, scalar,
+                                                             return_weak_type_flag=True))
             assert mine == theirs, (a, scalar, mine, theirs)
     # The jnp names stand for their dtypes in promotion, as JAX's do.
     for name in NARROW:
@@ -151,9 +144,9 @@ def test_conversions_are_bit_equal_to_jaxs():
 
 @pytest.mark.parametrize("name", FLOAT6 + ONE_BIT)
 def test_conversions_xla_cannot_run_fail_or_agree_as_in_jax(name):
-    expected = _outcome(jax.jit(_converter(jnp, [name])), *ARGS)
+    expected = outcome(lambda: jax.jit(_converter(jnp, [name]))(*ARGS))
     if isinstance(expected, type):       # float6 and uint1 on CPU
-        assert _outcome(minijax.jit(_converter(mnp, [name])), *ARGS) is expected
+        assert outcome(lambda: minijax.jit(_converter(mnp, [name]))(*ARGS)) is expected
     else:                                # int1: XLA's values, which minijax's are
         assert_trees_match(minijax.jit(_converter(mnp, [name]))(*ARGS), expected)
 
@@ -219,8 +212,9 @@ def test_dot_general_into_float32():
         assert_trees_match(minijax.jit(dot(mlax))(a, b), jax.jit(dot(jax.lax))(a, b))
     # XLA on CPU cannot widen int4 operands inside a dot (JAX's own program fails).
     a, b = np.asarray(x, jnp.int4), np.asarray(y, jnp.int4)
-    mine = _outcome(mlax.dot_general, a, b, dims, preferred_element_type=np.int32)
-    theirs = _outcome(jax.lax.dot_general, a, b, dims, preferred_element_type=np.int32)
+    mine = outcome(lambda: mlax.dot_general(a, b, dims, preferred_element_type=np.int32))
+    theirs = outcome(lambda: jax.lax.dot_general(a, b, dims,
+                                                   preferred_element_type=np.int32))
     if jax.default_backend() == "cpu":
         assert mine is theirs is jax.errors.JaxRuntimeError
     else:

@@ -16,24 +16,17 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax.testing import assert_trees_match
+from tests.library_helpers import outcome
 
 XI = np.arange(3, dtype=np.int32)
 M = np.ones((2, 3), np.float32)
 
 
-def _outcome(call):
-    """What a call gave: its value, or its exception's type."""
-    try:
-        return call()
-    except (TypeError, ValueError, IndexError) as error:
-        return type(error)
-
-
 def _assert_same_sequence(make_calls):
     """`make_calls(lib)` -> the calls to make in order; each call's outcome in
     minijax must be JAX's (a value with its dtype and weak type, or the error type)."""
-    expected = [_outcome(c) for c in make_calls(jax)]
-    got = [_outcome(c) for c in make_calls(minijax)]
+    expected = [outcome(c) for c in make_calls(jax)]
+    got = [outcome(c) for c in make_calls(minijax)]
     for i, (e, g) in enumerate(zip(expected, got)):
         if isinstance(e, type):
             assert g is e, f"call {i}: JAX raised {e.__name__}, minijax gave {g!r}"
