@@ -27,6 +27,7 @@ from ..ir.window_primitives import window_identity
 from ..backends.jax_features import (LAX_HAS_LOG2, LAX_HAS_ONE_MINUS_SQUARE,
                                      TOP_K_TAKES_IS_STABLE)
 from .exporting import ExportError, export_policy
+from .sharding_source import mesh_source, sharding_source, spec_source
 
 __all__ = ["to_python_source", "source_rules", "value_source"]
 
@@ -169,42 +170,11 @@ source_rules.update({
                                        tiled=p["tiled"], **_groups(p)),
     "axis_index": lambda ins, p: f"lax.axis_index({p['axis_name']!r})",
     "sharding_constraint": lambda ins, p: (
-        f"jax.sharding.reshard({ins[0]}, {_sharding_source(p)})" if "explicit_axes" in p
-        else f"lax.with_sharding_constraint({ins[0]}, {_sharding_source(p)})"),
+        f"jax.sharding.reshard({ins[0]}, {sharding_source(p)})" if "explicit_axes" in p
+        else f"lax.with_sharding_constraint({ins[0]}, {sharding_source(p)})"),
 })
 
 
-def _sharding_source(p) -> str:
-    if not p["mesh_axes"]:       # one device (see frontend/sharding.py)
-        return (f"jax.sharding.SingleDeviceSharding({{d.id: d for d in jax.devices()}}"
-                f"[{p['device_ids'][0]}])")
-    if p["device_ids"] is None:     # the context mesh: a bare spec, as the user wrote it
-        return _spec_source(p["spec"])
-    return (f"jax.sharding.NamedSharding("
-            f"{_mesh_source(p['mesh_axes'], p['device_ids'], p.get('explicit_axes', ()))}, "
-            f"{_spec_source(p['spec'])})")
-
-
-def _mesh_source(mesh_axes, device_ids, explicit_axes=()) -> str:
-    if device_ids is None:          # shard_map on the context mesh (jax.set_mesh)
-        return "None"
-    names = tuple(name for name, _ in mesh_axes)
-    shape = tuple(size for _, size in mesh_axes)
-    types = "" if not explicit_axes else ", axis_types=%s" % _axis_types_source(
-        names, explicit_axes)
-    return (f"jax.sharding.Mesh(np.array([{{d.id: d for d in jax.devices()}}[i] for i in "
-            f"{device_ids!r}]).reshape({shape!r}), {names!r}{types})")
-
-
-def _axis_types_source(names, explicit_axes) -> str:
-    types = ", ".join("jax.sharding.AxisType.Explicit" if name in explicit_axes
-                      else "jax.sharding.AxisType.Auto" for name in names)
-    return f"({types},)"
-
-
-def _spec_source(spec) -> str:
-    entries = [repr(None if e is None else e[0] if len(e) == 1 else e) for e in spec]
-    return f"jax.sharding.PartitionSpec({', '.join(entries)})"
 source_rules["scatter"] = _scatter("scatter")
 source_rules["scatter_add"] = _scatter("scatter_add")
 for _name in ("scatter_mul", "scatter_min", "scatter_max"):
@@ -367,11 +337,11 @@ class _Writer:
     def _shard_map(self, eqn, ins, indent):
         p = eqn.params
         body = self._body(p["jaxpr"], indent)
-        specs = lambda specs: "(" + "".join(_spec_source(s) + ", " for s in specs) + ")"
+        specs = lambda specs: "(" + "".join(spec_source(s) + ", " for s in specs) + ")"
         auto = p.get("auto_axes", ())
         manual = "" if not auto else "axis_names={%s}, " % ", ".join(
             repr(name) for name, _ in p["mesh_axes"] if name not in auto)
-        return (f"jax.shard_map({body}, mesh={_mesh_source(p['mesh_axes'], p['device_ids'])}, "
+        return (f"jax.shard_map({body}, mesh={mesh_source(p['mesh_axes'], p['device_ids'])}, "
                 f"in_specs={specs(p['in_specs'])}, out_specs={specs(p['out_specs'])}, "
                 f"{manual}check_vma=False)({', '.join(ins)})")
 
