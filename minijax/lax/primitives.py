@@ -170,6 +170,23 @@ def _scatter_adapter(name):
     return adapt
 
 
+def _one_name(names):
+    # JAX's equations spell one axis as a 1-tuple; minijax's as the name itself.
+    return names[0] if isinstance(names, tuple) and len(names) == 1 else names
+
+
+def _all_gather_adapter(args, params):
+    if "all_gather_dimension" not in params:
+        return params
+    params = _drop(dict(params), prim="all_gather", axis_index_groups=None)
+    return dict(params, axis=params.pop("all_gather_dimension"),
+                axis_name=_one_name(params["axis_name"]))
+
+
+def _ppermute_adapter(args, params):
+    return dict(params, axis_name=_one_name(params["axis_name"]))
+
+
 _ACCURACY = {"accuracy": None}
 _NEUTRAL = {
     **{name: _ACCURACY for name in "cbrt cos erfc exp exp2 expm1 log log1p log2 logistic "
@@ -180,6 +197,8 @@ _NEUTRAL = {
        "conv_general_dilated".split()},
     **{name: {"sharding": None} for name in
        "broadcast_in_dim iota reshape convert_element_type".split()},
+    # minijax's equations hold axis_index_groups only where groups are given
+    **{name: {"axis_index_groups": None} for name in ("psum", "pmax", "pmin")},
     "eigh": {"subset_by_index": None, "algorithm": None},
     "svd": {"subset_by_index": None, "algorithm": None},
     "qr": {"pivoting": False, "use_magma": None},
@@ -196,6 +215,8 @@ def _install():
     jax_param_adapters[primitives_by_name["fft"]] = _fft_adapter
     jax_param_adapters[primitives_by_name["rng_bit_generator"]] = _rng_bit_adapter
     jax_param_adapters[primitives_by_name["gather"]] = _gather_adapter
+    jax_param_adapters[primitives_by_name["all_gather"]] = _all_gather_adapter
+    jax_param_adapters[primitives_by_name["ppermute"]] = _ppermute_adapter
     for name in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"):
         jax_param_adapters[primitives_by_name[name]] = _scatter_adapter(name)
 
