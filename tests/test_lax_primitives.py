@@ -12,6 +12,7 @@ import importlib
 import jax
 import numpy as np
 import pytest
+from jax.extend.core import Literal as JaxLiteral
 
 import minijax
 import minijax.ad_checkpoint  # noqa: F401  (not loaded by `import minijax`, as in JAX)
@@ -149,7 +150,7 @@ def _jax_equation(attr, fn, args):
     closed = jax.make_jaxpr(fn(jax))(*args)
     jaxpr, env = closed.jaxpr, dict(zip(closed.jaxpr.invars, args))
     env.update(zip(jaxpr.constvars, closed.consts))
-    read = lambda v: v.val if type(v).__name__ == "Literal" else env[v]  # noqa: E731
+    read = lambda v: v.val if isinstance(v, JaxLiteral) else env[v]  # noqa: E731
     eqns = list(jaxpr.eqns)
     while eqns:
         eqn = eqns.pop(0)
