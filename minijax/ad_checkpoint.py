@@ -8,6 +8,7 @@ As JAX's, this module is imported by name (`import minijax.ad_checkpoint`):
 `import minijax` alone does not make `minijax.ad_checkpoint` an attribute, so a
 program that works here works on JAX too. The code is in `frontend/checkpoint.py`.
 """
+import importlib as _importlib
 from .frontend.checkpoint import (Offloadable, Recompute, Saveable,
                                   checkpoint, checkpoint_name, checkpoint_policies,
                                   checkpoint_schedule, checkpointed_scan,
@@ -18,3 +19,9 @@ __all__ = ["checkpoint", "remat", "checkpoint_name", "saved_residuals",
            "print_saved_residuals", "checkpoint_policies", "checkpointed_scan",
            "checkpointed_while_loop", "checkpoint_schedule", "Offloadable", "Recompute",
            "Saveable"]
+
+
+def __getattr__(name):  # JAX's primitive objects (`name_p`): their table loads on first use
+    if not name.endswith("_p"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _importlib.import_module("minijax.lax.primitives").lookup(__name__, name)

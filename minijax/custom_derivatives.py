@@ -4,6 +4,7 @@
 `symbolic_zeros=True` see: `SymbolicZero` for a zero tangent or cotangent and
 `CustomVJPPrimal` for a fwd rule's argument (`custom_vjp_primal_tree_values` strips
 it); `zero_from_primal` makes zero tangents of either kind."""
+import importlib as _importlib
 from jax import tree_util as _tree_util
 
 from .frontend.autodiff import custom_jvp, custom_vjp
@@ -25,3 +26,9 @@ def zero_from_primal(val, symbolic_zeros=False):
         aval = _tangent_aval(_aval_of(x))
         return SymbolicZero(aval) if symbolic_zeros else _zeros(aval)
     return _tree_util.tree_map(zero, val)
+
+
+def __getattr__(name):  # JAX's primitive objects (`custom_jvp_call_p`): their table loads on first use
+    if not name.endswith("_p"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _importlib.import_module("minijax.lax.primitives").lookup(__name__, name)

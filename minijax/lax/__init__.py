@@ -7,6 +7,7 @@ in dtype and shape, as in `jax.lax`) and the structured control flow
 shape helpers, `ragged_dot`, `platform_dependent`, ...). This package only gathers
 them; its submodule `linalg` is `jax.lax.linalg`'s counterpart.
 """
+import importlib as _importlib
 from ..frontend.lax_ops import *  # noqa: F401,F403
 from ..frontend.lax_ops import RoundingMethod  # noqa: F401
 from ..frontend.control_flow import cond, switch, while_loop, fori_loop, scan, map  # noqa: F401
@@ -41,3 +42,9 @@ from ..frontend.lax_ragged import (ragged_dot, ragged_dot_general,  # noqa: F401
 from ..frontend.lax_platform import platform_dependent, composite, dtype  # noqa: F401
 from ..frontend.lax_dot import DotAlgorithmPreset, DotAlgorithm  # noqa: F401
 from ..frontend.lax_rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: F401
+
+
+def __getattr__(name):  # JAX's primitive objects (`lax.exp_p`): their table loads on first use
+    if not name.endswith("_p"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _importlib.import_module("minijax.lax.primitives").lookup(__name__, name)

@@ -1,0 +1,224 @@
+"""JAX's primitive objects (`lax.exp_p`, `lax.linalg.qr_p`, ...) as minijax's own.
+
+A custom jaxpr interpreter compares `eqn.primitive is lax.mul_p` and calls
+`eqn.primitive.bind(*invals, **eqn.params)`; a program may call `lax.sin_p.bind(x)`
+directly. Each name below is the minijax primitive that does what JAX's primitive of
+that name does, so both hold for minijax's jaxprs. The table is per public module
+(`lax`, `lax.linalg`, `custom_derivatives`, `ad_checkpoint`); those modules reach it
+through their `__getattr__`, so it loads on first use.
+
+`bind` also takes the params JAX's equations carry where minijax's differ (an adapter
+per primitive, registered in `ir.registry.jax_param_adapters`): JAX-only params at
+their neutral value (`accuracy=None`, `sharding=None`, `out_sharding=None`, ...) are
+dropped, and JAX's parameter objects (`GatherDimensionNumbers`, `FftType`,
+`RandomAlgorithm`, `GatherScatterMode`) become minijax's plain params. A JAX-only
+param with a value minijax cannot honour is refused by name. Primitives whose params
+are jaxprs (`cond`, `while`, `scan`, the custom-derivative calls, `linear_solve`)
+take minijax's own params, as minijax's equations hold them.
+
+JAX's primitives that minijax expresses by other primitives are not here (no stand-in
+objects); `docs/primitives.md` lists them with the reason.
+"""
+from __future__ import annotations
+
+from ..ir.registry import primitives_by_name, jax_param_adapters
+
+# JAX's attribute name -> minijax's primitive name, for each public module. Where the
+# names differ only by JAX's spelling, `.name` is minijax's (`scatter_add`, printed
+# in the text form) and the attribute is JAX's.
+LAX = {name + "_p": name for name in """
+    abs acos acosh add all_gather all_to_all and argmax argmin asin asinh atan atan2
+    atanh axis_index bessel_i0e bessel_i1e bitcast_convert_type broadcast_in_dim cbrt
+    ceil clamp complex concatenate cond conj conv_general_dilated convert_element_type
+    cos cosh cummax cummin cumprod cumsum digamma div dot_general dynamic_slice
+    dynamic_update_slice eq erf erf_inv erfc exp exp2 expm1 fft floor gather ge gt
+    igamma igamma_grad_a igammac imag integer_pow iota is_finite le lgamma log log1p
+    log2 logistic lt max min mul ne neg nextafter not one_minus_square
+    optimization_barrier or pad pmax pmin polygamma population_count pow ppermute psum
+    real reduce_and reduce_max reduce_min reduce_or reduce_precision reduce_prod
+    reduce_sum reduce_window_max reduce_window_min reduce_window_sum
+    regularized_incomplete_beta rem reshape rev rng_bit_generator rng_uniform round
+    rsqrt scan scatter scatter_add scatter_max scatter_min scatter_mul select_n
+    sharding_constraint shift_left shift_right_arithmetic shift_right_logical sign sin
+    sinh slice sort sqrt square squeeze sub tan tanh top_k transpose while xor zeta
+    """.split()}
+LAX["linear_solve_p"] = "custom_linear_solve"
+LINALG = {name + "_p": name for name in """
+    cholesky eig eigh hessenberg householder_product lu ormqr qr schur svd
+    triangular_solve tridiagonal tridiagonal_solve""".split()}
+CUSTOM_DERIVATIVES = {"custom_jvp_call_p": "custom_jvp_call",
+                      "custom_vjp_call_p": "custom_vjp_call"}
+AD_CHECKPOINT = {"name_p": "name"}
+TABLES = {"minijax.lax": LAX, "minijax.lax.linalg": LINALG,
+          "minijax.custom_derivatives": CUSTOM_DERIVATIVES,
+          "minijax.ad_checkpoint": AD_CHECKPOINT}
+
+
+def lookup(module: str, attr: str):
+    """The primitive `module.attr` names (`lookup("minijax.lax", "exp_p")`), else
+    AttributeError as a module's own missing attribute."""
+    name = TABLES[module].get(attr)
+    if name is None:
+        raise AttributeError(f"module {module!r} has no attribute {attr!r}")
+    return primitives_by_name[name]
+
+
+def names(module: str) -> list[str]:
+    return sorted(TABLES[module])
+
+
+# -- JAX's params on minijax's primitives ----------------------------------------------
+
+def _refuse(prim, key, value, why="minijax's primitive has no such parameter"):
+    raise NotImplementedError(
+        f"{prim}.bind: JAX's parameter {key}={value!r} is not supported ({why}); "
+        f"bind it with {key} left at its default")
+
+
+def _enum_name(value):
+    return str(getattr(value, "name", value))
+
+
+def _dropping(prim, neutral):
+    """An adapter that drops JAX-only params whose value is `neutral[key]`."""
+    def adapt(args, params):
+        if not params.keys() & neutral.keys():
+            return params
+        out = {}
+        for key, value in params.items():
+            if key not in neutral:
+                out[key] = value
+            elif not _is_neutral(value, neutral[key]):
+                _refuse(prim, key, value)
+        return out
+    return adapt
+
+
+def _is_neutral(value, neutral):
+    if neutral is None:
+        return value is None
+    if isinstance(neutral, frozenset):
+        return value in neutral
+    return value == neutral
+
+
+def _conj_adapter(args, params):
+    # JAX records the operand's dtype, which the operand itself already says.
+    params = dict(params)
+    params.pop("input_dtype", None)
+    return params
+
+
+def _fft_adapter(args, params):
+    if "fft_type" in params:
+        params = dict(params, fft_type=_enum_name(params["fft_type"]).upper())
+    return params
+
+
+def _rng_bit_adapter(args, params):
+    params = _drop(params, out_sharding=None, prim="rng_bit_generator")
+    if "algorithm" in params and not isinstance(params["algorithm"], int):
+        params["algorithm"] = int(params["algorithm"].value)
+    return params
+
+
+def _drop(params, *, prim, **neutral):
+    return _dropping(prim, neutral)((), params)
+
+
+# `unique_indices` / `indices_are_sorted` only let XLA pick a faster kernel: dropping
+# either keeps the result.
+_PROMISE = frozenset({False, True})
+
+
+def _mode(value):
+    mode = _enum_name(value).lower()
+    # An in-bounds promise allows any out-of-bounds behaviour; clamping is one.
+    return {"fill_or_drop": "fill", "promise_in_bounds": "clip"}.get(mode, mode)
+
+
+def _gather_adapter(args, params):
+    if "dimension_numbers" not in params:
+        return params
+    params = _drop(dict(params), prim="gather", unique_indices=_PROMISE,
+                   indices_are_sorted=_PROMISE, fill_value=None)
+    d = params.pop("dimension_numbers")
+    if tuple(getattr(d, "operand_batching_dims", ())):
+        _refuse("gather", "operand_batching_dims", d.operand_batching_dims)
+    return dict(params, offset_dims=tuple(d.offset_dims),
+                collapsed_slice_dims=tuple(d.collapsed_slice_dims),
+                start_index_map=tuple(d.start_index_map), mode=_mode(params["mode"]))
+
+
+def _scatter_adapter(name):
+    def adapt(args, params):
+        if "dimension_numbers" not in params:
+            return params
+        params = dict(params)
+        # JAX's scatter carries the combining function as a jaxpr; minijax's
+        # primitive is that function (scatter_add adds), so the jaxpr says nothing more.
+        params.pop("update_jaxpr", None)
+        params = _drop(params, prim=name, update_consts=(), unique_indices=_PROMISE,
+                       indices_are_sorted=_PROMISE)
+        d = params.pop("dimension_numbers")
+        if tuple(getattr(d, "operand_batching_dims", ())):
+            _refuse(name, "operand_batching_dims", d.operand_batching_dims)
+        return dict(params, update_window_dims=tuple(d.update_window_dims),
+                    inserted_window_dims=tuple(d.inserted_window_dims),
+                    scatter_dims_to_operand_dims=tuple(d.scatter_dims_to_operand_dims),
+                    mode=_mode(params.get("mode", "fill")))
+    return adapt
+
+
+def _one_name(names):
+    # JAX's equations spell one axis as a 1-tuple; minijax's as the name itself.
+    return names[0] if isinstance(names, tuple) and len(names) == 1 else names
+
+
+def _all_gather_adapter(args, params):
+    if "all_gather_dimension" not in params:
+        return params
+    params = _drop(dict(params), prim="all_gather", axis_index_groups=None)
+    return dict(params, axis=params.pop("all_gather_dimension"),
+                axis_name=_one_name(params["axis_name"]))
+
+
+def _ppermute_adapter(args, params):
+    return dict(params, axis_name=_one_name(params["axis_name"]))
+
+
+_ACCURACY = {"accuracy": None}
+_NEUTRAL = {
+    **{name: _ACCURACY for name in "cbrt cos erfc exp exp2 expm1 log log1p log2 logistic "
+                                   "rsqrt sin sqrt tan tanh".split()},
+    "mul": {"out_dtype": None},
+    **{name: {"out_sharding": None} for name in
+       "reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or dot_general "
+       "conv_general_dilated".split()},
+    **{name: {"sharding": None} for name in
+       "broadcast_in_dim iota reshape convert_element_type".split()},
+    # minijax's equations hold axis_index_groups only where groups are given
+    **{name: {"axis_index_groups": None} for name in ("psum", "pmax", "pmin")},
+    "eigh": {"subset_by_index": None, "algorithm": None},
+    "svd": {"subset_by_index": None, "algorithm": None},
+    "qr": {"pivoting": False, "use_magma": None},
+    "eig": {"implementation": None},
+    "schur": {"sort_eig_vals": False, "select_callable": None},
+}
+
+
+def _install():
+    for name, neutral in _NEUTRAL.items():
+        prim = primitives_by_name[name]
+        jax_param_adapters[prim] = _dropping(prim, neutral)
+    jax_param_adapters[primitives_by_name["conj"]] = _conj_adapter
+    jax_param_adapters[primitives_by_name["fft"]] = _fft_adapter
+    jax_param_adapters[primitives_by_name["rng_bit_generator"]] = _rng_bit_adapter
+    jax_param_adapters[primitives_by_name["gather"]] = _gather_adapter
+    jax_param_adapters[primitives_by_name["all_gather"]] = _all_gather_adapter
+    jax_param_adapters[primitives_by_name["ppermute"]] = _ppermute_adapter
+    for name in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"):
+        jax_param_adapters[primitives_by_name[name]] = _scatter_adapter(name)
+
+
+_install()
