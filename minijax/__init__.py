@@ -91,7 +91,7 @@ from . import interop  # noqa: E402
 _LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "ops",
                                 "experimental", "custom_batching", "custom_derivatives",
                                 "profiler", "dlpack", "core", "stages", "monitoring",
-                                "version", "distributed", "interpreters"})
+                                "version", "distributed", "interpreters", "export"})
 
 
 __getattr__, __dir__ = _lazy_submodules(__name__, _LAZY_SUBMODULES)
