@@ -40,7 +40,7 @@ def _leaves_of_call(saved, leaves) -> list:
     return jax.tree_util.tree_leaves(exported.call(*args, **kwargs))
 
 
-def _call_exported(*args, exported):
+def call_exported_lowering(*args, exported):
     return _leaves_of_call(exported, list(args))
 
 
@@ -49,5 +49,5 @@ def _reference_call_exported(*args, exported):
     return [np.asarray(out) for out in _leaves_of_call(exported, list(args))]
 
 
-lowering_rules[call_exported_p] = _call_exported
+lowering_rules[call_exported_p] = call_exported_lowering
 reference_rules[call_exported_p] = _reference_call_exported
