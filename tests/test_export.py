@@ -136,6 +136,13 @@ def test_interop_carries_the_call():
     np.testing.assert_allclose(minijax.jit(lambda x: exp.call(x))(X), np.cos(X), rtol=1e-6)
 
 
+def test_symbolic_dimensions_are_refused():
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b, 3"), np.float32)
+    theirs = jax.export.export(jax.jit(jax.numpy.sin))(spec)
+    with pytest.raises(NotImplementedError, match="symbolic dimensions"):
+        minijax.export.Exported(theirs).call(np.stack([X, X]))
+
+
 @needs_flatbuffers
 def test_serialized_by_one_library_runs_in_the_other():
     def loss(exp):

@@ -70,8 +70,10 @@ class Exported:
         `serialize()` gives)."""
         return self._jax
 
-    def mlir_module(self) -> str:
-        return self._jax.mlir_module()
+    def mlir_module(self, serialized: bool = True):
+        """The saved StableHLO as text (`serialized=False`: JAX's MLIR module object,
+        which needs an MLIR context, as JAX's does)."""
+        return self._jax.mlir_module(serialized=serialized)
 
     def serialize(self, vjp_order: int = 0) -> bytearray:
         return self._jax.serialize(vjp_order=vjp_order)
@@ -82,8 +84,9 @@ class Exported:
     def vjp(self) -> "Exported":
         return Exported(self._jax.vjp())
 
-    def in_shardings_jax(self, mesh):
-        return self._jax.in_shardings_jax(mesh)
+    def in_shardings_jax(self, mesh=None):
+        # JAX 0.12 made `mesh` optional; 0.10 and 0.11 require it (and say so)
+        return self._jax.in_shardings_jax(*(() if mesh is None else (mesh,)))
 
     def out_shardings_jax(self, mesh):
         return self._jax.out_shardings_jax(mesh)

@@ -62,6 +62,12 @@ def argument_mismatch(exported, avals) -> str | None:
 
 def _call_exported_rule(*avals, exported):
     exported = exported.exported
+    if not all(isinstance(d, (int, np.integer))
+               for a in (*exported.in_avals, *exported.out_avals) for d in a.shape):
+        raise NotImplementedError(
+            f"'{exported.fun_name}' was exported with symbolic dimensions "
+            f"{[a.str_short() for a in exported.in_avals]}; minijax's types have "
+            f"concrete dimensions only, so it calls programs of concrete shapes")
     if len(avals) != len(exported.in_avals):
         raise ValueError(f"call_exported of '{exported.fun_name}' takes "
                          f"{len(exported.in_avals)} arguments, got {len(avals)}")
