@@ -149,8 +149,10 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
     for arguments of these types (arrays, or `ShapeDtypeStruct`s), as an `Exported`.
     `platforms` (default: this machine's) and `disabled_checks` are JAX's."""
     if not isinstance(fun_jit, JitFunction):
+        hint = " (JAX's jit: minijax exports a minijax.jit function)" if hasattr(
+            fun_jit, "lower") else ""
         raise ValueError(f"Function to be exported must be the result of `jit` but "
-                         f"is: {fun_jit}")
+                         f"is: {fun_jit}{hint}")
 
     def do_export(*args_specs, **kwargs_specs) -> Exported:
         return Exported(_export_jax(fun_jit, args_specs, kwargs_specs, platforms,
