@@ -54,7 +54,7 @@ class Exported:
 
     def __init__(self, jax_exported: jax.export.Exported):
         self._jax = jax_exported
-        self._flat_call = None
+        self._flat_call = self._vjp_program = None
 
     def __getattr__(self, name):
         if name in _JAX_FIELDS:
@@ -82,7 +82,10 @@ class Exported:
         return self._jax.has_vjp()
 
     def vjp(self) -> "Exported":
-        return Exported(self._jax.vjp())
+        # Made once: each `grad` of a call reads it, and making it exports a program.
+        if self._vjp_program is None:
+            self._vjp_program = Exported(self._jax.vjp())
+        return self._vjp_program
 
     def in_shardings_jax(self, mesh=None):
         # JAX 0.12 made `mesh` optional; 0.10 and 0.11 require it (and say so)
