@@ -38,7 +38,7 @@ class SavedProgram:
         return str(self.exported)
 
 
-def argument_mismatch(exported, avals) -> str | None:
+def _argument_mismatch(exported, avals) -> str | None:
     """What is wrong with calling `exported` on values of types `avals` (the leaves of
     a pytree of its `in_tree`), in JAX's words, or None."""
     paths = [tree_util.keystr(path, simple=False) for path, _ in
@@ -71,7 +71,7 @@ def _call_exported_rule(*avals, exported):
     if len(avals) != len(exported.in_avals):
         raise ValueError(f"call_exported of '{exported.fun_name}' takes "
                          f"{len(exported.in_avals)} arguments, got {len(avals)}")
-    problem = argument_mismatch(exported, avals)
+    problem = _argument_mismatch(exported, avals)
     if problem is not None:
         raise ValueError(problem)
     return [ShapedArray(tuple(a.shape), np.dtype(a.dtype), a.weak_type)
