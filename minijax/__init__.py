@@ -82,7 +82,7 @@ from . import interop  # noqa: E402
 
 # Libraries on top, loaded on first use: jax.random, jax.nn, jax.scipy, jax.image,
 # jax.ops, jax.experimental, jax.custom_batching, jax.custom_derivatives,
-# jax.profiler, jax.dlpack, jax.stages, jax.interpreters. `minijax.scipy` (or `import minijax.scipy`) imports the module then;
+# jax.profiler, jax.dlpack, jax.stages, jax.interpreters, jax.export. `minijax.scipy` (or `import minijax.scipy`) imports the module then;
 # they register no rules, so nothing depends on whether they were loaded, and a
 # program that never reads them does not pay for them. Like JAX's, test_util,
 # flatten_util, ad_checkpoint and example_libraries are imported by name: `import
@@ -91,7 +91,7 @@ from . import interop  # noqa: E402
 _LAZY_SUBMODULES = frozenset({"random", "scipy", "nn", "image", "ops",
                                 "experimental", "custom_batching", "custom_derivatives",
                                 "profiler", "dlpack", "core", "stages", "monitoring",
-                                "version", "distributed", "interpreters"})
+                                "version", "distributed", "interpreters", "export"})
 
 
 __getattr__, __dir__ = _lazy_submodules(__name__, _LAZY_SUBMODULES)

@@ -14,6 +14,7 @@ from jax import lax
 
 from minijax.ir import ShapedArray, bind, primitives as P, trace_to_jaxpr
 from minijax.ir.types import aval_of_value
+from minijax.ir.export_primitive import SavedProgram
 from minijax.testing import JAX_VERSION
 
 EXACT = None
@@ -522,6 +523,14 @@ case("top_k", [floats(4, 3)], lambda x: lax.top_k(x, 2, axis=0), k=2, axis=0)
 case("top_k", [ints(3, 5)], lambda x: lax.top_k(x, 5), k=5, axis=1)
 case("top_k", [bools(2, 3)], lambda x: lax.top_k(x, 1), k=1, axis=1)
 case("optimization_barrier", [floats(2, 3), ints(4)], lambda x, y: lax.optimization_barrier((x, y)))
+
+
+# -- call_exported (ir/export_primitive.py): a saved StableHLO program ------------------------
+
+_SAVED = jax.export.export(jax.jit(lambda x, n: (jnp.sin(x) * n, n + 1)))(
+    jax.ShapeDtypeStruct((3,), f32), jax.ShapeDtypeStruct((), i32))
+case("call_exported", [floats(3), np.int32(4)], lambda x, n: list(_SAVED.call(x, n)),
+     exported=SavedProgram(_SAVED))
 
 
 # -- bit operations, erf_inv, keys (ir/random_primitives.py) ------------------------------

@@ -17,6 +17,8 @@ from minijax.testing.fuzz_run import Campaign, CaseResult
 # registry must have a generator entry.
 NOT_GENERATED = {
     "custom_lin": "internal to minijax's linearize; no traced user program contains it",
+    "call_exported": "calls a program saved by jax.export, opaque to both libraries: "
+                     "tests/test_export.py compares saving and calling with JAX's",
     "debug_callback": "runs an arbitrary host Python function: nothing for JAX to compare "
                       "beyond what debug_print (generated) already covers",
     "pure_callback": "runs an arbitrary host Python function (through jax.pure_callback "

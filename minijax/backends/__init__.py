@@ -30,7 +30,8 @@ from . import (xla,                     # noqa: F401  lowering of the catalogue
                reference_random,        # noqa: F401
                reference_rng,           # noqa: F401  rng_bit_generator, rng_uniform
                xla_collectives,         # noqa: F401  psum, all_gather, ...: JAX's collectives
-               reference_collectives)   # noqa: F401
+               reference_collectives,   # noqa: F401
+               xla_export)              # noqa: F401  call_exported; saving with jax.export
 
 # Last, because they read what the modules above registered: every lowered primitive
 # without an eager impl of its own runs eagerly as a one-primitive XLA program; then an

@@ -35,6 +35,8 @@ from ..ir import primitives as P
 from ..ir.core import ClosedJaxpr
 from ..ir.control_flow_primitives import (cond_p, while_p, scan_p, debug_print_p,
                                           debug_callback_p, rebuild_from_layout)
+from ..backends.xla_export import call_exported_lowering
+from ..ir.export_primitive import call_exported_p
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..ir.linear_solve_primitive import linear_solve_p, split_operands
 from ..ir.primitives import register_rule_table
@@ -432,3 +434,5 @@ def _debug_callback(*values, callback):
 
 export_rules[debug_print_p] = _debug_print
 export_rules[debug_callback_p] = _debug_callback
+# A saved program is called in JAX as minijax lowers the call: with JAX's `Exported.call`.
+export_rules[call_exported_p] = call_exported_lowering

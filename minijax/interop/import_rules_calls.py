@@ -11,6 +11,8 @@ Read `import_rules.py` first: same table, same conventions.
   and imported) on minijax values.
 * `custom_linear_solve` is minijax's primitive of the same name, its four bodies
   imported.
+* `call_exported` (a call of a `jax.export.Exported`) is minijax's primitive of the
+  same name, calling the same saved program.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import inspect
 import jax
 
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p
+from ..ir.export_primitive import call_exported_p, SavedProgram
 from ..ir.linear_solve_primitive import linear_solve_p, split_operands
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.trace import bind, aval_of
@@ -182,3 +185,12 @@ def _linear_solve(*args, const_lengths, jaxprs):
 
 
 register_import("custom_linear_solve", linear_solve_p, _linear_solve)
+
+
+# -- call_exported -----------------------------------------------------------------------------------
+
+def _call_exported(*args, exported):
+    return bind(call_exported_p, *args, exported=SavedProgram(exported))
+
+
+register_import("call_exported", call_exported_p, _call_exported)

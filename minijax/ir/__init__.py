@@ -41,7 +41,8 @@ from . import (control_flow_primitives,  # noqa: F401  cond, while, scan, debug_
                random_primitives,        # noqa: F401  bit ops, erf_inv, keys, threefry2x32
                collective_primitives,    # noqa: F401  psum, all_gather, ppermute, axis_index, ...
                shard_map_primitive,      # noqa: F401  shard_map
-               linear_solve_primitive)   # noqa: F401  custom_linear_solve
+               linear_solve_primitive,   # noqa: F401  custom_linear_solve
+               export_primitive)         # noqa: F401  call_exported
 
 
 _PARSER_NAMES = frozenset({"parse_jaxpr", "loads", "ParseError"})

@@ -55,6 +55,7 @@ from . import (jvp_rules as _jvp_rules,                  # noqa: F401  elementwi
                random_rules as _random_rules,            # noqa: F401  bit ops, erf_inv, keys
                collective_rules as _collective_rules,    # noqa: F401  psum, all_gather, ppermute, ...
                shard_map_rules as _shard_map_rules,      # noqa: F401  shard_map
+               export_rules as _export_rules,            # noqa: F401  call_exported
                key_reuse as _key_reuse)                  # noqa: F401  jax_debug_key_reuse
 
 
