@@ -14,6 +14,7 @@ import pytest
 
 import minijax
 import minijax.random as mr
+from tests.library_helpers import assert_same_outcome
 
 jr = jax.random
 bf16 = ml_dtypes.bfloat16
@@ -73,6 +74,24 @@ def test_a_typed_key_looks_like_jax_s():
     assert repr(k) == repr(jr.key(3))
     assert mr.key_impl(k) == jr.key_impl(jr.key(3)) == "threefry2x32"
     assert_same_bits(mr.wrap_key_data(mr.key_data(k)), k)
+
+
+def test_keys_convert_only_to_their_own_dtype_as_jax():
+    # jnp.asarray/array with the key's own dtype hand the key back; any other dtype,
+    # and a uint32 array made a key, is JAX's ValueError, eagerly, in jit and in vmap.
+    k = jr.key(1)
+    for np_mod, lax_mod in ((minijax.numpy, minijax.lax), (jax.numpy, jax.lax)):
+        assert_same_bits(np_mod.asarray(k, dtype=k.dtype), k)
+        assert_same_bits(np_mod.array(k, dtype=k.dtype), k)
+        assert_same_bits(lax_mod.convert_element_type(k, k.dtype), k)
+    assert_same_outcome(lambda m: m.numpy.asarray(k, dtype=m.numpy.float32))
+    assert_same_outcome(lambda m: m.numpy.array(k, dtype=m.numpy.uint32))
+    assert_same_outcome(lambda m: m.jit(lambda k: m.lax.convert_element_type(k, float))(k))
+    assert_same_outcome(lambda m: m.vmap(lambda k: m.numpy.asarray(k, dtype=m.numpy.int32))(
+        jr.split(k)))
+    assert_same_outcome(lambda m: m.lax.convert_element_type(np.zeros(2, np.uint32), k.dtype))
+    with pytest.raises(ValueError, match="key arrays are opaque; use jax.random.key_data"):
+        minijax.numpy.asarray(k, dtype=np.float32)
 
 
 @pytest.mark.parametrize("style", KEYS)
