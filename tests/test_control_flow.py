@@ -9,6 +9,7 @@ import minijax.testing
 from minijax import lax
 import minijax.numpy as mnp
 import jax.numpy as jnp
+from tests.library_helpers import assert_same_outcome
 from tests.control_flow_helpers import MJ, JX, check_transforms, randn, assert_close
 
 
@@ -69,6 +70,14 @@ def test_switch_grad_and_vmap():
 def test_cond_branches_of_different_types_is_a_clear_error():
     with pytest.raises(TypeError, match=r"float32\[3\].*float32\[\]|float32\[\].*float32\[3\]"):
         lax.cond(True, lambda x: x, lambda x: x.sum(), np.ones(3, np.float32))
+
+
+def test_switch_bad_arguments_raise_jax_s_exceptions():
+    # No branches is JAX's ValueError; a float index its TypeError, checked first.
+    assert_same_outcome(lambda m: m.lax.switch(0, [], 1.0))
+    for mod in (jax, minijax):
+        with pytest.raises(TypeError, match="(?i)index"):
+            mod.lax.switch(1.0, [], 1.0)
 
 
 def test_cond_predicate_must_be_scalar():
