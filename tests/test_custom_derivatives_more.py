@@ -12,6 +12,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax.testing import assert_trees_match
+from tests.library_helpers import assert_same_outcome
 
 X, Y = np.float32(0.5), np.float32(2.0)
 XS = np.array([0.5, -1.0, 2.0], np.float32)
@@ -127,6 +128,21 @@ def test_custom_vjp_symbolic_zero_of_the_wrong_type_is_an_error():
     for api in (minijax, jax):
         with pytest.raises(ValueError, match="SymbolicZero"):
             api.grad(make(api))(X)
+
+
+def test_custom_vjp_bwd_cotangent_of_the_wrong_shape_is_jax_s_value_error():
+    # A wrong structure is JAX's TypeError; right structure, wrong leaf shape a ValueError.
+    def make(api, ct):
+        @api.custom_vjp
+        def f(x):
+            return x
+        f.defvjp(lambda x: (x, None), lambda _, g: ct)
+        return f
+    assert_same_outcome(lambda m: m.grad(make(m, (np.ones(2, np.float32),)))(X))
+    assert_same_outcome(lambda m: m.jit(m.grad(make(m, (np.ones(2, np.float32),))))(X))
+    for api in (minijax, jax):
+        with pytest.raises(TypeError):
+            api.grad(make(api, (X, X)))(X)
 
 
 def _scaled(api):

@@ -258,7 +258,7 @@ def _vjp(fun, primals, has_aux, where):
                 cts.append(ct)
         return linearized.pull_back(cts, _instantiate_result)
 
-    vjp_fun = _Pullback(flat_cotangents, linearized.in_tree, linearized.in_avals)
+    vjp_fun = VJP(flat_cotangents, linearized.in_tree, linearized.in_avals)
     # An output that is an input passed through (or a constant) is handed back as
     # the array JAX's vjp gives: canonical (a NumPy float64 becomes float32 with x64
     # off) and weak where it was a Python scalar (finding F60).
@@ -266,8 +266,8 @@ def _vjp(fun, primals, has_aux, where):
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
-class _Pullback:
-    """The function `vjp` returns: `pullback(cotangent)` is the tuple of the primals'
+class VJP:
+    """The function `vjp` returns (named as JAX's class is): `pullback(cotangent)` is the tuple of the primals'
     cotangents; `pullback.with_refs(*refs)` is a function of the cotangent that adds
     each primal's cotangent into the ref at its place instead (as JAX's)."""
 

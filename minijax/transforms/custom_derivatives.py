@@ -477,9 +477,9 @@ def _bwd_float_leaves(name, cts_in, site: _CallSite):
             out.append(Zero(aval))
             continue
         if aval_of(leaf).shape != aval.shape:
-            raise CustomDerivativeError(f"the bwd rule of {name} returned a cotangent of "
-                                        f"shape {aval_of(leaf).shape} for an argument of "
-                                        f"shape {aval.shape}")
+            # JAX's ValueError: the structure was right, one leaf's type is not
+            raise ValueError(f"the bwd rule of {name} returned a cotangent of shape "
+                             f"{aval_of(leaf).shape} for an argument of shape {aval.shape}")
         out.append(leaf)
     return out
 
