@@ -53,6 +53,10 @@ class TangentMismatchError(MinijaxError, ValueError):
     """Tangents or cotangents whose structure or shape does not fit the primals."""
 
 
+class TangentTreeError(MinijaxError, TypeError):
+    """jvp's tangents in another tree structure than its primals (JAX's TypeError)."""
+
+
 class TangentDtypeError(MinijaxError, TypeError):
     """A tangent or cotangent of the wrong dtype (integers need float0 tangents)."""
 
@@ -168,8 +172,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     primal_leaves, in_tree = flatten_checked(tuple(primals), "jvp: input leaf")
     tangent_leaves, tangent_tree = tree_util.tree_flatten(tuple(tangents))
     if tangent_tree != in_tree:
-        raise TangentMismatchError(f"jvp: primals have tree structure {in_tree} but "
-                                   f"tangents have {tangent_tree}")
+        raise TangentTreeError(f"jvp: primals have tree structure {in_tree} but "
+                               f"tangents have {tangent_tree}")
     flat_tangents = [_check_tangent(p, t) for p, t in zip(primal_leaves, tangent_leaves)]
     flat_fun = FlatFun(fun, in_tree, has_aux=has_aux, where="jvp")
     result = jvp_flat(flat_fun, primal_leaves, flat_tangents, current_trace())
