@@ -71,6 +71,17 @@ def test_cond_branches_of_different_types_is_a_clear_error():
         lax.cond(True, lambda x: x, lambda x: x.sum(), np.ones(3, np.float32))
 
 
+def test_switch_bad_arguments_raise_jax_s_exceptions():
+    # No branches is JAX's ValueError; a float index its TypeError, checked first.
+    for mod in (jax, minijax):
+        with pytest.raises(ValueError, match="(?i)empty"):
+            mod.lax.switch(0, [], 1.0)
+        with pytest.raises(TypeError, match="(?i)index"):
+            mod.lax.switch(1.0, [], 1.0)
+    with pytest.raises(minijax.MinijaxError):
+        minijax.lax.switch(0, [], 1.0)
+
+
 def test_cond_predicate_must_be_scalar():
     with pytest.raises(TypeError, match="scalar"):
         lax.cond(np.ones(2, bool), lambda: 1.0, lambda: 2.0)

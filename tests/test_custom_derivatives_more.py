@@ -129,6 +129,35 @@ def test_custom_vjp_symbolic_zero_of_the_wrong_type_is_an_error():
             api.grad(make(api))(X)
 
 
+def test_custom_vjp_bwd_cotangent_of_the_wrong_shape_is_jax_s_value_error():
+    # A wrong structure is JAX's TypeError; right structure, wrong leaf shape a ValueError.
+    def make(api, ct):
+        @api.custom_vjp
+        def f(x):
+            return x
+        f.defvjp(lambda x: (x, None), lambda _, g: ct)
+        return f
+    for api in (minijax, jax):
+        with pytest.raises(ValueError):
+            api.grad(make(api, (np.ones(2, np.float32),)))(X)
+        with pytest.raises(ValueError):
+            api.jit(api.grad(make(api, (np.ones(2, np.float32),))))(X)
+        with pytest.raises(TypeError):
+            api.grad(make(api, (X, X)))(X)
+    with pytest.raises(minijax.MinijaxError, match="cotangent of shape"):
+        minijax.grad(make(minijax, (np.ones(2, np.float32),)))(X)
+
+
+def test_a_custom_function_without_its_rule_is_jax_s_attribute_error():
+    for api in (minijax, jax):
+        with pytest.raises(AttributeError, match="(?i)no jvp"):
+            api.custom_jvp(lambda x: x)(X)
+        with pytest.raises(AttributeError, match="(?i)no vjp"):
+            api.custom_vjp(lambda x: x)(X)
+    with pytest.raises(minijax.MinijaxError, match="defvjp"):
+        minijax.custom_vjp(lambda x: x)(X)
+
+
 def _scaled(api):
     """A linear map of `l` with a transpose that is deliberately not its true one
     (3x), so the test sees which function each transformation called."""

@@ -221,6 +221,12 @@ def test_grad_errors():
     from minijax.ir.trace import MinijaxError
     with pytest.raises(MinijaxError):
         minijax.grad(lambda x: mlax.mul(x, 2.0))(randn(3))
+    # jvp's tangents in another structure: JAX's TypeError; of another shape, its ValueError
+    for lib in (minijax, jax):
+        with pytest.raises(TypeError, match="tree structure"):
+            lib.jvp(lambda x: x, (np.float32(1),), ((np.float32(1), np.float32(2)),))
+        with pytest.raises(ValueError, match="shape"):
+            lib.jvp(lambda x: x, (randn(2),), (randn(3),))
     # grad of allow_int gives float0 for the integer argument, as JAX
     ours = minijax.grad(lambda x, n: x, (0, 1), allow_int=True)(np.float32(1), np.int32(2))
     theirs = jax.grad(lambda x, n: x, (0, 1), allow_int=True)(np.float32(1), np.int32(2))

@@ -75,6 +75,27 @@ def test_a_typed_key_looks_like_jax_s():
     assert_same_bits(mr.wrap_key_data(mr.key_data(k)), k)
 
 
+def test_keys_convert_only_to_their_own_dtype_as_jax():
+    # jnp.asarray/array with the key's own dtype hand the key back; any other dtype,
+    # and a uint32 array made a key, is JAX's ValueError, eagerly, in jit and in vmap.
+    k = jr.key(1)
+    for np_mod, lax_mod in ((minijax.numpy, minijax.lax), (jax.numpy, jax.lax)):
+        assert_same_bits(np_mod.asarray(k, dtype=k.dtype), k)
+        assert_same_bits(np_mod.array(k, dtype=k.dtype), k)
+        assert_same_bits(lax_mod.convert_element_type(k, k.dtype), k)
+    for m in (minijax, jax):
+        for bad in (lambda: m.numpy.asarray(k, dtype=m.numpy.float32),
+                    lambda: m.numpy.array(k, dtype=m.numpy.uint32),
+                    lambda: m.jit(lambda k: m.lax.convert_element_type(k, float))(k),
+                    lambda: m.vmap(lambda k: m.numpy.asarray(k, dtype=np.int32))(jr.split(k)),
+                    lambda: m.lax.convert_element_type(np.zeros(2, np.uint32), k.dtype)):
+            with pytest.raises(ValueError) as info:
+                bad()
+            assert m is jax or isinstance(info.value, minijax.MinijaxError)
+    with pytest.raises(ValueError, match="key arrays are opaque; use jax.random.key_data"):
+        minijax.numpy.asarray(k, dtype=np.float32)
+
+
 @pytest.mark.parametrize("style", KEYS)
 @pytest.mark.parametrize("num", [2, 3, (2, 3)])
 def test_split(style, num):

@@ -53,6 +53,10 @@ class TangentMismatchError(MinijaxError, ValueError):
     """Tangents or cotangents whose structure or shape does not fit the primals."""
 
 
+class TangentTreeError(MinijaxError, TypeError):
+    """jvp's tangents in another tree structure than its primals (JAX's TypeError)."""
+
+
 class TangentDtypeError(MinijaxError, TypeError):
     """A tangent or cotangent of the wrong dtype (integers need float0 tangents)."""
 
@@ -168,8 +172,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     primal_leaves, in_tree = flatten_checked(tuple(primals), "jvp: input leaf")
     tangent_leaves, tangent_tree = tree_util.tree_flatten(tuple(tangents))
     if tangent_tree != in_tree:
-        raise TangentMismatchError(f"jvp: primals have tree structure {in_tree} but "
-                                   f"tangents have {tangent_tree}")
+        raise TangentTreeError(f"jvp: primals have tree structure {in_tree} but "
+                               f"tangents have {tangent_tree}")
     flat_tangents = [_check_tangent(p, t) for p, t in zip(primal_leaves, tangent_leaves)]
     flat_fun = FlatFun(fun, in_tree, has_aux=has_aux, where="jvp")
     result = jvp_flat(flat_fun, primal_leaves, flat_tangents, current_trace())
@@ -258,7 +262,7 @@ def _vjp(fun, primals, has_aux, where):
                 cts.append(ct)
         return linearized.pull_back(cts, _instantiate_result)
 
-    vjp_fun = _Pullback(flat_cotangents, linearized.in_tree, linearized.in_avals)
+    vjp_fun = VJP(flat_cotangents, linearized.in_tree, linearized.in_avals)
     # An output that is an input passed through (or a constant) is handed back as
     # the array JAX's vjp gives: canonical (a NumPy float64 becomes float32 with x64
     # off) and weak where it was a Python scalar (finding F60).
@@ -266,8 +270,8 @@ def _vjp(fun, primals, has_aux, where):
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
-class _Pullback:
-    """The function `vjp` returns: `pullback(cotangent)` is the tuple of the primals'
+class VJP:
+    """The function `vjp` returns (named as JAX's class is): `pullback(cotangent)` is the tuple of the primals'
     cotangents; `pullback.with_refs(*refs)` is a function of the cotangent that adds
     each primal's cotangent into the ref at its place instead (as JAX's)."""
 

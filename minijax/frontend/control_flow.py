@@ -57,6 +57,10 @@ class ControlFlowError(MinijaxError, TypeError):
     """A control-flow construct was called with bodies or operands that do not fit."""
 
 
+class EmptyBranchesError(MinijaxError, ValueError):
+    """`switch` given no branches (a ValueError in JAX, where the rest are TypeErrors)."""
+
+
 class _Body:
     """One traced body: `jaxpr` takes `consts` (closed-over values) then the leaves."""
     __slots__ = ("jaxpr", "consts", "out_tree")
@@ -267,7 +271,7 @@ def switch(index, branches: Sequence[Callable], *operands, operand=None):
     if operand is not None:
         operands = operands + (operand,)
     branches = tuple(branches)
-    if not branches or not all(callable(b) for b in branches):
+    if not all(callable(b) for b in branches):
         raise ControlFlowError("switch: branches must be a non-empty sequence of callables")
     index_aval = aval_of(index)
     if not isinstance(index_aval, ShapedArray) or index_aval.shape != ():
@@ -275,6 +279,9 @@ def switch(index, branches: Sequence[Callable], *operands, operand=None):
     if not is_integer(index_aval.dtype):
         raise ControlFlowError(f"switch: the branch index must be an integer, got "
                                f"{index_aval}")
+    if not branches:        # a ValueError in JAX, checked after the index as there
+        raise EmptyBranchesError("switch: branches must be a non-empty sequence of callables, "
+                                 "got an empty one")
     if len(branches) == 1:      # no choice to make: call it, with the same ref checks
         where = f"switch branch {fun_name(branches[0])}"
         check_ref_arguments(operands, {}, tree_util.tree_leaves(operands), "switch operands")

@@ -17,10 +17,11 @@ from jax import tree_util
 
 from ..ir import primitives as P
 from ..ir import random_primitives as R, special_primitives as S
-from ..ir.trace import bind, aval_of, Tracer
+from ..ir.trace import bind, aval_of, Tracer, MinijaxError
 from ..transforms.ad_util import window_inside
 from ..ir.dtype_args import canonical_dtype_argument
-from ..ir.types import canonical_dtype, is_float, is_inexact, is_integer
+from ..ir.types import (canonical_dtype, is_float, is_inexact, is_integer, is_key,
+                        dtype_of_jax, dtype_long_name)
 # The contractions and their precision live in lax_dot.py; `minijax.lax` and the
 # modules that use this one as `lax` read them here.
 from .lax_dot import Precision, dot_general, dot  # noqa: F401
@@ -190,9 +191,21 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
     return bind(P.round_p, x, rounding_method=int(rounding_method))
 
 
+class KeyConversionError(MinijaxError, ValueError):
+    """A key array converted to another dtype, or an array to a key dtype."""
+
+
 def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = canonical_dtype_argument(new_dtype, "convert_element_type")
     aval = aval_of(x)
+    if str(new_dtype).startswith("key<"):      # JAX's own key dtype, as `key.dtype` gives
+        new_dtype = dtype_of_jax(new_dtype)
+    if (is_key(aval.dtype) or is_key(new_dtype)) and aval.dtype != new_dtype:
+        # a ValueError in JAX, not the TypeError of a bad operand
+        raise KeyConversionError(f"convert_element_type: cannot convert from "
+                         f"{dtype_long_name(aval.dtype)} to {dtype_long_name(new_dtype)}: "
+                         f"key arrays are opaque; use jax.random.key_data for a key's raw "
+                         f"bits and jax.random.wrap_key_data for the reverse")
     # A conversion of an array to the type it already has is no conversion (Python
     # scalars and NumPy values still go through, to become jax.Arrays, as in JAX).
     if isinstance(x, (Tracer, jax.Array)) and aval.dtype == new_dtype and \

@@ -108,7 +108,13 @@ def _array(object, dtype, order, ndmin: int, fname: str):
     if isinstance(object, (list, tuple)) and _contains_traced(object):
         out = _stack_nested(object, dtype)
     elif isinstance(object, Tracer) or hasattr(object, "aval"):
-        out = object if dtype is None else convert("array", object, _dtype_arg(dtype, "array"))
+        if dtype is None:
+            out = object
+        elif str(dtype).startswith("key<") or str(object.dtype).startswith("key<"):
+            # A key converts only to its own dtype (a no-op); lax says why otherwise.
+            out = lax.convert_element_type(object, dtype)
+        else:
+            out = convert("array", object, _dtype_arg(dtype, "array"))
     elif isinstance(object, PY_SCALARS) and dtype is None:
         out = _weak_scalar_array(object)
     else:

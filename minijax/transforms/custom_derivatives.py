@@ -51,7 +51,17 @@ from .discharge import (discharge_rules, mentions_refs, thread_refs_through, wri
 
 
 class CustomDerivativeError(MinijaxError, TypeError):
-    """A custom derivative rule is missing or returns values of the wrong structure."""
+    """A custom derivative rule returns values of the wrong structure."""
+
+
+class CotangentShapeError(MinijaxError, ValueError):
+    """A bwd rule's cotangent has the right structure but the wrong shape (JAX's
+    ValueError)."""
+
+
+class MissingRuleError(MinijaxError, AttributeError):
+    """A custom_jvp/custom_vjp function called before its rule was defined (JAX's
+    AttributeError)."""
 
 
 def _resolve_args(fun, args, kwargs):
@@ -271,8 +281,8 @@ class custom_jvp:
     def __call__(self, *args, **kwargs):
         if self.jvp is None:
             name = getattr(self.fun, "__name__", "custom_jvp")
-            raise CustomDerivativeError(f"no JVP rule defined for custom_jvp function "
-                                        f"{name}: use defjvp")
+            raise MissingRuleError(f"no JVP rule defined for custom_jvp function {name}: "
+                                   f"use defjvp")
         return _call(self, args, kwargs,
                      lambda site: _JvpRule(self.jvp, site, self.symbolic_zeros))
 
@@ -385,8 +395,8 @@ class custom_vjp:
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
             name = getattr(self.fun, "__name__", "custom_vjp")
-            raise CustomDerivativeError(f"no VJP rule defined for custom_vjp function "
-                                        f"{name}: use defvjp")
+            raise MissingRuleError(f"no VJP rule defined for custom_vjp function {name}: "
+                                   f"use defvjp")
         return _call(self, args, kwargs, lambda site: _VjpRule(
             self.fwd, self.bwd, site, getattr(self, "_linear_forward", None),
             self.symbolic_zeros))
@@ -477,9 +487,9 @@ def _bwd_float_leaves(name, cts_in, site: _CallSite):
             out.append(Zero(aval))
             continue
         if aval_of(leaf).shape != aval.shape:
-            raise CustomDerivativeError(f"the bwd rule of {name} returned a cotangent of "
-                                        f"shape {aval_of(leaf).shape} for an argument of "
-                                        f"shape {aval.shape}")
+            raise CotangentShapeError(f"the bwd rule of {name} returned a cotangent of "
+                                      f"shape {aval_of(leaf).shape} for an argument of "
+                                      f"shape {aval.shape}")
         out.append(leaf)
     return out
 
