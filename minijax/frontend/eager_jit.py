@@ -47,7 +47,10 @@ the executable (`jit`'s `call_cache().fast`): one per-thread flag, the positiona
 operands' types, keywords all static (those go to JAX's cache as they are), and
 for `fun(x, /)` a frame with `fun`'s own signature (no tuple and dict of
 arguments). That frame is all minijax adds: 0.1-0.2 us, 3-5% of a one-op call
-(`benchmarks/eager_dispatch.py`). A miss of JAX's cache (new avals or static
+(`benchmarks/eager_dispatch.py`). A call with one static argument (`nanmean(m,
+0)`) skips JAX's handling of it: the frame looks the value up in a dict of
+executables with that value bound (`_bound_table`), which cost less than JAX's C++
+reading, hashing and comparing it. A miss of JAX's cache (new avals or static
 values) raises `UncheckedCall` and goes through `call_after_miss`, which also keeps
 that signature's later calls off JAX's Python dispatch.
 

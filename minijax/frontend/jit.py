@@ -87,7 +87,7 @@ class _JitCache:
     `jax.jit` function of the fast path. `refs_seen`: a call has met a ref, so this
     function's calls take minijax's own path from now on. `bound`: per static
     parameter, `jax.jit` functions with that parameter's value bound
-    (`frontend/eager_bound.py`), emptied in place with `fast`."""
+    (`frontend/eager_jit.py`), emptied in place with `fast`."""
     __slots__ = ("traces", "fast", "refs_seen", "bound")
 
     def __init__(self):
