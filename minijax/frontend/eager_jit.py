@@ -422,7 +422,9 @@ def _bound_miss(compiled, table, name, value, entry, operands, args, kwargs, off
             cache.fast = compiled._fast_function()
     else:
         fast = entry[1]
-        fast._clear_cache()     # the entry of the miss that raised (`forget_refused_entry`)
+        clear_entries = getattr(fast, "_clear_cache", None)
+        if clear_entries is not None:     # the miss that raised (`forget_refused_entry`)
+            clear_entries()
     outer, _checked_call.checked = _checked_call.checked, cache.traces
     try:
         with forwarding_jax_events(fun_name(compiled._fun)):

@@ -85,9 +85,8 @@ class _JitCache:
     """Everything cached for one (function, jit options): minijax's traces (for
     `trace`, `lower`, calls under transformations and calls with refs) and the
     `jax.jit` function of the fast path. `refs_seen`: a call has met a ref, so this
-    function's calls take minijax's own path from now on. `bound`: per static
-    parameter, `jax.jit` functions with that parameter's value bound
-    (`frontend/eager_jit.py`), emptied in place with `fast`."""
+    function's calls take minijax's own path from now on. `bound`: per static parameter,
+    `jax.jit` functions with its value bound (`eager_jit._bound_table`)."""
     __slots__ = ("traces", "fast", "refs_seen", "bound")
 
     def __init__(self):
