@@ -328,7 +328,7 @@ def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
         lines += [f"        if {' and '.join(tests)}:",
                   "            try:",
                   f"                entry = {table}.get({given})",
-                  "            except TypeError:      # unhashable: JAX's ValueError, below",
+                  "            except TypeError:      # unhashable: `bound_miss` sends it on",
                   "                entry = None",
                   f"            if entry is not None and entry[0] is type({given}):",
                   "                try:",
@@ -385,7 +385,6 @@ def _rows_plain(value) -> bool:
 
 def _arguments_given(pairs) -> dict:
     return {name: value for name, value in pairs if value is not _OMITTED}
-
 
 
 def _bound_table(compiled, name) -> dict:
