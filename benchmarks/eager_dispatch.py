@@ -237,6 +237,67 @@ interleaved with two before (the tree without the change, on PYTHONPATH):
 Only `block` moved beyond the noise, which the two rows that run JAX's own code on
 both sides put at +-5%. The rest is the one Python frame, as above.
 
+Session 18 (eager18, issue 18): the rows above 1.0 once more, each probed in one
+process against the executable minijax calls, three ways interleaved (40 rounds,
+load 9-10, jax 0.10.2; us per call, ratio to JAX's function):
+
+    call                          JAX       minijax frame    the executable alone
+    jnp.sin(x)                    6.21      6.46 (1.04)      6.19 (1.00)
+    jnp.block 2x2                 8.27      9.11 (1.10)      8.08 (0.98)
+    jnp.nanmean(m, 0), before     6.48      7.20 (1.11)      6.39 (0.99), `axis=0` by keyword
+    jnp.nanmean(m, 0), after      8.36      8.28 (0.99)      (a later run; by keyword 1.00)
+
+and, in one more run, `nanmean(m, 0)`: JAX 7.12; the executable called with `axis=0`
+7.22 (1.01); the same program with `axis` bound, so no static argument, 6.63 (0.93);
+a frame that finds that executable in a dict by the value 6.90 (0.97).
+
+* JAX's C++ dispatch reads, hashes and compares a static argument in its cache key:
+  0.3-0.6 us of `nanmean(m, axis=0)`, more than minijax's whole frame. A call with one
+  static argument (none required) now looks its value up in a dict of executables with
+  that value bound (`eager_jit._bound_table`) and hands them the operands alone: one
+  trace and one compile per value, as before. The `axis` by position row read higher
+  than by keyword because JAX's own positional call is 1-2% cheaper than its keyword
+  call, which minijax's frame made; the bound executable takes neither.
+* `jnp.sin` and `block` keep their frame: no Python in front of the executable would
+  need JAX's C++ dispatch to decide minijax's cases, and it cannot. Under a minijax
+  trace that stages a program, a call on concrete arrays must be staged, while JAX's
+  cache key knows nothing of minijax's traces; and a ref, tracer or list operand
+  surfaces from that dispatch as JAX's own error, with no minijax frame to catch it
+  (JAX's only hook before its Python dispatch is `jax.disable_jit`, which would also
+  turn off the `jax.jit` minijax lowers through). `block` tests its list of lists in
+  Python (0.3 us of its 0.8 us over JAX's at this load); JAX flattens it in C++.
+* `matmul` against `dot`: the same StableHLO on both sides and for both functions, and
+  the same frame; an 8x8 `dot_general`'s run itself swings between 15 and 27 us from
+  probe to probe at this load, so the two rows trade places from run to run.
+
+The command above, two runs of this change interleaved with two of the tree before it
+(on PYTHONPATH), load 17-19 (the machine at its busiest: the us are 2x the quiet
+machine's, and the `x[i]`/`x @ m` rows, JAX's own code on both sides, read 0.97-1.04):
+
+    op                          ratio before     ratio after
+    jnp.sin                      1.00  1.02       1.28  1.03
+    jnp.sin, second shape        1.07  1.04       1.02  1.06
+    jnp.dot                      1.05  1.07       1.04  1.06
+    jnp.polyfit                  1.04  1.03       1.02  1.10
+    nn.logmeanexp                1.07  0.98       1.05  1.01
+    jnp.nanmean                  1.12  1.03       1.03  1.02
+    jnp.nanmean, axis by pos     1.05  1.06       1.03  1.04
+    jnp.polyval                  1.06  1.08       0.99  1.02
+    jnp.block 2x2                1.11  1.06       1.06  1.03
+    jnp.matmul                   1.05  1.01       1.02  1.09
+    jnp.mean, axis               0.90  0.90       0.90  0.89
+    x[i] (JAX's own, both)       1.04  0.97       0.98  1.00
+    x @ m (JAX's own, both)      0.96  1.02       1.00  1.01
+
+A third pair, load 5-8 (before / after): `nanmean` 1.04 / 0.99, axis by position
+1.06 / 1.04, `logmeanexp` 1.07 / 1.01, `polyfit` 1.03 / 1.02, `sin` 1.04 / 1.04,
+`sin` second shape 1.05 / 1.05, `dot` 1.05 / 1.09, `matmul` 1.04 / 1.07, `block`
+1.11 / 1.09, `x[i]` 1.00 / 1.00, `x @ m` 1.02 / 0.98.
+
+At those loads the runs cannot tell 0.97 from 1.05; the probe above can. Target not met:
+the frame rows (`sin`, `dot`, `matmul`, `block`, `polyfit` with its required static
+`deg`) stay 1.0-1.1 in one run.
+
 On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12, a
 16-core host; `JAX_PLATFORMS=cuda`, one run of the command above), every
 eager call costs 60-180 us of CPU time on both sides, most of it in JAX's GPU runtime,

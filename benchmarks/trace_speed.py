@@ -45,6 +45,27 @@ the per-leaf ref check's call (one `isinstance` a leaf now), the generator-based
 `set_current_trace` (a class now), the partial-eval trace's unmemoized type rules
 and `np.argsort` in transpose rules (the last three mostly for grad).
 
+Session 18 (eager18), the command above, two runs at load 9-10 (other helpers' jobs:
+the machine ran 1.5-2x slower than for the table above), jax 0.10.2:
+
+    layers       what  minijax ms    jax ms  ratio mj us/layer  mj eqns jax eqns
+       100    forward        4.08     22.84   5.60        40.8      402      402
+       100       grad       20.92    416.67  19.92       209.2      905     1205
+      1000    forward       26.87    207.43   7.72        26.9     4002     4002
+      1000       grad      275.68   5503.89  19.96       275.7     9005    12005
+
+       100    forward        1.92     11.16   5.81        19.2      402      402
+       100       grad       18.29    311.61  17.03       182.9      905     1205
+      1000    forward       18.34    121.24   6.61        18.3     4002     4002
+      1000       grad      180.96   3957.35  21.87       181.0     9005    12005
+
+The targets hold: grad 20-22x, forward 6.6-7.7x, fewer equations, and linear in
+depth in the second run (per layer 19.2 / 18.3 us forward, 183 / 181 us grad; the
+first run's 1.3x for grad went with its heavier load). minijax now makes 9,005
+equations on jax 0.10.2 too, where the first table's run made 11,005: as on 0.11 (the
+GPU host's rows below), one `tanh` residual where JAX 0.10 keeps two. No change of
+this round touched the trace path.
+
 On the GPU machine's host (twelfth round; an H100 machine's 16-core CPU, jax 0.11.2,
 Python 3.12; tracing runs on the CPU, whatever the device), one run:
 

@@ -8,7 +8,10 @@ keep their results and errors and stay on JAX's C++ dispatch when repeated:
 * `random.normal`/`uniform` with a concrete raw key wrap it inside their program;
 * a `jnp.ufunc` instance's call is its function's frame, with `out`/`where` refused;
 * `root_modes.everywhere`, the flag read before the per-thread one, is False while
-  any thread is off the direct path, so that thread's calls keep their checks.
+  any thread is off the direct path, so that thread's calls keep their checks;
+* (session 18) a call with one static argument goes to an executable with that
+  value bound, found by a dict lookup in the frame, instead of JAX's C++ static
+  handling: still one trace and one program per value, the same results and errors.
 """
 import inspect
 import threading
@@ -23,6 +26,7 @@ import minijax.numpy as mnp
 import minijax.random as mrandom
 from minijax.ir import root_modes
 from minijax.testing import assert_trees_match
+from tests.library_helpers import assert_same_outcome
 from tests.program_counting import programs
 
 no_tracing = getattr(jax, "no_tracing", None)
@@ -60,6 +64,28 @@ def test_static_argument_by_position_or_keyword_is_one_program():
         by_keyword, by_position = mnp.nanmean(m, axis=1), mnp.nanmean(m, 1)
     assert len(made) == 1
     assert_trees_match([by_keyword, by_position], [jnp.nanmean(m, axis=1)] * 2)
+
+
+def test_one_static_argument_calls_the_executable_of_its_value():
+    m, m2 = jnp.asarray(_M[:, :3]), jnp.asarray(_M[1:, :3])     # shapes only this test uses
+    bound = mnp.nanmean.eager_jit.call_cache().bound["axis"]
+    with programs("lowered") as made:
+        first = [mnp.nanmean(m, axis=0), mnp.nanmean(m, 0), mnp.nanmean(m2, 0)]
+    assert len(made) == 2       # one per shape, whichever way `axis` came
+    assert bound[0][0] is int
+    assert_trees_match(first, [jnp.nanmean(m, 0)] * 2 + [jnp.nanmean(m2, 0)])
+    if no_tracing is not None:
+        with no_tracing():
+            assert_trees_match(mnp.nanmean(m2, axis=0), jnp.nanmean(m2, 0))
+    # Equal values of other types (JAX keys static values by type too), and a call
+    # after the caches were emptied.
+    for axis in (False, 0.0, (0,)):
+        assert_same_outcome(lambda lib: lib.numpy.nanmean(m, axis=axis))
+    assert bound[0][0] is int
+    minijax.clear_caches()
+    assert not bound
+    assert_trees_match(mnp.nanmean(m, 1), jnp.nanmean(m, 1))
+    assert list(bound) == [1]
 
 
 @pytest.mark.parametrize("sampler", ["normal", "uniform"])

@@ -85,19 +85,23 @@ class _JitCache:
     """Everything cached for one (function, jit options): minijax's traces (for
     `trace`, `lower`, calls under transformations and calls with refs) and the
     `jax.jit` function of the fast path. `refs_seen`: a call has met a ref, so this
-    function's calls take minijax's own path from now on."""
-    __slots__ = ("traces", "fast", "refs_seen")
+    function's calls take minijax's own path from now on. `bound`: per static parameter,
+    `jax.jit` functions with its value bound (`eager_jit._bound_table`)."""
+    __slots__ = ("traces", "fast", "refs_seen", "bound")
 
     def __init__(self):
         self.traces: dict = {}
         self.fast = None
         self.refs_seen = False
+        self.bound: dict = {}
 
     def clear(self):
         self.traces.clear()
         if self.fast is not None:
             self.fast.clear_cache()
         self.fast, self.refs_seen = None, False
+        for table in self.bound.values():
+            table.clear()
 
     def forget_refused_entry(self):
         """After `UncheckedCall`: JAX's C++ cache marks the entry of a miss that raised
@@ -277,7 +281,7 @@ class JitFunction(Wrapped):
 
     # -- the fast path ------------------------------------------------------------------
 
-    def _fast_function(self):
+    def _fast_function(self, bound=None):
         name, where = self._name, f"jit({self._name})"
         static_argnums, static_argnames = self._static_argnums, self._static_argnames
         traces = self._jit_cache.traces
@@ -313,6 +317,9 @@ class JitFunction(Wrapped):
             outs = xla.lower_jaxpr(staged.closed.jaxpr, staged.closed.consts, leaves)
             return tree_util.tree_unflatten(staged.out_tree, outs)
         run.__name__ = run.__qualname__ = name
+        if bound:      # static arguments given here, none by the caller
+            return xla.jit_with_placement(functools.partial(run, **bound), self._placement_key,
+                                          keep_unused=self._jax_options["keep_unused"])
         try:     # JAX reads the signature to place static and donated names
             run.__signature__ = inspect.signature(self._fun)
         except (TypeError, ValueError):
@@ -435,6 +442,8 @@ class JitFunction(Wrapped):
             raise error
         cache = self._jit_cache
         cache.refs_seen, cache.fast = True, None
+        for table in cache.bound.values():
+            table.clear()
         return self._call_staged(args, kwargs)
 
     # -- minijax's own path: the `jit` primitive -------------------------------------------
