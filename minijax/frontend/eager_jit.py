@@ -69,7 +69,6 @@ import numpy as np
 
 from .events import forwarding_jax_events
 from .jit import UncheckedCall, _UsesRefs, _checked_call, jit
-from .pytrees import fun_name
 from ..ir.dtype_args import dtype_argument
 from ..ir.float_checks import checks_on as float_checks_on
 from ..ir.root_modes import everywhere as _everywhere, modes as _root_modes
@@ -426,7 +425,7 @@ def _bound_miss(compiled, table, name, value, entry, operands, args, kwargs, off
             clear_entries()
     outer, _checked_call.checked = _checked_call.checked, cache.traces
     try:
-        with forwarding_jax_events(fun_name(compiled._fun)):
+        with forwarding_jax_events(compiled._name):
             return fast(*operands)
     except (_UsesRefs, TypeError) as error:
         refused = error
