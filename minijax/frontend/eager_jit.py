@@ -35,9 +35,10 @@ shape (and the `lax` functions that minijax composes where JAX has one primitive
   of a ref too), tracers at the root (escaped ones), lists and other sequences (but
   the nested lists of a function declared `nested_lists`, `block`, which its
   program takes whole when their leaves are plain, as JAX's jit does),
-  NumPy values of a non-numeric dtype, Python ints that the body would check
-  against the promoted dtype (only 0..127 fits every integer dtype, so only those
-  are passed as traced weak ints), unhashable static arguments. So do calls under
+  NumPy values of a non-numeric dtype, Python ints outside 0..127 (the body turns
+  those into literals of the promoted dtype, or refuses one no weak int32 holds;
+  0..127 fits every integer dtype, so only those are passed as traced weak ints),
+  unhashable static arguments. So do calls under
   `disable_jit` and while `jax_debug_nans` / `jax_debug_infs` is on (at the root or
   under a transformation), so that the error names the operation that made the
   value, as the op-by-op path does.
@@ -78,7 +79,7 @@ from ..ir.types import RefType, jax_array_type
 # decorated function's call holds it in a local. (Subclasses, e.g. JAX tracers, do not
 # match.)
 _PLAIN_TYPES = {float, complex, bool, type(None)}
-_SAFE_INTS = range(0, 128)     # a Python int the body would accept for every int dtype
+_SAFE_INTS = range(0, 128)     # a Python int every integer dtype holds as it is
 _NUMERIC_KINDS = frozenset("biufc")   # NumPy dtypes JAX takes as arguments as they are
 _DTYPE_ARGS = frozenset({"dtype", "preferred_element_type"})
 

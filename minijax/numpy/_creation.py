@@ -113,6 +113,11 @@ def _array(object, dtype, order, ndmin: int, fname: str):
         out = _weak_scalar_array(object)
     else:
         value = np.asarray(object)
+        if dtype is not None and is_integer(dtype) \
+                and not isinstance(object, (np.ndarray, np.generic)):
+            # NumPy refuses a Python int its integer dtype cannot hold, and so does
+            # JAX (which converts with it); NumPy arrays and scalars are cast.
+            np.asarray(object, dtype=dtype)
         if value.dtype.kind not in "biufc" and not is_float(value.dtype) \
                 and not is_integer(value.dtype):
             raise TypeError(f"array: cannot make an array from {type(object).__name__} "

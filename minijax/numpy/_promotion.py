@@ -226,12 +226,23 @@ def _convert_python_scalar(fname, value, dtype, weak):
             return float(value)
         if kind == "c" and dtype == np.complex64:
             return complex(value)
-    try:
-        with np.errstate(over="ignore"):
-            return np.array(value, dtype=dtype)[()]
-    except OverflowError:
+    if type(value) is int and dtype.kind in "iu":
+        return _wrapped_int(fname, value, dtype)
+    with np.errstate(over="ignore"):
+        return np.array(value, dtype=dtype)[()]
+
+
+def _wrapped_int(fname, value, dtype):
+    # JAX converts a Python int to a narrower integer dtype the way a C cast does
+    # (`int8_array + 300` adds 44); only an int no 64-bit integer holds is refused.
+    if not -2**63 <= value < 2**64:
         raise OverflowError(f"{fname}: Python int {value} is too large to convert to "
-                            f"{dtype.name}") from None
+                            f"{dtype.name}")
+    bits = 8 * dtype.itemsize
+    value &= (1 << bits) - 1
+    if dtype.kind == "i" and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return np.array(value, dtype=dtype)[()]
 
 
 def _check_int32(fname, value):
@@ -297,6 +308,11 @@ def _promote_with_shapes(fname, args, adjust=None):
     if not args:
         return [], []
     args = [as_operand(fname, a) for a in args]
+    for a in args:
+        if type(a) is int:
+            # JAX's jnp functions are jitted, and a Python int argument must fit the
+            # weak int32 it is passed as, whatever dtype it then meets.
+            _check_int32(fname, a)
     avals = [aval(a) for a in args]
     first = avals[0]
     if all(a.dtype == first.dtype and a.weak_type == first.weak_type for a in avals):
