@@ -49,3 +49,90 @@ def test_python_int_operands_wrap_under_jit():
 
     assert_same_outcome(lambda jax: jax.jit(lambda x, u: f(jax, x, u))(I8, U8))
     assert_same_outcome(lambda jax: jax.jit(lambda u: u + 2**31)(U32))
+
+
+# JAX's lax and jnp check axes with ValueError (not NumPy's AxisError, nor a TypeError
+# from the type rule): out of range, repeated, or squeezed though not of size 1.
+X3 = np.ones((1, 2, 1), np.float32)
+AXIS_MISTAKES = [
+    lambda jax: jax.lax.squeeze(X3, (1,)),
+    lambda jax: jax.lax.squeeze(X3, (3,)),
+    lambda jax: jax.lax.squeeze(X3, (0, -3)),
+    lambda jax: jax.lax.squeeze(X3, (-1,)),
+    lambda jax: jax.lax.expand_dims(X3, (-5,)),
+    lambda jax: jax.lax.expand_dims(X3, (0, 0)),
+    lambda jax: jax.numpy.squeeze(X3, 3),
+    lambda jax: jax.numpy.sum(X3, axis=5),
+    lambda jax: jax.numpy.sort(np.float32(1), axis=0),
+]
+
+
+def test_axis_mistakes_raise_jaxs_exception_types():
+    for case in AXIS_MISTAKES:
+        assert_same_outcome(case)
+    assert_same_outcome(lambda jax: jax.jit(lambda x: jax.lax.squeeze(x, (1,)))(X3))
+
+
+# lax's integer parameters (sizes, axes, indices, counts) refuse floats, even integral
+# ones, with a TypeError, as JAX's do. JAX checks many of them in shape rules, after
+# its eager dispatch cache, which takes `(2.0,)` for a `(2,)` seen before (JAX
+# 0.10-0.12); a fresh trace is the oracle that does not depend on earlier calls.
+V4 = np.arange(4, dtype=np.float32)
+M23 = np.ones((2, 3), np.float32)
+FLOAT_INT_PARAMETERS = [
+    lambda jax: jax.lax.iota(np.int32, 4.0),
+    lambda jax: jax.lax.iota(np.int32, np.float32(4)),
+    lambda jax: jax.lax.broadcasted_iota(np.int32, (2.0, 3), 1),
+    lambda jax: jax.lax.slice(V4, (1.0,), (3,)),
+    lambda jax: jax.lax.dynamic_slice(V4, (1,), (2.0,)),
+    lambda jax: jax.lax.dynamic_slice(V4, (1.0,), (2,)),
+    lambda jax: jax.lax.dynamic_slice_in_dim(V4, 1, 2.0),
+    lambda jax: jax.lax.reduce_window(V4, 0.0, jax.lax.add, (2.0,), (1,), "VALID"),
+    lambda jax: jax.lax.reduce_window(V4, 0.0, jax.lax.add, (2,), (1,), ((0.0, 1),)),
+    lambda jax: jax.lax.pad(V4, 0.0, ((1.0, 0, 0),)),
+    lambda jax: jax.lax.pad(V4, 0.0, ((1, 0, np.float32(1)),)),
+    lambda jax: jax.lax.rev(V4, (0.0,)),
+    lambda jax: jax.lax.top_k(V4, 2.0),
+    lambda jax: jax.lax.approx_max_k(V4, 2.0),
+    lambda jax: jax.lax.reshape(V4, (2.0, 2)),
+    lambda jax: jax.lax.transpose(M23, (1.0, 0)),
+    lambda jax: jax.lax.squeeze(M23[:1], (0.0,)),
+    lambda jax: jax.lax.argmax(M23, 1.0, np.int32),
+    lambda jax: jax.lax.concatenate([M23, M23], 1.0),
+    lambda jax: jax.lax.sort(M23, dimension=1.0),
+    lambda jax: jax.lax.dot_general(M23, M23, (((1.0,), (1,)), ((), ()))),
+    lambda jax: jax.lax.reduce_precision(V4, 5.0, 10),
+    lambda jax: jax.lax.split(V4, (2.0, 2)),
+]
+
+
+def test_float_integer_parameters_raise_as_in_jax():
+    for case in FLOAT_INT_PARAMETERS:
+        assert_same_outcome(lambda jax: jax.make_jaxpr(lambda: case(jax))())
+    # Where JAX takes an integral float (the axis of a cumulative op), minijax does too.
+    assert_same_outcome(lambda jax: (jax.lax.cumsum(M23, 1.0), jax.lax.cumlogsumexp(M23, 1.0),
+                                     jax.lax.broadcasted_iota(np.int32, (2, 3), 1.0)))
+
+
+def test_float_integer_parameters_after_their_int_twins():
+    # minijax's eager programs and memos, keyed by equal params, must not serve the
+    # float spelling of a call made before with ints.
+    import minijax
+    lax = minijax.lax
+    lax.iota(np.int32, 4), lax.rev(V4, (0,)), lax.slice(V4, (1,), (3,))
+    lax.dot_general(M23, M23, (((1,), (1,)), ((), ())))
+    for mistake, words in [(lambda: lax.iota(np.int32, 4.0), "iota: size must be"),
+                           (lambda: lax.rev(V4, (0.0,)), "rev: dimensions must be"),
+                           (lambda: lax.slice(V4, (1,), (np.float64(3),)),
+                            "slice: limit_indices must be"),
+                           (lambda: lax.slice(V4, (1,), (3,), (1.0,)), "strides must be"),
+                           # (JAX's trace takes num_keys=1.0, its eager call refuses it.)
+                           (lambda: lax.sort((M23, M23), num_keys=1.0), "num_keys must be"),
+                           (lambda: lax.dot_general(M23, M23, (((1.0,), (1,)), ((), ()))),
+                            "dimension_numbers must be")]:
+        with pytest.raises(TypeError, match=words):
+            mistake()
+    with pytest.raises(TypeError, match="pad: padding_config must be integers"):
+        minijax.jit(lambda v: lax.pad(v, 0.0, ((1, 0, 0.0),)))(V4)
+    with pytest.raises(TypeError, match="window_dimensions must be integers"):
+        lax.reduce_window(V4, 0.0, lax.add, (2.0,), (1,), "VALID")

@@ -425,13 +425,15 @@ def _broadcast_all(fname, args, shapes, keep_scalars):
 # -- axes -------------------------------------------------------------------------------
 
 def canonicalize_axis(fname, axis, ndim) -> int:
-    """A non-negative axis, or numpy's AxisError (a ValueError and an IndexError)."""
+    """A non-negative axis, or the ValueError JAX raises (NumPy's AxisError, also an
+    IndexError, would not be JAX's exception type)."""
     try:
         axis = int(axis.__index__()) if not isinstance(axis, int) else axis
     except (AttributeError, TypeError):
         raise TypeError(f"{fname}: axis must be an integer, got {axis!r}") from None
     if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim, fname)
+        raise ValueError(f"{fname}: axis {axis} is out of bounds for array of dimension "
+                         f"{ndim}")
     return axis % ndim if ndim else 0
 
 
