@@ -100,6 +100,17 @@ def _plain(value) -> bool:
     return value is None
 
 
+def _ints_only(value: tuple) -> bool:
+    """Whether a static tuple holds Python ints only. JAX's cache compares a tuple by
+    value (`(0.0,) == (0,)`), so one holding anything else (a float axis, a NumPy
+    integer) runs the body, which checks it as JAX's jnp functions do before their
+    jit; only the tuple itself is typed in that cache."""
+    for item in value:
+        if type(item) is not int:
+            return False
+    return True
+
+
 def _plain_or_traced(value) -> bool:
     """`_plain`, or a tracer of a value (not of a ref): an operand of a call under an
     eager transformation, which the transformation's call rule takes in."""
@@ -164,6 +175,8 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                         if key in dtype_keys:
                             dtype_argument(value)    # raises, as the body would
                         return False
+                    if type(value) is tuple and not _ints_only(value):
+                        return False
                 elif type(value) not in plain_types and not plain(value):
                     return False
             return True
@@ -219,6 +232,9 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                 for value in args:
                     if type(value) not in plain_types and not plain(value):
                         return off_the_fast_path(args, kwargs)
+                for value in kwargs.values():
+                    if type(value) is tuple and not _ints_only(value):
+                        return off_the_fast_path(args, kwargs)
                 # After the first call, straight to JAX's dispatch of the executable.
                 executable = cache.fast
                 if executable is not None:
@@ -247,7 +263,7 @@ _OMITTED = type("omitted", (), {"__repr__": lambda self: "<omitted>"})()
 _FRAME_NAMES = frozenset([
     "modes", "everywhere", "cache", "plain_types", "plain", "compiled", "_OMITTED",
     "UncheckedCall", "off_the_fast_path", "arguments_given", "refuse", "rows_plain",
-    "type", "executable", "missed", "args", "kwargs"])
+    "type", "executable", "missed", "args", "kwargs", "tuple", "ints_only"])
 
 
 def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
@@ -305,16 +321,18 @@ def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
                   f"        return refuse(*args, **kwargs, "
                   f"{', '.join(f'{n}={n}' for n in refused)})"]
     # Operands are tested as `call`'s are; static arguments go to JAX's cache as they are.
+    def static_test(name):
+        return f"(type({name}) is not tuple or ints_only({name}))"
     tests = ["(everywhere.direct or modes.direct)",
-             *(plain_test(n) for n in required if n not in static)]
+             *(plain_test(n) if n not in static else static_test(n) for n in required)]
     lines += [f"    if {' and '.join(tests)}:",
               "        executable = cache.fast",
               "        if executable is not None:",
               "            try:"]
     for given in (None, *optional):
         tests = [f"{n} is {'not ' if n == given else ''}_OMITTED" for n in optional]
-        if given is not None and given not in static:
-            tests.append(plain_test(given))
+        if given is not None:
+            tests.append(plain_test(given) if given not in static else static_test(given))
         keyword = "" if given is None else f"{given}={given}"
         lines += [f"                if {' and '.join(tests) or 'True'}:",
                   f"                    return executable({positional}{keyword})"]
@@ -330,7 +348,7 @@ def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
                  "plain_types": _PLAIN_TYPES, "plain": plain, "compiled": compiled,
                  "_OMITTED": _OMITTED, "UncheckedCall": UncheckedCall,
                  "off_the_fast_path": off_the_fast_path, "arguments_given": _arguments_given,
-                 "refuse": refuse, "rows_plain": _rows_plain}
+                 "refuse": refuse, "rows_plain": _rows_plain, "ints_only": _ints_only}
     # Named as a file of minijax's folder, so that the source lines of what the frame
     # stages skip it as minijax's own (`ir/source_info.py`), not the user's.
     filename = os.path.join(os.path.dirname(__file__), f"<eager frame of {fun.__qualname__}>")
