@@ -136,3 +136,34 @@ def test_float_integer_parameters_after_their_int_twins():
         minijax.jit(lambda v: lax.pad(v, 0.0, ((1, 0, 0.0),)))(V4)
     with pytest.raises(TypeError, match="window_dimensions must be integers"):
         lax.reduce_window(V4, 0.0, lax.add, (2.0,), (1,), "VALID")
+
+
+def test_static_tuple_elements_of_another_type_are_checked_again():
+    # JAX's jnp functions check `axis` before their jit, whose cache compares a tuple
+    # by value: after `axis=(0,)`, `axis=(0.0,)` is still a TypeError, in JAX and
+    # minijax alike, at the root (keyword or position) and under a transformation.
+    x = np.ones((2, 3), np.float32)
+    calls = [lambda jax, a=a: jax.numpy.sum(x, axis=a)
+             for a in ((0,), (0.0,), (np.float32(1),), (np.int32(1),), (0, 1), (0, 1.0))]
+    calls += [lambda jax: jax.numpy.max(x, (1,)), lambda jax: jax.numpy.max(x, (1.0,)),
+              lambda jax: jax.vmap(lambda r: jax.numpy.sum(r, axis=(0,)))(x),
+              lambda jax: jax.vmap(lambda r: jax.numpy.sum(r, axis=(0.0,)))(x),
+              lambda jax: jax.numpy.sum(x, axis=((0,),))]
+    for call in calls:
+        assert_same_outcome(call)
+
+
+def test_a_list_operand_error_names_the_function_and_position():
+    # JAX 0.10-0.12: "<fn> requires ndarray or scalar arguments, got <type> at position N."
+    import jax
+    import minijax
+    for call in (lambda jnp: jnp.sum([1, 2, 3]), lambda jnp: jnp.add(np.ones(1), [1.0]),
+                 lambda jnp: jnp.where([True], 1, 2), lambda jnp: jnp.power(2.0, (1.0,))):
+        with pytest.raises(TypeError) as theirs:
+            call(jax.numpy)
+        with pytest.raises(TypeError) as ours:
+            call(minijax.numpy)
+        ours, theirs = str(ours.value), str(theirs.value)
+        # (The words around the type's text: which function, and which position.)
+        assert ours.split(" got ")[0] == theirs.split(" got ")[0], (ours, theirs)
+        assert ours.rsplit(" at ", 1)[1] == theirs.rsplit(" at ", 1)[1], (ours, theirs)

@@ -58,11 +58,13 @@ def aval(x) -> ShapedArray:
     return scalar if scalar is not None else aval_of(x)
 
 
-def as_operand(fname: str, x):
+def as_operand(fname: str, x, position: int = 0):
     """`x` as something `bind` accepts: tracers, Python scalars and arrays pass as
     they are; anything else is a clear TypeError. Lists and tuples are refused, as
     JAX refuses them (a list of traced values would silently become a copy); only
-    `jnp.array`/`jnp.asarray` and the few functions JAX documents take them."""
+    `jnp.array`/`jnp.asarray` and the few functions JAX documents take them.
+    `position`: the operand's place among the function's array arguments, which the
+    error names, as JAX's does."""
     if isinstance(x, Tracer) or type(x) in PYTHON_SCALAR_AVALS:
         return x
     if isinstance(x, np.generic):
@@ -73,7 +75,7 @@ def as_operand(fname: str, x):
         return x
     if isinstance(x, (list, tuple)):
         raise TypeError(f"{fname} requires ndarray or scalar arguments, got "
-                        f"{type(x)}; convert it first with jnp.asarray")
+                        f"{type(x)} at position {position}.")
     dtype = getattr(x, "dtype", None)
     if dtype is not None and hasattr(x, "shape") and not isinstance(x, type):
         # A key dtype is no NumPy dtype; testing that first spares formatting every
@@ -307,7 +309,7 @@ def _promote_with_shapes(fname, args, adjust=None):
     (the usual case when tracing) skip the lattice."""
     if not args:
         return [], []
-    args = [as_operand(fname, a) for a in args]
+    args = [as_operand(fname, a, i) for i, a in enumerate(args)]
     for a in args:
         if type(a) is int:
             # JAX's jnp functions are jitted, and a Python int argument must fit the
