@@ -167,3 +167,28 @@ def test_a_list_operand_error_names_the_function_and_position():
         # (The words around the type's text: which function, and which position.)
         assert ours.split(" got ")[0] == theirs.split(" got ")[0], (ours, theirs)
         assert ours.rsplit(" at ", 1)[1] == theirs.rsplit(" at ", 1)[1], (ours, theirs)
+
+
+def test_a_vmapped_check_reports_the_last_failing_element():
+    # JAX's batching rule of `check` keeps, of the lanes that failed, the last (0.10-0.12);
+    # a checkify inside the vmap reports every lane instead (tested elsewhere).
+    import jax
+    import minijax
+
+    def messages(lib):
+        checkify = lib.experimental.checkify
+
+        def f(x):
+            checkify.check(x < 2, "first: {x}", x=x)
+            checkify.check(x < 3, "second: {x}", x=x)
+            return x
+        x = lib.numpy.arange(6.0)      # (JAX 0.10-0.12's vmapped check fails on a NumPy x)
+        whole = checkify.checkify(lib.vmap(f))(x)[0].get()
+        nested = checkify.checkify(lib.vmap(lib.vmap(f)))(x.reshape(2, 3))[0].get()
+        with pytest.raises(Exception) as eager:
+            lib.vmap(f)(x)
+        return whole, nested, str(eager.value)
+    import jax.experimental.checkify  # noqa: F401
+    import minijax.experimental.checkify  # noqa: F401
+    assert messages(minijax) == messages(jax)
+    assert messages(minijax)[0].startswith("first: 5.0")
