@@ -192,3 +192,32 @@ def test_a_vmapped_check_reports_the_last_failing_element():
     import minijax.experimental.checkify  # noqa: F401
     assert messages(minijax) == messages(jax)
     assert messages(minijax)[0].startswith("first: 5.0")
+
+
+def test_a_draw_past_2_32_words_with_threefry_partitionable_off_is_made_in_blocks(
+        monkeypatch):
+    # JAX (0.10-0.12) draws more than 2**32 - 2 words with the flag off as blocks of
+    # 2**32 - 1 words, each under a key split from the draw's key; such a draw is only
+    # traced here, and the block layout is checked at a block size of 5 words against
+    # JAX's split and its public threefry_2x32.
+    import jax
+    import minijax
+    from jax.extend.random import threefry_2x32
+    from minijax.frontend import threefry_layout
+    before = [lib.config.jax_threefry_partitionable for lib in (jax, minijax)]
+    try:
+        for lib in (jax, minijax):
+            lib.config.update("jax_threefry_partitionable", False)
+        shapes = [lib.eval_shape(lambda k, lib=lib: lib.random.bits(k, (2**32 + 5,)),
+                                 lib.random.key(0)) for lib in (jax, minijax)]
+        assert [(s.shape, np.dtype(s.dtype)) for s in shapes] == [((2**32 + 5,), np.uint32)] * 2
+        monkeypatch.setattr(threefry_layout, "STREAM_BLOCK", 5)
+        minijax.clear_caches()
+        keys = np.asarray(jax.random.key_data(jax.random.split(jax.random.key(0), 3)))
+        want = np.concatenate([threefry_2x32(keys[i], np.arange(n, dtype=np.uint32))
+                               for i, n in enumerate((5, 5, 2))])
+        np.testing.assert_array_equal(minijax.random.bits(minijax.random.key(0), (12,)), want)
+    finally:
+        for lib, value in zip((jax, minijax), before):
+            lib.config.update("jax_threefry_partitionable", value)
+        minijax.clear_caches()      # (no program of the 5-word blocks may outlive this)
