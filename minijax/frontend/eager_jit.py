@@ -60,6 +60,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import numbers
 import os
 
 import jax
@@ -101,12 +102,19 @@ def _plain(value) -> bool:
 
 
 def _ints_only(value: tuple) -> bool:
-    """Whether a static tuple holds Python ints only. JAX's cache compares a tuple by
-    value (`(0.0,) == (0,)`), so one holding anything else (a float axis, a NumPy
-    integer) runs the body, which checks it as JAX's jnp functions do before their
-    jit; only the tuple itself is typed in that cache."""
+    """Whether a static tuple holds no number but Python ints (strings, enums and
+    nested such tuples pass). JAX's cache compares a tuple by value (`(0.0,) ==
+    (0,)`), so one holding another number (a float axis, a NumPy integer, a bool)
+    runs the body, which checks it as JAX's jnp functions do before their jit; only
+    the tuple itself is typed in that cache."""
     for item in value:
-        if type(item) is not int:
+        kind = type(item)
+        if kind is int or kind is str:
+            continue
+        if kind is tuple:
+            if not _ints_only(item):
+                return False
+        elif isinstance(item, (numbers.Number, np.generic)):
             return False
     return True
 
