@@ -43,11 +43,12 @@ from ..ir import control_flow_primitives as CF
 from ..ir.core import Literal, literal_value
 from ..ir.shard_map_primitive import block_shape, manual_axes, shard_map_p
 from ..ir.staging import convert_constvars_to_invars, trace_to_jaxpr
-from ..ir.trace import aval_of, bind, current_trace, set_current_trace
+from ..ir.trace import Tracer, aval_of, bind, current_trace, set_current_trace
 from ..ir.source_info import source_info_from
 from ..ir.types import float0
 from ..transforms.custom_derivatives import custom_jvp, custom_vjp
 from ..transforms.batching import AxisFrame
+from ..transforms.vmap import Batched, not_mapped
 from ._checkify_errors import (DivisionByZeroError, Error, ErrorEffect, NaNError,
                                OOBError, ERROR_CLASSES, batch_shape, flatten_slots,
                                reduce_batched, throw_error, unflatten_slots, update_error,
@@ -85,6 +86,22 @@ class CheckMarker:
 
     def __repr__(self):
         return "checkify.debug_check" if self.debug else "checkify.check"
+
+    def vmap_rule(self, axis_size, values, dims):
+        """A vmapped `check` is one check of one error: of the lanes that failed, the
+        last one's (JAX's check batching rule, 0.10-0.12), not one check per lane,
+        which would report the first."""
+        rows = [jnp.broadcast_to(v, (axis_size, *np.shape(v))) if d is not_mapped
+                else jnp.moveaxis(v, d, 0) for v, d in zip(values, dims)]
+        error = reduce_batched(_unflatten_error(self.error_tree, rows))
+        leaves, tree = tree_util.tree_flatten(error)
+        if not any(isinstance(leaf, Tracer) for leaf in leaves):
+            if not self.debug:        # an eager vmap: raised here, as `check` raises
+                throw_error(error)
+        else:
+            bind(CF.debug_callback_p, *leaves, callback=CheckMarker(tree, self.effects,
+                                                                     self.debug))
+        return Batched([], [])
 
 
 def _unflatten_error(tree, leaves) -> Error:

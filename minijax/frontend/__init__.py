@@ -24,7 +24,8 @@ through `minijax/backends`. The public modules at the package root (`minijax`,
                       complex_ops.py: its window, linear-algebra and complex ones;
                       fft_ops.py: `lax.fft`; lax_extras.py: `top_k`, scans,
                       `reduce`, shape helpers; implicit_solves.py: `custom_root`;
-                      lax_rng.py: `rng_bit_generator`, `rng_uniform`)
+                      lax_rng.py: `rng_bit_generator`, `rng_uniform`;
+                      int_params.py: the check of their integer parameters)
   random_core.py, random_distributions.py, random_more.py
                       `minijax.random`
   devices.py          devices and placement

@@ -35,9 +35,10 @@ shape (and the `lax` functions that minijax composes where JAX has one primitive
   of a ref too), tracers at the root (escaped ones), lists and other sequences (but
   the nested lists of a function declared `nested_lists`, `block`, which its
   program takes whole when their leaves are plain, as JAX's jit does),
-  NumPy values of a non-numeric dtype, Python ints that the body would check
-  against the promoted dtype (only 0..127 fits every integer dtype, so only those
-  are passed as traced weak ints), unhashable static arguments. So do calls under
+  NumPy values of a non-numeric dtype, Python ints outside 0..127 (the body turns
+  those into literals of the promoted dtype, or refuses one no weak int32 holds;
+  0..127 fits every integer dtype, so only those are passed as traced weak ints),
+  unhashable static arguments. So do calls under
   `disable_jit` and while `jax_debug_nans` / `jax_debug_infs` is on (at the root or
   under a transformation), so that the error names the operation that made the
   value, as the op-by-op path does.
@@ -62,6 +63,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import numbers
 import os
 
 import jax
@@ -82,7 +84,7 @@ from ..ir.types import RefType, jax_array_type
 # decorated function's call holds it in a local. (Subclasses, e.g. JAX tracers, do not
 # match.)
 _PLAIN_TYPES = {float, complex, bool, type(None)}
-_SAFE_INTS = range(0, 128)     # a Python int the body would accept for every int dtype
+_SAFE_INTS = range(0, 128)     # a Python int every integer dtype holds as it is
 _NUMERIC_KINDS = frozenset("biufc")   # NumPy dtypes JAX takes as arguments as they are
 _DTYPE_ARGS = frozenset({"dtype", "preferred_element_type"})
 
@@ -101,6 +103,24 @@ def _plain(value) -> bool:
         # Strings, objects and dates: the body's own error, not JAX's argument check.
         return value.dtype.kind in _NUMERIC_KINDS
     return value is None
+
+
+def _ints_only(value: tuple) -> bool:
+    """Whether a static tuple holds no number but Python ints (strings, enums and
+    nested such tuples pass). JAX's cache compares a tuple by value (`(0.0,) ==
+    (0,)`), so one holding another number (a float axis, a NumPy integer, a bool)
+    runs the body, which checks it as JAX's jnp functions do before their jit; only
+    the tuple itself is typed in that cache."""
+    for item in value:
+        kind = type(item)
+        if kind is int or kind is str:
+            continue
+        if kind is tuple:
+            if not _ints_only(item):
+                return False
+        elif isinstance(item, (numbers.Number, np.generic)):
+            return False
+    return True
 
 
 def _plain_or_traced(value) -> bool:
@@ -167,6 +187,8 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                         if key in dtype_keys:
                             dtype_argument(value)    # raises, as the body would
                         return False
+                    if type(value) is tuple and not _ints_only(value):
+                        return False
                 elif type(value) not in plain_types and not plain(value):
                     return False
             return True
@@ -222,6 +244,9 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                 for value in args:
                     if type(value) not in plain_types and not plain(value):
                         return off_the_fast_path(args, kwargs)
+                for value in kwargs.values():
+                    if type(value) is tuple and not _ints_only(value):
+                        return off_the_fast_path(args, kwargs)
                 # After the first call, straight to JAX's dispatch of the executable.
                 executable = cache.fast
                 if executable is not None:
@@ -250,7 +275,8 @@ _OMITTED = type("omitted", (), {"__repr__": lambda self: "<omitted>"})()
 _FRAME_NAMES = frozenset([
     "modes", "everywhere", "cache", "plain_types", "plain", "compiled", "_OMITTED",
     "UncheckedCall", "off_the_fast_path", "arguments_given", "refuse", "rows_plain",
-    "type", "executable", "missed", "args", "kwargs", "entry", "bound_miss"])
+    "type", "executable", "missed", "args", "kwargs", "entry", "bound_miss", "tuple",
+    "ints_only"])
 
 
 def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
@@ -302,7 +328,8 @@ def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
                  "plain_types": _PLAIN_TYPES, "plain": plain, "compiled": compiled,
                  "_OMITTED": _OMITTED, "UncheckedCall": UncheckedCall,
                  "off_the_fast_path": off_the_fast_path, "arguments_given": _arguments_given,
-                 "refuse": refuse, "rows_plain": _rows_plain, "bound_miss": _bound_miss}
+                 "refuse": refuse, "rows_plain": _rows_plain, "bound_miss": _bound_miss,
+                 "ints_only": _ints_only}
     positional = "".join(f"{n}, " for n in required)
     # The arguments given, as `off_the_fast_path` and `compiled` take them.
     rebuilt = (f"({positional}), arguments_given(("
@@ -314,8 +341,10 @@ def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
                   f"        return refuse(*args, **kwargs, "
                   f"{', '.join(f'{n}={n}' for n in refused)})"]
     # Operands are tested as `call`'s are; static arguments go to JAX's cache as they are.
+    def static_test(name):
+        return f"(type({name}) is not tuple or ints_only({name}))"
     tests = ["(everywhere.direct or modes.direct)",
-             *(plain_test(n) for n in required if n not in static)]
+             *(plain_test(n) if n not in static else static_test(n) for n in required)]
     lines += [f"    if {' and '.join(tests)}:"]
     # One static argument given by the caller, none required: the executable of that
     # value (`_bound_table`), called with the operands alone.
@@ -324,7 +353,7 @@ def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
         table = f"bound_{optional.index(given)}"
         namespace[table] = _bound_table(compiled, given)
         tests = [f"{n} is {'not ' if n == given else ''}_OMITTED" for n in optional]
-        lines += [f"        if {' and '.join(tests)}:",
+        lines += [f"        if {' and '.join(tests)} and {static_test(given)}:",
                   "            try:",
                   f"                entry = {table}.get({given})",
                   "            except TypeError:      # unhashable: `bound_miss` sends it on",
@@ -343,8 +372,8 @@ def _fast_caller(fun, parameters, static, compiled, off_the_fast_path, plain,
         if given in bound:
             continue
         tests = [f"{n} is {'not ' if n == given else ''}_OMITTED" for n in optional]
-        if given is not None and given not in static:
-            tests.append(plain_test(given))
+        if given is not None:
+            tests.append(plain_test(given) if given not in static else static_test(given))
         keyword = "" if given is None else f"{given}={given}"
         lines += [f"                if {' and '.join(tests) or 'True'}:",
                   f"                    return executable({positional}{keyword})"]

@@ -17,6 +17,7 @@ from jax import lax as _jax_lax
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
 from ..ir.dtype_args import canonical_dtype_argument
+from . import int_params as ip
 
 # The precision of a contraction on accelerators, JAX's own enum (DEFAULT, HIGH,
 # HIGHEST; also spelt as strings such as 'highest' or 'float32'). CPU ignores it.
@@ -80,16 +81,29 @@ def canonicalize_precision(precision):
 def _dot_dimension_numbers(dimension_numbers):
     """`((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))` as tuples of ints."""
     (lc, rc), (lb, rb) = dimension_numbers
-    return ((tuple(map(int, lc)), tuple(map(int, rc))),
-            (tuple(map(int, lb)), tuple(map(int, rb))))
+    lc, rc, lb, rb = (ip.indices("dot_general", "dimension_numbers", axes)
+                      for axes in (lc, rc, lb, rb))
+    return (lc, rc), (lb, rb)
 
 
 # Tracing a network converts the same few dimension numbers at every layer.
 _dot_dimension_numbers_memo = functools.lru_cache(maxsize=256)(_dot_dimension_numbers)
 
 
+def _all_python_ints(dimension_numbers):
+    # The memo must not serve `(1.0,)` the entry of `(1,)` (equal keys): only plain
+    # ints go through it, the rest is checked one element at a time.
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        return all(type(i) is int for axes in (lc, rc, lb, rb) for i in axes)
+    except (TypeError, ValueError):
+        return False
+
+
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     try:
+        if not _all_python_ints(dimension_numbers):
+            raise TypeError
         dnums = _dot_dimension_numbers_memo(dimension_numbers)
     except TypeError:       # lists are not hashable (or it is malformed: raise from here)
         dnums = _dot_dimension_numbers(dimension_numbers)

@@ -61,7 +61,7 @@ from ..ir.dtype_args import canonical_dtype_argument
 from ..ir.trace import bind, aval_of
 from ..ir.types import is_complex, is_float, is_integer
 from ..transforms.custom_derivatives import custom_jvp
-from . import lax_ops as lax
+from . import int_params as ip, lax_ops as lax
 from .eager_jit import jitted_eagerly
 
 # JAX's own names for these, as `Precision` is (lax_ops.py): values from either library
@@ -85,7 +85,7 @@ def top_k(operand, k: int, *, axis: int = -1, is_stable: bool = True):
     aval = aval_of(operand)
     if is_complex(aval.dtype):
         raise ValueError("top_k is not compatible with complex inputs.")
-    k = operator.index(k)
+    k = ip.index("top_k", "k", k)
     if k < 0:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
     axis = _canonical_axis(axis, aval.ndim)
@@ -97,7 +97,8 @@ def top_k(operand, k: int, *, axis: int = -1, is_stable: bool = True):
 
 
 def _approx_k(operand, k, reduction_dimension, largest):
-    if not isinstance(k, int) or k < 0:
+    k = ip.index("approx_max_k", "k", k)
+    if k < 0:
         raise ValueError(f"k must be a non-negative int, got {k!r}")
     if largest:
         return top_k(operand, k, axis=reduction_dimension)
@@ -215,7 +216,8 @@ def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
     if not is_float(dtype):
         raise TypeError(f"cumlogsumexp does not accept dtype {np.dtype(dtype).name}. "
                         f"Accepted dtypes are subtypes of floating.")
-    return associative_scan(_logaddexp, operand, reverse=reverse, axis=axis)
+    # (JAX takes an integral float axis here, as in cumsum.)
+    return associative_scan(_logaddexp, operand, reverse=reverse, axis=int(axis))
 
 
 # -- shapes -----------------------------------------------------------------------------------
@@ -224,7 +226,7 @@ def split(operand, sizes: Sequence[int], axis: int = 0):
     """`operand` cut along `axis` into consecutive pieces of the given sizes."""
     shape = aval_of(operand).shape
     axis = _canonical_axis(axis, len(shape))
-    sizes = [operator.index(s) for s in sizes]
+    sizes = list(ip.indices("split", "sizes", sizes))
     if any(s < 0 for s in sizes):
         raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
     if sum(sizes) != shape[axis]:

@@ -25,6 +25,7 @@ from ..ir.types import (canonical_dtype, is_float, is_inexact, is_integer, is_ke
 # The contractions and their precision live in lax_dot.py; `minijax.lax` and the
 # modules that use this one as `lax` read them here.
 from .lax_dot import Precision, dot_general, dot  # noqa: F401
+from . import int_params as ip
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -245,48 +246,52 @@ def broadcast(operand, sizes: Sequence[int]):
 def reshape(operand, new_sizes: Sequence[int], dimensions=None):
     if dimensions is not None:
         operand = transpose(operand, dimensions)
-    return bind(P.reshape_p, operand, new_sizes=tuple(int(n) for n in new_sizes),
+    return bind(P.reshape_p, operand, new_sizes=ip.indices("reshape", "new_sizes", new_sizes),
                 dimensions=None)
 
 
 def transpose(operand, permutation: Sequence[int]):
-    return bind(P.transpose_p, operand, permutation=tuple(int(p) for p in permutation))
+    return bind(P.transpose_p, operand,
+                permutation=ip.indices("transpose", "permutation", permutation))
 
 
 def squeeze(array, dimensions: Sequence[int]):
-    ndim = aval_of(array).ndim
-    # (`operator.index`: `0.0 % ndim` would pass as an axis, and eager dispatch caches
-    # a program by its params, so `(0.0,)` would reuse the one compiled for `(0,)`.)
-    return bind(P.squeeze_p, array,
-                dimensions=tuple(sorted(operator.index(d) % ndim for d in dimensions)))
+    shape = aval_of(array).shape
+    dimensions = ip.distinct_axes("squeeze", dimensions, len(shape))
+    if any(shape[d] != 1 for d in dimensions):
+        raise ValueError(f"squeeze: cannot squeeze axes {dimensions} of shape {shape}: "
+                         f"their size must be one")
+    return bind(P.squeeze_p, array, dimensions=dimensions)
 
 
 def expand_dims(array, dimensions: Sequence[int]):
     ndim = aval_of(array).ndim + len(dimensions)
     return bind(P.expand_dims_p, array,
-                dimensions=tuple(sorted(operator.index(d) % ndim for d in dimensions)))
+                dimensions=ip.distinct_axes("expand_dims", dimensions, ndim))
 
 
 def rev(operand, dimensions: Sequence[int]):
     """`operand` with the order of its elements reversed along each axis in
     `dimensions` (non-negative, distinct)."""
-    return bind(P.rev_p, operand, dimensions=tuple(int(d) for d in dimensions))
+    return bind(P.rev_p, operand, dimensions=ip.indices("rev", "dimensions", dimensions))
 
 
 def concatenate(operands, dimension: int):
-    return bind(P.concatenate_p, *operands, dimension=int(dimension))
+    return bind(P.concatenate_p, *operands,
+                dimension=ip.index("concatenate", "dimension", dimension))
 
 
 def pad(operand, padding_value, padding_config):
-    config = tuple(tuple(int(n) for n in triple) for triple in padding_config)
+    config = tuple(ip.indices("pad", "padding_config", t) for t in padding_config)
     return bind(P.pad_p, operand, *_match_scalars(padding_value, operand)[:1],
                 padding_config=config)
 
 
 def slice(operand, start_indices, limit_indices, strides=None):
-    return bind(P.slice_p, operand, start_indices=tuple(int(i) for i in start_indices),
-                limit_indices=tuple(int(i) for i in limit_indices),
-                strides=None if strides is None else tuple(int(s) for s in strides))
+    return bind(P.slice_p, operand,
+                start_indices=ip.indices("slice", "start_indices", start_indices),
+                limit_indices=ip.indices("slice", "limit_indices", limit_indices),
+                strides=None if strides is None else ip.indices("slice", "strides", strides))
 
 
 def _wrap_negative_indices(fname, indices, shape, allow_negative_indices=True):
@@ -308,6 +313,9 @@ def _wrap_negative_indices(fname, indices, shape, allow_negative_indices=True):
                                  f"of size {size} with allow_negative_indices=False")
             out.append(np.int32(builtins.max(index + size, 0) if index < 0 else index))
             continue
+        if not is_integer(_dtype_of(index)):
+            raise TypeError(f"index arguments to {fname} must be integers, got "
+                            f"{np.dtype(_dtype_of(index)).name}")
         index = convert_element_type(index, np.int32)
         if not allow:
             out.append(index)
@@ -323,7 +331,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     starts = _wrap_negative_indices("dynamic_slice", start_indices, aval_of(operand).shape,
                                     allow_negative_indices)
     return bind(P.dynamic_slice_p, operand, *starts,
-                slice_sizes=tuple(int(s) for s in slice_sizes))
+                slice_sizes=ip.indices("dynamic_slice", "slice_sizes", slice_sizes))
 
 
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
@@ -399,7 +407,8 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(
 
 def _arg_reduction(prim):
     def op(operand, axis: int, index_dtype):
-        return bind(prim, operand, axes=(int(axis) % aval_of(operand).ndim,),
+        axis = ip.index(prim.name, "axis", axis)
+        return bind(prim, operand, axes=(axis % aval_of(operand).ndim,),
                     index_dtype=canonical_dtype_argument(index_dtype, prim.name))
     op.__name__ = prim.name
     op.__doc__ = f"The index of the `{prim.name[3:]}` along `axis`, as `index_dtype`."
@@ -410,11 +419,12 @@ argmax, argmin = map(_arg_reduction, (P.argmax_p, P.argmin_p))
 
 
 def iota(dtype, size: int):
-    return broadcasted_iota(dtype, (size,), 0)
+    return broadcasted_iota(dtype, (ip.index("iota", "size", size),), 0)
 
 
 def broadcasted_iota(dtype, shape, dimension: int):
-    return bind(P.iota_p, dtype=canonical_dtype_argument(dtype, "broadcasted_iota"), shape=tuple(int(n) for n in shape),
+    return bind(P.iota_p, dtype=canonical_dtype_argument(dtype, "broadcasted_iota"),
+                shape=ip.indices("broadcasted_iota", "shape", shape),
                 dimension=int(dimension))
 
 
@@ -470,8 +480,8 @@ cumsum, cumprod, cummax, cummin = map(_cumulative, (P.cumsum_p, P.cumprod_p, P.c
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
     operands = list(operand) if isinstance(operand, (tuple, list)) else [operand]
     ndim = aval_of(operands[0]).ndim
-    outs = bind(P.sort_p, *operands, dimension=int(dimension) % ndim,
-                is_stable=bool(is_stable), num_keys=int(num_keys))
+    outs = bind(P.sort_p, *operands, dimension=ip.index("sort", "dimension", dimension) % ndim,
+                is_stable=bool(is_stable), num_keys=ip.index("sort", "num_keys", num_keys))
     return tuple(outs) if isinstance(operand, (tuple, list)) else outs[0]
 
 
@@ -578,7 +588,8 @@ def bitcast_convert_type(operand, new_dtype):
 
 def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
     """Each float rounded to `exponent_bits`/`mantissa_bits` (kept in its own dtype)."""
-    exponent_bits, mantissa_bits = int(exponent_bits), int(mantissa_bits)
+    exponent_bits = ip.index("reduce_precision", "exponent_bits", exponent_bits)
+    mantissa_bits = ip.index("reduce_precision", "mantissa_bits", mantissa_bits)
     if exponent_bits < 1:
         raise ValueError(f"reduce_precision: exponent_bits must be positive; got "
                          f"{exponent_bits}")

@@ -16,6 +16,9 @@ from ..ir import random_primitives as R
 from ..ir.trace import bind
 
 _U32 = np.dtype(np.uint32)
+# The most words one hash of a counter stream gives with the flag off (the largest
+# uint32 count); a bigger draw is made of such blocks, each under its own key.
+STREAM_BLOCK = 2**32 - 1
 _UINT_BY_BITS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32)}
 
 
@@ -39,9 +42,9 @@ def _hash_stream(pair, count):
     when count is odd) cut in two halves, the first half hashed as the cipher's
     first word and the second as its second, and the two outputs concatenated. Each
     word thus depends on the whole draw's size."""
-    if count >= 2**32 - 1:
+    if count > 2**32 - 1:
         raise ValueError(f"cannot draw {count} random words at once with "
-                         f"jax_threefry_partitionable off (at most 2**32 - 2)")
+                         f"jax_threefry_partitionable off (at most 2**32 - 1)")
     half = (count + 1) // 2
     counters = lax.iota(_U32, count)
     if count % 2:
@@ -50,6 +53,18 @@ def _hash_stream(pair, count):
                      for start in (0, half))
     words = lax.concatenate(bind(R.threefry2x32_p, *pair, first, second), 0)
     return words if count % 2 == 0 else lax.slice(words, (0,), (count,))
+
+
+def _hash_blocks(pair, count):
+    """`count` words with the flag off, as JAX draws them: up to `STREAM_BLOCK - 1`
+    one stream; more, `nblocks + 1` keys split from `pair`, full blocks of
+    `STREAM_BLOCK` words under the first `nblocks` and the rest under the last."""
+    nblocks, rest = divmod(count, STREAM_BLOCK)
+    if not nblocks:
+        return _hash_stream(pair, count)
+    keys = split_words(pair, (nblocks + 1,))
+    words = [_hash_stream((keys[i, 0], keys[i, 1]), STREAM_BLOCK) for i in range(nblocks)]
+    return lax.concatenate(words + [_hash_stream((keys[-1, 0], keys[-1, 1]), rest)], 0)
 
 
 def split_words(pair, shape):
@@ -69,7 +84,7 @@ def threefry_bits(pair, bit_width, shape):
     size = math.prod(shape)
     per_word = 32 // bit_width
     count = -(-size * bit_width // 32)
-    words = _hash_stream(pair, count)
+    words = _hash_blocks(pair, count)
     if per_word > 1:    # each word's narrow values, its low bits first (a little-endian view)
         shifts = lax.mul(lax.iota(_U32, per_word), np.array(bit_width, _U32))
         words = lax.shift_right_logical(

@@ -27,7 +27,7 @@ from ..ir import primitives as P, window_primitives as W
 from ..ir.trace import bind, aval_of, Tracer
 from ..ir.dtype_args import canonical_dtype_argument
 from ..transforms.ad_util import reverse_axes
-from . import lax_ops as lax_
+from . import int_params as ip, lax_ops as lax_
 from .lax_dot import canonicalize_precision
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated",
@@ -100,7 +100,7 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
 
 
 def _ints(what, values, n):
-    values = tuple(operator.index(v) for v in values)
+    values = ip.indices(None, what, values)
     if len(values) != n:
         raise TypeError(f"{what} {values} must have {n} entries, one per spatial axis")
     return values
@@ -108,10 +108,12 @@ def _ints(what, values, n):
 
 def _explicit_padding(fname, padding, n):
     try:
-        pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+        pairs = tuple((lo, hi) for lo, hi in padding)
     except (ValueError, TypeError) as e:
         raise ValueError(f"padding argument to {fname} should be a string or a sequence "
                          f"of (low, high) pairs, got {padding}") from e
+    # A float in a well-formed pair is JAX's TypeError, as for its other int parameters.
+    pads = tuple(ip.indices(fname, "padding", pair) for pair in pairs)
     if len(pads) != n:
         raise TypeError(f"Wrong number of explicit pads for {fname}: expected {n}, got "
                         f"{len(pads)}.")

@@ -62,7 +62,7 @@ def fromstring(string, dtype=float, count=-1, *, sep):
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """`sum(conj(x1) * x2)` along `axis`, broadcasting the other axes."""
-    x1, x2 = as_operand("vecdot", x1), as_operand("vecdot", x2)
+    x1, x2 = as_operand("vecdot", x1), as_operand("vecdot", x2, 1)
     if shape_of(x1)[axis] != shape_of(x2)[axis]:
         raise ValueError(f"vecdot: axes must match; got shapes {shape_of(x1)} and "
                          f"{shape_of(x2)} with axis={axis}")
@@ -128,7 +128,7 @@ cumulative_prod = _cumulative("cumulative_prod", R.cumprod, 1)
 
 def array_equiv(a1, a2):
     """Whether the arrays broadcast together and are equal elementwise."""
-    a1, a2 = as_operand("array_equiv", a1), as_operand("array_equiv", a2)
+    a1, a2 = as_operand("array_equiv", a1), as_operand("array_equiv", a2, 1)
     try:
         a1, a2 = broadcast_arrays(a1, a2)
     except ValueError:

@@ -103,7 +103,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The cross product of (arrays of) 2- or 3-vectors; two 2-vectors give the
     z component only."""
-    a, b = as_operand("cross", a), as_operand("cross", b)
+    a, b = as_operand("cross", a), as_operand("cross", b, 1)
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
@@ -123,7 +123,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 def polyval(p, x, *, unroll=16):
     """The polynomial with coefficients `p` (highest degree first) at `x`, by Horner's
     rule. `unroll` is accepted for JAX's signature; the loop is unrolled here."""
-    p, x = as_operand("polyval", p), as_operand("polyval", x)
+    p, x = as_operand("polyval", p), as_operand("polyval", x, 1)
     p, x = (as_array(v) for v in promote_dtypes("polyval", p, x))
     shape = tuple(np.broadcast_shapes(shape_of(p)[1:], shape_of(x)))
     y = lax.full(shape, 0, dtype_of(x))     # strong zeros, as JAX's `full_like`

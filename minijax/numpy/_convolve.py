@@ -24,7 +24,7 @@ def _check_mode(mode):
 
 
 def _inexact_operands(fname, a, v, preferred_element_type):
-    a, v = as_operand(fname, a), as_operand(fname, v)
+    a, v = as_operand(fname, a), as_operand(fname, v, 1)
     if preferred_element_type is None:
         a, v = promote_dtypes_inexact(fname, a, v)
     return a, v

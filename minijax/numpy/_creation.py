@@ -119,6 +119,11 @@ def _array(object, dtype, order, ndmin: int, fname: str):
         out = _weak_scalar_array(object)
     else:
         value = np.asarray(object)
+        if dtype is not None and is_integer(dtype) \
+                and not isinstance(object, (np.ndarray, np.generic)):
+            # NumPy refuses a Python int its integer dtype cannot hold, and so does
+            # JAX (which converts with it); NumPy arrays and scalars are cast.
+            np.asarray(object, dtype=dtype)
         if value.dtype.kind not in "biufc" and not is_float(value.dtype) \
                 and not is_integer(value.dtype):
             raise TypeError(f"array: cannot make an array from {type(object).__name__} "
@@ -271,7 +276,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     num = static_int("linspace", num, "num")
     if num < 0:
         raise ValueError(f"linspace: number of samples {num} must be non-negative")
-    start, stop = as_operand("linspace", start), as_operand("linspace", stop)
+    start, stop = as_operand("linspace", start), as_operand("linspace", stop, 1)
     if dtype is None:
         dtype = to_inexact(*result_type_and_weak(start, stop))[0]
     else:
@@ -325,7 +330,7 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
              axis: int = 0):
     """`base ** linspace(start, stop, num)`."""
     num, axis = static_int("logspace", num, "num"), static_int("logspace", axis, "axis")
-    start, stop = as_operand("logspace", start), as_operand("logspace", stop)
+    start, stop = as_operand("logspace", start), as_operand("logspace", stop, 1)
     dtype, compute = _spacing_dtypes("logspace", start, stop, dtype)
     start, stop = convert("logspace", start, compute), convert("logspace", stop, compute)
     exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
@@ -336,7 +341,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     """`num` points from `start` to `stop` with a constant ratio: a logspace of the
     magnitudes' base-10 logarithms, with the sign of `start`."""
     num, axis = static_int("geomspace", num, "num"), static_int("geomspace", axis, "axis")
-    start, stop = as_operand("geomspace", start), as_operand("geomspace", stop)
+    start, stop = as_operand("geomspace", start), as_operand("geomspace", stop, 1)
     dtype, compute = _spacing_dtypes("geomspace", start, stop, dtype)
     start, stop = convert("geomspace", start, compute), convert("geomspace", stop, compute)
     sign_of_start = sign(start)

@@ -396,7 +396,7 @@ def _broadcast_size_one(x, labels, y, y_labels):
 @jitted_eagerly()
 def kron(a, b):
     """The Kronecker product: blocks `a[i, j] * b`."""
-    a, b = as_operand("kron", a), as_operand("kron", b)
+    a, b = as_operand("kron", a), as_operand("kron", b, 1)
     n = builtins.max(len(shape_of(a)), len(shape_of(b)))
     a_shape = (1,) * (n - len(shape_of(a))) + shape_of(a)
     b_shape = (1,) * (n - len(shape_of(b))) + shape_of(b)

@@ -173,7 +173,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """The least-squares polynomial of degree `deg` through the points (x, y) (y may
     hold several data sets as columns); with `full`, also the residuals, rank,
     singular values and rcond; with `cov`, also the coefficients' covariance."""
-    x, y = as_operand("polyfit", x), as_operand("polyfit", y)
+    x, y = as_operand("polyfit", x), as_operand("polyfit", y, 1)
     deg = static_int("polyfit", deg, "deg")
     order = deg + 1
     if deg < 0:

@@ -58,11 +58,13 @@ def aval(x) -> ShapedArray:
     return scalar if scalar is not None else aval_of(x)
 
 
-def as_operand(fname: str, x):
+def as_operand(fname: str, x, position: int = 0):
     """`x` as something `bind` accepts: tracers, Python scalars and arrays pass as
     they are; anything else is a clear TypeError. Lists and tuples are refused, as
     JAX refuses them (a list of traced values would silently become a copy); only
-    `jnp.array`/`jnp.asarray` and the few functions JAX documents take them."""
+    `jnp.array`/`jnp.asarray` and the few functions JAX documents take them.
+    `position`: the operand's place among the function's array arguments, which the
+    error names, as JAX's does."""
     if isinstance(x, Tracer) or type(x) in PYTHON_SCALAR_AVALS:
         return x
     if isinstance(x, np.generic):
@@ -73,7 +75,7 @@ def as_operand(fname: str, x):
         return x
     if isinstance(x, (list, tuple)):
         raise TypeError(f"{fname} requires ndarray or scalar arguments, got "
-                        f"{type(x)}; convert it first with jnp.asarray")
+                        f"{type(x)} at position {position}.")
     dtype = getattr(x, "dtype", None)
     if dtype is not None and hasattr(x, "shape") and not isinstance(x, type):
         # A key dtype is no NumPy dtype; testing that first spares formatting every
@@ -226,12 +228,23 @@ def _convert_python_scalar(fname, value, dtype, weak):
             return float(value)
         if kind == "c" and dtype == np.complex64:
             return complex(value)
-    try:
-        with np.errstate(over="ignore"):
-            return np.array(value, dtype=dtype)[()]
-    except OverflowError:
+    if type(value) is int and dtype.kind in "iu":
+        return _wrapped_int(fname, value, dtype)
+    with np.errstate(over="ignore"):
+        return np.array(value, dtype=dtype)[()]
+
+
+def _wrapped_int(fname, value, dtype):
+    # JAX converts a Python int to a narrower integer dtype the way a C cast does
+    # (`int8_array + 300` adds 44); only an int no 64-bit integer holds is refused.
+    if not -2**63 <= value < 2**64:
         raise OverflowError(f"{fname}: Python int {value} is too large to convert to "
-                            f"{dtype.name}") from None
+                            f"{dtype.name}")
+    bits = 8 * dtype.itemsize
+    value &= (1 << bits) - 1
+    if dtype.kind == "i" and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return np.array(value, dtype=dtype)[()]
 
 
 def _check_int32(fname, value):
@@ -296,7 +309,12 @@ def _promote_with_shapes(fname, args, adjust=None):
     (the usual case when tracing) skip the lattice."""
     if not args:
         return [], []
-    args = [as_operand(fname, a) for a in args]
+    args = [as_operand(fname, a, i) for i, a in enumerate(args)]
+    for a in args:
+        if type(a) is int:
+            # JAX's jnp functions are jitted, and a Python int argument must fit the
+            # weak int32 it is passed as, whatever dtype it then meets.
+            _check_int32(fname, a)
     avals = [aval(a) for a in args]
     first = avals[0]
     if all(a.dtype == first.dtype and a.weak_type == first.weak_type for a in avals):
@@ -409,13 +427,15 @@ def _broadcast_all(fname, args, shapes, keep_scalars):
 # -- axes -------------------------------------------------------------------------------
 
 def canonicalize_axis(fname, axis, ndim) -> int:
-    """A non-negative axis, or numpy's AxisError (a ValueError and an IndexError)."""
+    """A non-negative axis, or the ValueError JAX raises (NumPy's AxisError, also an
+    IndexError, would not be JAX's exception type)."""
     try:
         axis = int(axis.__index__()) if not isinstance(axis, int) else axis
     except (AttributeError, TypeError):
         raise TypeError(f"{fname}: axis must be an integer, got {axis!r}") from None
     if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim, fname)
+        raise ValueError(f"{fname}: axis {axis} is out of bounds for array of dimension "
+                         f"{ndim}")
     return axis % ndim if ndim else 0
 
 

@@ -263,7 +263,7 @@ def unique_values(x, /, *, size=None, fill_value=None):
 # -- two-set operations ---------------------------------------------------------------------
 
 def _flat_pair(fname, ar1, ar2):
-    ar1, ar2 = as_operand(fname, ar1), as_operand(fname, ar2)
+    ar1, ar2 = as_operand(fname, ar1), as_operand(fname, ar2, 1)
     ar1, ar2 = promote_dtypes(fname, ar1, ar2)
     return ravel(ar1), ravel(ar2)
 

@@ -34,8 +34,6 @@ def _sort_input(fname, a, axis):
     if axis is None:
         a = lax.reshape(a, (math.prod(shape),))
         return a, 0
-    if not shape:
-        raise np.exceptions.AxisError(axis, 0, fname)
     return a, canonicalize_axis(fname, axis, len(shape))
 
 

@@ -72,7 +72,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 def digitize(x, bins, right=False, *, method=None):
     """The index of the bin each x falls in: i with bins[i-1] <= x < bins[i] for
     increasing bins (`right`: bins[i-1] < x <= bins[i]); decreasing bins work too."""
-    x, bins = as_operand("digitize", x), as_operand("digitize", bins)
+    x, bins = as_operand("digitize", x), as_operand("digitize", bins, 1)
     if len(shape_of(bins)) != 1:
         raise ValueError(f"digitize: bins must be a 1-d array, got shape {shape_of(bins)}")
     n = shape_of(bins)[0]
@@ -232,7 +232,7 @@ builtins_range = range  # the `range` parameters above shadow the builtin
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     """(counts, x edges, y edges) of the points (x[i], y[i])."""
-    x, y = as_operand("histogram2d", x), as_operand("histogram2d", y)
+    x, y = as_operand("histogram2d", x), as_operand("histogram2d", y, 1)
     try:
         n_bins = len(bins)
     except TypeError:

@@ -94,7 +94,8 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
     """`arr[..., indices, ...]` elementwise along `axis` (by default the last), the
     other axes broadcast. A negative index counts from the end, unless
     `wrap_negative_indices` is False: then it is out of range, as `mode` says."""
-    arr, indices = as_operand("take_along_axis", arr), as_operand("take_along_axis", indices)
+    arr = as_operand("take_along_axis", arr)
+    indices = as_operand("take_along_axis", indices, 1)
     if axis is None:
         if len(shape_of(indices)) != 1:
             raise ValueError(f"take_along_axis: indices must be 1-d when axis is None "

@@ -350,7 +350,7 @@ def _reduceat_via_loop(a, indices, *, ufunc, axis, dtype):
 
 @jitted_eagerly("ufunc")
 def _outer(A, B, *, ufunc):
-    A, B = as_operand("outer", A), as_operand("outer", B)
+    A, B = as_operand("outer", A), as_operand("outer", B, 1)
     flat = [lax.reshape(x, (math.prod(shape_of(x)),)) for x in (A, B)]
     result = vmap(vmap(ufunc, (None, 0)), (0, None))(*flat)
     return result.reshape(*shape_of(A), *shape_of(B))

@@ -345,7 +345,7 @@ def power(x, y, /):
             raise ValueError(f"power: integers cannot be raised to the negative power "
                              f"{exponent}")
         return lax.integer_pow(x, exponent)
-    x, y = as_operand("power", x), as_operand("power", y)
+    x, y = as_operand("power", x), as_operand("power", y, 1)
     x_dtype, y_dtype = dtype_of(x), dtype_of(y)
     if is_inexact(x_dtype) and is_integer(y_dtype):
         shape = broadcast_shapes("power", shape_of(x), shape_of(y))

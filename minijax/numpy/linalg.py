@@ -413,7 +413,7 @@ def diagonal(x, /, *, offset: int = 0):
 
 def cross(x1, x2, /, *, axis=-1):
     """The cross product of 3-vectors along `axis` (both operands of size 3 there)."""
-    x1, x2 = as_operand("cross", x1), as_operand("cross", x2)
+    x1, x2 = as_operand("cross", x1), as_operand("cross", x2, 1)
     if shape_of(x1)[axis] != 3 or shape_of(x2)[axis] != 3:
         raise ValueError(f"cross: both operands must have size 3 along axis {axis}, got "
                          f"shapes {shape_of(x1)} and {shape_of(x2)}")
@@ -428,7 +428,7 @@ def cross(x1, x2, /, *, axis=-1):
 
 def outer(x1, x2, /):
     """The outer product of two 1-d arrays."""
-    x1, x2 = as_operand("outer", x1), as_operand("outer", x2)
+    x1, x2 = as_operand("outer", x1), as_operand("outer", x2, 1)
     if len(shape_of(x1)) != 1 or len(shape_of(x2)) != 1:
         raise ValueError(f"outer: inputs must be one-dimensional, got shapes {shape_of(x1)} "
                          f"and {shape_of(x2)}")
@@ -437,7 +437,7 @@ def outer(x1, x2, /):
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
     """The dot product of vectors along `axis` (other axes broadcast)."""
-    x1, x2 = as_operand("vecdot", x1), as_operand("vecdot", x2)
+    x1, x2 = as_operand("vecdot", x1), as_operand("vecdot", x2, 1)
     if shape_of(x1)[axis] != shape_of(x2)[axis]:
         raise ValueError(f"vecdot: axis {axis} has sizes {shape_of(x1)[axis]} and "
                          f"{shape_of(x2)[axis]} in shapes {shape_of(x1)} and {shape_of(x2)}")
@@ -486,7 +486,7 @@ def tensorinv(a, ind: int = 2):
 
 def tensorsolve(a, b, axes=None):
     """x with tensordot(a, x, x.ndim) = b: a solve on `a` flattened to a square matrix."""
-    a, b = as_operand("tensorsolve", a), as_operand("tensorsolve", b)
+    a, b = as_operand("tensorsolve", a), as_operand("tensorsolve", b, 1)
     if axes is not None:
         a = moveaxis(a, axes, (len(shape_of(a)) - 1,) * len(axes))
     b_shape = shape_of(b)

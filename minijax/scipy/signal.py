@@ -50,7 +50,7 @@ def _conj(x):
 def _check_2d(fname, in1, in2, boundary, fillvalue):
     if boundary != "fill" or fillvalue != 0:
         raise NotImplementedError(f"{fname}() only supports boundary='fill', fillvalue=0")
-    in1, in2 = as_operand(fname, in1), as_operand(fname, in2)
+    in1, in2 = as_operand(fname, in1), as_operand(fname, in2, 1)
     if len(shape_of(in1)) != 2 or len(shape_of(in2)) != 2:
         raise ValueError(f"{fname}() only supports 2-dimensional inputs.")
     return in1, in2

@@ -13,6 +13,8 @@ effect; what each pass does with them decides how often the user sees a print:
   backward pass computes cotangents, there is no tangent left to show.
 * vmap: one print per example ("lane"), each showing that example's values, in lane
   order -- a user who vmaps a function expects to see what each call would print.
+  A callback with a `vmap_rule` of its own batches itself (a checkify `check`
+  reduces its lanes to one error).
 * DCE keeps every equation with an effect, so prints survive without a rule.
 """
 from __future__ import annotations
@@ -38,6 +40,9 @@ def _no_cotangents(cts, *args, **params):
 
 def _print_per_lane(prim):
     def rule(axis_size, values, dims, **params):
+        own_rule = getattr(params.get("callback"), "vmap_rule", None)
+        if own_rule is not None:
+            return own_rule(axis_size, values, dims)
         for lane in range(axis_size):
             bind(prim, *[v if d is not_mapped else lane_of(v, d, lane)
                          for v, d in zip(values, dims)], **params)
