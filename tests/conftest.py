@@ -35,23 +35,19 @@ os.environ.setdefault("XLA_FLAGS", _XLA_FLAGS)
 # One JAX persistent compilation cache for this run, made empty and removed at the end,
 # so nothing carries over between runs: it shares compiled programs between tests (each
 # file's neighbours compile many of the same small programs: a third fewer compiles
-# when test_grad follows test_jvp) and with the subprocesses tests start. Made by the
-# first process to load this file, which also removes it; the others inherit it. A
-# JAX_COMPILATION_CACHE_DIR of your own wins.
+# when test_grad follows test_jvp), between the pytest-xdist workers and with the
+# subprocesses tests start. Made by the first process to load this file, which also
+# removes it; the others inherit it. A JAX_COMPILATION_CACHE_DIR of your own wins.
 if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     _run_cache = tempfile.mkdtemp(prefix="minijax-tests-xla-cache-")
     atexit.register(shutil.rmtree, _run_cache, ignore_errors=True)
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ["MINIJAX_TESTS_RUN_CACHE"] = _run_cache
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _run_cache
     # Every program is worth keeping: the suite's programs compile in milliseconds each.
     os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
     os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
-
-# Each pytest-xdist worker keeps a folder of its own in the run's cache (the subprocesses
-# its tests start, which it waits for, share it): JAX writes a cache entry without a
-# lock, so two processes at work on one folder could read an entry half written.
-if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("MINIJAX_TESTS_RUN_CACHE"):
-    os.environ["JAX_COMPILATION_CACHE_DIR"] = os.path.join(
-        os.environ["MINIJAX_TESTS_RUN_CACHE"], os.environ["PYTEST_XDIST_WORKER"])
+# JAX writes an entry without a lock, so a worker may, rarely, read one the other is
+# still writing: JAX then warns "Error reading persistent compilation cache entry" and
+# compiles the program itself, so no result changes (a truncated entry, tried on 0.10.2).
 
 # Verify and round-trip every jaxpr minijax traces (minijax/ir/checks.py).
 os.environ.setdefault("MINIJAX_ENABLE_CHECKS", "1")
