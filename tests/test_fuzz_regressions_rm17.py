@@ -63,3 +63,24 @@ def test_custom_vjp_saves_no_zero_tangent(policy, expected):
     assert_trees_match(pullback(np.float32(1.0)), jax.vjp(f(jax), X3)[1](np.float32(1.0)))
     assert_trees_match(minijax.vmap(minijax.grad(f(minijax)))(np.stack([X3, -X3])),
                        jax.vmap(jax.grad(f(jax)))(np.stack([X3, -X3])), rtol=1e-6)
+
+
+def _exp2_in_an_inner_checkpoint(api):
+    jnp = api.numpy
+    inner = api.checkpoint(lambda a: jnp.exp2(jnp.sin(a) * 4.0),
+                           policy=api.checkpoint_policies.nothing_saveable)
+    return lambda x: jnp.sum(inner(x))
+
+
+def test_nested_checkpoint_log2_scalar_of_exp2_is_explained():
+    # rm17b:206 (F37): under an outer everything_saveable JAX saves the inner body's
+    # intermediates, exp2's `log 2` scalar among them (its jvp computes it, F30)
+    f = _exp2_in_an_inner_checkpoint
+    saved = [_saved(api, f(api), "everything_saveable", X3) for api in (minijax, jax)]
+    assert saved[0] == ("f32[3]",) and "f32[]" in saved[1]
+    _grads_match(f, X3)
+    program = minijax.make_jaxpr(f(minijax))(X3)
+    assert fuzz.known_divergence(TRANSFORM, program, _row(*saved)) == "explained:F37"
+    # one scalar per exp2: a second is not the inner body's
+    assert fuzz.known_divergence(TRANSFORM, program,
+                                 _row(saved[0], list(saved[1]) + ["f32[]"])) == ""
