@@ -9,6 +9,7 @@ import pytest
 
 import minijax
 from minijax.testing import JAX_VERSION, assert_trees_match, fuzz
+from minijax.testing.fuzz_explained import explaining_finding
 from minijax.testing.recipes import Side
 from minijax.testing.report import Row
 import minijax.ad_checkpoint  # noqa: F401 -- imported by name, as on JAX
@@ -82,5 +83,90 @@ def test_nested_checkpoint_log2_scalar_of_exp2_is_explained():
     program = minijax.make_jaxpr(f(minijax))(X3)
     assert fuzz.known_divergence(TRANSFORM, program, _row(*saved)) == "explained:F37"
     # one scalar per exp2: a second is not the inner body's
-    assert fuzz.known_divergence(TRANSFORM, program,
-                                 _row(saved[0], list(saved[1]) + ["f32[]"])) == ""
+    assert explaining_finding(TRANSFORM, program,
+                              _row(saved[0], list(saved[1]) + ["f32[]"])) == ""
+
+
+def _switch_passing_an_operand_through(api):
+    jnp, lax = api.numpy, api.lax
+
+    def f(x, y):
+        c = jnp.cbrt(jnp.abs(y) + 0.5)
+        i = jnp.clip(jnp.sum(y).astype(np.int32), 0, 2)
+        v = lax.switch(i, [lambda a, c: (1 - a * a) ** 3, lambda a, c: c,
+                           lambda a, c: jnp.minimum(c, c)], x, c)
+        return jnp.sum(v * v)
+    return f
+
+
+X31 = np.array([[0.3], [1.2], [2.0]], np.float32)
+
+
+def test_switch_output_one_branch_passes_through_is_explained():
+    # rm16:93 (F78, every JAX version): one branch returns its operand `c` unchanged;
+    # JAX saves `c` besides the switch's output, which `v * v` reads, minijax the
+    # output only
+    f = _switch_passing_an_operand_through
+    saved = [_saved(api, f(api), "everything_saveable", X31, X31) for api in (minijax, jax)]
+    assert list(saved[1]) == sorted(list(saved[0]) + ["f32[3,1]"])
+    _grads_match(f, X31, X31)
+    program = minijax.make_jaxpr(f(minijax))(X31, X31)
+    assert fuzz.known_divergence(TRANSFORM, program, _row(*saved)) == "explained:F78"
+    # one array per passed-through output
+    two = _row(saved[0], list(saved[1]) + ["f32[3,1]"])
+    assert explaining_finding(TRANSFORM, program, two) == ""
+
+
+def _cond_with_a_dead_logistic(api):
+    jnp, lax = api.numpy, api.lax
+
+    def two(a):
+        lax.logistic(a)                 # dead: no output needs it
+        return jnp.exp(a)
+    return lambda x: jnp.sum(lax.cond(jnp.sum(x) > 0, jnp.sin, two, x))
+
+
+def test_dead_branch_equation_slot_before_jax_0_12_is_explained():
+    # rm17b:128 (F77): JAX before 0.12 keeps the residual slot of a branch's dead
+    # `logistic`; 0.12 prunes the branch first, as minijax does
+    f = _cond_with_a_dead_logistic
+    saved = [_saved(api, f(api), "everything_saveable", X3) for api in (minijax, jax)]
+    extra = ["f32[3]"] if JAX_VERSION < (0, 12) else []
+    assert list(saved[1]) == sorted(list(saved[0]) + extra)
+    _grads_match(f, X3)
+    program = minijax.make_jaxpr(f(minijax))(X3)
+    row = _row(saved[0], sorted(list(saved[0]) + ["f32[3]"]))
+    expected = "explained:F77" if JAX_VERSION < (0, 12) else ""
+    assert explaining_finding(TRANSFORM, program, row) == expected
+    # one slot per dead equation
+    row = _row(saved[0], sorted(list(saved[0]) + ["f32[3]"] * 2))
+    assert explaining_finding(TRANSFORM, program, row) == ""
+
+
+def _barrier_of_a_rounded_value(api):
+    jnp, lax = api.numpy, api.lax
+
+    def f(x):
+        _, r = lax.optimization_barrier((jnp.sin(x), jnp.round(x)))
+        return jnp.sum(jnp.tanh(r) * jnp.cos(r))
+    return f
+
+
+def test_barrier_zero_float_tangent_on_jax_0_10_is_explained():
+    # rm17b:122 (F64): JAX 0.10's barrier jvp instantiates round's zero tangent, so
+    # what follows saves residuals; JAX 0.11 keeps it symbolic, as minijax does
+    f = _barrier_of_a_rounded_value
+    saved = [_saved(api, f(api), "everything_saveable", X3) for api in (minijax, jax)]
+    assert saved[0] == ()
+    assert (saved[1] != ()) == (JAX_VERSION < (0, 11))
+    _grads_match(f, X3)
+    program = minijax.make_jaxpr(f(minijax))(X3)
+    row = _row((), ["f32[3]", "f32[3]"])
+    expected = "explained:F64" if JAX_VERSION < (0, 11) else ""
+    assert explaining_finding(TRANSFORM, program, row) == expected
+    # a type nothing after the barrier has is not explained
+    assert explaining_finding(TRANSFORM, program, _row((), ["f32[2]"])) == ""
+    # nor the same row when the barrier's operand has a real tangent
+    live = minijax.make_jaxpr(lambda x: minijax.numpy.sum(minijax.numpy.tanh(
+        minijax.lax.optimization_barrier((x, minijax.numpy.sin(x)))[1])))(X3)
+    assert explaining_finding(TRANSFORM, live, row) == ""

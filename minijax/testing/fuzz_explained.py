@@ -1,6 +1,6 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
 F7 on JAX 0.10, F12, F13, the linear-algebra rules' F20-F22, F36, F37, F64, F65, F71,
-F73 and F76).
+F73 and F76; F77, F78 and F64's float operands on JAX 0.10 in `fuzz_explained_more`).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
 agree, because minijax cannot form the same residuals without copying an internal
@@ -30,6 +30,8 @@ import numpy as np
 
 from ..ir.core import Var, eqns_nested, jaxprs_in_params
 from ..ir.types import dtype_short_name
+from .fuzz_explained_more import (_barrier_instantiated_zeros, _dead_branch_slots,
+                                  _passed_through_branch_output)
 
 # Each side's list is the repr of a list of strings (`['f32[2]', 'i32[]']`): matched
 # string by string, since the types' own brackets end no list.
@@ -486,9 +488,12 @@ EXPLAINED = {
     "F13": _size_one_broadcast_residuals,
     "F36": _window_chooser_residuals,
     "F37": _nested_checkpoint_residuals,
-    "F64": _barrier_float0_residuals,
+    "F64": lambda *a: _barrier_float0_residuals(*a) or _barrier_instantiated_zeros(*a),
     "F65": _zeroth_power_residuals,
     "F71": _weak_through_a_body,
+    "F77": _dead_branch_slots,
+    # before F73, whose stacked carries can have a passed-through output's type
+    "F78": _passed_through_branch_output,
     "F73": _recomputed_final_carry,
     "F76": _batch_passed_through,
     "F20": _linalg_residuals(_qr_identity),
