@@ -170,3 +170,41 @@ def test_barrier_zero_float_tangent_on_jax_0_10_is_explained():
     live = minijax.make_jaxpr(lambda x: minijax.numpy.sum(minijax.numpy.tanh(
         minijax.lax.optimization_barrier((x, minijax.numpy.sin(x)))[1])))(X3)
     assert explaining_finding(TRANSFORM, live, row) == ""
+
+
+def _custom_jvp_over_a_custom_vjp():
+    # the generator's custom functions: each rule is its body's own derivative
+    jnp = minijax.numpy
+
+    def inner_body(h):
+        return jnp.cos(h) * h
+    inner = minijax.custom_vjp(inner_body)
+    inner.defvjp(lambda h: (inner(h), (h,)),
+                 lambda res, ct: minijax.vjp(inner_body, *res)[1](ct))
+
+    def outer_body(f):
+        return inner(f) + f
+    outer = minijax.custom_jvp(outer_body)
+    outer.defjvp(lambda primals, tangents: minijax.jvp(outer_body, primals, tangents))
+    return lambda a: jnp.sum(outer(jnp.abs(a)))
+
+
+def test_exported_rule_with_a_custom_vjp_tangent_map_runs_backwards():
+    # rm17b:255, rm17b:356: the oracle (to_jax) of a custom_jvp whose rule
+    # differentiates a custom_vjp call raised "can't apply forward-mode autodiff" in
+    # JAX's grad: the exported rule evaluated custom_lin forwards. It is JAX's
+    # linear_call now, transposed by the call's bwd, as JAX's own custom_lin is
+    from minijax.interop import to_jax
+    f = _custom_jvp_over_a_custom_vjp()
+    program = minijax.make_jaxpr(f)(X3)
+    exported = lambda a: to_jax(program)(a)[0]
+    expected = minijax.grad(f)(X3)
+    assert_trees_match(jax.grad(exported)(X3), expected, rtol=1e-6)
+    assert_trees_match(jax.jit(jax.grad(exported))(X3), expected, rtol=1e-6)
+    remat = jax.checkpoint(exported, policy=jax.checkpoint_policies.nothing_saveable)
+    assert_trees_match(jax.grad(remat)(X3), expected, rtol=1e-6)
+    # forward mode still refuses on both sides (JAX's error comes from the callback)
+    with pytest.raises(Exception, match="forward-mode autodiff"):
+        minijax.jvp(f, (X3,), (X3,))
+    with pytest.raises(Exception, match="forward-mode autodiff"):
+        jax.block_until_ready(jax.jvp(exported, (X3,), (X3,)))
