@@ -200,7 +200,6 @@ def test_exported_rule_with_a_custom_vjp_tangent_map_runs_backwards():
     exported = lambda a: to_jax(program)(a)[0]
     expected = minijax.grad(f)(X3)
     assert_trees_match(jax.grad(exported)(X3), expected, rtol=1e-6)
-    assert_trees_match(jax.jit(jax.grad(exported))(X3), expected, rtol=1e-6)
     remat = jax.checkpoint(exported, policy=jax.checkpoint_policies.nothing_saveable)
     assert_trees_match(jax.grad(remat)(X3), expected, rtol=1e-6)
     # forward mode still refuses on both sides (JAX's error comes from the callback)

@@ -335,13 +335,11 @@ class _LinRule:
     """The `rule` param of a `custom_lin`: `bwd` with the residuals' tree structure
     (and the types of the operands, for `custom_lin_forward`)."""
 
-    def __init__(self, vjp_rule: _VjpRule, residual_tree, out_avals, in_avals=(),
-                 in_zeros=()):
+    def __init__(self, vjp_rule: _VjpRule, residual_tree, out_avals, in_avals, in_zeros):
         self.vjp_rule, self.residual_tree = vjp_rule, residual_tree
         self.out_avals = out_avals
         self.in_avals = tuple(in_avals)
-        # per float argument: whether its tangent is zero (and so not an operand)
-        self.in_zeros = tuple(in_zeros)
+        self.in_zeros = in_zeros    # per float argument: a zero tangent (no operand)
         self.tangent_out_avals = tuple(tangent_aval(a) for a in out_avals
                                        if is_differentiable(a))
 
@@ -434,7 +432,6 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
 jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 
-
 def _custom_lin_transpose(cts, *inputs, rule, num_residuals, name):
     vjp_rule = rule.vjp_rule
     site = vjp_rule.site
@@ -450,12 +447,7 @@ def _custom_lin_transpose(cts, *inputs, rule, num_residuals, name):
     ct = tree_util.tree_unflatten(site.out_tree, ct_leaves)
     cts_in = vjp_rule.bwd(*site.nondiff, residuals, ct)
     leaves = _bwd_float_leaves(name, cts_in, site)
-    return [None] * num_residuals + [c for c, zero in zip(leaves, _in_zeros(rule, leaves))
-                                     if not zero]
-
-
-def _in_zeros(rule, float_leaves):
-    return rule.in_zeros or (False,) * len(float_leaves)
+    return [None] * num_residuals + [c for c, z in zip(leaves, rule.in_zeros) if not z]
 
 
 def _bwd_float_leaves(name, cts_in, site: _CallSite):
@@ -519,10 +511,9 @@ def custom_lin_forward(rule, num_residuals, name):
         residuals = tree_util.tree_unflatten(rule.residual_tree,
                                              list(operands[:num_residuals]))
         given = iter(operands[num_residuals:])
-        site = rule.vjp_rule.site
-        float_avals = [a for a in site.in_avals if is_differentiable(a)]
+        float_avals = [a for a in rule.vjp_rule.site.in_avals if is_differentiable(a)]
         tangents = [zeros(tangent_aval(a)) if zero else next(given)
-                    for a, zero in zip(float_avals, _in_zeros(rule, float_avals))]
+                    for a, zero in zip(float_avals, rule.in_zeros)]
         return list(linear(residuals, tangents))
     return trace_to_jaxpr(flat, list(rule.in_avals))
 
