@@ -352,7 +352,36 @@ def _custom_vjp(*args, call_jaxpr, num_consts, rule, name):
 
 
 def _custom_lin(*args, rule, num_residuals, name):
-    custom_lin_impl(*args, rule=rule, num_residuals=num_residuals, name=name)
+    """A custom_vjp call's tangent map, met inside an exported rule (a `custom_jvp`
+    rule that differentiates a body holding a `custom_vjp` call, seeds rm17b:255,
+    rm17b:356): JAX's `linear_call`, transposed by minijax's transpose of the call
+    (the user's bwd), as JAX transposes its own `custom_lin`. Run forwards, it
+    refuses as minijax's does, when it runs (tracing it, as JAX's reverse mode does,
+    is fine)."""
+    if getattr(rule.vjp_rule, "linear_forward", None) is not None:
+        return custom_lin_impl(*args, rule=rule, num_residuals=num_residuals, name=name)
+    from ..transforms.custom_derivatives import _custom_lin_transpose
+    residual_avals = list(rule.in_avals[:num_residuals])
+    ct_avals = list(rule.tangent_out_avals)
+
+    def transpose_flat(*flat):
+        cts = _custom_lin_transpose(list(flat[num_residuals:]), *flat[:num_residuals],
+                                    *[None] * (len(args) - num_residuals), rule=rule,
+                                    num_residuals=num_residuals, name=name)
+        return [instantiate(ct) if type(ct) is Zero else ct for ct in cts[num_residuals:]]
+    program = _trace_rule(transpose_flat, residual_avals + ct_avals)
+
+    def forward(residuals, tangents):
+        def refuse(*_):
+            custom_lin_impl(*args, rule=rule, num_residuals=num_residuals, name=name)
+        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in ct_avals]
+        return jax.pure_callback(refuse, shapes, *tangents)
+
+    def transpose(residuals, cts):
+        outs = eval_exported(program.jaxpr, program.consts, [*residuals, *cts])
+        return _as_jax_arrays(outs, program.out_avals)
+    return list(jax.custom_derivatives.linear_call(
+        forward, transpose, list(args[:num_residuals]), list(args[num_residuals:])))
 
 
 export_rules[custom_jvp_call_p] = _custom_jvp

@@ -345,10 +345,11 @@ class _LinRule:
     """The `rule` param of a `custom_lin`: `bwd` with the residuals' tree structure
     (and the types of the operands, for `custom_lin_forward`)."""
 
-    def __init__(self, vjp_rule: _VjpRule, residual_tree, out_avals, in_avals=()):
+    def __init__(self, vjp_rule: _VjpRule, residual_tree, out_avals, in_avals, in_zeros):
         self.vjp_rule, self.residual_tree = vjp_rule, residual_tree
         self.out_avals = out_avals
         self.in_avals = tuple(in_avals)
+        self.in_zeros = in_zeros    # per float argument: a zero tangent (no operand)
         self.tangent_out_avals = tuple(tangent_aval(a) for a in out_avals
                                        if is_differentiable(a))
 
@@ -420,12 +421,18 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, num_consts, rule, nam
     out_avals = _out_avals(f"the fwd rule of {name}", call_jaxpr, site, result[0])
     primals_out = _check_like(f"the fwd rule of {name}", result[0], site.out_tree, out_avals)
     residuals, residual_tree = tree_util.tree_flatten(result[1])
-    float_tangents = [instantiate(t) for a, t in zip(args, arg_tangents)
-                      if is_differentiable(aval_of(a))]
-    if all(type(t) is Zero for t in arg_tangents) or not float_tangents:
+    if all(type(t) is Zero for t in arg_tangents) or not any(
+            is_differentiable(aval_of(a)) for a in args):
         return JvpResult(primals_out, [Zero(tangent_aval(a)) for a in out_avals])
+    # Only the nonzero tangents are operands, as in JAX (`in_zeros`): bwd never reads
+    # them, and an instantiated zero made from known values would be saved as a
+    # residual under linearize and checkpoint (seed rm17b:25).
+    float_tangents = [t for a, t in zip(args, arg_tangents) if is_differentiable(aval_of(a))]
+    in_zeros = tuple(type(t) is Zero for t in float_tangents)
+    float_tangents = [t for t in float_tangents if type(t) is not Zero]
     lin_rule = _LinRule(rule, residual_tree, out_avals,
-                        [aval_of(r) for r in residuals] + [aval_of(t) for t in float_tangents])
+                        [aval_of(r) for r in residuals] + [aval_of(t) for t in float_tangents],
+                        in_zeros)
     tangents_out = iter(bind(custom_lin_p, *residuals, *float_tangents, rule=lin_rule,
                              num_residuals=len(residuals), name=name))
     return JvpResult(primals_out, [next(tangents_out) if is_differentiable(a)
@@ -449,7 +456,8 @@ def _custom_lin_transpose(cts, *inputs, rule, num_residuals, name):
                      for a in rule.out_avals]
     ct = tree_util.tree_unflatten(site.out_tree, ct_leaves)
     cts_in = vjp_rule.bwd(*site.nondiff, residuals, ct)
-    return [None] * num_residuals + _bwd_float_leaves(name, cts_in, site)
+    leaves = _bwd_float_leaves(name, cts_in, site)
+    return [None] * num_residuals + [c for c, z in zip(leaves, rule.in_zeros) if not z]
 
 
 def _bwd_float_leaves(name, cts_in, site: _CallSite):
@@ -512,7 +520,11 @@ def custom_lin_forward(rule, num_residuals, name):
     def flat(*operands):
         residuals = tree_util.tree_unflatten(rule.residual_tree,
                                              list(operands[:num_residuals]))
-        return list(linear(residuals, list(operands[num_residuals:])))
+        given = iter(operands[num_residuals:])
+        float_avals = [a for a in rule.vjp_rule.site.in_avals if is_differentiable(a)]
+        tangents = [zeros(tangent_aval(a)) if zero else next(given)
+                    for a, zero in zip(float_avals, rule.in_zeros)]
+        return list(linear(residuals, tangents))
     return trace_to_jaxpr(flat, list(rule.in_avals))
 
 
