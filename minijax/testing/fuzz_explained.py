@@ -30,7 +30,7 @@ import numpy as np
 
 from ..ir.core import Var, eqns_nested, jaxprs_in_params
 from ..ir.types import dtype_short_name
-from .fuzz_explained_more import (_barrier_instantiated_zeros, _dead_branch_slots,
+from .fuzz_explained_more import (matching, _barrier_instantiated_zeros, _dead_branch_slots,
                                   _passed_through_branch_output)
 
 # Each side's list is the repr of a list of strings (`['f32[2]', 'i32[]']`): matched
@@ -457,19 +457,8 @@ def _without_older_jax_factors(transform, program, row):
     if JAX_VERSION >= (0, 11) or not unmatched or not unmatched[1]:
         return None
     mini_only, jax_only = unmatched
-    owners = _stackings(program, _TWO_FACTOR_RULES)
-    owner_of = {}               # equation index -> index of the residual it accounts for
-
-    def assign(i, seen):        # augmenting path: a maximum matching
-        for e, types in enumerate(owners):
-            if jax_only[i] in types and e not in seen:
-                seen.add(e)
-                if e not in owner_of or assign(owner_of[e], seen):
-                    owner_of[e] = i
-                    return True
-        return False
-    for i in range(len(jax_only)):
-        assign(i, set())
+    # equation index -> index of the residual it accounts for
+    owner_of = matching(jax_only, _stackings(program, _TWO_FACTOR_RULES))
     if not owner_of:
         return None
     rest = [r for i, r in enumerate(jax_only) if i not in owner_of.values()]

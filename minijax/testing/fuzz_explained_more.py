@@ -14,20 +14,27 @@ def _inexact(aval) -> bool:
     return np.issubdtype(np.dtype(aval.dtype), np.inexact)
 
 
-def _assigned(residuals, owners) -> bool:
-    """Whether each residual can be given its own owner (a set of types it may have):
-    an augmenting-path matching, as F7's matcher makes."""
+def matching(items, owners) -> dict:
+    """A maximum matching of `items` to `owners` (each a set of the items it may
+    account for), by augmenting paths: owner index -> item index."""
     owner_of = {}
 
     def assign(i, seen):
-        for e, types in enumerate(owners):
-            if residuals[i] in types and e not in seen:
+        for e, kinds in enumerate(owners):
+            if items[i] in kinds and e not in seen:
                 seen.add(e)
                 if e not in owner_of or assign(owner_of[e], seen):
                     owner_of[e] = i
                     return True
         return False
-    return all(assign(i, set()) for i in range(len(residuals)))
+    for i in range(len(items)):
+        assign(i, set())
+    return owner_of
+
+
+def _assigned(residuals, owners) -> bool:
+    """Whether each residual can be given its own owner (a set of types it may have)."""
+    return len(matching(residuals, owners)) == len(residuals)
 
 
 def _only_jax_saves_more(transform, row):
