@@ -323,6 +323,41 @@ so the ratios sit near 1.0 (one run; the 1.06-1.07 rows are within run-to-run no
     jnp.nanmean, axis by pos       68.97     67.53    1.02
     jnp.polyval                    74.71     73.71    1.01
     jnp.block 2x2                  83.65     86.89    0.96
+
+On one NVIDIA H200 (session 19: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12, a
+16-core host; the GPU; the session's first code, one run): 55-255 us a call on both
+sides, so the frame rows that sit at 1.02-1.10 on the CPU read 0.98-1.06 here, within
+one run's noise (`x[i]` and `x @ m`, JAX's own code on both sides, read 1.00):
+
+    op                        minijax us    jax us   ratio
+    sin                            64.91     69.98    0.93
+    add                            64.43     71.18    0.91
+    mul by python scalar          145.94    150.05    0.97
+    reduce_sum                     63.84     65.18    0.98
+    dot                            72.75     75.60    0.96
+    jnp.add                        58.47     60.09    0.97
+    jnp.multiply by scalar        140.48    144.34    0.97
+    jnp.sin                        70.94     69.86    1.02
+    jnp.sin, second shape          68.09     65.42    1.04
+    jnp.sum                        61.08     63.14    0.97
+    jnp.dot                        63.09     60.48    1.04
+    jnp.nanvar                     62.11     61.31    1.01
+    jnp.polyfit                   254.68    254.35    1.00
+    jnp.stack of 8                 74.66    124.47    0.60
+    nn.logmeanexp                  56.91     56.97    1.00
+    jnp.nanmean                    56.63     57.95    0.98
+    jnp.nanmean, axis by pos       61.01     60.15    1.01
+    jnp.polyval                    55.25     61.00    0.91
+    jnp.block 2x2                  65.67     67.16    0.98
+    jnp.mean                       58.91     59.15    1.00
+    jnp.mean, axis                 58.80     59.06    1.00
+    jnp.where                     145.86    153.02    0.95
+    jnp.matmul                     62.18     58.80    1.06
+    jnp.concatenate of 2           80.46     87.89    0.92
+    nn.relu                       158.95    190.67    0.83
+    random.normal                  66.09     75.81    0.87
+    x[i] (JAX's own, both)        390.34    391.10    1.00
+    x @ m (JAX's own, both)        69.24     69.29    1.00
 """
 from __future__ import annotations
 

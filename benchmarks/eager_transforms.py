@@ -55,6 +55,13 @@ On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12,
     case        programs mj/jax  first ms mj     jax  ratio  repeat us mj     jax  ratio
     grad svd        15 / 17           1083.7  1141.6   0.95        4870.2 10986.6   0.44
     vmap inv         1 / 1             157.6   182.5   0.86         554.2   912.8   0.61
+
+On one NVIDIA H200 (session 19: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12, a
+16-core host; the GPU; one run):
+
+    case        programs mj/jax  first ms mj     jax  ratio  repeat us mj     jax  ratio
+    grad svd        15 / 17            754.9   909.4   0.83        4903.2 10772.2   0.46
+    vmap inv         1 / 1             127.0   146.6   0.87         893.5  1279.9   0.70
 """
 from __future__ import annotations
 

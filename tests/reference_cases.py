@@ -527,7 +527,9 @@ case("optimization_barrier", [floats(2, 3), ints(4)], lambda x, y: lax.optimizat
 
 # -- call_exported (ir/export_primitive.py): a saved StableHLO program ------------------------
 
-_SAVED = jax.export.export(jax.jit(lambda x, n: (jnp.sin(x) * n, n + 1)))(
+# For both platforms: the reference tests run it on the CPU device beside a GPU.
+_SAVED = jax.export.export(jax.jit(lambda x, n: (jnp.sin(x) * n, n + 1)),
+                          platforms=("cpu", "cuda"))(
     jax.ShapeDtypeStruct((3,), f32), jax.ShapeDtypeStruct((), i32))
 case("call_exported", [floats(3), np.int32(4)], lambda x, n: list(_SAVED.call(x, n)),
      exported=SavedProgram(_SAVED))

@@ -89,6 +89,10 @@ def test_transfer_guard_set_by_config_guards_minijax_calls_only():
     assert jax.jit(lambda a: a * 2)(np.ones(2, np.float32)).shape == (2,)   # JAX's: allowed
     # `x[0]` is JAX's own indexing method, outside minijax's calls: not guarded here
     assert expected.pop("x[0]") != "ok" and got.pop("x[0]") == "ok"
+    if jax.default_backend() != "cpu":
+        # and `np.asarray(x)` is JAX's own `Array.__array__`, which only off the CPU
+        # moves data (device to host)
+        assert expected.pop("np.asarray(x)") != "ok" and got.pop("np.asarray(x)") == "ok"
     assert got == expected
     minijax.config.reset()
     assert minijax.config.jax_transfer_guard_host_to_device is None

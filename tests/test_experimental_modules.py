@@ -22,6 +22,7 @@ import minijax.experimental.compilation_cache.compilation_cache  # noqa: F401
 import minijax.experimental.mesh_utils  # noqa: F401
 import minijax.experimental.multihost_utils  # noqa: F401
 from minijax.testing import assert_trees_match
+from tests.devices import on_cpu
 from tests.library_helpers import assert_raises_as_jax
 
 X = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -126,7 +127,8 @@ def test_profiler_traces_minijax_programs(tmp_path):
 
 
 def test_dlpack_exchanges_minijax_arrays():
-    array = minijax.numpy.arange(4.0)
+    with on_cpu():      # NumPy takes a DLPack tensor from host memory only
+        array = minijax.numpy.arange(4.0)
     back = minijax.dlpack.from_dlpack(np.arange(3, dtype=np.int32))
     assert isinstance(back, jax.Array) and back.dtype == np.int32
     np.testing.assert_array_equal(np.from_dlpack(array), np.arange(4.0))

@@ -12,6 +12,7 @@ from minijax.testing import JAX_VERSION, assert_trees_match, fuzz
 from minijax.testing.fuzz_explained import explaining_finding
 from minijax.testing.recipes import Side
 from minijax.testing.report import Row
+from tests.devices import on_cpu
 import minijax.ad_checkpoint  # noqa: F401 -- imported by name, as on JAX
 
 TRANSFORM = "checkpoint[everything_saveable]"
@@ -205,5 +206,7 @@ def test_exported_rule_with_a_custom_vjp_tangent_map_runs_backwards():
     # forward mode still refuses on both sides (JAX's error comes from the callback)
     with pytest.raises(Exception, match="forward-mode autodiff"):
         minijax.jvp(f, (X3,), (X3,))
-    with pytest.raises(Exception, match="forward-mode autodiff"):
+    with on_cpu(), pytest.raises(Exception, match="forward-mode autodiff"):
+        # on the CPU device: in an H200 run (jax 0.11.2) the later tests of this
+        # test's worker raised this callback's error again (tests/devices.py)
         jax.block_until_ready(jax.jvp(exported, (X3,), (X3,)))

@@ -13,6 +13,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
+import minijax
 from minijax.repl import Session
 from minijax.repl.lessons import TRANSCRIPT, all_lessons, expected_answer, same_answer
 from tests.devices import on_cpu
@@ -36,7 +37,8 @@ def test_there_are_eight_lessons_in_order_each_with_exercises():
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[x.page.stem for x in LESSONS])
 def test_transcript_on_the_page_is_what_the_repl_prints(lesson):
-    with on_cpu():      # the pages show CPU output (tests/devices.py)
+    # the pages show CPU output with the default config (tests/devices.py)
+    with on_cpu(), minijax.default_matmul_precision(None):
         printed, _ = run(lesson.script.read_text(encoding="utf-8").splitlines(), echo=True)
     assert "Traceback" not in printed
     text = lesson.page.read_text(encoding="utf-8")

@@ -22,6 +22,7 @@ import minijax.numpy as mnp
 from minijax import interop, ir
 from minijax.backends import reference
 from minijax.testing import JAX_VERSION, assert_trees_match
+from tests.devices import on_cpu
 from tests.library_helpers import outcome
 from tests.test_divergences import pins
 
@@ -129,6 +130,15 @@ ARGS = (F32_SAMPLES, I32_SAMPLES)
 
 
 def test_conversions_are_bit_equal_to_jaxs():
+    # On the CPU device: XLA's GPU compiler allows excess precision, so inside one
+    # program it may drop a round trip through a narrow float (f32 -> float4 -> f32
+    # gave back the f32 input on an H200, in JAX's programs and minijax's alike),
+    # depending on how it fuses the program (tests/devices.py).
+    with on_cpu():
+        _check_conversions()
+
+
+def _check_conversions():
     # All dtypes in one program per side (compiling dominates the test's time).
     expected = jax.jit(_converter(jnp, RUNNABLE, float4_hop=True))(*ARGS)
     convert = _converter(mnp, RUNNABLE)

@@ -41,7 +41,8 @@ import jax
 
 from ..ir import float_checks
 from .jit import clear_caches, jit_disabled, set_jit_disabled_by_config
-from .lax_dot import MATMUL_PRECISIONS, matmul_precision, set_matmul_precision_default
+from ..ir.matmul_precision import (MATMUL_PRECISIONS, matmul_precision,
+                                   set_matmul_precision_default)
 from . import config_flags
 
 _X64_REFUSED = (

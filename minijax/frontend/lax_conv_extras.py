@@ -103,7 +103,8 @@ def conv_general_dilated_local(lhs, rhs, window_strides: Sequence[int], padding,
     if c_precision is not None and not isinstance(c_precision, tuple):
         raise ValueError(f"Unsupported precision for conv_general_dilated_local: "
                          f"{precision}")
-    lhs_precision = None if c_precision is None else c_precision[0]
+    # The canonical pair holds names; the public call below takes the enum, as JAX's.
+    lhs_precision = None if c_precision is None else Precision[c_precision[0]]
     patches = conv_general_dilated_patches(
         lhs, filter_shape, window_strides, padding, lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation, dimension_numbers=dimension_numbers,

@@ -2,21 +2,20 @@
 
 `precision=` says how exactly an accelerator multiplies (`Precision`, JAX's own
 enum; the CPU ignores it). A contraction given none takes the thread's
-`jax_default_matmul_precision` (`minijax.config` sets it through
-`set_matmul_precision_default` and `matmul_precision`), so a trace records the
+`jax_default_matmul_precision` (`ir/matmul_precision.py`), so a trace records the
 precision it ran with; `conv_general_dilated` (`windows.py`) reads it the same way,
 through `canonicalize_precision`.
 """
 from __future__ import annotations
 
 import functools
-import threading
 
 from jax import lax as _jax_lax
 
 from ..ir import primitives as P
 from ..ir.trace import bind, aval_of
 from ..ir.dtype_args import canonical_dtype_argument
+from ..ir.matmul_precision import default_precision
 from . import int_params as ip
 
 # The precision of a contraction on accelerators, JAX's own enum (DEFAULT, HIGH,
@@ -28,28 +27,6 @@ DotAlgorithmPreset = _jax_lax.DotAlgorithmPreset
 DotAlgorithm = _jax_lax.DotAlgorithm     # the name only: `precision=` refuses one
 
 
-# jax_default_matmul_precision's values (JAX's names) and the Precision each means.
-MATMUL_PRECISIONS = {
-    None: None, "default": "default", "fastest": "default", "bfloat16": "default",
-    "high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
-    "highest": "highest", "float32": "highest"}
-
-
-class _MatmulPrecision(threading.local):
-    """This thread's `jax_default_matmul_precision` (set by `minijax.config`)."""
-    def __init__(self):
-        self.name = _matmul_precision_default[0]
-
-
-_matmul_precision_default = [None]     # what `config.update` set: each thread's start
-matmul_precision = _MatmulPrecision()
-
-
-def set_matmul_precision_default(name):
-    """`config.update("jax_default_matmul_precision", name)`: every thread's start."""
-    _matmul_precision_default[0] = name
-
-
 def canonicalize_precision(precision):
     """`precision=` as the `dot_general`/`conv` param: None, a pair of `Precision`
     names (one per operand), or a `DotAlgorithmPreset` name, which the text form prints
@@ -57,9 +34,7 @@ def canonicalize_precision(precision):
     as JAX's contractions do. A `lax.DotAlgorithm` is refused (minijax does not model
     it; JAX's CPU rejects every one)."""
     if precision is None:
-        precision = MATMUL_PRECISIONS[matmul_precision.name]
-    if precision is None:
-        return None
+        return default_precision()
     if isinstance(precision, DotAlgorithmPreset):
         return precision.name
     if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:

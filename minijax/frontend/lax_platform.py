@@ -29,15 +29,6 @@ from ..ir.trace import Tracer
 __all__ = ["platform_dependent", "composite", "dtype"]
 
 
-def _platform() -> str:
-    """The lowering platform's name as `platform_dependent` spells it."""
-    backend = jax.default_backend()
-    if backend != "gpu":
-        return backend
-    version = getattr(jax.devices()[0].client, "platform_version", "").lower()
-    return "rocm" if "rocm" in version else "cuda"
-
-
 def platform_dependent(*args, default=None, **per_platform):
     """`per_platform[platform](*args)`, or `default(*args)` for another platform."""
     for name, branch in per_platform.items():
@@ -50,7 +41,7 @@ def platform_dependent(*args, default=None, **per_platform):
     if default is not None and not callable(default):
         raise TypeError("lax.platform_dependent: the 'default' branch must be a "
                         "callable.")
-    platform = _platform()
+    platform = jax.export.default_export_platform()
     if platform in per_platform:
         return per_platform[platform](*args)
     if default is not None:

@@ -91,7 +91,8 @@ class Primitive(_registry.Primitive):
         if table not in _MISSING:
             return default
         words, where = _MISSING[table]
-        # (JAX names the platform it lowers for; here, the backend minijax runs on)
-        words = words.format(self.name, jax.default_backend())
+        # JAX names the platform it lowers for as `platform_dependent` does ('cuda',
+        # where `default_backend()` says 'gpu').
+        words = words.format(self.name, jax.export.default_export_platform())
         return NotImplementedError(f"{words}; register one with "
                                    f"{where} (minijax.interpreters)")

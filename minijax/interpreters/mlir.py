@@ -92,7 +92,8 @@ def _choose(prim):
         if platform in rules:
             return rules[platform]
     raise NotImplementedError(f"MLIR translation rule for primitive '{prim.name}' not "
-                              f"found for platform {backend}; its lowerings are for "
+                              f"found for platform {jax.export.default_export_platform()}; "
+                              f"its lowerings are for "
                               f"{sorted(rules)}")
 
 

@@ -11,10 +11,10 @@ through their `__getattr__`, so it loads on first use.
 per primitive, registered in `ir.registry.jax_param_adapters`): JAX-only params at
 their neutral value (`accuracy=None`, `sharding=None`, `out_sharding=None`, ...) are
 dropped, and JAX's parameter objects (`GatherDimensionNumbers`, `FftType`,
-`RandomAlgorithm`, `GatherScatterMode`) become minijax's plain params. A JAX-only
-param with a value minijax cannot honour is refused by name. Primitives whose params
-are jaxprs (`cond`, `while`, `scan`, the custom-derivative calls, `linear_solve`)
-take minijax's own params, as minijax's equations hold them.
+`RandomAlgorithm`, `GatherScatterMode`, `Precision`) become minijax's plain params.
+A JAX-only param with a value minijax cannot honour is refused by name. Primitives
+whose params are jaxprs (`cond`, `while`, `scan`, the custom-derivative calls,
+`linear_solve`) take minijax's own params, as minijax's equations hold them.
 
 JAX's primitives that minijax expresses by other primitives are not here (no stand-in
 objects); `docs/primitives.md` lists them with the reason.
@@ -183,6 +183,22 @@ def _all_gather_adapter(args, params):
                 axis_name=_one_name(params["axis_name"]))
 
 
+def _contraction_adapter(prim):
+    drop = _dropping(prim, _NEUTRAL[prim.name])
+
+    def adapt(args, params):
+        params = drop(args, params)
+        # JAX's equations hold a pair of `Precision` members or a `DotAlgorithmPreset`
+        # (what `jax_default_matmul_precision` fills in, too); minijax's hold the names.
+        precision = params.get("precision")
+        if isinstance(precision, tuple):
+            return dict(params, precision=tuple(_enum_name(p) for p in precision))
+        if precision is not None:
+            return dict(params, precision=_enum_name(precision))
+        return params
+    return adapt
+
+
 def _ppermute_adapter(args, params):
     return dict(params, axis_name=_one_name(params["axis_name"]))
 
@@ -211,6 +227,9 @@ def _install():
     for name, neutral in _NEUTRAL.items():
         prim = primitives_by_name[name]
         jax_param_adapters[prim] = _dropping(prim, neutral)
+    for name in ("dot_general", "conv_general_dilated"):
+        prim = primitives_by_name[name]
+        jax_param_adapters[prim] = _contraction_adapter(prim)
     jax_param_adapters[primitives_by_name["conj"]] = _conj_adapter
     jax_param_adapters[primitives_by_name["fft"]] = _fft_adapter
     jax_param_adapters[primitives_by_name["rng_bit_generator"]] = _rng_bit_adapter

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..ir import primitives as P
 from ..ir import linalg_primitives as L
+from ..ir.matmul_precision import default_precision
 from ..ir.trace import bind, aval_of
 from .ad_util import (Zero, tangent_aval, zeros, add, sub, mul, div, neg, eq, convert,
                       broadcast_in_dim, transpose, iota)
@@ -30,12 +31,14 @@ from .vmap import Batched, vmap_rules, batch_at
 # -- small matrix helpers (primitives bound directly, as in ad_util) -------------------------
 
 def _mm(a, b, precision=None):
-    """Batched matrix product over equal leading axes: [..., m, k] @ [..., k, n]."""
+    """Batched matrix product over equal leading axes: [..., m, k] @ [..., k, n]; with
+    no `precision`, the thread's `jax_default_matmul_precision`, as JAX's rules get."""
     nd = aval_of(a).ndim
     batch = tuple(range(nd - 2))
     return bind(P.dot_general_p, a, b, dimension_numbers=(((nd - 1,), (nd - 2,)),
                                                          (batch, batch)),
-                precision=precision, preferred_element_type=None)
+                precision=default_precision() if precision is None else precision,
+                preferred_element_type=None)
 
 
 def _mm_highest(a, b):
