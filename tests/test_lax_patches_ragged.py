@@ -74,6 +74,12 @@ def test_local(dn):
         with pytest.raises(ValueError, match="Unsupported precision"):
             lib.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2),
                                            precision="F32_F32_F32", **kw)
+    # under a default precision the local conv passes its patches the enum, as JAX's
+    # (it fed its own canonical names back to a public call, which refused them)
+    with minijax.default_matmul_precision("highest"), jax.default_matmul_precision("highest"):
+        _same(f(lax)(x, w), f(jax.lax)(x, w))
+        mine = minijax.make_jaxpr(f(lax))(x, w)
+    assert "precision=('HIGHEST', 'DEFAULT')" in str(mine)
 
 
 def test_shape_helpers():

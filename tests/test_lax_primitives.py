@@ -192,6 +192,19 @@ def _jax_equations(cases):
     return [(prim, ins, params) for (prim, params), ins in zip(found, values)]
 
 
+def test_bind_takes_the_precision_jax_fills_in():
+    # Under jax_default_matmul_precision JAX's contraction equations hold a pair of
+    # `Precision` members; bind takes them as minijax's names.
+    a, b = np.ones((2, 3), np.float32), np.full((3, 2), 0.5, np.float32)
+    with jax.default_matmul_precision("highest"):
+        [eqn] = jax.make_jaxpr(lambda a, b: jax.lax.dot(a, b))(a, b).eqns
+    assert eqn.params["precision"] == (jax.lax.Precision.HIGHEST,) * 2
+    ours = minijax.lax.dot_general_p
+    closed = minijax.make_jaxpr(lambda a, b: ours.bind(a, b, **eqn.params))(a, b)
+    assert closed.eqns[0].params["precision"] == ("HIGHEST", "HIGHEST")
+    assert_trees_match(ours.bind(a, b, **eqn.params), eqn.primitive.bind(a, b, **eqn.params))
+
+
 @pytest.mark.parametrize("cases", [ELEMENTWISE, CASES + [FFT]], ids=["elementwise", "others"])
 def test_bind_with_jax_params_matches_jax(cases):
     # All binds of a side in ONE jitted program: a program per primitive would cost
