@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 # Loaded by `import minijax` before the lazy names; none of them may be now.
@@ -31,6 +32,18 @@ def test_import_minijax_leaves_what_registers_nothing_unloaded():
     loaded = _run("import json, sys; import minijax; "
                   f"print(json.dumps([m for m in {_NOT_AT_IMPORT!r} if m in sys.modules]))")
     assert loaded == []
+
+
+def test_bind_takes_jax_params_whatever_was_imported_first():
+    # The adapters sit beside the registry (ir/jax_params.py): a primitive taken from
+    # minijax's own jaxpr binds JAX's params before JAX's names (lax.primitives) load.
+    answers = _run(
+        "import json, sys, numpy as np, minijax\n"
+        "eqn = minijax.make_jaxpr(minijax.numpy.sin)(np.float32(0.5)).eqns[0]\n"
+        "before = 'minijax.lax.primitives' in sys.modules\n"
+        "out = eqn.primitive.bind(np.float32(0.5), accuracy=None)\n"
+        "print(json.dumps({'loaded_before': before, 'value': round(float(out), 6)}))")
+    assert answers == {"loaded_before": False, "value": round(float(np.sin(0.5)), 6)}
 
 
 def test_lazy_names_answer_as_before():

@@ -65,9 +65,9 @@ class Primitive:
         primitives_by_name[name] = self
 
     def bind(self, *args, **params):
-        adapt = jax_param_adapters.get(self)
-        if adapt is not None:
-            params = adapt(args, params)
+        if params:
+            from .jax_params import adapt     # JAX's params, where a program passes them
+            params = adapt(self, args, params)
         return _bind(self, *args, **params)
 
     def __repr__(self):
@@ -81,12 +81,6 @@ class Primitive:
 
 
 primitives_by_name: dict[str, Primitive] = {}
-# A program written against JAX's primitive objects binds them with JAX's params
-# (`accuracy=None`, a `GatherDimensionNumbers`); `minijax.lax.primitives` registers,
-# per primitive, the function that turns those into this primitive's own params.
-# Such a function passes minijax's own params through unchanged; only the `bind`
-# method consults the table (most of minijax binds through `trace.bind`).
-jax_param_adapters: dict[Primitive, callable] = {}
 type_rules: dict[Primitive, callable] = {}
 effect_rules: dict[Primitive, callable] = {}
 
