@@ -12,7 +12,8 @@ from . import backends
 from .ir.errors import MinijaxError
 from . import errors
 from .ir.types import float0
-from .frontend.jit import jit, disable_jit, clear_caches, ensure_compile_time_eval
+from .frontend.jit import jit, clear_caches
+from .frontend.jit_modes import disable_jit, ensure_compile_time_eval
 from .frontend.lazy_modules import lazy_submodules as _lazy_submodules
 from .frontend.tracing import make_jaxpr, eval_shape
 from .frontend.config import (config, enable_x64, debug_nans, debug_infs,

@@ -12,7 +12,7 @@ JAX's `AbstractValue` (the base of its avals) is not here: minijax's two avals,
 import contextlib as _contextlib
 from typing import Any as _Any, Union as _Union
 
-from .frontend.jit import ensure_compile_time_eval
+from .frontend.jit_modes import ensure_compile_time_eval
 from .ir import core as _ir_core
 from .ir.trace import Trace, Tracer
 from .ir.trace import root_trace as _root_trace, set_current_trace as _set_current_trace

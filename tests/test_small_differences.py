@@ -98,7 +98,10 @@ FLOAT_INT_PARAMETERS = [
     lambda jax: jax.lax.transpose(M23, (1.0, 0)),
     lambda jax: jax.lax.squeeze(M23[:1], (0.0,)),
     lambda jax: jax.lax.argmax(M23, 1.0, np.int32),
-    lambda jax: jax.lax.concatenate([M23, M23], 1.0),
+    # (shapes no other test concatenates: after test_eager_jit_coverage's calls on
+    # (2, 3) operands, JAX 0.10.2 traced `1.0` without a word, as if from a cache
+    # keyed by equal params; the suite's order must not decide this test)
+    lambda jax: jax.lax.concatenate([M23[:, :1], M23[:, :1]], 1.0),
     lambda jax: jax.lax.sort(M23, dimension=1.0),
     lambda jax: jax.lax.dot_general(M23, M23, (((1.0,), (1,)), ((), ()))),
     lambda jax: jax.lax.reduce_precision(V4, 5.0, 10),

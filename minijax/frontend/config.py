@@ -40,7 +40,8 @@ import os
 import jax
 
 from ..ir import float_checks
-from .jit import clear_caches, jit_disabled, set_jit_disabled_by_config
+from .jit import clear_caches
+from .jit_modes import jit_disabled, set_jit_disabled_by_config
 from ..ir.matmul_precision import (MATMUL_PRECISIONS, matmul_precision,
                                    set_matmul_precision_default)
 from . import config_flags

@@ -69,8 +69,7 @@ import os
 import jax
 import numpy as np
 
-from .events import forwarding_jax_events
-from .jit import UncheckedCall, _UsesRefs, _checked_call, jit
+from .jit import UncheckedCall, jit
 from ..ir.dtype_args import dtype_argument
 from ..ir.float_checks import checks_on as float_checks_on
 from ..ir.root_modes import everywhere as _everywhere, modes as _root_modes
@@ -103,6 +102,13 @@ def _plain(value) -> bool:
         # Strings, objects and dates: the body's own error, not JAX's argument check.
         return value.dtype.kind in _NUMERIC_KINDS
     return value is None
+
+
+def _static_value_plain(value) -> bool:
+    """Whether a static argument may go to JAX's cache as it is: anything but a tuple
+    holding a number other than a Python int (`_ints_only`). The generated frames
+    spell the same test inline (`static_test`)."""
+    return type(value) is not tuple or _ints_only(value)
 
 
 def _ints_only(value: tuple) -> bool:
@@ -187,7 +193,7 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                         if key in dtype_keys:
                             dtype_argument(value)    # raises, as the body would
                         return False
-                    if type(value) is tuple and not _ints_only(value):
+                    if not _static_value_plain(value):
                         return False
                 elif type(value) not in plain_types and not plain(value):
                     return False
@@ -245,7 +251,7 @@ def jitted_eagerly(*static_argnames: str, nested_lists: bool = False):
                     if type(value) not in plain_types and not plain(value):
                         return off_the_fast_path(args, kwargs)
                 for value in kwargs.values():
-                    if type(value) is tuple and not _ints_only(value):
+                    if not _static_value_plain(value):
                         return off_the_fast_path(args, kwargs)
                 # After the first call, straight to JAX's dispatch of the executable.
                 executable = cache.fast
@@ -440,24 +446,11 @@ def _bound_miss(compiled, table, name, value, entry, operands, args, kwargs, off
             hash(value)
         except TypeError:
             return off_the_fast_path(args, kwargs)
-        fast = compiled._fast_function({name: value})
-        table[value] = (type(value), fast)
-        if cache.fast is None:
-            # Made, not compiled (JAX compiles on its first call), so that `fast`
-            # still says whether a call reached the root's executables since the
-            # cache was last emptied, whichever of them serves it.
-            cache.fast = compiled._fast_function()
+        executable = compiled.bound_executable(name, value)
+        table[value] = (type(value), executable)
     else:
-        fast = entry[1]
-        clear_entries = getattr(fast, "_clear_cache", None)
+        executable = entry[1]
+        clear_entries = getattr(executable, "_clear_cache", None)
         if clear_entries is not None:     # the miss that raised (`forget_refused_entry`)
             clear_entries()
-    outer, _checked_call.checked = _checked_call.checked, cache.traces
-    try:
-        with forwarding_jax_events(compiled._name):
-            return fast(*operands)
-    except (_UsesRefs, TypeError) as error:
-        refused = error
-    finally:
-        _checked_call.checked = outer
-    return compiled._after_fast_path_refused(refused, args, kwargs)
+    return compiled.call_bound(executable, operands, args, kwargs)

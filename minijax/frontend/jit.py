@@ -27,7 +27,6 @@ does, so `jit(f)(x)` in a loop traces once. A `jit` call then goes one of two wa
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import threading
@@ -45,8 +44,7 @@ from ..ir.checks import forget_round_trips
 from ..ir.float_checks import checks_on as float_checks_on, invalid_value_in
 from ..ir import root_modes
 from ..ir.root_modes import modes as _root_modes
-from ..ir.trace import (CompileTimeEvalTrace, EvalTrace, Tracer, bind,
-                        current_trace, set_current_trace)
+from ..ir.trace import EvalTrace, Tracer, bind, current_trace
 from ..ir.types import ShapedArray, dtype_of_jax, forget_shared_avals
 from ..ir.source_info import forget_source_sites
 from .. import backends
@@ -154,43 +152,6 @@ class _CheckedCall(threading.local):
 
 
 _checked_call = _CheckedCall()
-
-
-@contextlib.contextmanager
-def disable_jit(disable: bool = True):
-    """Inside `with disable_jit():`, a jitted function runs its Python op by op (each
-    operation eagerly), as `jax.disable_jit`: print values, set breakpoints."""
-    previous = _root_modes.jit_disabled
-    root_modes.set_here("jit_disabled", disable)
-    try:
-        yield
-    finally:
-        root_modes.set_here("jit_disabled", previous)
-
-
-@contextlib.contextmanager
-def ensure_compile_time_eval():
-    """Inside a transformation (`jit`, `grad`, ...), operations on concrete values in
-    this block run right away and give concrete values, which Python can then branch
-    on; operations on traced values are traced as usual. At the root it changes
-    nothing. As `jax.ensure_compile_time_eval`."""
-    outer = current_trace()
-    if type(outer) is EvalTrace or isinstance(outer, CompileTimeEvalTrace):
-        yield
-        return
-    with set_current_trace(CompileTimeEvalTrace(outer)):
-        yield
-
-
-def jit_disabled() -> bool:
-    """Whether jitted functions run op by op in this thread now."""
-    return _root_modes.jit_disabled
-
-
-def set_jit_disabled_by_config(disable: bool):
-    """`config.update("jax_disable_jit", disable)`: the default of threads started
-    from now on, and this thread's state outside its `disable_jit` contexts."""
-    root_modes.set_default("jit_disabled", disable)
 
 
 def _normalize_names(names) -> tuple:
@@ -416,21 +377,46 @@ class JitFunction(Wrapped):
         cache may trace) and the outputs checked if `jax_debug_nans`/`infs` is on."""
         if _has_minijax_leaves((args, kwargs)):
             return self._after_fast_path_refused(_UsesRefs(), args, kwargs)
-        # (The previous mark is restored, not cleared: a checked call may run inside
-        # another one, from a host callback during the outer call's trace.)
-        outer, _checked_call.checked = _checked_call.checked, self._jit_cache.traces
-        try:
-            out = fast(*args, **kwargs)
-        except (_UsesRefs, TypeError) as error:
-            refused = error
-        else:
-            refused = None
-        finally:
-            _checked_call.checked = outer
+        out, refused = self._run_checked(fast, args, kwargs)
         if refused is not None:
             return self._after_fast_path_refused(refused, args, kwargs)
         if float_checks_on():
             self._check_float_outputs(out, args, kwargs)
+        return out
+
+    def _run_checked(self, fast, args, kwargs):
+        """`fast(*args, **kwargs)` allowed to trace on a miss of JAX's cache: (its
+        outputs, None), or (None, the refusal) where it met a ref or JAX refused an
+        argument."""
+        # (The previous mark is restored, not cleared: a checked call may run inside
+        # another one, from a host callback during the outer call's trace.)
+        outer, _checked_call.checked = _checked_call.checked, self._jit_cache.traces
+        try:
+            return fast(*args, **kwargs), None
+        except (_UsesRefs, TypeError) as error:
+            return None, error
+        finally:
+            _checked_call.checked = outer
+
+    def bound_executable(self, name: str, value):
+        """This function's executable with static argument `name` bound to `value`,
+        called with the operands alone (`eager_jit`'s frames keep one per value)."""
+        executable = self._fast_function({name: value})
+        cache = self._jit_cache
+        if cache.fast is None:
+            # Made, not compiled (JAX compiles on its first call), so that `fast` still
+            # says whether a call reached the root's executables since the cache was
+            # last emptied, whichever of them serves it.
+            cache.fast = self._fast_function()
+        return executable
+
+    def call_bound(self, executable, operands, args, kwargs):
+        """A `bound_executable` on `operands`, allowed to trace; the whole call
+        (`args`, `kwargs`) takes minijax's own path if it meets a ref."""
+        with forwarding_jax_events(self._name):
+            out, refused = self._run_checked(executable, operands, {})
+        if refused is not None:
+            return self._after_fast_path_refused(refused, args, kwargs)
         return out
 
     def _after_fast_path_refused(self, error, args, kwargs):
