@@ -297,6 +297,17 @@ def test_every_exposed_primitive_is_swept():
     assert exposed - swept == {"all_to_all_p", "sharding_constraint_p"}, exposed - swept
 
 
+def test_dir_lists_the_exposed_primitives_as_jax_does():
+    for module in table.TABLES:
+        ours = importlib.import_module(module)
+        jaxs = importlib.import_module(module.replace("minijax", "jax", 1))
+        assert set(table.names(module)) <= set(dir(ours)), module
+        # every `_p` name both answer is listed by both
+        both = {n for n in dir(jaxs) if n.endswith("_p") and hasattr(ours, n)}
+        assert both <= set(dir(ours)), module
+    assert "sin" in dir(minijax.lax) and "sin_p" in dir(minijax.lax)
+
+
 def test_make_jaxpr_holds_the_exposed_object():
     eqn = minijax.make_jaxpr(minijax.lax.sin)(X).eqns[0]
     assert eqn.primitive is minijax.lax.sin_p and minijax.lax.sin_p.name == "sin"

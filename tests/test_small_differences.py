@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from minijax.testing import assert_trees_match
 from tests.library_helpers import assert_same_outcome
+from tests.test_divergences import pins
 
 I8 = np.array([1, 2], np.int8)
 U8 = np.array([1, 2], np.uint8)
@@ -224,3 +226,47 @@ def test_a_draw_past_2_32_words_with_threefry_partitionable_off_is_made_in_block
         for lib, value in zip((jax, minijax), before):
             lib.config.update("jax_threefry_partitionable", value)
         minijax.clear_caches()      # (no program of the 5-word blocks may outlive this)
+
+
+# -- axes given as sequences ----------------------------------------------------------------
+
+_BOX = np.zeros((4, 5), np.float32)
+_BOX[1:3, 1:4] = 1
+
+
+@pytest.mark.parametrize("case", [
+    lambda jax: jax.numpy.size(_BOX, axis=(0, 1)),
+    lambda jax: jax.numpy.size(_BOX, axis=[-1]),
+    lambda jax: jax.numpy.size(_BOX, axis=2),
+    lambda jax: jax.numpy.trim_zeros(_BOX),
+    lambda jax: jax.numpy.trim_zeros(_BOX, "f", axis=1),
+    lambda jax: jax.numpy.trim_zeros(_BOX, "b", axis=(0, -1)),
+    lambda jax: jax.numpy.trim_zeros(_BOX, axis=[0]),
+    lambda jax: jax.numpy.trim_zeros(_BOX, "x"),
+    lambda jax: jax.numpy.trim_zeros(_BOX, axis=2),
+    lambda jax: jax.numpy.trim_zeros(np.zeros((3, 2), np.int32)),
+    lambda jax: jax.numpy.trim_zeros(np.array([0, 0, 2, 0, 1, 0], np.int32), "f"),
+    lambda jax: jax.numpy.trim_zeros(np.float32(2)),
+])
+def test_size_and_trim_zeros_take_sequences_of_axes(case):
+    # jnp.size counts along several axes; trim_zeros trims N-d arrays along `axis`
+    assert_same_outcome(case)
+
+
+@pins("a_list_axis_of_a_jitted_jnp_function_is_an_unhashable_static")
+def test_a_list_axis_is_a_sequence_of_axes_or_refused_as_not_an_int():
+    import jax
+    import minijax
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) + 1
+    for name in ("nanmean", "nanvar", "nansum", "nanmax", "median", "count_nonzero"):
+        with pytest.raises(ValueError, match="Non-hashable static arguments"):
+            getattr(jax.numpy, name)(x, axis=[0])
+        assert_trees_match(getattr(minijax.numpy, name)(x, axis=[0]),
+                           getattr(jax.numpy, name)(x, axis=(0,)))
+    # as JAX's own reductions that are not jits of their own take it
+    assert_trees_match(jax.numpy.sum(x, axis=[0]), jax.numpy.sum(x, axis=(0,)))
+    for name in ("trapezoid", "cumsum", "sort"):
+        with pytest.raises(ValueError, match="Non-hashable static arguments"):
+            getattr(jax.numpy, name)(x, axis=[0])
+        with pytest.raises(TypeError):
+            getattr(minijax.numpy, name)(x, axis=[0])

@@ -178,3 +178,17 @@ register(
     "JAX checks dtype arguments (check_and_canonicalize_user_dtype) to give these "
     "errors; the complaints about hashing or truth come first only by accident",
     transforms=("dtype argument",))
+
+register(
+    "a_list_axis_of_a_jitted_jnp_function_is_an_unhashable_static", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.nanmean(x, axis=[0]) raises ValueError('Non-hashable static arguments are not "
+    "supported'), as do nanvar, nanstd, nansum, nanprod, nanmax, nanmin, median, "
+    "nanmedian, count_nonzero and gradient (and trapezoid, cumsum, sort, ...): "
+    "jax.jit functions with axis static; jnp.sum, mean, max, var and std take the list",
+    "the function's own answer: an axis documented as 'int or sequence of ints' takes "
+    "the list as that sequence (as jnp.sum does); one axis that must be an int refuses "
+    "it with TypeError, as NumPy does",
+    "JAX documents these axes as an int or a sequence of ints and canonicalizes a list "
+    "where the function is not a jit of its own; the complaint about hashing comes "
+    "first only by accident",
+    transforms=("axis argument",))

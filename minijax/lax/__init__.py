@@ -48,3 +48,7 @@ def __getattr__(name):  # JAX's primitive objects (`lax.exp_p`): their table loa
     if not name.endswith("_p"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return _importlib.import_module("minijax.lax.primitives").lookup(__name__, name)
+
+
+def __dir__():  # the module's names and JAX's primitive names it answers
+    return _importlib.import_module("minijax.lax.primitives").module_dir(__name__, globals())

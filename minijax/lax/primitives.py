@@ -59,3 +59,8 @@ def lookup(module: str, attr: str):
 
 def names(module: str) -> list[str]:
     return sorted(TABLES[module])
+
+
+def module_dir(module: str, module_globals: dict) -> list[str]:
+    """`dir()` of a module that answers JAX's primitive names through `__getattr__`."""
+    return sorted(set(module_globals) | set(TABLES[module]))

@@ -80,6 +80,8 @@ def ediff1d(ary, to_end=None, to_begin=None):
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """The integral of `y` along `axis` by the trapezoid rule, with sample points `x`
     or a constant spacing `dx`."""
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"trapezoid: axis must be an integer, got {axis!r}")
     if x is None:
         (y,) = promote_dtypes_inexact("trapezoid", as_operand("trapezoid", y))
         spacing = asarray(dx)

@@ -22,7 +22,7 @@ from ._extras import logaddexp
 from ..transforms.custom_derivatives import custom_jvp
 from ._promotion import (as_operand, shape_of, dtype_of, like, convert, promote_args,
                          promote_args_inexact, promote_dtypes_inexact, is_inexact,
-                         canonicalize_axis, lax_const_like)
+                         canonicalize_axis, canonicalize_axes, lax_const_like)
 from ..ir.types import is_complex, is_integer
 from . import _reductions as R
 from . import _ufuncs as U
@@ -335,20 +335,26 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * np.pi):
                         convert("unwrap", corrected, dtype_of(p))], axis=axis)
 
 
-def trim_zeros(filt, trim: str = "fb"):
-    """`filt` (concrete, 1-d) without its leading ('f') and/or trailing ('b') zeros."""
+def trim_zeros(filt, trim: str = "fb", axis=None):
+    """`filt` (concrete) without its leading ('f') and/or trailing ('b') all-zero
+    slices along `axis` (an int, a sequence, or None: every axis)."""
     filt = as_operand("trim_zeros", filt)
     if isinstance(filt, Tracer):
         filt._concrete_or_raise("trim_zeros (its result's size depends on the values)")
-    if len(shape_of(filt)) != 1:
-        raise ValueError(f"trim_zeros: filt must be 1-d, got shape {shape_of(filt)}")
-    nonzero = np.flatnonzero(np.asarray(filt))
+    dims = shape_of(filt)
+    nonzero = np.asarray(filt) != 0
     trim = trim.lower()
-    if not nonzero.size:
-        return filt[0:0]
-    start = int(nonzero[0]) if "f" in trim else 0
-    stop = int(nonzero[-1]) + 1 if "b" in trim else shape_of(filt)[0]
-    return filt[start:stop]
+    index = [slice(None)] * len(dims)
+    for ax in canonicalize_axes("trim_zeros", axis, len(dims)):
+        others = tuple(i for i in range(len(dims)) if i != ax)
+        kept = np.flatnonzero(nonzero.any(axis=others))
+        if not kept.size:
+            index[ax] = slice(0, 0)
+            continue
+        start = int(kept[0]) if "f" in trim else 0
+        stop = int(kept[-1]) + 1 if "b" in trim else dims[ax]
+        index[ax] = slice(start, stop)
+    return filt[tuple(index)]
 
 
 @jitted_eagerly("period")
