@@ -270,3 +270,20 @@ def test_a_list_axis_is_a_sequence_of_axes_or_refused_as_not_an_int():
             getattr(jax.numpy, name)(x, axis=[0])
         with pytest.raises(TypeError):
             getattr(minijax.numpy, name)(x, axis=[0])
+
+
+@pins("float_slice_strides_and_sort_num_keys_trace_but_do_not_run")
+def test_float_strides_and_num_keys_are_refused_where_jax_traces_them():
+    import jax
+    import minijax
+    calls = [lambda lax: lax.slice(V4, (1,), (3,), (1.0,)),
+             lambda lax: lax.sort((M23, M23), num_keys=1.0)]
+    for call, jax_run_error in zip(calls, (AttributeError, TypeError)):
+        assert "1.0" in str(jax.make_jaxpr(lambda: call(jax.lax))())   # JAX traces it
+        with pytest.raises(jax_run_error):
+            call(jax.lax)                                               # and fails to run
+        with pytest.raises(TypeError, match="must be"):
+            minijax.make_jaxpr(lambda: call(minijax.lax))()
+        with pytest.raises(TypeError, match="must be"):
+            call(minijax.lax)
+

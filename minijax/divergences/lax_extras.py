@@ -62,3 +62,17 @@ register(
     "JAX refuses arrays as dtype arguments everywhere else (lax.full, "
     "convert_element_type, jnp.full_like) and deprecates turning an array into a dtype",
     transforms=("full_like", "dtype argument"))
+
+register(
+    "float_slice_strides_and_sort_num_keys_trace_but_do_not_run",
+    "0.10.2, 0.11.2, 0.12.0.1",
+    "lax.slice(x, (1,), (3,), (1.0,)) and lax.sort((a, b), num_keys=1.0) trace without "
+    "a word under make_jaxpr (the jaxpr holds strides=(1.0,), num_keys=1.0); run, "
+    "eagerly or under jit, slice fails inside JAX with AttributeError (\"'float' "
+    "object has no attribute '_evaluate'\") and sort with TypeError",
+    "TypeError naming the parameter ('slice: strides must be integers', 'sort: "
+    "num_keys must be an integer') when the call is made, traced or not",
+    "both parameters are integers in JAX's signatures, and JAX refuses float values "
+    "for the other integer parameters of lax (start and limit indices, dimensions) "
+    "when it traces them",
+    transforms=("slice", "sort"))

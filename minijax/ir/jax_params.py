@@ -133,8 +133,8 @@ def _all_gather_adapter(args, params):
                 axis_name=_one_name(params["axis_name"]))
 
 
-def _contraction_adapter(prim):
-    drop = _dropping(prim, _NEUTRAL[prim])
+def _contraction_adapter(name):
+    drop = _dropping(name, _NEUTRAL[name])
 
     def adapt(args, params):
         params = drop(args, params)

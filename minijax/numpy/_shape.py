@@ -47,10 +47,11 @@ def ndim(a) -> int:
 def size(a, axis=None) -> int:
     """The number of elements of `a`, or along `axis` (an int or a sequence of ints)."""
     dims = shape(a)
-    if axis is None or isinstance(axis, (int, np.integer)):
-        return math.prod(dims) if axis is None else dims[canonicalize_axis("size", axis,
-                                                                            len(dims))]
-    return math.prod(dims[canonicalize_axis("size", ax, len(dims))] for ax in axis)
+    if axis is None:
+        return math.prod(dims)
+    if isinstance(axis, (tuple, list)):
+        return math.prod(dims[canonicalize_axis("size", ax, len(dims))] for ax in axis)
+    return dims[canonicalize_axis("size", axis, len(dims))]
 
 
 def broadcast_shapes(*shapes) -> tuple:
