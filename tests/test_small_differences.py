@@ -276,8 +276,11 @@ def test_a_list_axis_is_a_sequence_of_axes_or_refused_as_not_an_int():
 def test_float_strides_and_num_keys_are_refused_where_jax_traces_them():
     import jax
     import minijax
-    calls = [lambda lax: lax.slice(V4, (1,), (3,), (1.0,)),
-             lambda lax: lax.sort((M23, M23), num_keys=1.0)]
+    # Shapes of this test alone: JAX's eager answer depends on what ran before
+    # (shown below), so another test's call must not have run first.
+    v11, m75 = np.arange(11, dtype=np.float32), np.ones((7, 5), np.float32)
+    calls = [lambda lax: lax.slice(v11, (1,), (3,), (1.0,)),
+             lambda lax: lax.sort((m75, m75), num_keys=1.0)]
     for call, jax_run_error in zip(calls, (AttributeError, TypeError)):
         assert "1.0" in str(jax.make_jaxpr(lambda: call(jax.lax))())   # JAX traces it
         with pytest.raises(jax_run_error):
@@ -286,4 +289,3 @@ def test_float_strides_and_num_keys_are_refused_where_jax_traces_them():
             minijax.make_jaxpr(lambda: call(minijax.lax))()
         with pytest.raises(TypeError, match="must be"):
             call(minijax.lax)
-

@@ -69,7 +69,9 @@ register(
     "lax.slice(x, (1,), (3,), (1.0,)) and lax.sort((a, b), num_keys=1.0) trace without "
     "a word under make_jaxpr (the jaxpr holds strides=(1.0,), num_keys=1.0); run, "
     "eagerly or under jit, slice fails inside JAX with AttributeError (\"'float' "
-    "object has no attribute '_evaluate'\") and sort with TypeError",
+    "object has no attribute '_evaluate'\") and sort with TypeError; in a process where "
+    "the same call with ints ran first on the same shapes, the eager float call runs "
+    "(JAX's caches compare the params by value), so the suite's order decides it",
     "TypeError naming the parameter ('slice: strides must be integers', 'sort: "
     "num_keys must be an integer') when the call is made, traced or not",
     "both parameters are integers in JAX's signatures, and JAX refuses float values "
