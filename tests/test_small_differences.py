@@ -81,33 +81,34 @@ def test_axis_mistakes_raise_jaxs_exception_types():
 # 0.10-0.12); a fresh trace is the oracle that does not depend on earlier calls.
 V4 = np.arange(4, dtype=np.float32)
 M23 = np.ones((2, 3), np.float32)
+# The trace has caches too: after test_eager_jit_coverage's calls on float32 (2, 3)
+# operands, JAX 0.10.2 traced `concatenate(..., 1.0)` without a word. So these take
+# float16 operands of shapes few other tests use: the suite's order must not decide.
+V4H, M23H = V4.astype(np.float16), M23[:, :1].astype(np.float16)
 FLOAT_INT_PARAMETERS = [
     lambda jax: jax.lax.iota(np.int32, 4.0),
     lambda jax: jax.lax.iota(np.int32, np.float32(4)),
     lambda jax: jax.lax.broadcasted_iota(np.int32, (2.0, 3), 1),
-    lambda jax: jax.lax.slice(V4, (1.0,), (3,)),
-    lambda jax: jax.lax.dynamic_slice(V4, (1,), (2.0,)),
-    lambda jax: jax.lax.dynamic_slice(V4, (1.0,), (2,)),
-    lambda jax: jax.lax.dynamic_slice_in_dim(V4, 1, 2.0),
-    lambda jax: jax.lax.reduce_window(V4, 0.0, jax.lax.add, (2.0,), (1,), "VALID"),
-    lambda jax: jax.lax.reduce_window(V4, 0.0, jax.lax.add, (2,), (1,), ((0.0, 1),)),
-    lambda jax: jax.lax.pad(V4, 0.0, ((1.0, 0, 0),)),
-    lambda jax: jax.lax.pad(V4, 0.0, ((1, 0, np.float32(1)),)),
-    lambda jax: jax.lax.rev(V4, (0.0,)),
-    lambda jax: jax.lax.top_k(V4, 2.0),
-    lambda jax: jax.lax.approx_max_k(V4, 2.0),
-    lambda jax: jax.lax.reshape(V4, (2.0, 2)),
-    lambda jax: jax.lax.transpose(M23, (1.0, 0)),
-    lambda jax: jax.lax.squeeze(M23[:1], (0.0,)),
-    lambda jax: jax.lax.argmax(M23, 1.0, np.int32),
-    # (shapes no other test concatenates: after test_eager_jit_coverage's calls on
-    # (2, 3) operands, JAX 0.10.2 traced `1.0` without a word, as if from a cache
-    # keyed by equal params; the suite's order must not decide this test)
-    lambda jax: jax.lax.concatenate([M23[:, :1], M23[:, :1]], 1.0),
-    lambda jax: jax.lax.sort(M23, dimension=1.0),
-    lambda jax: jax.lax.dot_general(M23, M23, (((1.0,), (1,)), ((), ()))),
-    lambda jax: jax.lax.reduce_precision(V4, 5.0, 10),
-    lambda jax: jax.lax.split(V4, (2.0, 2)),
+    lambda jax: jax.lax.slice(V4H, (1.0,), (3,)),
+    lambda jax: jax.lax.dynamic_slice(V4H, (1,), (2.0,)),
+    lambda jax: jax.lax.dynamic_slice(V4H, (1.0,), (2,)),
+    lambda jax: jax.lax.dynamic_slice_in_dim(V4H, 1, 2.0),
+    lambda jax: jax.lax.reduce_window(V4H, 0.0, jax.lax.add, (2.0,), (1,), "VALID"),
+    lambda jax: jax.lax.reduce_window(V4H, 0.0, jax.lax.add, (2,), (1,), ((0.0, 1),)),
+    lambda jax: jax.lax.pad(V4H, 0.0, ((1.0, 0, 0),)),
+    lambda jax: jax.lax.pad(V4H, 0.0, ((1, 0, np.float32(1)),)),
+    lambda jax: jax.lax.rev(V4H, (0.0,)),
+    lambda jax: jax.lax.top_k(V4H, 2.0),
+    lambda jax: jax.lax.approx_max_k(V4H, 2.0),
+    lambda jax: jax.lax.reshape(V4H, (2.0, 2)),
+    lambda jax: jax.lax.transpose(M23H, (1.0, 0)),
+    lambda jax: jax.lax.squeeze(M23H[:1], (0.0,)),
+    lambda jax: jax.lax.argmax(M23H, 1.0, np.int32),
+    lambda jax: jax.lax.concatenate([M23H[:, :1], M23H[:, :1]], 1.0),
+    lambda jax: jax.lax.sort(M23H, dimension=1.0),
+    lambda jax: jax.lax.dot_general(M23H, M23H, (((1.0,), (1,)), ((), ()))),
+    lambda jax: jax.lax.reduce_precision(V4H, 5.0, 10),
+    lambda jax: jax.lax.split(V4H, (2.0, 2)),
 ]
 
 
