@@ -52,7 +52,7 @@ from .sharding import reshard
 
 # autodiff
 from .frontend.autodiff import (jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev,
-                                jacobian, hessian, custom_jvp, custom_vjp)
+                                jacobian, hessian, custom_jvp, custom_vjp, fwd_and_bwd)
 from .frontend.autodiff_more import linear_transpose, custom_gradient, closure_convert
 from . import transforms
 # control flow

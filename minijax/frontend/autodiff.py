@@ -25,6 +25,7 @@ from jax import tree_util
 from . import lax_ops as lax
 from . import refs as _refs
 from .pytrees import FlatFun, flatten_checked, fun_name
+from .jit import jit
 from .vmap import vmap
 from ..backends.eager_ref_runtime import all_or_nothing
 from ..ir import primitives as P
@@ -34,6 +35,7 @@ from ..ir.types import (RefType, float0, is_inexact, is_float, is_complex, dtype
 from ..transforms.ad_util import Zero, tangent_aval, instantiate, scalar, as_results
 from ..transforms.jvp import jvp_flat
 from ..transforms.linearize import linearize_flat, apply_linear, vjp_backward
+from .vjp_function import PullbackSpec, TangentMismatchError, VJP, instantiate_result
 from ..transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 
 
@@ -49,10 +51,6 @@ class ArgnumsError(MinijaxError, TypeError):
     """`argnums` names arguments the function was not called with, or is malformed."""
 
 
-class TangentMismatchError(MinijaxError, ValueError):
-    """Tangents or cotangents whose structure or shape does not fit the primals."""
-
-
 class TangentTreeError(MinijaxError, TypeError):
     """jvp's tangents in another tree structure than its primals (JAX's TypeError)."""
 
@@ -62,20 +60,6 @@ class TangentDtypeError(MinijaxError, TypeError):
 
 
 # -- flattening and linearizing ---------------------------------------------------------------
-
-def _instantiate_result(t):
-    """An output tangent or cotangent for the caller: a symbolic zero becomes an
-    array of zeros (a `jax.Array` at the root, as JAX returns); any other value is
-    handed back as it is, as JAX hands back a cotangent passed straight through --
-    except a NumPy value of a dtype minijax does not compute in (float64 with x64
-    off), which becomes the canonical array (the registry's
-    `jax_jvp_passes_an_input_tangent_through_uncanonicalized`)."""
-    if type(t) is Zero:
-        return as_results(instantiate(t))
-    if isinstance(t, (np.ndarray, np.generic)) and canonical_dtype(t.dtype) != t.dtype:
-        return as_results(np.asarray(t, canonical_dtype(t.dtype)))
-    return t
-
 
 # -- differentiating with respect to a ref argument ----------------------------------------
 #
@@ -178,7 +162,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     flat_fun = FlatFun(fun, in_tree, has_aux=has_aux, where="jvp")
     result = jvp_flat(flat_fun, primal_leaves, flat_tangents, current_trace())
     n_out = len(result.primals_out) - flat_fun.num_aux
-    tangents_out = [_instantiate_result(t) for t in result.tangents_out[:n_out]]
+    tangents_out = [instantiate_result(t) for t in result.tangents_out[:n_out]]
     out, aux = flat_fun.split(result.primals_out)
     tangent_tree = tree_util.tree_unflatten(flat_fun.out_tree, tangents_out)
     return (out, tangent_tree, aux) if has_aux else (out, tangent_tree)
@@ -243,26 +227,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
 
 def _vjp(fun, primals, has_aux, where):
     linearized = _Linearized(fun, primals, has_aux, where, refs_as_values=True)
-    out_tree = linearized.flat_fun.out_tree
-
-    def flat_cotangents(cotangent):
-        ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
-        if ct_tree != out_tree:
-            raise TangentMismatchError(f"vjp: the cotangent has tree structure {ct_tree} "
-                                       f"but the function's output has {out_tree}")
-        cts = []
-        for ct, aval, diff in zip(ct_leaves, linearized.out_avals,
-                                  linearized.lin.out_differentiable):
-            ct_aval = aval_of(ct)
-            if ct_aval.shape != aval.shape or ct_aval.dtype != tangent_aval(aval).dtype:
-                raise TangentMismatchError(
-                    f"vjp: got a cotangent of type {ct_aval} for an output of type {aval}; "
-                    f"they must have the same shape and dtype (float0 for integers)")
-            if diff:
-                cts.append(ct)
-        return linearized.pull_back(cts, _instantiate_result)
-
-    vjp_fun = VJP(flat_cotangents, linearized.in_tree, linearized.in_avals)
+    vjp_fun = VJP(PullbackSpec(linearized), linearized.lin.linear_jaxpr.consts)
     # An output that is an input passed through (or a constant) is handed back as
     # the array JAX's vjp gives: canonical (a NumPy float64 becomes float32 with x64
     # off) and weak where it was a Python scalar (finding F60).
@@ -270,51 +235,31 @@ def _vjp(fun, primals, has_aux, where):
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
-class VJP:
-    """The function `vjp` returns (named as JAX's class is): `pullback(cotangent)` is the tuple of the primals'
-    cotangents; `pullback.with_refs(*refs)` is a function of the cotangent that adds
-    each primal's cotangent into the ref at its place instead (as JAX's)."""
+def fwd_and_bwd(fun: Callable, argnums, has_aux: bool = False, jitted: bool = True):
+    """`(fwd, bwd)`, as `jax.fwd_and_bwd`: `fwd(*args)` is `vjp` of `fun` with respect
+    to the arguments `argnums` names, `(out, residuals)` (`(out, residuals, aux)` with
+    `has_aux`), and `bwd(residuals, cotangent)` their cotangents (one, where `argnums`
+    is an int). The residuals are the pullback itself, a pytree (`vjp_function.py`),
+    so with `jitted` both are `jit`s and a loop's `bwd` compiles once."""
+    if not callable(fun):
+        raise TypeError(f"fwd_and_bwd expects a callable, got {fun!r}")
+    nums = (argnums,) if isinstance(argnums, (int, np.integer)) else argnums
+    if isinstance(argnums, bool) or not isinstance(nums, (tuple, list)) or not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in nums):
+        raise ArgnumsError(f"fwd_and_bwd: argnums must be an int or a tuple of ints, got "
+                           f"{argnums!r}")
 
-    def __init__(self, flat_cotangents, in_tree, in_avals):
-        self._flat_cotangents = flat_cotangents
-        self._in_tree, self._in_avals = in_tree, in_avals
+    def fwd(*args):
+        _, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, {}, "fwd_and_bwd")
+        return vjp(partial_fun, *dyn_args, has_aux=has_aux)
 
-    def __call__(self, cotangent):
-        return tree_util.tree_unflatten(self._in_tree, self._flat_cotangents(cotangent))
+    def bwd(residuals, cotangent):
+        cts = residuals(cotangent)
+        return cts[0] if isinstance(argnums, (int, np.integer)) else cts
 
-    def with_refs(self, *refs):
-        """`refs` mirrors the primals: each leaf a ref to accumulate that primal's
-        cotangent into, or None to return it. The function returned gives None where
-        the cotangent went into a ref; calling it twice adds twice."""
-        leaves, tree = tree_util.tree_flatten(refs, is_leaf=lambda x: x is None)
-        as_values = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
-        if tree_util.tree_structure(as_values) != self._in_tree:
-            raise TangentMismatchError(
-                f"vjp: with_refs takes one ref (or None) per primal leaf, in the primals' "
-                f"structure {self._in_tree}; got {tree}")
-        for k, (ref, aval) in enumerate(zip(leaves, self._in_avals)):
-            if ref is None:
-                continue
-            if not _refs.is_ref(ref):
-                raise TangentMismatchError(
-                    f"vjp: with_refs got {_refs._what_is(ref)} for primal leaf {k}; pass "
-                    f"a ref to accumulate its cotangent into, or None to return it")
-            want = tangent_aval(aval)
-            have = aval_of(ref).inner
-            if have.shape != want.shape or have.dtype != want.dtype:
-                raise TangentMismatchError(
-                    f"vjp: with_refs got {_refs.describe_ref(ref)} for primal leaf {k}, "
-                    f"whose cotangent is a {want}: the ref must hold that type")
-
-        def accumulate(cotangent):
-            flat = self._flat_cotangents(cotangent)      # everything computed first
-            for ref, ct in zip(leaves, flat):
-                if ref is not None:
-                    bind(P.addupdate_p, ref, ct)
-            return tree_util.tree_unflatten(
-                self._in_tree, [None if ref is not None else ct
-                                for ref, ct in zip(leaves, flat)])
-        return accumulate
+    if jitted:
+        return jit(fwd), jit(bwd)
+    return fwd, bwd
 
 
 def _normalize_argnums(argnums, n_args: int, where: str):

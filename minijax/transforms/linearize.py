@@ -102,7 +102,12 @@ def apply_linear(linearized: Linearized, tangents) -> list:
 def vjp_backward(linearized: Linearized, cotangents) -> list:
     """Cotangents of the differentiable inputs given cotangents of the differentiable
     outputs (`Zero` allowed). Returns `Zero` for inputs that receive none."""
-    linear = linearized.linear_jaxpr
+    return transpose_linear(linearized.linear_jaxpr, cotangents)
+
+
+def transpose_linear(linear: ClosedJaxpr, cotangents) -> list:
+    """`vjp_backward` of a linear jaxpr whose consts (the residuals) may come from
+    elsewhere than its linearization: a pullback unflattened with other leaves."""
     args = [UndefinedPrimal(v.aval) for v in linear.jaxpr.invars]
     return backward_pass(linear.jaxpr, linear.consts, args, cotangents)
 
