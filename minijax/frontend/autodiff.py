@@ -9,6 +9,8 @@ Everything here is pytree handling and argument checking around three functions 
                       (transforms/linearize.py);
 * `vjp_backward`   -- that linear jaxpr transposed (transforms/transpose.py).
 
+The pullback `vjp` returns is a pytree of its residuals (`vjp_function.py`), which is
+what `fwd_and_bwd` hands from its jitted forward to its jitted backward pass.
 `grad(f)(x)` is `vjp` with the cotangent 1.0. `jacfwd`/`jacrev` apply the linear
 jaxpr (or its transpose) once, batched by `vmap` over the stacked standard basis.
 Every function works eagerly (op by op, Python control flow on values allowed) and
