@@ -48,6 +48,8 @@ CASES = {
     "all_to_all_tiled": (lambda lax: lambda x: lax.all_to_all(x, "i", 0, 1, tiled=True),
                          SQUARE),
     "all_to_all_untiled_forward": (lambda lax: lambda x: lax.all_to_all(x, "i", 0, 1), SQUARE),
+    "pshuffle": (lambda lax: lambda x: lax.pshuffle(x, "i", [2, 0, 3, 1]) * x, X),
+    "pswapaxes": (lambda lax: lambda x: lax.pswapaxes(x, "i", 0), SQUARE),
     "axis_index": (lambda lax: lambda x: lax.axis_index("i") * x, X),
     "axis_size": (lambda lax: lambda x: lax.axis_size("i") * x, X),
 }
@@ -242,3 +244,9 @@ def test_grad_of_untiled_all_to_all_under_vmap():
     # member k's x[j, a] lands in member j's result at [a, k]: its cotangent is W[a, k]
     want = np.broadcast_to(W.T[:, None, :], SQUARE.shape)
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_pshuffle_refuses_what_is_not_a_permutation_as_jax():
+    for lib in (minijax, jax):
+        with pytest.raises(ValueError, match="permutation"):
+            lib.vmap(lambda a: lib.lax.pshuffle(a, "i", [1, 1, 3, 0]), axis_name="i")(X)

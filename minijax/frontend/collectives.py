@@ -245,6 +245,21 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     return tree_util.tree_map(one, x)
 
 
+def pshuffle(x, axis_name, perm):
+    """`ppermute` with the permutation given by sources: member i receives from
+    member `perm[i]`; `perm` must list every member once."""
+    if set(perm) != set(range(len(perm))):
+        raise ValueError(f"pshuffle: perm must be a permutation of range({len(perm)}), "
+                         f"got {list(perm)}")
+    return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Exchange the named axis with `x`'s axis `axis` (of the same size): `all_to_all`
+    that splits and concatenates along that one axis."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
 def axis_index(axis_name):
     """This member's position along the named axis, an int32 scalar (for a tuple of
     names, the position on their product, numbered row-major)."""
