@@ -23,6 +23,22 @@ register(
     transforms=("grad", "vmap", "all_to_all"))
 
 register(
+    "vmap_all_to_all_of_an_unmapped_value_has_the_wrong_shape", "0.10.2, 0.11.2, 0.12.0.1",
+    "under jax.vmap(..., axis_name='i') (axis size 4), lax.all_to_all of a value that "
+    "does not depend on the mapped axis -- a constant, or the result of lax.all_gather, "
+    "which every member shares -- returns the wrong shape: all_to_all(c, 'i', 0, 0) of "
+    "a float32[4,3] constant gives float32[4,4,3,4,3] for the batch instead of "
+    "float32[4,4,3], and with concat_axis=1 float32[4,3,4,4,3,1]; the batching rule "
+    "broadcasts the value with lax.broadcast(x, (axis_size, *x.shape)), which prepends "
+    "the value's shape a second time",
+    "the value is the same for every member, so each gets what a mapped copy of it "
+    "would give: float32[4,3] per member for all_to_all(c, 'i', 0, 0)",
+    "all_to_all is documented for any array whose split axis has the axis' size, and a "
+    "mapped copy of the same value gives the right shape under vmap and under "
+    "shard_map; lax.pswapaxes(lax.all_gather(x, 'i'), 'i', 0) is one way to meet it",
+    transforms=("vmap", "all_to_all"))
+
+register(
     "vmap_collective_over_a_tuple_of_names_asserts", "0.10.2",
     "lax.all_gather, lax.psum_scatter and lax.ppermute over a tuple of axis names bound "
     "by nested jax.vmap(..., axis_name=...) calls (e.g. all_gather(x, ('i', 'j'))) fail "

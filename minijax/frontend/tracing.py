@@ -22,16 +22,18 @@ import functools
 from typing import Callable
 
 import jax
+import numpy as np
 from jax import tree_util
 
 from . import events
 from .pytrees import FlatFun, checked_avals, split_static_args, fun_name
 from ..ir.core import ClosedJaxpr
 from ..ir.staging import trace_to_jaxpr, convert_constvars_to_invars
-from ..ir.trace import Tracer
+from ..ir.trace import Tracer, current_trace, set_current_trace
 from ..ir.types import RefType, is_key
 from ..ir.verify import verify_jaxpr
 from ..ir import root_modes
+from ..transforms.batching import AxisFrame
 from ..transforms.key_reuse import check_jaxpr as check_key_reuse
 from ..backends.xla_collectives import context_mesh
 from .ref_checks import check_ref_arguments, check_staged_refs, check_returned_refs
@@ -79,14 +81,18 @@ def trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where: str,
     return closed, flat_fun.out_tree
 
 
-def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
-               return_shape: bool = False):
+def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None,
+               return_shape: bool = False, *, static_argnames=()):
     """`make_jaxpr(f)(*args)` is the `ClosedJaxpr` minijax traces `f` into.
 
     As `jax.make_jaxpr`: pytree inputs and outputs, static arguments by position or
-    name, and `return_shape=True` to also get the output's `ShapeDtypeStruct` tree."""
+    name, `axis_env` -- `(name, size)` pairs -- to bind axis names, so that a body
+    written for `vmap(..., axis_name=)` or `shard_map` shows its collectives, and
+    `return_shape=True` to also get the output's `ShapeDtypeStruct` tree."""
     static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if axis_env:
+        fun = _with_bound_axes(fun, _axis_env_sizes(axis_env))
 
     @functools.wraps(fun)
     def make_jaxpr_f(*args, **kwargs):
@@ -104,6 +110,30 @@ def make_jaxpr(fun: Callable, static_argnums=(), static_argnames=(),
         shapes = [shape_dtype_struct(a) for a in closed.out_avals]
         return closed, tree_util.tree_unflatten(out_tree, shapes)
     return make_jaxpr_f
+
+
+def _axis_env_sizes(axis_env) -> dict:
+    sizes = {}
+    for entry in axis_env:
+        if not (isinstance(entry, (tuple, list)) and len(entry) == 2):
+            raise ValueError(f"make_jaxpr: axis_env must be a sequence of (name, size) "
+                             f"pairs, got {axis_env!r}")
+        name, size = entry
+        if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 1:
+            raise ValueError(f"make_jaxpr: the size of axis {name!r} in axis_env must be "
+                             f"a positive int, got {size!r}")
+        sizes[name] = int(size)
+    return sizes
+
+
+def _with_bound_axes(fun, sizes: dict):
+    """`fun` run inside a frame that binds `sizes`' axis names (as a shard_map body's
+    mesh axes are bound) and stages every operation into the enclosing trace."""
+    @functools.wraps(fun)
+    def in_axis_frame(*args, **kwargs):
+        with set_current_trace(AxisFrame(current_trace(), sizes)):
+            return fun(*args, **kwargs)
+    return in_axis_frame
 
 
 class Staged:
