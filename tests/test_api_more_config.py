@@ -294,3 +294,26 @@ def test_numpy_rank_promotion_reaches_programs_traced_before():
     assert minijax.config.jax_numpy_rank_promotion == "raise"
     with pytest.raises(ValueError, match="different ranks"):
         add(vector, matrix)
+
+
+def test_a_new_default_forgets_traces_in_a_thread_that_never_set_the_flag(monkeypatch):
+    # config.update sets the default; a thread that never set the flag itself reads the
+    # default, so its traces made under the old value must go too. (In one process the
+    # suite's earlier context managers gave the thread a value of its own, which hid
+    # this: the rank-promotion and threefry checks above failed when run alone.)
+    from minijax.frontend import config_flags, jit as jit_module
+    cleared = []
+    monkeypatch.setattr(jit_module, "clear_caches", lambda: cleared.append(1))
+    flag = config_flags.ThreadFlag("jax_example_flag", "a", lambda v: v, clears_caches=True)
+    flag.set_default("b")
+    assert flag.value == "b" and cleared
+    cleared.clear()
+    flag.set_default("b")                      # no change: the traces stay
+    assert not cleared
+    with flag("c"):                            # this thread's own value
+        assert flag.value == "c" and cleared
+    assert flag.value == "b"
+    quiet = config_flags.ThreadFlag("jax_example_quiet", 1, lambda v: v, clears_caches=False)
+    cleared.clear()
+    quiet.set_default(2)
+    assert quiet.value == 2 and not cleared

@@ -66,13 +66,21 @@ class ThreadFlag:
     def set_here(self, value):
         if value != self.value:
             self._local.value = value
-            if self._clears_caches:
-                from .jit import clear_caches       # (jit.py imports this module)
-                clear_caches()     # traces made under the old value would be reused
+            self._forget_traces()
 
     def set_default(self, value):
+        # Compared before the default moves: a thread that never set its own value
+        # reads the default, so set_here alone would see no change and keep the
+        # traces made under the old value (config.update in a fresh process).
+        if value != self.default or value != self.value:
+            self._forget_traces()
         self.default = value
         self.set_here(value)
+
+    def _forget_traces(self):
+        if self._clears_caches:
+            from .jit import clear_caches       # (jit.py imports this module)
+            clear_caches()     # traces made under the old value would be reused
 
     def entry(self):
         """The (read, set here, set default, validate) row of `config._MODELLED`."""
