@@ -7,7 +7,8 @@ Everything here is pytree handling and argument checking around three functions 
 * `jvp_flat`       -- forward mode on flat lists (transforms/jvp.py);
 * `linearize_flat` -- jvp + partial evaluation: primal outputs and a linear jaxpr
                       (transforms/linearize.py);
-* `vjp_backward`   -- that linear jaxpr transposed (transforms/transpose.py).
+* `transpose_linear` -- that linear jaxpr transposed (transforms/transpose.py),
+                      called by the pullback (`vjp_function.py`).
 
 The pullback `vjp` returns is a pytree of its residuals (`vjp_function.py`), which is
 what `fwd_and_bwd` hands from its jitted forward to its jitted backward pass.
@@ -32,11 +33,10 @@ from .vmap import vmap
 from ..backends.eager_ref_runtime import all_or_nothing
 from ..ir import primitives as P
 from ..ir.trace import MinijaxError, aval_of, bind, current_trace
-from ..ir.types import (RefType, float0, is_inexact, is_float, is_complex, dtype_long_name,
-                        canonical_dtype)
+from ..ir.types import RefType, float0, is_inexact, is_float, is_complex, dtype_long_name
 from ..transforms.ad_util import Zero, tangent_aval, instantiate, scalar, as_results
 from ..transforms.jvp import jvp_flat
-from ..transforms.linearize import linearize_flat, apply_linear, vjp_backward
+from ..transforms.linearize import linearize_flat, apply_linear
 from .vjp_function import PullbackSpec, TangentMismatchError, VJP, instantiate_result
 from ..transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 
@@ -137,14 +137,8 @@ class _Linearized:
         self.in_avals = [aval_of(x) for x in self.leaves]
 
     def pull_back(self, out_cts, finish):
-        """The input cotangents (float0 zeros for inputs that are not differentiable)
-        from those of the differentiable outputs, each made a result by `finish`."""
-        lin, n_out = self.lin, self.n_out
-        aux_cts = [Zero(tangent_aval(aval_of(p))) for p, d in
-                   zip(lin.primals_out[n_out:], lin.out_differentiable[n_out:]) if d]
-        cts_in = iter(vjp_backward(lin, list(out_cts) + aux_cts))
-        return [finish(next(cts_in)) if d else np.zeros(a.shape, float0)
-                for a, d in zip(self.in_avals, lin.differentiable)]
+        """`PullbackSpec.pull_back` with this linearization's own residuals."""
+        return PullbackSpec(self).pull_back(self.lin.linear_jaxpr.consts, out_cts, finish)
 
 
 # -- jvp and linearize --------------------------------------------------------------------------
@@ -245,11 +239,7 @@ def fwd_and_bwd(fun: Callable, argnums, has_aux: bool = False, jitted: bool = Tr
     so with `jitted` both are `jit`s and a loop's `bwd` compiles once."""
     if not callable(fun):
         raise TypeError(f"fwd_and_bwd expects a callable, got {fun!r}")
-    nums = (argnums,) if isinstance(argnums, (int, np.integer)) else argnums
-    if isinstance(argnums, bool) or not isinstance(nums, (tuple, list)) or not all(
-            isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in nums):
-        raise ArgnumsError(f"fwd_and_bwd: argnums must be an int or a tuple of ints, got "
-                           f"{argnums!r}")
+    single, _ = _argnums_tuple(argnums, "fwd_and_bwd")
 
     def fwd(*args):
         _, dyn_args, partial_fun = _argnums_partial(fun, argnums, args, {}, "fwd_and_bwd")
@@ -257,20 +247,26 @@ def fwd_and_bwd(fun: Callable, argnums, has_aux: bool = False, jitted: bool = Tr
 
     def bwd(residuals, cotangent):
         cts = residuals(cotangent)
-        return cts[0] if isinstance(argnums, (int, np.integer)) else cts
+        return cts[0] if single else cts
 
     if jitted:
         return jit(fwd), jit(bwd)
     return fwd, bwd
 
 
-def _normalize_argnums(argnums, n_args: int, where: str):
+def _argnums_tuple(argnums, where: str):
+    """(whether `argnums` is one int, its ints as a sequence), or ArgnumsError."""
     single = isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
     nums = (argnums,) if single else argnums
     if not isinstance(nums, (tuple, list)) or not all(
             isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in nums):
         raise ArgnumsError(f"{where}: argnums must be an int or a tuple of ints, got "
                            f"{argnums!r}")
+    return single, nums
+
+
+def _normalize_argnums(argnums, n_args: int, where: str):
+    single, nums = _argnums_tuple(argnums, where)
     if not nums:
         raise ArgnumsError(f"{where}: argnums is empty: there is nothing to differentiate "
                            f"with respect to")

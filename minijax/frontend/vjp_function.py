@@ -82,9 +82,14 @@ class PullbackSpec:
                     f"they must have the same shape and dtype (float0 for integers)")
             if diff:
                 cts.append(ct)
-        cts += [Zero(aval) for aval in self.aux_cotangent_avals]
+        return self.pull_back(residuals, cts, instantiate_result)
+
+    def pull_back(self, residuals, out_cts, finish) -> list:
+        """The primals' cotangents (float0 zeros for those not differentiable) from
+        those of the differentiable outputs, each made a result by `finish`."""
+        cts = list(out_cts) + [Zero(aval) for aval in self.aux_cotangent_avals]
         cts_in = iter(transpose_linear(ClosedJaxpr(self.linear_jaxpr, residuals), cts))
-        return [instantiate_result(next(cts_in)) if d else np.zeros(a.shape, float0)
+        return [finish(next(cts_in)) if d else np.zeros(a.shape, float0)
                 for a, d in zip(self.in_avals, self.differentiable)]
 
 
