@@ -6,21 +6,22 @@ machinery of `minijax/ir`, runs the passes of `minijax/transforms` and executes
 through `minijax/backends`. The public modules at the package root (`minijax`,
 `minijax.lax`, `minijax.ref`, `minijax.ad_checkpoint`, ...) re-export from here.
 
-  jit.py              `jit`, `disable_jit`, `ensure_compile_time_eval`
+  jit.py              `jit` (jit_modes.py: `disable_jit`, `ensure_compile_time_eval`)
   cache_misses.py     why a `jit` call traced again (`jax_explain_cache_misses`)
   tracing.py          `make_jaxpr`, `eval_shape`; the checks every staged call
                       makes and the staging cache `jit` and `checkpoint` share
                       (`stage_cached`)
   aot.py              `jit(f).lower(...)` and `.compile()` (`Lowered`, `Compiled`)
-  autodiff.py         `jvp`, `linearize`, `vjp`, `grad`, jacobians
+  autodiff.py         `jvp`, `linearize`, `vjp`, `grad`, jacobians, `fwd_and_bwd`
+  vjp_function.py     the pullback `vjp` returns, a pytree of its residuals
   vmap.py             `vmap`
   custom_batching.py  `custom_vmap`, `sequential_vmap`
   callbacks.py        `pure_callback`, `io_callback`
   control_flow.py     `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`
   checkpointed_loops.py, checkpointed_vjp.py
                       loops whose reverse pass stores a few carries
-  lax_ops.py          `minijax.lax`'s functions (lax_dot.py: `dot_general`, `dot`
-                      and the default matmul precision; windows.py, linalg_ops.py and
+  lax_ops.py          `minijax.lax`'s functions (lax_dot.py: `dot_general`, `dot`;
+                      windows.py, linalg_ops.py and
                       complex_ops.py: its window, linear-algebra and complex ones;
                       fft_ops.py: `lax.fft`; lax_extras.py: `top_k`, scans,
                       `reduce`, shape helpers; implicit_solves.py: `custom_root`;
