@@ -60,7 +60,7 @@ from . import debug  # noqa: E402
 from .frontend.callbacks import pure_callback, effects_barrier  # noqa: E402
 
 # refs
-from .frontend.refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof
+from .frontend.refs import Ref, RefError, new_ref, empty_ref, freeze, free_ref, typeof, ds
 from . import ref
 
 # Operators and methods on tracers, in this one place: NumPy's array methods, then the

@@ -23,7 +23,7 @@ NAMES = ["jacobian", "eval_shape", "disable_jit", "device_put", "devices", "loca
          "device_get", "linear_transpose", "custom_gradient", "closure_convert",
          "pure_callback", "ensure_compile_time_eval", "enable_x64", "debug_nans",
          "debug_infs", "default_matmul_precision", "numpy_rank_promotion", "process_index",
-         "process_count"]
+         "process_count", "ds"]
 
 
 @pytest.mark.parametrize("name", NAMES)

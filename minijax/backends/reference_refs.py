@@ -7,7 +7,9 @@ and `addupdate` with ones that follow an `indexer` param.
 It is written independently of `transforms/discharge_indexing.py` on purpose: that
 module spells accesses as XLA-style slices, gathers and scatters; this one hands
 each `Index` step to NumPy's own indexing (a static item as itself, a `Slice` as a
-Python slice, `NEW_AXIS` as None, a dynamic index wrapped and clamped). When the
+Python slice, `NEW_AXIS` as None, a dynamic index wrapped and clamped, a
+`DynamicSlice` as the Python slice from its start, wrapped and clamped so that the
+slice fits). When the
 two agree, both are probably right.
 
 Writes through views go step by step, as in discharge, because NumPy's integer-array
@@ -23,7 +25,7 @@ import numpy as np
 
 from ..ir import primitives as P
 from ..ir.types import ShapedArray
-from ..ir.ref_indexing import (Index, Transpose, Slice, NewAxis, Dynamic,
+from ..ir.ref_indexing import (Index, Transpose, Slice, NewAxis, Dynamic, DynamicSlice,
                                split_dynamic, plan_index)
 from .reference import RefBox, reference_rules
 
@@ -40,12 +42,21 @@ def _numpy_index(shape, index: Index, dynamic) -> tuple:
         if isinstance(item, Slice):
             out.append(slice(item.start, item.start + item.size * item.stride, item.stride))
         elif isinstance(item, Dynamic):
-            i = np.asarray(next(dyn)).astype(np.int64)
-            out.append(np.clip(np.where(i < 0, i + n, i), 0, max(n - 1, 0)))
+            out.append(_wrap_and_clip(next(dyn), n, 1))
+        elif isinstance(item, DynamicSlice):
+            start = int(_wrap_and_clip(next(dyn), n, item.span))
+            out.append(slice(start, start + item.size * item.stride, item.stride))
         else:
             out.append(int(item))
         axis += 1
     return tuple(out)
+
+
+def _wrap_and_clip(i, n, span):
+    """JAX's dynamic positions: negative counts from the end, then clipped into
+    [0, n - span], where a slice spanning `span` positions still fits."""
+    i = np.asarray(i).astype(np.int64)
+    return np.clip(np.where(i < 0, i + n, i), 0, max(n - span, 0))
 
 
 def _aval(value):

@@ -35,13 +35,13 @@ from ..ir.ref_box import (Ref, RefError, check_live, describe_ref as _describe_b
                           used_after_message, _user_frame)
 from ..ir import primitives as P
 from ..ir.core import WriteEffect, AccumEffect
-from ..ir.ref_indexing import (Index, RefIndexer, Reshape, Transpose, build_index,
-                              indexer_shape)
+from ..ir.ref_indexing import Index, RefIndexer, Reshape, Transpose, indexer_shape
+from ..ir.ref_python_index import build_index, ds, DSlice
 from ..ir.trace import EvalTrace, Tracer, aval_of, bind, current_trace, root_trace
 from ..ir.types import RefType, ShapedArray, canonical_dtype, is_bool, is_float, is_complex
 
 __all__ = ["Ref", "RefView", "RefError", "new_ref", "empty_ref", "freeze", "free_ref",
-           "get", "set", "swap", "addupdate", "is_ref", "typeof"]
+           "get", "set", "swap", "addupdate", "is_ref", "typeof", "ds"]
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -546,3 +546,21 @@ class RefOverflowError(RefError, OverflowError):
 
 
 _REF_INDEX_ERRORS = {IndexError: RefIndexError, TypeError: RefIndexTypeError}
+
+
+# `ds(i, 3)` is a pytree, as JAX's: a traced start (or size) is a leaf, so one can be
+# passed into `jit` or `vmap`; a static int stays static.
+def _ds_flatten(d: DSlice):
+    def leaf(x):
+        return None if isinstance(x, (int, np.integer)) else x
+    return (leaf(d.start), leaf(d.size)), (d.start if leaf(d.start) is None else None,
+                                           d.size if leaf(d.size) is None else None,
+                                           d.stride)
+
+
+def _ds_unflatten(aux, children):
+    start, size = (a if a is not None else c for c, a in zip(children, aux[:2]))
+    return DSlice(start, size, aux[2])
+
+
+jax.tree_util.register_pytree_node(DSlice, _ds_flatten, _ds_unflatten)

@@ -40,7 +40,7 @@ from ..ir.export_primitive import call_exported_p
 from ..ir.custom_primitives import custom_jvp_call_p, custom_vjp_call_p, custom_lin_p
 from ..ir.linear_solve_primitive import linear_solve_p, split_operands
 from ..ir.primitives import register_rule_table
-from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
+from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic, DynamicSlice
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.staging import trace_to_jaxpr
 from ..ir.trace import MinijaxError
@@ -391,18 +391,33 @@ export_rules[custom_lin_p] = _custom_lin
 
 # -- refs ----------------------------------------------------------------------------------------
 
-def _python_index(index: Index, dynamic):
-    out = []
+def _python_index(index: Index, dynamic, shape):
+    out, axis = [], 0
     for item in index.items:
+        if isinstance(item, NewAxis):
+            out.append(None)
+            continue
         if isinstance(item, Slice):
             out.append(slice(item.start, item.stop, item.stride))
-        elif isinstance(item, NewAxis):
-            out.append(None)
         elif isinstance(item, Dynamic):
             out.append(next(dynamic))
+        elif isinstance(item, DynamicSlice):
+            out.append(jax_dslice(next(dynamic), item, shape[axis]))
         else:
             out.append(int(item))
+        axis += 1
     return tuple(out)
+
+
+def jax_dslice(start, item: DynamicSlice, n: int):
+    """`jax.ds` reading what minijax's `DynamicSlice` reads. JAX clamps a unit-stride
+    start as minijax does; a strided one it indexes element by element, so that
+    start is clamped here first, which leaves JAX nothing to clamp."""
+    if item.stride != 1:
+        start = lax.convert_element_type(start, np.int32)
+        start = lax.clamp(np.int32(0), lax.select(start < 0, start + np.int32(n), start),
+                          np.int32(max(n - item.span, 0)))
+    return jax.ds(start, item.size, item.stride)
 
 
 def _jax_place(ref, indexer, dynamic):
@@ -415,8 +430,8 @@ def _jax_place(ref, indexer, dynamic):
         if not isinstance(step, Index):
             raise ExportError(f"cannot export the ref view {type(step).__name__.lower()}: "
                               f"JAX's public ref API has no such view")
-        target = target.at[_python_index(step, dynamic)]
-    return target, _python_index(indexer.final, dynamic)
+        target = target.at[_python_index(step, dynamic, target.shape)]
+    return target, _python_index(indexer.final, dynamic, target.shape)
 
 
 def _get(ref, *dynamic, indexer=None):

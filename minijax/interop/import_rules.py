@@ -332,12 +332,11 @@ def _python_index(indexer):
         if all(hasattr(item, a) for a in ("start", "size", "stride")):
             start = item.start
             if not isinstance(start, (int, np.integer)):
-                try:
-                    start = int(np.asarray(start))
-                except TypeError:
-                    raise UnsupportedParamError(
-                        "cannot import a ref slice with a dynamic start: minijax's ref "
-                        "slices are static") from None
+                # A traced start: JAX's `jax.ds`. (JAX clamps a strided one element by
+                # element; minijax clamps the start so the whole slice fits. They
+                # agree wherever the slice is in range.)
+                out.append(mini_refs.ds(start, item.size, int(item.stride)))
+                continue
             stop = start + item.size * item.stride
             out.append(slice(int(start), int(stop), int(item.stride)))
         else:

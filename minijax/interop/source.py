@@ -20,7 +20,7 @@ import numpy as np
 
 from ..ir.core import Literal, ClosedJaxpr
 from ..ir.types import is_float, is_narrow
-from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic
+from ..ir.ref_indexing import Index, Slice, NewAxis, Dynamic, DynamicSlice, indexer_shapes
 from ..ir.control_flow_primitives import rebuild_from_layout
 from ..ir.linear_solve_primitive import split_operands
 from ..ir.window_primitives import window_identity
@@ -434,29 +434,42 @@ class _Writer:
         return f"(lambda r: (*r[0], *r[1]))({scan})"
 
     # Refs.
-    def _index(self, indexer, dynamic):
+    def _index(self, eqn, dynamic):
+        indexer = eqn.params.get("indexer")
         if indexer is None:
             return "...", ""
+        fixed = 1 if eqn.primitive.name == "get" else 2
+        shapes = indexer_shapes(eqn.inputs[0].aval.shape, indexer,
+                                [a.aval for a in eqn.inputs[fixed:]])
         dynamic = iter(dynamic)
         views = ""
-        for step in indexer.views:
+        for step, shape in zip(indexer.views, shapes):
             if not isinstance(step, Index):
                 raise ExportError("to_python_source cannot write ref views other than .at")
-            views += f".at[{self._items(step, dynamic)}]"
-        return self._items(indexer.final, dynamic), views
+            views += f".at[{self._items(step, dynamic, shape)}]"
+        return self._items(indexer.final, dynamic, shapes[-2]), views
 
     @staticmethod
-    def _items(index, dynamic) -> str:
-        parts = []
+    def _items(index, dynamic, shape) -> str:
+        parts, axis = [], 0
         for item in index.items:
+            if isinstance(item, NewAxis):
+                parts.append("None")
+                continue
             if isinstance(item, Slice):
                 parts.append(f"slice({item.start}, {item.stop}, {item.stride})")
-            elif isinstance(item, NewAxis):
-                parts.append("None")
             elif isinstance(item, Dynamic):
                 parts.append(next(dynamic))
+            elif isinstance(item, DynamicSlice):
+                start = next(dynamic)
+                if item.stride != 1:    # clamped as minijax clamps (exporting.jax_dslice)
+                    n = shape[axis]
+                    start = (f"lax.clamp(np.int32(0), jnp.where({start} < 0, {start} + {n}, "
+                             f"{start}).astype(np.int32), np.int32({max(n - item.span, 0)}))")
+                parts.append(f"jax.ds({start}, {item.size}, {item.stride})")
             else:
                 parts.append(str(int(item)))
+            axis += 1
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
     def _new_ref(self, eqn, ins, indent):
@@ -467,15 +480,15 @@ class _Writer:
         return f"jax.empty_ref(jax.ShapeDtypeStruct({p['shape']!r}, {_dtype(p['dtype'])}))"
 
     def _get(self, eqn, ins, indent):
-        idx, views = self._index(eqn.params.get("indexer"), ins[1:])
+        idx, views = self._index(eqn, ins[1:])
         return f"jax.ref.get({ins[0]}{views}, {idx})"
 
     def _swap(self, eqn, ins, indent):
-        idx, views = self._index(eqn.params.get("indexer"), ins[2:])
+        idx, views = self._index(eqn, ins[2:])
         return f"jax.ref.swap({ins[0]}{views}, {idx}, {ins[1]})"
 
     def _addupdate(self, eqn, ins, indent):
-        idx, views = self._index(eqn.params.get("indexer"), ins[2:])
+        idx, views = self._index(eqn, ins[2:])
         return f"jax.ref.addupdate({ins[0]}{views}, {idx}, {ins[1]})"
 
     def _freeze(self, eqn, ins, indent):

@@ -8,7 +8,9 @@ reads array elements with `text_values.py`) and `verify.py` checks a jaxpr is we
 typed and well scoped. The parser loads on first use of `parse_jaxpr`, `loads` or
 `ParseError` (`__getattr__` below): most programs never read IR text.
 `ref_box.py` is the `Ref` box, the concrete value of a ref;
-`ref_ledger.py` holds what a trace learns about refs while it runs.
+`ref_ledger.py` holds what a trace learns about refs while it runs;
+`ref_indexing.py` says where in a ref an access lands (the `indexer` param), and
+`ref_python_index.py` builds one from a Python index (it holds `minijax.ds`).
 
 The modules that declare primitives are imported below, in one place: a new family
 of primitives adds its module to that list (docs/design.md, "Adding a primitive").

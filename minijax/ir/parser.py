@@ -43,6 +43,8 @@ Tokens are text_scanner.py's: NL is a line break that counts (directly inside
     index      = item ("," item)*
     item       = "..." | NAME | NUMBER | NUMBER TYPE
                | NUMBER? ":" NUMBER? (":" NUMBER?)?
+               | start ":" start "+" NUMBER (":" NUMBER)?     a `ds` slice, `i:i+3`
+    start      = NAME | NUMBER TYPE                          the same atom twice
     atom       = NAME | scalar TYPE            a variable, or a literal `2.0:f32[]`
     scalar     = NUMBER | NAME | "-" NAME | call
     value      = scalar | STRING | OPAQUE | tuple | list | jaxpr
@@ -52,9 +54,11 @@ Tokens are text_scanner.py's: NL is a line break that counts (directly inside
 
 An operation's `[` opens params when `]` or `NAME =` follows it, else it is a place's
 index. A place's index items are NumPy's (ref_indexing.py): `...`, a static int, a
-slice, `None` (a new axis), or a dynamic index -- a variable or a literal `2:i32[]` --
-which becomes an input of the equation. `in`, `let` and `lambda` are keywords where
-the grammar has them (the printer never names a variable so).
+slice, `None` (a new axis), a dynamic index -- a variable or a literal `2:i32[]` --
+which becomes an input of the equation, or a slice from a dynamic start, `i:i+3`
+(`minijax.ds(i, 3)`: the start, then the start plus the slice's span, and a step).
+`in`, `let` and `lambda` are keywords where the grammar has them (the printer never
+names a variable so).
 
 The exact form (`dumps`) differs from the human view in two places: weak types carry
 a trailing `~` (`f32[]~`), and each constvar is followed by its value, a scalar or
@@ -73,8 +77,8 @@ import numpy as np
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr
 from .primitives import primitives_by_name, effects_of, get_p, swap_p, addupdate_p
 from .printer import DTYPES_BY_NAME, OpaqueParam, param_constructors
-from .ref_indexing import RefIndexer, Transpose, Reshape, build_index, step_shape, \
-    indexer_shape
+from .ref_indexing import RefIndexer, Transpose, Reshape, step_shape, indexer_shape
+from .ref_python_index import DSlice, build_index
 from .text_scanner import ParseError, TokenReader
 from .text_values import Call, number, read_elements, read_integer
 from .types import ShapedArray, RefType, dtype_from_short_name
@@ -400,11 +404,13 @@ class _Parser(TokenReader):
             return Ellipsis
         if kind == "NAME":
             self.at += 1
-            return None if token[1] == "None" else self.lookup(token)
+            if token[1] == "None":
+                return None
+            return self.dynamic_slice(self.lookup(token), token)
         follow = self.tokens[self.at + 1][0]
         if kind == "NUMBER" and follow == "TYPE":
             self.at += 1
-            return self.literal(token, self.type_token())
+            return self.dynamic_slice(self.literal(token, self.type_token()), token)
         if kind == "NUMBER" and follow != ":":
             self.at += 1
             return read_integer(token, "an integer index", self.error)
@@ -417,6 +423,39 @@ class _Parser(TokenReader):
             self.at += 1
             parts.append(self.slice_bound())
         return slice(*parts)
+
+    def dynamic_slice(self, start, token):
+        """After a dynamic index `start`: `start`, or with `:start+SPAN(:STRIDE)?`
+        following, the `ds` slice it begins (size and stride from span and step, as
+        the Python slice `i:i+SPAN:STRIDE` has them)."""
+        if self.tokens[self.at][0] != ":":
+            return start
+        self.at += 1
+        again = self.tokens[self.at]
+        if again[0] == "NAME":
+            self.at += 1
+            repeated = self.lookup(again)
+        elif again[0] == "NUMBER" and self.tokens[self.at + 1][0] == "TYPE":
+            self.at += 1
+            repeated = self.literal(again, self.type_token())
+        else:
+            raise self.unexpected(f"'{token[1]}' again (a slice from a dynamic start is "
+                                  f"written {token[1]}:{token[1]}+SIZE)")
+        if not _same_atom(start, repeated):
+            raise self.error(f"a slice from a dynamic start repeats its start: expected "
+                             f"'{token[1]}' here", again[2])
+        self.expect("+", "'+'")
+        span_token = self.expect("NUMBER", "the slice's span")
+        span = read_integer(span_token, "the span of a slice", self.error)
+        stride = 1
+        if self.tokens[self.at][0] == ":":
+            self.at += 1
+            stride_token = self.expect("NUMBER", "the slice's step")
+            stride = read_integer(stride_token, "the step of a slice", self.error)
+        if span < 0 or stride < 1:
+            raise self.error(f"a slice from a dynamic start needs a span >= 0 and a step "
+                             f">= 1, got +{span}:{stride}", span_token[2])
+        return DSlice(start, len(range(0, span, stride)), stride)
 
     def slice_bound(self):
         token = self.tokens[self.at]

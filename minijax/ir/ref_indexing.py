@@ -16,8 +16,15 @@ the ref's shape, ending in one `Index`:
       a dynamic position; an integer array is NumPy integer-array ("advanced")
       indexing. Dynamic positions are taken as JAX takes them: negative values count
       from the end, then the position is clamped into range.
+    - `DynamicSlice(size, stride)`: `r[minijax.ds(i, size, stride)]`, a slice whose
+      start is the next dynamic index input (a rank-0 integer) and whose size and
+      stride are static. It is a slice, not an advanced index: its axis stays where
+      it is. The start is taken as `lax.dynamic_slice` takes one: a negative start
+      counts from the end, then the start is clamped so that the whole slice fits,
+      into [0, n - span] where span = (size - 1) * stride + 1 (`DynamicSlice.span`).
   A concrete boolean mask in a Python index becomes the integer arrays of its true
-  positions (`build_index`), so it is never an item itself.
+  positions, so it is never an item itself. `ref_python_index.py` turns a Python
+  index (`r[1:3, i, None]`, `minijax.ds`) into an `Index`.
   Axes the items do not reach are taken whole, as NumPy does, so `r[0]` of a
   `Ref{f32[2,3]}` is `Index((0,))`. Items never hold `...`: it is expanded when the
   index is built, and trailing whole-axis slices are dropped so that each access has
@@ -34,6 +41,9 @@ and addupdate, the value):
     addupdate(ref, value, *dynamic)
 
 The text form shows the whole path in the sugar: `x:f32[2] <- r.at[1:3].T[0, i]`.
+A `DynamicSlice` prints as JAX prints one, start repeated: `r[i:i+3]` (3 elements
+from i), `r[i:i+5:2]` (3 elements, 2 apart: the stop is start + span, so the text
+means what the Python slice would if nothing were clamped).
 """
 from __future__ import annotations
 
@@ -41,10 +51,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .types import ShapedArray, is_integer, is_bool
+from .types import ShapedArray, is_integer
 
-__all__ = ["Slice", "NEW_AXIS", "DYNAMIC", "NewAxis", "Dynamic", "Index", "Transpose",
-           "Reshape", "RefIndexer", "index_shape", "indexer_shape", "build_index",
+__all__ = ["Slice", "NEW_AXIS", "DYNAMIC", "NewAxis", "Dynamic", "DynamicSlice", "Index",
+           "Transpose", "Reshape", "RefIndexer", "index_shape", "indexer_shape",
            "index_text", "view_text"]
 
 
@@ -81,12 +91,29 @@ DYNAMIC = Dynamic()
 
 
 @dataclass(frozen=True)
+class DynamicSlice:
+    """A slice of one axis from a start known at run time (the next dynamic index
+    input): `size` elements, `stride` apart, both static. Built only when the slice
+    can select something and need not be the whole axis (`ref_python_index.py`
+    makes the other cases static `Slice`s), and with stride 1 when size <= 1, so
+    each set of positions has one spelling."""
+    size: int
+    stride: int = 1
+
+    @property
+    def span(self) -> int:
+        """How many positions the slice stretches over: from its start to its last
+        element, inclusive."""
+        return (self.size - 1) * self.stride + 1 if self.size else 0
+
+
+@dataclass(frozen=True)
 class Index:
     items: tuple = ()
 
     @property
     def num_dynamic(self) -> int:
-        return sum(1 for item in self.items if item is DYNAMIC or isinstance(item, Dynamic))
+        return sum(1 for item in self.items if isinstance(item, (Dynamic, DynamicSlice)))
 
 
 @dataclass(frozen=True)
@@ -149,6 +176,8 @@ def _encode_item(item):
         return None
     if isinstance(item, Dynamic):
         return "dyn"
+    if isinstance(item, DynamicSlice):
+        return ("dslice", item.size, item.stride)
     return int(item)
 
 
@@ -159,6 +188,8 @@ def _decode_item(code):
         return DYNAMIC
     if isinstance(code, tuple) and len(code) == 4 and code[0] == "slice":
         return Slice(*code[1:])
+    if isinstance(code, tuple) and len(code) == 3 and code[0] == "dslice":
+        return DynamicSlice(*code[1:])
     if isinstance(code, int):
         return code
     raise ValueError(f"not an index item: {code!r}")
@@ -216,11 +247,21 @@ def plan_index(shape, items, dynamic_avals) -> IndexPlan:
         if isinstance(item, Dynamic):
             aval = next(dyn, None)
             if aval is None:
-                raise ValueError("fewer dynamic index inputs than DYNAMIC items")
+                raise ValueError("fewer dynamic index inputs than dynamic items")
             if not isinstance(aval, ShapedArray) or not is_integer(aval.dtype):
                 raise ValueError(f"dynamic indices must be integer arrays, got {aval}")
             dyn_shapes.append(aval.shape)
             is_array.append(aval.ndim > 0)
+        elif isinstance(item, DynamicSlice):
+            aval = next(dyn, None)
+            if aval is None:
+                raise ValueError("fewer dynamic index inputs than dynamic items")
+            if not isinstance(aval, ShapedArray) or not is_integer(aval.dtype) or aval.ndim:
+                raise ValueError(f"the start of a dynamic slice must be an integer "
+                                 f"scalar, got {aval}")
+            if item.size < 1 or item.stride < 1 or item.span > n:
+                raise ValueError(f"a dynamic slice of size {item.size} and stride "
+                                 f"{item.stride} does not fit axis {axis} of size {n}")
         elif isinstance(item, Slice):
             if item.start < 0 or item.size < 0 or item.stride < 1 or (
                     item.size and item.start + (item.size - 1) * item.stride >= n) or (
@@ -236,7 +277,7 @@ def plan_index(shape, items, dynamic_avals) -> IndexPlan:
             raise ValueError(f"not an index item: {item!r}")
         axis_items.append(item)
     if next(dyn, None) is not None:
-        raise ValueError("more dynamic index inputs than DYNAMIC items")
+        raise ValueError("more dynamic index inputs than dynamic items")
     axis_items += [Slice(0, n, 1) for n in shape[len(axis_items):]]
     any_array = any(is_array)
     array_shape = None
@@ -254,7 +295,7 @@ def plan_index(shape, items, dynamic_avals) -> IndexPlan:
         if isinstance(item, NewAxis):
             layout.append(("new",))
             continue
-        if isinstance(item, Slice):
+        if isinstance(item, (Slice, DynamicSlice)):
             layout.append(("slice", axis))
         elif any_array:
             advanced_at.append(position)
@@ -303,7 +344,8 @@ def step_shape(shape, step, dynamic_avals) -> tuple:
 
 
 def split_dynamic(indexer: RefIndexer, dynamic) -> list:
-    """`dynamic` (one per DYNAMIC item of the whole indexer) cut into one list per step."""
+    """`dynamic` (one per dynamic item of the whole indexer: DYNAMIC, DynamicSlice)
+    cut into one list per step."""
     out, k = [], 0
     for step in indexer.steps:
         out.append(list(dynamic[k:k + step.num_dynamic]))
@@ -328,180 +370,6 @@ def indexer_shape(shape, indexer: RefIndexer | None, dynamic_avals) -> tuple:
     return indexer_shapes(shape, indexer, dynamic_avals)[-1]
 
 
-# -- building an Index from a Python index -------------------------------------------------
-
-def build_index(shape, idx, is_dynamic, error, concrete=None) -> tuple[Index, list]:
-    """A Python index (`r[...]`, `r[1:3, i, None]`) on a ref of `shape` -> (Index, the
-    dynamic values in order). `is_dynamic(x)` says whether `x` is an array-like index
-    value (a tracer, jax or NumPy array); `error(cls, message)` makes the user-facing
-    exception (`cls` is IndexError or TypeError); `concrete(x)` gives the NumPy value
-    of an array-like index known now (None when it is only known at run time).
-
-    As for arrays: a bare list is refused (`r[[0, 1]]` once meant `r[0, 1]` in NumPy;
-    write `r[np.array(seq)]`), a list inside a tuple is an integer array, and a
-    concrete boolean mask stands for the integer arrays of its true positions."""
-    if isinstance(idx, list):
-        raise error(TypeError, "using a non-tuple sequence as a ref index is not allowed "
-                    "(as for arrays): write r[np.array(seq)] for integer-array indexing, "
-                    "or r[tuple(seq)] for one index per axis")
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    idx = tuple(_mask_or_item(item, is_dynamic, concrete, error) for item in idx)
-    n_ellipsis = sum(1 for item in idx if item is Ellipsis)
-    if n_ellipsis > 1:
-        raise error(IndexError, "an index can only have a single ellipsis ('...')")
-    consuming = sum(item.ndim if isinstance(item, _Mask) else 1 for item in idx
-                    if item is not None and item is not Ellipsis)
-    if consuming > len(shape):
-        raise error(IndexError, f"too many indices for a ref of shape {tuple(shape)}: "
-                    f"{consuming} were given")
-    items, dynamic, axis = [], [], 0
-    empty_ellipsis_at = None
-    for item in idx:
-        if item is Ellipsis:
-            if len(shape) == consuming:
-                empty_ellipsis_at = len(items)
-            for _ in range(len(shape) - consuming):
-                items.append(Slice(0, shape[axis], 1))
-                axis += 1
-            continue
-        if item is None:
-            items.append(NEW_AXIS)
-            continue
-        if isinstance(item, _Mask):
-            covered = tuple(shape[axis:axis + item.ndim])
-            if item.mask.shape != covered:
-                raise error(IndexError, f"boolean index of shape {item.mask.shape} does "
-                            f"not match the indexed axes {covered} (from axis {axis})")
-            for positions in np.nonzero(item.mask):
-                items.append(DYNAMIC)
-                dynamic.append(positions.astype(np.int32))
-            axis += item.ndim
-            continue
-        n = shape[axis]
-        if isinstance(item, slice):
-            items.append(_static_slice(item, n, axis, is_dynamic, concrete, error))
-        elif isinstance(item, (bool, np.bool_)):
-            raise error(TypeError, "a boolean scalar is not a ref index; index with "
-                        "integers, slices, None, integer arrays or a boolean mask array")
-        elif isinstance(item, (int, np.integer)) or (
-                isinstance(item, np.ndarray) and item.ndim == 0 and is_integer(item.dtype)):
-            # A NumPy scalar or 0-d array is known now: a static position, as for arrays.
-            item = int(item)
-            if not -n <= item < n:
-                raise error(IndexError, f"index {int(item)} is out of bounds for axis "
-                            f"{axis} with size {n}")
-            items.append(int(item) % n)
-        elif isinstance(item, (list, tuple)) or is_dynamic(item):
-            value = np.asarray(item) if isinstance(item, (list, tuple)) else item
-            if isinstance(item, (list, tuple)) and value.size == 0:
-                value = value.astype(np.int32)      # `[]` selects nothing, as NumPy
-            dtype = getattr(getattr(value, "aval", value), "dtype", None)
-            if dtype is None or not is_integer(dtype):
-                raise error(TypeError, f"indices of dtype {getattr(dtype, 'name', dtype)} "
-                            f"are not supported on refs: index with integers, slices, "
-                            f"None, integer arrays or boolean mask arrays")
-            items.append(DYNAMIC)
-            dynamic.append(value)
-        else:
-            raise error(TypeError, f"cannot index a ref with {item!r} of type "
-                        f"{type(item).__name__}: use integers, slices, None, ..., integer "
-                        f"arrays or boolean mask arrays")
-        axis += 1
-    if empty_ellipsis_at is not None:
-        _check_no_split_advanced(items, dynamic, empty_ellipsis_at, error)
-    return Index(canonical_items(items, shape)), dynamic
-
-
-def _check_no_split_advanced(items, dynamic, split_at, error):
-    """NumPy counts an `...` that stands for no axes as a separator: integer-array
-    indices on both sides of it put their axes first. The IR's index has no room for
-    such an `...`, so that one spelling is refused rather than laid out wrongly."""
-    any_array = any(len(np.shape(d)) if isinstance(d, np.ndarray) else len(d.aval.shape)
-                    for d in dynamic)
-    advanced = [k for k, item in enumerate(items)
-                if item is DYNAMIC or isinstance(item, int)]
-    # Only when something stands before the first advanced index do the two
-    # layouts differ: otherwise the array axes come first either way.
-    if any_array and advanced and 0 < advanced[0] < split_at <= advanced[-1]:
-        raise error(IndexError, "integer-array indices separated only by an empty `...` "
-                    "are not supported on refs (NumPy moves their axes first); read "
-                    "the value and index it (r[...][idx]), or write the index without "
-                    "the `...` and reorder the result's axes")
-
-
-@dataclass(frozen=True, eq=False)
-class _Mask:
-    """A concrete boolean mask array among the items of a Python index."""
-    mask: np.ndarray
-
-    @property
-    def ndim(self) -> int:
-        return self.mask.ndim
-
-
-def _static_bound(part, axis, is_dynamic, concrete, error):
-    """A slice bound as a Python int: it must be known now (an int, or a concrete
-    integer scalar such as `np.int32(1)` or `jnp.int32(1)` outside `jit`)."""
-    if part is None or (isinstance(part, (int, np.integer)) and not isinstance(part, bool)):
-        return part if part is None else int(part)
-    value = concrete(part) if concrete is not None and is_dynamic(part) else None
-    if value is None or np.ndim(value) != 0 or not is_integer(np.asarray(value).dtype):
-        raise error(TypeError, f"slice bounds on refs must be static ints, got {part!r} on "
-                    f"axis {axis}; for a dynamic start use minijax.lax.dynamic_slice on the "
-                    f"value read from the ref")
-    return int(value)
-
-
-def _mask_or_item(item, is_dynamic, concrete, error):
-    """`item`, or a `_Mask` when it is a boolean array (which must be concrete: the
-    number of positions it selects is the result's shape)."""
-    if isinstance(item, (list, tuple)):
-        value = np.asarray(item)
-        return _Mask(value) if value.dtype == np.bool_ and value.ndim else item
-    if isinstance(item, (bool, np.bool_, slice)) or item is None or item is Ellipsis \
-            or not is_dynamic(item):
-        return item
-    dtype = getattr(getattr(item, "aval", item), "dtype", None)
-    if dtype is None or not is_bool(dtype):
-        return item
-    value = concrete(item) if concrete is not None else None
-    if value is None:
-        raise error(TypeError, "a boolean mask index must be concrete (the number of "
-                    "positions it selects is the shape of the result); this one is only "
-                    "known at run time. Read the ref and use jnp.where(mask, r[...], 0)")
-    value = np.asarray(value)
-    if value.ndim == 0:
-        raise error(TypeError, "a boolean scalar is not a ref index; index with "
-                    "integers, slices, None, integer arrays or a boolean mask array")
-    return _Mask(value)
-
-
-def canonical_items(items, shape) -> tuple:
-    """Drop trailing whole-axis slices (they are implicit)."""
-    items = list(items)
-    while items and isinstance(items[-1], Slice):
-        axis = sum(1 for item in items if not isinstance(item, NewAxis)) - 1
-        if not items[-1].is_whole(shape[axis]):
-            break
-        items.pop()
-    return tuple(items)
-
-
-def _static_slice(item: slice, n: int, axis: int, is_dynamic, concrete, error) -> Slice:
-    parts = [_static_bound(part, axis, is_dynamic, concrete, error)
-             for part in (item.start, item.stop, item.step)]
-    item = slice(*parts)
-    if item.step is not None and item.step <= 0:
-        raise error(IndexError, f"slice steps on refs must be positive, got {item.step} "
-                    f"on axis {axis}; read the ref and reverse the value instead")
-    start, stop, stride = item.indices(n)
-    size = max(0, -(-(stop - start) // stride))
-    # One canonical form per set of positions: the stride of a 0- or 1-element slice
-    # does not matter, so it is 1.
-    return Slice(start if size else min(start, n), size, stride if size > 1 else 1)
-
-
 # -- text ---------------------------------------------------------------------------------
 
 def _slice_text(item: Slice, n: int) -> str:
@@ -523,6 +391,10 @@ def index_text(items, shape, dynamic_texts) -> str:
             continue
         if isinstance(item, Dynamic):
             parts.append(next(dynamic_texts))
+        elif isinstance(item, DynamicSlice):
+            start = next(dynamic_texts)
+            step = f":{item.stride}" if item.stride != 1 else ""
+            parts.append(f"{start}:{start}+{item.span}{step}")
         elif isinstance(item, Slice):
             parts.append(_slice_text(item, shape[axis]))
         else:

@@ -44,7 +44,7 @@ _TOKEN = re.compile(rf"""[ \t\f\r]*(?:
   | :[ \t]*(?P<TYPE>Ref\{{{_ARRAY_TYPE}\}}|{_ARRAY_TYPE})
   | (?P<NUMBER>-?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?))
   | (?P<PUNCTUATION>\.\.\.|\.(?:at|T|reshape|transpose)(?![A-Za-z0-9_])|<-|\+=
-                   |[{{}}()\[\]:;.=,-])
+                   |[{{}}()\[\]:;.=,+-])
   | (?P<NL>\n)
   | (?P<COMMENT>\#[^\n]*)
   | (?P<STRING>'(?:[^'\\\n]|\\.)*')

@@ -14,16 +14,20 @@ read the view `v = x[i]`, write into `v.T[j]` recursively, then write `v` back w
 
 One `Index` step picks one of two spellings:
 
-* *basic* (integers, unit-stride slices, None): `slice` / `dynamic_slice` plus a
-  `reshape`, and `dynamic_update_slice` to write. This is what almost every program
-  uses, and it is what XLA handles best.
-* *general* (strided slices or integer arrays): every element the index selects is
-  named by a point in an index grid, and the access is a `gather` of those points,
-  a `scatter` to write, a `scatter_add` to accumulate -- so `addupdate` adds at a
-  repeated index as many times as it is repeated, while a write keeps the last one.
+* *basic* (integers, unit-stride slices, None, unit-stride `ds` slices): `slice` /
+  `dynamic_slice` plus a `reshape`, and `dynamic_update_slice` to write. This is
+  what almost every program uses, and it is what XLA handles best.
+* *general* (strided slices, static or `ds`, or integer arrays): every element the
+  index selects is named by a point in an index grid, and the access is a `gather`
+  of those points, a `scatter` to write, a `scatter_add` to accumulate -- so
+  `addupdate` adds at a repeated index as many times as it is repeated, while a
+  write keeps the last one.
 
 Dynamic positions follow JAX: a negative value counts from the end, then the
-position is clamped into range. `b` is the `JaxprBuilder` of `discharge.py`: it has
+position is clamped into range. The start of a `DynamicSlice` is clamped the same
+way, into the range where the whole slice fits (as `lax.dynamic_slice` clamps): the
+clamped start is computed explicitly, so both spellings, and strided slices, read
+and write the same positions. `b` is the `JaxprBuilder` of `discharge.py`: it has
 `emit(prim, *inputs, **params)` and `literal(value, dtype)`.
 """
 from __future__ import annotations
@@ -31,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import primitives as P
-from ..ir.ref_indexing import Index, Transpose, Slice, Dynamic, plan_index, split_dynamic
+from ..ir.ref_indexing import Index, Transpose, Slice, Dynamic, DynamicSlice, plan_index, \
+    split_dynamic
 
 __all__ = ["read_path", "update_path", "read_index", "write_index", "clamp_dynamic"]
 
@@ -49,24 +54,26 @@ def _reshape(b, x, shape):
 
 
 def _as_index(b, i):
-    if i.aval.dtype != _INDEX_DTYPE:
+    # `i` is an IR atom here; a vmap rule's value (a tracer or an array) in ref_rules
+    if getattr(i, "aval", i).dtype != _INDEX_DTYPE:
         i = b.emit(P.convert_element_type_p, i, new_dtype=_INDEX_DTYPE, weak_type=False)
     return i
 
 
-def clamp_dynamic(b, i, n: int):
+def clamp_dynamic(b, i, n: int, span: int = 1):
     """A dynamic position (or array of them) on an axis of size `n`, as JAX takes it:
-    negative counts from the end, then clamp into [0, n - 1]."""
+    negative counts from the end, then clamp into [0, n - span] (the start of a
+    slice spanning `span` positions; 1 for a single position)."""
     i = _as_index(b, i)
     zero = b.literal(0, _INDEX_DTYPE)
     wrapped = b.emit(P.select_n_p, b.emit(P.lt_p, i, zero), i,
                      b.emit(P.add_p, i, b.literal(n, _INDEX_DTYPE)))
-    return b.emit(P.clamp_p, zero, wrapped, b.literal(max(n - 1, 0), _INDEX_DTYPE))
+    return b.emit(P.clamp_p, zero, wrapped, b.literal(max(n - span, 0), _INDEX_DTYPE))
 
 
 def _is_basic(plan) -> bool:
     return plan.array_shape is None and all(
-        not isinstance(item, Slice) or item.stride == 1 or item.size <= 1
+        not isinstance(item, (Slice, DynamicSlice)) or item.stride == 1 or item.size <= 1
         for item in plan.axis_items)
 
 
@@ -81,6 +88,9 @@ def _window(b, x, plan, dynamic):
         elif isinstance(item, Dynamic):
             starts.append(clamp_dynamic(b, next(dyn), n))
             sizes.append(1)
+        elif isinstance(item, DynamicSlice):
+            starts.append(clamp_dynamic(b, next(dyn), n, item.span))
+            sizes.append(item.size)
         else:
             starts.append(int(item))
             sizes.append(1)
@@ -101,12 +111,16 @@ def _grid_indices(b, x, plan, dynamic):
     dyn = iter(dynamic)
     columns = []
     for axis, (n, item) in enumerate(zip(_shape(x), plan.axis_items)):
-        if isinstance(item, Slice):
+        if isinstance(item, (Slice, DynamicSlice)):
             dim = grid_layout.index(("slice", axis))
             column = b.emit(P.iota_p, dtype=_INDEX_DTYPE, shape=grid, dimension=dim)
             if item.stride != 1:
                 column = b.emit(P.mul_p, column, b.literal(item.stride, _INDEX_DTYPE))
-            if item.start:
+            if isinstance(item, DynamicSlice):
+                start = clamp_dynamic(b, next(dyn), n, item.span)
+                column = b.emit(P.add_p, column, b.emit(
+                    P.broadcast_in_dim_p, start, shape=grid, broadcast_dimensions=()))
+            elif item.start:
                 column = b.emit(P.add_p, column, b.literal(item.start, _INDEX_DTYPE))
         else:
             if isinstance(item, Dynamic):

@@ -255,6 +255,10 @@ transpose_rules[P.free_ref_p] = lambda cts, ref: [None]
 #   * a leading `Transpose` view moves the batch axis to 0 (if it is not there);
 #   * every later step gets the batch axis as its first axis: `Index` items get a
 #     whole `Slice` in front, `Transpose` permutations and `Reshape` sizes are shifted;
+#   * a `ds` slice whose start differs per example (`r[ds(i, 3)]`, i mapped) becomes,
+#     per example, an integer array of its positions, in a step of its own that
+#     keeps every other axis whole (then the rest of the index, that axis whole):
+#     the next case then handles it;
 #   * when some dynamic index of an `Index` step (any step, not only the last) is
 #     batched (a different position per example), that step instead starts with an
 #     integer-array item `iota(B)` and each batched index is stacked on axis 0:
@@ -273,8 +277,10 @@ transpose_rules[P.free_ref_p] = lambda cts, ref: [None]
 import numpy as np
 
 from ..ir.ref_indexing import RefIndexer, Index, Transpose, Reshape, Slice, DYNAMIC, \
-    split_dynamic, indexer_shapes, plan_index
+    DynamicSlice, NewAxis, split_dynamic, indexer_shapes, plan_index
+from ..ir.ref_python_index import canonical_items
 from . import vmap_refs as ref_checks
+from .discharge_indexing import clamp_dynamic
 from .vmap import (Batched, BatchingError, vmap_rules, trace_vmap_rules,
                    moveaxis, not_mapped)
 
@@ -300,7 +306,11 @@ def _batched_indexer(indexer, dynamic, dynamic_dims, ref_shape, batch_dim, axis_
                                                          if a != batch_dim)))
     if not steps:
         steps, per_step, per_step_dims = [Index(())], [[]], [[]]
-    one_avals = [_one_example_aval(x, d) for x, d in zip(dynamic, dynamic_dims)]
+    if any(_per_example_slices(step, dims) for step, dims in zip(steps, per_step_dims)):
+        steps, per_step, per_step_dims = _split_per_example_slices(
+            steps, per_step, per_step_dims, one_shape)
+    one_avals = [_one_example_aval(x, d) for step in zip(per_step, per_step_dims)
+                 for x, d in zip(*step)]
     # the per-example shape before each step
     shapes = indexer_shapes(one_shape, RefIndexer(tuple(steps)), one_avals)
     batch = 1 if fake_batch else axis_size     # the size of the leading axis so far
@@ -322,6 +332,81 @@ def _batched_indexer(indexer, dynamic, dynamic_dims, ref_shape, batch_dim, axis_
     if new_steps and not isinstance(new_steps[-1], Index):
         new_steps.append(Index(()))
     return RefIndexer(tuple(new_steps)), new_dynamic
+
+
+def _per_example_slices(step, dims) -> bool:
+    """Does the `Index` step have a `ds` slice whose start differs per example?"""
+    if not isinstance(step, Index):
+        return False
+    dynamic_items = [item for item in step.items if item is DYNAMIC
+                     or isinstance(item, DynamicSlice)]
+    return any(isinstance(item, DynamicSlice) and d is not not_mapped
+               for item, d in zip(dynamic_items, dims))
+
+
+def _split_per_example_slices(steps, per_step, per_step_dims, one_shape):
+    """`steps` (with their dynamic inputs and batch dims, per step) with each `ds`
+    slice whose start differs per example spelled as an integer array: per example,
+    `x[..., ds(i, n, s), ...]` is `x.at[:, ..., positions][..., 0:n, ...]`, where
+    `positions` = i (wrapped and clamped as discharge clamps a start) + s * iota(n),
+    an array of n positions per example. Its step keeps every other axis whole, so
+    the array's axis stays in place (NumPy's rule for one advanced index)."""
+    flat = [x for dyn in per_step for x in dyn]
+    flat_dims = [d for dims in per_step_dims for d in dims]
+    shapes = indexer_shapes(one_shape, RefIndexer(tuple(steps)), [
+        _one_example_aval(x, d) for x, d in zip(flat, flat_dims)])
+    new_steps, new_dyn, new_dims = [], [], []
+    for k, (step, dyn, dims) in enumerate(zip(steps, per_step, per_step_dims)):
+        if not _per_example_slices(step, dims):
+            new_steps.append(step)
+            new_dyn.append(dyn)
+            new_dims.append(dims)
+            continue
+        shape, rest_items, rest_dyn, rest_dims = shapes[k], [], [], []
+        dyn, dims, axis = iter(dyn), iter(dims), 0
+        for item in step.items:
+            if isinstance(item, NewAxis):
+                rest_items.append(item)
+                continue
+            if isinstance(item, DynamicSlice) or item is DYNAMIC:
+                x, d = next(dyn), next(dims)
+                if isinstance(item, DynamicSlice) and d is not not_mapped:
+                    wholes = tuple(Slice(0, n, 1) for n in shape[:axis])
+                    new_steps.append(Index(wholes + (DYNAMIC,)))
+                    new_dyn.append([_slice_positions(x, d, item, shape[axis])])
+                    new_dims.append([0])
+                    item = Slice(0, item.size, 1)
+                    shape = shape[:axis] + (item.size,) + shape[axis + 1:]
+                else:
+                    rest_dyn.append(x)
+                    rest_dims.append(d)
+            rest_items.append(item)
+            axis += 1
+        rest = Index(canonical_items(rest_items, shape))
+        if rest.items or k == len(steps) - 1:
+            new_steps.append(rest)
+            new_dyn.append(rest_dyn)
+            new_dims.append(rest_dims)
+    return new_steps, new_dyn, new_dims
+
+
+class _Binder:
+    """`bind` in the shape of discharge's builder (`emit`, `literal`), so that a vmap
+    rule can reuse discharge's spelling of JAX's clamping."""
+    emit = staticmethod(bind)
+    literal = staticmethod(lambda value, dtype: np.dtype(dtype).type(value))
+
+
+def _slice_positions(start, dim, item: DynamicSlice, n: int):
+    """(B, size) positions of a `ds` slice on an axis of size `n` whose start
+    differs per example (batch axis `dim` of `start`)."""
+    i32 = np.dtype(np.int32)
+    start = clamp_dynamic(_Binder, moveaxis(start, dim, 0), n, item.span)
+    shape = (aval_of(start).shape[0], item.size)
+    steps = bind(P.mul_p, bind(P.iota_p, dtype=i32, shape=shape, dimension=1),
+                 np.int32(item.stride))
+    return bind(P.add_p, steps, bind(P.broadcast_in_dim_p, start, shape=shape,
+                                     broadcast_dimensions=(0,)))
 
 
 def _one_example_aval(x, d):
