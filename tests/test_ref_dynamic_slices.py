@@ -440,3 +440,9 @@ def test_jax_programs_with_ds_import_and_export():
     # out of range, the exported program clamps the strided start as minijax does
     _match(list(exported(X, np.int32(7))), list(mini(X, np.int32(7))))
     _match(list(source(X, np.int32(7))), list(mini(X, np.int32(7))))
+
+
+def test_ds_on_an_array_under_jit_says_what_to_use():
+    """JAX also slices arrays with `jax.ds`; minijax does so only on refs for now."""
+    with pytest.raises(TypeError, match="minijax.ds slices refs, not arrays"):
+        minijax.jit(lambda x, i: x[minijax.ds(i, 3)])(X, 2)

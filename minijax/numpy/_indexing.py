@@ -40,6 +40,7 @@ from .. import lax
 from ..frontend.control_flow import while_loop
 from ..frontend.vmap import vmap
 from ..ir.errors import JAXIndexError, NonConcreteBooleanIndexError
+from ..ir.ref_python_index import DSlice
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
@@ -108,6 +109,9 @@ def _expand(fname, shape, idx, for_update=False):
             raw.append(int(item))
         elif isinstance(item, (list, tuple, np.ndarray, Tracer)) or hasattr(item, "dtype"):
             raw.append(_as_index_array(fname, item))
+        elif isinstance(item, DSlice):
+            raise TypeError(f"{fname}: minijax.ds slices refs, not arrays (yet); for a "
+                            f"start known only at run time use lax.dynamic_slice_in_dim")
         else:
             raise TypeError(f"{fname}: invalid index {item!r} of type {type(item).__name__};"
                             f" use ints, slices, None, ... or integer/boolean arrays")
