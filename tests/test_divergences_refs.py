@@ -133,6 +133,65 @@ def test_closed_over_scalar_array_index_under_jit():
     np.testing.assert_array_equal(_contents(m), [X[0], X[1] * 10])
 
 
+
+@pins("ref_ds_view_loses_its_clamp_under_a_traced_index")
+def test_ds_view_clamp_under_a_traced_index():
+    rows = np.arange(30, dtype=np.float32).reshape(5, 6)
+
+    def through_views(lib):
+        def f(m, i, j):
+            r = lib.new_ref(m)
+            return r.at[lib.ds(i, 4)][1:3, j], r.at[lib.ds(i, 4)][1:3, 0]
+        return lib.jit(f)
+    traced, static = through_views(jax)(rows, 3, 0)
+    np.testing.assert_array_equal(static, rows[2:4, 0])
+    if JAX_VERSION >= (0, 12):          # fixed in 0.12: the traced j reads the same rows
+        np.testing.assert_array_equal(traced, rows[2:4, 0])
+    else:
+        np.testing.assert_array_equal(traced, rows[3:5, 0])
+    for got in through_views(minijax)(rows, 3, 0):
+        np.testing.assert_array_equal(got, rows[2:4, 0])
+
+
+@pins("ref_eager_ds_start_out_of_range_raises")
+def test_eager_ds_start_out_of_range():
+    x = np.arange(8, dtype=np.float32)
+    seven = jnp.int32(7)
+    expected = (jax.errors.TracerBoolConversionError if JAX_VERSION >= (0, 12)
+                else ValueError)
+    r = jax.new_ref(x)
+    with pytest.raises(expected):
+        r[jax.ds(seven, 3)]
+    with pytest.raises(expected):
+        r[jax.ds(seven, 3)] = np.zeros(3, np.float32)
+    np.testing.assert_array_equal(_contents(r), x)
+    np.testing.assert_array_equal(jax.jit(lambda r, i: r[jax.ds(i, 3)])(r, seven), x[5:])
+    m = minijax.new_ref(x)
+    np.testing.assert_array_equal(m[minijax.ds(seven, 3)], x[5:])
+    m[minijax.ds(seven, 3)] = np.zeros(3, np.float32)
+    np.testing.assert_array_equal(_contents(m), np.r_[x[:5], 0, 0, 0])
+
+
+@pins("ref_strided_ds_out_of_range_reads_and_writes_differ")
+def test_strided_ds_out_of_range():
+    x = np.arange(8, dtype=np.float32)
+    v = np.array([-1.0, -2.0, -3.0], np.float32)
+
+    def read_then_write(lib):
+        def f(x, i):
+            r = lib.new_ref(x)
+            read = r[lib.ds(i, 3, 2)]
+            r[lib.ds(i, 3, 2)] = v
+            return read, r[...]
+        return lib.jit(f)
+    read, written = read_then_write(jax)(x, 7)
+    np.testing.assert_array_equal(read, [7, 7, 7])
+    np.testing.assert_array_equal(written, np.r_[x[:7], -1])
+    read, written = read_then_write(minijax)(x, 7)
+    np.testing.assert_array_equal(read, [3, 5, 7])
+    np.testing.assert_array_equal(written, [0, 1, 2, -1, 4, -2, 6, -3])
+
+
 def _add_at_out_of_range(ref_mod):
     def f(r):
         ref_mod.addupdate(r, np.array([5, 0]), np.ones((2, 3), np.float32))

@@ -4,8 +4,8 @@
 What JAX does, and where minijax follows it:
 * a traced start is clamped as `lax.dynamic_slice` clamps one: a negative start counts
   from the end once, then the start is clamped so the whole slice fits -- for reads
-  and writes alike; minijax does the same, eagerly too (JAX's eager ref ops refuse
-  any `jax.ds`, even a Python int start: TracerBoolConversionError);
+  and writes alike under jit; minijax does the same, eagerly too (JAX raises eagerly
+  for a jax.Array start out of range: a registered divergence);
 * a static start whose slice does not fit is an error (JAX: ValueError);
 * grad, jvp, vjp, linearize, `fori_loop` and `scan` work;
 * vmap with a start that differs per example raises NotImplementedError in JAX;
@@ -16,6 +16,7 @@ Where JAX is not self-consistent, the tests compare with what it intends: a stri
 JAX, while minijax clamps its start as for unit stride, so those cases are checked
 against JAX given the start minijax computes; and JAX loses the clamp of a `ds` view
 (`r.at[ds(i, 4)]`) when the index applied to it has a traced item on another axis.
+All three are registered divergences, pinned in tests/test_divergences_refs.py.
 """
 import jax
 import jax.numpy as jnp
@@ -100,7 +101,8 @@ def test_unit_stride_accesses_match_jax_with_jax_clamping():
 
 def test_eager_accesses_match_jit():
     """Eagerly the start is a jax array (dynamic, clamped) or a Python int (static),
-    and the results are jit's; JAX 0.10.2 cannot run these eagerly at all."""
+    and the results are jit's. (JAX raises eagerly for a start out of range: the
+    registered divergence ref_eager_ds_start_out_of_range_raises.)"""
     jitted = minijax.jit(_accesses(MJ))
     for i in [2, 7, -1]:
         _match(_accesses(MJ)(X, mnp.int32(i)), jitted(X, i))

@@ -74,6 +74,40 @@ register(
     "transpose of get, so they must pick the same elements",
     transforms=("new_ref", "jit"))
 
+register(
+    "ref_ds_view_loses_its_clamp_under_a_traced_index", "0.10.2, 0.11.2",
+    "a view r.at[jax.ds(i, 4)] of a Ref{f32[5,6]} with i = 3 (clamped to start 1) reads "
+    "rows 2-3 through [1:3, 0] but rows 3-4 through [1:3, j] with a traced j = 0 "
+    "(under jit): the clamp of the view's start is lost when the index applied to it "
+    "has a traced item on another axis"
+    ". Fixed in 0.12.0.1: both read rows 2-3",
+    "both read rows 2-3: the view starts at the clamped row 1 whatever indexes it",
+    "a view is fixed when it is made; a traced index on another axis must not move it",
+    transforms=("jit", "new_ref"), intended_on="0.12.0.1")
+register(
+    "ref_eager_ds_start_out_of_range_raises", "0.10.2, 0.11.2, 0.12.0.1",
+    "eagerly, r[jax.ds(jnp.int32(7), 3)] on a Ref{f32[8]} (read or write) raises "
+    "ValueError('Out of bound slice: start=7, size=3, stride=1, dim=8.') on 0.10.2 and "
+    "0.11.2, TracerBoolConversionError on 0.12.0.1; under jit the same start is "
+    "clamped (elements 5-7)",
+    "the start is clamped eagerly as under jit: elements 5-7 are read and written",
+    "a jax.Array start is a dynamic start, clamped as lax.dynamic_slice clamps it; "
+    "eager and jit should agree (as they do for a dynamic integer index, "
+    "ref_concrete_array_index_out_of_range_outside_jit)",
+    transforms=("new_ref",))
+register(
+    "ref_strided_ds_out_of_range_reads_and_writes_differ", "0.10.2, 0.11.2, 0.12.0.1",
+    "under jit, r[jax.ds(i, 3, 2)] of a Ref{f32[8]} with i = 7 reads elements 7, 7, 7 "
+    "(each position clamped on its own) while r[jax.ds(i, 3, 2)] = v writes only "
+    "v[0], to element 7 (out-of-range positions dropped); a unit-stride jax.ds clamps "
+    "its start so that the slice fits, for reads and writes alike",
+    "the start is clamped so that the strided slice fits, as for unit stride: with "
+    "i = 7 the slice is elements 3, 5, 7, read and written alike",
+    "one index, one meaning: a write through an index must land where the read from "
+    "it came from (as for ref_out_of_range_integer_array_writes_dropped), and a "
+    "stride should not change how the start is taken",
+    transforms=("jit", "new_ref"))
+
 # -- writes and dtypes ---------------------------------------------------------------------
 
 register(
