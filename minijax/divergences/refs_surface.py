@@ -85,16 +85,19 @@ register(
     "a view is fixed when it is made; a traced index on another axis must not move it",
     transforms=("jit", "new_ref"), intended_on="0.12.0.1")
 register(
-    "ref_eager_ds_start_out_of_range_raises", "0.10.2, 0.11.2, 0.12.0.1",
-    "eagerly, r[jax.ds(jnp.int32(7), 3)] on a Ref{f32[8]} (read or write) raises "
-    "ValueError('Out of bound slice: start=7, size=3, stride=1, dim=8.') on 0.10.2 and "
-    "0.11.2, TracerBoolConversionError on 0.12.0.1; under jit the same start is "
-    "clamped (elements 5-7)",
-    "the start is clamped eagerly as under jit: elements 5-7 are read and written",
-    "a jax.Array start is a dynamic start, clamped as lax.dynamic_slice clamps it; "
-    "eager and jit should agree (as they do for a dynamic integer index, "
-    "ref_concrete_array_index_out_of_range_outside_jit)",
-    transforms=("new_ref",))
+    "ref_eager_ds_array_start_fails", "0.10.2, 0.11.2, 0.12.0.1",
+    "eagerly, a ref access through jax.ds with a jax.Array start (r[jax.ds(jnp.int32(3), "
+    "2)], a write, or jax.ref.addupdate) raises TracerBoolConversionError from inside "
+    "the get/swap primitive -- unless the same access ran before with a Python int "
+    "start -- and, on 0.10.2 and 0.11.2, ValueError('Out of bound slice') when the "
+    "start is out of range; a Python int start works, and under jit the same array "
+    "start is dynamic and clamped",
+    "an array start is a dynamic start eagerly as under jit: clamped so that the slice "
+    "fits, for reads and writes alike",
+    "jax.ds exists for starts that are arrays; eager and jit should agree (as they do "
+    "for a dynamic integer index, ref_concrete_array_index_out_of_range_outside_jit); "
+    "found with the fuzzer's ds accesses",
+    transforms=("eager", "new_ref"))
 register(
     "ref_strided_ds_out_of_range_reads_and_writes_differ", "0.10.2, 0.11.2, 0.12.0.1",
     "under jit, r[jax.ds(i, 3, 2)] of a Ref{f32[8]} with i = 7 reads elements 7, 7, 7 "

@@ -16,6 +16,7 @@ import numpy as np
 import minijax
 import minijax.lax as lax
 import minijax.numpy as jnp
+from ..ir.ref_python_index import DSlice
 from ..ir.types import is_bool, is_float
 from .fuzz_ops import op, floating, numeric
 
@@ -167,16 +168,22 @@ def _ref_new(b):
 
 
 def _ref_index(b, shape):
-    """An indexer of a ref of `shape`: everything, an integer, a slice, or a traced index."""
+    """An indexer of a ref of `shape`: everything, an integer, a slice, a traced index,
+    or a `ds` slice of a traced start (which may be out of range: it is clamped)."""
     if not shape or shape[0] == 0:
         return ...
-    kind = b.rng.randrange(4)
+    kind = b.rng.randrange(5)
     if kind == 1:
         return b.rng.randrange(-shape[0], shape[0])
     if kind == 2:
         return slice(b.rng.randrange(shape[0]), None)
     if kind == 3:
         return b.traced_index(shape[0])
+    if kind == 4:
+        # unit stride: JAX clamps a strided ds out of range position by position when
+        # reading and drops the positions when writing (a registered divergence)
+        return minijax.ds(b.traced_index(shape[0]) + b.rng.randrange(3),
+                          b.rng.randrange(1, shape[0] + 1))
     return ...
 
 
@@ -195,6 +202,8 @@ def _update_for(b, ref, index):
         part = shape
     elif isinstance(index, slice):
         part = (shape[0] - index.start,) + shape[1:]
+    elif isinstance(index, DSlice):
+        part = (index.size,) + shape[1:]
     else:
         part = shape[1:]
     return b.value_of(part, b.aval(ref).dtype)
