@@ -5,7 +5,7 @@ What JAX does, and where minijax follows it:
 * a traced start is clamped as `lax.dynamic_slice` clamps one: a negative start counts
   from the end once, then the start is clamped so the whole slice fits -- for reads
   and writes alike under jit; minijax does the same, eagerly too (JAX raises eagerly
-  for a jax.Array start out of range: a registered divergence);
+  on a jax.Array start: a registered divergence);
 * a static start whose slice does not fit is an error (JAX: ValueError);
 * grad, jvp, vjp, linearize, `fori_loop` and `scan` work;
 * vmap with a start that differs per example raises NotImplementedError in JAX;
@@ -101,8 +101,8 @@ def test_unit_stride_accesses_match_jax_with_jax_clamping():
 
 def test_eager_accesses_match_jit():
     """Eagerly the start is a jax array (dynamic, clamped) or a Python int (static),
-    and the results are jit's. (JAX raises eagerly for a start out of range: the
-    registered divergence ref_eager_ds_start_out_of_range_raises.)"""
+    and the results are jit's. (JAX's eager ref ops fail on a jax.Array start: the
+    registered divergence ref_eager_ds_array_start_fails.)"""
     jitted = minijax.jit(_accesses(MJ))
     for i in [2, 7, -1]:
         _match(_accesses(MJ)(X, mnp.int32(i)), jitted(X, i))
@@ -442,9 +442,3 @@ def test_jax_programs_with_ds_import_and_export():
     # out of range, the exported program clamps the strided start as minijax does
     _match(list(exported(X, np.int32(7))), list(mini(X, np.int32(7))))
     _match(list(source(X, np.int32(7))), list(mini(X, np.int32(7))))
-
-
-def test_ds_on_an_array_under_jit_says_what_to_use():
-    """JAX also slices arrays with `jax.ds`; minijax does so only on refs for now."""
-    with pytest.raises(TypeError, match="minijax.ds slices refs, not arrays"):
-        minijax.jit(lambda x, i: x[minijax.ds(i, 3)])(X, 2)

@@ -192,3 +192,17 @@ register(
     "where the function is not a jit of its own; the complaint about hashing comes "
     "first only by accident",
     transforms=("axis argument",))
+
+register(
+    "jnp_indexing_with_a_static_ds_start_reads_a_python_slice", "0.11.2, 0.12.0.1",
+    "indexing a jax.Array with a jax.ds of a static start takes it as the Python slice "
+    "start:start+size*stride, eagerly and under jit: on 8 elements x[jax.ds(6, 3)] reads "
+    "2 elements, x[jax.ds(-2, 3)] none and x[jax.ds(2, 3, 2)] two; an eager jax.Array "
+    "start fails with AssertionError. A traced start under jit reads `size` elements "
+    "from the clamped start, as 0.10.2 does for every start",
+    "size elements from the start clamped so that they fit, for every start, as JAX "
+    "0.10.2 and JAX's traced starts (eagerly, x[ds] on a jax.Array is JAX's own "
+    "indexing, so it gives JAX's result)",
+    "jax.ds(start, size) names `size` elements whatever the start is known as; a "
+    "static start must not change the result's shape, and 0.10.2 read them",
+    transforms=("jit", "eager"), intended_on="0.10.2")

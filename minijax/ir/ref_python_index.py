@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import jax
 import numpy as np
 
 from .types import is_integer, is_bool
@@ -33,13 +34,14 @@ from .ref_indexing import (Slice, NEW_AXIS, DYNAMIC, NewAxis, DynamicSlice, Inde
 __all__ = ["DSlice", "ds", "build_index", "canonical_items"]
 
 
-@dataclass(frozen=True, eq=False)
-class DSlice:
+class DSlice(type(jax.ds(0, 1))):
     """`minijax.ds(start, size, stride)`: `size` elements from `start`, `stride` apart.
-    `start` may be a traced integer scalar; `size` and `stride` are static ints."""
-    start: object
-    size: object
-    stride: int = 1
+    `start` may be a traced integer scalar; `size` and `stride` are static ints.
+
+    A subclass of the class of JAX's `jax.ds` objects (its fields `start`, `size`,
+    `stride`), so that indexing an eager value -- a `jax.Array`, indexed by JAX's own
+    code as minijax's eager values are -- takes one too: `x[minijax.ds(2, 3)]`."""
+    __slots__ = ()
 
 
 def ds(start, size=None, stride=None):

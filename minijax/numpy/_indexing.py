@@ -7,9 +7,10 @@ the integer arrays of its nonzero positions, lists become arrays.
 
 Reading (`getitem`) then takes one of two routes:
 
-* **Basic** (ints, slices, `None`, traced scalar ints): a `slice` for the static
-  part, one `rev` of the axes with a negative step, a `dynamic_slice` for traced
-  scalar ints (clamped into bounds, negatives counted from the end, as JAX does), and
+* **Basic** (ints, slices, `None`, traced scalar ints, unit-stride `minijax.ds`): a
+  `slice` for the static part, one `rev` of the axes with a negative step, a
+  `dynamic_slice` for traced scalar ints and ds starts (clamped into bounds,
+  negatives counted from the end, as JAX does), and
   one `squeeze` / `expand_dims` / `reshape` to drop and insert axes. A static int out of
   range is clamped into its axis, as JAX does by default (an IndexError under JAX's
   `jax_check_static_indices` flag, and always on an empty axis).
@@ -17,11 +18,14 @@ Reading (`getitem`) then takes one of two routes:
   `gather` picks the indexed elements. NumPy's layout rule applies: the broadcast
   shape of the advanced indices replaces them in place when they are adjacent, and
   goes first when a slice or `None` separates them. Out-of-range array indices are
-  clamped (JAX's choice; NumPy raises).
+  clamped (JAX's choice; NumPy raises). A strided `minijax.ds`, or a unit one among
+  arrays or strided slices, is gathered too, its start taken as JAX takes it there
+  (`_ds_indexing.py`).
 
 Writing (`x.at[idx].set(v)` / `.add(v)`) builds the same description as a scatter:
 integer and array indices are scatter indices, unit-step slices are update windows
-(with a constant start), and strided slices become extra scatter index dimensions.
+(with a constant start, or a ds start), and strided slices and ds items become extra
+scatter index dimensions.
 Out-of-range writes are dropped, as in JAX. `x.at[idx].get(mode=...)` with an explicit
 mode is always one gather in that mode ('fill': out-of-range reads give the fill
 value); `x.at[idx].apply(f)` counts the updates per element with a scatter-add and
@@ -29,6 +33,7 @@ applies `f` that many times.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -46,14 +51,15 @@ from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
 from . import _ufuncs
 from ._creation import array, asarray, ones_like
+from ._ds_indexing import ds_parts, settle_for_access, strided_positions
 from ._ufuncs import negative, where
 
 
 @dataclass
 class _Entry:
-    kind: str             # 'none' | 'slice' | 'int' | 'dynamic' | 'array'
+    kind: str             # 'none' | 'slice' | 'int' | 'dynamic' | 'array' | 'ds'
     axis: int = -1        # operand axis (not for 'none')
-    value: Any = None     # slice triple (start, size, step), int, or index array
+    value: Any = None     # slice/ds triple (start, size, step), int, or index array
     position: int = 0     # place in the expanded index tuple
 
 
@@ -101,7 +107,7 @@ def _expand(fname, shape, idx, for_update=False):
         idx = (idx,)
     raw = []
     for item in idx:
-        if item is None or item is Ellipsis or isinstance(item, slice):
+        if item is None or item is Ellipsis or isinstance(item, (slice, DSlice)):
             raw.append(item)
         elif isinstance(item, bool):
             raise IndexError(f"{fname}: boolean scalar indices are not supported")
@@ -109,9 +115,6 @@ def _expand(fname, shape, idx, for_update=False):
             raw.append(int(item))
         elif isinstance(item, (list, tuple, np.ndarray, Tracer)) or hasattr(item, "dtype"):
             raw.append(_as_index_array(fname, item))
-        elif isinstance(item, DSlice):
-            raise TypeError(f"{fname}: minijax.ds slices refs, not arrays (yet); for a "
-                            f"start known only at run time use lax.dynamic_slice_in_dim")
         else:
             raise TypeError(f"{fname}: invalid index {item!r} of type {type(item).__name__};"
                             f" use ints, slices, None, ... or integer/boolean arrays")
@@ -160,6 +163,8 @@ def _expand(fname, shape, idx, for_update=False):
         n = shape[axis]
         if isinstance(item, slice):
             entries.append(_Entry("slice", axis, _static_slice(item, n), position))
+        elif isinstance(item, DSlice):
+            entries.append(_Entry("ds", axis, ds_parts(fname, item, n, axis), position))
         elif isinstance(item, int):
             if not for_update:
                 item = _static_index_in_bounds(fname, item, axis, n)
@@ -237,12 +242,13 @@ def _normalize_index(x, n):
 def getitem(x, idx):
     """`x[idx]` with NumPy semantics (see the module docstring for the two routes)."""
     x = as_operand("getitem", x)
-    entries = _expand("getitem", shape_of(x), idx)
+    entries, wraps = settle_for_access(_expand("getitem", shape_of(x), idx),
+                                       shape_of(x), clamps=True)
     x, entries = _apply_slices(x, entries)
-    if any(e.kind == "array" for e in entries):
+    if any(e.kind == "array" or (e.kind == "ds" and not wraps) for e in entries):
         plan = _plan(shape_of(x), entries)
         return _finish(_gather(x, plan, "clip"), plan)
-    dynamic = [e for e in entries if e.kind == "dynamic"]
+    dynamic = [e for e in entries if e.kind in ("dynamic", "ds")]
     if dynamic:
         dims = shape_of(x)
         starts = [np.int32(0)] * len(dims)
@@ -252,8 +258,9 @@ def getitem(x, idx):
             # wraps, the primitive clamps. An index below -n stays negative after the
             # wrap and is clamped to 0 (not raised to -n first), so that checkify sees
             # it out of bounds as JAX's does.
-            starts[e.axis] = convert("indexing", e.value, np.int32)
-            sizes[e.axis] = 1
+            is_ds = e.kind == "ds"
+            starts[e.axis] = convert("indexing", e.value[0] if is_ds else e.value, np.int32)
+            sizes[e.axis] = e.value[1] if is_ds else 1
         x = lax.dynamic_slice(x, starts, sizes)
     return as_array(_drop_and_insert_axes(x, entries))
 
@@ -297,13 +304,13 @@ def _drop_and_insert_axes(x, entries):
     for e in entries:
         if e.kind == "none":
             final.append(1)
-        elif e.kind == "slice":
+        elif e.kind in ("slice", "ds"):
             final.append(e.value[1])
     if dropped and len(final) == len(shape_of(x)) - len(dropped):
         return lax.squeeze(x, dropped)
     if not dropped and len(final) != len(shape_of(x)):
         return lax.expand_dims(x, tuple(i for i, e in enumerate(
-            [e for e in entries if e.kind in ("none", "slice")]) if e.kind == "none"))
+            [e for e in entries if e.kind in ("none", "slice", "ds")]) if e.kind == "none"))
     if tuple(final) != shape_of(x):
         return lax.reshape(x, final)
     return x
@@ -328,9 +335,9 @@ _ADVANCED = ("int", "dynamic", "array")
 def _plan(operand_shape, entries):
     """Describe `x[entries]` as one gather.
 
-    The result has, in index order, a *window* axis for each unit-step slice (a block
-    of the operand), a *batch* axis for each strided slice, and a new axis for each
-    `None`; the broadcast shape B of the advanced indices (ints count as rank-0 arrays
+    The result has, in index order, a *window* axis for each unit-step slice or ds (a
+    block of the operand), a *batch* axis for each strided one, and a new axis for
+    each `None`; the broadcast shape B of the advanced indices (ints count as rank-0 arrays
     once any array is present) adds batch axes in place of the first advanced index
     when those are adjacent, and in front otherwise (NumPy's rule). Every batch axis is
     indexed by a component: an index array per operand axis, broadcastable to the
@@ -364,13 +371,12 @@ def _plan(operand_shape, entries):
         components.append((e.axis, value, tuple(range(end - rank, end))))
     for j, d in enumerate(batch_axes):
         if d[0] == "strided":
-            start, size, step = d[1].value
-            components.append((d[1].axis, np.arange(size, dtype=np.int32) * step + start,
-                               (j,)))
+            components.append((d[1].axis, strided_positions(*d[1].value), (j,)))
     batch_shape = tuple(d[1] if d[0] == "batch" else d[1].value[1] for d in batch_axes)
     layout = [("batch", d[1].value[1]) if d[0] == "strided" else d for d in layout]
-    window_starts = {e.axis: e.value[0] for e in entries if e.kind == "slice"
-                     and e.value[2] == 1 and e.value[:2] != (0, operand_shape[e.axis])}
+    window_starts = {e.axis: e.value[0] for e in entries if e.kind in ("slice", "ds")
+                     and e.value[2] == 1
+                     and (e.kind == "ds" or e.value[:2] != (0, operand_shape[e.axis]))}
     collapsed = tuple(sorted(axis for axis, _, _ in components))
     return _Plan(layout, batch_shape, components, window_starts, collapsed)
 
@@ -380,7 +386,8 @@ def _index_array(plan):
     operand axis of each component (window starts included). Static indices are
     assembled in NumPy, so they reach the program as one constant."""
     comps = list(plan.components)
-    comps += [(axis, np.int32(start), ()) for axis, start in plan.window_starts.items()]
+    comps += [(axis, start if isinstance(start, Tracer) else np.int32(start), ())
+              for axis, start in plan.window_starts.items()]
     shape = plan.batch_shape + (1,)
     axes = [axis for axis, _, _ in comps]
     if all(not isinstance(v, Tracer) and not hasattr(v, "aval") for _, v, _ in comps):
@@ -430,7 +437,8 @@ def _scatter(x, idx, values, kind, mode=None):
     'multiply', 'min', 'max'; repeated indices combine every value)."""
     fname = f"at[...].{kind}"
     x = as_operand(fname, x)
-    entries = _expand(fname, shape_of(x), idx, for_update=True)
+    entries, _ = settle_for_access(_expand(fname, shape_of(x), idx, for_update=True),
+                                   shape_of(x), clamps=False)
     plan = _plan(shape_of(x), entries)
     if isinstance(values, (list, tuple)):
         values = asarray(values)        # JAX's .at takes sequences (of tracers too)
@@ -498,7 +506,14 @@ def _getitem_in_mode(x, idx, mode, fill_value):
     fname = "at[...].get"
     x = as_operand(fname, x)
     # for_update: out-of-range static ints are kept (clamped or filled), not refused
-    entries = _expand(fname, shape_of(x), idx, for_update=True)
+    entries, wraps = settle_for_access(_expand(fname, shape_of(x), idx, for_update=True),
+                                       shape_of(x), clamps=mode == "clip")
+    if wraps:
+        # JAX reads this index with x[...]'s dynamic_slice, which wraps a negative ds
+        # start once before clamping; the gather only clamps.
+        entries = [e if e.kind != "ds" else dataclasses.replace(
+            e, value=(_normalize_index(e.value[0], shape_of(x)[e.axis]), *e.value[1:]))
+            for e in entries]
     plan = _plan(shape_of(x), entries)
     if not plan.components and not plan.window_starts:
         return getitem(x, idx)  # whole axes only: nothing can be out of range
