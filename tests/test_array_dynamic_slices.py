@@ -246,3 +246,19 @@ def test_a_static_ds_start_on_newer_jax():
     ours = minijax.jit(lambda x: (x[minijax.ds(6, 3)], x[minijax.ds(-2, 3)],
                                   x[minijax.ds(2, 3, 2)]))(x)
     assert_trees_match(ours, (X[5:], X[5:], X[2:7:2]))
+
+
+def test_a_closed_over_jax_array_takes_a_traced_ds():
+    """`xs[ds(i, 3)]` of a concrete jax.Array closed over by a traced body reaches
+    minijax's indexing (the hook of `_array_interop.py`), as `xs[i]` does."""
+    xs = jnp.asarray(X)
+
+    def program(L):
+        def window(i):
+            return L.np.sum(xs[L.ds(i, 3)] ** 2) + xs.at[L.ds(i, 2)].add(1.0)[i]
+
+        def loop(n):
+            return L.lib.lax.fori_loop(0, n, lambda k, c: c + xs[L.ds(k, 2)], xs[:2] * 0)
+        return lambda starts: (L.lib.vmap(window)(starts), loop(starts[0] + 4))
+    starts = np.array([0, 2, 7], np.int32)
+    assert_trees_match(minijax.jit(program(MJ))(starts), jax.jit(program(JX))(starts))
