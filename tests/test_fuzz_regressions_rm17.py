@@ -1,7 +1,8 @@
 """Regression tests for the checkpoint rows that the fuzz runs `rm17b:0-374` (JAX 0.10.2)
 and `rm16:0-199` (JAX 0.12.0.1) left unexplained (docs/fuzzing_findings.md): each is
 the seed's program shrunk by hand, run through both APIs, or the explained finding's
-matcher on the row the seed produced."""
+matcher on the row the seed produced. At the end, F86 (seed `7:50` with the features
+refs and control_flow): linearize of a while loop handing a ref to a jit call."""
 import jax
 import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
 import numpy as np
@@ -210,3 +211,44 @@ def test_exported_rule_with_a_custom_vjp_tangent_map_runs_backwards():
         # on the CPU device: in an H200 run (jax 0.11.2) the later tests of this
         # test's worker raised this callback's error again (tests/devices.py)
         jax.block_until_ready(jax.jvp(exported, (X3,), (X3,)))
+
+
+# -- F86: linearize of a while loop whose body hands a ref to a jit call --------------------
+
+def _while_with_a_jitted_ref_step(api, start_from_carry):
+    def f(a, b):
+        def body(carry):
+            i, g = carry
+            h = api.new_ref(g if start_from_carry else b)
+
+            def step(n, o):
+                n[0] += o.sum()
+                return o * n[1] + n[...]
+            return i + 1, api.jit(step)(h, g)
+        return api.lax.while_loop(lambda c: c[0] < 2, body, (0, a))[1]
+    return f
+
+
+@pytest.mark.parametrize("start_from_carry", [False, True])
+def test_linearize_of_a_while_loop_handing_a_ref_to_jit(start_from_carry):
+    a = np.array([0.5, -1.0, 2.0], np.float32)
+    b = np.array([1.5, 0.25, -0.5], np.float32)
+    results = []
+    for api in (minijax, jax):
+        out, lin = api.linearize(_while_with_a_jitted_ref_step(api, start_from_carry), a, b)
+        assert not isinstance(out, minijax.core.Tracer)
+        results.append((out, lin(b, a)))
+    assert_trees_match(*results, rtol=1e-6)
+
+
+def test_a_leaked_tracer_is_a_minijax_error_row():
+    """The harness crashed on F86's leaked tracer (NumPy cannot read one); now the row
+    says minijax raised."""
+    from minijax.testing.cross_check import compare
+
+    def leak():
+        seen = []
+        minijax.make_jaxpr(lambda x: seen.append(x) or x)(1.0)
+        return seen[0]
+    row = compare("jit", leak, lambda: np.float32(1.0))
+    assert row.status == "error" and row.minijax_error.startswith("leaked tracer")

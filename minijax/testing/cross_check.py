@@ -29,6 +29,7 @@ import minijax
 from ..divergences import DIVERGENCES
 from ..interop import import_jaxpr
 from ..ir.core import eqns_nested
+from ..ir.trace import Tracer
 from ..transforms.ad_util import eval_jaxpr
 from .comparison import assert_trees_match
 from .recipes import (Side, Skip, SavedResiduals, TRANSFORMS, run_recipe, policy_label,
@@ -66,6 +67,10 @@ def compare(transform, mini_run, jax_run, rtol=None, atol=None) -> Row:
             return Row(transform, "skipped", detail=str(skip))
         except Exception as error:  # noqa: BLE001 -- any failure is a finding
             errors[name] = f"{type(error).__name__}: {error}"
+    leaked = [x for x in tree_util.tree_leaves(results.get("minijax"))
+              if isinstance(x, Tracer)]
+    if leaked:      # a minijax bug (F86 was one), not a value to compare
+        errors["minijax"] = f"leaked tracer: minijax returned {leaked[0]!r}"
     if errors:
         status = "both raise" if len(errors) == 2 else "error"
         return Row(transform, status, minijax_error=errors.get("minijax", ""),

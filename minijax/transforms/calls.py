@@ -111,11 +111,11 @@ def _batched_call_body(jaxpr: Jaxpr, dims: tuple, axis_size, axis_name, named_ax
     return vmap_jaxpr(jaxpr, list(dims), axis_size, axis_name=axis_name)
 
 
-def call_dce(prim, eqn: Eqn, used_outputs) -> DceEqn:
+def call_dce(prim, eqn: Eqn, used_outputs, dead_refs=()) -> DceEqn:
     jaxpr = eqn.params["jaxpr"]
-    if all(used_outputs) and _dce_fixed_point(jaxpr):
+    if all(used_outputs) and not dead_refs and _dce_fixed_point(jaxpr):
         return DceEqn(eqn, (True,) * len(eqn.inputs))
-    pruned = _dce_call_body(jaxpr, tuple(used_outputs))
+    pruned = _dce_call_body(jaxpr, tuple(used_outputs), tuple(dead_refs))
     if not pruned.jaxpr.outvars and not pruned.jaxpr.effects:
         return DceEqn(None, (False,) * len(eqn.inputs))
     inputs = [x for x, u in zip(eqn.inputs, pruned.used_inputs) if u]
@@ -127,8 +127,9 @@ def call_dce(prim, eqn: Eqn, used_outputs) -> DceEqn:
 
 
 @functools.lru_cache(maxsize=1024)
-def _dce_call_body(jaxpr: Jaxpr, used_outputs: tuple):
-    return dce_jaxpr(jaxpr, list(used_outputs), prune_inputs=True)
+def _dce_call_body(jaxpr: Jaxpr, used_outputs: tuple, dead_refs: tuple = ()):
+    return dce_jaxpr(jaxpr, list(used_outputs), prune_inputs=True,
+                     dead_refs=dead_refs or None)
 
 
 @functools.lru_cache(maxsize=1024)

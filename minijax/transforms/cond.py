@@ -377,7 +377,7 @@ vmap_rules[cond_p] = _cond_vmap
 
 # -- DCE ----------------------------------------------------------------------------------------
 
-def _cond_dce(eqn: Eqn, used_outputs) -> DceEqn:
+def _cond_dce(eqn: Eqn, used_outputs, dead_refs=()) -> DceEqn:
     branches = eqn.params["branches"]
     pruned = [dce_jaxpr(b, list(used_outputs)) for b in branches]
     used_operands = [any(flags) for flags in zip(*(p.used_inputs for p in pruned))]

@@ -7,7 +7,13 @@ of kept equations become used. The result says which inputs are still used, so a
 caller can stop computing values nobody needs (remat and vjp prune residuals so).
 
 Equations with sub-jaxprs can shrink their body too: `dce_rules[prim](eqn,
-used_outputs) -> DceEqn(eqn or None, used_inputs)` (for `jit`: see `calls.py`).
+used_outputs, dead_refs) -> DceEqn(eqn or None, used_inputs)` (for `jit`: see
+`calls.py`). `dead_refs` flags the equation's inputs that are refs created in this
+jaxpr (or dead refs given to it) which nothing after the equation uses: the body's
+effects on them are unobservable unless the body itself reads them back. In a
+`linearize`d loop body that calls a `jit` with a ref, the jit's writes to the ref's
+tangent are such effects, and only dropping them lets the known loop be split off.
+A rule may ignore `dead_refs`: keeping an effect is always safe.
 """
 from __future__ import annotations
 
@@ -51,11 +57,14 @@ class DceEqn(NamedTuple):
     used_inputs: tuple       # one bool per input of the original equation
 
 
-def dce_jaxpr(jaxpr, used_outputs=None, prune_inputs: bool = False) -> DceResult:
+def dce_jaxpr(jaxpr, used_outputs=None, prune_inputs: bool = False,
+              dead_refs=None) -> DceResult:
     """Remove equations that no used output needs (default: all outputs are used).
 
     Outputs that are not used are dropped from the result. With `prune_inputs`,
-    unused invars are dropped too (`used_inputs` says which were kept)."""
+    unused invars are dropped too (`used_inputs` says which were kept). `dead_refs`
+    (a bool per invar) marks ref inputs nobody reads after this jaxpr: effects on them
+    count as effects on a ref created here."""
     closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else None
     if closed is not None:
         jaxpr = closed.jaxpr
@@ -64,6 +73,7 @@ def dce_jaxpr(jaxpr, used_outputs=None, prune_inputs: bool = False) -> DceResult
     live: set = {v for v, used in zip(jaxpr.outvars, used_outputs)
                  if used and isinstance(v, Var)}
     created = {v for eqn in jaxpr.eqns if eqn.primitive.allocates_ref for v in eqn.outputs}
+    created.update(v for v, dead in zip(jaxpr.invars, dead_refs or ()) if dead)
     kept = []
     for eqn in reversed(jaxpr.eqns):
         used = [v in live for v in eqn.outputs]
@@ -71,7 +81,10 @@ def dce_jaxpr(jaxpr, used_outputs=None, prune_inputs: bool = False) -> DceResult
             continue
         rule = dce_rules.get(eqn.primitive)
         if rule is not None and (not eqn.effects or eqn.primitive.dce_keeps_effects):
-            pruned = rule(eqn, used)        # a pruned copy keeps the original's line
+            dead = tuple(isinstance(v, Var) and v in created and v not in live
+                         for v in eqn.inputs) if eqn.effects else ()
+            # a pruned copy keeps the original's line
+            pruned = rule(eqn, used, dead if any(dead) else ())
             if pruned.eqn is None:
                 continue
             kept.append(pruned.eqn)

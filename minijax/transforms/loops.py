@@ -136,6 +136,11 @@ def _while_partial_eval(trace, args, params):
         known_cond = dce_jaxpr(cond_jaxpr, [True], prune_inputs=True)
     body_used = list(known_body.used_inputs)
     cond_used = list(known_cond.used_inputs)
+    if any(used and unknown for used, unknown in zip(body_used[body_nconsts:], carry_uk)):
+        # An equation with effects stays in the known body whatever it computes (DCE
+        # keeps it), and it may read an unknown carry: a ref the body makes and hands to
+        # a `jit` call with that carry. The known loop cannot run it, so none is split off.
+        return trace.stage(while_p, args, params)
     # Keep exactly the known carries as inputs of both (a loop's carry in == out).
     body_keep = body_used[:body_nconsts] + known_carry
     cond_keep = cond_used[:cond_nconsts] + known_carry
@@ -293,7 +298,7 @@ vmap_rules[while_p] = _while_vmap
 
 # -- DCE ----------------------------------------------------------------------------------------
 
-def _while_dce(eqn, used_outputs):
+def _while_dce(eqn, used_outputs, dead_refs=()):
     """A carry is needed if it is used after the loop, read by the predicate, or needed
     by the body to compute a needed carry (the carry fixpoint once more)."""
     p = eqn.params

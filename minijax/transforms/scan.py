@@ -499,7 +499,7 @@ vmap_rules[scan_p] = _scan_vmap
 
 # -- DCE ------------------------------------------------------------------------------------------
 
-def _scan_dce(eqn: Eqn, used_outputs) -> DceEqn:
+def _scan_dce(eqn: Eqn, used_outputs, dead_refs=()) -> DceEqn:
     p = eqn.params
     jaxpr, num_consts, num_carry = p["jaxpr"], p["num_consts"], p["num_carry"]
     used_carry, used_ys = split_list(used_outputs, [num_carry])
