@@ -213,6 +213,21 @@ ERRORS = {
 }
 
 
+def test_a_ds_that_jax_built_is_taken_as_minijaxs():
+    """`x[jax.ds(i, 3)]` and `x.at[jax.ds(i, 2)]` with JAX's own ds object, under
+    minijax's jit, vmap and grad, against JAX."""
+    def f(lib, np_lib):
+        def g(x, i):
+            return (x[jax.ds(i, 3)], x.at[jax.ds(i, 2)].add(1.0),
+                    lib.grad(lambda x: np_lib.sum(x[jax.ds(i, 2)] ** 2))(x), x[jax.ds(i, 2, 2)])
+        return g
+    for i in (1, 6, -1):
+        assert_trees_match(minijax.jit(f(minijax, mnp))(X, i), jax.jit(f(jax, jnp))(X, i))
+    starts, xs = np.array([0, 3, 7], np.int32), jnp.asarray(X)  # a closed-over jax.Array
+    assert_trees_match(minijax.vmap(lambda i: xs[jax.ds(i, 3)])(starts),
+                       jax.vmap(lambda i: xs[jax.ds(i, 3)])(starts))
+
+
 def test_errors_are_jaxs_type():
     for name, fn in ERRORS.items():
         for L in (JX, MJ):

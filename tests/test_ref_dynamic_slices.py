@@ -109,6 +109,19 @@ def test_eager_accesses_match_jit():
     _match(_accesses(MJ)(X, 0), jitted(X, 0))
 
 
+def test_a_ds_that_jax_built_is_taken_as_minijaxs():
+    """A program written with `jax.ds` (JAX's own object) runs on minijax refs: the
+    accesses match JAX's program of the same text, and JAX's stride 0 is refused as
+    minijax's is."""
+    jax_built = _NS(minijax, mnp)
+    jax_built.ds = jax.ds
+    mine, theirs = minijax.jit(_accesses(jax_built)), jax.jit(_accesses(JX))
+    for i in [0, 6, -1]:
+        _match(mine(X, i), theirs(X, i))
+    with pytest.raises(ValueError, match="stride must be at least 1"):
+        minijax.jit(lambda i: minijax.new_ref(X)[jax.ds(i, 3, 0)])(1)
+
+
 def test_a_static_start_is_the_static_slice():
     def f(r):
         return r[minijax.ds(2, 3)], r[minijax.ds(-3, 3)], r[minijax.ds(np.int32(1), 2, 3)]

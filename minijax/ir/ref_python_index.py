@@ -31,10 +31,14 @@ import numpy as np
 from .types import is_integer, is_bool
 from .ref_indexing import (Slice, NEW_AXIS, DYNAMIC, NewAxis, DynamicSlice, Index)
 
-__all__ = ["DSlice", "ds", "build_index", "canonical_items"]
+__all__ = ["DSlice", "ds", "as_ds", "build_index", "canonical_items"]
+
+# The class of JAX's `jax.ds` objects. `DSlice` extends it, and an index item of this
+# class that JAX built (a program written with `jax.ds`) is taken as minijax's own.
+_JAX_DS_CLASS = type(jax.ds(0, 1))
 
 
-class DSlice(type(jax.ds(0, 1))):
+class DSlice(_JAX_DS_CLASS):
     """`minijax.ds(start, size, stride)`: `size` elements from `start`, `stride` apart.
     `start` may be a traced integer scalar; `size` and `stride` are static ints.
 
@@ -63,6 +67,16 @@ def ds(start, size=None, stride=None):
     if size is None:
         start, size = 0, start
     return DSlice(start, size, int(stride))
+
+
+def as_ds(item):
+    """`item` as a `DSlice` when it is a ds object -- minijax's, or one JAX's `jax.ds`
+    built, whose stride is checked as `ds` checks it -- else None."""
+    if isinstance(item, DSlice):
+        return item
+    if isinstance(item, _JAX_DS_CLASS):
+        return ds(item.start, item.size, item.stride)
+    return None
 
 
 def build_index(shape, idx, is_dynamic, error, concrete=None) -> tuple[Index, list]:
@@ -116,8 +130,8 @@ def build_index(shape, idx, is_dynamic, error, concrete=None) -> tuple[Index, li
         n = shape[axis]
         if isinstance(item, slice):
             items.append(_static_slice(item, n, axis, is_dynamic, concrete, error))
-        elif isinstance(item, DSlice):
-            item, start = _dynamic_slice(item, n, axis, is_dynamic, concrete, error)
+        elif as_ds(item) is not None:
+            item, start = _dynamic_slice(as_ds(item), n, axis, is_dynamic, concrete, error)
             items.append(item)
             dynamic += [] if start is None else [start]
         elif isinstance(item, (bool, np.bool_)):

@@ -33,9 +33,8 @@ applies `f` that many times.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace as replace_fields
 from typing import Any
 
 import jax
@@ -45,7 +44,7 @@ from .. import lax
 from ..frontend.control_flow import while_loop
 from ..frontend.vmap import vmap
 from ..ir.errors import JAXIndexError, NonConcreteBooleanIndexError
-from ..ir.ref_python_index import DSlice
+from ..ir.ref_python_index import DSlice, as_ds
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
@@ -107,8 +106,10 @@ def _expand(fname, shape, idx, for_update=False):
         idx = (idx,)
     raw = []
     for item in idx:
-        if item is None or item is Ellipsis or isinstance(item, (slice, DSlice)):
+        if item is None or item is Ellipsis or isinstance(item, slice):
             raw.append(item)
+        elif as_ds(item) is not None:
+            raw.append(as_ds(item))
         elif isinstance(item, bool):
             raise IndexError(f"{fname}: boolean scalar indices are not supported")
         elif isinstance(item, (int, np.integer)):
@@ -511,7 +512,7 @@ def _getitem_in_mode(x, idx, mode, fill_value):
     if wraps:
         # JAX reads this index with x[...]'s dynamic_slice, which wraps a negative ds
         # start once before clamping; the gather only clamps.
-        entries = [e if e.kind != "ds" else dataclasses.replace(
+        entries = [e if e.kind != "ds" else replace_fields(
             e, value=(_normalize_index(e.value[0], shape_of(x)[e.axis]), *e.value[1:]))
             for e in entries]
     plan = _plan(shape_of(x), entries)
