@@ -9,11 +9,15 @@ As JAX's, this module is imported by name (`import minijax.ad_checkpoint`):
 program that works here works on JAX too. The code is in `frontend/checkpoint.py`.
 """
 import importlib as _importlib
-from .frontend.checkpoint import (Offloadable, Recompute, Saveable,
-                                  checkpoint, checkpoint_name, checkpoint_policies,
+
+# The policies' markers are JAX's own objects, so a policy written for either library
+# answers with the same ones. (Imported here, where a program imports this module by
+# name as it would `jax.ad_checkpoint`, not with `import minijax`.)
+from jax.ad_checkpoint import Offloadable, Recompute, Saveable
+from .frontend.checkpoint import (checkpoint, checkpoint_name, checkpoint_policies,
                                   checkpoint_schedule, checkpointed_scan,
-                                  checkpointed_while_loop, print_saved_residuals, remat,
-                                  saved_residuals)
+                                  checkpointed_while_loop, print_saved_residuals,
+                                  remat, saved_residuals)
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "saved_residuals",
            "print_saved_residuals", "checkpoint_policies", "checkpointed_scan",

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import jax
+import jax.ad_checkpoint  # noqa: F401 -- imported by name: `import jax` alone lacks it
 import jax.numpy as jnp
 import numpy as np
 import pytest

@@ -103,6 +103,30 @@ def test_diff_loads_the_scripts_own_modules_for_each_side(scripts):
     assert "uses_module.py:4" in done.stdout and "[2. 2.]" in done.stdout
 
 
+def test_diff_compares_how_the_runs_stop(scripts):
+    """Both runs stop with the same exception type after the same prints: they agree
+    (the messages are each library's). `jax.ad_checkpoint` without its import fails on
+    JAX as on minijax: importing minijax no longer imports it for the JAX run."""
+    (scripts / "no_import.py").write_text(textwrap.dedent("""
+        import jax, jax.numpy as jnp
+        print("before", jnp.ones(2))
+        print(jax.ad_checkpoint.checkpoint_name(jnp.ones(2), "h"))
+    """))
+    done = run_minijax("diff", "no_import.py", cwd=scripts)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agree on 1 printed lines" in done.stdout
+    assert "both stop with AttributeError" in done.stdout
+    assert "module 'jax' has no attribute 'ad_checkpoint'" in done.stdout
+    (scripts / "other_error.py").write_text(textwrap.dedent("""
+        import jax
+        raise (ValueError if jax.__name__ == "minijax" else TypeError)("stop")
+    """))
+    done = run_minijax("diff", "other_error.py", cwd=scripts)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "jax printed 0 times (TypeError: stop), minijax 0 times (ValueError: stop)" in (
+        done.stdout)
+
+
 def test_check_with_args_and_with_examples(scripts):
     done = run_minijax("check", "funcs.py::f", "--args", "np.arange(3, dtype=np.float32)",
                     "--transforms", "eager,grad,vmap", "--policies", "", cwd=scripts)

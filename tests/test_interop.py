@@ -10,6 +10,7 @@ the checks conftest turns on.
 from __future__ import annotations
 
 import jax
+import jax.ad_checkpoint  # noqa: F401 -- imported by name: `import jax` alone lacks it
 import jax.numpy as jnp
 import numpy as np
 import pytest

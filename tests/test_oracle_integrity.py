@@ -72,7 +72,8 @@ def test_importing_minijax_leaves_jax_as_it_was(tmp_path):
     lines = dict(line.split(" ", 1) for line in out.strip().splitlines()
                  if line.startswith(("changed", "added")))
     assert lines["changed"] == "[]", out
-    # Submodules JAX itself imports lazily may appear; no attribute of an object
-    # minijax could have patched may.
-    assert all("ArrayImpl" not in a and "jax.Array" not in a for a in eval(lines["added"])), out
+    # Nothing is added either, not even a submodule: importing `jax.ad_checkpoint` with
+    # minijax made `jax.ad_checkpoint` work in a program that never imported it, which
+    # `python -m minijax diff` then reported as JAX running it without error.
+    assert lines["added"] == "[]", out
     assert "same values True" in out, out

@@ -37,16 +37,14 @@ from ..ir.core import Literal, Var
 from ..ir.remat_primitive import remat_p, name_p
 from ..ir.staging import trace_to_jaxpr
 from ..ir.trace import bind, aval_of
-from ..transforms.policies import (as_policy, checkpoint_policies,  # noqa: F401
-                                   Offloadable, Recompute, Saveable)
+from ..transforms.policies import as_policy, checkpoint_policies  # noqa: F401
 from ..transforms.linearize import linearize_flat
 from .checkpointed_loops import (checkpointed_scan, checkpointed_while_loop,  # noqa: F401
                                  checkpoint_schedule)
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "saved_residuals",
            "print_saved_residuals", "checkpoint_policies", "checkpointed_scan",
-           "checkpointed_while_loop", "checkpoint_schedule", "Offloadable", "Recompute",
-           "Saveable"]
+           "checkpointed_while_loop", "checkpoint_schedule"]
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy=None,

@@ -23,8 +23,9 @@ minijax primitive; the `export` column of `python -m minijax rules`.
 """
 from __future__ import annotations
 
+import importlib
+
 import jax
-import jax.ad_checkpoint
 import jax.numpy as jnp
 import numpy as np
 from jax import lax, tree_util
@@ -226,7 +227,14 @@ def _remat(*args, jaxpr, policy, prevent_cse, differentiated):
 
 
 export_rules[remat_p] = _remat
-export_rules[name_p] = lambda x, *, name: [jax.ad_checkpoint.checkpoint_name(x, name)]
+
+
+def _checkpoint_name(x, *, name):
+    # Imported on use: importing it with minijax would add `jax.ad_checkpoint` to `jax`.
+    return [importlib.import_module("jax.ad_checkpoint").checkpoint_name(x, name)]
+
+
+export_rules[name_p] = _checkpoint_name
 export_rules[P.stop_gradient_p] = lambda x: [lax.stop_gradient(x)]
 
 

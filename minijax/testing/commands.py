@@ -13,6 +13,7 @@ Reports are printed; reproducers of any disagreement go to `--out`.
 """
 from __future__ import annotations
 
+import dataclasses
 import builtins
 import io
 import math
@@ -63,10 +64,21 @@ def _run_recorded(path, argv, on_minijax: bool):
             namespace = run_hook.run_script(path, argv, on_minijax=on_minijax,
                                             script_builtins=namespace_builtins)
     except Exception as failure:  # noqa: BLE001 -- a script that fails is a finding
-        error, namespace = f"{type(failure).__name__}: {failure}", {}
+        error, namespace = _Stopped(type(failure).__name__, str(failure)), {}
     arrays = {name: np.asarray(value) for name, value in namespace.items()
               if not name.startswith("_") and _is_array(value)}
     return records, arrays, error
+
+
+@dataclasses.dataclass(frozen=True)
+class _Stopped:
+    """The exception a run stopped with. Two runs stop alike when they raise the same
+    type after the same prints: the messages are each library's own words."""
+    kind: str
+    message: str
+
+    def __str__(self):
+        return f"{self.kind}: {self.message}"
 
 
 def _is_array(value) -> bool:
@@ -102,7 +114,8 @@ def diff_script(path: str, argv=(), rtol: float = 1e-5, atol: float = 1e-6) -> t
             return 1, (f"first difference at {where(jax_printed.line)}\n"
                        f"  jax:     {jax_printed.text.rstrip()}\n"
                        f"  minijax: {mini_printed.text.rstrip()}")
-    if len(jax_records) != len(mini_records) or jax_error != mini_error:
+    if len(jax_records) != len(mini_records) or (
+            getattr(jax_error, "kind", None) != getattr(mini_error, "kind", None)):
         line = (jax_records[len(mini_records)].line if len(jax_records) > len(mini_records)
                 else mini_records[len(jax_records)].line if mini_records[len(jax_records):]
                 else 0)
@@ -114,8 +127,11 @@ def diff_script(path: str, argv=(), rtol: float = 1e-5, atol: float = 1e-6) -> t
         if a is None or b is None or a.shape != b.shape or not _close(a, b, rtol, atol):
             return 1, (f"the global {var} differs after the run\n  jax:     {b}\n"
                        f"  minijax: {a}")
+    stopped = "" if jax_error is None else (
+        f"; both stop with {jax_error.kind}\n  jax:     {jax_error.message}\n"
+        f"  minijax: {mini_error.message}")
     return 0, (f"{name}: jax and minijax agree on {len(jax_records)} printed lines and "
-               f"{len(jax_arrays)} global arrays")
+               f"{len(jax_arrays)} global arrays{stopped}")
 
 
 def _close(a, b, rtol, atol) -> bool:

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Callable
 
 import jax
-import jax.ad_checkpoint
 import numpy as np
 from jax import tree_util
 

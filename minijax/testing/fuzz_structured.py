@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 import minijax
+import minijax.ad_checkpoint  # noqa: F401 -- imported by name, as on JAX
 import minijax.lax as lax
 import minijax.numpy as jnp
 from ..ir.ref_python_index import DSlice

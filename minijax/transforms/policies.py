@@ -27,12 +27,9 @@ bottom is the namespace users see. `save_only_these_names` and friends look for
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from types import SimpleNamespace
-
-# What a policy may answer besides a bool: JAX's own marker objects, so that a policy
-# written for JAX works unchanged (and `minijax.ad_checkpoint` exports the same ones).
-from jax.ad_checkpoint import Offloadable, Recompute, Saveable
 
 from ..ir import primitives as P
 from ..ir.printer import register_param_type
@@ -198,10 +195,16 @@ class CustomPolicy(Policy):
 
     def saveable(self, prim, in_avals, params):
         answer = self.fn(prim, *in_avals, **params)
-        # JAX's markers (`jax.ad_checkpoint`): Recompute is an object, and a truthy one.
-        if answer is Recompute:
+        if isinstance(answer, bool):
+            return answer
+        # What a policy may answer besides a bool: JAX's own marker objects, so that a
+        # policy written for JAX works unchanged. Looked up only here: importing
+        # `jax.ad_checkpoint` with minijax would make `jax.ad_checkpoint` an attribute
+        # of `jax`, which JAX leaves to a program's own import.
+        markers = importlib.import_module("jax.ad_checkpoint")
+        if answer is markers.Recompute:  # an object, and a truthy one
             return False
-        if answer is Saveable or isinstance(answer, Offloadable):
+        if answer is markers.Saveable or isinstance(answer, markers.Offloadable):
             # Offloading saves the residual in another memory (host memory); minijax
             # does not model memory kinds, so it is saved where the others are.
             return True
