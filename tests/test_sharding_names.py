@@ -115,6 +115,28 @@ def test_no_context_mesh_is_jaxs_error():
         traced[1](minijax)
 
 
+def test_with_sharding_constraint_refuses_explicit_axes_as_jax_does():
+    """A spec naming an Explicit axis is a ValueError (use reshard), eagerly and under
+    jit, given a NamedSharding or a bare spec under the mesh; unnamed and Auto axes of
+    the same mesh stay requests."""
+    m = jax.make_mesh((1, 1), ("e", "a"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    refused = [lambda lib, lax: lax.with_sharding_constraint(X, jax.NamedSharding(m, P("e"))),
+               lambda lib, lax: lib.jit(lambda a: lax.with_sharding_constraint(
+                   a, jax.NamedSharding(m, P(None, "e"))))(X),
+               lambda lib, lax: lib.jit(lambda a: lax.with_sharding_constraint(
+                   {"k": a}, {"k": P(("a", "e"))}))(X)]
+    with jax.set_mesh(m):
+        for call in refused:
+            for lib, lax in ((minijax, mlax), (jax, jax.lax)):
+                with pytest.raises(ValueError, match="Explicit|Auto axes"):
+                    call(lib, lax)
+        for call in (lambda lib, lax: lib.jit(lambda a: lax.with_sharding_constraint(
+                         a * 2.0, P("a")))(X),
+                     lambda lib, lax: lib.jit(lambda a: lax.with_sharding_constraint(
+                         a * 2.0, jax.NamedSharding(m, P(None))))(X)):
+            np.testing.assert_allclose(call(minijax, mlax), call(jax, jax.lax))
+
+
 def test_reshard_on_explicit_axes():
     m = mesh(kind=AxisType.Explicit)
     with jax.set_mesh(m):

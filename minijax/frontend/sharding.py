@@ -99,8 +99,14 @@ def _apply(tree, shardings, what, error=RuntimeError, moves=False):
 def with_sharding_constraint(x, shardings):
     """`x` (a pytree), asked to be laid out as `shardings` (a `NamedSharding`,
     `SingleDeviceSharding` or `PartitionSpec` under `jax.set_mesh`, or a pytree prefix
-    of them) inside a jitted program, as the JAX function of this name."""
-    return _apply(x, shardings, "with_sharding_constraint shardings")
+    of them) inside a jitted program, as the JAX function of this name. As in JAX, the
+    specs may name only `Auto` mesh axes: a layout on an `Explicit` axis is part of
+    the type, and `reshard` is what moves an array there (ValueError)."""
+    what = "with_sharding_constraint shardings"
+    for sharding in _broadcast(shardings, x, what):
+        if isinstance(sharding, (NamedSharding, PartitionSpec)):
+            _check_axis_types(sharding, what, explicit=False, error=RuntimeError)
+    return _apply(x, shardings, what)
 
 
 def constrain_jit_shardings(fun, in_shardings, out_shardings, static_argnums=()):
@@ -135,23 +141,33 @@ def reshard(xs, out_shardings):
     what = "reshard of a PartitionSpec"
     for sharding in _broadcast(out_shardings, xs, "reshard out_shardings"):
         if isinstance(sharding, (NamedSharding, PartitionSpec)):
-            _check_explicit(sharding, what)
+            _check_axis_types(sharding, what, explicit=True, error=ValueError)
     return _apply(xs, out_shardings, what, ValueError, moves=True)
 
 
-def _check_explicit(sharding, what):
+def _check_axis_types(sharding, what, explicit: bool, error):
+    """Every mesh axis the spec names is `Explicit` (`reshard`: it moves layouts kept
+    in types) or, with `explicit=False`, none is (`with_sharding_constraint`: it asks
+    the partitioner for a layout, which an Explicit axis's type already fixes). No
+    context mesh for a bare spec is `error`, as JAX's function words it."""
     if isinstance(sharding, PartitionSpec):
-        mesh, spec = mesh_or_context(None, what, ValueError), sharding
+        mesh, spec = mesh_or_context(None, what, error), sharding
     else:
         mesh, spec = sharding.mesh, sharding.spec
-    explicit = explicit_axes_of(mesh)
-    for names in _spec_tuple(spec, dict(mesh_axes_of(mesh)), "reshard"):
+    explicit_axes = explicit_axes_of(mesh)
+    for names in _spec_tuple(spec, dict(mesh_axes_of(mesh)), what):
         for name in names or ():
-            if name not in explicit:
+            if explicit and name not in explicit_axes:
                 raise ValueError(f"reshard: the spec {spec} names the mesh axis {name!r}, "
                                  f"which is not of type Explicit (reshard moves layouts "
                                  f"tracked in types; use with_sharding_constraint for an "
                                  f"Auto axis)")
+            if not explicit and name in explicit_axes:
+                raise ValueError(f"with_sharding_constraint: the spec {spec} names the "
+                                 f"mesh axis {name!r}, which is of type Explicit: a layout "
+                                 f"on it is part of the array's type, so it is not a "
+                                 f"request to the partitioner; move the array there with "
+                                 f"reshard (or make the axis Auto)")
 
 
 def jit_placement(device, backend, compiler_options, in_shardings) -> dict:
