@@ -74,7 +74,9 @@ register(
     "gather_gradient_drops_clamped_index", "0.10.2",
     "an out-of-range integer-array index is clamped when read (x[[5, 0]] of a "
     "length-3 x reads x[2] and x[0]) but the gradient leaves x[2] out: grad of "
-    "sum(x[[5, 0]] * [10, 1]) is [1, 0, 0], eagerly and under jit",
+    "sum(x[[5, 0]] * [10, 1]) is [1, 0, 0], eagerly and under jit; the same for a "
+    "strided jax.ds read or one beside integer arrays (both gathers, clamped per "
+    "position)",
     "the gradient of what was read: [1, 0, 10], as JAX gives for the static index "
     "x[5] and for x.at[[5, 0]].get(mode='clip')",
     "indexing's default mode promises in-bounds indices, and JAX documents what an "
