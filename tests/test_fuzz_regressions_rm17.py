@@ -2,7 +2,8 @@
 and `rm16:0-199` (JAX 0.12.0.1) left unexplained (docs/fuzzing_findings.md): each is
 the seed's program shrunk by hand, run through both APIs, or the explained finding's
 matcher on the row the seed produced. At the end, F86 (seed `7:50` with the features
-refs and control_flow): linearize of a while loop handing a ref to a jit call."""
+refs and control_flow): linearize of a while loop handing a ref to a jit call; and F87
+(seed `2211`): a 'fill' scatter's bounds saved as a residual under remat."""
 import jax
 import jax.ad_checkpoint  # noqa: F401 -- jax.ad_checkpoint.print_saved_residuals
 import numpy as np
@@ -252,3 +253,32 @@ def test_a_leaked_tracer_is_a_minijax_error_row():
         return seen[0]
     row = compare("jit", leak, lambda: np.float32(1.0))
     assert row.status == "error" and row.minijax_error.startswith("leaked tracer")
+
+
+@pytest.mark.parametrize("index_axes", [1, 2])
+def test_a_fill_scatter_saves_no_bounds_constant_under_remat(index_axes):
+    """F87: the derivative of a 'fill' scatter masks the windows outside the operand,
+    and the mask's upper bounds were an array constant, which the rematerialized
+    backward program then counted as a saved residual (`i32[1] from a constant`);
+    JAX masks when lowering and saves nothing for it. Bounds of one and of two index
+    axes, with an index computed from a closed-over integer array."""
+    ints = np.array([1, 2], np.uint32)
+    x = np.linspace(0.5, 2.0, 12, dtype=np.float32).reshape(2, 3, 2)
+
+    def f(api):
+        lax = api.lax
+        dims = lax.ScatterDimensionNumbers(update_window_dims=(0,) if index_axes == 2 else
+                                           (0, 1),
+                                           inserted_window_dims=tuple(range(index_axes)),
+                                           scatter_dims_to_operand_dims=tuple(
+                                               range(index_axes)))
+        def g(a):
+            i = lax.rem(lax.convert_element_type(lax.reduce_sum(ints, (0,)), np.int32), 2)
+            idx = lax.broadcast_in_dim(i, (index_axes,), ())
+            updates = api.numpy.ones(x.shape[index_axes:], np.float32)
+            return lax.scatter(api.numpy.sin(a), idx, updates, dims, mode="fill").sum()
+        return g
+
+    for policy in ("nothing_saveable", "everything_saveable"):
+        assert _saved(minijax, f(minijax), policy, x) == _saved(jax, f(jax), policy, x)
+    _grads_match(f, x)

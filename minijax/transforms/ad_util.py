@@ -256,9 +256,14 @@ def window_inside(indices, operand_shape, slice_sizes, index_axes):
     inside the operand, the test by which a 'fill' scatter drops and a 'fill' gather
     fills (with `lax.gather`'s `fill_value`, or a cotangent's zero)."""
     index_aval = aval_of(indices)
-    highest = np.array([operand_shape[a] - slice_sizes[a] for a in index_axes],
-                       index_aval.dtype)
-    highest = broadcast_in_dim(highest, index_aval.shape, (index_aval.ndim - 1,))
+    # The bounds are built from scalar literals, not a constant array: under remat an
+    # array constant of the backward program would count as a saved residual, where
+    # JAX's program, which masks a 'fill' gather only when lowering, has none.
+    bounds = [operand_shape[a] - slice_sizes[a] for a in index_axes]
+    column = index_aval.shape[:-1] + (1,)
+    highest = [broadcast_in_dim(scalar(b, index_aval.dtype), column, ()) for b in bounds]
+    highest = highest[0] if len(highest) == 1 else bind(P.concatenate_p, *highest,
+                                                        dimension=index_aval.ndim - 1)
     ok = bind(P.and_p, bind(P.ge_p, indices, scalar(0, index_aval.dtype)),
               bind(P.le_p, indices, highest))
     return bind(P.reduce_and_p, ok, axes=(index_aval.ndim - 1,))
