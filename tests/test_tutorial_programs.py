@@ -216,3 +216,50 @@ def test_tutorial_program_agrees_with_jax(name):
                                        is_leaf=is_text)
     assert texts(actual) == texts(expected)
     assert_trees_match(arrays(actual), arrays(expected), rtol=1e-5, atol=1e-6)
+
+
+# "Thinking in JAX": under jit, jnp.array of host data is traced too, so a shape or a
+# Python branch computed from it fails (minijax kept it concrete and let both through).
+STATIC_VS_TRACED = """
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+@jax.jit
+def bad_reshape(x):
+    return x.reshape(jnp.array(x.shape).prod())
+
+@jax.jit
+def bad_branch(x):
+    if jnp.asarray(np.ones(2)).sum() > 1:
+        return x
+    return -x
+
+@jax.jit
+def good_reshape(x):
+    return x.reshape((np.prod(x.shape),)) + jnp.array([1., 2., 3., 4., 5., 6.])
+
+def main():
+    outcomes = []
+    for f, error in ((bad_reshape, TypeError),
+                     (bad_branch, jax.errors.TracerBoolConversionError)):
+        try:
+            f(jnp.ones((2, 3)))
+            outcomes.append("ran")
+        except error:
+            outcomes.append(error.__name__)
+    traced = []
+    jax.jit(lambda x: traced.extend(
+        [jnp.array(2.0), jnp.float32(3), jnp.asarray(np.ones(2)), jnp.array([1, 2])]))(1.)
+    return outcomes, [str(t) for t in traced], good_reshape(jnp.ones((2, 3)))
+"""
+
+
+def test_host_data_under_jit_is_traced_as_in_jax():
+    expected = run_source(STATIC_VS_TRACED, "jax")
+    actual = run_source(STATIC_VS_TRACED, "minijax")
+    assert actual[0] == expected[0] == ["TypeError", "TracerBoolConversionError"]
+    assert actual[1] == expected[1] == ["JitTracer(~float32[])",
+                                        "JitTracer(float32[])", "JitTracer(float32[2])",
+                                        "JitTracer(int32[2])"]
+    assert_trees_match(actual[2], expected[2])
