@@ -263,3 +263,24 @@ def test_host_data_under_jit_is_traced_as_in_jax():
                                         "JitTracer(float32[])", "JitTracer(float32[2])",
                                         "JitTracer(int32[2])"]
     assert_trees_match(actual[2], expected[2])
+
+
+def test_host_data_under_a_transform_inside_jit_is_traced_as_in_jax():
+    # Inside jit, a grad or vmap trace passes the constant on to the staged program:
+    # JAX's jnp.array there is a tracer too; eagerly under grad it is concrete.
+    source = """
+import jax
+import jax.numpy as jnp
+
+def main():
+    kinds = []
+    def f(x):
+        kinds.append(str(jnp.array([1., 2.])))
+        return jnp.sum(jnp.array([1., 2.]) * x)
+    out = (jax.jit(jax.grad(f))(1.), jax.jit(jax.vmap(f))(jnp.ones(2)), jax.grad(f)(1.))
+    return kinds, out
+"""
+    expected = run_source(source, "jax")
+    actual = run_source(source, "minijax")
+    assert actual[0] == expected[0] == ["JitTracer(float32[2])"] * 2 + ["[1. 2.]"]
+    assert_trees_match(actual[1], expected[1])

@@ -2,8 +2,9 @@
 `arange`, `linspace`, `eye`/`identity`, `tri`/`tril`/`triu`, `meshgrid`.
 
 Constant data (a Python scalar, a list, a NumPy array) becomes a concrete `jax.Array`
-right away -- a transfer (`jax.device_put`), which compiles no program. When the
-current trace stages a program (`jit`, `make_jaxpr`), the array is then handed to it
+right away -- a transfer (`jax.device_put`), which compiles no program. When a
+program is being staged (`jit`, `make_jaxpr`; also under a `grad` or `vmap` inside
+one, whose trace passes the constant on), the array is then handed to the trace
 as JAX's `jnp.asarray` does there: its conversion is bound, so the result is a
 tracer, and the staging trace folds the conversion into a constant (or an inline
 literal when rank-0) rather than recording an equation. Python control flow on it,
@@ -26,7 +27,7 @@ from ..frontend.eager_jit import jitted_eagerly
 from ..ir import root_modes
 from ..backends.jax_features import LINSPACE_SCALES_STOP_FIRST
 from ..ir.elementwise import convert_element_type_p
-from ..ir.trace import Tracer, bind, current_trace
+from ..ir.trace import Tracer, bind, current_trace, stages_a_program
 from ..ir.types import canonical_dtype, is_float, is_integer
 from ._dtypes import canonicalize_dtype, _ScalarType
 from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
@@ -137,7 +138,7 @@ def _array(object, dtype, order, ndmin: int, fname: str):
     ndim = len(shape_of(out))
     if ndmin > ndim:
         out = lax.expand_dims(out, tuple(range(ndmin - ndim)))
-    if host_data and current_trace().stages_program:
+    if host_data and stages_a_program(current_trace()):
         # Under jit JAX's jnp.array of host data is a tracer (its conversion is staged,
         # and folds into the constant): Python control flow or a shape computed from it
         # fails as in JAX ("Thinking in JAX": `x.reshape(jnp.array(x.shape).prod())`).
