@@ -44,17 +44,15 @@ import numpy as np
 
 from .. import lax
 from ..frontend.control_flow import while_loop
-from ..frontend.lax_ops import _wrap_negative_indices
 from ..frontend.vmap import vmap
 from ..ir.errors import JAXIndexError, NonConcreteBooleanIndexError
 from ..ir.ref_python_index import DSlice
-from ..ir import primitives as P
-from ..ir.trace import Tracer, bind
+from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
 from . import _ufuncs
 from ._creation import array, asarray, ones_like
-from ._ds_indexing import ds_parts, settle_for_access, strided_positions
+from ._ds_indexing import ds_parts, dynamic_window, settle_for_access, strided_positions
 from ._ufuncs import negative, where
 
 
@@ -251,50 +249,15 @@ def getitem(x, idx):
             and all(e.kind != "slice" or e.value[2] == 1 for e in entries):
         # Ints, unit-step slices and at least one dynamic start: one dynamic_slice of
         # the whole operand, as JAX stages it (so checkify's message names its shape).
-        x, entries = _dynamic_window(x, entries)
+        x, entries = dynamic_window(x, entries)
         return as_array(_drop_and_insert_axes(x, entries))
     x, entries = _apply_slices(x, entries)
     if gathers:
         plan = _plan(shape_of(x), entries)
         return _finish(_gather(x, plan, "clip"), plan)
     if any(e.kind in ("dynamic", "ds") for e in entries):
-        x, entries = _dynamic_window(x, entries)
+        x, entries = dynamic_window(x, entries)
     return as_array(_drop_and_insert_axes(x, entries))
-
-
-def _dynamic_window(x, entries):
-    """One `dynamic_slice` for the int, unit-step slice, dynamic and ds entries; after
-    it, slices are full and int and dynamic entries index axes of size 1.
-
-    JAX's rule is "wrap a negative index once, then clamp": a traced start (or a ds
-    start) is wrapped as lax.dynamic_slice wraps it, the primitive clamps. An index
-    below -n stays negative after the wrap and is clamped to 0 (not raised to -n
-    first), so that checkify sees it out of bounds as JAX's does. A static int out of
-    range (`_static_int_entry`) is wrapped once here and handed to the primitive as it
-    is: lax.dynamic_slice would clamp a static start itself, hiding it from checkify."""
-    dims = shape_of(x)
-    starts, sizes, out = [np.int32(0)] * len(dims), list(dims), []
-    for e in entries:
-        if e.kind == "slice":
-            starts[e.axis], sizes[e.axis] = np.int32(e.value[0]), e.value[1]
-            e = _Entry("slice", e.axis, (0, e.value[1], 1), e.position)
-        elif e.kind == "int":
-            starts[e.axis], sizes[e.axis] = np.int32(e.value), 1
-            e = _Entry("int", e.axis, 0, e.position)
-        elif e.kind == "dynamic" and isinstance(e.value, np.integer):
-            n = dims[e.axis]
-            starts[e.axis] = np.int32(e.value + n if e.value < 0 else e.value)
-            sizes[e.axis] = 1
-        elif e.kind in ("dynamic", "ds"):
-            is_ds = e.kind == "ds"
-            start = convert("indexing", e.value[0] if is_ds else e.value, np.int32)
-            starts[e.axis] = _wrap_negative_indices("dynamic_slice", [start],
-                                                    [dims[e.axis]])[0]
-            sizes[e.axis] = e.value[1] if is_ds else 1
-        out.append(e)
-    if all(isinstance(s, np.integer) for s in starts) and sizes == list(dims):
-        return x, out
-    return bind(P.dynamic_slice_p, x, *starts, slice_sizes=tuple(sizes)), out
 
 
 def _apply_slices(x, entries):
