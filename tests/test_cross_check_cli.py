@@ -141,3 +141,16 @@ def test_check_with_args_and_with_examples(scripts):
 def test_check_without_arguments_says_how_to_give_them(scripts):
     done = run_minijax("check", "funcs.py::nope", cwd=scripts)
     assert done.returncode != 0 and "no function 'nope'" in done.stderr
+
+
+def test_diff_reads_whitespace_as_layout():
+    # NumPy pads an array's numbers to one width, so two results within the tolerance
+    # print as `-0.433146 ,` and `-0.43314594,` (seen on the autodiff tutorial's W_grad);
+    # the text around the numbers still has to match, and numbers never merge.
+    from minijax.testing.commands import _same_text
+    jax_text = "W_grad=Array([-0.433146 , -0.7354605, -1.2598922], dtype=float32)"
+    mini_text = "W_grad=Array([-0.43314594, -0.7354604 , -1.2598921 ], dtype=float32)"
+    assert _same_text(mini_text, jax_text, 1e-5, 1e-6)
+    assert not _same_text(mini_text.replace("float32", "float16"), jax_text, 1e-5, 1e-6)
+    assert not _same_text("[1 2]", "[12]", 1e-5, 1e-6)
+    assert not _same_text("[-0.5 , 1.]", "[-0.43 , 1.]", 1e-5, 1e-6)

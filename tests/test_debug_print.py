@@ -126,3 +126,25 @@ def test_debug_print_is_an_ordered_effect_that_dce_keeps_and_round_trips():
 def test_print_format_errors_are_clear():
     with pytest.raises(TypeError, match="format"):
         minijax.debug.print(3)
+
+
+def test_eager_print_and_callback_keep_weak_types_as_jax(capsys):
+    # JAX's eager debug.print / debug.callback get a Python number as a weakly typed
+    # array (a compiled program would drop the weak type); under jit they are strong.
+    def run(ns):
+        ns.jax.debug.print("{} {z}", 1.5, z={"a": 3})
+        ns.jax.debug.callback(lambda *a: print([repr(v) for v in a]), 2.0,
+                              np.ones(2, np.float32), np.float32(3), True)
+        ns.jax.jit(lambda x: ns.jax.debug.print("{z} {x}", z={"a": 3}, x=x))(2)
+    mine = printed(capsys, lambda: run(MJ))
+    theirs = printed(capsys, lambda: run(JX))
+    assert mine == theirs
+    assert mine[0] == "1.5 {'a': Array(3, dtype=int32, weak_type=True)}"
+    assert "Array(2., dtype=float32, weak_type=True)" in mine[1]
+
+
+def test_an_eager_print_comes_after_the_prints_of_a_dispatched_program(capsys):
+    f = minijax.jit(lambda x: lax.fori_loop(
+        0, 3, lambda i, c: (minijax.debug.print("in {}", i), c + x)[1], x))
+    lines = printed(capsys, lambda: (f(1.0), minijax.debug.print("after")))
+    assert lines == ["in 0", "in 1", "in 2", "after"]

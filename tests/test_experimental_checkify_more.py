@@ -62,3 +62,25 @@ def test_the_repr_of_an_error_is_jaxs():
                                  "'NaNError'>, shape_dtypes=()): Array(1, dtype=int32)}")
     # JAX's metadata holds each check's traceback, minijax's the message's parts.
     assert "'x must be positive, got {}'" in mine["metadata"]
+
+
+def test_a_static_index_out_of_bounds_is_reported():
+    # The checkify tutorial's `checked_f(jnp.ones((3,)), 5)`: a Python int stays static,
+    # and JAX reads x[5] with a dynamic_slice of constant start that index_checks
+    # report. With other ints and unit-step slices beside it, the whole operand is
+    # sliced, so the message names its shape; negatives are counted from the end once.
+    def program(lib, np_lib, ck):
+        x = np_lib.arange(12.).reshape(3, 4)
+        out = []
+        for f in (lambda x, i: x[i], lambda x, i: x[1, i], lambda x, i: x[1:3, i],
+                  lambda x, i: x[-5], lambda x, i: x[2:3, -9], lambda x, i: x[1, 2]):
+            checked = ck.checkify(f, errors=ck.index_checks)
+            out.append(messages(*checked(x, 5)))
+            out.append(messages(*lib.jit(checked, static_argnums=1)(x, 7)))
+        return out
+    results = assert_same(program)
+    assert results[0][0] == ("out-of-bounds indexing for array of shape (3, 4): index 5 is "
+                             "out of bounds for axis 0 with size 3. ")
+    assert "index 7 is out of bounds for axis 1 with size 4" in results[3][0]
+    assert "index -2 is out of bounds for axis 0" in results[6][0]
+    assert results[-1][0] is None

@@ -252,6 +252,17 @@ def test_convert_of_a_host_scalar_folds_to_a_literal(constant, dtype):
     assert_trees_match(minijax.jit(f(minijax))(a), jax.jit(f(jax))(a))
 
 
+def test_a_jnp_array_of_a_python_scalar_under_jit_folds_as_in_jax():
+    # jnp.array(3.0) under jit is a tracer standing for a weak literal; its promotion
+    # to f32 beside an array folds into the literal 3.0:f32[], as in JAX's jaxpr.
+    def f(api):
+        return lambda a: (a + api.numpy.array(3.0), a * api.numpy.asarray(2),
+                          a - api.numpy.float32(1.5))
+    a = np.ones(2, np.float32)
+    assert _convert_count(minijax, f(minijax), a) == _convert_count(jax, f(jax), a) == 0
+    assert_trees_match(minijax.jit(f(minijax))(a), jax.jit(f(jax))(a))
+
+
 def test_convert_of_an_array_or_a_traced_value_stays_an_equation():
     # JAX folds host constants only: a backend array (and a traced value) converts
     # with an equation

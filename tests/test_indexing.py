@@ -301,3 +301,37 @@ def test_refs_refuse_an_empty_ellipsis_that_would_move_array_axes():
             ref[idx]
         with pytest.raises(IndexError, match="empty"):
             minijax.jit(lambda r: r[idx])(ref)
+
+
+def test_a_static_index_out_of_range_is_a_dynamic_slice_as_in_jax():
+    # JAX reads x[5] of a length-3 axis with a dynamic_slice of constant start 5 (the
+    # primitive clamps it); beside other ints and unit-step slices, or a traced index,
+    # one dynamic_slice covers the whole operand. (Beside a strided slice JAX gathers;
+    # minijax slices, then takes the dynamic_slice: only the values are compared.)
+    import jax
+    import jax.numpy as jnp
+    import minijax
+    import minijax.numpy as mnp
+    x = np.arange(12., dtype=np.float32).reshape(3, 4)
+    cases = [(lambda x, i: x[5], False), (lambda x, i: x[-5], False),
+             (lambda x, i: x[1:3, 7], False), (lambda x, i: x[1, i], False),
+             (lambda x, i: x[i, 1:3], False), (lambda x, i: x[::2, 9], True)]
+    for f, strided in cases:
+        mine = minijax.make_jaxpr(f)(x, np.int32(2))
+        theirs = jax.make_jaxpr(f)(x, np.int32(2))
+        prims = lambda closed: [str(e.primitive) for e in closed.jaxpr.eqns
+                                if "slice" in str(e.primitive) or "gather" in str(e.primitive)]
+        if not strided:
+            assert prims(mine) == prims(theirs), (prims(mine), prims(theirs))
+        np.testing.assert_array_equal(minijax.jit(f)(mnp.asarray(x), 2), f(jnp.asarray(x), 2))
+        ours = minijax.grad(lambda x: mnp.sum(f(x, 2)))(x)
+        jaxs = jax.grad(lambda x: jnp.sum(f(x, 2)))(x)
+        if strided:
+            # JAX's gather clamps the read, its transposed scatter drops the position:
+            # the registered divergence gather_gradient_drops_clamped_index.
+            from minijax.divergences import DIVERGENCES_BY_NAME
+            assert "gather_gradient_drops_clamped_index" in DIVERGENCES_BY_NAME
+            assert not np.any(jaxs)
+            jaxs = np.zeros_like(x)
+            jaxs[::2, 3] = 1
+        np.testing.assert_array_equal(ours, jaxs)

@@ -42,7 +42,23 @@ POLICIES = [
                                 MP.save_only_these_names("h2")),
      JP.save_from_both_policies(JP.dots_with_no_batch_dims_saveable,
                                 JP.save_only_these_names("h2"))),
+    ("save_and_offload_only_these_names",
+     MP.save_and_offload_only_these_names(names_which_can_be_saved=["h2"],
+                                          names_which_can_be_offloaded=["h1"],
+                                          offload_src="device", offload_dst="pinned_host"),
+     JP.save_and_offload_only_these_names(names_which_can_be_saved=["h2"],
+                                          names_which_can_be_offloaded=["h1"],
+                                          offload_src="device", offload_dst="pinned_host")),
+    ("offload_dot_with_no_batch_dims",
+     MP.offload_dot_with_no_batch_dims("device", "pinned_host"),
+     JP.offload_dot_with_no_batch_dims("device", "pinned_host")),
 ]
+
+# What each offloading policy keeps, kept in place: minijax has no memory kinds.
+OFFLOAD_AS_SAVE = {
+    "save_and_offload_only_these_names": MP.save_only_these_names("h2", "h1"),
+    "offload_dot_with_no_batch_dims": MP.dots_with_no_batch_dims_saveable,
+}
 
 
 def _mlp(np_, name):
@@ -126,7 +142,27 @@ def test_saved_residuals_match_jax(kind, pid, ours, theirs):
         assert [line for line in mine if "named 'h2'" in line] == \
             [line for line in jaxs if "named 'h2'" in line]
         return
+    if pid in OFFLOAD_AS_SAVE:
+        # JAX lists an offloaded value as `f32<host>[4,5] output of device_put`; minijax
+        # saves it on the device, as the same policy without offloading does.
+        assert mine == _printed(minijax.ad_checkpoint,
+                                minijax.checkpoint(f, policy=OFFLOAD_AS_SAVE[pid]), *args)
+        shapes = lambda lines: sorted(line.split()[0].replace("<host>", "") for line in lines)
+        assert shapes(mine) == shapes(jaxs)
+        assert [line for line in mine if "argument" in line] == \
+            [line for line in jaxs if "argument" in line]
+        return
     assert mine == jaxs
+
+
+def test_offload_policy_names_must_not_overlap():
+    # JAX refuses a name that is both saved and offloaded; so does minijax.
+    kw = dict(names_which_can_be_saved=["h1"], names_which_can_be_offloaded=["h1", "h2"],
+              offload_src="device", offload_dst="pinned_host")
+    with pytest.raises(ValueError):
+        JP.save_and_offload_only_these_names(**kw)
+    with pytest.raises(ValueError, match="'h1'"):
+        MP.save_and_offload_only_these_names(**kw)
 
 
 def _where(snippet, start):
@@ -268,6 +304,16 @@ def test_grad_of_grad_through_remat(pid, ours, theirs):
     mine = minijax.grad(minijax.grad(minijax.checkpoint(f(mnp, checkpoint_name), policy=ours)))
     jaxs = jax.grad(jax.grad(jax.checkpoint(f(jnp, jax.ad_checkpoint.checkpoint_name),
                                             policy=theirs)))
+    if pid in OFFLOAD_AS_SAVE:
+        # Known divergence: JAX's second-order pass meets a host-memory cotangent and
+        # fails. Pin it, and compare with JAX's policy that saves the same values.
+        assert "offload_policy_grad_of_grad_fails" in DIVERGENCES_BY_NAME
+        with pytest.raises(ValueError, match="<host>"):
+            jaxs(0.3)
+        same = {"save_and_offload_only_these_names": JP.save_only_these_names("h2", "h1"),
+                "offload_dot_with_no_batch_dims": JP.dots_with_no_batch_dims_saveable}[pid]
+        jaxs = jax.grad(jax.grad(jax.checkpoint(f(jnp, jax.ad_checkpoint.checkpoint_name),
+                                                policy=same)))
     assert_close(mine(0.3), jaxs(0.3), tol=1e-4)
     verify_jaxpr(minijax.make_jaxpr(mine)(0.3))
 

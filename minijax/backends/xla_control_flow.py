@@ -28,7 +28,7 @@ from ..ir.core import Jaxpr
 from ..ir.linear_solve_primitive import linear_solve_p, split_operands
 from ..ir.printer import dumps, NotSerializableError
 from ..ir.trace import eager_impls
-from .eager_dispatch import apply_primitive
+from .eager_dispatch import apply_primitive, eager_identity
 from .xla import lowering_rules, lower_jaxpr
 
 
@@ -167,5 +167,25 @@ def clear_caches():
 
 for _prim in (CF.cond_p, CF.while_p, CF.scan_p, linear_solve_p):
     eager_impls[_prim] = functools.partial(apply_with_bodies, _prim)
+def _host_value(x):
+    # What JAX's eager callback hands over: a jax.Array as it is, a Python number
+    # weakly typed (`{'a': 3}` prints `Array(3, dtype=int32, weak_type=True)`), a NumPy
+    # value in its canonical dtype. A compiled program would drop the weak types.
+    x = eager_identity(x)
+    return x if isinstance(x, jax.Array) else jax.device_put(x)
+
+
+def _eager_host_effect(prim, *values, **params):
+    # Run on the host now, as JAX's eager debug.print and debug.callback do, after the
+    # callbacks of programs already dispatched (so prints stay in program order).
+    values = [_host_value(v) for v in values]
+    jax.effects_barrier()
+    if prim is CF.debug_print_p:
+        _print_on_host(params["fmt"], params["layout"], *values)
+    else:
+        params["callback"](*values)
+    return []
+
+
 for _prim in (CF.debug_print_p, CF.debug_callback_p):
-    eager_impls[_prim] = functools.partial(apply_primitive, _prim)
+    eager_impls[_prim] = functools.partial(_eager_host_effect, _prim)

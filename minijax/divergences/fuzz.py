@@ -261,6 +261,12 @@ def _jax_barrier_constant_tangent(transform, row) -> bool:
         "has no attribute 'accum'" in row.jax_error
 
 
+def _jax_offload_policy_grad_of_grad(transform, row) -> bool:
+    # Only a row whose policy offloads (the generator makes none today) and where JAX
+    # met the host-memory cotangent; other checkpoint crashes are not this record's.
+    return "offload" in transform and not row.minijax_error and "<host>" in row.jax_error
+
+
 # Record name (of any area) -> predicate on (transform, row): the rows of the fuzzer a
 # record explains. A record listed here explains exactly these rows; the others are
 # matched by their words (minijax/testing/fuzz.py, known_divergence).
@@ -282,4 +288,5 @@ FUZZ_ROW_MATCHERS = {
     "jax_while_loop_grad_of_a_passed_through_carry_fails": _jax_while_loop_reverse_mode,
     "jax_checkpoint_grad_of_a_barrier_with_a_constant_tangent_fails":
         _jax_barrier_constant_tangent,
+    "offload_policy_grad_of_grad_fails": _jax_offload_policy_grad_of_grad,
 }

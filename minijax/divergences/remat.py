@@ -19,6 +19,18 @@ register(
     "its docstring: 'Save any values (not just named ones) excluding the names given'",
     transforms=("checkpoint", "remat", "checkpoint_policies"))
 register(
+    "offload_policy_grad_of_grad_fails", "0.10.2, 0.11.2, 0.12.0.1",
+    "jax.grad(jax.grad(jax.checkpoint(f, policy=P))) with an offloading policy "
+    "(save_and_offload_only_these_names, offload_dot_with_no_batch_dims) that offloads a "
+    "value of the second-order pass to pinned_host raises ValueError 'Expected cotangent "
+    "type float32[2,2] but got float32<host>[2,2]' (first-order grad works)",
+    "the offloaded values are saved like any other residual (minijax has no memory "
+    "kinds); grad of grad gives what the same policy without offloading gives",
+    "the policies' docstrings: 'Same as save_only_these_names / "
+    "dots_with_no_batch_dims_saveable, but offload to CPU memory instead of recomputing' "
+    "-- where a residual lives is not meant to change what can be differentiated",
+    transforms=("checkpoint", "remat", "checkpoint_policies", "grad"))
+register(
     "remat_grad_debug_print_runs_again_in_recomputation", "0.10.2",
     "under jax.grad of a jax.checkpoint function that calls jax.debug.print, the "
     "print runs in the forward pass and again in the backward pass's recomputation "

@@ -11,8 +11,9 @@ jaxpr, and its value is returned alongside so the caller can pass it back in. Ra
 concrete values become `Literal`s inline instead, as in JAX's jaxprs.
 
 One equation is folded rather than recorded, as JAX folds it: `convert_element_type`
-of a rank-0 host constant (a Python or NumPy scalar, not an array of a backend) is
-the converted `Literal`, and of a NumPy array to the type it has, the array's
+of a rank-0 host constant (a Python or NumPy scalar, not an array of a backend; or a
+tracer of this trace that stands for such a literal, as `jnp.array(3.0)` under jit
+does) is the converted `Literal`, and of a NumPy array to the type it has, the array's
 constvar. `lax.convert_element_type(4.0, jnp.float16)` in a traced
 function is then the literal `4.0:f16[]` that JAX's jaxpr has, not an equation whose
 output a checkpointed backward pass would save (fuzz finding F31).
@@ -123,7 +124,10 @@ class StagingTrace(Trace):
         signature = signature_of(prim, in_avals, params)
         out_avals = signature.out_avals
         if prim is convert_element_type_p:
-            if _is_host_scalar(args[0]):
+            # (A tracer standing for a literal -- `jnp.array(3.0)` under jit -- is a
+            # host scalar JAX knows the value of, and folds the same way.)
+            if _is_host_scalar(args[0]) or type(inputs[0]) is Literal and \
+                    type(args[0]) is StagingTracer:
                 # The tracer stands for a literal: its `ir_var` is that Literal, which
                 # every reader (equation inputs, outvars, to_atom) takes as an atom.
                 return [StagingTracer(self, _converted_literal(inputs[0], out_avals[0]))]

@@ -2,10 +2,13 @@
 `arange`, `linspace`, `eye`/`identity`, `tri`/`tril`/`triu`, `meshgrid`.
 
 Constant data (a Python scalar, a list, a NumPy array) becomes a concrete `jax.Array`
-right away, whatever trace is current -- as `jnp.asarray` does under `jax.jit` -- so a
-traced program closes over it as a constant (or an inline literal when rank-0) rather
-than recording equations for it. That is a transfer (`jax.device_put`), which
-compiles no program, while tracing or not.
+right away -- a transfer (`jax.device_put`), which compiles no program. When a
+program is being staged (`jit`, `make_jaxpr`; also under a `grad` or `vmap` inside
+one, whose trace passes the constant on), the array is then handed to the trace
+as JAX's `jnp.asarray` does there: its conversion is bound, so the result is a
+tracer, and the staging trace folds the conversion into a constant (or an inline
+literal when rank-0) rather than recording an equation. Python control flow on it,
+or a shape computed from it, then fails as in JAX.
 
 Filled arrays are one `broadcast_in_dim` of a scalar, and `arange`/`eye`/`tri` are
 built from `iota`, so programs stay as lean as JAX's and no large constants appear.
@@ -23,13 +26,14 @@ from ..frontend.config_flags import host_transfers_guarded
 from ..frontend.eager_jit import jitted_eagerly
 from ..ir import root_modes
 from ..backends.jax_features import LINSPACE_SCALES_STOP_FIRST
-from ..ir.trace import Tracer
+from ..ir.elementwise import convert_element_type_p
+from ..ir.trace import Tracer, bind, current_trace, stages_a_program
 from ..ir.types import canonical_dtype, is_float, is_integer
 from ._dtypes import canonicalize_dtype, _ScalarType
 from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
                          result_type_and_weak, to_inexact, broadcast_to_shape,
                          canonicalize_axis, static_int, is_integer, is_inexact,
-                         is_half_float, like)
+                         is_half_float, is_weak, like)
 from ._promotion import as_array, broadcast_shapes
 from ._shape import broadcast_to, concatenate, expand_dims, reshape, stack
 from ._ufuncs import add, divide, floor, log10, multiply, power, sign, subtract, where
@@ -105,6 +109,7 @@ def _array(object, dtype, order, ndmin: int, fname: str):
         raise NotImplementedError(f"array: order={order!r} is not supported")
     if isinstance(object, _ScalarType):
         raise TypeError(f"array: expected data, got the dtype {object!r}")
+    host_data = False
     if isinstance(object, (list, tuple)) and _contains_traced(object):
         out = _stack_nested(object, dtype)
     elif isinstance(object, Tracer) or hasattr(object, "aval"):
@@ -116,8 +121,9 @@ def _array(object, dtype, order, ndmin: int, fname: str):
         else:
             out = convert("array", object, _dtype_arg(dtype, "array"))
     elif isinstance(object, PY_SCALARS) and dtype is None:
-        out = _weak_scalar_array(object)
+        out, host_data = _weak_scalar_array(object), True
     else:
+        host_data = True
         value = np.asarray(object)
         if dtype is not None and is_integer(dtype) \
                 and not isinstance(object, (np.ndarray, np.generic)):
@@ -132,6 +138,12 @@ def _array(object, dtype, order, ndmin: int, fname: str):
     ndim = len(shape_of(out))
     if ndmin > ndim:
         out = lax.expand_dims(out, tuple(range(ndmin - ndim)))
+    if host_data and stages_a_program(current_trace()):
+        # Under jit JAX's jnp.array of host data is a tracer (its conversion is staged,
+        # and folds into the constant): Python control flow or a shape computed from it
+        # fails as in JAX ("Thinking in JAX": `x.reshape(jnp.array(x.shape).prod())`).
+        out = bind(convert_element_type_p, out, new_dtype=np.dtype(out.dtype),
+                   weak_type=is_weak(out))
     return out
 
 

@@ -21,6 +21,9 @@ always has `size` elements along the axis):
   are those of a static slice (the slice `start:start + size*stride:stride` in
   range, or a unit window a read clamps), the entry becomes that slice, and the
   program is the slice's; otherwise it stays a ds with a constant start.
+
+`dynamic_window` at the bottom is the `dynamic_slice` route's one slice, shared by
+ds starts, traced scalar indices and static ints out of range.
 """
 from __future__ import annotations
 
@@ -29,7 +32,9 @@ import dataclasses
 import numpy as np
 
 from .. import lax
-from ..ir.trace import Tracer
+from ..frontend.lax_ops import _wrap_negative_indices
+from ..ir import primitives as P
+from ..ir.trace import Tracer, bind
 from ._promotion import shape_of, dtype_of, convert, is_integer
 
 
@@ -108,3 +113,38 @@ def strided_positions(start, size, stride):
         return steps + np.int32(start)
     start = convert("indexing", start, np.int32)
     return lax.add(lax.broadcast_in_dim(start, (size,), ()), steps)
+
+
+def dynamic_window(x, entries):
+    """One `dynamic_slice` for the int, unit-step slice, dynamic and ds entries; after
+    it, slices are full and int and dynamic entries index axes of size 1.
+
+    JAX's rule is "wrap a negative index once, then clamp": a traced start (or a ds
+    start) is wrapped as lax.dynamic_slice wraps it, the primitive clamps. An index
+    below -n stays negative after the wrap and is clamped to 0 (not raised to -n
+    first), so that checkify sees it out of bounds as JAX's does. A static int out of
+    range (`_indexing._static_int_entry`) is wrapped once here and handed to the primitive as it
+    is: lax.dynamic_slice would clamp a static start itself, hiding it from checkify."""
+    dims = shape_of(x)
+    starts, sizes, out = [np.int32(0)] * len(dims), list(dims), []
+    for e in entries:
+        if e.kind == "slice":
+            starts[e.axis], sizes[e.axis] = np.int32(e.value[0]), e.value[1]
+            e = dataclasses.replace(e, value=(0, e.value[1], 1))
+        elif e.kind == "int":
+            starts[e.axis], sizes[e.axis] = np.int32(e.value), 1
+            e = dataclasses.replace(e, value=0)
+        elif e.kind == "dynamic" and isinstance(e.value, np.integer):
+            n = dims[e.axis]
+            starts[e.axis] = np.int32(e.value + n if e.value < 0 else e.value)
+            sizes[e.axis] = 1
+        elif e.kind in ("dynamic", "ds"):
+            is_ds = e.kind == "ds"
+            start = convert("indexing", e.value[0] if is_ds else e.value, np.int32)
+            starts[e.axis] = _wrap_negative_indices("dynamic_slice", [start],
+                                                    [dims[e.axis]])[0]
+            sizes[e.axis] = e.value[1] if is_ds else 1
+        out.append(e)
+    if all(isinstance(s, np.integer) for s in starts) and sizes == list(dims):
+        return x, out
+    return bind(P.dynamic_slice_p, x, *starts, slice_sizes=tuple(sizes)), out

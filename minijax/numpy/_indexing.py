@@ -12,8 +12,9 @@ Reading (`getitem`) then takes one of two routes:
   `dynamic_slice` for traced scalar ints and ds starts (clamped into bounds,
   negatives counted from the end, as JAX does), and
   one `squeeze` / `expand_dims` / `reshape` to drop and insert axes. A static int out of
-  range is clamped into its axis, as JAX does by default (an IndexError under JAX's
-  `jax_check_static_indices` flag, and always on an empty axis).
+  range is clamped into its axis, as JAX does by default: like JAX, by a `dynamic_slice`
+  with a constant start, which checkify's index checks report (an IndexError under
+  JAX's `jax_check_static_indices` flag, and always on an empty axis).
 * **Advanced** (any integer array): slices are applied first as above, then one
   `gather` picks the indexed elements. NumPy's layout rule applies: the broadcast
   shape of the advanced indices replaces them in place when they are adjacent, and
@@ -50,7 +51,7 @@ from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
 from . import _ufuncs
 from ._creation import array, asarray, ones_like
-from ._ds_indexing import ds_parts, settle_for_access, strided_positions
+from ._ds_indexing import ds_parts, dynamic_window, settle_for_access, strided_positions
 from ._ufuncs import negative, where
 
 
@@ -167,9 +168,7 @@ def _expand(fname, shape, idx, for_update=False):
         elif isinstance(item, DSlice):
             entries.append(_Entry("ds", axis, ds_parts(fname, item, n, axis), position))
         elif isinstance(item, int):
-            if not for_update:
-                item = _static_index_in_bounds(fname, item, axis, n)
-            entries.append(_Entry("int", axis, item + n if item < 0 else item, position))
+            entries.append(_static_int_entry(fname, item, axis, n, position, for_update))
         else:
             dtype = np.dtype(item.dtype)
             if not is_integer(dtype):
@@ -177,10 +176,8 @@ def _expand(fname, shape, idx, for_update=False):
                                  f"dtype {dtype.name} (for axis {axis})")
             if isinstance(item, (np.ndarray, np.generic)) and np.ndim(item) == 0:
                 value = int(item)  # a static NumPy scalar index is an int
-                if not for_update:
-                    value = _static_index_in_bounds(fname, value, axis, n)
-                entries.append(_Entry("int", axis, value + n if value < 0 else value,
-                                      position))
+                entries.append(_static_int_entry(fname, value, axis, n, position,
+                                                 for_update))
             elif len(shape_of(item)) == 0:
                 entries.append(_Entry("dynamic", axis, item, position))
             else:
@@ -194,17 +191,20 @@ class _Mask:
     mask: np.ndarray
 
 
-def _static_index_in_bounds(fname, index: int, axis: int, n: int) -> int:
-    """A static int index of a read, as JAX takes it: a negative one counts from the
-    end once, and one still out of range is clamped into the axis (x[5] of a length-3
-    axis reads x[2], x[-4] reads x[0]) -- unless JAX's `jax_check_static_indices` flag
-    is on, which makes it an IndexError. An empty axis has nothing to clamp to."""
-    if -n <= index < n:
-        return index
+def _static_int_entry(fname, index: int, axis: int, n: int, position, for_update):
+    """The entry of a static int index. In range, an "int" (a negative one counted from
+    the end). A read out of range, as JAX takes it: counted from the end once if
+    negative, then clamped into the axis at run time by a `dynamic_slice` with that
+    constant start (x[5] of a length-3 axis reads x[2], x[-4] reads x[0]), which is
+    what checkify's index_checks see and report -- unless JAX's
+    `jax_check_static_indices` flag is on, which makes it an IndexError. An empty axis
+    has nothing to clamp to. A write keeps the index (out-of-range updates drop)."""
+    if for_update or -n <= index < n:
+        return _Entry("int", axis, index + n if index < 0 else index, position)
     if n == 0 or getattr(jax.config, "jax_check_static_indices", False):
         raise IndexError(f"{fname}: index {index} is out of bounds for axis {axis} "
                          f"with size {n}")
-    return min(max(index + n if index < 0 else index, 0), n - 1)
+    return _Entry("dynamic", axis, np.int32(index), position)  # lax.dynamic_slice wraps it
 
 
 def _unmask(fname, items, shape):
@@ -245,24 +245,19 @@ def getitem(x, idx):
     x = as_operand("getitem", x)
     entries, wraps = settle_for_access(_expand("getitem", shape_of(x), idx),
                                        shape_of(x), clamps=True)
+    gathers = any(e.kind == "array" or (e.kind == "ds" and not wraps) for e in entries)
+    if not gathers and any(e.kind in ("dynamic", "ds") for e in entries) \
+            and all(e.kind != "slice" or e.value[2] == 1 for e in entries):
+        # Ints, unit-step slices and at least one dynamic start: one dynamic_slice of
+        # the whole operand, as JAX stages it (so checkify's message names its shape).
+        x, entries = dynamic_window(x, entries)
+        return as_array(_drop_and_insert_axes(x, entries))
     x, entries = _apply_slices(x, entries)
-    if any(e.kind == "array" or (e.kind == "ds" and not wraps) for e in entries):
+    if gathers:
         plan = _plan(shape_of(x), entries)
         return _finish(_gather(x, plan, "clip"), plan)
-    dynamic = [e for e in entries if e.kind in ("dynamic", "ds")]
-    if dynamic:
-        dims = shape_of(x)
-        starts = [np.int32(0)] * len(dims)
-        sizes = list(dims)
-        for e in dynamic:
-            # JAX's rule is "wrap a negative index once, then clamp": lax.dynamic_slice
-            # wraps, the primitive clamps. An index below -n stays negative after the
-            # wrap and is clamped to 0 (not raised to -n first), so that checkify sees
-            # it out of bounds as JAX's does.
-            is_ds = e.kind == "ds"
-            starts[e.axis] = convert("indexing", e.value[0] if is_ds else e.value, np.int32)
-            sizes[e.axis] = e.value[1] if is_ds else 1
-        x = lax.dynamic_slice(x, starts, sizes)
+    if any(e.kind in ("dynamic", "ds") for e in entries):
+        x, entries = dynamic_window(x, entries)
     return as_array(_drop_and_insert_axes(x, entries))
 
 

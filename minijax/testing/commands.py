@@ -86,7 +86,10 @@ def _is_array(value) -> bool:
 
 
 def _same_text(a: str, b: str, rtol: float, atol: float) -> bool:
-    if _NUMBER.sub("#", a).split() != _NUMBER.sub("#", b).split():
+    # Whitespace is layout: NumPy pads an array's numbers to one width, so numbers
+    # equal within the tolerance can print as `-0.433146 ,` and `-0.43314594,`.
+    # Each number is one `#` token, so two numbers never merge into one.
+    if "".join(_NUMBER.sub("#", a).split()) != "".join(_NUMBER.sub("#", b).split()):
         return False
     for x, y in zip(_NUMBER.findall(a), _NUMBER.findall(b)):
         fx, fy = float(x), float(y)

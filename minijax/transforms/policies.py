@@ -179,6 +179,71 @@ class SaveFromBothPolicies(Policy):
                 or self.second(prim, *in_avals, **params))
 
 
+# The offloading policies. In JAX an offloaded residual is saved in another memory
+# (`offload_dst`, e.g. host memory) and brought back for the backward pass; minijax has
+# no memory kinds, so it saves the value where the other residuals are. Which values
+# are kept rather than recomputed -- what the gradients and the residual count depend
+# on -- is JAX's.
+
+@_register
+@dataclass(frozen=True, repr=False)
+class OffloadDotWithNoBatchDims(Policy):
+    """`dots_with_no_batch_dims_saveable`, with the saved dots offloaded in JAX."""
+    offload_src: str
+    offload_dst: str
+    text_name = "offload_dot_with_no_batch_dims"
+
+    def param_args(self):
+        return (self.offload_src, self.offload_dst)
+
+    def saveable(self, prim, in_avals, params):
+        return dots_with_no_batch_dims_saveable.saveable(prim, in_avals, params)
+
+
+@dataclass(frozen=True, repr=False)
+class SaveAndOffloadOnlyTheseNames(Policy):
+    """`save_only_these_names` over two disjoint lists of names: those saved and those
+    JAX offloads (from `offload_src` to `offload_dst`). Everything else is recomputed."""
+    names_which_can_be_saved: tuple
+    names_which_can_be_offloaded: tuple
+    offload_src: str
+    offload_dst: str
+    text_name = "save_and_offload_only_these_names"
+
+    def __post_init__(self):
+        saved = _names(self.names_which_can_be_saved)
+        offloaded = _names(self.names_which_can_be_offloaded)
+        both = sorted(set(saved) & set(offloaded))
+        if both:
+            raise ValueError(
+                f"save_and_offload_only_these_names: a name is either saved or offloaded, "
+                f"but {both} are in both names_which_can_be_saved and "
+                f"names_which_can_be_offloaded")
+        object.__setattr__(self, "names_which_can_be_saved", saved)
+        object.__setattr__(self, "names_which_can_be_offloaded", offloaded)
+
+    def param_args(self):
+        return (self.names_which_can_be_saved, self.names_which_can_be_offloaded,
+                self.offload_src, self.offload_dst)
+
+    def saveable(self, prim, in_avals, params):
+        return prim is name_p and (params["name"] in self.names_which_can_be_saved
+                                   or params["name"] in self.names_which_can_be_offloaded)
+
+
+def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                      names_which_can_be_offloaded, offload_src,
+                                      offload_dst):
+    """JAX's constructor: every argument by keyword, each list any iterable of names."""
+    return SaveAndOffloadOnlyTheseNames(tuple(names_which_can_be_saved),
+                                        tuple(names_which_can_be_offloaded),
+                                        offload_src, offload_dst)
+
+
+# The text form writes the four fields in order; the parser rebuilds them positionally.
+register_param_type(SaveAndOffloadOnlyTheseNames, SaveAndOffloadOnlyTheseNames.text_name)
+
+
 @_register
 @dataclass(frozen=True, repr=False)
 class CustomPolicy(Policy):
@@ -259,4 +324,6 @@ checkpoint_policies = SimpleNamespace(
     save_any_names_but_these=SaveAnyNamesButThese,
     save_anything_except_these_names=SaveAnythingExceptTheseNames,
     save_from_both_policies=SaveFromBothPolicies,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
+    offload_dot_with_no_batch_dims=OffloadDotWithNoBatchDims,
 )
