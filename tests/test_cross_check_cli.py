@@ -69,6 +69,30 @@ def test_run_names_a_jax_module_minijax_lacks(scripts):
     assert "minijax does not provide" in done.stderr
 
 
+def test_run_pickles_arrays_as_jax_does(scripts):
+    # pickle imports the module that rebuilds a jax.Array (`jax._src.array`) through the
+    # script's own builtins; under `run` that import was sent to minijax and failed.
+    (scripts / "pickles.py").write_text(textwrap.dedent("""
+        import io, pickle
+        import jax, jax.numpy as jnp
+        params = {"w": jnp.arange(6.0).reshape(2, 3), "n": jnp.int32(3),
+                  "k": jax.random.key_data(jax.random.key(1))}
+        blob = pickle.dumps(params)
+        back = pickle.loads(blob)
+        buffer = io.BytesIO()
+        pickle.dump([params["w"] * 2], buffer)
+        buffer.seek(0)
+        print(type(back["w"]).__name__, back["w"].dtype, back["w"].tolist(), back["n"])
+        print(back["k"], pickle.load(buffer)[0].sum(), jax.grad(jnp.sum)(back["w"]).shape)
+    """))
+    done = run_minijax("run", "pickles.py", cwd=scripts)
+    assert done.returncode == 0, done.stderr
+    plain = subprocess.run([sys.executable, "pickles.py"], capture_output=True, text=True,
+                           cwd=scripts)
+    assert plain.returncode == 0, plain.stderr
+    assert done.stdout == plain.stdout and "ArrayImpl float32" in done.stdout
+
+
 def test_diff_agrees_on_an_ordinary_script(scripts):
     (scripts / "plain.py").write_text(textwrap.dedent("""
         import jax, jax.numpy as jnp

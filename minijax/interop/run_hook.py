@@ -8,10 +8,17 @@ apart. Instead the swap is made per *importing module*: the script, and every mo
 loaded from the script's own folder, is executed with a `__builtins__` whose
 `__import__` maps `jax` and `jax.X` to `minijax` and `minijax.X`. Modules found
 anywhere else load normally. Nothing of JAX's is touched.
+
+C code that imports on the script's behalf looks `__import__` up in the script's
+builtins too: `pickle.dumps(x)` imports `jax._src.array` to check how it will rebuild a
+jax.Array (minijax's arrays are JAX's), and `pickle.loads` imports it to rebuild one.
+minijax has no `jax._src`, so a module minijax lacks is still JAX's when the request is
+not an `import` statement of the script's; a statement naming one fails clearly.
 """
 from __future__ import annotations
 
 import builtins
+import dis
 import importlib
 import importlib.abc
 import importlib.util
@@ -35,10 +42,18 @@ def _redirecting_import(name, globals=None, locals=None, fromlist=(), level=0):
     try:
         importlib.import_module(target)
     except ModuleNotFoundError:
+        if not _is_import_statement(sys._getframe(1)):
+            return builtins.__import__(name, globals, locals, fromlist, level)
         where = (globals or {}).get("__file__", "the script")
         raise ModuleNotFoundError(f"{where} imports {name}, which minijax does not "
                                   f"provide ({target} does not exist)", name=name) from None
     return builtins.__import__(target, globals, locals, fromlist, 0)
+
+
+def _is_import_statement(frame) -> bool:
+    """Whether `frame` (the caller of `__import__`) is executing an `import` statement
+    rather than a call from C code such as pickle's (which has no frame of its own)."""
+    return dis.opname[frame.f_code.co_code[frame.f_lasti]] == "IMPORT_NAME"
 
 
 def minijax_builtins() -> dict:
