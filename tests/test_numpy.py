@@ -347,19 +347,19 @@ def test_numpy_arrays_defer_to_tracers():
 # -- errors -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call,error,pattern", [
-    (lambda: mnp.add(np.ones(3), np.ones(4)), ValueError, r"add: shapes \(3,\), \(4,\)"),
+    (lambda: mnp.add(np.ones(3), np.ones(4)), TypeError, r"add: shapes \(3,\), \(4,\)"),
     (lambda: mnp.sum(np.ones((2, 3)), axis=2), ValueError, "axis 2 is out of bounds"),
     (lambda: mnp.sum(np.ones((2, 3)), axis=(0, 0)), ValueError, "repeated axis"),
     (lambda: mnp.reshape(np.ones(6), (4, -1)), ValueError, r"cannot reshape .*\(6,\)"),
     (lambda: mnp.matmul(np.ones((2, 3)), np.ones((4, 2))), TypeError, "matmul"),  # as JAX
-    (lambda: mnp.concatenate([np.ones((2, 3)), np.ones((3, 2))]), ValueError, "axis 0"),
+    (lambda: mnp.concatenate([np.ones((2, 3)), np.ones((3, 2))]), TypeError, "axis 0"),
     (lambda: mnp.bitwise_and(np.ones(3), np.ones(3)), TypeError, "bitwise_and"),
     (lambda: mnp.broadcast_to(np.ones(3), (4,)), ValueError, r"broadcast_to.*\(3,\)"),
-    (lambda: mnp.transpose(np.ones((2, 3)), (0, 0)), ValueError, "permutation"),
+    (lambda: mnp.transpose(np.ones((2, 3)), (0, 0)), TypeError, "permutation"),
     (lambda: mnp.squeeze(np.ones((2, 3)), 0), ValueError, "squeeze"),
     (lambda: mnp.split(np.ones(5), 2), ValueError, "equal division"),
     (lambda: mnp.einsum("ij,jk->il", np.ones((2, 3)), np.ones((3, 2))), ValueError, "'l'"),
-    (lambda: mnp.zeros((2, -1)), ValueError, "negative dimensions"),
+    (lambda: mnp.zeros((2, -1)), TypeError, "negative dimensions"),
     (lambda: mnp.asarray("abc"), TypeError, "array"),
     (lambda: mnp.add(np.ones(2), object()), TypeError, "add: expected an array"),
     (lambda: mnp.negative(np.ones(2, bool)), TypeError, "negative"),
@@ -370,6 +370,27 @@ def test_numpy_arrays_defer_to_tracers():
 def test_errors(call, error, pattern):
     with pytest.raises(error, match=pattern):
         call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.add(np.ones(3), np.ones(4)), lambda m: m.multiply(m.ones(3), np.ones((2, 4))),
+    lambda m: m.arctan2(np.ones((2, 3)), np.ones(2)), lambda m: m.power(m.ones(2), m.ones(3)),
+    lambda m: m.concatenate([np.ones((2, 3)), np.ones((2, 4))]),
+    lambda m: m.concatenate([np.ones((2, 3)), np.ones(3)]),
+    lambda m: m.concatenate([np.ones(2), np.ones(())]), lambda m: m.concatenate([1.0, 2.0]),
+    lambda m: m.concatenate([np.ones(2)], axis=1),
+    lambda m: m.vstack([np.ones((2, 2)), np.ones((3, 3))]),
+    lambda m: m.transpose(np.ones((2, 3)), (0, 0)), lambda m: m.ones(3).transpose(1, 0),
+    lambda m: m.zeros((2, -1)), lambda m: m.full((-1,), 2.0), lambda m: m.empty(-2),
+    lambda m: m.take(np.ones(3), np.ones(2)),
+    lambda m: m.take_along_axis(np.ones(3), np.ones(2), 0),
+])
+def test_error_types_are_jaxs(call):
+    # A program that catches the exception JAX raises must catch minijax's.
+    with pytest.raises(Exception) as expected:
+        call(jnp)
+    with pytest.raises(expected.type):
+        call(mnp)
 
 
 def test_arange_needs_static_bounds():

@@ -44,8 +44,8 @@ def _shape_arg(fname, shape) -> tuple:
         dims = tuple(static_int(fname, d, "shape") for d in shape)
     else:
         dims = (static_int(fname, shape, "shape"),)
-    if any(d < 0 for d in dims):
-        raise ValueError(f"{fname}: negative dimensions are not allowed, got shape {dims}")
+    if any(d < 0 for d in dims):    # TypeError: JAX's (its broadcast_in_dim's shape rule)
+        raise TypeError(f"{fname}: negative dimensions are not allowed, got shape {dims}")
     return dims
 
 

@@ -420,7 +420,15 @@ def _broadcast_all(fname, args, shapes, keep_scalars):
         return args  # equal shapes, or rank-0 operands that the op splats
     if rank_promotion.value != "allow" and len({len(s) for s in shapes if s}) > 1:
         _promoting_ranks(fname, shapes)
-    shape = broadcast_shapes(fname, *shapes)
+    try:
+        shape = broadcast_shapes(fname, *shapes)
+    except ValueError as error:
+        # JAX's exception type: operands of one rank reach the lax op, whose shape rule
+        # raises TypeError ("add got incompatible shapes"); of different ranks, JAX's
+        # rank promotion raises the ValueError first.
+        if len({len(s) for s in shapes if s}) == 1:
+            raise TypeError(str(error)) from None
+        raise
     return [broadcast_to_shape(fname, a, shape, keep_scalars) for a in args]
 
 

@@ -121,8 +121,8 @@ def transpose(a, axes=None):
         perm = tuple(range(n))[::-1]
     else:
         perm = tuple(canonicalize_axis("transpose", ax, n) for ax in axes)
-        if sorted(perm) != list(range(n)):
-            raise ValueError(f"transpose: axes {tuple(axes)} are not a permutation of the "
+        if sorted(perm) != list(range(n)):     # TypeError, as lax.transpose's in JAX
+            raise TypeError(f"transpose: axes {tuple(axes)} are not a permutation of the "
                              f"{n} axes of an array of shape {shape_of(a)}")
     return as_array(a) if perm == tuple(range(n)) else lax.transpose(a, perm)
 
@@ -249,15 +249,20 @@ def concatenate(arrays, axis=0, dtype=None):
         arrays = [ravel(a) for a in arrays]
         axis = 0
     shapes = [shape_of(a) for a in arrays]
-    if builtins.any(len(s) == 0 for s in shapes):
+    # JAX's exception types: ValueError for a rank-0 first array or a bad axis, TypeError
+    # (lax.concatenate's) for operands whose ranks or other dimensions disagree.
+    if len(shapes[0]) == 0:
         raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
     n = len(shapes[0])
     axis = canonicalize_axis("concatenate", axis, n)
+    listed = ', '.join(map(str, shapes))
+    if builtins.any(len(s) != n for s in shapes):
+        raise TypeError(f"concatenate: the arrays have different numbers of dimensions: "
+                        f"{listed}")
     for s in shapes:
-        if len(s) != n or builtins.any(a != b for i, (a, b) in enumerate(zip(s, shapes[0]))
-                                       if i != axis):
-            raise ValueError(f"concatenate: all input shapes must match except on axis "
-                             f"{axis}, got {', '.join(map(str, shapes))}")
+        if builtins.any(a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != axis):
+            raise TypeError(f"concatenate: all input shapes must match except on axis "
+                            f"{axis}, got {listed}")
     if len(arrays) == 1:
         return as_array(arrays[0])
     # Python scalars cannot occur here (they are rank-0), so every operand is an array.

@@ -54,8 +54,8 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
     dims = shape_of(a)
     axis = canonicalize_axis("take", axis, len(dims))
     indices = _as_index_array("take", as_operand("take", indices))
-    if not is_integer(np.dtype(dtype_of(indices))):
-        raise TypeError(f"take: indices must be integers, got {dtype_of(indices).name}")
+    if not is_integer(np.dtype(dtype_of(indices))):     # ValueError, as JAX's take
+        raise ValueError(f"take: indices must be integers, got {dtype_of(indices).name}")
     mode = _gather_mode("take", mode)
     n = dims[axis]
     # As jnp.take: negative indices count from the end in 'fill' mode only; 'clip'
