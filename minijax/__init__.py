@@ -5,7 +5,7 @@ reading at docs/design.md (how the layers fit), then `minijax/ir/__init__.py` (t
 IR), `minijax/transforms` (the passes), `minijax/backends` (XLA lowering and the
 NumPy reference evaluator) and `minijax/frontend` (the code behind the public API).
 """
-from jax import Array, ShapeDtypeStruct, Device
+from jax import ShapeDtypeStruct, Device
 
 from . import ir
 from . import backends
@@ -37,6 +37,7 @@ from .frontend.processes import (host_id, host_count, host_ids, process_indices,
                                  make_array_from_process_local_data, copy_to_host_async)
 from . import lax
 from . import numpy
+from .numpy._dtypes import Array   # jax arrays and minijax tracers, as JAX's Array
 from . import tree_util, tree  # pytrees are JAX's own
 from . import dtypes, typing  # noqa: F401  (jax.dtypes, jax.typing)
 

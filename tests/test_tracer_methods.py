@@ -154,3 +154,29 @@ def test_dir_of_tracer_covers_jax_array_methods():
                 "get_referent", "parent", "to_concrete_value", "val", "dimension_as_value",
                 "to_device"}
     assert sorted(public - internal - seen["names"]) == []
+
+
+def test_isinstance_array_holds_for_traced_values_as_in_jax():
+    # Libraries tell arrays from other pytree leaves with isinstance(leaf, jax.Array)
+    # (equinox's is_array, optax's checks); JAX's tracers pass it, so minijax's must.
+    def kinds(lib, numpy_module):
+        seen = []
+
+        def probe(x, n, key):
+            seen.append((isinstance(x, lib.Array), isinstance(x, numpy_module.ndarray),
+                         isinstance(n, lib.Array), isinstance(key, lib.Array),
+                         isinstance(1.0, lib.Array), isinstance(np.ones(2), lib.Array)))
+            return x.sum()
+        key = lib.random.key(0)
+        probe(REAL, 3, key)
+        lib.jit(probe, static_argnums=1)(REAL, 3, key)
+        lib.grad(probe)(REAL, 3, key)
+        lib.vmap(probe, in_axes=(0, None, None))(np.stack([REAL, REAL]), 3, key)
+        lib.lax.scan(lambda c, x: (c + probe(x, 3, key), None), 0.0, np.stack([REAL, REAL]))
+        return seen
+    assert kinds(minijax, mnp) == kinds(jax, jnp)
+    assert mnp.ndarray is minijax.Array and issubclass(type(mnp.ones(2)), minijax.Array)
+    assert not issubclass(np.ndarray, minijax.Array) and issubclass(minijax.Array, minijax.Array)
+    traced_type = []
+    minijax.jit(lambda x: traced_type.append(type(x)) or x)(REAL)
+    assert issubclass(traced_type[0], minijax.Array)

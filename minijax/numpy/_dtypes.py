@@ -102,9 +102,21 @@ class _ArrayMeta(type):
     def __instancecheck__(cls, obj):
         return isinstance(obj, (jax.Array, Tracer))
 
+    def __subclasscheck__(cls, subclass):
+        return subclass is cls or issubclass(subclass, (jax.Array, Tracer))
 
-class ndarray(metaclass=_ArrayMeta):
-    """`isinstance(x, jnp.ndarray)` holds for jax arrays and for minijax tracers."""
+
+class Array(metaclass=_ArrayMeta):
+    """`minijax.Array`, also `minijax.numpy.ndarray` (JAX's `jax.Array` is its
+    `jnp.ndarray`): `isinstance(x, Array)` holds for jax arrays and for minijax tracers,
+    as JAX's holds for its tracers, so a function can tell arrays from other leaves
+    (equinox's and optax's `isinstance(leaf, jax.Array)`) the same way inside `jit`,
+    `grad` or `vmap` as outside. JAX's own class cannot say so: its instance check
+    knows only JAX's tracer class."""
+
+
+Array.__module__ = "minijax"
+ndarray = Array
 
 
 
