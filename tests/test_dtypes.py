@@ -131,6 +131,26 @@ def test_x64_names_canonicalize_and_only_a_requested_dtype_warns():
         assert mnp.arange(3, dtype=np.int64).dtype == np.int32
 
 
+@pytest.mark.parametrize("name", ["int_", "uint", "float_", "complex_", "single", "double",
+                                  "csingle", "cdouble"])
+def test_default_width_names_are_numpys_as_in_jax(name):
+    # jnp.float_ is float64 in JAX too: a tolerance of jnp.finfo(jnp.float_).eps is
+    # float64's, and an array asked for with it is float32, with JAX's warning.
+    mine, theirs = getattr(mnp, name), getattr(jnp, name)
+    assert np.dtype(mine) == np.dtype(theirs) and mnp.dtype(mine) == jnp.dtype(theirs)
+    info = jnp.finfo if jnp.issubdtype(theirs, jnp.inexact) else jnp.iinfo
+    assert str(mnp.finfo(mine) if info is jnp.finfo else mnp.iinfo(mine)) == str(info(theirs))
+    for make in (lambda m, t: m.zeros(2, t), lambda m, t: t(1), lambda m, t: m.arange(3, dtype=t)):
+        with warnings.catch_warnings(record=True) as theirs_warned:
+            warnings.simplefilter("always")
+            expected = make(jnp, theirs)
+        with warnings.catch_warnings(record=True) as mine_warned:
+            warnings.simplefilter("always")
+            actual = make(mnp, mine)
+        assert actual.dtype == expected.dtype
+        assert len(mine_warned) == len(theirs_warned)
+
+
 @pytest.mark.parametrize("value,dtype", [
     (2.0, None), (2, None), (True, None), (1j, None), ([1, 2], None), ([1, 2.5], None),
     ([True, False], None), (np.float64(2.0), None), (np.ones(3), None), (2, np.float16),

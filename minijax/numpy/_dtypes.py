@@ -79,11 +79,13 @@ float4_e2m1fn = _NARROW["float4_e2m1fn"]
 float6_e2m3fn, float6_e3m2fn = _NARROW["float6_e2m3fn"], _NARROW["float6_e3m2fn"]
 int4, uint4, int2, uint2 = _NARROW["int4"], _NARROW["uint4"], _NARROW["int2"], _NARROW["uint2"]
 int1, uint1 = _NARROW["int1"], _NARROW["uint1"]
-# The defaults of a JAX program with x64 off.
-int_ = int32
-uint = uint32
-float_ = float32
-complex_ = complex64
+# NumPy's default-width names are the 64-bit types, in JAX as in NumPy: `jnp.int_` is
+# `jnp.int64`, so `jnp.finfo(jnp.float_).eps` is float64's, and an array asked for
+# with one of them is 32-bit with JAX's warning, like any 64-bit request with x64 off.
+int_ = int64
+uint = uint64
+float_ = float64
+complex_ = complex128
 
 # NumPy's C-style names for the same types, as JAX exports them.
 single, double, csingle, cdouble = float32, float64, complex64, complex128
