@@ -12,7 +12,7 @@ import pytest
 import minijax
 import minijax.numpy as mnp
 from minijax import lax as mlax
-from minijax.testing import JAX_VERSION
+from minijax.testing import JAX_VERSION, assert_trees_match
 from tests.numpy_helpers import check, assert_values_close
 from tests.test_divergences import pins
 
@@ -317,3 +317,17 @@ def test_one_primitive_in_jax_runs_eagerly_as_one_program(fn, args, kwargs):
     names = [e.primitive.name for e in minijax.make_jaxpr(
         lambda *a: fn(*a, **kwargs))(*args).jaxpr.eqns]
     assert "jit" not in names
+
+
+def test_a_python_int_is_a_one_axis_shape_as_in_jax():
+    # JAX's canonicalize_shape takes `6` for `(6,)` wherever lax reads a shape.
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    for call in (lambda lax: lax.reshape(x, 6), lambda lax: lax.full(3, 1.5),
+                 lambda lax: lax.broadcasted_iota(np.int32, 4, 0),
+                 lambda lax: lax.full_like(x, 2.0, shape=5)):
+        assert_trees_match(call(minijax.lax), call(jax.lax))
+        assert_trees_match(minijax.jit(lambda: call(minijax.lax))(), call(jax.lax))
+    with pytest.raises(TypeError):
+        minijax.lax.reshape(x, np.int32(6))
+    with pytest.raises(TypeError):
+        jax.lax.reshape(x, np.int32(6))

@@ -282,3 +282,22 @@ def test_more_distributions():
         assert_same_bits(f(mr), f(jr), name)
     # XLA rounds the fused normal-then-norm program of maxwell 1 ulp apart at times.
     np.testing.assert_allclose(mr.maxwell(k, (2,)), jr.maxwell(k, (2,)), rtol=3e-7)
+
+
+@pytest.mark.parametrize("call", [
+    lambda r, k, s: r.normal(k, s), lambda r, k, s: r.uniform(k, s, minval=-1.0),
+    lambda r, k, s: r.randint(k, s, 0, 9), lambda r, k, s: r.bernoulli(k, 0.3, s),
+    lambda r, k, s: r.categorical(k, np.zeros(4, np.float32), shape=s),
+    lambda r, k, s: r.gamma(k, 2.0, s), lambda r, k, s: r.dirichlet(k, np.ones(2), s),
+    lambda r, k, s: r.bits(k, s), lambda r, k, s: r.orthogonal(k, 2, s),
+])
+def test_a_python_int_shape_is_one_axis_as_in_jax(call):
+    # random.normal(key, 3): JAX's canonicalize_shape takes a Python int as (3,);
+    # a NumPy integer or a float is still no shape, in both.
+    assert_same_bits(call(mr, mr.key(1), 3), call(jr, jr.key(1), 3))
+    assert_same_bits(call(mr, mr.key(1), 3), call(mr, mr.key(1), (3,)))
+    for bad in (np.int32(3), 3.0):
+        with pytest.raises(TypeError):
+            call(jr, jr.key(1), bad)
+        with pytest.raises(TypeError):
+            call(mr, mr.key(1), bad)

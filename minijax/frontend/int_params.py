@@ -43,6 +43,14 @@ def indices(fname: str, name: str, values) -> tuple:
                  for v in items)
 
 
+def shape(fname: str, name: str, value) -> tuple:
+    """A shape argument as JAX's `canonicalize_shape` takes it: a Python int is the
+    shape of one axis (`random.normal(key, 3)`, `lax.reshape(x, 6)`), anything else a
+    sequence of integers. A NumPy integer is not a Python int, so it is refused, as
+    in JAX."""
+    return (int(value),) if isinstance(value, int) else indices(fname, name, value)
+
+
 def distinct_axes(fname: str, dimensions, ndim: int) -> tuple:
     """`dimensions` made non-negative and sorted, checked as JAX's lax checks them: an
     axis out of range or repeated is a ValueError."""

@@ -246,7 +246,7 @@ def broadcast(operand, sizes: Sequence[int]):
 def reshape(operand, new_sizes: Sequence[int], dimensions=None):
     if dimensions is not None:
         operand = transpose(operand, dimensions)
-    return bind(P.reshape_p, operand, new_sizes=ip.indices("reshape", "new_sizes", new_sizes),
+    return bind(P.reshape_p, operand, new_sizes=ip.shape("reshape", "new_sizes", new_sizes),
                 dimensions=None)
 
 
@@ -424,7 +424,7 @@ def iota(dtype, size: int):
 
 def broadcasted_iota(dtype, shape, dimension: int):
     return bind(P.iota_p, dtype=canonical_dtype_argument(dtype, "broadcasted_iota"),
-                shape=ip.indices("broadcasted_iota", "shape", shape),
+                shape=ip.shape("broadcasted_iota", "shape", shape),
                 dimension=int(dimension))
 
 
@@ -454,7 +454,7 @@ def full_like(x, fill_value, dtype=None, shape=None):
     aval = aval_of(x)
     weak_type = dtype is None and (isinstance(x, _PY_SCALARS) or aval.weak_type)
     dtype = aval.dtype if dtype is None else canonical_dtype_argument(dtype, "full_like")
-    shape = aval.shape if shape is None else tuple(shape)
+    shape = aval.shape if shape is None else ip.shape("full_like", "shape", shape)
     if weak_type and isinstance(fill_value, _PY_SCALARS):
         # A Python scalar of the result's kind is itself weak of that dtype, and stays
         # weak through XLA; a converted value would come back strong when run eagerly.

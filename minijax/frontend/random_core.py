@@ -142,6 +142,8 @@ def _wrapping(sampler, static_argnums):
 
 
 def _shape(name, shape) -> tuple:
+    if isinstance(shape, int):      # one axis, as JAX's canonicalize_shape takes it
+        return (operator.index(shape),)
     if not isinstance(shape, Sequence):
         raise TypeError(f"{name}: shape must be a sequence of integers, got {shape!r}")
     return tuple(operator.index(d) for d in shape)
