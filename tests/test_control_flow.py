@@ -119,6 +119,23 @@ def test_while_loop_reverse_mode_is_a_clear_error():
         minijax.grad(lambda x: f(x, np.float32(1.5))[2])(np.ones(3, np.float32))
 
 
+@pytest.mark.parametrize("call", [
+    lambda lax, np_: lax.scan(lambda c, x: (c, x), 0.0, (np_.ones(3), np_.ones(4))),
+    lambda lax, np_: lax.scan(lambda c, x: (c, x), 0.0, np_.ones(3), length=4),
+    lambda lax, np_: lax.scan(lambda c, x: (c, x), 0.0, None),
+    lambda lax, np_: lax.map(lambda x: x, (np_.ones(3), np_.ones(2))),
+    lambda lax, np_: lax.map(lambda x: x, (np_.ones(3), np_.ones(2)), batch_size=2),
+    lambda lax, np_: lax.cond(True, lambda: np_.ones(2), lambda: np_.ones(3)),
+    lambda lax, np_: lax.scan(lambda c, x: (c.astype(np_.int32), x), 1.0, np_.ones(3)),
+])
+def test_control_flow_errors_have_jaxs_exception_types(call):
+    # Scan lengths that disagree are JAX's ValueError; bodies that do not fit, TypeError.
+    with pytest.raises(Exception) as expected:
+        call(jax.lax, jnp)
+    with pytest.raises(expected.type):
+        call(lax, mnp)
+
+
 def fori_program(ns, static=True):
     def f(x, n):
         upper = 5 if static else n

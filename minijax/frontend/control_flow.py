@@ -61,6 +61,11 @@ class EmptyBranchesError(MinijaxError, ValueError):
     """`switch` given no branches (a ValueError in JAX, where the rest are TypeErrors)."""
 
 
+class ScanLengthError(MinijaxError, ValueError):
+    """A scan (or `lax.map`) whose xs leaves and `length=` disagree on the number of
+    steps, or that has neither: a ValueError in JAX, like a bad size under vmap."""
+
+
 class _Body:
     """One traced body: `jaxpr` takes `consts` (closed-over values) then the leaves."""
     __slots__ = ("jaxpr", "consts", "out_tree")
@@ -216,10 +221,10 @@ def scan_length(x_leaves, length, where: str) -> int:
     if length is not None:
         lengths.add(int(length))
     if len(lengths) > 1:
-        raise ControlFlowError(f"{where}: every xs leaf (and length=, if given) must have "
+        raise ScanLengthError(f"{where}: every xs leaf (and length=, if given) must have "
                                f"the same leading axis size, got sizes {sorted(lengths)}")
     if not lengths:
-        raise ControlFlowError(f"{where}: with xs=None (or xs without leaves) pass length=")
+        raise ScanLengthError(f"{where}: with xs=None (or xs without leaves) pass length=")
     return lengths.pop()
 
 
@@ -507,7 +512,7 @@ def _scan_over_refs(f, init, xs, length, reverse, unroll):
     if length is not None:
         sizes.add(int(length))
     if len(sizes) != 1 or None in sizes:
-        raise ControlFlowError(f"scan: every xs leaf (refs included, and length=, if given) "
+        raise ScanLengthError(f"scan: every xs leaf (refs included, and length=, if given) "
                                f"must have the same leading axis size, got sizes "
                                f"{sorted(sizes, key=str)}")
     n = sizes.pop()
