@@ -197,6 +197,16 @@ def test_initializers_with_parameters(make):
     _same_parameters(ours, theirs)
 
 
+def test_initializer_protocol_checks_as_jaxs():
+    # Flax-style modules annotate `kernel_init: jax.nn.initializers.Initializer`.
+    ours, theirs = minijax.nn.initializers, jax.nn.initializers
+    for value in (lambda i: i.lecun_normal(), lambda i: i.zeros, lambda i: i.constant(1.0),
+                  lambda i: (lambda key, shape, dtype=np.float32: None), lambda i: 3.0,
+                  lambda i: "normal"):
+        assert (isinstance(value(ours), ours.Initializer)
+                == isinstance(value(theirs), theirs.Initializer))
+
+
 def test_initializers_under_jit_and_vmap():
     init = minijax.nn.initializers.glorot_normal()
     keys = minijax.random.split(minijax.random.key(0), 3)

@@ -20,7 +20,7 @@ draws from a disk, are not supported here (a ValueError says so).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -29,10 +29,22 @@ from .. import random
 from ..frontend.random_core import scaled_normal
 from ..numpy._dtypes import canonicalize_dtype
 
-__all__ = ["zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
+__all__ = ["Initializer", "zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
            "kaiming_uniform", "kaiming_normal", "orthogonal", "delta_orthogonal"]
+
+
+
+@runtime_checkable
+class Initializer(Protocol):
+    """The type of an initializer, `init(key, shape, dtype) -> array`, for annotations
+    (a module's `kernel_init: Initializer = lecun_normal()`), as JAX's: any callable
+    passes `isinstance(f, Initializer)`, the check a runtime protocol makes."""
+
+    def __call__(self, key: Any, shape: Sequence[int], dtype: Any = np.float32) -> Any:
+        ...
+
 
 # The standard deviation of a standard normal truncated to (-2, 2).
 _TRUNCATED_STDDEV = .87962566103423978
