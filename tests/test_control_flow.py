@@ -339,3 +339,22 @@ def test_a_carry_passed_through_unchanged_is_a_loop_invariant_not_a_residual():
     forward_scan = next(e for e in closed.jaxpr.eqns if e.primitive.name == "scan")
     stacked = [v.aval.shape for v in forward_scan.outputs if v.aval.shape[:1] == (5,)]
     assert (5, 4, 4) not in stacked, f"the weight is saved per iteration: {stacked}"
+
+
+def test_bodies_are_traced_in_jaxs_order():
+    # A body's Python side effects (a print while tracing) come in JAX's order: cond's
+    # true_fun before false_fun, while_loop's cond_fun before body_fun.
+    def record(lax_, np_):
+        seen = []
+        def note(name, value):
+            seen.append(name)
+            return value
+        lax_.cond(True, lambda x: note("true", x), lambda x: note("false", -x), 1.0)
+        lax_.switch(1, [lambda: note("b0", 0.0), lambda: note("b1", 1.0),
+                        lambda: note("b2", 2.0)])
+        lax_.while_loop(lambda c: note("cond", c < 3), lambda c: note("body", c + 1), 0)
+        lax_.while_loop(lambda c: note("cond2", c[0] < 3),
+                        lambda c: note("body2", (c[0] + 1, c[1] * np_.float32(2.0))),
+                        (0, 1.0))
+        return seen
+    assert record(lax, mnp) == record(jax.lax, jnp)

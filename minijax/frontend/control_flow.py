@@ -267,7 +267,8 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=None)
                                    f"{pred_aval}")
         pred = _lax.ne(pred, _lax.convert_element_type(0, pred_aval.dtype))
     index = _lax.convert_element_type(pred, np.int32)
-    return _bind_cond(index, (false_fun, true_fun), operands, "cond")
+    # JAX traces true_fun first: a branch's Python side effects come in JAX's order.
+    return _bind_cond(index, (false_fun, true_fun), operands, "cond", trace_order=(1, 0))
 
 
 def switch(index, branches: Sequence[Callable], *operands, operand=None):
@@ -298,12 +299,15 @@ def switch(index, branches: Sequence[Callable], *operands, operand=None):
     return _bind_cond(index, branches, operands, "switch")
 
 
-def _bind_cond(index, branches, operands, where):
+def _bind_cond(index, branches, operands, where, trace_order=None):
     check_ref_arguments(operands, {}, tree_util.tree_leaves(operands), f"{where} operands")
     leaves, in_tree = _flatten(tuple(operands), f"{where} operand")
     avals = [aval_of(x) for x in leaves]
-    bodies = [_trace_body(b, in_tree, avals, f"{where} branch {fun_name(b)}", leaves)
-              for b in branches]
+    traced = {}
+    for i in trace_order or range(len(branches)):
+        traced[i] = _trace_body(branches[i], in_tree, avals,
+                                f"{where} branch {fun_name(branches[i])}", leaves)
+    bodies = [traced[i] for i in range(len(branches))]
     _check_branches_agree(bodies, branches, where)
     if any(is_ref(x) for x in leaves):
         for b in bodies:
@@ -390,12 +394,19 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     _reject_refs(init_val, "while_loop", "loop carry (init_val)")
     carry_leaves, carry_tree = _flatten(init_val, "while_loop init_val")
     carry_avals = [aval_of(x) for x in carry_leaves]
+    # cond_fun first, as JAX traces them (so Python side effects come in JAX's order);
+    # again if the body changed the carry's types (a weak carry promoted).
+    def trace_cond(avals):
+        return _trace_body(cond_fun, tree_util.tree_structure((init_val,)), avals,
+                           f"while_loop cond_fun ({fun_name(cond_fun)})")
+    initial_avals = carry_avals
+    cond_body = trace_cond(carry_avals)
     body, carry_leaves, carry_avals = _trace_loop_body(
         body_fun, tree_util.tree_structure((init_val,)), carry_leaves, carry_tree,
         carry_avals, [], f"while_loop body_fun ({fun_name(body_fun)})",
         lambda body: (body.out_tree, body.out_avals))
-    cond_body = _trace_body(cond_fun, tree_util.tree_structure((init_val,)), carry_avals,
-                            f"while_loop cond_fun ({fun_name(cond_fun)})")
+    if list(carry_avals) != list(initial_avals):
+        cond_body = trace_cond(carry_avals)
     out = cond_body.out_avals
     if len(out) != 1 or not isinstance(out[0], ShapedArray) or out[0].shape != () \
             or not is_bool(out[0].dtype):
