@@ -208,3 +208,16 @@ register(
     "jax.ds(start, size) names `size` elements whatever the start is known as; a "
     "static start must not change the result's shape, and 0.10.2 read them",
     transforms=("jit", "eager"), intended_on="0.10.2")
+
+register(
+    "repeat_out_sharding_of_an_unsharded_type_fails", "0.10.2, 0.11.2, 0.12.0.1",
+    "jnp.repeat (and the method x.repeat) given out_sharding=jax.typeof(x).sharding of "
+    "an unsharded array -- a NamedSharding on the empty mesh -- raises AttributeError "
+    "('NoneType' object has no attribute 'mesh'): it turns that sharding into None, "
+    "as every out_sharding is read, then reads None's mesh",
+    "no placement asked for, as in every other function taking out_sharding: the "
+    "repeated array",
+    "JAX's canonicalize_sharding documents an empty-mesh NamedSharding as no sharding "
+    "(it returns None for it), and every other out_sharding function (zeros, reshape, "
+    "dot, random.normal, ...) takes it so; only repeat's code then dereferences the None",
+    transforms=("repeat", "out_sharding"))

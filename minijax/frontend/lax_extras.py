@@ -429,7 +429,9 @@ def scatter_apply(operand, scatter_indices, func: Callable, dimension_numbers, *
 
 def empty(shape, dtype, *, out_sharding=None):
     """An array of `shape` and `dtype` whose contents do not matter (zeros here)."""
-    return _zeros(tuple(shape), canonical_dtype_argument(dtype, "empty"))
+    from .sharding import apply_out_sharding     # (sharding imports this module's kin)
+    return apply_out_sharding(_zeros(tuple(shape), canonical_dtype_argument(dtype, "empty")),
+                              out_sharding, "empty")
 
 
 @jitted_eagerly("shape", "dtype")

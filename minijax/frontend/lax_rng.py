@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .sharding import constrain
+from .sharding import apply_out_sharding
 from ..ir import random_primitives as R
 from ..ir.trace import aval_of, bind
 from ..ir.types import canonical_dtype
@@ -61,10 +61,7 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
                         f"{algorithm!r}")
     new_key, bits = bind(R.rng_bit_generator_p, key, shape=shape, dtype=dtype,
                          algorithm=int(algorithm))
-    if out_sharding is not None:
-        bits = constrain(bits, out_sharding, "rng_bit_generator's out_sharding", ValueError,
-                         moves=True)
-    return new_key, bits
+    return new_key, apply_out_sharding(bits, out_sharding, "rng_bit_generator")
 
 
 def rng_uniform(a, b, shape):

@@ -12,14 +12,13 @@ from typing import Sequence
 
 import ml_dtypes
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
 
 from .. import lax
 from .. import numpy as jnp
 from .config_flags import custom_prng, default_prng_impl, raw_key_policy
 from .jit import jit
 from .lax_rng import rng_bit_generator
-from .sharding import constrain
+from .sharding import apply_out_sharding
 from .threefry_layout import split_words, threefry_bits
 from ..ir import random_primitives as R
 from ..ir import root_modes
@@ -541,13 +540,7 @@ def with_out_sharding(sampler):
 
     @functools.wraps(sampler)
     def sample(*args, out_sharding=None, **kwargs):
-        out = sampler(*args, **kwargs)
-        if out_sharding is None:
-            return out
-        if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
-            raise TypeError(f"`out_sharding` argument of {name} only supports instances of "
-                            f"`NamedSharding` or `PartitionSpec`. Got {out_sharding}")
-        return constrain(out, out_sharding, f"{name}'s out_sharding", ValueError, moves=True)
+        return apply_out_sharding(sampler(*args, **kwargs), out_sharding, name)
     signature = inspect.signature(sampler)
     sample.__signature__ = signature.replace(parameters=[
         *signature.parameters.values(),

@@ -24,6 +24,7 @@ read through JAX's public `jax.sharding.get_abstract_mesh()`, which works inside
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 from jax import tree_util
@@ -36,7 +37,8 @@ from ..ir.trace import bind
 from .shard_map import _spec_tuple, mesh_params, mesh_or_context
 
 __all__ = ["with_sharding_constraint", "reshard", "constrain_jit_shardings",
-           "jit_placement", "sharding_params", "constrain"]
+           "jit_placement", "sharding_params", "constrain", "apply_out_sharding",
+           "takes_out_sharding"]
 
 
 def sharding_params(sharding, what="sharding", error=RuntimeError, moves=False) -> dict:
@@ -73,6 +75,45 @@ def explicit_axes_of(mesh) -> tuple:
 def constrain(x, sharding, what="sharding", error=RuntimeError, moves=False):
     """`x` under a `sharding_constraint` to `sharding` (see `sharding_params`)."""
     return bind(sharding_constraint_p, x, **sharding_params(sharding, what, error, moves))
+
+
+def apply_out_sharding(out, out_sharding, name):
+    """`out` placed by a function's `out_sharding=` argument, as JAX reads it: None, or
+    a `NamedSharding` on a mesh with no axes (what `jax.typeof(x).sharding` is for an
+    unsharded array, which libraries pass on), asks for nothing; a `NamedSharding` or
+    a `PartitionSpec` (under `jax.set_mesh`) places the result; anything else is
+    JAX's TypeError."""
+    if out_sharding is None or (isinstance(out_sharding, NamedSharding)
+                                and out_sharding.mesh.empty):
+        return out
+    if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
+        raise TypeError(f"`out_sharding` argument of {name} only supports instances of "
+                        f"`NamedSharding` or `PartitionSpec`. Got {out_sharding}")
+    return _apply(out, out_sharding, f"{name}'s out_sharding", ValueError, moves=True)
+
+
+def takes_out_sharding(fun):
+    """`fun` taking JAX's keyword `out_sharding=` (the jnp and lax functions of JAX's
+    sharding in types), applied to its result by `apply_out_sharding`. A function
+    that already takes it is returned as it is."""
+    try:
+        signature = inspect.signature(fun)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is not None and "out_sharding" in signature.parameters:
+        return fun
+    name = getattr(fun, "__name__", "function")
+
+    @functools.wraps(fun)
+    def placed(*args, out_sharding=None, **kwargs):
+        return apply_out_sharding(fun(*args, **kwargs), out_sharding, name)
+    if signature is not None:
+        params = list(signature.parameters.values())
+        at = len(params) - (params and params[-1].kind == inspect.Parameter.VAR_KEYWORD)
+        params.insert(at, inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY,
+                                            default=None))
+        placed.__signature__ = signature.replace(parameters=params)
+    return placed
 
 
 def _broadcast(shardings, tree, what) -> list:

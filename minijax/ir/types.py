@@ -226,6 +226,14 @@ class ShapedArray:
     def __hash__(self):
         return self._hash
 
+    @property
+    def sharding(self):
+        """JAX's avals carry a sharding; minijax's model none, so this is the one JAX's
+        type of an unsharded array has: a `NamedSharding` on the empty mesh, no axis
+        sharded. Libraries read it to pass on (`out_sharding=jax.typeof(x).sharding`)."""
+        from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec
+        return NamedSharding(AbstractMesh((), ()), PartitionSpec(*[None] * self.ndim))
+
     def type_text(self, exact: bool = False) -> str:
         """The type in the IR's text form: `f32[3]`; `f32[]~` when `exact` and weak."""
         text = f"{dtype_short_name(self.dtype)}[{','.join(map(str, self.shape))}]"

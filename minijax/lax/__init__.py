@@ -44,6 +44,19 @@ from ..frontend.lax_dot import DotAlgorithmPreset, DotAlgorithm  # noqa: F401
 from ..frontend.lax_rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: F401
 
 
+
+def _with_out_sharding():
+    """The lax functions JAX's sharding in types gives `out_sharding=` take it too."""
+    from ..frontend.sharding import takes_out_sharding
+    for name in ("broadcast", "broadcast_in_dim", "broadcasted_iota", "conv_general_dilated",
+                 "dot", "dot_general", "ragged_dot", "ragged_dot_general", "reduce",
+                 "reduce_sum", "reshape"):
+        globals()[name] = takes_out_sharding(globals()[name])
+
+
+_with_out_sharding()
+
+
 def __getattr__(name):  # JAX's primitive objects (`lax.exp_p`): their table loads on first use
     if not name.endswith("_p"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

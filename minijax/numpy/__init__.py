@@ -75,3 +75,17 @@ nan = _np.nan
 euler_gamma = _np.euler_gamma
 newaxis = None
 from ._select import select, piecewise  # noqa: E402  (control flow)
+
+
+def _with_out_sharding():
+    """The functions JAX's sharding in types gives an `out_sharding=` keyword take it
+    (libraries pass `out_sharding=jax.typeof(x).sharding` on; see
+    `frontend/sharding.py`, `takes_out_sharding`)."""
+    from ..frontend.sharding import takes_out_sharding
+    for name in ("arange", "array", "asarray", "bincount", "broadcast_to", "dot", "einsum",
+                 "empty", "full", "full_like", "matmul", "ones", "ones_like", "percentile",
+                 "ravel", "repeat", "reshape", "tensordot", "zeros", "zeros_like"):
+        globals()[name] = takes_out_sharding(globals()[name])
+
+
+_with_out_sharding()

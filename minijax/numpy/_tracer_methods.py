@@ -52,11 +52,18 @@ _COMPARISONS = {
 }
 
 
-def _reshape_method(self, *shape, order="C"):
+def _reshape_method(self, *shape, order="C", out_sharding=None):
     """`x.reshape(2, 3)` and `x.reshape((2, 3))` both work, as in NumPy."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return _shape.reshape(self, shape, order)
+    return _placed(_shape.reshape(self, shape, order), out_sharding, "reshape")
+
+
+def _placed(out, out_sharding, name):
+    """A method's result placed by JAX's `out_sharding=` (reshape, ravel, flatten,
+    repeat take it, as jax.Array's methods do)."""
+    from ..frontend.sharding import apply_out_sharding
+    return apply_out_sharding(out, out_sharding, name)
 
 
 def _transpose_method(self, *axes):
@@ -209,9 +216,16 @@ _METHODS = {
     "argmax": _reductions.argmax, "argmin": _reductions.argmin,
     "cumsum": _reductions.cumsum, "cumprod": _reductions.cumprod,
     "ptp": _reductions.ptp,
-    "squeeze": _shape.squeeze, "ravel": _shape.ravel,
-    "flatten": lambda self, order="C": _shape.ravel(self, order),
-    "swapaxes": _shape.swapaxes, "repeat": _shape.repeat,
+    "squeeze": _shape.squeeze,
+    "ravel": lambda self, order="C", *, out_sharding=None: _placed(
+        _shape.ravel(self, order), out_sharding, "ravel"),
+    "flatten": lambda self, order="C", *, out_sharding=None: _placed(
+        _shape.ravel(self, order), out_sharding, "flatten"),
+    "swapaxes": _shape.swapaxes,
+    "repeat": lambda self, repeats, axis=None, *, total_repeat_length=None,
+    out_sharding=None: _placed(_shape.repeat(self, repeats, axis,
+                                             total_repeat_length=total_repeat_length),
+                               out_sharding, "repeat"),
     "diagonal": _shape.diagonal, "trace": _shape.trace,
     "clip": _ufuncs.clip, "round": _ufuncs.round, "dot": _linalg.dot,
     "take": _take.take, "sort": _sorting.sort, "argsort": _sorting.argsort,
