@@ -158,3 +158,15 @@ def test_a_ref_program_with_a_static_argument():
     other = minijax.new_ref(np.zeros(3, np.int32))
     with pytest.raises(TypeError, match="compiled for arguments of other types"):
         compiled(other, X[0])
+
+
+def test_jitted_eval_shape_takes_static_arguments_as_values():
+    # jit(f, static_argnames=...).eval_shape(x, n=2): the static argument is a value,
+    # not traced (it was traced, and refused as unhashable).
+    def calls(lib, np_):
+        g = lib.jit(lambda x, n: x * n, static_argnames="n")
+        h = lib.jit(lambda x, n, d: {"a": x[:n] * d, "b": 1.0}, static_argnums=(1,))
+        return [g.eval_shape(np_.ones(3), n=2), h.eval_shape(np_.ones(3), 2, 2.0),
+                h.eval_shape(lib.ShapeDtypeStruct((4,), np.float16), 1, np.int32(2)),
+                lib.jit(lambda x: x.sum() + 1).eval_shape(np.ones(2, np.int32))]
+    assert repr(calls(minijax, mnp)) == repr(calls(jax, jnp))

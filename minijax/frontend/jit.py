@@ -52,7 +52,7 @@ from ..backends import xla
 from ..backends.eager_ref_runtime import call_donating
 from .refs import RefView, check_call_writes, is_ref
 from .sharding import constrain_jit_shardings, jit_placement
-from .tracing import Staged, eval_shape, stage_cached, staging_key
+from .tracing import Staged, stage_cached, staging_key
 from .cache_misses import explain_cache_miss
 from .config_flags import before_trace, explain_cache_misses
 from .events import forwarding_jax_events
@@ -538,8 +538,10 @@ class JitFunction(Wrapped):
         return Lowered(self, args, kwargs)
 
     def eval_shape(self, *args, **kwargs):
-        """The `ShapeDtypeStruct` pytree of this function's output for these arguments."""
-        return eval_shape(self, *args, **kwargs)
+        """The `ShapeDtypeStruct` pytree of this function's output for these arguments,
+        the static ones (`static_argnums`/`static_argnames`) taken as values, as in
+        JAX: the output types of this call's trace."""
+        return self.trace(*args, **kwargs).out_info
 
     def clear_cache(self):
         self._jit_cache.clear()
