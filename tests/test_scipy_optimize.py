@@ -53,6 +53,40 @@ def test_bfgs_matches_jax():
     assert [int(theirs[0][2])] + [int(s) for s in theirs[1][2]] == [0, 3, 1]
 
 
+LBFGS = "l-bfgs-experimental-do-not-rely-on-this"
+
+
+def _lbfgs_programs(api, np_, opt):
+    def rosenbrock(x):
+        return np_.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    def solve(x0):
+        return tuple(opt.minimize(rosenbrock, x0, method=LBFGS, options={"maxiter": 25}))
+
+    def solve_limited(starts):   # a short history, and the evaluation limit reached
+        return tuple(api.vmap(lambda x0: opt.minimize(
+            rosenbrock, x0, method=LBFGS, options={"maxcor": 3, "maxfun": 15}))(starts))
+
+    def solve_complex(x0):       # real parts of inner products, conj(g)
+        target = np_.array([1 + 2j, -1j], np.complex64)
+        return tuple(opt.minimize(lambda z: np_.sum(np_.abs(z - target) ** 2), x0,
+                                  method=LBFGS))
+    return solve, solve_limited, solve_complex
+
+
+def test_lbfgs_matches_jax():
+    # JAX's experimental L-BFGS: every field, the history-limited and the evaluation-
+    # limited stop (status 2), and complex variables.
+    args = (np.array([-1.2, 1.0, 0.5], np.float32), STARTS,
+            np.zeros(2, np.complex64))
+    solve, limited, complex_ = _lbfgs_programs(minijax, mnp, mso)
+    ours = (solve(args[0]), minijax.jit(limited)(args[1]), complex_(args[2]))
+    theirs = jax.jit(lambda *a: tuple(f(x) for f, x in zip(
+        _lbfgs_programs(jax, jnp, jso), a)))(*args)
+    assert_trees_match(ours, theirs, rtol=1e-5, atol=1e-6)
+    assert [int(s) for s in theirs[1][2]] == [2, 2] and int(theirs[2][2]) == 0
+
+
 def test_results_are_jaxs_named_tuple():
     assert mso.OptimizeResults._fields == jso.OptimizeResults._fields
 
