@@ -460,6 +460,19 @@ def test_eager_elementwise_and_reductions():
     assert [s.weak_type for s in scalars] == [e.weak_type for e in expected]
 
 
+def test_nan_extrema_of_all_nan_slices_are_nan():
+    # jnp.nanmax over a slice of NaNs only is NaN, as in JAX and NumPy (minijax gave the
+    # identity, -inf); with `initial` it is the initial value; ints are plain max/min.
+    n = np.array([[np.nan, np.nan, np.nan], [1.0, np.nan, -2.0]], np.float32)
+    check(lambda m, n: [
+        m.nanmax(n, axis=1), m.nanmin(n, axis=1), m.nanmax(n[0]), m.nanmin(n, axis=0),
+        m.nanmax(n, axis=1, keepdims=True), m.nanmax(n, axis=1, initial=0.0),
+        m.nanmin(n, axis=1, where=np.array([True, False, True]), initial=5.0),
+        m.nanmax(np.arange(6).reshape(2, 3), axis=1)], n)
+    assert_values_close(minijax.grad(lambda v: mnp.nanmax(v, axis=1)[1])(n),
+                        jax.grad(lambda v: jnp.nanmax(v, axis=1)[1])(n))
+
+
 def test_extras():
     nan_x = np.array([[1.0, np.nan, 3.0], [np.inf, -2.0, 0.0]], np.float32)
     check(lambda m, x, y, n: [

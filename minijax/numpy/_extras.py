@@ -149,16 +149,25 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 @jitted_eagerly("axis", "keepdims")
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """`max` ignoring NaNs."""
-    return R.max(_nan_to_identity("nanmax", a, -np.inf), axis, out, keepdims, initial,
-                 where)
+    """`max` ignoring NaNs (NaN where all are NaN)."""
+    return _nan_extremum("nanmax", R.max, -np.inf, a, axis, out, keepdims, initial, where)
+
+
+def _nan_extremum(fname, reduce, identity, a, axis, out, keepdims, initial, where):
+    """`reduce` over the non-NaN elements. A slice of NaNs only is NaN, as in JAX and
+    NumPy (not the identity, -inf for max), unless an `initial` value is given."""
+    a = as_operand(fname, a)
+    found = reduce(_nan_to_identity(fname, a, identity), axis, out, keepdims, initial, where)
+    if initial is not None or not is_inexact(dtype_of(a)):
+        return found
+    all_nan = R.all(isnan(a), axis=axis, keepdims=keepdims)
+    return U.where(all_nan, like(a, np.nan), found)
 
 
 @jitted_eagerly("axis", "keepdims")
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """`min` ignoring NaNs."""
-    return R.min(_nan_to_identity("nanmin", a, np.inf), axis, out, keepdims, initial,
-                 where)
+    """`min` ignoring NaNs (NaN where all are NaN)."""
+    return _nan_extremum("nanmin", R.min, np.inf, a, axis, out, keepdims, initial, where)
 
 
 @jitted_eagerly("axis", "dtype", "keepdims")
