@@ -84,3 +84,22 @@ def test_a_static_index_out_of_bounds_is_reported():
     assert "index 7 is out of bounds for axis 1 with size 4" in results[3][0]
     assert "index -2 is out of bounds for axis 0" in results[6][0]
     assert results[-1][0] is None
+
+
+def test_static_out_of_range_reads_and_dynamic_slices_are_checked_as_in_jax():
+    # Integer arrays, all_checks beside a division, and lax.dynamic_slice and
+    # dynamic_update_slice given static out-of-range starts (wrapped once, not clamped,
+    # so checkify sees what JAX's sees).
+    def program(lib, np_lib, ck):
+        x = np_lib.arange(12).reshape(3, 4)
+        calls = (lambda v: v[5], lambda v: v[-5], lambda v: v[1, 9], lambda v: v[-7, 1:],
+                 lambda v: v[np.int32(4)], lambda v: (v[5], v // 0), lambda v: v[2, -1],
+                 lambda v: lib.lax.dynamic_slice(v, (-5, 1), (1, 2)),
+                 lambda v: lib.lax.dynamic_update_slice(v, v[:1], (7, -9)))
+        out = []
+        for call in calls:
+            error, value = ck.checkify(call, errors=ck.all_checks)(x)
+            out.append(messages(error, value))
+            out.append(lib.jit(call)(x))
+        return out
+    assert_same(program)

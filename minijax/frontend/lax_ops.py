@@ -294,6 +294,11 @@ def slice(operand, start_indices, limit_indices, strides=None):
                 strides=None if strides is None else ip.indices("slice", "strides", strides))
 
 
+def _int32_start(index: int):
+    """A static start as int32, saturated (the primitive clamps it anyway)."""
+    return np.int32(builtins.min(builtins.max(index, -2**31), 2**31 - 1))
+
+
 def _wrap_negative_indices(fname, indices, shape, allow_negative_indices=True):
     """As jax.lax: a negative start index counts from the end of its axis, once, on
     the axes where `allow_negative_indices` (a bool, or one per axis) is true.
@@ -311,7 +316,9 @@ def _wrap_negative_indices(fname, indices, shape, allow_negative_indices=True):
             if index < 0 and not allow:
                 raise ValueError(f"{fname}: index {index} is out of bounds for an axis "
                                  f"of size {size} with allow_negative_indices=False")
-            out.append(np.int32(builtins.max(index + size, 0) if index < 0 else index))
+            # Wrapped once, not clamped: the primitive clamps, and checkify sees what
+            # JAX's sees (x[-5] of a length-3 axis starts at -2).
+            out.append(_int32_start(index + size if index < 0 else index))
             continue
         if not is_integer(_dtype_of(index)):
             raise TypeError(f"index arguments to {fname} must be integers, got "
@@ -323,7 +330,7 @@ def _wrap_negative_indices(fname, indices, shape, allow_negative_indices=True):
             out.append(select(lt(index, 0), add(index, np.int32(size)), index))
         else:
             value = int(index)
-            out.append(np.int32(builtins.max(value + size, 0) if value < 0 else value))
+            out.append(_int32_start(value + size if value < 0 else value))
     return out
 
 
