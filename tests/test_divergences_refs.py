@@ -178,6 +178,21 @@ def test_eager_ds_array_start():
     np.testing.assert_array_equal(_contents(m), [0, 1, 3, 4, 0, 0, 0])
 
 
+def test_the_fuzz_rows_of_eager_ds_array_starts_are_explained():
+    """Both of JAX's failures (the out-of-range one on 0.10/0.11 as the fuzzer met it,
+    seed 2212:139) are the record's, in the eager row only and with minijax running."""
+    from minijax.divergences.fuzz import FUZZ_ROW_MATCHERS
+    from minijax.testing.report import Row
+    explains = FUZZ_ROW_MATCHERS["ref_eager_ds_array_start_fails"]
+    for error in ("TracerBoolConversionError: Attempted boolean conversion",
+                  "ValueError: Out of bound slice: start=2, dim=2."):
+        assert explains("eager", Row("eager", "error", jax_error=error))
+        assert not explains("jit", Row("jit", "error", jax_error=error))
+        assert not explains("eager", Row("eager", "error", jax_error=error,
+                                         minijax_error="ValueError: no"))
+    assert not explains("eager", Row("eager", "error", jax_error="ValueError: other"))
+
+
 @pins("ref_strided_ds_out_of_range_reads_and_writes_differ")
 def test_strided_ds_out_of_range():
     x = np.arange(8, dtype=np.float32)
