@@ -92,6 +92,10 @@ def test_shape_dtype_struct_of_keys_feeds_back():
     assert keys.dtype == jax.random.key_dtype("threefry2x32")
     assert str(minijax.jit(lambda k: k[0]).eval_shape(keys)) == \
         "ShapeDtypeStruct(shape=(), dtype=key<fry>)"
+    # a lowered program's out_info too, as JAX's
+    jax_keys = jax.random.split(jax.random.key(0))
+    assert str(minijax.jit(lambda k: k[0]).lower(keys).out_info) == \
+        str(jax.jit(lambda k: k[0]).lower(jax_keys).out_info)
 
 
 def test_text_form_keeps_short_names():

@@ -15,6 +15,8 @@ import dataclasses
 import jax
 from jax import tree_util
 
+from .tracing import shape_dtype_struct
+
 # JAX's alias: the options `Lowered.compile(compiler_options=...)` passes to XLA.
 CompilerOptions = dict[str, "str | bool"]
 
@@ -78,10 +80,12 @@ class CallInfo:
     def out_info(self, weak_types: bool = True):
         """The outputs as `ShapeDtypeStruct`s; a lowered program's have no weak
         types (`weak_types=False`), as JAX's `Lowered.out_info`."""
-        return tree_util.tree_unflatten(
-            self.out_tree, [jax.ShapeDtypeStruct(a.shape, a.dtype,
-                                                 weak_type=weak_types and a.weak_type)
-                            for a in self.staged.closed.out_avals])
+        def info(aval):
+            struct = shape_dtype_struct(aval)       # a key's dtype is JAX's key<fry>
+            return struct if weak_types else jax.ShapeDtypeStruct(struct.shape,
+                                                                  struct.dtype)
+        return tree_util.tree_unflatten(self.out_tree,
+                                        [info(a) for a in self.staged.closed.out_avals])
 
 
 class StagedFacts:

@@ -441,6 +441,11 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
     if shape_of(x1)[axis] != shape_of(x2)[axis]:
         raise ValueError(f"vecdot: axis {axis} has sizes {shape_of(x1)[axis]} and "
                          f"{shape_of(x2)[axis]} in shapes {shape_of(x1)} and {shape_of(x2)}")
+    try:    # the other axes broadcast (a ValueError, as JAX's vecdot, not multiply's type)
+        np.broadcast_shapes(shape_of(x1), shape_of(x2))
+    except ValueError:
+        raise ValueError(f"vecdot: shapes {shape_of(x1)} and {shape_of(x2)} do not "
+                         f"broadcast together") from None
     product = U.multiply(x1, x2)
     return R.sum(product, axis=axis, dtype=preferred_element_type)
 
