@@ -31,7 +31,7 @@ import numpy as np
 from .types import is_integer, is_bool
 from .ref_indexing import (Slice, NEW_AXIS, DYNAMIC, NewAxis, DynamicSlice, Index)
 
-__all__ = ["DSlice", "ds", "as_ds", "build_index", "canonical_items"]
+__all__ = ["DSlice", "ds", "is_ds", "as_ds", "build_index", "canonical_items"]
 
 # The class of JAX's `jax.ds` objects. `DSlice` extends it, and an index item of this
 # class that JAX built (a program written with `jax.ds`) is taken as minijax's own.
@@ -67,6 +67,12 @@ def ds(start, size=None, stride=None):
     if size is None:
         start, size = 0, start
     return DSlice(start, size, int(stride))
+
+
+def is_ds(item) -> bool:
+    """Whether `item` is a ds object, minijax's or one JAX's `jax.ds` built (nothing
+    converted or checked: JAX's own indexing may take what `as_ds` refuses)."""
+    return isinstance(item, _JAX_DS_CLASS)
 
 
 def as_ds(item):
@@ -130,7 +136,7 @@ def build_index(shape, idx, is_dynamic, error, concrete=None) -> tuple[Index, li
         n = shape[axis]
         if isinstance(item, slice):
             items.append(_static_slice(item, n, axis, is_dynamic, concrete, error))
-        elif as_ds(item) is not None:
+        elif is_ds(item):
             item, start = _dynamic_slice(as_ds(item), n, axis, is_dynamic, concrete, error)
             items.append(item)
             dynamic += [] if start is None else [start]

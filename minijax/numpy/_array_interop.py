@@ -22,7 +22,7 @@ a gather or scatter.
 """
 from __future__ import annotations
 
-from ..ir.ref_python_index import as_ds
+from ..ir.ref_python_index import is_ds
 from ..ir.trace import Tracer, transformation_scope
 from ..ir.types import jax_array_type
 from . import _indexing
@@ -36,7 +36,7 @@ def _holds_tracer(index) -> bool:
         if isinstance(part, slice):
             if any(isinstance(b, Tracer) for b in (part.start, part.stop, part.step)):
                 return True
-        elif as_ds(part) is not None:
+        elif is_ds(part):
             if any(isinstance(b, Tracer) for b in (part.start, part.size)):
                 return True
         elif isinstance(part, Tracer):

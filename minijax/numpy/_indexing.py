@@ -45,7 +45,7 @@ from .. import lax
 from ..frontend.control_flow import while_loop
 from ..frontend.vmap import vmap
 from ..ir.errors import JAXIndexError, NonConcreteBooleanIndexError
-from ..ir.ref_python_index import DSlice, as_ds
+from ..ir.ref_python_index import DSlice, as_ds, is_ds
 from ..ir.trace import Tracer
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert,
                          broadcast_shapes, broadcast_to_shape, is_integer, is_bool, is_weak)
@@ -109,7 +109,7 @@ def _expand(fname, shape, idx, for_update=False):
     for item in idx:
         if item is None or item is Ellipsis or isinstance(item, slice):
             raw.append(item)
-        elif as_ds(item) is not None:
+        elif is_ds(item):
             raw.append(as_ds(item))
         elif isinstance(item, bool):
             raise IndexError(f"{fname}: boolean scalar indices are not supported")
