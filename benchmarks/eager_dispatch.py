@@ -298,6 +298,13 @@ At those loads the runs cannot tell 0.97 from 1.05; the probe above can. Target 
 the frame rows (`sin`, `dot`, `matmul`, `block`, `polyfit` with its required static
 `deg`) stay 1.0-1.1 in one run.
 
+Session 22 gave the functions of JAX's sharding in types an `out_sharding=` keyword
+by a wrapper in front of each, which put a second Python frame in front of `jnp.dot`
+and `jnp.matmul` (1.13 and 1.22 in one run). Session 23 made the keyword part of
+their frame (`takes_out_sharding`, `frontend/sharding.py`): one run, the same
+command, load about 2: `jnp.dot` 5.69 / 5.43 us, 1.05; `jnp.matmul` 5.68 / 5.32 us,
+1.07 -- the frame rows' spread again.
+
 On one NVIDIA H100 (session 11: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12, a
 16-core host; `JAX_PLATFORMS=cuda`, one run of the command above), every
 eager call costs 60-180 us of CPU time on both sides, most of it in JAX's GPU runtime,
@@ -358,6 +365,40 @@ one run's noise (`x[i]` and `x @ m`, JAX's own code on both sides, read 1.00):
     random.normal                  66.09     75.81    0.87
     x[i] (JAX's own, both)        390.34    391.10    1.00
     x @ m (JAX's own, both)        69.24     69.29    1.00
+
+On one NVIDIA H200 (session 23, the same software; the code with `out_sharding` a
+keyword of the `dot`/`matmul` frames, one run): the frame rows read 0.99-1.06, the
+same spread as `x[i]` and `x @ m`, JAX's own code on both sides (1.06, 1.07):
+
+    op                        minijax us    jax us   ratio
+    sin                            87.15     97.00    0.90
+    add                            83.49     82.12    1.02
+    mul by python scalar          192.90    197.81    0.98
+    reduce_sum                     82.68     88.21    0.94
+    dot                            81.74     87.91    0.93
+    jnp.add                        72.03     71.89    1.00
+    jnp.multiply by scalar        169.90    175.23    0.97
+    jnp.sin                        72.27     70.39    1.03
+    jnp.sin, second shape          72.21     67.98    1.06
+    jnp.sum                        72.40     76.64    0.94
+    jnp.dot                        70.92     71.47    0.99
+    jnp.nanvar                     70.63     69.56    1.02
+    jnp.polyfit                   275.06    274.38    1.00
+    jnp.stack of 8                 88.11    150.03    0.59
+    nn.logmeanexp                  71.48     71.83    1.00
+    jnp.nanmean                    69.01     69.12    1.00
+    jnp.nanmean, axis by pos       67.95     69.28    0.98
+    jnp.polyval                    78.90     80.44    0.98
+    jnp.block 2x2                  93.79     92.55    1.01
+    jnp.mean                       66.21     67.36    0.98
+    jnp.mean, axis                 67.37     66.71    1.01
+    jnp.where                     173.04    176.96    0.98
+    jnp.matmul                     69.53     69.77    1.00
+    jnp.concatenate of 2           92.13     97.98    0.94
+    nn.relu                       180.32    205.44    0.88
+    random.normal                  88.12    113.32    0.78
+    x[i] (JAX's own, both)        492.65    465.97    1.06
+    x @ m (JAX's own, both)        80.88     75.52    1.07
 """
 from __future__ import annotations
 

@@ -62,6 +62,12 @@ On one NVIDIA H200 (session 19: jax and jaxlib 0.11.2 with CUDA 13, Python 3.12,
     case        programs mj/jax  first ms mj     jax  ratio  repeat us mj     jax  ratio
     grad svd        15 / 17            754.9   909.4   0.83        4903.2 10772.2   0.46
     vmap inv         1 / 1             127.0   146.6   0.87         893.5  1279.9   0.70
+
+On one NVIDIA H200 (session 23, the same software; one run):
+
+    case        programs mj/jax  first ms mj     jax  ratio  repeat us mj     jax  ratio
+    grad svd        15 / 17            799.2  1048.5   0.76        4901.0 10841.3   0.45
+    vmap inv         1 / 1             132.7   131.0   1.01         506.7   813.1   0.62
 """
 from __future__ import annotations
 

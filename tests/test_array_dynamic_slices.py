@@ -20,6 +20,7 @@ import minijax
 import minijax.numpy as mnp
 from minijax.numpy._indexing import getitem, _IndexUpdateHelper
 from minijax.testing import JAX_VERSION, assert_trees_match, check_jaxpr
+from tests.devices import on_cpu
 from tests.test_divergences import pins
 
 X = np.arange(8, dtype=np.float32)
@@ -157,36 +158,40 @@ def test_vmap_matches_jax():
                            what=f"in_axes {in_axes}")
 
 
-def _loss(L, x, i, mode=None):
-    """A sum of reads and updates at ds(i, ...); `mode` is the strided and gathered
-    reads' `.at[...].get` mode (None: plain `x[...]`)."""
+def _loss(L, x, i, clipped=False):
+    """A sum of reads and updates at ds(i, ...). `clipped`: the gathered reads clip
+    what is out of range -- the ds beside an array by `.at[...].get(mode='clip')`, the
+    strided ds by reading its positions clipped one by one (JAX's clipped strided ds
+    promises XLA unique positions that clipping makes collide: the registered
+    divergence strided_ds_in_clip_mode_claims_unique_indices)."""
     ds = L.ds
-    get = (lambda v, idx: v[idx]) if mode is None else (
-        lambda v, idx: v.at[idx].get(mode=mode))
     w = L.np.arange(1.0, 4.0)
     y = x.at[ds(i, 2)].mul(3.0).at[ds(i, 3, 2)].set(0.0)
+    if clipped:
+        strided = x[L.np.clip(i + 2 * L.np.arange(3), 0, x.shape[0] - 1)]
+        beside = x.reshape(2, 4).at[A[:1], ds(i, 2)].get(mode="clip")
+    else:
+        strided, beside = x[ds(i, 3, 2)], x.reshape(2, 4)[A[:1], ds(i, 2)]
     return ((x[ds(i, 3)] * w).sum() + (y * y).sum()
             + (x.reshape(2, 4)[:, ds(i, 2)] ** 3).sum()
-            + (get(x, ds(i, 3, 2)) ** 2).sum()
-            + (get(x.reshape(2, 4), (A[:1], ds(i, 2))) ** 2).sum())
+            + (strided ** 2).sum() + (beside ** 2).sum())
 
 
 def test_grad_jvp_vjp_match_jax():
     """In range, against JAX's `x[...]`. Out of range, the gathered reads (strided
     ds, ds beside an array) are clamped, but JAX's gradient drops the clamped
     positions (the registered divergence gather_gradient_drops_clamped_index):
-    there minijax matches JAX's `.at[...].get(mode='clip')`, the gradient of what
-    was read. The dynamic_slice reads match JAX's `x[...]` at every start."""
+    there minijax matches JAX's clipped reads of the same positions (`_loss`), the
+    gradient of what was read. The dynamic_slice reads match JAX's `x[...]` at every start."""
     grad_ours = minijax.jit(minijax.grad(lambda x, i: _loss(MJ, x, i)))
     jvp_ours = minijax.jit(lambda x, i, t: minijax.jvp(lambda x: _loss(MJ, x, i), (x,), (t,)))
     theirs = {}
-    for mode in (None, "clip"):
-        theirs[mode] = (
-            jax.jit(jax.grad(lambda x, i: _loss(JX, x, i, mode))),
-            jax.jit(lambda x, i, t: jax.jvp(lambda x: _loss(JX, x, i, mode), (x,), (t,))))
+    for clipped in (False, True):
+        theirs[clipped] = (
+            jax.jit(jax.grad(lambda x, i: _loss(JX, x, i, clipped))),
+            jax.jit(lambda x, i, t: jax.jvp(lambda x: _loss(JX, x, i, clipped), (x,), (t,))))
     for i in (-3, 1, 2, 7):
-        in_range = 0 <= i <= 2
-        grad_theirs, jvp_theirs = theirs[None if in_range else "clip"]
+        grad_theirs, jvp_theirs = theirs[not 0 <= i <= 2]
         assert_trees_match(grad_ours(X, i), grad_theirs(X, i), what=f"grad at {i}")
         assert_trees_match(jvp_ours(X, i, X + 1), jvp_theirs(X, i, X + 1), what=f"jvp at {i}")
 
@@ -197,6 +202,32 @@ def test_grad_jvp_vjp_match_jax():
         return L.lib.jit(fn)
     for i in (-3, 2, 7):
         assert_trees_match(pulled(MJ)(X, i), pulled(JX)(X, i), what=f"vjp at {i}")
+
+
+@pins("strided_ds_in_clip_mode_claims_unique_indices")
+def test_clipped_strided_ds_unique_indices_divergence():
+    """Registered: JAX marks a clipped strided ds gather/scatter unique_indices=True;
+    clipping ds(7, 3, 2) reads x[7] three times, and JAX's gradient keeps one."""
+    loss = lambda L: lambda x, i: (x.at[L.ds(i, 3, 2)].get(mode="clip") ** 2).sum()  # noqa: E731
+    for staged in (jax.make_jaxpr(jax.grad(loss(JX)))(X, 7),
+                   jax.make_jaxpr(lambda x, i: x.at[jax.ds(i, 3, 2)].add(1.0, mode="clip"))(X, 7)):
+        claims = [e.params["unique_indices"] for e in staged.eqns if "unique_indices" in e.params]
+        assert claims and all(claims)
+    intended = np.zeros(8, np.float32)
+    intended[7] = 42.0       # three reads of x[7] = 7, each adding 2 * 7
+    with on_cpu():
+        eager = jax.grad(loss(JX))(X, 7)
+    assert_trees_match(eager, intended / 3 if JAX_VERSION >= (0, 11) else intended)
+    through_an_index_array = jax.grad(
+        lambda x, i: (x.at[i + 2 * jnp.arange(3)].get(mode="clip") ** 2).sum())(X, 7)
+    assert_trees_match(through_an_index_array, intended)
+    assert_trees_match(minijax.grad(loss(MJ))(X, 7), intended)
+    assert_trees_match(minijax.jit(minijax.grad(loss(MJ)))(X, 7), intended)
+    assert not any("unique_indices" in str(e.params)
+                   for e in minijax.make_jaxpr(minijax.grad(loss(MJ)))(X, 7).eqns)
+    # minijax's scatter adds all three on every backend (JAX's adds one on a GPU)
+    added = minijax.jit(lambda x, i: x.at[minijax.ds(i, 3, 2)].add(1.0, mode="clip"))
+    assert_trees_match(added(np.zeros(8, np.float32), 7), np.eye(8, dtype=np.float32)[7] * 3)
 
 
 ERRORS = {

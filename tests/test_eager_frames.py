@@ -9,6 +9,8 @@ keep their results and errors and stay on JAX's C++ dispatch when repeated:
 * a `jnp.ufunc` instance's call is its function's frame, with `out`/`where` refused;
 * `root_modes.everywhere`, the flag read before the per-thread one, is False while
   any thread is off the direct path, so that thread's calls keep their checks;
+* (session 23) a function of JAX's sharding in types (`dot`, `matmul`, ...) is its
+  frame with `out_sharding=None` added, any other value handed to the placing wrapper;
 * (session 18) a call with one static argument goes to an executable with that
   value bound, found by a dict lookup in the frame, instead of JAX's C++ static
   handling: still one trace and one program per value, the same results and errors.
@@ -132,6 +134,25 @@ def test_ufunc_call_is_the_function_frame_with_numpy_keywords():
     assert_trees_match(user(v, v), v * v + 1)
     with pytest.raises(NotImplementedError, match="out argument of"):
         user(v, v, out=v)
+
+
+@pytest.mark.parametrize("name", ["dot", "matmul", "ravel", "percentile"])
+def test_out_sharding_is_a_keyword_of_the_frame(name):
+    fun = getattr(mnp, name)
+    assert "out_sharding" in inspect.signature(fun).parameters
+    assert "eager frame of" in fun.__code__.co_filename     # no wrapper in front of it
+    m = jnp.asarray(_M)
+    args = {"dot": (m, m.T), "matmul": (m, m.T), "ravel": (m,), "percentile": (m, 30.0)}[name]
+    expected = getattr(jnp, name)(*args)
+    unsharded = minijax.typeof(mnp.ones(1)).sharding
+    minijax.clear_caches()
+    with programs("lowered") as made:     # one program, however out_sharding is spelled
+        for out_sharding in (None, unsharded, None):
+            assert_trees_match(fun(*args, out_sharding=out_sharding), expected)
+        assert_trees_match(fun(*args), expected)
+    assert len(made) == 1
+    with pytest.raises(TypeError, match="out_sharding"):
+        fun(*args, out_sharding="x")
 
 
 def test_a_thread_off_the_direct_path_keeps_its_checks():

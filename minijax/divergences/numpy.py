@@ -86,6 +86,35 @@ register(
     transforms=("grad", "gather"))
 
 register(
+    "strided_ds_in_clip_mode_claims_unique_indices", "0.10.2, 0.11.2, 0.12.0.1",
+    "x.at[jax.ds(i, 3, 2)].get(mode='clip') and .add(..., mode='clip') stage a gather "
+    "or scatter marked unique_indices=True, though clipping an out-of-range start "
+    "makes the positions collide (ds(7, 3, 2) of a length-8 x reads x[7] three "
+    "times); the transpose's scatter-add then keeps one of the colliding updates: "
+    "the gradient of sum(x.at[ds(7, 3, 2)].get(mode='clip') ** 2) at x[7] = 7 is 14, "
+    "eagerly on the CPU with jax 0.11 and 0.12 (0.10.2 gives 42 there), and eagerly "
+    "and under jit on an H200 with jax 0.11.2. There the forward scatter loses "
+    "updates too: jit of x.at[ds(7, 3, 2)].add(1.0, mode='clip') adds 1.0 to x[7], "
+    "not 3.0, and 4096 clipped positions add 1.0. Whether a program loses them is "
+    "up to XLA's backend: the CPU's adds all three",
+    "stages the gather and scatter without the promise: the gradient is 42, the sum "
+    "of the three reads' derivatives, on every backend",
+    "unique_indices is a promise to XLA that no two positions coincide, and "
+    "mode='clip' is documented to clamp positions into range, which can make them "
+    "coincide; the same read through an index array, i + 2 * arange(3), makes no "
+    "promise and gives 42",
+    transforms=("grad", "ds"))
+
+register(
+    "empty_of_a_negative_shape_is_an_mlir_error", "0.11.2, 0.12.0.1",
+    "jnp.empty(-2) raises jaxlib's MLIRError ('invalid tensor dimension size'), "
+    "neither a TypeError nor a ValueError, while jnp.zeros(-2) raises TypeError",
+    "TypeError naming the negative dimension, as jnp.zeros and jnp.full do",
+    "jnp.empty takes the shape jnp.zeros takes and JAX 0.10.2 checked it the same "
+    "way (TypeError); an error from the MLIR builder is no shape check",
+    transforms=("numpy.empty",), intended_on="0.10.2")
+
+register(
     "cauchy_quantile_derivative_at_the_median_is_zero", "0.12.0.1",
     "jax.scipy.stats.cauchy.ppf and isf set their value at q = 0.5 with a where to "
     "the constant 0, so their derivative there is 0: grad of cauchy.ppf(q, 0.5, 2.0) "

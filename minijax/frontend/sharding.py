@@ -95,7 +95,12 @@ def apply_out_sharding(out, out_sharding, name):
 def takes_out_sharding(fun):
     """`fun` taking JAX's keyword `out_sharding=` (the jnp and lax functions of JAX's
     sharding in types), applied to its result by `apply_out_sharding`. A function
-    that already takes it is returned as it is."""
+    that already takes it is returned as it is.
+
+    A function with an eager frame (`jitted_eagerly`) gets that frame with
+    `out_sharding=None` added, which hands any other value to the wrapper: an eager
+    `jnp.dot(x, y)` stays one Python frame in front of JAX's dispatch (a wrapper in
+    front of the frame cost 10-20% of the call, `benchmarks/eager_dispatch.py`)."""
     try:
         signature = inspect.signature(fun)
     except (TypeError, ValueError):
@@ -113,7 +118,12 @@ def takes_out_sharding(fun):
         params.insert(at, inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY,
                                             default=None))
         placed.__signature__ = signature.replace(parameters=params)
-    return placed
+    frame_refusing = getattr(fun, "frame_refusing", None)
+    if frame_refusing is None:
+        return placed
+    frame = frame_refusing(("out_sharding",), placed)
+    frame.__signature__ = placed.__signature__
+    return frame
 
 
 def _broadcast(shardings, tree, what) -> list:
