@@ -5,7 +5,7 @@ reading at docs/design.md (how the layers fit), then `minijax/ir/__init__.py` (t
 IR), `minijax/transforms` (the passes), `minijax/backends` (XLA lowering and the
 NumPy reference evaluator) and `minijax/frontend` (the code behind the public API).
 """
-from jax import ShapeDtypeStruct, Device
+from jax import ShapeDtypeStruct, Device, Shard   # JAX's own: minijax's arrays are JAX's
 
 from . import ir
 from . import backends
@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 # vmap
 from .frontend.vmap import vmap
 # many devices: shard_map (collectives are in minijax.lax) and JAX's sharding names
-from .frontend.shard_map import shard_map
+from .frontend.shard_map import shard_map, smap
 from .frontend.pmap import pmap
 from . import sharding
 from jax import make_mesh, set_mesh, NamedSharding, P  # JAX's objects and mesh context

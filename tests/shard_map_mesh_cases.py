@@ -132,7 +132,73 @@ def check_grad_of_shard_map_taking_refs():
           tol=1e-3)
 
 
+def check_smap():
+    """`smap` over one axis of the context mesh: in_axes/out_axes as vmap's, the
+    other axis left to XLA, against JAX (a negative axis: the registered divergence
+    smap_negative_axis_names_the_first_dimension)."""
+    mesh = _mesh(AxisType.Auto)
+    v = X[:2]
+    with jax.set_mesh(mesh):
+        def cases(lib, lax):
+            f = lambda a: lax.psum(a, "x") * a  # noqa: E731
+            g = lambda a, b: (lax.psum(a * b, "x"), a - lax.pmean(a, "x"))  # noqa: E731
+            return {
+                "smap axis 0": lambda: lib.smap(f, in_axes=0, out_axes=0, axis_name="x")(X),
+                "smap axis 1 jit": lambda: lib.jit(lib.smap(
+                    f, in_axes=1, out_axes=1, axis_name="x"))(X),
+                "smap tuple in_axes": lambda: lib.jit(lib.smap(
+                    g, in_axes=(0, None), out_axes=(None, 0), axis_name="x"))(X, v),
+                "smap over y, decorator": lambda: lib.smap(
+                    in_axes=0, out_axes=0, axis_name="y")(lambda a: lax.psum(a, "y") - a)(X),
+                "smap grad": lambda: lib.grad(lambda a: (lib.smap(
+                    f, in_axes=0, out_axes=0, axis_name="x")(a) ** 2).sum())(X),
+                "smap vmap": lambda: lib.vmap(lib.smap(
+                    f, in_axes=0, out_axes=0, axis_name="x"))(np.stack([X, 2 * X])),
+            }
+        ours, theirs = cases(minijax, mlax), cases(jax, jax.lax)
+        for name in ours:
+            close(ours[name](), theirs[name](), name)
+        # A negative axis: minijax counts from the end (as in_axes=1 here), JAX takes 0.
+        neg = lambda lib, lax: lib.jit(lib.smap(  # noqa: E731
+            lambda a: lax.psum(a, "x") * a, in_axes=-1, out_axes=-1, axis_name="x"))(X)
+        close(neg(minijax, mlax), theirs["smap axis 1 jit"](), "smap negative axis")
+        close(neg(jax, jax.lax), theirs["smap axis 0"](), "smap negative axis, JAX's")
+        assert neg(jax, jax.lax).sharding.spec == P("x")
+        assert neg(minijax, mlax).sharding.spec == P(None, "x")
+        errors = {
+            "no in_axes": (TypeError, lambda lib: lib.smap(lambda a: a, out_axes=0,
+                                                           axis_name="x")(X)),
+            "a list of names": (TypeError, lambda lib: lib.smap(
+                lambda a: a, in_axes=0, out_axes=0, axis_name=["x"])(X)),
+            "a list of axes": (TypeError, lambda lib: lib.smap(
+                lambda a: a, in_axes=[0], out_axes=0, axis_name="x")(X)),
+            "no such axis": (ValueError, lambda lib: lib.smap(
+                lambda a: a, in_axes=0, out_axes=0, axis_name="z")(X)),
+        }
+        for what, (error, call) in errors.items():
+            for lib in (jax, minijax):
+                try:
+                    call(lib)
+                except error:
+                    continue
+                raise AssertionError(f"smap {what}: {lib.__name__} raised no {error}")
+        try:
+            minijax.smap(lambda a: a, in_axes=2, out_axes=0, axis_name="x")(X)
+        except ValueError as e:
+            assert "out of range" in str(e), e
+        else:
+            raise AssertionError("smap in_axes=2 of a rank-2 argument passed")
+    try:
+        minijax.smap(lambda a: a, in_axes=0, out_axes=0, axis_name="x")(X)
+    except ValueError as e:
+        assert "set_mesh" in str(e), e
+    else:
+        raise AssertionError("smap without a context mesh passed")
+    print("ok smap checks")
+
+
 def run_all():
+    check_smap()
     check_partition_specs_on_the_context_mesh()
     check_reshard_on_explicit_axes()
     check_collectives_over_a_vmap_axis_inside_shard_map()

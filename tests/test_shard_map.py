@@ -47,8 +47,12 @@ def test_groups_tuples_of_names_partial_meshes_and_shardings():
                   "context mesh jit shardings", "context mesh shard_map grad",
                   "reshard jit", "explicit jit in_shardings", "reshard grad",
                   "vmap axis inside shard_map jit", "vmap axis inside shard_map grad",
-                  "grad with refs", "grad with refs, jit"):
+                  "grad with refs", "grad with refs, jit", "smap axis 1 jit",
+                  "smap tuple in_axes", "smap grad", "smap vmap", "smap checks"):
         assert f"ok {check}" in stdout
+    # Registry entry "smap_negative_axis_names_the_first_dimension", pinned both ways
+    # (the JAX side on every version it lists)
+    assert "ok smap negative axis\n" in stdout and "ok smap negative axis, JAX's" in stdout
     # Registry entry "eager_partial_shard_map_without_vma_refuses_out_specs"
     from tests.test_collectives import _retire_if_fixed
     _retire_if_fixed("eager_partial_shard_map_without_vma_refuses_out_specs",

@@ -28,8 +28,11 @@ def test_jax_names_are_there_and_are_jax_objects():
                  "SingleDeviceSharding", "Sharding", "set_mesh", "get_mesh",
                  "get_abstract_mesh", "use_abstract_mesh", "make_single_device_sharding"):
         assert getattr(minijax.sharding, name) is getattr(jax.sharding, name), name
-    for name in ("make_mesh", "set_mesh", "NamedSharding", "P", "Device"):
+    for name in ("make_mesh", "set_mesh", "NamedSharding", "P", "Device", "Shard"):
         assert getattr(minijax, name) is getattr(jax, name), name
+    # an array's shards are JAX's Shard objects
+    assert all(isinstance(s, minijax.Shard)
+               for s in minijax.numpy.arange(4.0).addressable_shards)
     # what acts on values is minijax's own
     assert minijax.reshard is minijax.sharding.reshard is not jax.sharding.reshard
     assert minijax.sharding is minijax.sharding  # the attribute is the module

@@ -111,3 +111,14 @@ register(
     "function computed; the stop_gradient is there only to keep NaNs of untaken "
     "branches out (jax issue 1052), and JAX's own jvp inside the vmap disagrees with it",
     transforms=("grad", "jvp", "linearize", "vmap", "cond", "psum"))
+
+register(
+    "smap_negative_axis_names_the_first_dimension", "0.10.2, 0.11.2, 0.12.0.1",
+    "jax.smap(f, in_axes=-1, out_axes=-1, axis_name='x') splits and gathers dimension "
+    "0, not the last one: the spec is built as `axis` Nones before the name, and "
+    "[None] * -1 is empty, so every negative axis gives P('x')",
+    "a negative axis counts from the end, as in vmap: in_axes=-1 of a rank-2 argument "
+    "is P(None, 'x'); an axis outside [-ndim, ndim) is a ValueError",
+    "smap's docstring says axis integers must be in the range [-ndim, ndim) for each "
+    "array, which gives -1 a meaning, the last axis; it never means the first",
+    transforms=("smap",))

@@ -9,6 +9,8 @@ that only tells the collectives the mesh's axis sizes and passes every primitive
 
 Without `mesh=` the mesh is the one `jax.set_mesh` put in context where the mapped
 function is called (an `AbstractMesh`: the params then say `device_ids=None`).
+`smap` is `shard_map` over one axis of the context mesh, its specs spelled as `vmap`'s
+axes.
 
 The rest is the primitive's rules: lowering hands the body to JAX's `shard_map`
 inside `jax.jit` (`backends/xla_collectives.py`); jvp, transpose and vmap transform
@@ -28,7 +30,7 @@ from ..ir.types import RefType
 from ..transforms.batching import AxisFrame
 from .pytrees import fun_name
 
-__all__ = ["shard_map", "mesh_params", "mesh_or_context"]
+__all__ = ["shard_map", "smap", "mesh_params", "mesh_or_context"]
 
 
 def mesh_params(mesh) -> dict:
@@ -143,8 +145,10 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         with set_current_trace(AxisFrame(current_trace(), mesh_sizes, check_vma)):
             closed = trace_to_jaxpr(body, block_avals)
         outs_example, out_tree = out_tree_box[0]
+        # (`smap` passes a function of the outputs: its specs depend on their ranks)
+        out_prefix = out_specs(outs_example) if callable(out_specs) else out_specs
         o_specs = [_spec_tuple(s, mesh_sizes, "out_specs", auto)
-                   for s in broadcast_specs(out_specs, outs_example, "out_specs")]
+                   for s in broadcast_specs(out_prefix, outs_example, "out_specs")]
         n_consts = len(closed.jaxpr.constvars)
         jaxpr = convert_constvars_to_invars(closed.jaxpr)
         results = bind(shard_map_p, *closed.consts, *leaves, jaxpr=jaxpr,
@@ -162,4 +166,76 @@ def _on_context_mesh(f, out_specs, in_specs, axis_names, check_vma):
         return shard_map(f, mesh=mesh, out_specs=out_specs, in_specs=in_specs,
                          axis_names=axis_names, check_vma=check_vma)(*args)
     mapped.__name__ = f"shard_map({fun_name(f)})"
+    return mapped
+
+
+class _InferFromArgs:
+    """`smap`'s default `in_axes`: JAX reads them off the arguments' shardings in types
+    (Explicit mesh axes only)."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+Infer = _InferFromArgs()
+
+
+def _axis_specs(axes, tree, what, axis_name) -> object:
+    """`tree` with each leaf replaced by the `PartitionSpec` splitting dimension `axis`
+    (its entry of the prefix `axes`) by `axis_name`; None: replicated. A negative axis
+    counts from the end, as `smap`'s docstring says (JAX's names dimension 0 for
+    every negative axis: registry entry smap_negative_axis_names_the_first_dimension)."""
+    leaves, structure = tree_util.tree_flatten(tree)
+    specs = []
+    for axis, leaf in zip(broadcast_specs(axes, tree, what, caller="smap"), leaves):
+        if axis is None:
+            specs.append(PartitionSpec())
+            continue
+        ndim = len(aval_of(leaf).shape)
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"smap {what} {axis} is out of range for a value of rank {ndim} "
+                             f"(axes are in [-{ndim}, {ndim}))")
+        specs.append(PartitionSpec(*[None] * (axis % ndim), axis_name))
+    return tree_util.tree_unflatten(structure, specs)
+
+
+def smap(f=None, /, *, in_axes=Infer, out_axes, axis_name):
+    """`jax.smap`: `shard_map` of `f` over the one context-mesh axis `axis_name`
+    (`jax.set_mesh`), the other mesh axes left to XLA. `in_axes`/`out_axes` say which
+    dimension of each argument/result that axis splits (an int, None for a replicated
+    value, or a tuple per positional argument), as `vmap`'s do, except that each
+    instance of `f` sees a shard, not a slice."""
+    if f is None:
+        return lambda g: smap(g, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+    if isinstance(axis_name, (list, tuple)):
+        raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got "
+                        f"{axis_name}")
+    if in_axes is not Infer:
+        if in_axes is not None and not isinstance(in_axes, (int, tuple)):
+            raise TypeError(f"smap in_axes must be an int, None, jax.sharding.Infer, or a "
+                            f"tuple of entries for the positional arguments, got {in_axes}")
+        if not all(isinstance(a, int) for a in tree_util.tree_leaves(in_axes)):
+            raise TypeError(f"smap in_axes must have ints or None as leaves, got {in_axes}")
+    if not all(isinstance(a, int) for a in tree_util.tree_leaves(out_axes)):
+        raise TypeError(f"smap out_axes must be an int, None, or a (nested) container of "
+                        f"those, got {out_axes}")
+
+    def mapped(*args):
+        mesh = mesh_or_context(None, "smap")
+        if axis_name not in mesh.axis_names:
+            raise ValueError(f"smap axis_name {axis_name!r} is not an axis of the context "
+                             f"mesh {tuple(mesh.axis_names)}")
+        if in_axes is Infer:
+            kind = dict(zip(mesh.axis_names, mesh.axis_types))[axis_name]
+            # JAX infers the axes of Explicit axes from the arguments' types, which
+            # minijax's types do not carry (docs/named_axes.md, "Not yet done").
+            raise TypeError(f"smap: in_axes was not specified when axis_name={axis_name!r} "
+                            f"is of type {kind}" + (
+                                "; minijax does not infer them from the arguments' "
+                                "shardings: pass in_axes" if "Explicit" in str(kind) else ""))
+        return shard_map(
+            f, mesh=mesh, in_specs=_axis_specs(in_axes, args, "in_axes", axis_name),
+            out_specs=lambda outs: _axis_specs(out_axes, outs, "out_axes", axis_name),
+            axis_names=frozenset({axis_name}))(*args)
+    mapped.__name__ = f"smap({fun_name(f)})"
     return mapped
