@@ -73,6 +73,8 @@ VALUE_CASES = {
         _lax(np_).collapse(x[None], 0, 2), _lax(np_).collapse(x, 0),
         _lax(np_).collapse(x[None, :, :, None], 1, -1),
         _lax(np_).broadcast_to_rank(x, 4), _lax(np_).broadcast_to_rank(x, 2),
+        _lax(np_).broadcast_like(x, np.zeros((2, 3, 5))), _lax(np_).broadcast_like(x, x),
+        _lax(np_).broadcast_like(x[:1], np.zeros((4, 3, 5), np.int8)),
         _lax(np_).batch_matmul(np_.stack([x, x]), np_.stack([x.T, 2 * x.T]))), (X,)),
     "index_take": (lambda np_, x, i: (
         _lax(np_).index_take(x, (np.array([0, 2, -1], np.int32),), (0,)),
@@ -114,6 +116,7 @@ def test_weak_types_of_python_scalar_operands():
         return (_lax(np_).reduce(row, 0.0, _lax(np_).add, (0,)),
                 _lax(np_).reduce(row, 1.0, lambda a, b: a * b + 0.0, (0,)),
                 _lax(np_).optimization_barrier(s), _lax(np_).top_k(row, 1),
+                _lax(np_).broadcast_like(s, row), _lax(np_).broadcast_like(s, 1.0),
                 _lax(np_).associative_scan(_lax(np_).add, row))
     check(fn, 2.5, eager=True)
 
@@ -231,6 +234,9 @@ def test_top_k_prints_and_reference_runs(is_stable):
     (lambda lax: lax.stack([X, X[:2]]), ValueError, "same shape"),
     (lambda lax: lax.unstack(X, 2), ValueError, "out of bounds"),
     (lambda lax: lax.collapse(X, 1, 0), ValueError, "Invalid dimension range"),
+    (lambda lax: lax.broadcast_like(X, V), ValueError, "fewer dimensions"),
+    (lambda lax: lax.broadcast_like(X, np.zeros((2, 3, 4))), ValueError,
+     r"input type=float32\[3,5\] and requested type=float32\[2,3,4\]"),
     (lambda lax: lax.batch_matmul(X, X[None]), ValueError, "same ndim"),
     (lambda lax: lax.batch_matmul(V, V), ValueError, "at least 2D"),
     (lambda lax: lax.clz(X), TypeError, "clz does not accept dtype float32"),

@@ -326,6 +326,24 @@ def broadcast_to_rank(x, rank: int):
     return lax.broadcast(x, (1,) * (rank - ndim))
 
 
+def broadcast_like(arr, like_arr):
+    """`arr` broadcast to `like_arr`'s shape, new axes leading and each of `arr`'s
+    axes of size 1 or of the size it meets (as `jax.lax.broadcast_like`; minijax's
+    values carry no sharding to match)."""
+    aval, shape = aval_of(arr), aval_of(like_arr).shape
+    nlead = len(shape) - aval.ndim
+    if nlead < 0:
+        raise ValueError(f"Cannot broadcast to shape with fewer dimensions: "
+                         f"arr_shape={aval.shape} shape={shape}")
+    if any(n not in (1, m) for n, m in zip(aval.shape, shape[nlead:])):
+        raise ValueError(f"Incompatible types for broadcasting: input type={aval.str_short()} "
+                         f"and requested type={aval.update(shape=shape).str_short()}")
+    if aval.shape == shape:
+        # an array (of a Python scalar or NumPy value too), of arr's type, weak or not
+        return lax.convert_element_type(arr, aval.dtype, weak_type=aval.weak_type)
+    return lax.broadcast_in_dim(arr, shape, tuple(range(nlead, len(shape))))
+
+
 def broadcast_shapes(*shapes):
     """The NumPy broadcast of `shapes` (tuples of ints), as a tuple; a ValueError if
     they are incompatible."""
