@@ -5,6 +5,8 @@ kernels lowered to JAX's functions, so equal bit for bit eagerly and under jit) 
 tridiagonal_solve's jvp, transpose and vmap as JAX's, JAX's errors, the reference
 rules (SciPy's LAPACK wrappers) against the lowering, the text form and importing
 JAX's equations. JAX lowers hessenberg and schur on the CPU only."""
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -252,6 +254,39 @@ def test_solve_sylvester_matches_jax():
     # linear algebra does not take
     with pytest.raises(NotImplementedError, match="eigen"):
         msl.solve_sylvester(a, b, c, method="eigen")
+
+
+@cpu_only
+def test_rsf2csf_and_funm_match_jax():
+    """The closed-form eigenvalue of each 2x2 block (JAX asks `eig`) gives JAX's
+    complex Schur form, and Parlett's recurrence by whole superdiagonals JAX's func(A),
+    to rounding."""
+    import jax.scipy.linalg as jsl
+    import minijax.scipy.linalg as msl
+    t, z = jsl.schur(G)
+    assert np.abs(np.diagonal(np.asarray(t), -1)).max() > 0.1     # a complex pair
+    close = dict(rtol=2e-5, atol=2e-5)
+    assert_trees_match(msl.rsf2csf(t, z), jsl.rsf2csf(t, z), **close)
+    assert_trees_match(minijax.jit(msl.rsf2csf)(t, z), jsl.rsf2csf(t, z), **close)
+    batch = (np.stack([t, np.asarray(jsl.schur(S)[0])]), np.stack([z, z]))
+    assert_trees_match(msl.rsf2csf(*batch), jsl.rsf2csf(*batch), **close)
+    c = (G + 1j * S).astype(np.complex64)
+    assert_trees_match(msl.rsf2csf(*jsl.schur(c)), jsl.rsf2csf(*jsl.schur(c)), **close)
+    for a, f in ((G, "exp"), (G, "sin"), (S, "sqrt"), (c, "exp")):
+        want = jsl.funm(a, getattr(jnp, f))
+        mine = lambda a: msl.funm(a, getattr(minijax.numpy, f))  # noqa: E731
+        assert_trees_match(mine(a), want, rtol=1e-4, atol=1e-4)
+        assert_trees_match(minijax.jit(mine)(a), want, rtol=1e-4, atol=1e-4)
+    assert_trees_match(msl.funm(G, minijax.numpy.exp, disp=False),
+                       jsl.funm(G, jnp.exp, disp=False), rtol=1e-4, atol=1e-4)
+    assert_trees_match(msl.funm(G, minijax.numpy.exp), jsl.expm(G).astype(np.complex64),
+                       rtol=1e-4, atol=1e-4)
+    for bad in (lambda sl: sl.rsf2csf(G[:3], G), lambda sl: sl.rsf2csf(G, G[:3, :3]),
+                lambda sl: sl.rsf2csf(G[0], G), lambda sl: sl.funm(G[:3], jnp.exp)):
+        with pytest.raises(ValueError) as expected:
+            bad(jsl)
+        with pytest.raises(ValueError, match=re.escape(str(expected.value)[:20])):
+            bad(msl)
 
 
 def test_qdwh_matches_jax():

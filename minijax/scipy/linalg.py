@@ -29,13 +29,14 @@ from ._special_matrices import (toeplitz, hankel, circulant, companion,  # noqa:
                                 fiedler_companion)
 from ._linalg_tridiagonal import eigh_tridiagonal, qr_multiply  # noqa: F401
 from ._linalg_schur import hessenberg, schur, sqrtm, solve_sylvester  # noqa: F401
+from ._linalg_funm import rsf2csf, funm  # noqa: F401
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det",
            "lu", "lu_factor", "lu_solve", "eigh", "svd", "qr", "expm", "block_diag", "tril",
            "triu", "toeplitz", "hankel", "circulant", "companion", "convolution_matrix", "dft",
            "hadamard", "helmert", "hilbert", "invhilbert", "leslie", "pascal", "invpascal",
            "fiedler", "fiedler_companion", "polar", "expm_frechet", "eigh_tridiagonal", "qr_multiply",
-           "hessenberg", "schur", "sqrtm", "solve_sylvester"]
+           "hessenberg", "schur", "sqrtm", "solve_sylvester", "rsf2csf", "funm"]
 
 
 def _inexact(fname, *arrays):
