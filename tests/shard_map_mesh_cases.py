@@ -197,7 +197,32 @@ def check_smap():
     print("ok smap checks")
 
 
+def check_pbroadcast():
+    """minijax's pbroadcast under shard_map against the psum of the masked value JAX
+    documents it as (JAX's own has no CPU lowering: registry entry
+    pbroadcast_vmap_and_transpose_fail)."""
+    mesh = _mesh(AxisType.Auto)
+
+    def program(lib, lax, names, source):
+        if lib is minijax:
+            body = lambda a: lax.pbroadcast(a, names, source) * a  # noqa: E731
+        else:
+            def body(a):
+                mine = lax.axis_index(names) == source
+                return lax.psum(jax.numpy.where(mine, a, 0.0), names) * a
+        return lib.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    for names, source in (("x", 2), (("x", "y"), 5)):
+        ours, theirs = program(minijax, mlax, names, source), program(jax, jax.lax, names, source)
+        want = jax.jit(theirs)(X)
+        close(ours(X), want, f"pbroadcast {names}")
+        close(minijax.jit(ours)(X), want, f"pbroadcast {names} jit")
+        loss = lambda f: lambda a: (f(a) ** 2).sum()  # noqa: E731
+        close(minijax.grad(loss(ours))(X), jax.jit(jax.grad(loss(theirs)))(X),
+              f"pbroadcast {names} grad", tol=1e-3)
+
+
 def run_all():
+    check_pbroadcast()
     check_smap()
     check_partition_specs_on_the_context_mesh()
     check_reshard_on_explicit_axes()

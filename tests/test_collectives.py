@@ -50,10 +50,20 @@ CASES = {
     "all_to_all_untiled_forward": (lambda lax: lambda x: lax.all_to_all(x, "i", 0, 1), SQUARE),
     "pshuffle": (lambda lax: lambda x: lax.pshuffle(x, "i", [2, 0, 3, 1]) * x, X),
     "pswapaxes": (lambda lax: lambda x: lax.pswapaxes(x, "i", 0), SQUARE),
+    # JAX's own pbroadcast fails under vmap (registered, pinned below): its side is the
+    # psum of the masked value JAX documents it as
+    "pbroadcast": (lambda lax: lambda x: _pbroadcast(lax, x, "i", 2) * x, X),
     "axis_index": (lambda lax: lambda x: lax.axis_index("i") * x, X),
     "axis_size": (lambda lax: lambda x: lax.axis_size("i") * x, X),
 }
 NOT_DIFFERENTIABLE = {"pmax", "pmin"}
+
+
+def _pbroadcast(lax, x, axis_name, source):
+    if lax is mlax:
+        return lax.pbroadcast(x, axis_name, source)
+    is_source = lax.axis_index(axis_name) == source
+    return lax.psum(jax.numpy.where(is_source, x, jax.numpy.zeros_like(x)), axis_name)
 # JAX's own transpose of untiled all_to_all under vmap fails on a cotangent of the wrong
 # shape (registry entry "vmap_grad_of_untiled_all_to_all_wrong_cotangent"; pinned below).
 JAX_GRAD_FAILS = {"all_to_all_untiled_forward"}
@@ -318,3 +328,30 @@ def test_make_jaxpr_axis_env_errors():
             minijax.make_jaxpr(body, axis_env=bad)(x)
     with pytest.raises(ValueError):            # JAX unpacks the dict's keys
         jax.make_jaxpr(_collective_body(jax.lax), axis_env={"i": 4})(x)
+
+
+def test_pbroadcast_divergence_and_exactness():
+    """Registered: "pbroadcast_vmap_and_transpose_fail" -- JAX's batching rule passes a
+    list to `take`, and its transpose calls `full` with an array fill value."""
+    f = lambda lib: lib.vmap(lambda v: lib.lax.pbroadcast(v, "i", 1), axis_name="i")  # noqa: E731
+    with pytest.raises(TypeError, match="take requires ndarray or scalar"):
+        f(jax)(jax.numpy.asarray(X))
+    with pytest.raises(TypeError, match="take requires ndarray or scalar"):
+        jax.jit(f(jax))(X)
+    assert_close(f(jax)(X), np.broadcast_to(X[1], X.shape))    # NumPy's take takes a list
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+    one = lambda lib: lib.shard_map(  # noqa: E731
+        lambda a: lib.lax.pbroadcast(a, "x", 0), mesh=mesh, in_specs=jax.P("x"),
+        out_specs=jax.P("x"))
+    with pytest.raises(TypeError, match="full must be called with scalar fill_value"):
+        jax.linear_transpose(one(jax), X[0])(X[0])
+    assert_close(minijax.linear_transpose(one(minijax), X[0])(X[0]), (X[0],))
+    # member 1's values on every member, bit for bit: no adds of the others' zeros
+    odd = np.array([[1.0, 2.0], [-0.0, np.nan], [np.inf, 3.0]], np.float32)
+    got = np.asarray(f(minijax)(odd))
+    assert np.array_equal(got.view(np.uint32), np.broadcast_to(odd[1], (3, 2)).view(np.uint32))
+    ints = np.arange(6, dtype=np.int32).reshape(3, 2)
+    np.testing.assert_array_equal(f(minijax)(ints), np.broadcast_to(ints[1], (3, 2)))
+    for source, error in ((3, ValueError), (1.0, TypeError)):
+        with pytest.raises(error, match="source"):
+            minijax.vmap(lambda v: mlax.pbroadcast(v, "i", source), axis_name="i")(odd)

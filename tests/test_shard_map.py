@@ -48,7 +48,8 @@ def test_groups_tuples_of_names_partial_meshes_and_shardings():
                   "reshard jit", "explicit jit in_shardings", "reshard grad",
                   "vmap axis inside shard_map jit", "vmap axis inside shard_map grad",
                   "grad with refs", "grad with refs, jit", "smap axis 1 jit",
-                  "smap tuple in_axes", "smap grad", "smap vmap", "smap checks"):
+                  "smap tuple in_axes", "smap grad", "smap vmap", "smap checks",
+                  "pbroadcast x jit", "pbroadcast ('x', 'y') grad"):
         assert f"ok {check}" in stdout
     # Registry entry "smap_negative_axis_names_the_first_dimension", pinned both ways
     # (the JAX side on every version it lists)

@@ -122,3 +122,19 @@ register(
     "smap's docstring says axis integers must be in the range [-ndim, ndim) for each "
     "array, which gives -1 a meaning, the last axis; it never means the first",
     transforms=("smap",))
+
+register(
+    "pbroadcast_vmap_and_transpose_fail", "0.10.2, 0.11.2, 0.12.0.1",
+    "lax.pbroadcast under jax.vmap(..., axis_name='i') raises TypeError ('take requires "
+    "ndarray or scalar arguments, got <class 'list'>') unless the operand is a NumPy "
+    "array passed straight in: the batching rule calls v.take([source] * size, d), "
+    "which NumPy takes and jax.Array and tracers (any value under jit) refuse. Its "
+    "transpose (grad, linear_transpose, under shard_map) raises TypeError ('full must "
+    "be called with scalar fill_value'). On the CPU JAX has no lowering for it at all",
+    "member `source`'s value on every member under vmap and shard_map, eagerly and "
+    "under jit, differentiated (the cotangents of all members go to the source), on "
+    "every backend: the source's row of an all_gather",
+    "pbroadcast is a public collective documented as psum of the value masked to the "
+    "source member, which vmaps and differentiates; the batching rule's list is meant "
+    "as indices, and a transpose rule is registered, so both are meant to work",
+    transforms=("vmap", "grad", "pbroadcast"))

@@ -254,6 +254,25 @@ def pshuffle(x, axis_name, perm):
     return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
 
 
+def pbroadcast(x, axis_name, source):
+    """Member `source`'s `x` on every member (a collective broadcast): that member's
+    row of an `all_gather`. JAX documents it as `psum` of `x` masked to the source;
+    the gather gives the same values and is exact for every dtype (no adds of zeros,
+    so -0.0 and NaN stay), and every pass already has its rules. (JAX's own primitive
+    lowers on accelerators only, and its vmap and transpose rules fail: registered
+    as pbroadcast_vmap_and_transpose_fail.)"""
+    name = _axis_name_param("pbroadcast", axis_name)
+    size = axis_size(name)
+    if not isinstance(source, (int, np.integer)) or isinstance(source, bool):
+        raise TypeError(f"pbroadcast: source must be an int, the position of a member, "
+                        f"got {source!r}")
+    if not 0 <= source < size:
+        raise ValueError(f"pbroadcast: source {source} is not a member of the axis "
+                         f"{name!r} of size {size}")
+    return tree_util.tree_map(lambda leaf: lax.index_in_dim(
+        all_gather(leaf, name), int(source), axis=0, keepdims=False), x)
+
+
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
     """Exchange the named axis with `x`'s axis `axis` (of the same size): `all_to_all`
     that splits and concatenates along that one axis."""

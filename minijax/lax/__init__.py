@@ -18,7 +18,7 @@ from . import linalg  # noqa: F401  (jax.lax.linalg)
 from ..frontend.complex_ops import real, imag, conj, complex  # noqa: F401,A004
 from ..frontend.collectives import (psum, pmean, pmax, pmin, all_gather,  # noqa: F401
                                     psum_scatter, ppermute, pshuffle, all_to_all,
-                                    pswapaxes, axis_index, axis_size)
+                                    pswapaxes, pbroadcast, axis_index, axis_size)
 from ..frontend.sharding import with_sharding_constraint  # noqa: F401
 from ..frontend.fft_ops import fft, FftType  # noqa: F401
 from ..frontend.lax_extras import (top_k, approx_max_k, approx_min_k,  # noqa: F401
