@@ -221,7 +221,75 @@ def check_pbroadcast():
               f"pbroadcast {names} grad", tol=1e-3)
 
 
+def check_auto_and_explicit_axes():
+    """`sharding.auto_axes` on an Explicit mesh and `explicit_axes` on an Auto one, as
+    the sharding tutorials use them: values, the layout `auto_axes` moves its result
+    to, the axis types the function sees, grad, and the errors."""
+    seen = {}
+
+    def body(lib, tag):
+        def g(a):
+            mesh = jax.sharding.get_abstract_mesh()
+            seen[tag] = tuple(mesh.axis_types)
+            return a * 2.0 + a.sum(0)
+        return g
+    with jax.set_mesh(_mesh(AxisType.Explicit)):
+        x = jax.device_put(X, P("x", None))
+
+        def auto(lib, tag):
+            return {
+                f"{tag} eager": lambda: lib.sharding.auto_axes(
+                    body(lib, tag), out_sharding=P("x", "y"))(x),
+                f"{tag} jit": lambda: lib.jit(lambda a: lib.sharding.auto_axes(
+                    body(lib, tag), out_sharding=P(None, "y"))(a))(x),
+                f"{tag} keyword, one axis": lambda: lib.jit(lambda a: lib.sharding.auto_axes(
+                    body(lib, tag), axes="x")(a, out_sharding=P("x")))(x),
+                f"{tag} grad": lambda: lib.jit(lib.grad(lambda a: lib.sharding.auto_axes(
+                    body(lib, tag), out_sharding=P("x"))(a).sum()))(x),
+            }
+        ours, theirs = auto(minijax, "auto_axes"), auto(jax, "jax auto_axes")
+        for name in ours:
+            mine, want = ours[name](), theirs[name.replace("auto_axes", "jax auto_axes")]()
+            if "grad" not in name:
+                _same_layout(mine, want, name)
+            close(mine, want, name)
+        assert seen["auto_axes"] == seen["jax auto_axes"], seen
+        for lib in (jax, minijax):
+            try:
+                lib.sharding.auto_axes(lambda a: a)(x)
+            except TypeError as e:
+                assert "out_sharding" in str(e)
+            else:
+                raise AssertionError(f"{lib.__name__}: auto_axes without out_sharding")
+    with jax.set_mesh(_mesh(AxisType.Auto)):
+        def explicit(lib, tag):
+            return {
+                f"{tag} eager": lambda: lib.sharding.explicit_axes(
+                    body(lib, tag), in_sharding=P("x"))(X),
+                f"{tag} jit": lambda: lib.jit(lambda a: lib.sharding.explicit_axes(
+                    body(lib, tag), in_sharding=P("x", "y"))(a))(X),
+                f"{tag} keyword": lambda: lib.jit(lambda a: lib.sharding.explicit_axes(
+                    body(lib, tag))(a, in_sharding=P("x")))(X),
+                f"{tag} grad": lambda: lib.jit(lib.grad(lambda a: lib.sharding.explicit_axes(
+                    body(lib, tag), in_sharding=P("x"))(a).sum()))(X),
+            }
+        ours, theirs = explicit(minijax, "explicit_axes"), explicit(jax, "jax explicit_axes")
+        for name in ours:
+            close(ours[name](), theirs[name.replace("explicit_axes", "jax explicit_axes")](),
+                  name)
+        assert seen["explicit_axes"] == seen["jax explicit_axes"], seen
+    for lib in (jax, minijax):
+        try:
+            lib.sharding.explicit_axes(lambda a: a, in_sharding=P("x"))(X)
+        except ValueError as e:
+            assert "set_mesh" in str(e)
+        else:
+            raise AssertionError(f"{lib.__name__}: explicit_axes without a mesh")
+    print("ok auto_axes and explicit_axes checks")
+
+
 def run_all():
+    check_auto_and_explicit_axes()
     check_pbroadcast()
     check_smap()
     check_partition_specs_on_the_context_mesh()

@@ -49,7 +49,10 @@ def test_groups_tuples_of_names_partial_meshes_and_shardings():
                   "vmap axis inside shard_map jit", "vmap axis inside shard_map grad",
                   "grad with refs", "grad with refs, jit", "smap axis 1 jit",
                   "smap tuple in_axes", "smap grad", "smap vmap", "smap checks",
-                  "pbroadcast x jit", "pbroadcast ('x', 'y') grad"):
+                  "pbroadcast x jit", "pbroadcast ('x', 'y') grad",
+                  "auto_axes eager", "auto_axes keyword, one axis", "auto_axes grad",
+                  "explicit_axes jit", "explicit_axes grad",
+                  "auto_axes and explicit_axes checks"):
         assert f"ok {check}" in stdout
     # Registry entry "smap_negative_axis_names_the_first_dimension", pinned both ways
     # (the JAX side on every version it lists)

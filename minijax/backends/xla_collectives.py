@@ -139,6 +139,18 @@ def _sharding_constraint(x, *, mesh_axes, device_ids, spec, explicit_axes=()):
     elif device_ids is None:         # the context mesh, checked by mesh_of
         mesh_of(mesh_axes, device_ids)
         sharding = partition_spec(spec)
+        named = {name for names in spec if names for name in names}
+        if named:
+            # The context the program is lowered in may type the named axes otherwise
+            # than the one it was traced in (`auto_axes`/`explicit_axes` switch them
+            # while a function is traced, and minijax's types keep no layouts): its
+            # types choose between JAX's move and JAX's request.
+            here = jax.sharding.get_abstract_mesh()
+            kinds = {dict(zip(here.axis_names, here.axis_types)).get(n) for n in named}
+            if kinds == {AxisType.Explicit}:
+                return [jax.sharding.reshard(x, sharding)]
+            if AxisType.Explicit not in kinds:
+                return [jax.lax.with_sharding_constraint(x, sharding)]
     else:
         mesh = mesh_of(mesh_axes, device_ids)
         if explicit_axes:
