@@ -337,3 +337,21 @@ def test_a_python_int_is_a_one_axis_shape_as_in_jax():
         minijax.lax.reshape(x, np.int32(6))
     with pytest.raises(TypeError):
         jax.lax.reshape(x, np.int32(6))
+
+
+def test_stage_lifts_a_value_into_the_trace_as_jax():
+    """`lax.stage`: the identity, whose result is a tracer under a staging trace (a
+    Python branch on it fails there as in JAX) and a jax.Array outside, weak types kept."""
+    for value in (3.0, 2, np.int8(3), np.ones(2, np.float32), jnp.arange(3)):
+        assert_trees_match(mlax.stage(value), jax.lax.stage(value))
+        assert_trees_match(minijax.jit(lambda: mlax.stage(value))(),
+                           jax.jit(lambda: jax.lax.stage(value))())
+    assert_trees_match(minijax.grad(lambda x: mlax.stage(x) * 2.0)(1.5),
+                       jax.grad(lambda x: jax.lax.stage(x) * 2.0)(1.5))
+    assert str(minijax.make_jaxpr(lambda: mlax.stage(np.ones(2, np.float32)) * 2)()) \
+        .count("mul") == 1
+    for lib in (jax, minijax):
+        with pytest.raises(lib.errors.TracerBoolConversionError):
+            lib.jit(lambda: bool(lib.lax.stage(2) > 1))()
+        with pytest.raises(TypeError, match="Error interpreting argument to stage"):
+            lib.lax.stage([1.0, 2.0])

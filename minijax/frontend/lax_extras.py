@@ -58,7 +58,8 @@ from jax import tree_util
 from ..ir import random_primitives as R
 from ..ir import selection_primitives as SEL
 from ..ir.dtype_args import canonical_dtype_argument
-from ..ir.trace import bind, aval_of
+from ..ir.elementwise import convert_element_type_p
+from ..ir.trace import Tracer, bind, aval_of, current_trace, stages_a_program
 from ..ir.types import is_complex, is_float, is_integer
 from ..transforms.custom_derivatives import custom_jvp
 from . import int_params as ip, lax_ops as lax
@@ -324,6 +325,26 @@ def broadcast_to_rank(x, rank: int):
     if ndim == rank:
         return x
     return lax.broadcast(x, (1,) * (rank - ndim))
+
+
+def stage(x, /):
+    """`x` as a value of the current trace (`jax.lax.stage`): a traced value as it is;
+    a Python scalar (weakly typed), NumPy value or array becomes a `jax.Array`, and
+    under a trace that stages a program a tracer, by a conversion to its own type
+    that folds back into the constant (as `jnp.array` of host data does there)."""
+    if isinstance(x, Tracer):
+        return x
+    try:
+        aval = None if isinstance(x, (list, tuple)) else aval_of(x)
+    except TypeError:
+        aval = None
+    if aval is None:
+        raise TypeError(f"Error interpreting argument to stage as a JAX value. The "
+                        f"problematic value is of type {type(x)} and was passed to stage "
+                        f"at position 0.")
+    if stages_a_program(current_trace()):
+        return bind(convert_element_type_p, x, new_dtype=aval.dtype, weak_type=aval.weak_type)
+    return lax.convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
 
 
 def broadcast_like(arr, like_arr):

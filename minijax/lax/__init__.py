@@ -24,7 +24,7 @@ from ..frontend.fft_ops import fft, FftType  # noqa: F401
 from ..frontend.lax_extras import (top_k, approx_max_k, approx_min_k,  # noqa: F401
                                    optimization_barrier, associative_scan, cumlogsumexp,
                                    split, tile, stack, unstack, collapse,
-                                   broadcast_to_rank, broadcast_like, broadcast_shapes,
+                                   broadcast_to_rank, broadcast_like, broadcast_shapes, stage,
                                    batch_matmul,
                                    index_take, scatter_sub, scatter_apply, empty, clz, mulhi,
                                    dynamic_index_in_dim, dynamic_update_index_in_dim,
