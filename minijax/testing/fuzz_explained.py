@@ -1,5 +1,5 @@
 """Differences the fuzzer meets that are explained, not bugs (docs/fuzzing_findings.md:
-F7 on JAX 0.10, F12, F13, the linear-algebra rules' F20-F22, F36, F37, F64, F65, F71,
+F7 and F88 on JAX 0.10, F12, F13, the linear-algebra rules' F20-F22, F36, F37, F64, F65, F71,
 F73 and F76; F77, F78 and F64's float operands on JAX 0.10 in `fuzz_explained_more`).
 
 A few checkpoint rows differ in *what* the backward pass saves, while the gradients
@@ -471,8 +471,20 @@ def _without_older_jax_factors(transform, program, row):
                                f"jax saves {text(rest)}")
 
 
+def _older_jax_tanh_nans(transform, program, row) -> bool:
+    """F88, on JAX before 0.11: values that differ only where JAX's are NaN and
+    minijax's infinite, in a program with a derivative JAX 0.10 formed from two
+    factors. Its tanh rule, (t + t tanh x)(1 - tanh x), is inf - inf = NaN for an
+    infinite tangent t where tanh x < 0; minijax's and JAX 0.11's, t (1 - tanh² x),
+    give the infinity."""
+    from . import JAX_VERSION
+    return (JAX_VERSION < (0, 11) and row.jax_nan_for_infinity
+            and any(e.primitive.name in _TWO_FACTOR_RULES for e in eqns_nested(program.jaxpr)))
+
+
 # finding id -> predicate on (transform, program, row)
 EXPLAINED = {
+    "F88": _older_jax_tanh_nans,
     "F12": _cumulative_residuals,
     "F13": _size_one_broadcast_residuals,
     "F36": _window_chooser_residuals,

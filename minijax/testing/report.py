@@ -30,6 +30,8 @@ class Row:
     minijax_error: str = ""
     jax_error: str = ""
     divergence: str = ""
+    # every value that differs is NaN in JAX's result and infinite in minijax's (F88)
+    jax_nan_for_infinity: bool = False
 
     @property
     def ok(self) -> bool:

@@ -192,6 +192,16 @@ def _conv_vmap(axis_size, values, dims, *, dimension_numbers, feature_group_coun
     (lhs, rhs), (ld, rd) = values, dims
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     groups, batch_groups = feature_group_count, batch_group_count
+    if axis_size == 0:
+        # No examples (jacfwd of an empty input): folding the batch into an axis
+        # loses the per-example size, so the result is built from the type rule.
+        example = [aval_of(v).update(shape=tuple(
+            n for i, n in enumerate(aval_of(v).shape) if i != d)) if d is not not_mapped
+            else aval_of(v) for v, d in zip(values, dims)]
+        out, = W.type_rules[W.conv_general_dilated_p](
+            *example, dimension_numbers=dimension_numbers, feature_group_count=groups,
+            batch_group_count=batch_groups, **params)
+        return Batched([zeros(out.update(shape=(0, *out.shape)))], [0])
 
     def conv(lhs, rhs, groups, batch_groups):
         return _conv(lhs, rhs, dimension_numbers=dimension_numbers,
