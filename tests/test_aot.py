@@ -5,6 +5,7 @@ with minijax's own TypeError, and never under a transformation. Each case runs t
 same program through JAX's AOT path as well, on every JAX version the suite runs on
 (0.10.2, 0.11.2 and 0.12.0.1 behave alike here). Refs and donation of a ref:
 tests/test_refs_jit_surface.py and tests/test_refs_donation.py."""
+import re
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -170,3 +171,34 @@ def test_jitted_eval_shape_takes_static_arguments_as_values():
                 h.eval_shape(lib.ShapeDtypeStruct((4,), np.float16), 1, np.int32(2)),
                 lib.jit(lambda x: x.sum() + 1).eval_shape(np.ones(2, np.int32))]
     assert repr(calls(minijax, mnp)) == repr(calls(jax, jnp))
+
+
+def test_a_call_of_other_types_names_the_argument_and_both_types():
+    # JAX's message names the argument and its two types; minijax's says the same.
+    def f(x, y):
+        return 2 * x + y
+    theirs = jax.jit(f).lower(3, 4).compile()
+    ours = minijax.jit(f).lower(3, 4).compile()
+    for args, named in [((1.0, 2), "argument x compiled with int32[] and called with "
+                                   "float32[]"),
+                        ((1, X), "argument y compiled with int32[] and called with "
+                                 "float32[2,3]")]:
+        with pytest.raises(TypeError):
+            theirs(*args)
+        with pytest.raises(TypeError, match=re.escape(named)):
+            ours(*args)
+    with pytest.raises(TypeError, match=r"arguments of the structure .* compiled for"):
+        ours(1)
+
+
+def test_a_mismatch_in_a_pytree_argument_names_its_path():
+    def f(d):
+        return d["a"] + d["b"]
+    compiled = minijax.jit(f).lower({"a": X, "b": X}).compile()
+    with pytest.raises(TypeError, match=re.escape("argument d['b'] compiled with "
+                                                  "float32[2,3] and called with int32[2,3]")):
+        compiled({"a": X, "b": X.astype(np.int32)})
+    # With static arguments left out, positions no longer match the signature.
+    compiled = minijax.jit(lambda n, x: x * n, static_argnums=0).lower(2, X).compile()
+    with pytest.raises(TypeError, match=re.escape("args[0] compiled with float32[2,3]")):
+        compiled(X[0])
