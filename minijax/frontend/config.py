@@ -14,6 +14,12 @@ JAX's. A flag is one of three kinds:
   32-bit ones.
 * the platform (`jax_platform_name`, `jax_platforms`): minijax runs on the backend
   JAX chose, so naming that backend is accepted and any other is refused.
+* the runtime's own settings (`_JAX_RUNTIME_FLAGS`: the persistent compilation
+  cache's, traceback filtering, the number of CPU devices): they change how JAX
+  caches compiled programs, shows tracebacks and starts its backend, not what a
+  program computes, and minijax's programs are JAX executables, so `config.update`
+  sets JAX's flag -- the one exception to the next rule, since programs written for
+  JAX set them this way (`jax.config.update("jax_compilation_cache_dir", ...)`).
 * any other flag JAX has: it reads as JAX's value (the runtime minijax lowers to
   is JAX's); setting it to that value is accepted, to another value refused --
   minijax does not change JAX's configuration, a program sets it with
@@ -100,6 +106,15 @@ _MODELLED = {
     **config_flags.MODELLED,
 }
 _PLATFORM_FLAGS = ("jax_platform_name", "jax_platforms")
+# Settings of JAX's runtime that no result depends on (so the oracle's results stay
+# its own): set in JAX by `config.update`. Only those this JAX has are set.
+_JAX_RUNTIME_FLAGS = frozenset({
+    "jax_compilation_cache_dir", "jax_enable_compilation_cache",
+    "jax_persistent_cache_min_compile_time_secs", "jax_persistent_cache_min_entry_size_bytes",
+    "jax_persistent_cache_enable_xla_caches", "jax_raise_persistent_cache_errors",
+    "jax_compilation_cache_max_size", "jax_traceback_filtering",
+    # how many CPU devices JAX's backend starts with (JAX refuses it once started)
+    "jax_num_cpu_devices"})
 
 # -- where the modelled flags start: JAX's environment variables --------------------------
 
@@ -151,6 +166,8 @@ class Config:
         self._check_jax_flag(name)
         if name in _PLATFORM_FLAGS:
             self._check_platform(name, value)
+        elif name in _JAX_RUNTIME_FLAGS:
+            jax.config.update(name, value)
         elif value != getattr(jax.config, name):
             raise ValueError(
                 f"minijax does not change JAX's configuration: {name} is "
