@@ -155,8 +155,25 @@ def test_named_call_and_named_scope_change_nothing():
     assert_trees_match(minijax.jit(scoped(minijax, mnp))(x), jax.jit(scoped(jax, jnp))(x))
     for lib in (minijax, jax):
         with pytest.raises(TypeError, match="string"):
-            with lib.named_scope(3):
-                pass
+            lib.named_scope(3)          # refused at the call, before any `with`
+
+
+@pytest.mark.parametrize("make_copy", [
+    lambda lib, x: lib.numpy.array(x), lambda lib, x: lib.numpy.copy(x),
+    lambda lib, x: lib.numpy.asarray(x, copy=True),
+    lambda lib, x: lib.numpy.array(x, dtype=np.float32)])
+def test_a_copy_of_a_concrete_array_is_a_new_buffer_as_in_jax(make_copy):
+    # Donating the copy must leave the original alive (minijax returned `x` itself).
+    def outcome(lib):
+        x = lib.numpy.arange(3.0)
+        y = make_copy(lib, x)
+        lib.jit(lambda a: a + 1, donate_argnums=0)(y)
+        return y is x, x.is_deleted(), np.asarray(x)
+    ours, theirs = outcome(minijax), outcome(jax)
+    assert ours[:2] == theirs[:2] == (False, False)
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    x = mnp.arange(3.0)
+    assert mnp.asarray(x) is x and mnp.array(x, copy=False) is x     # no copy asked
 
 
 def test_typeof_gives_the_aval():
