@@ -81,6 +81,7 @@ MISTAKES = {
     "traced_axis_max": lambda m: m.jit(lambda v, a: v.max(axis=a))(np.ones(2, np.float32), 0),
     "traced_axis_softmax": lambda m: m.jit(lambda v, a: m.nn.softmax(v, axis=a))(
         np.ones(2, np.float32), 0),
+    "traced_split_sections": lambda m: m.jit(lambda n: m.numpy.split(m.numpy.ones(4), n))(2),
     "grad_of_while_loop": lambda m: m.grad(
         lambda x: m.lax.while_loop(lambda c: c < 10, lambda c: c * 2, x))(1.0),
 }

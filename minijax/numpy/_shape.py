@@ -325,7 +325,10 @@ def _split(fname, ary, indices_or_sections, axis, even):
     dims = shape_of(ary)
     axis = canonicalize_axis(fname, axis, len(dims))
     n = dims[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if isinstance(indices_or_sections, Tracer):     # the number of outputs is static
+        indices_or_sections = indices_or_sections._concrete_or_raise(
+            f"{fname}: the indices_or_sections argument")
+    if np.ndim(indices_or_sections) == 0:
         sections = int(indices_or_sections)
         if sections <= 0:
             raise ValueError(f"{fname}: number of sections must be positive")
