@@ -337,7 +337,12 @@ def interpret_with_table(jaxpr, consts, args, table: dict, missing) -> list:
         rule = table.get(eqn.primitive)
         if rule is None:
             raise missing(eqn.primitive)
-        outs = rule(*map(read, eqn.inputs), **eqn.params)
+        scope = getattr(eqn.source_info, "scope", None)
+        if scope is None:
+            outs = rule(*map(read, eqn.inputs), **eqn.params)
+        else:       # traced inside `named_scope`s: JAX names the ops it emits so
+            with jax.named_scope(scope):
+                outs = rule(*map(read, eqn.inputs), **eqn.params)
         for var, value in zip(eqn.outputs, outs):
             env[var] = value
     return [read(v) for v in jaxpr.outvars]

@@ -50,7 +50,8 @@ import sysconfig
 import threading
 from sys import _getframe
 
-__all__ = ["SourceInfo", "SourceContext", "source_context",
+__all__ = ["SourceInfo", "ScopedSourceInfo", "SourceContext", "source_context",
+           "name_scope", "fresh_scope",
            "forget_source_sites", "current_source_info", "user_source_info", "user_location",
            "source_info_from", "caller_source_info", "no_source_info", "user_code"]
 
@@ -96,6 +97,22 @@ class SourceInfo:
 
     def __repr__(self):
         return f"SourceInfo({self})"
+
+
+class ScopedSourceInfo(SourceInfo):
+    """A call site inside `named_scope`s: `scope` is their names, outermost first,
+    joined by '/', relative to the jaxpr the equation is in (a trace starts with no
+    scope, as JAX's does). Lowering names the equation's XLA ops with it."""
+    __slots__ = ("scope",)
+
+    def __init__(self, code, lasti: int, scope: str):
+        super().__init__(code, lasti)
+        self.scope = scope
+
+
+def _scoped(info, scope):
+    # (A site outside every user frame has no source info, so no scope either.)
+    return None if info is None else ScopedSourceInfo(info.code, info.lasti, scope)
 
 
 class _OffsetsOf(dict):
@@ -213,9 +230,10 @@ class SourceContext(threading.local):
     def __init__(self):
         self.info = None
         self.mode = SourceContext.WALK
+        self.scope = ""         # the `named_scope`s around the code being traced
 
     def reset(self):
-        self.info, self.mode = None, SourceContext.WALK
+        self.info, self.mode, self.scope = None, SourceContext.WALK, ""
 
     def enter(self, info, mode) -> tuple:
         """Switch to `(info, mode)`; returns what to `restore` afterwards."""
@@ -244,6 +262,8 @@ def current_source_info():
     context = source_context
     if context.mode:
         return context.info
+    if context.scope:
+        return _scoped(walk_frames(_getframe(3)), context.scope)
     return walk_frames(_getframe(3))
 
 
@@ -254,12 +274,48 @@ def begin_operation() -> bool:
     context = source_context
     if context.mode:
         return False
-    context.info, context.mode = walk_frames(_getframe(2)), _OPERATION
+    info = walk_frames(_getframe(2))
+    context.info = _scoped(info, context.scope) if context.scope else info
+    context.mode = _OPERATION
     return True
 
 
 def end_operation():
-    source_context.reset()
+    context = source_context
+    context.info, context.mode = None, _WALK
+
+
+class name_scope:
+    """`with name_scope("layer"):` -- equations traced inside record the scope (JAX's
+    `named_scope`); nested scopes join with '/'."""
+    __slots__ = ("name", "saved")
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        context = source_context
+        self.saved = context.scope
+        context.scope = f"{self.saved}/{self.name}" if self.saved else self.name
+
+    def __exit__(self, *exc):
+        source_context.scope = self.saved
+        return False
+
+
+class fresh_scope:
+    """Around the tracing of a new jaxpr: its equations' scopes start empty, as JAX's
+    name stack does, so a scope is relative to the jaxpr and nested lowering joins
+    them once."""
+    __slots__ = ("saved",)
+
+    def __enter__(self):
+        self.saved = source_context.scope
+        source_context.scope = ""
+
+    def __exit__(self, *exc):
+        source_context.scope = self.saved
+        return False
 
 
 class source_info_from:
