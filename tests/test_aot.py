@@ -5,6 +5,7 @@ with minijax's own TypeError, and never under a transformation. Each case runs t
 same program through JAX's AOT path as well, on every JAX version the suite runs on
 (0.10.2, 0.11.2 and 0.12.0.1 behave alike here). Refs and donation of a ref:
 tests/test_refs_jit_surface.py and tests/test_refs_donation.py."""
+import functools
 import re
 import jax
 import jax.numpy as jnp
@@ -202,3 +203,15 @@ def test_a_mismatch_in_a_pytree_argument_names_its_path():
     compiled = minijax.jit(lambda n, x: x * n, static_argnums=0).lower(2, X).compile()
     with pytest.raises(TypeError, match=re.escape("args[0] compiled with float32[2,3]")):
         compiled(X[0])
+
+
+@pytest.mark.parametrize("make", [
+    lambda np_lib: (lambda x: np_lib.sin(x)),
+    lambda np_lib: functools.partial(lambda x, y: x * y, y=2.0)])
+def test_the_lowered_module_is_named_after_the_function_as_by_jax(make):
+    # `module @jit_<name>` and the ops' `jit(<name>)/...` (it was jit_minijax_program)
+    def names(lib, np_lib):
+        lowered = lib.jit(make(np_lib)).lower(1.0)
+        return (re.findall(r"module @(\S+)", lowered.as_text()),
+                lowered.compile().as_text().splitlines()[0].split(",")[0])
+    assert names(minijax, mnp) == names(jax, jnp)

@@ -82,9 +82,10 @@ class Lowered(StagedFacts):
         else:
             self._plan = None
             positions, names = jitted.donated_arguments(args, kwargs)
+            # Named after `f`, as JAX names the module of `jax.jit(f).lower(...)`.
             self._lowered = xla.lower_closed_jaxpr(
                 staged.closed, staged.out_tree, dyn_args, dyn_kwargs, positions, names,
-                xla.placement_key(jitted.placement))
+                xla.placement_key(jitted.placement), name=fun_name(jitted._fun))
 
     out_info = property(lambda self: self._info.out_info(weak_types=False))
 
