@@ -215,3 +215,35 @@ def test_the_lowered_module_is_named_after_the_function_as_by_jax(make):
         return (re.findall(r"module @(\S+)", lowered.as_text()),
                 lowered.compile().as_text().splitlines()[0].split(",")[0])
     assert names(minijax, mnp) == names(jax, jnp)
+
+
+def _saved_and_loaded(lib, np_lib):
+    from importlib import import_module
+    se = import_module(f"{lib.__name__}.experimental.serialize_executable")
+    w = np_lib.arange(3.0)
+
+    def saved(x, n, *, k):
+        return {"y": x ** n * w + k}
+    # A name of each library's own: the two programs are otherwise one, which the
+    # suite's persistent compilation cache compiles once, and JAX cannot load a
+    # serialized executable that came from that cache ("Function ... not found").
+    saved.__name__ = f"saved_{lib.__name__}"
+    compiled = lib.jit(saved, static_argnums=1).lower(np_lib.ones(3), 2, k=1.0).compile()
+    payload, in_tree, out_tree = se.serialize(compiled)
+    loaded = se.deserialize_and_load(payload, in_tree, out_tree)
+    with pytest.raises(TypeError):
+        loaded(np_lib.ones(4), k=1.0)
+    return str(in_tree), str(out_tree), loaded(np_lib.full(3, 2.0), k=0.5)
+
+
+def test_serialize_executable_saves_and_loads_as_jax():
+    ours, theirs = _saved_and_loaded(minijax, mnp), _saved_and_loaded(jax, jnp)
+    assert ours[:2] == theirs[:2]
+    assert_trees_match(ours[2], theirs[2])
+    from minijax.experimental import serialize_executable as se
+    r = minijax.new_ref(np.zeros(3, np.float32))
+
+    def bump(x):
+        r[...] += x
+    with pytest.raises(ValueError, match="refs"):
+        se.serialize(minijax.jit(bump).lower(X[0]).compile())
