@@ -247,3 +247,14 @@ def test_serialize_executable_saves_and_loads_as_jax():
         r[...] += x
     with pytest.raises(ValueError, match="refs"):
         se.serialize(minijax.jit(bump).lower(X[0]).compile())
+
+
+def test_traced_lowers_for_other_platforms_as_jax():
+    # Traced.lower(lowering_platforms=...) was a TypeError: reading the program for
+    # another platform, or for several (with JAX's platform-index argument).
+    def facts(lib, np_lib):
+        traced = lib.jit(lambda x: np_lib.sin(x)).trace(1.0)
+        both = traced.lower(lowering_platforms=("cpu", "tpu")).as_text()
+        tpu = traced.lower(lowering_platforms=("tpu",)).as_text()
+        return "_platform_index" in both, "_platform_index" in tpu, tpu.count("func.func")
+    assert facts(minijax, mnp) == facts(jax, jnp) == (True, False, 1)

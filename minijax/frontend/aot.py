@@ -42,8 +42,11 @@ class Traced(StagedFacts):
     out_avals = property(lambda self: self._info.out_avals)
     out_info = property(lambda self: self._info.out_info())
 
-    def lower(self):
-        return Lowered(self._info.jitted, self._args, self._kwargs)
+    def lower(self, *, lowering_platforms: tuple[str, ...] | None = None):
+        """`lowering_platforms`: lower for these platforms (say `('tpu',)` on a CPU
+        machine, to read the program), as JAX's; such a program compiles only there."""
+        return Lowered(self._info.jitted, self._args, self._kwargs,
+                       lowering_platforms=lowering_platforms)
 
     def __repr__(self):
         return f"<Traced {self.fun_name}>"
@@ -61,7 +64,7 @@ class Lowered(StagedFacts):
     compiled function stores those contents back in the boxes (a donated ref's
     buffer is reused for them). Without refs closed-over arrays are embedded."""
 
-    def __init__(self, jitted, args, kwargs):
+    def __init__(self, jitted, args, kwargs, lowering_platforms=None):
         # jitted: the `JitFunction` (frontend/jit.py) whose `lower(*args, **kwargs)`
         # made this
         staged, leaves = jitted._stage(args, kwargs)
@@ -76,16 +79,18 @@ class Lowered(StagedFacts):
             self._plan = DonatingProgram.plan(
                 staged.call_jaxpr, inputs, tuple(len(self._consts) + k for k in donated))
             values = self._plan.inputs([value_of(x) for x in inputs])
-            self._lowered = xla.compile_jaxpr(
-                self._plan.program, self._plan.donate_argnums,
-                xla.placement_key(jitted.placement)).lower(*values)
+            program = xla.compile_jaxpr(self._plan.program, self._plan.donate_argnums,
+                                        xla.placement_key(jitted.placement))
+            self._lowered = program.lower(*values) if lowering_platforms is None else \
+                program.trace(*values).lower(lowering_platforms=lowering_platforms)
         else:
             self._plan = None
             positions, names = jitted.donated_arguments(args, kwargs)
             # Named after `f`, as JAX names the module of `jax.jit(f).lower(...)`.
             self._lowered = xla.lower_closed_jaxpr(
                 staged.closed, staged.out_tree, dyn_args, dyn_kwargs, positions, names,
-                xla.placement_key(jitted.placement), name=fun_name(jitted._fun))
+                xla.placement_key(jitted.placement), name=fun_name(jitted._fun),
+                lowering_platforms=lowering_platforms)
 
     out_info = property(lambda self: self._info.out_info(weak_types=False))
 
