@@ -166,6 +166,7 @@ def test_cpu_devices_set_before_the_backend_starts_as_in_jax():
     # The sharding tutorials start with jax.config.update("jax_num_cpu_devices", n).
     result = _python_with({}, """
 import minijax as jax, minijax.numpy as jnp
+jax.config.update("jax_platforms", "cpu")      # JAX's flag: it starts no backend
 jax.config.update("jax_num_cpu_devices", 4)
 x = jax.device_put(jnp.arange(8.0), jax.sharding.NamedSharding(
     jax.make_mesh((4,), ("x",)), jax.sharding.PartitionSpec("x")))
