@@ -30,6 +30,32 @@ def main():
     return out, x.astype(jnp.promote_types(x.dtype, int)) + 1
 """
 
+# What the pages' programs hit next (session 23): debug.callback in its recommended
+# two-call form, repeat with a traced count and a static total, a copy that survives
+# donating it, and a saved program of typed keys.
+PROGRAMS["callback_repeat_copy_keys"] = """
+import jax
+import jax.numpy as jnp
+from jax import export
+
+def main():
+    seen = []
+
+    @jax.jit
+    def f(x, counts):
+        jax.debug.callback(ordered=True)(lambda v, tag: seen.append((tag, float(v))),
+                                         x.sum(), "sum")
+        return jnp.repeat(x, counts, total_repeat_length=5)
+    out = f(jnp.arange(3.0), jnp.array([2, 0, 4]))
+    jax.effects_barrier()
+    x = jnp.arange(3.0)
+    y = jnp.copy(x)
+    jax.jit(lambda a: a * 2, donate_argnums=0)(y)
+    key = jax.random.key(1)
+    saved = export.export(jax.jit(lambda k: jax.random.uniform(k, (2,))))(key)
+    return out, seen, x.is_deleted(), x, saved.call(key), str(saved.in_avals)
+"""
+
 # "Ahead-of-time lowering and compilation": the whole trace -> lower -> compile path,
 # the facts each stage knows, and calls of the executable with the wrong arguments
 # (TypeError in both; minijax's message names the argument and both types).
