@@ -342,7 +342,11 @@ class caller_source_info:
 
     def __enter__(self):
         context = source_context
-        info = context.info if context.mode else walk_frames(_getframe(1))
+        if context.mode:
+            info = context.info
+        else:
+            info = walk_frames(_getframe(1))
+            info = _scoped(info, context.scope) if context.scope else info
         self.saved = context.enter(info, _EQUATION)
 
     def __exit__(self, *exc):
