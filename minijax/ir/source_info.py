@@ -42,6 +42,9 @@ context managers below, and reset with the rest of the tracing state by
 
 Source info is a comment, never part of the program: the printer does not show it,
 parsed equations have none, and equations are compared by identity, never by it.
+Inside `named_scope`s an equation's source info is a `ScopedSourceInfo`, which also
+holds the scope (the thread's `source_context.scope`, empty at the start of each
+trace); lowering names the equation's XLA ops with it, as JAX's name stack does.
 """
 from __future__ import annotations
 
