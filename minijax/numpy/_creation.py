@@ -122,10 +122,12 @@ def _array(object, dtype, order, ndmin: int, fname: str, copy=None):
             out = lax.convert_element_type(object, dtype)
         else:
             out = convert("array", object, _dtype_arg(dtype, "array"))
-        if copy and out is object and not isinstance(object, Tracer):
+        if copy and out is object and not isinstance(object, Tracer) \
+                and not stages_a_program(current_trace()):
             # A copy asked of a concrete array is a new buffer, as JAX's (so donating
-            # the copy leaves the original alive); a traced value is immutable, so its
-            # copy is itself (JAX stages a `copy` equation, which computes nothing).
+            # the copy leaves the original alive). A traced value is immutable, so its
+            # copy is itself (JAX stages a `copy` equation, which computes nothing),
+            # and so is a constant a staged program reads (its outputs are new buffers).
             out = jax.device_put(object, may_alias=False)
     elif isinstance(object, PY_SCALARS) and dtype is None:
         out, host_data = _weak_scalar_array(object), True
