@@ -164,12 +164,16 @@ def _scoped_op_names(lib, np_lib):
     lowered program has its own name), that carry a scope."""
     double = lib.named_call(lambda a: np_lib.exp(a) * 2.0, name="double")
 
+    @lib.named_scope("deco")            # JAX's named_scope is a decorator too
+    def shifted(a):
+        return a - 1.0
+
     def f(a):
         with lib.named_scope("inner"):
             b = np_lib.sin(a)
             with lib.named_scope("deeper"):
                 b = b * 3.0
-        return np_lib.cos(double(b))
+        return np_lib.cos(double(shifted(b)))
     text = lib.jit(f).lower(1.0).compile().as_text()
     names = {n.split("/", 1)[1] for n in re.findall(r'op_name="([^"]+)"', text) if "/" in n}
     return {n for n in names if "/" in n}
@@ -179,7 +183,8 @@ def test_named_scope_and_named_call_name_the_compiled_ops_as_jax():
     # JAX's profiles and HLO metadata show `jit(f)/inner/sin`; minijax's scopes
     # changed nothing (session 23).
     ours, theirs = _scoped_op_names(minijax, mnp), _scoped_op_names(jax, jnp)
-    assert ours == theirs == {"inner/sin", "inner/deeper/mul", "double/exp", "double/mul"}
+    assert ours == theirs == {"inner/sin", "inner/deeper/mul", "double/exp", "double/mul",
+                              "deco/sub"}
 
 
 @pytest.mark.parametrize("make_copy", [

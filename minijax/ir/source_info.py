@@ -48,6 +48,7 @@ trace); lowering names the equation's XLA ops with it, as JAX's name stack does.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sysconfig
 import threading
@@ -288,13 +289,16 @@ def end_operation():
     context.info, context.mode = None, _WALK
 
 
-class name_scope:
+class name_scope(contextlib.ContextDecorator):
     """`with name_scope("layer"):` -- equations traced inside record the scope (JAX's
-    `named_scope`); nested scopes join with '/'."""
-    __slots__ = ("name", "saved")
+    `named_scope`); nested scopes join with '/'. Also a decorator, as JAX's is."""
 
     def __init__(self, name: str):
         self.name = name
+
+    def _recreate_cm(self):
+        # each decorated call enters a scope of its own (calls may nest or recurse)
+        return name_scope(self.name)
 
     def __enter__(self):
         context = source_context
