@@ -28,9 +28,12 @@ written in the text form, so such jaxprs print but do not parse.
 from __future__ import annotations
 
 import builtins
+import functools
+import sys
 import weakref
 from typing import Callable
 
+import numpy as np
 from jax import tree_util
 
 from .frontend.pytrees import check_valid_leaf, checked_avals
@@ -50,6 +53,12 @@ def print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
     if not isinstance(fmt, str):
         raise TypeError(f"debug.print: the format must be a string, got {fmt!r}")
     leaves = tree_util.tree_leaves((args, kwargs))
+    if not builtins.all(map(_is_value, leaves)):
+        # A leaf that is no value (a string, a layer's name): formatted on the host
+        # with the values, as JAX's print is -- a debug callback that writes the text.
+        _call_back(functools.partial(_print_formatted, fmt, np.get_printoptions()),
+                   *args, **kwargs)
+        return
     layout = ("call", CF.layout_of(tuple(args)), CF.layout_of(dict(kwargs)))
     if _count_leaves(layout) != len(leaves):
         raise TypeError("debug.print formats arrays and tuples, lists and dicts of "
@@ -57,6 +66,12 @@ def print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
     for i, leaf in enumerate(leaves):
         check_valid_leaf(leaf, f"debug.print: value {i}")
     bind(CF.debug_print_p, *leaves, fmt=fmt, layout=layout)
+
+
+def _print_formatted(fmt, print_options, *args, **kwargs):
+    # NumPy's print options as they were when the print was traced, as in JAX.
+    with np.printoptions(**print_options):
+        sys.stdout.write(fmt.format(*args, **kwargs) + "\n")
 
 
 def _count_leaves(layout) -> int:

@@ -176,3 +176,19 @@ def test_callback_two_call_form_and_static_leaves_as_jax():
         jax.debug.callback(None, 1)
     with pytest.raises(TypeError, match="two-call form"):
         minijax.debug.callback(None, 1)
+
+
+def test_print_formats_leaves_that_are_no_values_as_jax(capsys):
+    # jax.debug.print("{name}: {x}", name="layer1", x=x) was minijax's TypeError
+    # ("value 0 of type str is not a valid minijax value").
+    def run(lib):
+        def f(x):
+            lib.debug.print("{} {name}: {x} {n}", "tag", name="layer1", x=x, n=None)
+            return x * 2
+        lib.jit(f)(1.5)
+        lib.vmap(f)(np.arange(2, dtype=np.float32))
+        lib.grad(f)(3.0)
+        lib.effects_barrier()
+        return capsys.readouterr().out
+    assert run(minijax) == run(jax) == "".join(
+        f"tag layer1: {v} None\n" for v in ("1.5", "0.0", "1.0", "3.0"))
