@@ -42,6 +42,8 @@ from . import tree_util, tree  # pytrees are JAX's own
 from . import dtypes, typing  # noqa: F401  (jax.dtypes, jax.typing)
 
 __version__ = "0.1.0"
+# As JAX's: the release's numbers, for comparisons such as `__version_info__ >= (0, 1)`.
+__version_info__ = tuple(int(part) for part in __version__.split(".")[:3])
 # vmap
 from .frontend.vmap import vmap
 # many devices: shard_map (collectives are in minijax.lax) and JAX's sharding names

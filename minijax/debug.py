@@ -28,14 +28,17 @@ written in the text form, so such jaxprs print but do not parse.
 from __future__ import annotations
 
 import builtins
+import functools
+import sys
 import weakref
 from typing import Callable
 
+import numpy as np
 from jax import tree_util
 
-from .frontend.pytrees import check_valid_leaf, flatten_checked
+from .frontend.pytrees import check_valid_leaf, checked_avals
 from .ir import control_flow_primitives as CF
-from .ir.trace import bind
+from .ir.trace import Tracer, bind
 
 __all__ = ["print", "callback", "breakpoint", "log", "inspect_array_sharding", "visualize_array_sharding",
            "visualize_sharding"]
@@ -50,6 +53,12 @@ def print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
     if not isinstance(fmt, str):
         raise TypeError(f"debug.print: the format must be a string, got {fmt!r}")
     leaves = tree_util.tree_leaves((args, kwargs))
+    if not builtins.all(map(_is_value, leaves)):
+        # A leaf that is no value (a string, a layer's name): formatted on the host
+        # with the values, as JAX's print is -- a debug callback that writes the text.
+        _call_back(functools.partial(_print_formatted, fmt, np.get_printoptions()),
+                   *args, **kwargs)
+        return
     layout = ("call", CF.layout_of(tuple(args)), CF.layout_of(dict(kwargs)))
     if _count_leaves(layout) != len(leaves):
         raise TypeError("debug.print formats arrays and tuples, lists and dicts of "
@@ -57,6 +66,12 @@ def print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
     for i, leaf in enumerate(leaves):
         check_valid_leaf(leaf, f"debug.print: value {i}")
     bind(CF.debug_print_p, *leaves, fmt=fmt, layout=layout)
+
+
+def _print_formatted(fmt, print_options, *args, **kwargs):
+    # NumPy's print options as they were when the print was traced, as in JAX.
+    with np.printoptions(**print_options):
+        sys.stdout.write(fmt.format(*args, **kwargs) + "\n")
 
 
 def _count_leaves(layout) -> int:
@@ -70,41 +85,85 @@ def _count_leaves(layout) -> int:
 
 
 class _FlatCallback:
-    """`callback` called with the pytrees rebuilt from flat runtime values."""
-    __slots__ = ("callback", "in_tree", "__weakref__")
+    """`callback` called with the pytrees rebuilt from flat runtime values; `statics`
+    are the leaves that are no values (a string, a function: `(position, leaf)`
+    pairs), which JAX passes to the callback as they are, outside the program."""
+    __slots__ = ("callback", "in_tree", "statics", "__weakref__")
     # Held weakly: an entry lives only as long as something else -- a staged
     # equation, a compiled program in a cache -- holds it, so the table never grows
     # past what those keep and needs no reset of its own.
     _cache: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
-    def __init__(self, callback, in_tree):
-        self.callback, self.in_tree = callback, in_tree
+    def __init__(self, callback, in_tree, statics=()):
+        self.callback, self.in_tree, self.statics = callback, in_tree, statics
 
     @classmethod
-    def of(cls, callback, in_tree):
-        # One object per (callback, tree) keeps eager calls from recompiling each time.
-        key = (callback, in_tree)
-        found = cls._cache.get(key)
+    def of(cls, callback, in_tree, statics=()):
+        # One object per (callback, tree, statics) keeps eager calls from recompiling
+        # each time; unhashable statics make one of their own.
+        key = (callback, in_tree, statics)
+        try:
+            found = cls._cache.get(key)
+        except TypeError:
+            return cls(callback, in_tree, statics)
         if found is None:
-            found = cls._cache[key] = cls(callback, in_tree)
+            found = cls._cache[key] = cls(callback, in_tree, statics)
         return found
 
     def __call__(self, *values):
-        args, kwargs = tree_util.tree_unflatten(self.in_tree, list(values))
+        leaves = list(values)
+        for position, leaf in self.statics:
+            leaves.insert(position, leaf)
+        args, kwargs = tree_util.tree_unflatten(self.in_tree, leaves)
         self.callback(*args, **kwargs)
 
     def __repr__(self):
         return getattr(self.callback, "__name__", type(self.callback).__name__)
 
 
-def callback(callback: Callable, *args, ordered: bool = False, partitioned: bool = False,
-             **kwargs) -> None:
+def callback(callback: Callable | None = None, *args, ordered: bool = False,
+             partitioned: bool = False, **kwargs):
     """Call `callback(*args, **kwargs)` on the host with runtime values, as
-    `jax.debug.callback`. Its return value is ignored."""
+    `jax.debug.callback`; its return value is ignored. Leaves of `args`/`kwargs` that
+    are no array values (strings, functions) reach the callback as they are.
+
+    The two-call form JAX recommends, `debug.callback(ordered=True)(fn, *args)`, gives
+    the options first and returns the function taking the callback. minijax runs every
+    debug callback in program order, so `ordered` and `partitioned` change nothing."""
+    if callback is None:
+        if args or kwargs:
+            raise TypeError(f"debug.callback: the two-call form takes only options "
+                            f"(ordered, partitioned) in its first call, then the "
+                            f"callback and its arguments; got {args=} {kwargs=}")
+        return _call_back
+    _call_back(callback, *args, **kwargs)
+    return None
+
+
+def _call_back(callback: Callable, *args, **kwargs) -> None:
     if not callable(callback):
         raise TypeError(f"debug.callback: expected a callable, got {callback!r}")
-    leaves, in_tree = flatten_checked((args, kwargs), "debug.callback: value")
-    bind(CF.debug_callback_p, *leaves, callback=_FlatCallback.of(callback, in_tree))
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    try:
+        checked_avals(leaves, "debug.callback: value")
+        statics = ()
+    except TypeError:
+        statics = tuple((i, leaf) for i, leaf in enumerate(leaves) if not _is_value(leaf))
+        if not statics:
+            raise
+        leaves = [leaf for leaf in leaves if _is_value(leaf)]
+    bind(CF.debug_callback_p, *leaves,
+         callback=_FlatCallback.of(callback, in_tree, statics))
+
+
+def _is_value(leaf) -> bool:
+    if isinstance(leaf, Tracer):    # (an escaped one is still refused as a value)
+        return True
+    try:
+        checked_avals([leaf], "debug.callback: value")
+    except TypeError:
+        return False
+    return True
 
 
 # log and the sharding views: frontend/debugging.py

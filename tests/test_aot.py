@@ -5,6 +5,8 @@ with minijax's own TypeError, and never under a transformation. Each case runs t
 same program through JAX's AOT path as well, on every JAX version the suite runs on
 (0.10.2, 0.11.2 and 0.12.0.1 behave alike here). Refs and donation of a ref:
 tests/test_refs_jit_surface.py and tests/test_refs_donation.py."""
+import functools
+import re
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -170,3 +172,89 @@ def test_jitted_eval_shape_takes_static_arguments_as_values():
                 h.eval_shape(lib.ShapeDtypeStruct((4,), np.float16), 1, np.int32(2)),
                 lib.jit(lambda x: x.sum() + 1).eval_shape(np.ones(2, np.int32))]
     assert repr(calls(minijax, mnp)) == repr(calls(jax, jnp))
+
+
+def test_a_call_of_other_types_names_the_argument_and_both_types():
+    # JAX's message names the argument and its two types; minijax's says the same.
+    def f(x, y):
+        return 2 * x + y
+    theirs = jax.jit(f).lower(3, 4).compile()
+    ours = minijax.jit(f).lower(3, 4).compile()
+    for args, named in [((1.0, 2), "argument x compiled with int32[] and called with "
+                                   "float32[]"),
+                        ((1, X), "argument y compiled with int32[] and called with "
+                                 "float32[2,3]")]:
+        with pytest.raises(TypeError):
+            theirs(*args)
+        with pytest.raises(TypeError, match=re.escape(named)):
+            ours(*args)
+    with pytest.raises(TypeError, match=r"arguments of the structure .* compiled for"):
+        ours(1)
+
+
+def test_a_mismatch_in_a_pytree_argument_names_its_path():
+    def f(d):
+        return d["a"] + d["b"]
+    compiled = minijax.jit(f).lower({"a": X, "b": X}).compile()
+    with pytest.raises(TypeError, match=re.escape("argument d['b'] compiled with "
+                                                  "float32[2,3] and called with int32[2,3]")):
+        compiled({"a": X, "b": X.astype(np.int32)})
+    # With static arguments left out, positions no longer match the signature.
+    compiled = minijax.jit(lambda n, x: x * n, static_argnums=0).lower(2, X).compile()
+    with pytest.raises(TypeError, match=re.escape("args[0] compiled with float32[2,3]")):
+        compiled(X[0])
+
+
+@pytest.mark.parametrize("make", [
+    lambda np_lib: (lambda x: np_lib.sin(x)),
+    lambda np_lib: functools.partial(lambda x, y: x * y, y=2.0)])
+def test_the_lowered_module_is_named_after_the_function_as_by_jax(make):
+    # `module @jit_<name>` and the ops' `jit(<name>)/...` (it was jit_minijax_program)
+    def names(lib, np_lib):
+        lowered = lib.jit(make(np_lib)).lower(1.0)
+        return (re.findall(r"module @(\S+)", lowered.as_text()),
+                lowered.compile().as_text().splitlines()[0].split(",")[0])
+    assert names(minijax, mnp) == names(jax, jnp)
+
+
+def _saved_and_loaded(lib, np_lib):
+    from importlib import import_module
+    se = import_module(f"{lib.__name__}.experimental.serialize_executable")
+    w = np_lib.arange(3.0)
+
+    def saved(x, n, *, k):
+        return {"y": x ** n * w + k}
+    # A name of each library's own: the two programs are otherwise one, which the
+    # suite's persistent compilation cache compiles once, and JAX cannot load a
+    # serialized executable that came from that cache ("Function ... not found").
+    saved.__name__ = f"saved_{lib.__name__}"
+    compiled = lib.jit(saved, static_argnums=1).lower(np_lib.ones(3), 2, k=1.0).compile()
+    payload, in_tree, out_tree = se.serialize(compiled)
+    loaded = se.deserialize_and_load(payload, in_tree, out_tree)
+    with pytest.raises(TypeError):
+        loaded(np_lib.ones(4), k=1.0)
+    return str(in_tree), str(out_tree), loaded(np_lib.full(3, 2.0), k=0.5)
+
+
+def test_serialize_executable_saves_and_loads_as_jax():
+    ours, theirs = _saved_and_loaded(minijax, mnp), _saved_and_loaded(jax, jnp)
+    assert ours[:2] == theirs[:2]
+    assert_trees_match(ours[2], theirs[2])
+    from minijax.experimental import serialize_executable as se
+    r = minijax.new_ref(np.zeros(3, np.float32))
+
+    def bump(x):
+        r[...] += x
+    with pytest.raises(ValueError, match="refs"):
+        se.serialize(minijax.jit(bump).lower(X[0]).compile())
+
+
+def test_traced_lowers_for_other_platforms_as_jax():
+    # Traced.lower(lowering_platforms=...) was a TypeError: reading the program for
+    # another platform, or for several (with JAX's platform-index argument).
+    def facts(lib, np_lib):
+        traced = lib.jit(lambda x: np_lib.sin(x)).trace(1.0)
+        both = traced.lower(lowering_platforms=("cpu", "tpu")).as_text()
+        tpu = traced.lower(lowering_platforms=("tpu",)).as_text()
+        return "_platform_index" in both, "_platform_index" in tpu, tpu.count("func.func")
+    assert facts(minijax, mnp) == facts(jax, jnp) == (True, False, 1)

@@ -140,3 +140,17 @@ def test_bad_arguments_are_refused():
         minijax.pure_callback(_host_sin, [3], X)
     with pytest.raises(TypeError, match="cannot pass a ref"):
         minijax.pure_callback(_host_sin, SPEC, minijax.new_ref(mnp.ones(3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128])
+def test_a_64_bit_result_type_is_refused_as_by_jax(dtype):
+    # With x64 off the result would silently be 32-bit: JAX's ValueError, in both
+    # pure_callback and io_callback (minijax returned the 32-bit value).
+    from jax.experimental import io_callback as jax_io
+    from minijax.experimental import io_callback as mini_io
+    spec = jax.ShapeDtypeStruct((), dtype)
+    for lib, io in ((jax, jax_io), (minijax, mini_io)):
+        with pytest.raises(ValueError, match="cannot specify 64-bit types"):
+            lib.jit(lambda x: lib.pure_callback(lambda a: a, spec, x))(1.0)
+        with pytest.raises(ValueError, match="cannot specify 64-bit types"):
+            lib.jit(lambda x: io(lambda a: a, spec, x))(1.0)

@@ -137,11 +137,43 @@ def test_the_platform_jax_runs_on_is_accepted_and_another_refused():
 
 
 def test_other_jax_flags_are_never_changed_in_jax():
-    before = jax.config.jax_compilation_cache_dir
-    minijax.config.update("jax_compilation_cache_dir", before)       # its value: a no-op
+    before = jax.config.jax_pprint_use_color
+    minijax.config.update("jax_pprint_use_color", before)       # its value: a no-op
     with pytest.raises(ValueError, match="does not change JAX's configuration"):
-        minijax.config.update("jax_compilation_cache_dir", "/tmp/minijax-cache")
-    assert jax.config.jax_compilation_cache_dir == before
+        minijax.config.update("jax_pprint_use_color", not before)
+    assert jax.config.jax_pprint_use_color == before
+
+
+@pytest.mark.parametrize("name,value", [
+    ("jax_compilation_cache_dir", "/tmp/minijax-cache"),
+    ("jax_persistent_cache_min_compile_time_secs", 0.0),
+    ("jax_persistent_cache_min_entry_size_bytes", -1),
+    ("jax_traceback_filtering", "off")])
+def test_the_runtime_s_own_settings_are_set_in_jax(name, value):
+    # A program written for JAX sets its persistent cache with config.update (JAX's
+    # docs teach it): no result depends on these, and minijax's programs are JAX's
+    # executables, so the update sets JAX's flag; minijax reads it back.
+    before = getattr(jax.config, name)
+    try:
+        minijax.config.update(name, value)
+        assert getattr(jax.config, name) == value
+        assert getattr(minijax.config, name) == value
+    finally:
+        jax.config.update(name, before)
+
+
+def test_cpu_devices_set_before_the_backend_starts_as_in_jax():
+    # The sharding tutorials start with jax.config.update("jax_num_cpu_devices", n).
+    result = _python_with({}, """
+import minijax as jax, minijax.numpy as jnp
+jax.config.update("jax_platforms", "cpu")      # JAX's flag: it starts no backend
+jax.config.update("jax_num_cpu_devices", 4)
+x = jax.device_put(jnp.arange(8.0), jax.sharding.NamedSharding(
+    jax.make_mesh((4,), ("x",)), jax.sharding.PartitionSpec("x")))
+print(len(jax.devices()), len(jax.jit(lambda a: a * 2)(x).sharding.device_set))
+""")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["4", "4"]
 
 
 @pytest.mark.parametrize("bad", ["yes", 2, None])

@@ -148,3 +148,47 @@ def test_an_eager_print_comes_after_the_prints_of_a_dispatched_program(capsys):
         0, 3, lambda i, c: (minijax.debug.print("in {}", i), c + x)[1], x))
     lines = printed(capsys, lambda: (f(1.0), minijax.debug.print("after")))
     assert lines == ["in 0", "in 1", "in 2", "after"]
+
+
+def _callback_program(lib):
+    """debug.callback in JAX's recommended two-call form, and with leaves that are no
+    array values (a string, a function), which reach the callback as they are."""
+    got = []
+
+    @lib.jit
+    def f(x):
+        lib.debug.callback(ordered=True)(lambda v, *, k: got.append(("two", float(v), k)),
+                                         x, k=2)
+        lib.debug.callback(lambda tag, v, fn: got.append((tag, float(v), fn(2))),
+                           "tag", x, lambda a: a + 1, ordered=True)
+        return x * 2
+    f(1.0)
+    f(3.0)
+    lib.grad(f)(5.0)
+    lib.debug.callback(lambda tag, v: got.append((tag, float(v))), "eager", np.float32(7))
+    lib.effects_barrier()
+    return [tuple(int(v) if hasattr(v, "dtype") else v for v in entry) for entry in got]
+
+
+def test_callback_two_call_form_and_static_leaves_as_jax():
+    assert _callback_program(minijax) == _callback_program(jax)
+    with pytest.raises(TypeError):
+        jax.debug.callback(None, 1)
+    with pytest.raises(TypeError, match="two-call form"):
+        minijax.debug.callback(None, 1)
+
+
+def test_print_formats_leaves_that_are_no_values_as_jax(capsys):
+    # jax.debug.print("{name}: {x}", name="layer1", x=x) was minijax's TypeError
+    # ("value 0 of type str is not a valid minijax value").
+    def run(lib):
+        def f(x):
+            lib.debug.print("{} {name}: {x} {n}", "tag", name="layer1", x=x, n=None)
+            return x * 2
+        lib.jit(f)(1.5)
+        lib.vmap(f)(np.arange(2, dtype=np.float32))
+        lib.grad(f)(3.0)
+        lib.effects_barrier()
+        return capsys.readouterr().out
+    assert run(minijax) == run(jax) == "".join(
+        f"tag layer1: {v} None\n" for v in ("1.5", "0.0", "1.0", "3.0"))

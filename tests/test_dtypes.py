@@ -188,3 +188,25 @@ def test_eager_weak_type_of_python_scalar_results():
 def test_eager_weak_type_after_weak_conversion():
     # fixed with fuzz finding F9: the backend makes a weak convert's result weak
     assert mnp.add(np.ones(3, np.int32), 2.5).weak_type  # JAX: weak f32
+
+
+@pytest.mark.parametrize("a,b", [
+    ("uint8", int), ("float16", float), (jnp.bfloat16, complex), (int, float),
+    (int, int), (bool, int), ("int64", "int8"), (np.int64, np.uint64), (np.int64, int),
+    (float, np.float64), ("i4", "f2"), (mnp.int16, mnp.uint16)])
+def test_promote_types_takes_python_types_as_weak_and_does_not_canonicalize(a, b):
+    # JAX's docstring: promote_types('uint8', int) is uint8 (a Python type is weakly
+    # typed); and its answer names a dtype without canonicalizing it to 32 bits.
+    assert mnp.promote_types(a, b) == jnp.promote_types(a, b), (a, b)
+    assert isinstance(mnp.promote_types(a, b), np.dtype)
+
+
+def test_promote_types_under_strict_promotion_as_in_jax():
+    for a, b in [(int, "int8"), (float, "float16"), ("int32", "int32")]:
+        with minijax.numpy_dtype_promotion("strict"), jax.numpy_dtype_promotion("strict"):
+            assert mnp.promote_types(a, b) == jnp.promote_types(a, b)
+    with minijax.numpy_dtype_promotion("strict"), jax.numpy_dtype_promotion("strict"):
+        with pytest.raises(jax.dtypes.TypePromotionError):
+            jnp.promote_types("int32", "float32")
+        with pytest.raises(jax.dtypes.TypePromotionError):
+            mnp.promote_types("int32", "float32")

@@ -75,6 +75,13 @@ MISTAKES = {
     "leak_from_grad": lambda m: (m.grad(_store)(1.0), m.numpy.sin(_leaked[-1])),
     "leak_from_vmap": lambda m: (m.vmap(_store)(np.ones(2, np.float32)),
                                  m.numpy.sin(_leaked[-1])),
+    # A reduction's axis must be static: JAX's ConcretizationTypeError, not a TypeError.
+    "traced_axis_sum": lambda m: m.jit(lambda v, a: m.numpy.sum(v, axis=a))(
+        np.ones(2, np.float32), 0),
+    "traced_axis_max": lambda m: m.jit(lambda v, a: v.max(axis=a))(np.ones(2, np.float32), 0),
+    "traced_axis_softmax": lambda m: m.jit(lambda v, a: m.nn.softmax(v, axis=a))(
+        np.ones(2, np.float32), 0),
+    "traced_split_sections": lambda m: m.jit(lambda n: m.numpy.split(m.numpy.ones(4), n))(2),
     "grad_of_while_loop": lambda m: m.grad(
         lambda x: m.lax.while_loop(lambda c: c < 10, lambda c: c * 2, x))(1.0),
 }
@@ -101,6 +108,9 @@ def test_the_message_names_the_mistake():
         minijax.jit(lambda v: 1 if v > 0 else 0)(1.0)
     with pytest.raises(minijax.errors.NonConcreteBooleanIndexError, match="jnp.where"):
         minijax.jit(lambda v: v[v > 0])(np.ones(2, np.float32))
+    with pytest.raises(minijax.errors.ConcretizationTypeError,
+                       match="axis argument must be known statically"):
+        minijax.jit(lambda v, a: minijax.numpy.sum(v, axis=a))(np.ones(2, np.float32), 0)
     with pytest.raises(minijax.errors.UnexpectedTracerError, match="escaped tracer"):
         minijax.grad(_store)(1.0)
         minijax.numpy.sin(_leaked[-1])

@@ -172,3 +172,30 @@ def test_no_vjp_saved_is_an_error_as_jax():
 @pytest.mark.skipif(HAS_FLATBUFFERS, reason="flatbuffers is installed")
 def test_serializing_without_flatbuffers_as_jax():
     assert_same_outcome(lambda mod: _exported(mod).serialize())
+
+
+def _key_program(mod):
+    """A program taking and returning typed keys (JAX's in_avals say key<fry>),
+    called eagerly, under jit, differentiated through its float argument, and given
+    a raw uint32 key, which is refused."""
+    exp = mod.export.export(mod.jit(
+        lambda k, x: (mod.random.split(k), mod.random.normal(k, x.shape) * x)))(
+        mod.random.key(0), X)
+    key = mod.random.key(3)
+    keys, draws = exp.call(key, X)
+    under_jit = mod.jit(exp.call)(key, X)[1]
+    grad = mod.grad(lambda x: exp.call(key, x)[1].sum())(X)
+    try:
+        exp.call(mod.random.PRNGKey(0), X)
+        refused = None
+    except ValueError as error:
+        refused = str(error)
+    return (str(exp.in_avals), str(exp.out_avals), np.asarray(mod.random.key_data(keys)),
+            np.asarray(draws), np.asarray(under_jit), np.asarray(grad), refused)
+
+
+def test_an_exported_program_of_typed_keys_is_called_as_in_jax():
+    ours, theirs = _key_program(minijax), _key_program(jax)
+    assert ours[:2] == theirs[:2] and ours[-1] == theirs[-1]
+    for a, b in zip(ours[2:-1], theirs[2:-1]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

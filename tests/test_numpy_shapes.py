@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import minijax
 import minijax.numpy as mnp
 from tests.numpy_helpers import check, count_eqns, jax_traced, rand, traced
 from tests.test_divergences import pins
@@ -165,3 +166,22 @@ def test_creation_under_jit_makes_lean_programs():
         assert count_eqns(ours) <= count_eqns(theirs) and len(ours.jaxpr.constvars) == 0
     closed = traced(lambda m, x: x + m.asarray([1.0, 2.0, 3.0]), V[:3])
     assert len(closed.eqns) == 1 and len(closed.jaxpr.constvars) == 1  # a closed-over constant
+
+
+def test_repeat_with_a_total_length_takes_traced_counts_as_jax():
+    # JAX's error for traced repeats names this fix; minijax refused it and ignored
+    # total_repeat_length. Cut, padded with the last element, zero counts, axes.
+    counts = np.array([2, 0, 3], np.int32)
+
+    def f(m, a, c):
+        return [m.repeat(a[0], c, total_repeat_length=5),
+                m.repeat(a[0], c, total_repeat_length=3),
+                m.repeat(a[0], c, total_repeat_length=8),
+                m.repeat(a, c, axis=1, total_repeat_length=4),
+                m.repeat(a, c[:2], axis=0, total_repeat_length=3),
+                m.repeat(a, c[0], total_repeat_length=13),
+                m.repeat(a, c, axis=1, total_repeat_length=0)]
+    check(f, rand((2, 3)), counts, eager=True)
+    grads = [lib.grad(lambda a: lib.numpy.repeat(a, counts, total_repeat_length=4).sum())(
+        np.ones(3, np.float32)) for lib in (minijax, jax)]
+    np.testing.assert_array_equal(*grads)

@@ -10,7 +10,7 @@ import pytest
 
 import minijax
 import minijax.numpy as mnp
-from minijax.testing import JAX_VERSION
+from minijax.testing import JAX_VERSION, assert_trees_match
 from tests.numpy_helpers import assert_values_close, check, rand
 
 REAL = rand((3,))
@@ -151,9 +151,19 @@ def test_dir_of_tracer_covers_jax_array_methods():
     public = {n for n in seen["jax"] if not n.startswith("_")}
     # JAX-internal tracer machinery, not part of the array API.
     internal = {"aval_mutable_qdd", "cur_qdd", "mutable_qdd", "full_lower", "get_const",
-                "get_referent", "parent", "to_concrete_value", "val", "dimension_as_value",
-                "to_device"}
+                "get_referent", "parent", "to_concrete_value", "val", "dimension_as_value"}
     assert sorted(public - internal - seen["names"]) == []
+
+
+def test_to_device_of_a_traced_value_as_jax():
+    # The array API's x.to_device(d) (an AttributeError on minijax's tracers): the
+    # value itself, under jit, grad and vmap.
+    def run(lib):
+        d = lib.devices()[0]
+        return (lib.jit(lambda x: x.to_device(d) * 2.0)(REAL),
+                lib.grad(lambda x: (x.to_device(d) ** 2).sum())(REAL),
+                lib.vmap(lambda x: x.to_device(d) + 1.0)(REAL))
+    assert_trees_match(run(minijax), run(jax))
 
 
 def test_isinstance_array_holds_for_traced_values_as_in_jax():

@@ -12,6 +12,11 @@ import minijax
 def test_version_module_holds_the_package_version_as_jax_s_does():
     assert jax.version.__version__ == jax.version._version == jax.__version__
     assert minijax.version.__version__ == minijax.version._version == minijax.__version__
+    # the numbers as a tuple, under JAX's names (libraries compare it to pick an API)
+    assert jax.__version_info__ == jax.version.__version_info__ == tuple(
+        int(p) for p in jax.__version__.split(".")[:3])
+    assert minijax.__version_info__ == minijax.version.__version_info__ == tuple(
+        int(p) for p in minijax.__version__.split(".")[:3])
 
 
 def test_distributed_signatures_are_jax_s():

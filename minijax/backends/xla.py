@@ -337,7 +337,12 @@ def interpret_with_table(jaxpr, consts, args, table: dict, missing) -> list:
         rule = table.get(eqn.primitive)
         if rule is None:
             raise missing(eqn.primitive)
-        outs = rule(*map(read, eqn.inputs), **eqn.params)
+        scope = getattr(eqn.source_info, "scope", None)
+        if scope is None:
+            outs = rule(*map(read, eqn.inputs), **eqn.params)
+        else:       # traced inside `named_scope`s: JAX names the ops it emits so
+            with jax.named_scope(scope):
+                outs = rule(*map(read, eqn.inputs), **eqn.params)
         for var, value in zip(eqn.outputs, outs):
             env[var] = value
     return [read(v) for v in jaxpr.outvars]
@@ -464,21 +469,27 @@ def compile_jaxpr_by_text(jaxpr):
 
 
 def lower_closed_jaxpr(closed_jaxpr, out_tree, args, kwargs, donate_argnums: tuple = (),
-                       donate_argnames: tuple = (), placement: tuple = ()):
+                       donate_argnames: tuple = (), placement: tuple = (),
+                       name: str = "minijax_program", lowering_platforms=None):
     """JAX's `Lowered` object for `closed_jaxpr` (consts embedded) as a function of
     the pytrees `(args, kwargs)`, whose leaves are its inputs, returning the pytree
     `out_tree` of its outputs; the positional arguments at `donate_argnums` and the
     keyword arguments named in `donate_argnames` are donated. Its executable takes
     and returns the pytrees themselves, so a call of it is flattened, checked against
-    the types lowered and unflattened by JAX's C++."""
+    the types lowered and unflattened by JAX's C++. `name` names the program (JAX
+    names its module `jit_<name>` and its ops `jit(<name>)/...`); `lowering_platforms`
+    (JAX's `Traced.lower` option) lowers it for other platforms than this machine's."""
     jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
 
     def run(*args, **kwargs):
         outs = lower_jaxpr(jaxpr, consts, jax.tree_util.tree_leaves((args, kwargs)))
         return jax.tree_util.tree_unflatten(out_tree, outs)
-    run.__name__ = "minijax_program"
-    return jit_with_placement(run, placement, donate_argnums=donate_argnums,
-                    donate_argnames=donate_argnames).lower(*args, **kwargs)
+    run.__name__ = run.__qualname__ = name
+    jitted = jit_with_placement(run, placement, donate_argnums=donate_argnums,
+                                donate_argnames=donate_argnames)
+    if lowering_platforms is None:
+        return jitted.lower(*args, **kwargs)
+    return jitted.trace(*args, **kwargs).lower(lowering_platforms=lowering_platforms)
 
 
 def clear_caches():

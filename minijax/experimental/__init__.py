@@ -3,7 +3,8 @@
 Here: `io_callback` (`frontend/callbacks.py`). Its submodules (`ode`, `checkify`, `jet`
 (Taylor-mode differentiation, `transforms/jet.py`), `mesh_utils`, `multihost_utils`,
 `key_reuse` (a docstring only, as JAX's: the checker is the flag `jax_debug_key_reuse`),
-`sparse` (BCOO arrays), and the deprecated `pjit` and `shard_map`) are imported by name, as JAX's are
+`sparse` (BCOO arrays), `serialize_executable` (saving a compiled executable), and the
+deprecated `pjit` and `shard_map`) are imported by name, as JAX's are
 (`from minijax.experimental import checkify`); like JAX's, `compilation_cache` comes
 with the package. `jax.experimental` holds more, and a name minijax lacks is an
 AttributeError here rather than a stub.

@@ -12,8 +12,9 @@ from jax import tree_util
 
 from .pytrees import fun_name
 from .stages import CallInfo, StagedFacts
-from .ref_checks import check_staged_refs, value_of
+from .ref_checks import check_staged_refs, path_text, value_of
 from .tracing import flatten_call_inputs
+from .vmap import describe_argument
 from ..backends import xla
 from ..backends.eager_ref_runtime import DonatingProgram, run_discharged
 from ..ir.trace import Tracer
@@ -41,8 +42,11 @@ class Traced(StagedFacts):
     out_avals = property(lambda self: self._info.out_avals)
     out_info = property(lambda self: self._info.out_info())
 
-    def lower(self):
-        return Lowered(self._info.jitted, self._args, self._kwargs)
+    def lower(self, *, lowering_platforms: tuple[str, ...] | None = None):
+        """`lowering_platforms`: lower for these platforms (say `('tpu',)` on a CPU
+        machine, to read the program), as JAX's; such a program compiles only there."""
+        return Lowered(self._info.jitted, self._args, self._kwargs,
+                       lowering_platforms=lowering_platforms)
 
     def __repr__(self):
         return f"<Traced {self.fun_name}>"
@@ -60,7 +64,7 @@ class Lowered(StagedFacts):
     compiled function stores those contents back in the boxes (a donated ref's
     buffer is reused for them). Without refs closed-over arrays are embedded."""
 
-    def __init__(self, jitted, args, kwargs):
+    def __init__(self, jitted, args, kwargs, lowering_platforms=None):
         # jitted: the `JitFunction` (frontend/jit.py) whose `lower(*args, **kwargs)`
         # made this
         staged, leaves = jitted._stage(args, kwargs)
@@ -75,15 +79,18 @@ class Lowered(StagedFacts):
             self._plan = DonatingProgram.plan(
                 staged.call_jaxpr, inputs, tuple(len(self._consts) + k for k in donated))
             values = self._plan.inputs([value_of(x) for x in inputs])
-            self._lowered = xla.compile_jaxpr(
-                self._plan.program, self._plan.donate_argnums,
-                xla.placement_key(jitted.placement)).lower(*values)
+            program = xla.compile_jaxpr(self._plan.program, self._plan.donate_argnums,
+                                        xla.placement_key(jitted.placement))
+            self._lowered = program.lower(*values) if lowering_platforms is None else \
+                program.trace(*values).lower(lowering_platforms=lowering_platforms)
         else:
             self._plan = None
             positions, names = jitted.donated_arguments(args, kwargs)
+            # Named after `f`, as JAX names the module of `jax.jit(f).lower(...)`.
             self._lowered = xla.lower_closed_jaxpr(
                 staged.closed, staged.out_tree, dyn_args, dyn_kwargs, positions, names,
-                xla.placement_key(jitted.placement))
+                xla.placement_key(jitted.placement), name=fun_name(jitted._fun),
+                lowering_platforms=lowering_platforms)
 
     out_info = property(lambda self: self._info.out_info(weak_types=False))
 
@@ -162,15 +169,42 @@ class Compiled(StagedFacts):
                             f"arguments, as JAX's is: their values at `lower` are part "
                             f"of it")
         # A compiled program's inputs have no weak types.
-        if in_tree != lowered_tree or [a.strip_weak_type() for a in in_avals] != [
-                a.strip_weak_type() for a in staged.closed.in_avals]:
+        if in_tree != lowered_tree:
+            mismatches = [f"arguments of the structure {in_tree}, compiled for "
+                          f"{lowered_tree}"]
+        else:
+            mismatches = [
+                f"{_leaf_name(jitted, path)} compiled with {want.str_short()} and called "
+                f"with {got.str_short()}"
+                for path, got, want in zip(_leaf_paths(args, kwargs), in_avals,
+                                           staged.closed.in_avals)
+                if _strong(got) != _strong(want)]
+        if mismatches:
             raise TypeError(f"this executable of {jitted!r} was compiled for arguments "
-                            f"of other types; lower it again for these")
+                            f"of other types; lower it again for these: "
+                            + "; ".join(mismatches))
         check_staged_refs(staged.closed, leaves, where)
         return leaves
 
     def __getattr__(self, name):        # the rest of JAX's Compiled (as_text, ...)
         return getattr(self._compiled, name)
+
+
+def _strong(aval):
+    strip = getattr(aval, "strip_weak_type", None)    # a ref's type has no weak type
+    return aval if strip is None else strip()
+
+
+def _leaf_paths(args, kwargs) -> list:
+    return [path for path, _ in tree_util.tree_flatten_with_path((tuple(args), kwargs))[0]]
+
+
+def _leaf_name(jitted, path) -> str:
+    """`argument x`, `argument d['a']`, `kwargs['y']` as JAX names them; with static
+    arguments left out, positions no longer match the signature: `args[0]`."""
+    if jitted._static_argnums:
+        return path_text(path)
+    return describe_argument(jitted._fun, path)
 
 
 def _passes_statics(jitted, args, kwargs, in_tree) -> bool:

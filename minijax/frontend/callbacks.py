@@ -113,5 +113,10 @@ def _flat_call(api, result_shape_dtypes, args, kwargs):
         if not (hasattr(result, "shape") and hasattr(result, "dtype")):
             raise TypeError(f"{api}: result_shape_dtypes must hold "
                             f"ShapeDtypeStructs or arrays, got {result!r}")
+        if canonical_dtype(result.dtype) != result.dtype:
+            # The results would silently be 32-bit; JAX refuses, with this ValueError.
+            raise ValueError(f"{api}: result_shape_dtypes cannot specify 64-bit types "
+                             f"when `jax_enable_x64` is disabled (got {result.dtype}); "
+                             f"declare the 32-bit type the callback's result becomes")
     return (leaves, in_tree, out_tree, tuple(tuple(int(d) for d in r.shape) for r in results),
             tuple(canonical_dtype(r.dtype) for r in results))

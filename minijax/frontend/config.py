@@ -12,8 +12,16 @@ JAX's. A flag is one of three kinds:
   because minijax's types are JAX's default 32-bit ones (`ir/types.py`,
   `canonical_dtype`), so a program asking for 64-bit values would silently get
   32-bit ones.
-* the platform (`jax_platform_name`, `jax_platforms`): minijax runs on the backend
-  JAX chose, so naming that backend is accepted and any other is refused.
+* the platform (`jax_platform_name`, `jax_platforms`): before JAX starts its
+  backend, JAX's flag is set (JAX picks the platform from it, as in a JAX program);
+  after, minijax runs on the backend JAX chose, so naming that backend is accepted
+  and any other is refused.
+* the runtime's own settings (`_JAX_RUNTIME_FLAGS`: the persistent compilation
+  cache's, traceback filtering, the number of CPU devices): they change how JAX
+  caches compiled programs, shows tracebacks and starts its backend, not what a
+  program computes, and minijax's programs are JAX executables, so `config.update`
+  sets JAX's flag -- the one exception to the next rule, since programs written for
+  JAX set them this way (`jax.config.update("jax_compilation_cache_dir", ...)`).
 * any other flag JAX has: it reads as JAX's value (the runtime minijax lowers to
   is JAX's); setting it to that value is accepted, to another value refused --
   minijax does not change JAX's configuration, a program sets it with
@@ -100,6 +108,16 @@ _MODELLED = {
     **config_flags.MODELLED,
 }
 _PLATFORM_FLAGS = ("jax_platform_name", "jax_platforms")
+# Settings of JAX's runtime that no result depends on (so the oracle's results stay
+# its own): set in JAX by `config.update`. Only those this JAX has are set.
+_JAX_RUNTIME_FLAGS = frozenset({
+    "jax_compilation_cache_dir", "jax_enable_compilation_cache",
+    "jax_persistent_cache_min_compile_time_secs", "jax_persistent_cache_min_entry_size_bytes",
+    "jax_persistent_cache_enable_xla_caches", "jax_raise_persistent_cache_errors",
+    "jax_compilation_cache_max_size", "jax_traceback_filtering",
+    # how many CPU devices JAX's backend starts with (JAX refuses it once started),
+    # and whether its CPU client dispatches asynchronously
+    "jax_num_cpu_devices", "jax_cpu_enable_async_dispatch"})
 
 # -- where the modelled flags start: JAX's environment variables --------------------------
 
@@ -149,8 +167,15 @@ class Config:
             set_default(validate(value))
             return
         self._check_jax_flag(name)
-        if name in _PLATFORM_FLAGS:
+        if name in _PLATFORM_FLAGS and not _backend_started():
+            # Before JAX picks its backend, the platform is the runtime's own setting,
+            # as `jax_num_cpu_devices` is (and asking JAX which one it runs on would
+            # start it, too early for that flag): JAX's flag chooses it.
+            jax.config.update(name, value)
+        elif name in _PLATFORM_FLAGS:
             self._check_platform(name, value)
+        elif name in _JAX_RUNTIME_FLAGS:
+            jax.config.update(name, value)
         elif value != getattr(jax.config, name):
             raise ValueError(
                 f"minijax does not change JAX's configuration: {name} is "
@@ -205,6 +230,15 @@ class Config:
                 f"minijax runs on the backend JAX chose ({backend!r}); {name}={value!r} "
                 f"names another. Set it with jax.config.update({name!r}, {value!r}) "
                 f"before JAX starts its backend.")
+
+
+def _backend_started() -> bool:
+    """Whether JAX has started a backend (without starting one): JAX keeps its
+    backends in an `lru_cache`, empty until the first is made. A JAX without that
+    cache answers True, which keeps the check that starts it."""
+    import jax.extend.backend    # (here: a platform flag is set once, if ever)
+    info = getattr(jax.extend.backend.get_backend, "cache_info", None)
+    return True if info is None else info().currsize > 0
 
 
 config = Config()

@@ -5,6 +5,8 @@ dataclasses, Equinox modules, ...) flattens the same way here.
 """
 from __future__ import annotations
 
+import functools
+
 import inspect
 from typing import Any, Callable, Sequence
 
@@ -172,4 +174,7 @@ def static_argnames_from_nums(fun: Callable, static_argnums: tuple) -> tuple[str
 
 
 def fun_name(fun: Any) -> str:
+    # A functools.partial is named after the function it wraps, as by JAX.
+    while isinstance(fun, functools.partial) and not hasattr(fun, "__name__"):
+        fun = fun.func
     return getattr(fun, "__name__", type(fun).__name__)

@@ -24,7 +24,7 @@ from ..ir.types import RefType
 from .refs import RefView, describe_ref, is_ref
 
 
-def _path_text(path) -> str:
+def path_text(path) -> str:
     """`((0, ...), {...})` paths as the user wrote them: args[0]['w'], kwargs['b']."""
     if not path:
         return "the argument"
@@ -52,11 +52,11 @@ def check_ref_arguments(args, kwargs, leaves, where: str):
     seen: dict[int, str] = {}
     for path, leaf in paths_and_leaves:
         if isinstance(leaf, RefView):
-            raise RefError(f"{where}: {_path_text(path)} is a view of a ref; pass the ref "
+            raise RefError(f"{where}: {path_text(path)} is a view of a ref; pass the ref "
                            f"itself and take the view inside the function")
         if not is_ref(leaf):
             continue
-        name = _path_text(path)
+        name = path_text(path)
         if isinstance(leaf, Ref):
             check_live(leaf, f"{where} (as {name})")
         if id(leaf) in seen:

@@ -182,7 +182,7 @@ class _LazyNames:
         self.fun, self.paths = fun, paths
 
     def __getitem__(self, i):
-        return _describe_argument(self.fun, self.paths[i])
+        return describe_argument(self.fun, self.paths[i])
 
 
 class _OutputName:
@@ -207,7 +207,7 @@ def _keystr(path) -> str:
     return tree_util.keystr(tuple(path)) if path else ""
 
 
-def _describe_argument(fun, path) -> str:
+def describe_argument(fun, path) -> str:
     """`argument x`, `argument params['w']`, `kwargs['y']` for a leaf's key path."""
     group, index, rest = path[0].idx, path[1], path[2:]
     if group == 1:

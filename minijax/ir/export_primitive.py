@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from jax import tree_util
 
-from .types import ShapedArray, RefType
+from .types import ShapedArray, RefType, dtype_of_jax
 from .registry import Primitive, type_rules
 
 call_exported_p = Primitive("call_exported", multiple_results=True)
@@ -51,7 +51,7 @@ def _argument_mismatch(exported, avals) -> str | None:
         if len(want.shape) != len(got.shape):
             return (f"Rank mismatch for {where}: expected {want.shape} and called with "
                     f"{got.shape}")
-        if np.dtype(want.dtype) != got.dtype:
+        if dtype_of_jax(want.dtype) != got.dtype:     # a key's is JAX's key<fry>
             return (f"Dtype mismatch for {where}: expected {want.dtype} and called "
                     f"with {got.dtype}")
         if tuple(want.shape) != tuple(got.shape):
@@ -74,7 +74,7 @@ def _call_exported_rule(*avals, exported):
     problem = _argument_mismatch(exported, avals)
     if problem is not None:
         raise ValueError(problem)
-    return [ShapedArray(tuple(a.shape), np.dtype(a.dtype), a.weak_type)
+    return [ShapedArray(tuple(a.shape), dtype_of_jax(a.dtype), a.weak_type)
             for a in exported.out_avals]
 
 

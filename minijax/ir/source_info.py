@@ -42,15 +42,20 @@ context managers below, and reset with the rest of the tracing state by
 
 Source info is a comment, never part of the program: the printer does not show it,
 parsed equations have none, and equations are compared by identity, never by it.
+Inside `named_scope`s an equation's source info is a `ScopedSourceInfo`, which also
+holds the scope (the thread's `source_context.scope`, empty at the start of each
+trace); lowering names the equation's XLA ops with it, as JAX's name stack does.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sysconfig
 import threading
 from sys import _getframe
 
-__all__ = ["SourceInfo", "SourceContext", "source_context",
+__all__ = ["SourceInfo", "ScopedSourceInfo", "SourceContext", "source_context",
+           "name_scope", "fresh_scope",
            "forget_source_sites", "current_source_info", "user_source_info", "user_location",
            "source_info_from", "caller_source_info", "no_source_info", "user_code"]
 
@@ -96,6 +101,22 @@ class SourceInfo:
 
     def __repr__(self):
         return f"SourceInfo({self})"
+
+
+class ScopedSourceInfo(SourceInfo):
+    """A call site inside `named_scope`s: `scope` is their names, outermost first,
+    joined by '/', relative to the jaxpr the equation is in (a trace starts with no
+    scope, as JAX's does). Lowering names the equation's XLA ops with it."""
+    __slots__ = ("scope",)
+
+    def __init__(self, code, lasti: int, scope: str):
+        super().__init__(code, lasti)
+        self.scope = scope
+
+
+def _scoped(info, scope):
+    # (A site outside every user frame has no source info, so no scope either.)
+    return None if info is None else ScopedSourceInfo(info.code, info.lasti, scope)
 
 
 class _OffsetsOf(dict):
@@ -213,9 +234,10 @@ class SourceContext(threading.local):
     def __init__(self):
         self.info = None
         self.mode = SourceContext.WALK
+        self.scope = ""         # the `named_scope`s around the code being traced
 
     def reset(self):
-        self.info, self.mode = None, SourceContext.WALK
+        self.info, self.mode, self.scope = None, SourceContext.WALK, ""
 
     def enter(self, info, mode) -> tuple:
         """Switch to `(info, mode)`; returns what to `restore` afterwards."""
@@ -244,6 +266,8 @@ def current_source_info():
     context = source_context
     if context.mode:
         return context.info
+    if context.scope:
+        return _scoped(walk_frames(_getframe(3)), context.scope)
     return walk_frames(_getframe(3))
 
 
@@ -254,12 +278,51 @@ def begin_operation() -> bool:
     context = source_context
     if context.mode:
         return False
-    context.info, context.mode = walk_frames(_getframe(2)), _OPERATION
+    info = walk_frames(_getframe(2))
+    context.info = _scoped(info, context.scope) if context.scope else info
+    context.mode = _OPERATION
     return True
 
 
 def end_operation():
-    source_context.reset()
+    context = source_context
+    context.info, context.mode = None, _WALK
+
+
+class name_scope(contextlib.ContextDecorator):
+    """`with name_scope("layer"):` -- equations traced inside record the scope (JAX's
+    `named_scope`); nested scopes join with '/'. Also a decorator, as JAX's is."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _recreate_cm(self):
+        # each decorated call enters a scope of its own (calls may nest or recurse)
+        return name_scope(self.name)
+
+    def __enter__(self):
+        context = source_context
+        self.saved = context.scope
+        context.scope = f"{self.saved}/{self.name}" if self.saved else self.name
+
+    def __exit__(self, *exc):
+        source_context.scope = self.saved
+        return False
+
+
+class fresh_scope:
+    """Around the tracing of a new jaxpr: its equations' scopes start empty, as JAX's
+    name stack does, so a scope is relative to the jaxpr and nested lowering joins
+    them once."""
+    __slots__ = ("saved",)
+
+    def __enter__(self):
+        self.saved = source_context.scope
+        source_context.scope = ""
+
+    def __exit__(self, *exc):
+        source_context.scope = self.saved
+        return False
 
 
 class source_info_from:
@@ -286,7 +349,11 @@ class caller_source_info:
 
     def __enter__(self):
         context = source_context
-        info = context.info if context.mode else walk_frames(_getframe(1))
+        if context.mode:
+            info = context.info
+        else:
+            info = walk_frames(_getframe(1))
+            info = _scoped(info, context.scope) if context.scope else info
         self.saved = context.enter(info, _EQUATION)
 
     def __exit__(self, *exc):

@@ -30,7 +30,7 @@ from . import leak_checks
 from .core import Var, Literal, Eqn, Jaxpr, ClosedJaxpr, literal_value
 from .elementwise import convert_element_type_p
 from .primitives import jit_p, signature_of
-from .source_info import caller_source_info, current_source_info, no_source_info
+from .source_info import caller_source_info, current_source_info, fresh_scope, no_source_info
 from .errors import UnexpectedTracerError
 from .trace import (Trace, Tracer, current_trace, set_current_trace, aval_of,
                     JAX_TRACER_NAMES)
@@ -199,7 +199,7 @@ def trace_to_jaxpr(fun, in_avals) -> ClosedJaxpr:
     traced values); bind the jaxpr in that trace to use it."""
     trace = StagingTrace(parent=current_trace())
     with _collector_paused():
-        with set_current_trace(trace):
+        with set_current_trace(trace), fresh_scope():
             outs = fun(*trace.new_args(in_avals))
         closed = trace.to_closed_jaxpr(outs)
         # The tracers go before the collector resumes (its first pass scans every

@@ -92,16 +92,18 @@ def _contains_traced(obj) -> bool:
 
 def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0):
     """`jnp.array`: Python scalars stay weakly typed; lists become arrays (stacked when
-    they hold traced values); `dtype` converts; x64 is off (f64 data becomes f32)."""
-    return _array(object, dtype, order, ndmin, "array")
+    they hold traced values); `dtype` converts; x64 is off (f64 data becomes f32).
+    A concrete jax.Array is copied (`copy=True`, the default), as in JAX."""
+    return _array(object, dtype, order, ndmin, "array", copy)
 
 
 def asarray(a, dtype=None, order=None, copy=None):
-    """`jnp.asarray`: as `array`, returning `a` itself when no conversion is needed."""
-    return _array(a, dtype, order, 0, "asarray")
+    """`jnp.asarray`: as `array`, returning `a` itself when no conversion is needed
+    (unless `copy=True`)."""
+    return _array(a, dtype, order, 0, "asarray", copy)
 
 
-def _array(object, dtype, order, ndmin: int, fname: str):
+def _array(object, dtype, order, ndmin: int, fname: str, copy=None):
     # The dtype asked for is checked (and a 64-bit one truncated, with the warning)
     # once, under the name of the function called; below it is already canonical.
     dtype = None if dtype is None else _dtype_arg(dtype, fname)
@@ -120,6 +122,13 @@ def _array(object, dtype, order, ndmin: int, fname: str):
             out = lax.convert_element_type(object, dtype)
         else:
             out = convert("array", object, _dtype_arg(dtype, "array"))
+        if copy and out is object and not isinstance(object, Tracer) \
+                and not stages_a_program(current_trace()):
+            # A copy asked of a concrete array is a new buffer, as JAX's (so donating
+            # the copy leaves the original alive). A traced value is immutable, so its
+            # copy is itself (JAX stages a `copy` equation, which computes nothing),
+            # and so is a constant a staged program reads (its outputs are new buffers).
+            out = jax.device_put(object, may_alias=False)
     elif isinstance(object, PY_SCALARS) and dtype is None:
         out, host_data = _weak_scalar_array(object), True
     else:
@@ -155,7 +164,8 @@ def _stack_nested(items, dtype):
 
 
 def copy(a):
-    return asarray(a)
+    """`jnp.copy`: a new array of `a`'s values (a new buffer for a concrete array)."""
+    return asarray(a, copy=True)
 
 
 def astype(x, dtype, /, *, copy: bool = False):

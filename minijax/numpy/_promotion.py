@@ -28,6 +28,7 @@ import jax
 
 from .. import lax
 from ..frontend.config_flags import dtype_promotion, rank_promotion
+from ..ir.errors import ConcretizationTypeError
 from ..ir.trace import Tracer, aval_of
 from ..ir.types import (PYTHON_SCALAR_AVALS, ShapedArray, canonical_dtype, is_complex,
                         is_float, is_inexact, is_integer, is_bool, is_key)
@@ -212,8 +213,21 @@ def result_type(*args) -> np.dtype:
 
 
 def promote_types(a, b) -> np.dtype:
-    """`jnp.promote_types`: promotion of two dtypes, both taken as strongly typed."""
-    return result_type(canonical_dtype(as_dtype(a)), canonical_dtype(as_dtype(b)))
+    """`jnp.promote_types`: JAX's promotion of two dtype specifiers, as JAX's does it.
+    Two things set it apart from `result_type`: the Python types `int`, `float` and
+    `complex` stand for weakly typed values (`promote_types('uint8', int)` is uint8,
+    as JAX documents), and the answer is not canonicalized (`promote_types('int64',
+    'int8')` is int64 with x64 off, `promote_types(int, float)` float64), since it
+    names a dtype, not one an array of this configuration can have."""
+    with jax.numpy_dtype_promotion(dtype_promotion.value):
+        return jax.numpy.promote_types(_dtype_specifier(a), _dtype_specifier(b))
+
+
+def _dtype_specifier(x):
+    # By identity: np.dtype('int64') == int is True, yet a dtype is strongly typed.
+    if any(x is t for t in (int, float, complex)):
+        return x
+    return np.dtype(as_dtype(x))
 
 
 def _convert_python_scalar(fname, value, dtype, weak):
@@ -440,6 +454,11 @@ def canonicalize_axis(fname, axis, ndim) -> int:
     try:
         axis = int(axis.__index__()) if not isinstance(axis, int) else axis
     except (AttributeError, TypeError):
+        if isinstance(axis, Tracer):    # JAX's exception for a value known only later
+            raise ConcretizationTypeError(
+                f"{fname}: the axis argument must be known statically, but it is the "
+                f"traced value {axis!r}; pass a Python int (a static argument of "
+                f"jit)") from None
         raise TypeError(f"{fname}: axis must be an integer, got {axis!r}") from None
     if not -ndim <= axis < ndim:
         raise ValueError(f"{fname}: axis {axis} is out of bounds for array of dimension "

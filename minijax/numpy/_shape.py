@@ -325,7 +325,10 @@ def _split(fname, ary, indices_or_sections, axis, even):
     dims = shape_of(ary)
     axis = canonicalize_axis(fname, axis, len(dims))
     n = dims[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if isinstance(indices_or_sections, Tracer):     # the number of outputs is static
+        indices_or_sections = indices_or_sections._concrete_or_raise(
+            f"{fname}: the indices_or_sections argument")
+    if np.ndim(indices_or_sections) == 0:
         sections = int(indices_or_sections)
         if sections <= 0:
             raise ValueError(f"{fname}: number of sections must be positive")
@@ -488,12 +491,17 @@ def tile(A, reps):
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
-    """Repeat each element `repeats` times (an int, or one count per element)."""
+    """Repeat each element `repeats` times (an int, or one count per element).
+    With `total_repeat_length` the output's length is that static number, so
+    `repeats` may be traced (JAX's way to repeat under `jit`): a longer total is cut,
+    a shorter one padded with the last element."""
     a = as_operand("repeat", a)
     if axis is None:
         a, axis = ravel(a), 0
     dims = shape_of(a)
     axis = canonicalize_axis("repeat", axis, len(dims))
+    if total_repeat_length is not None:
+        return _repeat_to_length(a, repeats, axis, total_repeat_length)
     if isinstance(repeats, Tracer):
         repeats = repeats._concrete_or_raise("repeat: the repeats argument")
     counts = np.asarray(repeats)
@@ -510,6 +518,28 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
                          f"{dims[axis]} (shape {dims})")
     from ._take import take  # not at the top: _take imports this module (a cycle)
     return take(a, np.repeat(np.arange(dims[axis], dtype=np.int32), counts), axis=axis)
+
+
+def _repeat_to_length(a, repeats, axis, total):
+    """`repeat` with a static output length `total` along `axis`: the position each
+    element starts at is the running sum of the counts before it; a scatter-add of
+    ones at those starts and a running sum of that give each output position the
+    index of its element, which one `take` reads (starts past `total` are dropped)."""
+    from ._creation import zeros, ones_like  # not at the top: import cycles
+    from ._indexing import _scatter
+    from ._reductions import cumsum
+    from ._take import take
+    total = static_int("repeat", total, "total_repeat_length")
+    dims = shape_of(a)
+    counts = ravel(as_operand("repeat", repeats))
+    counts = broadcast_to_shape("repeat", counts, (dims[axis],))
+    if total == 0 or dims[axis] == 0:
+        return lax.slice_in_dim(a, 0, 0, axis=axis) if total == 0 else as_array(a)
+    starts = cumsum(lax.concatenate([lax.full((1,), 0, dtype_of(counts)),
+                                     lax.slice_in_dim(counts, 0, dims[axis] - 1)], 0))
+    marks = _scatter(zeros((total,), np.int32), starts,
+                     ones_like(starts, dtype=np.int32), "add")
+    return take(a, cumsum(marks) - 1, axis=axis)
 
 
 # -- diagonals --------------------------------------------------------------------------------

@@ -251,9 +251,17 @@ _METHODS = {
     "sharding": _refuse_attribute("sharding", "To query sharding information on a "
                                   "traced value, use jax.typeof(x)."),
     "memory_space": property(_no_memory_space),
+    "to_device": lambda self, device, *, stream=None: _to_device(self, device),
     "nbytes": property(lambda self: self.size * self.dtype.itemsize),
     "itemsize": property(lambda self: self.dtype.itemsize),
 }
+
+
+def _to_device(x, device):
+    """`x.to_device(d)` (the array API's), as `device_put(x, d)`: a traced value's
+    placement is the program's, so it is `x` itself."""
+    from ..frontend.devices import device_put   # (the frontend imports this package)
+    return device_put(x, device)
 
 
 def _array_namespace():
