@@ -189,3 +189,18 @@ def test_an_eager_nonzero_is_one_program_per_shape_size_and_fill():
     # a complex fill is converted to int32 op by op, which refuses it, as before
     with pytest.raises(TypeError):
         mnp.nonzero(GRID[0], size=2, fill_value=1 + 2j)
+
+
+@pytest.mark.parametrize("make", [
+    lambda np_, n: np_.ones((n,)), lambda np_, n: np_.zeros(n),
+    lambda np_, n: np_.full((n, 2), 1.0), lambda np_, n: np_.eye(n),
+    lambda np_, n: np_.ones(3).reshape(n), lambda np_, n: np_.broadcast_to(1.0, (n,))])
+def test_a_traced_size_in_a_shape_is_jax_type_error(make):
+    # JAX's plain TypeError (not its ConcretizationTypeError subclass), with its words
+    errors = []
+    for lib, np_ in ((jax, jnp), (minijax, mnp)):
+        with pytest.raises(TypeError) as info:
+            lib.jit(lambda n: make(np_, n))(3)
+        errors.append(info.value)
+    assert type(errors[1]) is type(errors[0]) is TypeError
+    assert str(errors[1]).startswith("Shapes must be 1D sequences of concrete values")

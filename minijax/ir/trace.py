@@ -161,6 +161,19 @@ def short_repr(x) -> str:
     return x._short_repr() if isinstance(x, Tracer) else str(x)
 
 
+def refuse_traced_dims(fname: str, dims) -> None:
+    """JAX's TypeError when a shape argument holds a traced size (`jnp.ones((n,))`
+    under `jit` with `n` a jitted argument): the shape of every value must be known
+    when the function is traced, so the size has to be static."""
+    dims = tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+    if any(isinstance(d, Tracer) and d.concrete_value() is None for d in dims):
+        raise TypeError(
+            f"Shapes must be 1D sequences of concrete values of integer type, got {dims}. "
+            f"{fname}: a size here is a traced value, but every shape must be known while "
+            f"tracing; mark the argument static (static_argnums/static_argnames) or "
+            f"compute the size from an array's .shape.")
+
+
 # -- the current trace ----------------------------------------------------------------
 
 class _TraceState(threading.local):

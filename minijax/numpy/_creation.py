@@ -27,7 +27,7 @@ from ..frontend.eager_jit import jitted_eagerly
 from ..ir import root_modes
 from ..backends.jax_features import LINSPACE_SCALES_STOP_FIRST
 from ..ir.elementwise import convert_element_type_p
-from ..ir.trace import Tracer, bind, current_trace, stages_a_program
+from ..ir.trace import Tracer, bind, current_trace, refuse_traced_dims, stages_a_program
 from ..ir.types import canonical_dtype, is_float, is_integer
 from ._dtypes import canonicalize_dtype, _ScalarType
 from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
@@ -40,6 +40,7 @@ from ._ufuncs import add, divide, floor, log10, multiply, power, sign, subtract,
 
 
 def _shape_arg(fname, shape) -> tuple:
+    refuse_traced_dims(fname, shape)
     if isinstance(shape, (list, tuple)):
         dims = tuple(static_int(fname, d, "shape") for d in shape)
     else:
@@ -368,6 +369,7 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
 
 
 def _index_mask(fname, n, m, k, compare):
+    refuse_traced_dims(fname, (n,) if m is None else (n, m))
     n = static_int(fname, n, "N")
     m = n if m is None else static_int(fname, m, "M")
     k = static_int(fname, k, "k")

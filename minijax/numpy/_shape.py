@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
-from ..ir.trace import Tracer
+from ..ir.trace import Tracer, refuse_traced_dims
 from ..ir.types import jax_array_type
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, promote_dtypes,
                          broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
@@ -64,6 +64,7 @@ def broadcast_shapes(*shapes) -> tuple:
 def _resolve_shape(fname, old_shape, new_shape) -> tuple:
     if not isinstance(new_shape, (list, tuple)):
         new_shape = (new_shape,)
+    refuse_traced_dims(fname, new_shape)
     dims = [static_int(fname, d, "shape") for d in new_shape]
     total = math.prod(old_shape)
     unknown = [i for i, d in enumerate(dims) if d == -1]
@@ -196,6 +197,7 @@ def expand_dims(a, axis):
 def broadcast_to(array, shape):
     """`array` broadcast to `shape` with NumPy's rules (trailing axes aligned)."""
     array = as_operand("broadcast_to", array)
+    refuse_traced_dims("broadcast_to", shape)
     shape = tuple(static_int("broadcast_to", d, "shape") for d in (
         shape if isinstance(shape, (list, tuple)) else (shape,)))
     return as_array(broadcast_to_shape("broadcast_to", array, shape))
