@@ -164,6 +164,15 @@ def test_norms_of_complex_values_match_jax():
     assert_values_close(grad_of(minijax, mnp, z), grad_of(jax, jnp, z))
 
 
+def test_linalg_vecdot_conjugates_complex_first_operand_as_jax():
+    # jnp.linalg.vecdot is jnp.vecdot: sum(conj(x1) * x2) (minijax's skipped the conj)
+    def dots(np_, a, b):
+        return (np_.linalg.vecdot(a, b), np_.linalg.vecdot(b[:, None], a.T, axis=0),
+                np_.linalg.vecdot(a, a.real))
+    a = np.array([[1 + 2j, 3 - 1j, -2j], [1j, 1, 2]], np.complex64)
+    check(dots, a, np.array([2 - 1j, 1j, 1], np.complex64))
+
+
 @pytest.mark.parametrize("fname", ["cholesky", "eigh", "eigvalsh"])
 def test_complex_hermitian_decompositions_are_refused_by_name(fname):
     # not modelled (docs/linalg.md); the error names the function, not an inner lax.div

@@ -447,7 +447,8 @@ def outer(x1, x2, /):
 
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
-    """The dot product of vectors along `axis` (other axes broadcast)."""
+    """The dot product of vectors along `axis` (other axes broadcast), sum(conj(x1) x2):
+    complex x1 is conjugated, as by `jnp.vecdot` (the array API's definition)."""
     x1, x2 = as_operand("vecdot", x1), as_operand("vecdot", x2, 1)
     if shape_of(x1)[axis] != shape_of(x2)[axis]:
         raise ValueError(f"vecdot: axis {axis} has sizes {shape_of(x1)[axis]} and "
@@ -457,7 +458,7 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
     except ValueError:
         raise ValueError(f"vecdot: shapes {shape_of(x1)} and {shape_of(x2)} do not "
                          f"broadcast together") from None
-    product = U.multiply(x1, x2)
+    product = U.multiply(conjugate(x1) if is_complex(dtype_of(x1)) else x1, x2)
     return R.sum(product, axis=axis, dtype=preferred_element_type)
 
 
