@@ -273,3 +273,15 @@ def test_holomorphic_grad_of_a_python_complex_is_weak_as_in_jax():
         h = lib.grad(lambda z: z * z, holomorphic=True)(1.0 + 1.0j)
         assert (g.dtype, g.weak_type, h.weak_type) == (np.complex64, True, True)
         np.testing.assert_allclose(np.asarray(g), np.cos(1 + 1j), rtol=1e-6)
+
+
+def test_aux_leaves_that_are_not_values_come_back_unchanged_as_in_jax():
+    # kept aside from the trace (FlatFun.aux_kept); jacfwd batches the aux and refuses
+    tag = object()
+    for lib in (jax, minijax):
+        f = lambda x: (x * x, {"tag": tag, "name": "sq", "x": x})
+        g, aux = lib.grad(f, has_aux=True)(3.0)
+        assert aux["tag"] is tag and aux["name"] == "sq" and float(aux["x"]) == 3.0
+        assert float(g) == 6.0
+        with pytest.raises(TypeError, match="not a valid JAX type"):
+            lib.jacfwd(f, has_aux=True)(3.0)

@@ -44,6 +44,71 @@ def main():
     return kinds, static, from_shape
 """
 
+# "Key concepts", tracing: a print in the function runs when it is traced. JAX's
+# make_jaxpr, eval_shape, jit, .trace and .lower share one trace cache, so the print
+# runs once per signature (and again after a flag a trace reads changes); minijax's
+# make_jaxpr and eval_shape traced every time, and apart from jit's cache.
+PROGRAMS["tracing_runs_python_once_per_signature"] = """
+import jax
+import jax.numpy as jnp
+
+def main():
+    seen = []
+    def log2(x):
+        seen.append(str(x))
+        return jnp.log(x) / jnp.log(2.)
+    jax.make_jaxpr(log2)(3.0)
+    jax.make_jaxpr(log2)(4.0)
+    jax.jit(log2)(3.0)
+    jax.eval_shape(log2, 3.0)
+    jax.jit(log2).lower(3.0)
+    jax.make_jaxpr(log2)(jnp.ones(2))
+    jax.eval_shape(log2, jax.ShapeDtypeStruct((3,), jnp.float32))
+    def g(x):
+        seen.append("g")
+        return x + jnp.ones((2, 3))
+    jax.make_jaxpr(g)(jnp.ones(3))
+    with jax.numpy_rank_promotion("raise"):
+        try:
+            jax.make_jaxpr(g)(jnp.ones(3))
+            seen.append("allowed")
+        except ValueError:
+            seen.append("refused")
+    shape = jax.eval_shape(lambda x: jnp.tile(x, 3), jnp.ones(2))
+    static = jax.make_jaxpr(lambda x, n: x * n, static_argnums=1)(1., 3)
+    return seen, str(shape.shape), str(static.out_avals)
+"""
+
+# "Autodiff cookbook", has_aux: the aux may hold what is no array (a run's name in a
+# metrics dict); JAX's grad, vjp, jvp, linearize and jacrev hand it back unchanged
+# (minijax refused a string), while jacfwd, which batches the aux, refuses it.
+PROGRAMS["aux_outputs_that_are_not_arrays"] = """
+import jax
+import jax.numpy as jnp
+
+def loss(x):
+    value = jnp.sum(x ** 2)
+    return value, {"name": "l2", "steps": 3, "value": value, "none": None}
+
+def main():
+    x = jnp.array([1., 2.])
+    g, aux = jax.grad(loss, has_aux=True)(x)
+    (v, aux2), g2 = jax.value_and_grad(loss, has_aux=True)(x)
+    _, pullback, aux3 = jax.vjp(loss, x, has_aux=True)
+    _, tangent, aux4 = jax.jvp(loss, (x,), (x,), has_aux=True)
+    _, f_jvp, aux5 = jax.linearize(loss, x, has_aux=True)
+    jac, aux6 = jax.jacrev(lambda x: (x ** 2, "tag"), has_aux=True)(x)
+    try:
+        jax.jacfwd(lambda x: (x ** 2, "tag"), has_aux=True)(x)
+        forward = "ran"
+    except TypeError as e:
+        forward = type(e).__name__
+    names = [a["name"] for a in (aux, aux2, aux3, aux4, aux5)] + [aux6, forward]
+    steps = [type(a["steps"]).__name__ for a in (aux, aux2, aux3, aux4, aux5)]
+    return (names, steps, g, g2, v, pullback(1.), tangent, f_jvp(x), jac,
+            [a["value"] for a in (aux, aux3, aux4)])
+"""
+
 # jnp.linalg.norm of complex values: the 2-norm sums |z|², not z² (minijax's was
 # complex, sqrt(sum z²)); ord=0 and ord=p norms are real too.
 PROGRAMS["complex_norms"] = """
