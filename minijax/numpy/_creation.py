@@ -94,15 +94,16 @@ def _contains_traced(obj) -> bool:
 def array(object, dtype=None, copy: bool = True, order=None, ndmin: int = 0):
     """`jnp.array`: Python scalars stay weakly typed; lists become arrays (stacked when
     they hold traced values); `dtype` converts; x64 is off (f64 data becomes f32)."""
-    return _array(object, dtype, order, ndmin, "array")
+    return _array(object, dtype, order, ndmin, "array", copy)
 
 
 def asarray(a, dtype=None, order=None, copy=None):
-    """`jnp.asarray`: as `array`, returning `a` itself when no conversion is needed."""
-    return _array(a, dtype, order, 0, "asarray")
+    """`jnp.asarray`: as `array`, returning `a` itself when no conversion is needed
+    (unless `copy=True`)."""
+    return _array(a, dtype, order, 0, "asarray", copy)
 
 
-def _array(object, dtype, order, ndmin: int, fname: str):
+def _array(object, dtype, order, ndmin: int, fname: str, copy=None):
     # The dtype asked for is checked (and a 64-bit one truncated, with the warning)
     # once, under the name of the function called; below it is already canonical.
     dtype = None if dtype is None else _dtype_arg(dtype, fname)
@@ -121,6 +122,10 @@ def _array(object, dtype, order, ndmin: int, fname: str):
             out = lax.convert_element_type(object, dtype)
         else:
             out = convert("array", object, _dtype_arg(dtype, "array"))
+        if copy and out is object and isinstance(object, jax.Array):
+            # A copy of its own buffer, as JAX's: donating `object` later must not
+            # delete the copy (a transfer on the device; it compiles nothing)
+            out = jax.device_put(object, may_alias=False)
     elif isinstance(object, PY_SCALARS) and dtype is None:
         out, host_data = _weak_scalar_array(object), True
     else:
@@ -156,7 +161,7 @@ def _stack_nested(items, dtype):
 
 
 def copy(a):
-    return asarray(a)
+    return asarray(a, copy=True)
 
 
 def astype(x, dtype, /, *, copy: bool = False):
