@@ -165,3 +165,22 @@ def test_creation_under_jit_makes_lean_programs():
         assert count_eqns(ours) <= count_eqns(theirs) and len(ours.jaxpr.constvars) == 0
     closed = traced(lambda m, x: x + m.asarray([1.0, 2.0, 3.0]), V[:3])
     assert len(closed.eqns) == 1 and len(closed.jaxpr.constvars) == 1  # a closed-over constant
+
+
+@pytest.mark.parametrize("fname", ["shape", "ndim", "size"])
+def test_shape_functions_of_a_list_warn_under_their_own_name_as_jax(fname):
+    # ndim and size warned under shape's name, at a line inside minijax
+    messages = []
+    for np_ in (jnp, mnp):
+        with pytest.warns(DeprecationWarning) as record:
+            value = getattr(np_, fname)([[1, 2]])
+        messages.append((value, str(record[0].message), record[0].filename))
+    assert messages[0] == messages[1]
+    assert messages[1][1].startswith(f"{fname} requires ndarray or scalar arguments")
+
+
+@pytest.mark.parametrize("data", [None, [1, None], [[1.0], [None]]])
+def test_none_in_array_data_is_jax_value_error(data):
+    for np_ in (jnp, mnp):
+        with pytest.raises(ValueError, match="None is not a valid value for jnp.array"):
+            np_.array(data)

@@ -138,6 +138,9 @@ def _array(object, dtype, order, ndmin: int, fname: str, copy=None):
             np.asarray(object, dtype=dtype)
         if value.dtype.kind not in "biufc" and not is_float(value.dtype) \
                 and not is_integer(value.dtype):
+            if object is None or (isinstance(object, (list, tuple)) and builtins.any(
+                    leaf is None for leaf in _flat_items(object))):
+                raise ValueError(f"None is not a valid value for jnp.{fname}")  # JAX's
             raise TypeError(f"array: cannot make an array from {type(object).__name__} "
                             f"with NumPy dtype {value.dtype}")
         out = concrete_array(value, None if dtype is None else _dtype_arg(dtype, "array"))
@@ -151,6 +154,14 @@ def _array(object, dtype, order, ndmin: int, fname: str, copy=None):
         out = bind(convert_element_type_p, out, new_dtype=np.dtype(out.dtype),
                    weak_type=is_weak(out))
     return out
+
+
+def _flat_items(items):
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            yield from _flat_items(item)
+        else:
+            yield item
 
 
 def _stack_nested(items, dtype):

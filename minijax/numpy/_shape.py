@@ -29,24 +29,28 @@ from ._reductions import sum as array_sum
 from ._ufuncs import remainder, subtract, where
 
 
-def shape(a) -> tuple:
-    # As in JAX 0.10, a nested list still has a shape, with a warning that lists
-    # will be refused here too.
+def _shape_of_argument(fname, a) -> tuple:
+    # As in JAX 0.10, a nested list still has a shape, with a warning (naming the
+    # function called, at the caller's line) that lists will be refused here too.
     if isinstance(a, (list, tuple)):
-        warnings.warn(f"shape requires ndarray or scalar arguments, got {type(a)} at "
+        warnings.warn(f"{fname} requires ndarray or scalar arguments, got {type(a)} at "
                       f"position 0. In a future JAX release this will be an error.",
-                      DeprecationWarning, stacklevel=2)
+                      DeprecationWarning, stacklevel=3)
         return np.shape(a)
-    return shape_of(as_operand("shape", a))
+    return shape_of(as_operand(fname, a))
+
+
+def shape(a) -> tuple:
+    return _shape_of_argument("shape", a)
 
 
 def ndim(a) -> int:
-    return len(shape(a))
+    return len(_shape_of_argument("ndim", a))
 
 
 def size(a, axis=None) -> int:
     """The number of elements of `a`, or along `axis` (an int or a sequence of ints)."""
-    dims = shape(a)
+    dims = _shape_of_argument("size", a)
     if axis is None:
         return math.prod(dims)
     if isinstance(axis, (tuple, list)):
