@@ -184,3 +184,12 @@ def test_none_in_array_data_is_jax_value_error(data):
     for np_ in (jnp, mnp):
         with pytest.raises(ValueError, match="None is not a valid value for jnp.array"):
             np_.array(data)
+
+
+@pytest.mark.parametrize("fname,kind", [("sort", "stable"), ("argsort", "quicksort")])
+def test_numpys_kind_argument_to_sorting_is_refused_as_in_jax(fname, kind):
+    # minijax took and ignored it; JAX's TypeError points at stable=
+    for np_ in (jnp, mnp):
+        with pytest.raises(TypeError, match="'kind' argument to .* not supported"):
+            getattr(np_, fname)(np.array([2.0, 1.0]), kind=kind)
+        getattr(np_, fname)(np.array([2.0, 1.0]), kind=None)
