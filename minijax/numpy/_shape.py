@@ -500,6 +500,9 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         a, axis = ravel(a), 0
     dims = shape_of(a)
     axis = canonicalize_axis("repeat", axis, len(dims))
+    if total_repeat_length is not None:
+        return _repeat_to_length(a, repeats, axis,
+                                 operator.index(total_repeat_length))
     if isinstance(repeats, Tracer):
         repeats = repeats._concrete_or_raise("repeat: the repeats argument")
     counts = np.asarray(repeats)
@@ -516,6 +519,23 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
                          f"{dims[axis]} (shape {dims})")
     from ._take import take  # not at the top: _take imports this module (a cycle)
     return take(a, np.repeat(np.arange(dims[axis], dtype=np.int32), counts), axis=axis)
+
+
+def _repeat_to_length(a, repeats, axis, total):
+    """`repeat` with a static output length, as JAX's (so `repeats` may be traced):
+    past `sum(repeats)` the last value repeats; beyond `total` values are dropped.
+    Each run starts where a scatter-add of ones at the exclusive cumsum of `repeats`
+    marks it; the cumsum of those marks is the source index of each position."""
+    from ._reductions import cumsum          # (import cycles, as `take` below)
+    from ._take import take
+    dims = shape_of(a)
+    counts = broadcast_to(ravel(as_operand("repeat", repeats)), (dims[axis],))
+    if total == 0 or dims[axis] == 0:
+        return a if dims[axis] == 0 else lax.full(
+            dims[:axis] + (0,) + dims[axis + 1:], 0, dtype_of(a))
+    starts = concatenate([np.zeros(1, dtype_of(counts)), cumsum(counts)[:-1]])
+    marks = lax.full((total,), 0, np.int32).at[starts].add(np.int32(1))
+    return take(a, cumsum(marks) - 1, axis=axis)
 
 
 # -- diagonals --------------------------------------------------------------------------------
