@@ -193,3 +193,10 @@ def test_numpys_kind_argument_to_sorting_is_refused_as_in_jax(fname, kind):
         with pytest.raises(TypeError, match="'kind' argument to .* not supported"):
             getattr(np_, fname)(np.array([2.0, 1.0]), kind=kind)
         getattr(np_, fname)(np.array([2.0, 1.0]), kind=None)
+
+
+def test_reshape_has_no_newshape_keyword_as_jax():
+    for np_ in (jnp, mnp):
+        with pytest.raises(TypeError, match="newshape"):
+            np_.reshape(np.ones(2), newshape=(2,))
+        assert np_.reshape(np.ones(2), shape=(2, 1)).shape == (2, 1)

@@ -87,11 +87,10 @@ def _resolve_shape(fname, old_shape, new_shape) -> tuple:
     return tuple(dims)
 
 
-def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
+def reshape(a, shape, order: str = "C", *, copy=None):
     """`jnp.reshape`; one size may be -1. `order='F'` reads and writes the elements
-    with the first index changing fastest: the C-order reshape of the transposes."""
-    if shape is None:
-        shape = newshape
+    with the first index changing fastest: the C-order reshape of the transposes.
+    (NumPy's old `newshape=` keyword is gone, as from JAX's since 0.10.)"""
     if order == "A":
         raise NotImplementedError("reshape: order='A' is not implemented (as in JAX)")
     if order not in ("C", "F"):
