@@ -226,3 +226,10 @@ def test_delete_of_traced_unique_indices_matches_jax():
                 np_.delete(x.reshape(2, 5), j, axis=1, assume_unique_indices=True))
     check(deleted, np.arange(10.0, dtype=np.float32), np.array([1, -1, 12], np.int32),
           np.array([3, 0], np.int32))
+
+
+def test_eye_and_tri_take_a_traced_diagonal_offset_as_jax():
+    # k only moves the comparison of row and column iotas (minijax needed it static)
+    check(lambda np_, k: (np_.eye(3, k=k), np_.tri(2, 3, k), np_.eye(2, 3, k=k, dtype=int)),
+          np.int32(1))
+    check(lambda np_, k: (np_.eye(3, k=k), np_.tri(3, k=k)), np.int32(-1))

@@ -388,10 +388,16 @@ def _index_mask(fname, n, m, k, compare):
     refuse_traced_dims(fname, (n,) if m is None else (n, m))
     n = static_int(fname, n, "N")
     m = n if m is None else static_int(fname, m, "M")
-    k = static_int(fname, k, "k")
+    if isinstance(k, Tracer) and k.concrete_value() is None:
+        # a traced diagonal offset only moves the comparison, as in JAX's eye/tri
+        k = convert(fname, as_operand(fname, k), np.int32)
+    else:
+        k = static_int(fname, k, "k")
     rows = lax.broadcasted_iota(np.int32, (n, m), 0)
     cols = lax.broadcasted_iota(np.int32, (n, m), 1)
-    if k:
+    if isinstance(k, Tracer):
+        rows = lax.add(rows, lax.broadcast_in_dim(k, (n, m), ()))
+    elif k:
         rows = lax.add(rows, np.int32(k))
     return compare(rows, cols)
 
