@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import minijax
 import minijax.numpy as mnp
 from tests.numpy_helpers import check, count_eqns, jax_traced, rand, traced
 from tests.test_divergences import pins
@@ -200,3 +201,12 @@ def test_reshape_has_no_newshape_keyword_as_jax():
         with pytest.raises(TypeError, match="newshape"):
             np_.reshape(np.ones(2), newshape=(2,))
         assert np_.reshape(np.ones(2), shape=(2, 1)).shape == (2, 1)
+
+
+def test_split_by_a_traced_count_is_a_concretization_error_as_jax():
+    # minijax's was "iteration over a 0-d array"; a concrete 0-d array counts sections
+    for lib, np_ in ((jax, jnp), (minijax, mnp)):
+        with pytest.raises(lib.errors.ConcretizationTypeError):
+            lib.jit(lambda a, n: np_.split(a, n))(np.arange(4), 2)
+        parts = np_.split(np_.arange(4), np_.array(2))
+        assert [p.tolist() for p in parts] == [[0, 1], [2, 3]]

@@ -330,6 +330,12 @@ def _split(fname, ary, indices_or_sections, axis, even):
     dims = shape_of(ary)
     axis = canonicalize_axis(fname, axis, len(dims))
     n = dims[axis]
+    if isinstance(indices_or_sections, Tracer):     # JAX's ConcretizationTypeError
+        indices_or_sections = indices_or_sections._concrete_or_raise(
+            f"{fname}: indices_or_sections (the pieces' sizes make the result's shapes)")
+    if np.ndim(indices_or_sections) == 0 and not isinstance(indices_or_sections,
+                                                            (int, np.integer)):
+        indices_or_sections = operator.index(np.asarray(indices_or_sections)[()])
     if isinstance(indices_or_sections, (int, np.integer)):
         sections = int(indices_or_sections)
         if sections <= 0:
