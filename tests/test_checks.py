@@ -14,8 +14,10 @@ from minijax.ir.core import Jaxpr
 
 @pytest.fixture
 def parses(monkeypatch):
-    """Counts the human-view parses the checks do, from a fresh memo."""
-    checks.forget_round_trips()
+    """Counts the human-view parses the checks do, from a fresh memo and no traces
+    (make_jaxpr shares jit's trace cache, which would keep `_program`'s traces from
+    one test to the next)."""
+    minijax.clear_caches()      # (which also forgets the round trips)
     count = {"n": 0}
     real_parse = parser.parse_jaxpr
 

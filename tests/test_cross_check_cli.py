@@ -127,6 +127,23 @@ def test_diff_loads_the_scripts_own_modules_for_each_side(scripts):
     assert "uses_module.py:4" in done.stdout and "[2. 2.]" in done.stdout
 
 
+def test_diff_compares_the_imaginary_part_of_complex_globals(scripts):
+    # the globals were compared as float64, which drops imaginary parts
+    (scripts / "which.py").write_text(textwrap.dedent("""
+        import jax
+        def backend_sign():
+            return -1.0 if jax.__name__ == "minijax" else 1.0
+    """))
+    (scripts / "complex_global.py").write_text(textwrap.dedent("""
+        import jax.numpy as jnp
+        from which import backend_sign
+        z = jnp.array([1 + 1j * backend_sign()])      # the real parts agree
+    """))
+    done = run_minijax("diff", "complex_global.py", cwd=scripts)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "the global z differs" in done.stdout
+
+
 def test_diff_compares_how_the_runs_stop(scripts):
     """Both runs stop with the same exception type after the same prints: they agree
     (the messages are each library's). `jax.ad_checkpoint` without its import fails on

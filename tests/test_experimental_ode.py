@@ -82,3 +82,25 @@ def test_bad_input_raises_as_jax(bad):
     with pytest.raises(TypeError) as theirs:
         jax_odeint(*jax_args)
     assert str(mine.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("y0", [1, np.array([1, 2]), {"a": 1, "b": np.int32(2)}],
+                         ids=["int", "int-array", "int-leaves"])
+def test_integer_initial_state_is_a_type_error_as_in_jax(y0):
+    # JAX's loop refuses the integer state (a TypeError from inside); minijax's
+    # solution came out as NaNs, so it checks y0 up front
+    decay = lambda lib: (lambda y, t: lib.tree_util.tree_map(lambda v: -v, y))
+    ts = np.array([0.0, 1.0], np.float32)
+    with pytest.raises(TypeError):
+        jax_odeint(decay(jax), y0, jnp.asarray(ts))
+    with pytest.raises(TypeError, match="y0 must be floating-point"):
+        odeint(decay(minijax), y0, mnp.asarray(ts))
+
+
+def test_an_integer_leaf_beside_a_float_one_is_promoted_as_in_jax():
+    # the state is raveled into one vector, of the leaves' common (float) dtype
+    def solve(lib, ode):
+        y = ode(lambda y, t: lib.tree_util.tree_map(lambda v: -v, y),
+                {"a": 1.0, "b": np.int32(2)}, lib.numpy.asarray([0.0, 1.0]))
+        return y
+    assert_trees_match(solve(minijax, odeint), solve(jax, jax_odeint), rtol=1e-5)

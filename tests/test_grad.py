@@ -262,3 +262,26 @@ def test_golden_autodiff_stages():
     assert set(golden) == set(stages)
     for name, jaxpr in stages.items():
         assert str(jaxpr) == golden[name], name
+
+
+def test_holomorphic_grad_of_a_python_complex_is_weak_as_in_jax():
+    # the seed of a weak complex output is a Python complex (it was a strong array)
+    import jax.numpy as jnp
+    import minijax.numpy as mnp
+    for lib, np_ in ((jax, jnp), (minijax, mnp)):
+        g = lib.grad(np_.sin, holomorphic=True)(1.0 + 1.0j)
+        h = lib.grad(lambda z: z * z, holomorphic=True)(1.0 + 1.0j)
+        assert (g.dtype, g.weak_type, h.weak_type) == (np.complex64, True, True)
+        np.testing.assert_allclose(np.asarray(g), np.cos(1 + 1j), rtol=1e-6)
+
+
+def test_aux_leaves_that_are_not_values_come_back_unchanged_as_in_jax():
+    # kept aside from the trace (FlatFun.aux_kept); jacfwd batches the aux and refuses
+    tag = object()
+    for lib in (jax, minijax):
+        f = lambda x: (x * x, {"tag": tag, "name": "sq", "x": x})
+        g, aux = lib.grad(f, has_aux=True)(3.0)
+        assert aux["tag"] is tag and aux["name"] == "sq" and float(aux["x"]) == 3.0
+        assert float(g) == 6.0
+        with pytest.raises(TypeError, match="not a valid JAX type"):
+            lib.jacfwd(f, has_aux=True)(3.0)

@@ -147,6 +147,22 @@ def test_a_donated_array_is_deleted_as_in_jax(donate):
     assert_trees_match(*results)
 
 
+@pytest.mark.parametrize("make_copy", [
+    lambda np_, x: np_.array(x), lambda np_, x: np_.asarray(x, copy=True),
+    lambda np_, x: np_.copy(x), lambda np_, x: np_.array(x, dtype=np_.float32)],
+    ids=["array", "asarray-copy", "copy", "array-same-dtype"])
+def test_a_copy_outlives_the_donation_of_its_source_as_in_jax(make_copy):
+    # jnp.array/copy of a jax.Array owns its buffer (minijax's returned the array
+    # itself, so donating the source deleted the "copy")
+    for lib, np_ in ((minijax, mnp), (jax, jnp)):
+        x = jnp.arange(3.0)
+        copied = make_copy(np_, x)
+        assert copied is not x and np_.asarray(x) is x
+        lib.jit(lambda v: v * 2.0, donate_argnums=0)(x)
+        assert x.is_deleted() and not copied.is_deleted()
+        np.testing.assert_array_equal(copied, np.arange(3.0))
+
+
 @pytest.mark.filterwarnings("ignore:Some donated buffers were not usable")
 def test_donation_of_a_pytree_argument_matches_jax():
     # XLA reuses as many donated buffers as outputs can take; JAX deletes those.

@@ -150,6 +150,37 @@ def test_vector_norms_match_jax():
     check(norms, np.array([[3.0, 0.0, -4.0], [1.0, 2.0, 2.0]], np.float32), rtol=1e-5)
 
 
+def test_norms_of_complex_values_match_jax():
+    # the 2-norms sum |z|² (minijax's summed z², a complex result); ord=0 and ord=p
+    # norms are real, as JAX's
+    def norms(np_, a, v):
+        return (np_.linalg.norm(a), np_.linalg.norm(a, axis=1), np_.linalg.norm(a, "fro"),
+                np_.linalg.norm(a, 1), np_.linalg.norm(v), np_.linalg.norm(v, 3),
+                np_.linalg.norm(v, 0), np_.linalg.vector_norm(v), np_.linalg.matrix_norm(a))
+    a = np.array([[2, 1j], [-1j, 3]], np.complex64)
+    check(norms, a, np.array([3 + 4j, 1j, 0], np.complex64))
+    grad_of = lambda lib, np_, z: lib.grad(lambda z: np_.linalg.norm(z * z))(z)
+    z = np.array([1 + 2j, -1j], np.complex64)
+    assert_values_close(grad_of(minijax, mnp, z), grad_of(jax, jnp, z))
+
+
+def test_linalg_vecdot_conjugates_complex_first_operand_as_jax():
+    # jnp.linalg.vecdot is jnp.vecdot: sum(conj(x1) * x2) (minijax's skipped the conj)
+    def dots(np_, a, b):
+        return (np_.linalg.vecdot(a, b), np_.linalg.vecdot(b[:, None], a.T, axis=0),
+                np_.linalg.vecdot(a, a.real))
+    a = np.array([[1 + 2j, 3 - 1j, -2j], [1j, 1, 2]], np.complex64)
+    check(dots, a, np.array([2 - 1j, 1j, 1], np.complex64))
+
+
+@pytest.mark.parametrize("fname", ["cholesky", "eigh", "eigvalsh"])
+def test_complex_hermitian_decompositions_are_refused_by_name(fname):
+    # not modelled (docs/linalg.md); the error names the function, not an inner lax.div
+    a = np.array([[2, 1j], [-1j, 3]], np.complex64)
+    with pytest.raises(TypeError, match="(cholesky|eigh): .*real floating-point dtype"):
+        getattr(mnp.linalg, fname)(a)
+
+
 # -- derivatives -------------------------------------------------------------------------------
 
 def _reconstruct_svd(np_, a):

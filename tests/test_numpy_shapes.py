@@ -185,3 +185,47 @@ def test_repeat_with_a_total_length_takes_traced_counts_as_jax():
     grads = [lib.grad(lambda a: lib.numpy.repeat(a, counts, total_repeat_length=4).sum())(
         np.ones(3, np.float32)) for lib in (minijax, jax)]
     np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("fname", ["shape", "ndim", "size"])
+def test_shape_functions_of_a_list_warn_under_their_own_name_as_jax(fname):
+    # ndim and size warned under shape's name, at a line inside minijax
+    messages = []
+    for np_ in (jnp, mnp):
+        with pytest.warns(DeprecationWarning) as record:
+            value = getattr(np_, fname)([[1, 2]])
+        messages.append((value, str(record[0].message), record[0].filename))
+    assert messages[0] == messages[1]
+    assert messages[1][1].startswith(f"{fname} requires ndarray or scalar arguments")
+
+
+@pytest.mark.parametrize("data", [None, [1, None], [[1.0], [None]]])
+def test_none_in_array_data_is_jax_value_error(data):
+    for np_ in (jnp, mnp):
+        with pytest.raises(ValueError, match="None is not a valid value for jnp.array"):
+            np_.array(data)
+
+
+@pytest.mark.parametrize("fname,kind", [("sort", "stable"), ("argsort", "quicksort")])
+def test_numpys_kind_argument_to_sorting_is_refused_as_in_jax(fname, kind):
+    # minijax took and ignored it; JAX's TypeError points at stable=
+    for np_ in (jnp, mnp):
+        with pytest.raises(TypeError, match="'kind' argument to .* not supported"):
+            getattr(np_, fname)(np.array([2.0, 1.0]), kind=kind)
+        getattr(np_, fname)(np.array([2.0, 1.0]), kind=None)
+
+
+def test_reshape_has_no_newshape_keyword_as_jax():
+    for np_ in (jnp, mnp):
+        with pytest.raises(TypeError, match="newshape"):
+            np_.reshape(np.ones(2), newshape=(2,))
+        assert np_.reshape(np.ones(2), shape=(2, 1)).shape == (2, 1)
+
+
+def test_split_by_a_traced_count_is_a_concretization_error_as_jax():
+    # minijax's was "iteration over a 0-d array"; a concrete 0-d array counts sections
+    for lib, np_ in ((jax, jnp), (minijax, mnp)):
+        with pytest.raises(lib.errors.ConcretizationTypeError):
+            lib.jit(lambda a, n: np_.split(a, n))(np.arange(4), 2)
+        parts = np_.split(np_.arange(4), np_.array(2))
+        assert [p.tolist() for p in parts] == [[0, 1], [2, 3]]

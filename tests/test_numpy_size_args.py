@@ -189,3 +189,50 @@ def test_an_eager_nonzero_is_one_program_per_shape_size_and_fill():
     # a complex fill is converted to int32 op by op, which refuses it, as before
     with pytest.raises(TypeError):
         mnp.nonzero(GRID[0], size=2, fill_value=1 + 2j)
+
+
+@pytest.mark.parametrize("make", [
+    lambda np_, n: np_.ones((n,)), lambda np_, n: np_.zeros(n),
+    lambda np_, n: np_.full((n, 2), 1.0), lambda np_, n: np_.eye(n),
+    lambda np_, n: np_.ones(3).reshape(n), lambda np_, n: np_.broadcast_to(1.0, (n,))])
+def test_a_traced_size_in_a_shape_is_jax_type_error(make):
+    # JAX's plain TypeError (not its ConcretizationTypeError subclass), with its words;
+    # minijax's is a TypeError of minijax's own (every error about a program is one)
+    errors = []
+    for lib, np_ in ((jax, jnp), (minijax, mnp)):
+        with pytest.raises(TypeError) as info:
+            lib.jit(lambda n: make(np_, n))(3)
+        errors.append(info.value)
+    assert type(errors[0]) is TypeError
+    assert isinstance(errors[1], minijax.MinijaxError)
+    assert not isinstance(errors[1], minijax.errors.ConcretizationTypeError)
+    assert str(errors[1]).startswith("Shapes must be 1D sequences of concrete values")
+
+
+def test_repeat_with_traced_repeats_and_a_static_total_length_matches_jax():
+    # total_repeat_length was ignored, so traced repeats failed under jit; past
+    # sum(repeats) the last value repeats, beyond the total values are dropped
+    def repeats(np_, a, r):
+        return tuple(np_.repeat(a, r, axis=1, total_repeat_length=t) for t in (5, 4, 7, 1)) \
+            + (np_.repeat(a, 2, total_repeat_length=3),)
+    check(repeats, np.array([[1, 2], [3, 4]], np.int32), np.array([2, 3], np.int32))
+    grad_of = lambda lib, np_: lib.grad(lambda x: np_.repeat(
+        x, np.array([1, 3]), total_repeat_length=3).sum())(np.array([1.0, 2.0], np.float32))
+    assert_values_close(grad_of(minijax, mnp), grad_of(jax, jnp))
+
+
+def test_delete_of_traced_unique_indices_matches_jax():
+    # assume_unique_indices=True lets jit delete traced indices (minijax needed them
+    # static); negative ones count from the end, ones past the end delete nothing
+    def deleted(np_, x, i, j):
+        return (np_.delete(x, i, assume_unique_indices=True),
+                np_.delete(x.reshape(2, 5), j, axis=1, assume_unique_indices=True))
+    check(deleted, np.arange(10.0, dtype=np.float32), np.array([1, -1, 12], np.int32),
+          np.array([3, 0], np.int32))
+
+
+def test_eye_and_tri_take_a_traced_diagonal_offset_as_jax():
+    # k only moves the comparison of row and column iotas (minijax needed it static)
+    check(lambda np_, k: (np_.eye(3, k=k), np_.tri(2, 3, k), np_.eye(2, 3, k=k, dtype=int)),
+          np.int32(1))
+    check(lambda np_, k: (np_.eye(3, k=k), np_.tri(3, k=k)), np.int32(-1))

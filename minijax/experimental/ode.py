@@ -167,6 +167,14 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
                 f"The contents of odeint *args must be arrays or scalars, but got {arg}.")
     if not jnp.issubdtype(t.dtype, jnp.floating):
         raise TypeError(f"t must be an array of floats, but got {t}.")
+    leaves = tree_leaves(y0)
+    state_dtype = jnp.result_type(*leaves) if leaves else None    # ravel_pytree's
+    if state_dtype is not None and not jnp.issubdtype(state_dtype, jnp.inexact):
+        # JAX fails on an integer state too (its loop's carry changes type); without
+        # this check the solution would come out of integer arithmetic as NaNs
+        raise TypeError(f"odeint: the initial state y0 must be floating-point, but its "
+                        f"leaves make a {state_dtype} state (write 1.0, not 1, or convert "
+                        f"it with .astype)")
     converted, consts = closure_convert(func, y0, t[0], *args)
     return _odeint_wrapper(converted, rtol, atol, mxstep, hmax, y0, t, *args, *consts)
 

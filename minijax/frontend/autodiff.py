@@ -441,6 +441,10 @@ def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = 
         lin, in_avals = linearized.lin, linearized.in_avals
         for aval in linearized.out_avals:
             _check_output_dtype(aval, where, holomorphic, real_only=False)
+        for kept in linearized.flat_fun.aux_kept.values():
+            # JAX's jacfwd maps the aux over the basis with vmap: it must be values
+            raise TypeError(f"{where}: the aux output {kept!r} of type {type(kept)} is "
+                            f"not a valid JAX type (jacfwd and hessian batch the aux)")
         n = sum(a.size for a in in_avals)
         # The linear jaxpr's outputs are the differentiable outputs' tangents only.
         columns = iter(_once_over_basis(lambda basis: apply_linear(lin, basis),

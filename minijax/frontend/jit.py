@@ -448,6 +448,16 @@ class JitFunction(Wrapped):
             check_key_reuse(staged.call_jaxpr)
         return staged, leaves
 
+    def staged_as(self, where: str, args, kwargs) -> Staged:
+        """The trace of a call from this function's cache, made and stored on a miss
+        without the checks of a call (the cache-miss log, `jax_no_tracing`): how
+        `make_jaxpr` and `eval_shape` trace, as JAX's share `jit`'s trace cache (a
+        print in the function runs once for the three, per signature)."""
+        dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
+            self._fun, args, kwargs, self._static_argnums, self._static_argnames)
+        return stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
+                            static_key, where, event_name=self._name)[0]
+
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)
         inputs = [*staged.closed.consts, *leaves]

@@ -30,6 +30,9 @@ def symmetrize(x, name="symmetrize"):
     if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
         raise TypeError(f"{name}: operand must be a square matrix (or a batch of them) of "
                         f"rank at least 2, got {aval}")
+    if is_complex(aval.dtype):      # (x + xᴴ) / 2 and the rules would need a conj
+        raise TypeError(f"{name}: operand must have a real floating-point dtype, got "
+                        f"{aval} (minijax's linalg does not take complex matrices)")
     # a Python 2 (weak), as JAX's (x + xᵀ) / 2: a weakly typed x stays weak
     return lax.div(lax.add(x, _matrix_transpose(x)), 2.0)
 

@@ -22,7 +22,10 @@ class FlatFun:
     `in_tree` is the structure of the positional arguments, or of `(args, kwargs)`
     with `kwargs_in_tree=True`. After a call, `out_tree` describes the outputs; with
     `has_aux`, `fun` returns `(output, aux)`, the aux leaves come last and
-    `num_aux`/`aux_tree` describe them (`split` rebuilds both pytrees)."""
+    `num_aux`/`aux_tree` describe them (`split` rebuilds both pytrees). An aux leaf
+    that is no value at all (a string, an arbitrary object) does not go through the
+    trace: it is kept aside and put back by `split`, as JAX's grad, vjp, jvp and
+    linearize hand such aux back unchanged (a metrics dict with a name in it)."""
 
     def __init__(self, fun: Callable, in_tree, *, kwargs_in_tree: bool = False,
                  has_aux: bool = False, where: str = ""):
@@ -30,6 +33,7 @@ class FlatFun:
         self.kwargs_in_tree = kwargs_in_tree
         self.out_tree = self.aux_tree = None
         self.num_aux = 0
+        self.aux_kept = {}      # position among the aux leaves -> the object kept aside
 
     def __call__(self, *leaves):
         if self.kwargs_in_tree:
@@ -43,6 +47,10 @@ class FlatFun:
                                 f"pair (output, aux), got {type(out).__name__}")
             out, aux = out
             aux_leaves, self.aux_tree = tree_util.tree_flatten(aux)
+            self.aux_kept = {i: leaf for i, leaf in enumerate(aux_leaves)
+                             if not _is_value(leaf)}
+            aux_leaves = [leaf for i, leaf in enumerate(aux_leaves)
+                          if i not in self.aux_kept]
             self.num_aux = len(aux_leaves)
         else:
             aux_leaves = []
@@ -53,8 +61,23 @@ class FlatFun:
         """(output pytree, aux pytree or None) from the flat outputs."""
         n_out = len(outs) - self.num_aux
         out = tree_util.tree_unflatten(self.out_tree, outs[:n_out])
-        aux = tree_util.tree_unflatten(self.aux_tree, outs[n_out:]) if self.has_aux else None
-        return out, aux
+        if not self.has_aux:
+            return out, None
+        traced = iter(outs[n_out:])
+        aux_leaves = [self.aux_kept[i] if i in self.aux_kept else next(traced)
+                      for i in range(self.num_aux + len(self.aux_kept))]
+        return out, tree_util.tree_unflatten(self.aux_tree, aux_leaves)
+
+
+def _is_value(leaf) -> bool:
+    """Whether `leaf` is an array, a tracer, or anything else minijax takes as one."""
+    if isinstance(leaf, Tracer):
+        return True
+    try:
+        aval_of_value(leaf)
+    except TypeError:
+        return False
+    return True
 
 
 def flatten_checked(tree, leaf_name: str):

@@ -23,7 +23,7 @@ from .threefry_layout import split_words, threefry_bits
 from ..ir import random_primitives as R
 from ..ir import root_modes
 from ..ir.root_modes import everywhere as _everywhere
-from ..ir.trace import aval_of, bind
+from ..ir.trace import aval_of, bind, refuse_traced_dims
 from ..ir.dtype_args import canonical_dtype_argument
 from ..ir.types import (KEY_DTYPES, canonical_dtype, is_key, is_float, is_inexact,
                         is_integer, jax_array_type, key_impl_name, key_size)
@@ -141,6 +141,7 @@ def _wrapping(sampler, static_argnums):
 
 
 def _shape(name, shape) -> tuple:
+    refuse_traced_dims(name, shape)
     if isinstance(shape, int):      # one axis, as JAX's canonicalize_shape takes it
         return (operator.index(shape),)
     if not isinstance(shape, Sequence):

@@ -96,13 +96,20 @@ def make_jaxpr(fun: Callable, static_argnums=(), axis_env=None,
 
     @functools.wraps(fun)
     def make_jaxpr_f(*args, **kwargs):
-        dyn_args, dyn_kwargs, _, rebuild = split_static_args(
-            fun, args, kwargs, static_argnums, static_argnames)
-        name = fun_name(fun)
-        where = f"make_jaxpr({name})"
-        leaves, in_avals, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
-        closed, out_tree = trace_flat(rebuild, dyn_args, dyn_kwargs, leaves, in_avals,
-                                       in_tree, where, event_name=name)
+        where = f"make_jaxpr({fun_name(fun)})"
+        if axis_env:        # `fun` is wrapped for this call: nothing to share
+            dyn_args, dyn_kwargs, _, rebuild = split_static_args(
+                fun, args, kwargs, static_argnums, static_argnames)
+            leaves, in_avals, in_tree = flatten_call_inputs(dyn_args, dyn_kwargs, where)
+            closed, out_tree = trace_flat(rebuild, dyn_args, dyn_kwargs, leaves,
+                                          in_avals, in_tree, where,
+                                          event_name=fun_name(fun))
+        else:               # from (and into) the trace cache of `jit(fun)`, as JAX's
+            from .jit import jit
+            staged = jit(fun, static_argnums=static_argnums or None,
+                         static_argnames=static_argnames or None).staged_as(
+                             where, args, kwargs)
+            closed, out_tree = staged.closed, staged.out_tree
         if root_modes.modes.key_reuse:      # JAX's make_jaxpr is a jit trace, checked too
             check_key_reuse(closed.jaxpr)
         if not return_shape:
@@ -222,10 +229,8 @@ def eval_shape(fun: Callable, *args, **kwargs):
     """The output of `fun(*args, **kwargs)` as a pytree of `jax.ShapeDtypeStruct`s,
     computed by tracing only (nothing runs), as `jax.eval_shape`. Arguments may be
     arrays, scalars or `ShapeDtypeStruct`s."""
-    name = fun_name(fun)
-    where = f"eval_shape({name})"
-    leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
-    closed, out_tree = trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where,
-                                  event_name=name)
+    from .jit import jit        # traced from (and into) jit(fun)'s cache, as JAX's
+    staged = jit(fun).staged_as(f"eval_shape({fun_name(fun)})", args, kwargs)
+    closed, out_tree = staged.closed, staged.out_tree
     shapes = [shape_dtype_struct(a) for a in closed.out_avals]
     return tree_util.tree_unflatten(out_tree, shapes)

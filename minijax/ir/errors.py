@@ -30,6 +30,11 @@ class JAXTypeError(MinijaxError, TypeError):
     """A type error JAX gives a name of its own."""
 
 
+class TracedShapeError(MinijaxError, TypeError):
+    """A shape argument holds a traced size (`jnp.ones((n,))` under `jit`): JAX's plain
+    TypeError, which names no class of its own."""
+
+
 class JAXIndexError(MinijaxError, IndexError):
     """An index error JAX gives a name of its own."""
 

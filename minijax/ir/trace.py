@@ -25,7 +25,7 @@ from . import root_modes
 from .ref_ledger import RefLedger
 from .source_info import begin_operation, end_operation, source_context
 from .types import aval_of_value
-from .errors import (MinijaxError, ConcretizationTypeError, TracerBoolConversionError,
+from .errors import (MinijaxError, TracedShapeError, ConcretizationTypeError, TracerBoolConversionError,
                      TracerIntegerConversionError, TracerArrayConversionError,
                      UnexpectedTracerError)
 
@@ -159,6 +159,19 @@ def short_repr(x) -> str:
     """How a tracer shows a value it holds: a tracer by its own short form, anything
     else by `str` (an array's values, as JAX prints a JVPTracer's primal)."""
     return x._short_repr() if isinstance(x, Tracer) else str(x)
+
+
+def refuse_traced_dims(fname: str, dims) -> None:
+    """JAX's TypeError when a shape argument holds a traced size (`jnp.ones((n,))`
+    under `jit` with `n` a jitted argument): the shape of every value must be known
+    when the function is traced, so the size has to be static."""
+    dims = tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+    if any(isinstance(d, Tracer) and d.concrete_value() is None for d in dims):
+        raise TracedShapeError(
+            f"Shapes must be 1D sequences of concrete values of integer type, got {dims}. "
+            f"{fname}: a size here is a traced value, but every shape must be known while "
+            f"tracing; mark the argument static (static_argnums/static_argnames) or "
+            f"compute the size from an array's .shape.")
 
 
 # -- the current trace ----------------------------------------------------------------

@@ -62,12 +62,16 @@ def _static_positions(fname, obj, n):
 
 
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
-    """`arr` without the entries at `obj` (static indices) along `axis`."""
+    """`arr` without the entries at `obj` (static indices, or traced integer ones
+    promised unique by `assume_unique_indices`) along `axis`."""
     arr = as_operand("delete", arr)
     if axis is None:
         arr, axis = ravel(arr), 0
     axis = canonicalize_axis("delete", axis, len(shape_of(arr)))
     n = shape_of(arr)[axis]
+    if (assume_unique_indices and isinstance(obj, Tracer) and obj.concrete_value() is None
+            and np.issubdtype(dtype_of(obj), np.integer)):
+        return _delete_unique(arr, obj, axis, n)
     positions, _ = _static_positions("delete", obj, n)
     positions = np.atleast_1d(positions)
     if np.any((positions < -n) | (positions >= n)):
@@ -75,6 +79,23 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     keep = np.ones(n, bool)
     keep[positions % n if n else positions] = False
     return take(arr, asarray(np.flatnonzero(keep).astype(np.int32)), axis=axis)
+
+
+def _delete_unique(arr, obj, axis, n):
+    """`delete` of traced, distinct indices, as JAX's jit-compatible path: the result
+    has n - len(obj) entries; the k-th kept position is k plus the number of deleted
+    positions at or before it, found by comparing k with each sorted index less its
+    rank (an index past the end counts as n, as JAX clips it)."""
+    dtype = dtype_of(obj)
+    gone = ravel(obj)
+    gone = U.where(U.less(gone, 0), U.add(gone, np.asarray(n, dtype)), gone)
+    gone = sort(lax.clamp(np.asarray(0, dtype), gone, np.asarray(n, dtype)))
+    m = shape_of(gone)[0]
+    gone = U.subtract(gone, lax.iota(dtype, m))
+    kept = lax.iota(dtype, n - m)
+    before = U.greater_equal(kept[None, :], gone[:, None])
+    kept = U.add(kept, lax.reduce_sum(convert("delete", before, dtype), (0,)))
+    return take(arr, kept, axis=axis)
 
 
 def insert(arr, obj, values, axis=None):

@@ -27,7 +27,7 @@ from ..frontend.eager_jit import jitted_eagerly
 from ..ir import root_modes
 from ..backends.jax_features import LINSPACE_SCALES_STOP_FIRST
 from ..ir.elementwise import convert_element_type_p
-from ..ir.trace import Tracer, bind, current_trace, stages_a_program
+from ..ir.trace import Tracer, bind, current_trace, refuse_traced_dims, stages_a_program
 from ..ir.types import canonical_dtype, is_float, is_integer
 from ._dtypes import canonicalize_dtype, _ScalarType
 from ._promotion import (PY_SCALARS, as_operand, shape_of, convert, result_type,
@@ -40,6 +40,7 @@ from ._ufuncs import add, divide, floor, log10, multiply, power, sign, subtract,
 
 
 def _shape_arg(fname, shape) -> tuple:
+    refuse_traced_dims(fname, shape)
     if isinstance(shape, (list, tuple)):
         dims = tuple(static_int(fname, d, "shape") for d in shape)
     else:
@@ -141,6 +142,9 @@ def _array(object, dtype, order, ndmin: int, fname: str, copy=None):
             np.asarray(object, dtype=dtype)
         if value.dtype.kind not in "biufc" and not is_float(value.dtype) \
                 and not is_integer(value.dtype):
+            if object is None or (isinstance(object, (list, tuple)) and builtins.any(
+                    leaf is None for leaf in _flat_items(object))):
+                raise ValueError(f"None is not a valid value for jnp.{fname}")  # JAX's
             raise TypeError(f"array: cannot make an array from {type(object).__name__} "
                             f"with NumPy dtype {value.dtype}")
         out = concrete_array(value, None if dtype is None else _dtype_arg(dtype, "array"))
@@ -154,6 +158,14 @@ def _array(object, dtype, order, ndmin: int, fname: str, copy=None):
         out = bind(convert_element_type_p, out, new_dtype=np.dtype(out.dtype),
                    weak_type=is_weak(out))
     return out
+
+
+def _flat_items(items):
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            yield from _flat_items(item)
+        else:
+            yield item
 
 
 def _stack_nested(items, dtype):
@@ -378,12 +390,19 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
 
 
 def _index_mask(fname, n, m, k, compare):
+    refuse_traced_dims(fname, (n,) if m is None else (n, m))
     n = static_int(fname, n, "N")
     m = n if m is None else static_int(fname, m, "M")
-    k = static_int(fname, k, "k")
+    if isinstance(k, Tracer) and k.concrete_value() is None:
+        # a traced diagonal offset only moves the comparison, as in JAX's eye/tri
+        k = convert(fname, as_operand(fname, k), np.int32)
+    else:
+        k = static_int(fname, k, "k")
     rows = lax.broadcasted_iota(np.int32, (n, m), 0)
     cols = lax.broadcasted_iota(np.int32, (n, m), 1)
-    if k:
+    if isinstance(k, Tracer):
+        rows = lax.add(rows, lax.broadcast_in_dim(k, (n, m), ()))
+    elif k:
         rows = lax.add(rows, np.int32(k))
     return compare(rows, cols)
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import lax
 from ..frontend.eager_jit import jitted_eagerly
-from ..ir.trace import Tracer
+from ..ir.trace import Tracer, refuse_traced_dims
 from ..ir.types import jax_array_type
 from ._promotion import (as_operand, as_array, shape_of, dtype_of, convert, promote_dtypes,
                          broadcast_shapes as _broadcast_shapes, broadcast_to_shape,
@@ -29,24 +29,28 @@ from ._reductions import sum as array_sum
 from ._ufuncs import remainder, subtract, where
 
 
-def shape(a) -> tuple:
-    # As in JAX 0.10, a nested list still has a shape, with a warning that lists
-    # will be refused here too.
+def _shape_of_argument(fname, a) -> tuple:
+    # As in JAX 0.10, a nested list still has a shape, with a warning (naming the
+    # function called, at the caller's line) that lists will be refused here too.
     if isinstance(a, (list, tuple)):
-        warnings.warn(f"shape requires ndarray or scalar arguments, got {type(a)} at "
+        warnings.warn(f"{fname} requires ndarray or scalar arguments, got {type(a)} at "
                       f"position 0. In a future JAX release this will be an error.",
-                      DeprecationWarning, stacklevel=2)
+                      DeprecationWarning, stacklevel=3)
         return np.shape(a)
-    return shape_of(as_operand("shape", a))
+    return shape_of(as_operand(fname, a))
+
+
+def shape(a) -> tuple:
+    return _shape_of_argument("shape", a)
 
 
 def ndim(a) -> int:
-    return len(shape(a))
+    return len(_shape_of_argument("ndim", a))
 
 
 def size(a, axis=None) -> int:
     """The number of elements of `a`, or along `axis` (an int or a sequence of ints)."""
-    dims = shape(a)
+    dims = _shape_of_argument("size", a)
     if axis is None:
         return math.prod(dims)
     if isinstance(axis, (tuple, list)):
@@ -64,6 +68,7 @@ def broadcast_shapes(*shapes) -> tuple:
 def _resolve_shape(fname, old_shape, new_shape) -> tuple:
     if not isinstance(new_shape, (list, tuple)):
         new_shape = (new_shape,)
+    refuse_traced_dims(fname, new_shape)
     dims = [static_int(fname, d, "shape") for d in new_shape]
     total = math.prod(old_shape)
     unknown = [i for i, d in enumerate(dims) if d == -1]
@@ -82,11 +87,10 @@ def _resolve_shape(fname, old_shape, new_shape) -> tuple:
     return tuple(dims)
 
 
-def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
+def reshape(a, shape, order: str = "C", *, copy=None):
     """`jnp.reshape`; one size may be -1. `order='F'` reads and writes the elements
-    with the first index changing fastest: the C-order reshape of the transposes."""
-    if shape is None:
-        shape = newshape
+    with the first index changing fastest: the C-order reshape of the transposes.
+    (NumPy's old `newshape=` keyword is gone, as from JAX's since 0.10.)"""
     if order == "A":
         raise NotImplementedError("reshape: order='A' is not implemented (as in JAX)")
     if order not in ("C", "F"):
@@ -196,6 +200,7 @@ def expand_dims(a, axis):
 def broadcast_to(array, shape):
     """`array` broadcast to `shape` with NumPy's rules (trailing axes aligned)."""
     array = as_operand("broadcast_to", array)
+    refuse_traced_dims("broadcast_to", shape)
     shape = tuple(static_int("broadcast_to", d, "shape") for d in (
         shape if isinstance(shape, (list, tuple)) else (shape,)))
     return as_array(broadcast_to_shape("broadcast_to", array, shape))

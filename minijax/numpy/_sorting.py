@@ -37,10 +37,14 @@ def _sort_input(fname, a, axis):
     return a, canonicalize_axis(fname, axis, len(shape))
 
 
-def _check_no_order(fname, order):
-    # Structured arrays do not exist in JAX, so neither does a field order.
+def _check_no_order(fname, order, kind=None):
+    # Structured arrays do not exist in JAX, so neither does a field order; NumPy's
+    # `kind` is refused too (JAX's TypeError): stability is `stable=`.
     if order is not None:
         raise TypeError(f"'order' argument to {fname} is not supported.")
+    if kind is not None:
+        raise TypeError(f"'kind' argument to {fname} is not supported. Use stable=True or "
+                        f"stable=False to specify sort stability.")
 
 
 def sort_keys(a):
@@ -55,7 +59,7 @@ def sort_keys(a):
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """`jnp.sort` along `axis` (None: the flattened array); NaNs sort last, complex
     numbers lexicographically (real part, then imaginary)."""
-    _check_no_order("sort", order)
+    _check_no_order("sort", order, kind)
     a, axis = _sort_input("sort", a, axis)
     keys = sort_keys(a)
     operands = keys + [a] if len(keys) > 1 else keys  # a real array is its own key
@@ -73,7 +77,7 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
 
     Descending and stable keeps equal elements in their original order: sort the
     reversed array and positions ascending, then reverse the result."""
-    _check_no_order("argsort", order)
+    _check_no_order("argsort", order, kind)
     index_dtype = (np.dtype(np.int32) if dtype is None
                    else canonical_dtype_argument(dtype, "argsort"))
     a, axis = _sort_input("argsort", a, axis)

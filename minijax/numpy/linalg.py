@@ -30,6 +30,8 @@ from ..frontend import linalg_ops as lax_linalg
 from . import _reductions as R
 from . import _ufuncs as U
 from ._classify import isnan
+from ._complex import conjugate, real
+from ..ir.types import is_complex
 from ._promotion import (as_operand, shape_of, dtype_of,
                          broadcast_shapes, canonicalize_axis)
 from ._creation import eye, zeros
@@ -324,30 +326,39 @@ def _lstsq(a, b, rcond, *, numpy_resid):
 
 # -- norms ----------------------------------------------------------------------------------------
 
+def _abs_squared(x):
+    """|x|² elementwise: x·x for a real x, Re(x·conj x) for a complex one (whose x·x
+    would be complex, and not the squared modulus a 2-norm sums)."""
+    if is_complex(dtype_of(x)):
+        return real(U.multiply(x, conjugate(x)))
+    return U.multiply(x, x)
+
+
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     """sum(|x|^ord)^(1/ord) over `axis` (all axes by default); ord in {inf, -inf, 0} are
     max |x|, min |x| and the count of non-zeros."""
     x, = _inexact("vector_norm", x)
     if ord is None or ord == 2:
-        return U.sqrt(R.sum(U.multiply(x, x), axis=axis, keepdims=keepdims))
+        return U.sqrt(R.sum(_abs_squared(x), axis=axis, keepdims=keepdims))
     if isinstance(ord, str):
         raise ValueError(f"vector_norm: invalid order {ord!r} for a vector norm")
     if ord == np.inf:
         return R.max(U.abs(x), axis=axis, keepdims=keepdims, initial=0)
     if ord == -np.inf:
         return R.min(U.abs(x), axis=axis, keepdims=keepdims)
+    real_dtype = finfo(dtype_of(x)).dtype      # float32 for complex64 too
     if ord == 0:
-        return R.sum(U.not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=dtype_of(x))
+        return R.sum(U.not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=real_dtype)
     if ord == 1:
         return R.sum(U.abs(x), axis=axis, keepdims=keepdims)
-    p = np.asarray(ord, dtype_of(x))
+    p = np.asarray(ord, real_dtype)
     total = R.sum(U.power(U.abs(x), p), axis=axis, keepdims=keepdims)
-    return U.power(total, np.asarray(1.0 / p, dtype_of(x)))
+    return U.power(total, np.asarray(1.0 / p, real_dtype))
 
 
 def _matrix_norm_axes(x, ord, row_axis, col_axis, keepdims):
     if ord is None or ord in ("f", "fro"):
-        return U.sqrt(R.sum(U.multiply(x, x), axis=(row_axis, col_axis), keepdims=keepdims))
+        return U.sqrt(R.sum(_abs_squared(x), axis=(row_axis, col_axis), keepdims=keepdims))
     if ord in (1, -1):                 # max/min column sum
         summed = R.sum(U.abs(x), axis=row_axis, keepdims=keepdims)
         other = col_axis - 1 if not keepdims and col_axis > row_axis else col_axis
@@ -380,7 +391,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     ndim = len(shape_of(x))
     if axis is None:
         if ord is None:
-            return U.sqrt(R.sum(U.multiply(x, x), keepdims=keepdims))
+            return U.sqrt(R.sum(_abs_squared(x), keepdims=keepdims))
         axis = tuple(range(ndim))
     elif isinstance(axis, tuple):
         axis = tuple(canonicalize_axis("norm", a, ndim) for a in axis)
@@ -436,7 +447,8 @@ def outer(x1, x2, /):
 
 
 def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=None):
-    """The dot product of vectors along `axis` (other axes broadcast)."""
+    """The dot product of vectors along `axis` (other axes broadcast), sum(conj(x1) x2):
+    complex x1 is conjugated, as by `jnp.vecdot` (the array API's definition)."""
     x1, x2 = as_operand("vecdot", x1), as_operand("vecdot", x2, 1)
     if shape_of(x1)[axis] != shape_of(x2)[axis]:
         raise ValueError(f"vecdot: axis {axis} has sizes {shape_of(x1)[axis]} and "
@@ -446,7 +458,7 @@ def vecdot(x1, x2, /, *, axis: int = -1, precision=None, preferred_element_type=
     except ValueError:
         raise ValueError(f"vecdot: shapes {shape_of(x1)} and {shape_of(x2)} do not "
                          f"broadcast together") from None
-    product = U.multiply(x1, x2)
+    product = U.multiply(conjugate(x1) if is_complex(dtype_of(x1)) else x1, x2)
     return R.sum(product, axis=axis, dtype=preferred_element_type)
 
 

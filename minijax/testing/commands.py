@@ -140,7 +140,9 @@ def diff_script(path: str, argv=(), rtol: float = 1e-5, atol: float = 1e-6) -> t
 def _close(a, b, rtol, atol) -> bool:
     if a.dtype.kind not in "fciub" or b.dtype.kind not in "fciub":
         return bool(np.array_equal(a, b))
-    return bool(np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol,
+    # complex128 when either is complex: a cast to float64 would drop imaginary parts
+    wide = np.complex128 if "c" in (a.dtype.kind, b.dtype.kind) else np.float64
+    return bool(np.allclose(a.astype(wide), b.astype(wide), rtol=rtol,
                             atol=atol, equal_nan=True))
 
 

@@ -71,11 +71,14 @@ def is_differentiable(aval) -> bool:
 
 
 def scalar(value, dtype, weak: bool = False):
-    """A rank-0 constant of `dtype`. A weak float32 constant is a Python float, so that
-    it traces to an inline literal exactly like a scalar the user wrote."""
+    """A rank-0 constant of `dtype`. A weak float32 (complex64) constant is a Python
+    float (complex), so that it traces to an inline literal exactly like a scalar the
+    user wrote, and stays weak (grad's seed for a weak output, holomorphic or not)."""
     dtype = np.dtype(dtype)
     if weak and dtype == np.float32:
         return float(value)
+    if weak and dtype == np.complex64:
+        return complex(value)
     return np.asarray(value, dtype)
 
 
