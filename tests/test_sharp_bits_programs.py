@@ -37,8 +37,10 @@ def main():
             jax.jit(make)(3)
             kinds.append("ran")
         except TypeError as e:
-            first = str(e).split(",")[0] if type(e) is TypeError else ""
-            kinds.append(type(e).__name__ + ":" + first)
+            # (minijax's errors are its own subclasses of Python's and JAX's classes)
+            named = isinstance(e, jax.errors.ConcretizationTypeError)
+            first = "" if named else str(e).split(",")[0]
+            kinds.append(("ConcretizationTypeError" if named else "TypeError") + ":" + first)
     static = jax.jit(lambda n, v: jnp.ones((n,)) * v, static_argnums=0)(3, 4.)
     from_shape = jax.jit(lambda x: jnp.zeros(x.shape[0] * 2))(jnp.ones(2))
     return kinds, static, from_shape
