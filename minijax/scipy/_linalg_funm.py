@@ -27,12 +27,14 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from ..frontend.eager_jit import jitted_eagerly
 from ..numpy._promotion import dtype_of, shape_of
 from ._linalg_schur import schur
 
 __all__ = ["rsf2csf", "funm"]
 
 
+@jitted_eagerly("check_finite")
 def rsf2csf(T, Z, check_finite: bool = True):
     """(T, Z) of the complex Schur form, from the real Schur form T and its Z (batched
     over leading axes, broadcast between the two)."""
