@@ -8,11 +8,9 @@ programs pin gaps these pages exposed; the rest keep their other lessons honest.
 """
 from __future__ import annotations
 
-import jax
 import pytest
 
-from minijax.testing import assert_trees_match
-from tests.test_tutorial_programs import run_source
+from tests.test_tutorial_programs import assert_results_agree, run_source
 
 PROGRAMS = {}
 
@@ -229,14 +227,8 @@ def main():
 
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_sharp_bits_program_agrees_with_jax(name):
-    expected = run_source(PROGRAMS[name], "jax")
-    actual = run_source(PROGRAMS[name], "minijax")
-    is_text = lambda v: isinstance(v, str)
-    texts = lambda tree: [v for v in jax.tree.leaves(tree, is_leaf=is_text) if is_text(v)]
-    arrays = lambda tree: jax.tree.map(lambda v: None if is_text(v) else v, tree,
-                                       is_leaf=is_text)
-    assert texts(actual) == texts(expected)
-    assert_trees_match(arrays(actual), arrays(expected), rtol=1e-5, atol=1e-6)
+    assert_results_agree(run_source(PROGRAMS[name], "minijax"),
+                         run_source(PROGRAMS[name], "jax"))
 
 
 def test_traced_size_errors_are_jax_type_errors():

@@ -204,18 +204,21 @@ def main():
 """
 
 
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_tutorial_program_agrees_with_jax(name):
-    expected = run_source(PROGRAMS[name], "jax")
-    actual = run_source(PROGRAMS[name], "minijax")
-    # Text (checkify's messages, key paths) must be equal; arrays match in value,
-    # dtype and weak type.
-    is_text = lambda v: isinstance(v, str)
-    texts = lambda tree: [v for v in jax.tree.leaves(tree, is_leaf=is_text) if is_text(v)]
-    arrays = lambda tree: jax.tree.map(lambda v: None if is_text(v) else v, tree,
+def assert_results_agree(actual, expected):
+    """Text in the results (checkify's messages, key paths) must be equal; arrays
+    match in value, dtype and weak type."""
+    is_text = lambda v: isinstance(v, str)  # noqa: E731
+    texts = lambda tree: [v for v in jax.tree.leaves(tree, is_leaf=is_text) if is_text(v)]  # noqa: E731
+    arrays = lambda tree: jax.tree.map(lambda v: None if is_text(v) else v, tree,  # noqa: E731
                                        is_leaf=is_text)
     assert texts(actual) == texts(expected)
     assert_trees_match(arrays(actual), arrays(expected), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_tutorial_program_agrees_with_jax(name):
+    assert_results_agree(run_source(PROGRAMS[name], "minijax"),
+                         run_source(PROGRAMS[name], "jax"))
 
 
 # "Thinking in JAX": under jit, jnp.array of host data is traced too, so a shape or a

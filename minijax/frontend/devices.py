@@ -13,7 +13,6 @@ are accepted wherever JAX accepts them.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 from typing import Callable
 

@@ -25,9 +25,9 @@ from . import root_modes
 from .ref_ledger import RefLedger
 from .source_info import begin_operation, end_operation, source_context
 from .types import aval_of_value
-from .errors import (MinijaxError, TracedShapeError, ConcretizationTypeError, TracerBoolConversionError,
-                     TracerIntegerConversionError, TracerArrayConversionError,
-                     UnexpectedTracerError)
+from .errors import (MinijaxError, TracedShapeError, ConcretizationTypeError,
+                     TracerBoolConversionError, TracerIntegerConversionError,
+                     TracerArrayConversionError, UnexpectedTracerError)
 
 
 # Which of JAX's tracer classes does the job of each of minijax's trace kinds (a
