@@ -286,6 +286,26 @@ def test_calls_trace_and_lower_share_one_trace(lib, np_lib):
     assert len(traces) == 1
 
 
+def test_a_trace_make_jaxpr_stored_is_verified_before_a_call_binds_it(monkeypatch):
+    """make_jaxpr shares jit's trace cache without verifying (that would double its
+    cost, benchmarks/trace_speed.py); the first call through either path verifies."""
+    from minijax.frontend import tracing
+    verified = []
+    real = tracing.verify_jaxpr
+    monkeypatch.setattr(tracing, "verify_jaxpr", lambda c: verified.append(c) or real(c))
+    x = np.ones(3, np.float32)
+    for call in ("fast", "staged"):
+        f = lambda v: v * 2.0  # noqa: E731
+        minijax.make_jaxpr(f)(x)
+        minijax.make_jaxpr(f)(x)
+        assert verified == []
+        g = minijax.jit(f)
+        (g if call == "fast" else lambda v: g.lower(v).compile()(v))(x)
+        g(x)
+        assert len(verified) == 1
+        verified.clear()
+
+
 def test_an_error_in_a_call_leaves_jit_on():
     @minijax.jit
     def f(x):

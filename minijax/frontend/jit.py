@@ -273,6 +273,8 @@ class JitFunction(Wrapped):
                 with jax.ensure_compile_time_eval():
                     staged = traces[key] = Staged.trace(rebuild, dyn_args, dyn_kwargs, leaves,
                                                          list(in_avals), in_tree, where, name)
+            else:
+                staged.ensure_verified()        # (one `make_jaxpr` stored)
             if mentions_refs(staged.closed.jaxpr):
                 raise _UsesRefs()
             outs = xla.lower_jaxpr(staged.closed.jaxpr, staged.closed.consts, leaves)
@@ -456,7 +458,7 @@ class JitFunction(Wrapped):
         dyn_args, dyn_kwargs, static_key, rebuild = split_static_args(
             self._fun, args, kwargs, self._static_argnums, self._static_argnames)
         return stage_cached(self._jit_cache.traces, rebuild, dyn_args, dyn_kwargs,
-                            static_key, where, event_name=self._name)[0]
+                            static_key, where, event_name=self._name, verify=False)[0]
 
     def _call_staged(self, args, kwargs):
         staged, leaves = self._stage(args, kwargs)

@@ -144,31 +144,43 @@ def _with_bound_axes(fun, sizes: dict):
 
 
 class Staged:
-    """One trace of a jitted function: the jaxpr to bind and how to rebuild outputs."""
-    __slots__ = ("closed", "call_jaxpr", "out_tree")
+    """One trace of a jitted function: the jaxpr to bind and how to rebuild outputs.
+    A trace is verified before anything binds or lowers it (`verified`): `make_jaxpr`
+    and `eval_shape` store theirs in `jit`'s cache unverified, since verifying would
+    double their cost, and the first call that uses one verifies it."""
+    __slots__ = ("closed", "call_jaxpr", "out_tree", "verified")
 
     def __init__(self, closed: ClosedJaxpr, out_tree):
         self.closed = closed
         self.call_jaxpr = convert_constvars_to_invars(closed.jaxpr)
         self.out_tree = out_tree
+        self.verified = False
+
+    def ensure_verified(self) -> "Staged":
+        if not self.verified:
+            verify_jaxpr(self.closed)
+            self.verified = True
+        return self
 
     @classmethod
     def trace(cls, fun, args, kwargs, leaves, in_avals, in_tree, where: str,
-              event_name: str | None = None):
-        """`fun` traced (`trace_flat`) and verified: what a staging cache stores."""
+              event_name: str | None = None, verify: bool = True):
+        """`fun` traced (`trace_flat`) and, unless `verify` is False, verified: what a
+        staging cache stores."""
         closed, out_tree = trace_flat(fun, args, kwargs, leaves, in_avals, in_tree, where,
                                       event_name)
-        verify_jaxpr(closed)
-        return cls(closed, out_tree)
+        staged = cls(closed, out_tree)
+        return staged.ensure_verified() if verify else staged
 
 
 def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str, on_miss=None,
-                 event_name: str | None = None):
+                 event_name: str | None = None, verify: bool = True):
     """`(staged, leaves)`: the trace of `fun(*args, **kwargs)` from `traces`, made and
     stored on a miss, and the call's input leaves. `args` and `kwargs` are the
     dynamic arguments (`fun` puts the static ones back; `static_key` names them).
     The one staging cache of `jit` and `checkpoint`; `on_miss(in_avals, key)` runs
-    before a trace is made; `event_name` is `trace_flat`'s."""
+    before a trace is made; `event_name` is `trace_flat`'s; `verify=False` (tracing
+    only, for `make_jaxpr`) leaves the verifier to the first call that binds it."""
     leaves, in_avals, in_tree = flatten_call_inputs(args, kwargs, where)
     # A ref's aval is its RefType, so a trace for one ref type is never reused
     # for another (or for an array of the same shape).
@@ -181,14 +193,17 @@ def stage_cached(traces: dict, fun, args, kwargs, static_key, where: str, on_mis
         if on_miss is not None:
             on_miss(in_avals, key)
         staged = Staged.trace(fun, args, kwargs, leaves, in_avals, in_tree, where,
-                              event_name)
+                              event_name, verify)
         # A trace that closed over tracers of an enclosing transformation is only
         # valid inside that transformation, so it is not cached.
         if not any(isinstance(c, Tracer) for c in staged.closed.consts):
             traces[key] = staged
-    elif staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
-        # A cached trace may close over the very ref this call passes in.
-        check_staged_refs(staged.closed, leaves, where)
+    else:
+        if verify:
+            staged.ensure_verified()
+        if staged.closed.consts and any(isinstance(a, RefType) for a in key[1]):
+            # A cached trace may close over the very ref this call passes in.
+            check_staged_refs(staged.closed, leaves, where)
     return staged, leaves
 
 
